@@ -1,0 +1,428 @@
+#include "onnx_import.h"
+
+#include <libgen.h>
+#include <limits.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "onnx_tensor.h"
+#include "proto_guard.h"
+
+typedef struct import_ctx {
+    const char *base_dir;
+    int opset;
+    q8_error *err;
+} import_ctx;
+
+static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_graph *parent,
+                              q8_graph **out);
+
+static const char *str_or(const char *s, const char *def) { return s && *s ? s : def; }
+
+static bool defined_in_scope(const q8_graph *g, const char *name) {
+    for (; g; g = g->parent)
+        if (q8_graph_find(g, name) >= 0) return true;
+    return false;
+}
+
+static char *binary_to_str(const ProtobufCBinaryData *b) {
+    char *s = malloc(b->len + 1);
+    if (!s) return NULL;
+    if (b->len) memcpy(s, b->data, b->len);
+    s[b->len] = 0;
+    return s;
+}
+
+static q8_tensor *new_standalone_tensor(const char *name) {
+    q8_tensor *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    t->name = q8_strdup(name);
+    if (!t->name) {
+        free(t);
+        return NULL;
+    }
+    t->producer = -1;
+    t->q.axis = -1;
+    return t;
+}
+
+static q8_status convert_attr(import_ctx *c, q8_graph *g, const q8_node *n,
+                              const Onnx__AttributeProto *ap, q8_attr *a) {
+    q8_error *err = c->err;
+    a->name = q8_strdup(str_or(ap->name, ""));
+    if (!a->name) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    int type = ap->has_type ? (int)ap->type : 0;
+    switch (type) {
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
+        a->type = Q8_ATTR_FLOAT;
+        a->f = ap->f;
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT:
+        a->type = Q8_ATTR_INT;
+        a->i = ap->i;
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING:
+        a->type = Q8_ATTR_STRING;
+        if (!(a->s = binary_to_str(&ap->s))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS:
+        a->type = Q8_ATTR_FLOATS;
+        if (ap->n_floats > INT32_MAX) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute too long");
+        a->n = (int)ap->n_floats;
+        if (a->n) {
+            if (!(a->floats = malloc(sizeof(float) * ap->n_floats)))
+                return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            memcpy(a->floats, ap->floats, sizeof(float) * ap->n_floats);
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS:
+        a->type = Q8_ATTR_INTS;
+        if (ap->n_ints > INT32_MAX) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute too long");
+        a->n = (int)ap->n_ints;
+        if (a->n) {
+            if (!(a->ints = malloc(sizeof(int64_t) * ap->n_ints)))
+                return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            memcpy(a->ints, ap->ints, sizeof(int64_t) * ap->n_ints);
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS:
+        a->type = Q8_ATTR_STRINGS;
+        if (ap->n_strings > INT32_MAX) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute too long");
+        if (ap->n_strings) {
+            if (!(a->strings = calloc(ap->n_strings, sizeof(char *))))
+                return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            for (size_t i = 0; i < ap->n_strings; i++, a->n++)
+                if (!(a->strings[i] = binary_to_str(&ap->strings[i])))
+                    return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        }
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+        a->type = Q8_ATTR_TENSOR;
+        if (!ap->t) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has no tensor", a->name);
+        if (!(a->t = new_standalone_tensor(a->name))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (q8_onnx_tensor_fill(ap->t, c->base_dir, a->t, err) != Q8_OK)
+            return q8_fail_prefix(err, "node '%s' attribute '%s'", n->name, a->name);
+        break;
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
+        a->type = Q8_ATTR_GRAPH;
+        if (!ap->g) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has no graph", a->name);
+        Q8_TRY(import_graph(c, ap->g, g, &a->g));
+        break;
+    default:
+        /* Sparse tensors, type protos, lists of tensors/graphs: kept by name
+         * only; no supported op reads them, and the op's infer will reject a
+         * missing attribute it needs. */
+        a->type = Q8_ATTR_STRING;
+        break;
+    }
+    return Q8_OK;
+}
+
+/* A Constant node becomes a constant tensor directly. */
+static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodeProto *np) {
+    q8_error *err = c->err;
+    const char *nname = str_or(np->name, str_or(np->n_output ? np->output[0] : NULL, "?"));
+    if (np->n_output != 1 || !np->output[0] || !*np->output[0])
+        return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): needs exactly one output", nname);
+    if (np->n_attribute != 1)
+        return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): needs exactly one attribute, has %zu",
+                       nname, np->n_attribute);
+    bool dup;
+    int ti = q8_graph_add_tensor(g, np->output[0], &dup);
+    if (ti < 0)
+        return dup ? q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): output name '%s' is defined twice",
+                             nname, np->output[0])
+                   : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_tensor *t = g->tensors[ti];
+    const Onnx__AttributeProto *ap = np->attribute[0];
+    const char *an = str_or(ap->name, "");
+    int64_t one = 1;
+    if (strcmp(an, "value") == 0 && ap->t) {
+        if (q8_onnx_tensor_fill(ap->t, c->base_dir, t, err) != Q8_OK)
+            return q8_fail_prefix(err, "node '%s' (Constant)", nname);
+        return Q8_OK;
+    }
+    if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
+        bool f = an[6] == 'f';
+        q8_tensor_set_shape(t, f ? Q8_F32 : Q8_I64, &one, 0);
+        Q8_TRY(q8_tensor_alloc_data(t, err));
+        if (f) *(float *)t->data = ap->f;
+        else *(int64_t *)t->data = ap->i;
+        return Q8_OK;
+    }
+    if (strcmp(an, "value_floats") == 0 || strcmp(an, "value_ints") == 0) {
+        bool f = an[6] == 'f';
+        int64_t len = (int64_t)(f ? ap->n_floats : ap->n_ints);
+        q8_tensor_set_shape(t, f ? Q8_F32 : Q8_I64, &len, 1);
+        Q8_TRY(q8_tensor_alloc_data(t, err));
+        if (len) memcpy(t->data, f ? (void *)ap->floats : (void *)ap->ints, (size_t)len * (f ? 4 : 8));
+        return Q8_OK;
+    }
+    return q8_fail(err, Q8_ERR_UNSUPPORTED, "node '%s' (Constant): attribute '%s' is not supported",
+                   nname, an);
+}
+
+static q8_status import_value_info(import_ctx *c, q8_graph *g, const Onnx__ValueInfoProto *vi, int *out) {
+    q8_error *err = c->err;
+    const char *name = str_or(vi->name, "");
+    if (!*name) return q8_fail(err, Q8_ERR_FORMAT, "a graph input has no name");
+    const Onnx__TypeProto *tp = vi->type;
+    if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    q8_dtype dt = q8_onnx_dtype(tt->elem_type);
+    if (dt == Q8_UNDEFINED || dt == Q8_STRING)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED, "graph input '%s' has unsupported element type %d",
+                       name, (int)tt->elem_type);
+    bool dup;
+    int ti = q8_graph_add_tensor(g, name, &dup);
+    if (ti < 0)
+        return dup ? q8_fail(err, Q8_ERR_FORMAT, "graph input '%s' is defined twice", name)
+                   : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_tensor *t = g->tensors[ti];
+    t->dtype = dt;
+    t->ndim = -1; /* unknown rank until --input-shape */
+    if (tt->shape) {
+        if (tt->shape->n_dim > Q8_MAX_DIMS)
+            return q8_fail(err, Q8_ERR_UNSUPPORTED, "graph input '%s' has %zu dims, at most %d supported",
+                           name, tt->shape->n_dim, Q8_MAX_DIMS);
+        t->ndim = (int)tt->shape->n_dim;
+        bool known = true;
+        for (int i = 0; i < t->ndim; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+                t->dims[i] = d->dim_value;
+            } else {
+                t->dims[i] = -1;
+                known = false;
+                const char *p = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
+                                    ? d->dim_param : NULL;
+                t->dim_param[i] = q8_strdup(str_or(p, "?"));
+                if (!t->dim_param[i]) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            }
+        }
+        int64_t numel;
+        if (known && !q8_shape_numel(t->dims, t->ndim, &numel))
+            return q8_fail(err, Q8_ERR_FORMAT, "graph input '%s': shape is too large", name);
+        t->shape_known = known;
+    }
+    *out = ti;
+    return Q8_OK;
+}
+
+static q8_status import_nodes(import_ctx *c, q8_graph *g, const Onnx__GraphProto *gp) {
+    q8_error *err = c->err;
+    /* Pass 1: constants and every node's outputs, so inputs may refer forward
+     * (the toposort pass orders them later). */
+    int *node_of = calloc(gp->n_node ? gp->n_node : 1, sizeof(int));
+    if (!node_of) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = Q8_OK;
+    for (size_t i = 0; i < gp->n_node && s == Q8_OK; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        node_of[i] = -1;
+        const char *op = str_or(np->op_type, "");
+        const char *dom = str_or(np->domain, "");
+        bool onnx_dom = !*dom || strcmp(dom, "ai.onnx") == 0;
+        if (!*op) {
+            s = q8_fail(err, Q8_ERR_FORMAT, "node %zu ('%s') has no op_type", i, str_or(np->name, ""));
+            break;
+        }
+        if (onnx_dom && strcmp(op, "Constant") == 0) {
+            s = import_constant(c, g, np);
+            continue;
+        }
+        char fallback[48];
+        snprintf(fallback, sizeof fallback, "%s_%zu", op, i);
+        int ni = q8_graph_add_node(g, str_or(np->name, fallback), op);
+        if (ni < 0) {
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        q8_node *n = g->nodes[ni];
+        node_of[i] = ni;
+        if (!onnx_dom) {
+            free(n->domain);
+            if (!(n->domain = q8_strdup(dom))) {
+                s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        if (np->n_input > 1024 || np->n_output > 1024) {
+            s = q8_node_fail(err, Q8_ERR_FORMAT, n, "too many inputs or outputs");
+            break;
+        }
+        n->outputs = malloc(sizeof(int) * (np->n_output ? np->n_output : 1));
+        n->inputs = malloc(sizeof(int) * (np->n_input ? np->n_input : 1));
+        if (!n->outputs || !n->inputs) {
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        n->n_outputs = (int)np->n_output;
+        for (size_t j = 0; j < np->n_output; j++) {
+            const char *on = np->output[j];
+            if (!on || !*on) {
+                n->outputs[j] = -1;
+                continue;
+            }
+            bool dup;
+            int ti = q8_graph_add_tensor(g, on, &dup);
+            if (ti < 0) {
+                s = dup ? q8_node_fail(err, Q8_ERR_FORMAT, n, "output name '%s' is already defined", on)
+                        : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+            n->outputs[j] = ti;
+        }
+    }
+    /* Pass 2: inputs and attributes. */
+    for (size_t i = 0; i < gp->n_node && s == Q8_OK; i++) {
+        if (node_of[i] < 0) continue;
+        const Onnx__NodeProto *np = gp->node[i];
+        q8_node *n = g->nodes[node_of[i]];
+        n->n_inputs = (int)np->n_input;
+        for (size_t j = 0; j < np->n_input && s == Q8_OK; j++) {
+            const char *in = np->input[j];
+            if (!in || !*in) {
+                n->inputs[j] = -1;
+                continue;
+            }
+            int ti = q8_graph_find(g, in);
+            if (ti < 0 && g->parent && defined_in_scope(g->parent, in)) {
+                ti = q8_graph_add_tensor(g, in, NULL);
+                if (ti < 0) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                else g->tensors[ti]->outer = true;
+            } else if (ti < 0) {
+                s = q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                 "input '%s' is not produced by any node, initializer or graph input", in);
+            }
+            n->inputs[j] = ti;
+        }
+        if (s != Q8_OK) break;
+        if (np->n_attribute > 4096) {
+            s = q8_node_fail(err, Q8_ERR_FORMAT, n, "too many attributes");
+            break;
+        }
+        if (np->n_attribute) {
+            n->attrs = calloc(np->n_attribute, sizeof(q8_attr));
+            if (!n->attrs) {
+                s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        for (size_t j = 0; j < np->n_attribute && s == Q8_OK; j++) {
+            n->n_attrs++;
+            s = convert_attr(c, g, n, np->attribute[j], &n->attrs[j]);
+        }
+    }
+    free(node_of);
+    return s;
+}
+
+static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_graph *parent,
+                              q8_graph **out) {
+    q8_error *err = c->err;
+    *out = NULL;
+    q8_graph *g = q8_graph_new();
+    if (!g) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    g->parent = parent;
+    g->opset = c->opset;
+    g->name = q8_strdup(str_or(gp->name, "graph"));
+    q8_status s = g->name ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+
+    for (size_t i = 0; i < gp->n_initializer && s == Q8_OK; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        const char *name = str_or(tp->name, "");
+        if (!*name) {
+            s = q8_fail(err, Q8_ERR_FORMAT, "initializer %zu has no name", i);
+            break;
+        }
+        bool dup;
+        int ti = q8_graph_add_tensor(g, name, &dup);
+        if (ti < 0) {
+            s = dup ? q8_fail(err, Q8_ERR_FORMAT, "initializer '%s' is defined twice", name)
+                    : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        s = q8_onnx_tensor_fill(tp, c->base_dir, g->tensors[ti], err);
+    }
+    if (s == Q8_OK && gp->n_input) {
+        g->inputs = malloc(sizeof(int) * gp->n_input);
+        if (!g->inputs) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < gp->n_input && s == Q8_OK; i++) {
+        const Onnx__ValueInfoProto *vi = gp->input[i];
+        /* Before IR version 4, initializers were listed as inputs too. */
+        if (vi->name && q8_graph_find(g, vi->name) >= 0 && g->tensors[q8_graph_find(g, vi->name)]->data)
+            continue;
+        int ti = -1;
+        s = import_value_info(c, g, vi, &ti);
+        if (s == Q8_OK) g->inputs[g->n_inputs++] = ti;
+    }
+    if (s == Q8_OK) s = import_nodes(c, g, gp);
+    if (s == Q8_OK && gp->n_output) {
+        g->outputs = malloc(sizeof(int) * gp->n_output);
+        if (!g->outputs) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < gp->n_output && s == Q8_OK; i++) {
+        const char *name = str_or(gp->output[i]->name, "");
+        int ti = q8_graph_find(g, name);
+        if (ti < 0 && parent && defined_in_scope(parent, name)) {
+            ti = q8_graph_add_tensor(g, name, NULL);
+            if (ti < 0) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            else g->tensors[ti]->outer = true;
+        } else if (ti < 0) {
+            s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is not produced by any node", name);
+        }
+        if (s == Q8_OK) g->outputs[g->n_outputs++] = ti;
+    }
+    if (s == Q8_OK && !parent && g->n_outputs == 0)
+        s = q8_fail(err, Q8_ERR_FORMAT, "the graph has no outputs");
+    if (s != Q8_OK) {
+        q8_graph_free(g);
+        return s;
+    }
+    *out = g;
+    return Q8_OK;
+}
+
+q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
+                        q8_graph **out, q8_error *err) {
+    *out = NULL;
+    const char *why;
+    if (len == 0) return q8_fail(err, Q8_ERR_FORMAT, "the file is empty");
+    if (!q8_proto_check(&onnx__model_proto__descriptor, buf, len, Q8_PROTO_MAX_DEPTH, &why))
+        return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model: %s", why);
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    if (!mp) return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model (protobuf parse failed)");
+    q8_status s = Q8_OK;
+    import_ctx c = {.base_dir = base_dir, .opset = 0, .err = err};
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
+        const char *d = str_or(os->domain, "");
+        if (!*d || strcmp(d, "ai.onnx") == 0) c.opset = os->has_version ? (int)os->version : 0;
+    }
+    if (!mp->graph) {
+        s = q8_fail(err, Q8_ERR_FORMAT, "not an ONNX model: it has no graph");
+    } else if (c.opset == 0 && mp->n_opset_import == 0 && mp->has_ir_version && mp->ir_version < 3) {
+        c.opset = 1; /* pre-opset_import models */
+    } else if (c.opset <= 0) {
+        s = q8_fail(err, Q8_ERR_FORMAT, "the model declares no ai.onnx opset version");
+    }
+    if (s == Q8_OK && c.opset > 21)
+        s = q8_fail(err, Q8_ERR_UNSUPPORTED, "opset %d is newer than q8 knows (7 to 21)", c.opset);
+    if (s == Q8_OK) s = import_graph(&c, mp->graph, NULL, out);
+    onnx__model_proto__free_unpacked(mp, NULL);
+    return s;
+}
+
+q8_status q8_onnx_load(const char *path, q8_graph **out, q8_error *err) {
+    uint8_t *buf;
+    size_t len;
+    Q8_TRY(q8_read_file(path, &buf, &len, err));
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    q8_status s = q8_onnx_parse(buf, len, dirname(dir), out, err);
+    free(buf);
+    if (s != Q8_OK) q8_fail_prefix(err, "%s", path);
+    return s;
+}

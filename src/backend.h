@@ -1,0 +1,33 @@
+/* Backend interface (ggml-backend style): the session talks to a compute
+ * backend only through this table. The CPU backend is always built; CUDA
+ * registers when compiled in. */
+#ifndef Q8_BACKEND_H
+#define Q8_BACKEND_H
+
+#include "graph.h"
+
+typedef struct q8_backend {
+    const char *name;
+    /* Can this backend run the node? (checked for every node at create) */
+    bool (*supports_op)(const q8_graph *g, const q8_node *n);
+    /* Plan memory, allocate the arena, upload weights. */
+    q8_status (*create)(const q8_graph *g, const q8_session_options *opts, void **ctx,
+                        q8_error *err);
+    void (*destroy)(void *ctx);
+    /* Copy nbytes of host data into the tensor's buffer. */
+    q8_status (*set_input)(void *ctx, int tensor, const void *data, size_t nbytes,
+                           q8_error *err);
+    q8_status (*run)(void *ctx, q8_error *err);
+    /* Wait for the run to finish; make outputs readable on the host. */
+    q8_status (*sync)(void *ctx, q8_error *err);
+    /* Host pointer to a tensor's data after sync (valid until next run). */
+    const void *(*tensor_data)(void *ctx, int tensor);
+    void (*memory)(void *ctx, q8_memory_info *mi);
+} q8_backend;
+
+extern const q8_backend q8_backend_cpu;
+#ifdef Q8_HAVE_CUDA
+extern const q8_backend q8_backend_cuda;
+#endif
+
+#endif

@@ -1,0 +1,128 @@
+/* The CPU backend: the planned arena in host memory, nodes run in order on
+ * a thread pool. No allocation happens in run. */
+#include <string.h>
+
+#include "backend.h"
+#include "op.h"
+#include "planner.h"
+
+typedef struct cpu_ctx {
+    const q8_graph *g;
+    q8_plan plan;
+    uint8_t *arena;
+    void **ptr;
+    q8_pool *pool;
+    int n_threads;
+    size_t weights_bytes;
+} cpu_ctx;
+
+static bool cpu_supports(const q8_graph *g, const q8_node *n) {
+    (void)g;
+    return n->op && (n->op->run || (n->op->flags & Q8_OP_VIEW));
+}
+
+static size_t cpu_scratch(const q8_graph *g, const q8_node *n, void *c) {
+    const cpu_ctx *x = c;
+    return n->op->scratch_bytes ? n->op->scratch_bytes(g, n, x->n_threads) : 0;
+}
+
+static void cpu_destroy(void *p) {
+    cpu_ctx *c = p;
+    if (!c) return;
+    q8_pool_free(c->pool);
+    q8_plan_free(&c->plan);
+    q8_aligned_free(c->arena);
+    free(c->ptr);
+    free(c);
+}
+
+static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void **out,
+                            q8_error *err) {
+    cpu_ctx *c = calloc(1, sizeof *c);
+    if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    c->g = g;
+    c->n_threads = o->n_threads > 0 ? o->n_threads : q8_cpu_count();
+    q8_status s = q8_plan_build(g, cpu_scratch, c, &c->plan, err);
+    if (s == Q8_OK) {
+        c->arena = q8_aligned_alloc(c->plan.arena_bytes);
+        c->ptr = calloc((size_t)g->n_tensors + 1, sizeof(void *));
+        if (!c->arena || !c->ptr)
+            s = q8_fail(err, Q8_ERR_NOMEM, "cannot allocate the %zu-byte activation arena",
+                        c->plan.arena_bytes);
+    }
+    if (s == Q8_OK && c->n_threads > 1 && !(c->pool = q8_pool_create(c->n_threads)))
+        s = q8_fail(err, Q8_ERR_NOMEM, "cannot start %d threads", c->n_threads);
+    if (s != Q8_OK) {
+        cpu_destroy(c);
+        return s;
+    }
+    /* Constants are used in place (no copy); activations point into the arena. */
+    int *seen = calloc((size_t)g->n_tensors + 1, sizeof(int));
+    if (!seen) {
+        cpu_destroy(c);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
+            int t = g->nodes[i]->inputs[j];
+            if (t >= 0 && g->tensors[t]->data && !seen[t]) {
+                seen[t] = 1;
+                c->weights_bytes += q8_tensor_nbytes(g->tensors[t]);
+            }
+        }
+    free(seen);
+    for (int t = 0; t < g->n_tensors; t++) {
+        const q8_tensor *tt = g->tensors[t];
+        if (tt->data) c->ptr[t] = tt->data;
+        else if (c->plan.offset[t] != Q8_PLAN_NONE) c->ptr[t] = c->arena + c->plan.offset[t];
+    }
+    *out = c;
+    return Q8_OK;
+}
+
+static q8_status cpu_set_input(void *p, int t, const void *data, size_t nbytes, q8_error *err) {
+    cpu_ctx *c = p;
+    (void)err;
+    if (c->ptr[t] && nbytes) memcpy(c->ptr[t], data, nbytes);
+    return Q8_OK;
+}
+
+static q8_status cpu_run(void *p, q8_error *err) {
+    cpu_ctx *c = p;
+    (void)err;
+    const q8_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->op->flags & Q8_OP_VIEW) continue;
+        q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
+                     .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
+        n->op->run(&x, n);
+    }
+    return Q8_OK;
+}
+
+static q8_status cpu_sync(void *p, q8_error *err) {
+    (void)p;
+    (void)err;
+    return Q8_OK;
+}
+
+static const void *cpu_tensor_data(void *p, int t) { return ((cpu_ctx *)p)->ptr[t]; }
+
+static void cpu_memory(void *p, q8_memory_info *mi) {
+    cpu_ctx *c = p;
+    mi->weights_bytes = c->weights_bytes;
+    mi->arena_bytes = c->plan.arena_bytes;
+}
+
+const q8_backend q8_backend_cpu = {
+    .name = "cpu",
+    .supports_op = cpu_supports,
+    .create = cpu_create,
+    .destroy = cpu_destroy,
+    .set_input = cpu_set_input,
+    .run = cpu_run,
+    .sync = cpu_sync,
+    .tensor_data = cpu_tensor_data,
+    .memory = cpu_memory,
+};

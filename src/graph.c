@@ -1,0 +1,458 @@
+#include "graph.h"
+
+#include <string.h>
+
+/* ---- name map: open addressing, FNV-1a ---- */
+
+static uint64_t hash_str(const char *s) {
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    return h;
+}
+
+static int map_get(const q8_name_map *m, const char *key) {
+    if (!m->cap) return -1;
+    size_t mask = m->cap - 1;
+    for (size_t i = hash_str(key) & mask;; i = (i + 1) & mask) {
+        if (!m->keys[i]) return -1;
+        if (strcmp(m->keys[i], key) == 0) return m->vals[i];
+    }
+}
+
+static bool map_grow(q8_name_map *m) {
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    char **keys = calloc(cap, sizeof *keys);
+    int *vals = calloc(cap, sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    for (size_t j = 0; j < m->cap; j++) {
+        if (!m->keys[j]) continue;
+        size_t i = hash_str(m->keys[j]) & (cap - 1);
+        while (keys[i]) i = (i + 1) & (cap - 1);
+        keys[i] = m->keys[j];
+        vals[i] = m->vals[j];
+    }
+    free(m->keys);
+    free(m->vals);
+    m->keys = keys;
+    m->vals = vals;
+    m->cap = cap;
+    return true;
+}
+
+/* key is borrowed (owned by the tensor). */
+static bool map_put(q8_name_map *m, char *key, int val) {
+    if ((m->count + 1) * 2 > m->cap && !map_grow(m)) return false;
+    size_t mask = m->cap - 1;
+    size_t i = hash_str(key) & mask;
+    while (m->keys[i]) i = (i + 1) & mask;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    m->count++;
+    return true;
+}
+
+/* ---- graph ---- */
+
+q8_graph *q8_graph_new(void) {
+    q8_graph *g = calloc(1, sizeof *g);
+    if (g) g->opset = 17;
+    return g;
+}
+
+void q8_attr_clear(q8_attr *a) {
+    free(a->name);
+    free(a->s);
+    free(a->floats);
+    free(a->ints);
+    for (int i = 0; a->strings && i < a->n; i++) free(a->strings[i]);
+    free(a->strings);
+    if (a->t) q8_tensor_free(a->t);
+    if (a->g) q8_graph_free(a->g);
+    memset(a, 0, sizeof *a);
+}
+
+void q8_node_free_contents(q8_node *n) {
+    free(n->name);
+    free(n->op_type);
+    free(n->domain);
+    free(n->inputs);
+    free(n->outputs);
+    for (int i = 0; i < n->n_attrs; i++) q8_attr_clear(&n->attrs[i]);
+    free(n->attrs);
+    free(n->params);
+    memset(n, 0, sizeof *n);
+}
+
+void q8_tensor_free_data(q8_tensor *t) {
+    if (t->owns_data) q8_aligned_free(t->data);
+    t->data = NULL;
+    t->owns_data = false;
+}
+
+void q8_tensor_free(q8_tensor *t) {
+    if (!t) return;
+    free(t->name);
+    for (int i = 0; i < Q8_MAX_DIMS; i++) free(t->dim_param[i]);
+    q8_tensor_free_data(t);
+    free(t->q.scale);
+    free(t);
+}
+
+void q8_graph_free(q8_graph *g) {
+    if (!g) return;
+    for (int i = 0; i < g->n_tensors; i++) q8_tensor_free(g->tensors[i]);
+    for (int i = 0; i < g->n_nodes; i++) {
+        q8_node_free_contents(g->nodes[i]);
+        free(g->nodes[i]);
+    }
+    free(g->tensors);
+    free(g->nodes);
+    free(g->inputs);
+    free(g->outputs);
+    free(g->name);
+    free(g->names.keys);
+    free(g->names.vals);
+    free(g);
+}
+
+int q8_graph_find(const q8_graph *g, const char *name) {
+    return map_get(&g->names, name);
+}
+
+int q8_graph_add_tensor(q8_graph *g, const char *name, bool *dup) {
+    if (dup) *dup = false;
+    if (q8_graph_find(g, name) >= 0) {
+        if (dup) *dup = true;
+        return -1;
+    }
+    if (g->n_tensors == g->cap_tensors) {
+        int cap = g->cap_tensors ? g->cap_tensors * 2 : 64;
+        q8_tensor **t = realloc(g->tensors, (size_t)cap * sizeof *t);
+        if (!t) return -1;
+        g->tensors = t;
+        g->cap_tensors = cap;
+    }
+    q8_tensor *t = calloc(1, sizeof *t);
+    if (!t) return -1;
+    t->name = q8_strdup(name);
+    t->producer = -1;
+    t->q.axis = -1;
+    if (!t->name || !map_put(&g->names, t->name, g->n_tensors)) {
+        q8_tensor_free(t);
+        return -1;
+    }
+    g->tensors[g->n_tensors] = t;
+    return g->n_tensors++;
+}
+
+int q8_graph_add_tensor_unique(q8_graph *g, const char *base) {
+    size_t len = strlen(base) + 24;
+    char *buf = malloc(len);
+    if (!buf) return -1;
+    snprintf(buf, len, "%s", base);
+    for (int k = 1; q8_graph_find(g, buf) >= 0; k++) snprintf(buf, len, "%s__%d", base, k);
+    int idx = q8_graph_add_tensor(g, buf, NULL);
+    free(buf);
+    return idx;
+}
+
+int q8_graph_add_node(q8_graph *g, const char *name, const char *op_type) {
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;
+        q8_node **nn = realloc(g->nodes, (size_t)cap * sizeof *nn);
+        if (!nn) return -1;
+        g->nodes = nn;
+        g->cap_nodes = cap;
+    }
+    q8_node *n = calloc(1, sizeof *n);
+    if (!n) return -1;
+    n->name = q8_strdup(name ? name : "");
+    n->op_type = q8_strdup(op_type);
+    n->domain = q8_strdup("");
+    if (!n->name || !n->op_type || !n->domain) {
+        q8_node_free_contents(n);
+        free(n);
+        return -1;
+    }
+    g->nodes[g->n_nodes] = n;
+    return g->n_nodes++;
+}
+
+q8_status q8_node_set_io(q8_node *n, const int *in, int n_in, const int *out,
+                         int n_out, q8_error *err) {
+    int *ni = malloc(sizeof(int) * (size_t)(n_in ? n_in : 1));
+    int *no = malloc(sizeof(int) * (size_t)(n_out ? n_out : 1));
+    if (!ni || !no) {
+        free(ni);
+        free(no);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    if (n_in) memcpy(ni, in, sizeof(int) * (size_t)n_in);
+    if (n_out) memcpy(no, out, sizeof(int) * (size_t)n_out);
+    free(n->inputs);
+    free(n->outputs);
+    n->inputs = ni;
+    n->n_inputs = n_in;
+    n->outputs = no;
+    n->n_outputs = n_out;
+    return Q8_OK;
+}
+
+/* ---- tensors ---- */
+
+void q8_tensor_set_shape(q8_tensor *t, q8_dtype dtype, const int64_t *dims, int ndim) {
+    Q8_ASSERT(ndim >= 0 && ndim <= Q8_MAX_DIMS);
+    t->dtype = dtype;
+    t->ndim = ndim;
+    for (int i = 0; i < ndim; i++) t->dims[i] = dims[i];
+    t->shape_known = true;
+}
+
+int64_t q8_tensor_numel(const q8_tensor *t) {
+    int64_t n = 0;
+    Q8_ASSERT(t->shape_known && q8_shape_numel(t->dims, t->ndim, &n));
+    return n;
+}
+
+size_t q8_tensor_nbytes(const q8_tensor *t) {
+    return (size_t)q8_tensor_numel(t) * q8_dtype_size(t->dtype);
+}
+
+q8_status q8_tensor_alloc_data(q8_tensor *t, q8_error *err) {
+    q8_tensor_free_data(t);
+    size_t nb = q8_tensor_nbytes(t);
+    t->data = q8_aligned_alloc(nb);
+    if (!t->data)
+        return q8_fail(err, Q8_ERR_NOMEM, "cannot allocate %zu bytes for tensor '%s'",
+                       nb, t->name);
+    t->owns_data = true;
+    return Q8_OK;
+}
+
+/* ---- attributes ---- */
+
+const q8_attr *q8_attr_find(const q8_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+int64_t q8_attr_int(const q8_node *n, const char *name, int64_t def) {
+    const q8_attr *a = q8_attr_find(n, name);
+    return a && a->type == Q8_ATTR_INT ? a->i : def;
+}
+
+float q8_attr_float(const q8_node *n, const char *name, float def) {
+    const q8_attr *a = q8_attr_find(n, name);
+    if (!a) return def;
+    if (a->type == Q8_ATTR_FLOAT) return a->f;
+    if (a->type == Q8_ATTR_INT) return (float)a->i;
+    return def;
+}
+
+const char *q8_attr_str(const q8_node *n, const char *name, const char *def) {
+    const q8_attr *a = q8_attr_find(n, name);
+    return a && a->type == Q8_ATTR_STRING && a->s ? a->s : def;
+}
+
+const int64_t *q8_attr_ints(const q8_node *n, const char *name, int *count) {
+    const q8_attr *a = q8_attr_find(n, name);
+    if (!a || a->type != Q8_ATTR_INTS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->ints ? a->ints : (const int64_t *)"";
+}
+
+const float *q8_attr_floats(const q8_node *n, const char *name, int *count) {
+    const q8_attr *a = q8_attr_find(n, name);
+    if (!a || a->type != Q8_ATTR_FLOATS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->floats ? a->floats : (const float *)"";
+}
+
+q8_status q8_node_fail(q8_error *err, q8_status st, const q8_node *n,
+                       const char *fmt, ...) {
+    if (!err) return st;
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return q8_fail(err, st, "node '%.60s' (%.40s): %s", n->name, n->op_type, msg);
+}
+
+q8_status q8_const_ints(const q8_graph *g, const q8_node *n, int input,
+                        int64_t *out, int max, int *count, q8_error *err) {
+    const q8_tensor *t = q8_in(g, n, input);
+    if (!t) return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is missing", input);
+    if (!t->data)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "input %d ('%s') must be a constant (it decides a shape)",
+                            input, t->name);
+    if (t->dtype != Q8_I64 && t->dtype != Q8_I32)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d ('%s') must be int64, not %s",
+                            input, t->name, q8_dtype_name(t->dtype));
+    int64_t num = q8_tensor_numel(t);
+    if (num > max)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d ('%s') has %lld values, at most %d expected",
+                            input, t->name, (long long)num, max);
+    for (int64_t i = 0; i < num; i++)
+        out[i] = t->dtype == Q8_I64 ? ((const int64_t *)t->data)[i]
+                                    : ((const int32_t *)t->data)[i];
+    *count = (int)num;
+    return Q8_OK;
+}
+
+q8_status q8_const_floats(const q8_graph *g, const q8_node *n, int input,
+                          float *out, int max, int *count, q8_error *err) {
+    const q8_tensor *t = q8_in(g, n, input);
+    if (!t) return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is missing", input);
+    if (!t->data)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant",
+                            input, t->name);
+    int64_t num = q8_tensor_numel(t);
+    if (num > max)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d ('%s') has %lld values, at most %d expected",
+                            input, t->name, (long long)num, max);
+    for (int64_t i = 0; i < num; i++) {
+        switch (t->dtype) {
+        case Q8_F32: out[i] = ((const float *)t->data)[i]; break;
+        case Q8_F64: out[i] = (float)((const double *)t->data)[i]; break;
+        case Q8_I64: out[i] = (float)((const int64_t *)t->data)[i]; break;
+        case Q8_I32: out[i] = (float)((const int32_t *)t->data)[i]; break;
+        case Q8_I8: out[i] = ((const int8_t *)t->data)[i]; break;
+        case Q8_U8: out[i] = ((const uint8_t *)t->data)[i]; break;
+        default:
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') has dtype %s",
+                                input, t->name, q8_dtype_name(t->dtype));
+        }
+    }
+    *count = (int)num;
+    return Q8_OK;
+}
+
+/* ---- structure ---- */
+
+void q8_graph_consumers(const q8_graph *g, int *counts) {
+    memset(counts, 0, sizeof(int) * (size_t)g->n_tensors);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] >= 0) counts[n->inputs[j]]++;
+    }
+}
+
+bool q8_graph_is_output(const q8_graph *g, int t) {
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t) return true;
+    return false;
+}
+
+void q8_graph_fix_producers(q8_graph *g) {
+    for (int i = 0; i < g->n_tensors; i++) g->tensors[i]->producer = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int j = 0; j < g->nodes[i]->n_outputs; j++)
+            if (g->nodes[i]->outputs[j] >= 0) g->tensors[g->nodes[i]->outputs[j]]->producer = i;
+}
+
+void q8_graph_compact(q8_graph *g) {
+    int k = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i]->dead) {
+            q8_node_free_contents(g->nodes[i]);
+            free(g->nodes[i]);
+        } else {
+            g->nodes[k++] = g->nodes[i];
+        }
+    }
+    g->n_nodes = k;
+    q8_graph_fix_producers(g);
+}
+
+/* Kahn's algorithm, stable: among ready nodes the earliest in file order goes
+ * first, so an already sorted graph keeps its order. */
+q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
+    int nn = g->n_nodes, nt = g->n_tensors;
+    int *producer = malloc(sizeof(int) * (size_t)(nt ? nt : 1));
+    int *order = malloc(sizeof(int) * (size_t)(nn ? nn : 1));
+    bool *done = calloc((size_t)(nn ? nn : 1), sizeof(bool));
+    q8_status st = Q8_OK;
+    if (!producer || !order || !done) {
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nt; i++) producer[i] = -1;
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int j = 0; j < n->n_outputs; j++) {
+            int t = n->outputs[j];
+            if (t < 0) continue;
+            if (producer[t] >= 0) {
+                st = q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                  "output '%s' is also produced by node '%s'",
+                                  g->tensors[t]->name, g->nodes[producer[t]]->name);
+                goto out;
+            }
+            if (g->tensors[t]->data) {
+                st = q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                  "output '%s' has the name of an initializer",
+                                  g->tensors[t]->name);
+                goto out;
+            }
+            producer[t] = i;
+        }
+    }
+    /* Simple repeated sweep: O(n^2) worst case but linear for sorted graphs,
+     * which almost every exporter writes. */
+    int placed = 0;
+    bool progress = true;
+    while (placed < nn && progress) {
+        progress = false;
+        for (int i = 0; i < nn; i++) {
+            if (done[i]) continue;
+            const q8_node *n = g->nodes[i];
+            bool ready = true;
+            for (int j = 0; j < n->n_inputs && ready; j++) {
+                int t = n->inputs[j];
+                if (t >= 0 && producer[t] >= 0 && !done[producer[t]]) ready = false;
+            }
+            if (ready) {
+                done[i] = true;
+                order[placed++] = i;
+                progress = true;
+            }
+        }
+    }
+    if (placed < nn) {
+        for (int i = 0; i < nn; i++)
+            if (!done[i]) {
+                st = q8_node_fail(err, Q8_ERR_FORMAT, g->nodes[i],
+                                  "the graph has a cycle through this node");
+                goto out;
+            }
+    }
+    q8_node **sorted = malloc(sizeof *sorted * ((size_t)nn + 1));
+    if (!sorted) {
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
+    memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
+    free(sorted);
+    q8_graph_fix_producers(g);
+out:
+    free(producer);
+    free(order);
+    free(done);
+    return st;
+}

@@ -1,0 +1,153 @@
+/* Fold an inference BatchNormalization into the Conv, ConvTranspose or Gemm
+ * that feeds it: y = s*(x - mean) + beta with s = gamma/sqrt(var+eps) becomes
+ * new weights W*s and bias (b - mean)*s + beta. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "passes.h"
+
+static bool const_f32(const q8_tensor *t) { return t && t->data && t->dtype == Q8_F32; }
+
+/* A new constant tensor, copy of src (name derived from it). */
+static int clone_const(q8_graph *g, int src, const char *suffix, q8_error *err) {
+    char name[512];
+    snprintf(name, sizeof name, "%s%s", g->tensors[src]->name, suffix);
+    int ti = q8_graph_add_tensor_unique(g, name);
+    if (ti < 0) {
+        q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    q8_tensor *s = g->tensors[src], *t = g->tensors[ti];
+    q8_tensor_set_shape(t, s->dtype, s->dims, s->ndim);
+    if (q8_tensor_alloc_data(t, err) != Q8_OK) return -1;
+    memcpy(t->data, s->data, q8_tensor_nbytes(s));
+    return ti;
+}
+
+static int new_vector(q8_graph *g, const char *base, int64_t len, q8_error *err) {
+    int ti = q8_graph_add_tensor_unique(g, base);
+    if (ti < 0) {
+        q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    q8_tensor_set_shape(g->tensors[ti], Q8_F32, &len, 1);
+    if (q8_tensor_alloc_data(g->tensors[ti], err) != Q8_OK) return -1;
+    return ti;
+}
+
+/* Try to fold bn (at index bi) into its producer; returns Q8_OK whether or
+ * not it folded (errors only for out-of-memory). */
+static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *err) {
+    if (bn->n_inputs != 5 || (bn->n_outputs > 1 && bn->outputs[1] >= 0)) return Q8_OK;
+    if (q8_attr_int(bn, "training_mode", 0)) return Q8_OK;
+    int x = bn->inputs[0];
+    const q8_tensor *xt = g->tensors[x];
+    if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x)) return Q8_OK;
+    q8_node *p = g->nodes[xt->producer];
+    if (p->dead || *p->domain) return Q8_OK;
+    bool conv = strcmp(p->op_type, "Conv") == 0;
+    bool convt = strcmp(p->op_type, "ConvTranspose") == 0;
+    bool gemm = strcmp(p->op_type, "Gemm") == 0;
+    if (!conv && !convt && !gemm) return Q8_OK;
+    const q8_tensor *gam = q8_in(g, bn, 1), *bet = q8_in(g, bn, 2), *mean = q8_in(g, bn, 3),
+                    *var = q8_in(g, bn, 4);
+    if (!const_f32(gam) || !const_f32(bet) || !const_f32(mean) || !const_f32(var)) return Q8_OK;
+    const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
+    if (!const_f32(w) || (b && !const_f32(b)) || xt->ndim < 2) return Q8_OK;
+    int64_t C = xt->dims[1];
+    if (q8_tensor_numel(gam) != C || q8_tensor_numel(bet) != C || q8_tensor_numel(mean) != C ||
+        q8_tensor_numel(var) != C)
+        return Q8_OK;
+    int64_t group = q8_attr_int(p, "group", 1);
+    if (gemm) {
+        /* Y[M,N] = alpha*A*B + beta*C; channel = N. */
+        if (xt->ndim != 2 || w->ndim != 2) return Q8_OK;
+        if (b && !(q8_tensor_numel(b) == C || q8_tensor_numel(b) == 1)) return Q8_OK;
+        if (b && b->ndim == 2 && b->dims[0] != 1) return Q8_OK;
+    } else {
+        if (b && q8_tensor_numel(b) != C) return Q8_OK;
+        if (group < 1) return Q8_OK;
+    }
+    float eps = q8_attr_float(bn, "epsilon", 1e-5f);
+    float *s = malloc(sizeof(float) * (size_t)C);
+    if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    const float *gv = gam->data, *bv = bet->data, *mv = mean->data, *vv = var->data;
+    for (int64_t c = 0; c < C; c++) s[c] = gv[c] / sqrtf(vv[c] + eps);
+
+    int wi = clone_const(g, p->inputs[1], "_bnfold", err);
+    int bi = wi < 0 ? -1 : new_vector(g, "bias_bnfold", C, err);
+    if (wi < 0 || bi < 0) {
+        free(s);
+        return err->status;
+    }
+    w = g->tensors[p->inputs[1]];
+    float *wn = g->tensors[wi]->data, *bn_new = g->tensors[bi]->data;
+    int64_t wnum = q8_tensor_numel(w);
+    float beta_g = gemm ? q8_attr_float(p, "beta", 1.0f) : 1.0f;
+    if (conv) {
+        int64_t per = wnum / C;
+        for (int64_t i = 0; i < wnum; i++) wn[i] *= s[i / per];
+    } else if (convt) {
+        /* W is (C_in, C_out/group, k...); output channel of [ci, j] is
+         * (ci / (C_in/group)) * (C_out/group) + j. */
+        int64_t cin = w->dims[0], coutg = w->dims[1], k = wnum / (cin * coutg);
+        int64_t cin_g = cin / group;
+        for (int64_t ci = 0; ci < cin; ci++)
+            for (int64_t j = 0; j < coutg; j++)
+                for (int64_t e = 0; e < k; e++)
+                    wn[(ci * coutg + j) * k + e] *= s[(ci / cin_g) * coutg + j];
+    } else {
+        bool transb = q8_attr_int(p, "transB", 0) != 0;
+        int64_t rows = w->dims[0], cols = w->dims[1];
+        for (int64_t r = 0; r < rows; r++)
+            for (int64_t c = 0; c < cols; c++) wn[r * cols + c] *= s[transb ? r : c];
+    }
+    for (int64_t c = 0; c < C; c++) {
+        float bo = 0;
+        if (b) bo = q8_tensor_numel(b) == 1 ? ((const float *)b->data)[0] : ((const float *)b->data)[c];
+        bn_new[c] = (beta_g * bo - mv[c]) * s[c] + bv[c];
+    }
+    free(s);
+    int *in = malloc(sizeof(int) * 3);
+    if (!in) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    in[0] = p->inputs[0];
+    in[1] = wi;
+    in[2] = bi;
+    free(p->inputs);
+    p->inputs = in;
+    p->n_inputs = 3;
+    if (gemm) {
+        /* The bias now carries beta; set beta = 1. */
+        q8_attr *a = (q8_attr *)q8_attr_find(p, "beta");
+        if (a) {
+            a->type = Q8_ATTR_FLOAT;
+            a->f = 1.0f;
+        }
+    }
+    /* The producer now writes the BN's output. */
+    for (int k = 0; k < p->n_outputs; k++)
+        if (p->outputs[k] == x) p->outputs[k] = bn->outputs[0];
+    bn->dead = true;
+    /* Re-run infer so params match the new inputs. */
+    free(p->params);
+    p->params = NULL;
+    q8_status st = p->op->infer(g, p, err);
+    q8_graph_fix_producers(g);
+    return st;
+}
+
+q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err) {
+    int *uses = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(int));
+    if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_graph_consumers(g, uses);
+    q8_status s = Q8_OK;
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *n = g->nodes[i];
+        if (n->dead || *n->domain || strcmp(n->op_type, "BatchNormalization") != 0) continue;
+        s = try_fold(g, n, uses, err);
+    }
+    free(uses);
+    q8_graph_compact(g);
+    return s;
+}

@@ -1,0 +1,264 @@
+/* Fixed input shapes, shape inference, constant folding and If inlining. */
+#include <string.h>
+
+#include "op.h"
+#include "passes.h"
+
+q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err) {
+    int n_opt = opts ? opts->n_input_shapes : 0, positional = 0;
+    for (int k = 0; k < n_opt; k++) {
+        const q8_input_shape *is = &opts->input_shapes[k];
+        int ti = -1;
+        if (!is->name) {
+            /* The k-th unnamed entry fixes the k-th graph input. */
+            if (positional >= g->n_inputs)
+                return q8_fail(err, Q8_ERR_ARG, "%d unnamed inputs given, the model has %d inputs",
+                               positional + 1, g->n_inputs);
+            ti = g->inputs[positional++];
+        } else {
+            ti = q8_graph_find(g, is->name);
+            bool is_input = false;
+            for (int i = 0; i < g->n_inputs; i++) is_input |= g->inputs[i] == ti;
+            if (!is_input)
+                return q8_fail(err, Q8_ERR_ARG, "the model has no input named '%s'", is->name);
+        }
+        const char *nm = g->tensors[ti]->name;
+        if (is->ndim < 0 || is->ndim > Q8_MAX_DIMS)
+            return q8_fail(err, Q8_ERR_ARG, "input '%s': bad rank %d", nm, is->ndim);
+        q8_tensor *t = g->tensors[ti];
+        int64_t numel;
+        if (!q8_shape_numel(is->dims, is->ndim, &numel))
+            return q8_fail(err, Q8_ERR_ARG, "input '%s': dims must be >= 0 and not too large", nm);
+        if (t->ndim >= 0 && t->ndim != is->ndim)
+            return q8_fail(err, Q8_ERR_SHAPE, "input '%s': the model wants rank %d, got rank %d",
+                           nm, t->ndim, is->ndim);
+        for (int d = 0; t->ndim >= 0 && d < is->ndim; d++)
+            if (t->dims[d] >= 0 && t->dims[d] != is->dims[d])
+                return q8_fail(err, Q8_ERR_SHAPE,
+                               "input '%s': the model fixes dim %d to %lld, got %lld",
+                               nm, d, (long long)t->dims[d], (long long)is->dims[d]);
+        q8_tensor_set_shape(t, t->dtype, is->dims, is->ndim);
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        q8_tensor *t = g->tensors[g->inputs[i]];
+        if (t->shape_known) continue;
+        if (t->ndim < 0)
+            return q8_fail(err, Q8_ERR_SHAPE,
+                           "input '%s' has no shape in the model; give one with --input-shape %s=DIMS",
+                           t->name, t->name);
+        char dyn[256] = "";
+        size_t used = 0;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->dims[d] < 0 && used < sizeof dyn)
+                used += (size_t)snprintf(dyn + used, sizeof dyn - used, "%s%d ('%s')",
+                                         used ? ", " : "", d, t->dim_param[d] ? t->dim_param[d] : "?");
+        return q8_fail(err, Q8_ERR_SHAPE,
+                       "input '%s' has dynamic dims %s; fix them with --input-shape %s=DxDx...",
+                       t->name, dyn, t->name);
+    }
+    return Q8_OK;
+}
+
+q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
+    const q8_op_def *op = n->op;
+    void **ptr = calloc((size_t)g->n_tensors, sizeof(void *));
+    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = Q8_OK;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0) ptr[n->inputs[i]] = g->tensors[n->inputs[i]]->data;
+    for (int i = 0; i < n->n_outputs && s == Q8_OK; i++) {
+        if (n->outputs[i] < 0) continue;
+        q8_tensor *t = g->tensors[n->outputs[i]];
+        s = q8_tensor_alloc_data(t, err);
+        if (s == Q8_OK) ptr[n->outputs[i]] = t->data;
+    }
+    void *scratch = NULL;
+    if (s == Q8_OK && op->scratch_bytes) {
+        size_t sb = op->scratch_bytes(g, n, 1);
+        if (sb && !(scratch = q8_aligned_alloc(sb)))
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory folding node '%s'", n->name);
+    }
+    if (s == Q8_OK) {
+        if (op->flags & Q8_OP_VIEW) {
+            const q8_tensor *in = g->tensors[n->inputs[0]];
+            memcpy(ptr[n->outputs[0]], in->data, q8_tensor_nbytes(in));
+        } else {
+            q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch};
+            op->run(&x, n);
+        }
+    }
+    if (s != Q8_OK)
+        for (int i = 0; i < n->n_outputs; i++)
+            if (n->outputs[i] >= 0) q8_tensor_free_data(g->tensors[n->outputs[i]]);
+    q8_aligned_free(scratch);
+    free(ptr);
+    return s;
+}
+
+/* Insert count nodes at position pos. */
+static q8_status insert_nodes(q8_graph *g, int pos, q8_node **nodes, int count, q8_error *err) {
+    if (g->n_nodes + count > g->cap_nodes) {
+        int cap = g->n_nodes + count + 64;
+        q8_node **nn = realloc(g->nodes, sizeof *nn * (size_t)cap);
+        if (!nn) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        g->nodes = nn;
+        g->cap_nodes = cap;
+    }
+    memmove(g->nodes + pos + count, g->nodes + pos, sizeof *g->nodes * (size_t)(g->n_nodes - pos));
+    memcpy(g->nodes + pos, nodes, sizeof *nodes * (size_t)count);
+    g->n_nodes += count;
+    return Q8_OK;
+}
+
+/* Replace an If node at position pos, whose condition is constant, by the
+ * chosen branch's nodes followed by Identity nodes onto the If's outputs. */
+static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
+    q8_node *n = g->nodes[pos];
+    const q8_tensor *cond = q8_in(g, n, 0);
+    bool c = false;
+    switch (cond->dtype) {
+    case Q8_BOOL: case Q8_U8: case Q8_I8: c = *(const uint8_t *)cond->data != 0; break;
+    case Q8_I32: case Q8_F32: c = *(const uint32_t *)cond->data != 0; break;
+    case Q8_I64: c = *(const int64_t *)cond->data != 0; break;
+    default: return q8_node_fail(err, Q8_ERR_FORMAT, n, "condition has dtype %s", q8_dtype_name(cond->dtype));
+    }
+    if (q8_tensor_numel(cond) != 1)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "condition must hold one value");
+    const char *which = c ? "then_branch" : "else_branch";
+    q8_attr *a = (q8_attr *)q8_attr_find(n, which);
+    if (!a || a->type != Q8_ATTR_GRAPH || !a->g)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "missing %s", which);
+    q8_graph *b = a->g;
+    if (b->n_outputs != n->n_outputs)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s has %d outputs, the node %d", which,
+                            b->n_outputs, n->n_outputs);
+    int *map = malloc(sizeof(int) * (size_t)(b->n_tensors ? b->n_tensors : 1));
+    if (!map) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = Q8_OK;
+    /* Tensors: outer names resolve in g; the branch's own move into g. */
+    for (int i = 0; i < b->n_tensors && s == Q8_OK; i++) {
+        q8_tensor *bt = b->tensors[i];
+        if (bt->outer) {
+            map[i] = q8_graph_find(g, bt->name);
+            if (map[i] < 0)
+                s = q8_node_fail(err, Q8_ERR_FORMAT, n, "%s uses '%s', which is not defined",
+                                 which, bt->name);
+            continue;
+        }
+        bool dup;
+        map[i] = q8_graph_add_tensor(g, bt->name, &dup);
+        if (map[i] < 0) {
+            s = dup ? q8_node_fail(err, Q8_ERR_FORMAT, n, "%s redefines the name '%s'", which, bt->name)
+                    : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        q8_tensor *t = g->tensors[map[i]];
+        t->dtype = bt->dtype;
+        t->ndim = bt->ndim;
+        memcpy(t->dims, bt->dims, sizeof t->dims);
+        t->shape_known = bt->shape_known;
+        t->data = bt->data;
+        t->owns_data = bt->owns_data;
+        bt->data = NULL;
+        bt->owns_data = false;
+    }
+    /* Nodes: moved, indices remapped, nested subgraphs re-parented. */
+    int nb = b->n_nodes, total = nb + n->n_outputs;
+    q8_node **moved = calloc((size_t)(total ? total : 1), sizeof *moved);
+    if (s == Q8_OK && !moved) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < nb && s == Q8_OK; j++) {
+        q8_node *bn = b->nodes[j];
+        for (int k = 0; k < bn->n_inputs; k++)
+            if (bn->inputs[k] >= 0) bn->inputs[k] = map[bn->inputs[k]];
+        for (int k = 0; k < bn->n_outputs; k++)
+            if (bn->outputs[k] >= 0) bn->outputs[k] = map[bn->outputs[k]];
+        for (int k = 0; k < bn->n_attrs; k++)
+            if (bn->attrs[k].type == Q8_ATTR_GRAPH && bn->attrs[k].g) bn->attrs[k].g->parent = g;
+        moved[j] = bn;
+    }
+    for (int k = 0; k < n->n_outputs && s == Q8_OK; k++) {
+        q8_node *id = calloc(1, sizeof *id);
+        if (!id || !(id->name = q8_strdup(n->name)) || !(id->op_type = q8_strdup("Identity")) ||
+            !(id->domain = q8_strdup(""))) {
+            if (id) q8_node_free_contents(id);
+            free(id);
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        moved[nb + k] = id;
+        int in = map[b->outputs[k]], out = n->outputs[k];
+        s = q8_node_set_io(id, &in, 1, &out, out >= 0 ? 1 : 0, err);
+    }
+    if (s == Q8_OK) {
+        s = insert_nodes(g, pos + 1, moved, total, err);
+        if (s == Q8_OK) {
+            b->n_nodes = 0; /* now owned by g */
+            n->dead = true;
+        }
+    }
+    if (s != Q8_OK) {
+        for (int k = 0; moved && k < n->n_outputs; k++)
+            if (moved[nb + k]) {
+                q8_node_free_contents(moved[nb + k]);
+                free(moved[nb + k]);
+            }
+    }
+    free(moved);
+    free(map);
+    return s;
+}
+
+static bool foldable(const q8_graph *g, const q8_node *n) {
+    if (n->op->flags & Q8_OP_NO_FOLD) return false;
+    if (n->op->flags & Q8_OP_SHAPE_ONLY) return true;
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0 && !g->tensors[n->inputs[i]]->data) return false;
+    return true;
+}
+
+static q8_status infer_node(q8_graph *g, q8_node *n, q8_error *err) {
+    for (int i = 0; i < n->n_inputs; i++) {
+        const q8_tensor *t = q8_in(g, n, i);
+        if (t && !t->shape_known)
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "input '%s' has no known shape", t->name);
+    }
+    free(n->params);
+    n->params = NULL;
+    Q8_TRY(n->op->infer(g, n, err));
+    for (int i = 0; i < n->n_outputs; i++) {
+        const q8_tensor *t = q8_out(g, n, i);
+        Q8_ASSERT(!t || t->shape_known);
+    }
+    return Q8_OK;
+}
+
+q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        q8_node *n = g->nodes[i];
+        if (n->dead) continue;
+        bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+        if (onnx_dom && strcmp(n->op_type, "If") == 0) {
+            const q8_tensor *cond = q8_in(g, n, 0);
+            if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
+            if (!cond->data)
+                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                                    "If with a condition computed at run time is not supported");
+            Q8_TRY(inline_if(g, i, err));
+            continue;
+        }
+        n->op = q8_op_find(n->domain, n->op_type);
+        if (!n->op) {
+            if (onnx_dom)
+                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
+                                n->op_type);
+        }
+        Q8_TRY(infer_node(g, n, err));
+        if (foldable(g, n)) {
+            Q8_TRY(q8_fold_node(g, n, err));
+            n->dead = true;
+        }
+    }
+    q8_graph_compact(g);
+    return Q8_OK;
+}

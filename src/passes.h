@@ -1,0 +1,31 @@
+/* Graph passes that turn an imported ONNX graph into a static, optimized one. */
+#ifndef Q8_PASSES_H
+#define Q8_PASSES_H
+
+#include "graph.h"
+
+/* Fix the graph inputs' shapes from the model and opts; errors name every
+ * dynamic dim left without a value. */
+q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err);
+/* Resolve ops, infer every shape in order, fold constant subgraphs, inline
+ * If nodes with a constant condition. */
+q8_status q8_pass_infer(q8_graph *g, q8_error *err);
+/* Drop Identity (and inference Dropout) nodes by rewiring. */
+void q8_pass_remove_identity(q8_graph *g);
+/* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */
+q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
+/* Mark nodes whose outputs nobody reads dead, then compact. */
+void q8_pass_dce(q8_graph *g);
+/* Free constant tensors no live node or output refers to. */
+void q8_pass_drop_unused_consts(q8_graph *g);
+
+/* The standard pipeline: all of the above, in order. */
+q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err);
+
+/* Replace every use of tensor `from` by `to` in live nodes (not outputs). */
+void q8_graph_replace_uses(q8_graph *g, int from, int to);
+/* Run one node on the CPU with freshly allocated outputs (constant folding);
+ * outputs become constants. */
+q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err);
+
+#endif

@@ -1,0 +1,264 @@
+#include "planner.h"
+
+#include <string.h>
+
+#include "op.h"
+
+/* Time steps: 0 = before the first node (inputs bound), node i runs at
+ * step i + 1, n_nodes + 1 = after the run (outputs read). */
+
+typedef struct buf_info {
+    int64_t first, last;
+    size_t size;
+    bool pinned_input;   /* holds a graph input: never overwritten in place */
+} buf_info;
+
+static int uf_find(int *parent, int x) {
+    while (parent[x] != x) {
+        parent[x] = parent[parent[x]];
+        x = parent[x];
+    }
+    return x;
+}
+
+static bool is_input(const q8_graph *g, int t) {
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == t) return true;
+    return false;
+}
+
+static int cmp_by_size(const void *a, const void *b, void *ctx) {
+    const buf_info *bi = ctx;
+    int x = *(const int *)a, y = *(const int *)b;
+    if (bi[x].size != bi[y].size) return bi[x].size < bi[y].size ? 1 : -1;
+    if (bi[x].first != bi[y].first) return bi[x].first < bi[y].first ? -1 : 1;
+    return x - y;
+}
+
+typedef struct span {
+    size_t start, end;
+} span;
+
+static int cmp_span(const void *a, const void *b) {
+    size_t x = ((const span *)a)->start, y = ((const span *)b)->start;
+    return x < y ? -1 : x > y;
+}
+
+/* Insertion sort with a context (qsort_r is not portable); n is small. */
+static void sort_ids(int *ids, int n, buf_info *bi) {
+    for (int i = 1; i < n; i++) {
+        int v = ids[i], j = i - 1;
+        while (j >= 0 && cmp_by_size(&ids[j], &v, bi) > 0) {
+            ids[j + 1] = ids[j];
+            j--;
+        }
+        ids[j + 1] = v;
+    }
+}
+
+q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_graph *,
+                        const q8_node *, void *), void *ctx, q8_plan *p, q8_error *err) {
+    memset(p, 0, sizeof *p);
+    int nt = g->n_tensors, nn = g->n_nodes;
+    p->n_tensors = nt;
+    p->n_nodes = nn;
+    int *parent = malloc(sizeof(int) * (size_t)(nt + 1));
+    int64_t *first = malloc(sizeof(int64_t) * (size_t)(nt + 1));
+    int64_t *last = malloc(sizeof(int64_t) * (size_t)(nt + 1));
+    bool *live = calloc((size_t)nt + 1, sizeof(bool));
+    p->offset = malloc(sizeof(size_t) * (size_t)(nt + 1));
+    p->buffer = malloc(sizeof(int) * (size_t)(nt + 1));
+    p->scratch_offset = malloc(sizeof(size_t) * (size_t)(nn + 1));
+    p->scratch_bytes = calloc((size_t)nn + 1, sizeof(size_t));
+    /* buffers: at most one per tensor plus one scratch per node */
+    int maxb = nt + nn + 1;
+    buf_info *bi = calloc((size_t)maxb, sizeof *bi);
+    int *ids = malloc(sizeof(int) * (size_t)maxb);
+    size_t *boff = malloc(sizeof(size_t) * (size_t)maxb);
+    int *root_buf = malloc(sizeof(int) * (size_t)(nt + 1));
+    span *ov = malloc(sizeof(span) * (size_t)maxb);
+    q8_status s = Q8_OK;
+    if (!ov || !parent || !first || !last || !live || !p->offset || !p->buffer || !p->scratch_offset ||
+        !p->scratch_bytes || !bi || !ids || !boff || !root_buf) {
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory planning memory");
+        goto out;
+    }
+    for (int t = 0; t < nt; t++) {
+        parent[t] = t;
+        first[t] = INT64_MAX;
+        last[t] = -1;
+        p->offset[t] = Q8_PLAN_NONE;
+        p->buffer[t] = -1;
+    }
+    /* Lifetimes of non-constant tensors. */
+    for (int i = 0; i < g->n_inputs; i++) {
+        int t = g->inputs[i];
+        live[t] = true;
+        first[t] = 0;
+        if (last[t] < 0) last[t] = 0;
+    }
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int j = 0; j < n->n_inputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || g->tensors[t]->data) continue;
+            live[t] = true;
+            if (last[t] < i + 1) last[t] = i + 1;
+        }
+        for (int j = 0; j < n->n_outputs; j++) {
+            int t = n->outputs[j];
+            if (t < 0) continue;
+            live[t] = true;
+            if (first[t] > i + 1) first[t] = i + 1;
+            if (last[t] < i + 1) last[t] = i + 1;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        int t = g->outputs[i];
+        if (g->tensors[t]->data) continue;
+        live[t] = true;
+        last[t] = nn + 1;
+        if (first[t] == INT64_MAX) first[t] = 0;
+    }
+    /* Views share their source's buffer. */
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        if (!n->op || !(n->op->flags & Q8_OP_VIEW)) continue;
+        int a = n->inputs[0], b = n->outputs[0];
+        if (a < 0 || b < 0 || g->tensors[a]->data) continue;
+        parent[uf_find(parent, b)] = uf_find(parent, a);
+    }
+    /* Buffer lifetimes = union of members'. */
+    for (int t = 0; t < nt; t++) root_buf[t] = -1;
+    int nb = 0;
+    for (int t = 0; t < nt; t++) {
+        if (!live[t]) continue;
+        int r = uf_find(parent, t);
+        if (root_buf[r] < 0) {
+            root_buf[r] = nb;
+            bi[nb].first = INT64_MAX;
+            bi[nb].last = -1;
+            bi[nb].size = 0;
+            nb++;
+        }
+        buf_info *b = &bi[root_buf[r]];
+        if (first[t] < b->first) b->first = first[t];
+        if (last[t] > b->last) b->last = last[t];
+        size_t sz = q8_tensor_nbytes(g->tensors[t]);
+        if (sz > b->size) b->size = sz;
+        if (is_input(g, t)) b->pinned_input = true;
+    }
+    /* In place: output 0 takes over an input's buffer when that buffer's
+     * life ends at this node. */
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        if (!n->op || !(n->op->flags & Q8_OP_INPLACE) || n->n_outputs < 1 || n->outputs[0] < 0)
+            continue;
+        int o = n->outputs[0];
+        const q8_tensor *ot = g->tensors[o];
+        int ob = root_buf[uf_find(parent, o)];
+        for (int j = 0; j < n->n_inputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || g->tensors[t]->data) continue;
+            const q8_tensor *it = g->tensors[t];
+            int ib = root_buf[uf_find(parent, t)];
+            if (ib == ob || bi[ib].pinned_input || bi[ib].last != i + 1) continue;
+            if (q8_dtype_size(it->dtype) != q8_dtype_size(ot->dtype) ||
+                q8_tensor_numel(it) != q8_tensor_numel(ot) || bi[ib].size != bi[ob].size)
+                continue;
+            /* merge ob into ib */
+            int ro = uf_find(parent, o);
+            parent[ro] = uf_find(parent, t);
+            if (bi[ob].last > bi[ib].last) bi[ib].last = bi[ob].last;
+            bi[ob].size = 0;
+            bi[ob].first = -1; /* retired */
+            root_buf[ro] = -1;
+            break;
+        }
+    }
+    /* Scratch buffers live for their node's step only. */
+    int first_scratch = nb;
+    for (int i = 0; i < nn; i++) {
+        size_t sb = scratch_bytes ? scratch_bytes(g, g->nodes[i], ctx) : 0;
+        p->scratch_bytes[i] = sb;
+        p->scratch_offset[i] = Q8_PLAN_NONE;
+        if (!sb) continue;
+        bi[nb].first = bi[nb].last = i + 1;
+        bi[nb].size = sb;
+        nb++;
+    }
+    /* Greedy by size: largest first, each at the lowest offset that does not
+     * collide with an already placed buffer alive at the same time. */
+    int nplace = 0;
+    for (int b = 0; b < nb; b++)
+        if (bi[b].size && bi[b].first >= 0) ids[nplace++] = b;
+    sort_ids(ids, nplace, bi);
+    size_t peak = 0;
+    for (int k = 0; k < nplace; k++) {
+        int b = ids[k];
+        size_t size = q8_align_up(bi[b].size, Q8_ALIGN), off = 0;
+        /* Placed buffers alive at the same time, by offset; take the first
+         * gap that fits. */
+        int nov = 0;
+        for (int q = 0; q < k; q++) {
+            int c = ids[q];
+            if (bi[c].last < bi[b].first || bi[c].first > bi[b].last) continue;
+            ov[nov].start = boff[c];
+            ov[nov].end = boff[c] + q8_align_up(bi[c].size, Q8_ALIGN);
+            nov++;
+        }
+        qsort(ov, (size_t)nov, sizeof *ov, cmp_span);
+        for (int q = 0; q < nov; q++) {
+            if (off + size <= ov[q].start) break;
+            if (ov[q].end > off) off = ov[q].end;
+        }
+        boff[b] = off;
+        if (off + size > peak) peak = off + size;
+    }
+    p->arena_bytes = peak;
+    for (int t = 0; t < nt; t++) {
+        if (!live[t]) continue;
+        int b = root_buf[uf_find(parent, t)];
+        Q8_ASSERT(b >= 0);
+        p->buffer[t] = b;
+        p->offset[t] = bi[b].size ? boff[b] : 0;
+    }
+    for (int i = 0, b = first_scratch; i < nn; i++)
+        if (p->scratch_bytes[i]) p->scratch_offset[i] = boff[b++];
+    p->n_buffers = nb;
+    p->first = malloc(sizeof(int64_t) * (size_t)(nb + 1));
+    p->last = malloc(sizeof(int64_t) * (size_t)(nb + 1));
+    p->size = malloc(sizeof(size_t) * (size_t)(nb + 1));
+    if (!p->first || !p->last || !p->size) {
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory planning memory");
+        goto out;
+    }
+    for (int b = 0; b < nb; b++) {
+        p->first[b] = bi[b].first;
+        p->last[b] = bi[b].last;
+        p->size[b] = bi[b].size;
+    }
+out:
+    free(parent);
+    free(first);
+    free(last);
+    free(live);
+    free(bi);
+    free(ids);
+    free(boff);
+    free(root_buf);
+    free(ov);
+    if (s != Q8_OK) q8_plan_free(p);
+    return s;
+}
+
+void q8_plan_free(q8_plan *p) {
+    free(p->offset);
+    free(p->buffer);
+    free(p->scratch_offset);
+    free(p->scratch_bytes);
+    free(p->first);
+    free(p->last);
+    free(p->size);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,28 @@
+/* Static memory plan: one arena holds every activation and each node's
+ * scratch. Tensors that alias (views, in-place ops) share a buffer; buffers
+ * whose lifetimes do not overlap share bytes (greedy by size). */
+#ifndef Q8_PLANNER_H
+#define Q8_PLANNER_H
+
+#include "graph.h"
+
+#define Q8_PLAN_NONE SIZE_MAX
+
+typedef struct q8_plan {
+    int n_tensors, n_nodes;
+    size_t arena_bytes;         /* planned peak */
+    size_t *offset;             /* per tensor; Q8_PLAN_NONE: constant or unused */
+    size_t *scratch_offset;     /* per node */
+    size_t *scratch_bytes;      /* per node */
+    int *buffer;                /* per tensor: buffer id, -1 if none (for tests) */
+    int64_t *first, *last;      /* per buffer: lifetime in node steps */
+    size_t *size;               /* per buffer */
+    int n_buffers;
+} q8_plan;
+
+/* scratch_bytes(node) gives each node's scratch need (may be NULL). */
+q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_graph *,
+                        const q8_node *, void *), void *ctx, q8_plan *p, q8_error *err);
+void q8_plan_free(q8_plan *p);
+
+#endif

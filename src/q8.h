@@ -1,0 +1,126 @@
+/* q8 public C API: load a model (.onnx or .q8), create a session, bind
+ * inputs, run, read outputs. Every fallible call returns a q8_status and, on
+ * failure, fills a q8_error with one line a person can act on. */
+#ifndef Q8_H
+#define Q8_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define Q8_VERSION_STRING "0.1.0"
+#define Q8_MAX_DIMS 8
+
+typedef enum q8_status {
+    Q8_OK = 0,
+    Q8_ERR_ARG,         /* bad argument from the caller */
+    Q8_ERR_IO,          /* file missing, unreadable, unwritable */
+    Q8_ERR_FORMAT,      /* malformed or corrupt model / tensor file */
+    Q8_ERR_UNSUPPORTED, /* valid input that q8 does not handle (op, dtype) */
+    Q8_ERR_SHAPE,       /* shapes that do not fit together */
+    Q8_ERR_NOMEM,       /* allocation failed */
+    Q8_ERR_BACKEND      /* the compute backend failed (e.g. CUDA error) */
+} q8_status;
+
+typedef enum q8_dtype {
+    Q8_UNDEFINED = 0,
+    Q8_F32,
+    Q8_F64,
+    Q8_F16,
+    Q8_I8,
+    Q8_U8,
+    Q8_I16,
+    Q8_U16,
+    Q8_I32,
+    Q8_U32,
+    Q8_I64,
+    Q8_U64,
+    Q8_BOOL,
+    Q8_STRING,
+    Q8_BF16,
+    Q8_DTYPE_COUNT
+} q8_dtype;
+
+typedef struct q8_error {
+    q8_status status;
+    char msg[512];
+} q8_error;
+
+/* A tensor's type and shape. */
+typedef struct q8_tensor_info {
+    const char *name;
+    q8_dtype dtype;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+} q8_tensor_info;
+
+typedef struct q8_model q8_model;
+typedef struct q8_session q8_session;
+
+/* Fix a dynamic input shape, e.g. {"input", 4, {1,3,224,224}}. An entry
+ * with name NULL applies by position: the k-th unnamed entry fixes the k-th
+ * graph input. Dims the model fixes must match. */
+typedef struct q8_input_shape {
+    const char *name;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+} q8_input_shape;
+
+typedef struct q8_load_options {
+    const q8_input_shape *input_shapes;
+    int n_input_shapes;
+} q8_load_options;
+
+typedef enum q8_device {
+    Q8_DEVICE_CPU = 0,
+    Q8_DEVICE_CUDA = 1
+} q8_device;
+
+typedef struct q8_session_options {
+    int n_threads;       /* 0: one per online CPU */
+    q8_device device;
+} q8_session_options;
+
+/* Sizes of the session's buffers, for reports and --json. */
+typedef struct q8_memory_info {
+    size_t weights_bytes;   /* constant tensors used by the run */
+    size_t arena_bytes;     /* planned activation + scratch peak */
+    size_t device_bytes;    /* bytes q8 allocated on the device (CUDA) */
+} q8_memory_info;
+
+const char *q8_status_str(q8_status s);
+const char *q8_dtype_name(q8_dtype t);
+size_t q8_dtype_size(q8_dtype t);
+
+/* Model: parse, fix shapes, optimize the graph, plan memory. opts may be NULL. */
+q8_status q8_model_load(const char *path, const q8_load_options *opts,
+                        q8_model **out, q8_error *err);
+void q8_model_free(q8_model *m);
+int q8_model_num_inputs(const q8_model *m);
+int q8_model_num_outputs(const q8_model *m);
+q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info);
+q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info);
+
+/* Session: one activation arena, threads, a backend. opts may be NULL.
+ * The model must outlive the session. */
+q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
+                            q8_session **out, q8_error *err);
+void q8_session_free(q8_session *s);
+
+/* Copies data (dtype and shape must match the model's input). */
+q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
+                               const int64_t *dims, int ndim, const void *data,
+                               q8_error *err);
+q8_status q8_session_run(q8_session *s, q8_error *err);
+/* Points into the session's arena; valid until the next run or free. */
+q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info,
+                            const void **data);
+void q8_session_memory(const q8_session *s, q8_memory_info *mi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

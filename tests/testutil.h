@@ -1,0 +1,49 @@
+/* Shared test helpers: seeded random data, references, graph builders. */
+#ifndef Q8_TESTUTIL_H
+#define Q8_TESTUTIL_H
+
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "graph.h"
+#include "op.h"
+
+/* Deterministic xorshift generator. */
+typedef struct q8t_rng {
+    uint64_t s;
+} q8t_rng;
+static inline q8t_rng q8t_seed(uint64_t seed) { return (q8t_rng){seed * 2654435761u + 1}; }
+uint64_t q8t_next(q8t_rng *r);
+float q8t_uniform(q8t_rng *r, float lo, float hi);
+void q8t_fill(q8t_rng *r, float *x, int64_t n, float lo, float hi);
+
+/* Build a one-node graph: inputs are graph inputs unless const_data[i] is
+ * given (then a constant). Output shapes come from infer. Returns the
+ * status of the passes (the graph is kept even on failure for messages). */
+typedef struct q8t_in {
+    const char *name;
+    q8_dtype dtype;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+    const void *data;   /* constant value, or NULL for a graph input */
+} q8t_in;
+
+q8_graph *q8t_graph1(const char *op_type, const q8t_in *ins, int n_in, int n_out);
+/* Attribute setters on the graph's only node. */
+void q8t_attr_int(q8_graph *g, const char *name, int64_t v);
+void q8t_attr_float(q8_graph *g, const char *name, float v);
+void q8t_attr_str(q8_graph *g, const char *name, const char *v);
+void q8t_attr_ints(q8_graph *g, const char *name, const int64_t *v, int n);
+void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n);
+
+/* Run passes + a CPU session with n_threads on the graph (consumed) with
+ * the given input data (in order of graph inputs); copies output k into
+ * outs[k] (malloc'd) and its info. Returns the status; err gets messages. */
+q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                  q8_tensor_info *infos, int max_out, q8_error *err);
+
+/* Compare with a tolerance: |a-b| <= atol + rtol*|b|; NaN must match NaN. */
+void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
+                      const char *what);
+
+#endif

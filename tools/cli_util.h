@@ -1,0 +1,31 @@
+/* Helpers shared by the command-line tools. */
+#ifndef Q8_CLI_UTIL_H
+#define Q8_CLI_UTIL_H
+
+#include <stdio.h>
+
+#include "graph.h"
+
+/* "1x3x224x224" (or with commas); false on bad syntax. */
+bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim);
+/* NAME=DIMS -> q8_input_shape (name points into s, which is modified). */
+bool q8_cli_parse_input_shape(char *s, q8_input_shape *out);
+/* Read a tensor file: .npy or ONNX TensorProto .pb (by content). */
+q8_status q8_cli_load_tensor(const char *path, q8_tensor **out, q8_error *err);
+/* Output name -> file name: characters outside [A-Za-z0-9._-] become '_'. */
+void q8_cli_sanitize(const char *name, char *out, size_t n);
+/* mkdir -p */
+bool q8_cli_mkdirs(const char *dir);
+double q8_cli_now_ms(void);
+size_t q8_cli_peak_rss(void);
+/* JSON string with quotes and escapes. */
+void q8_cli_json_str(FILE *f, const char *s);
+/* Median / min / max of n values (sorts v). */
+void q8_cli_stats(double *v, int n, double *median, double *mn, double *mx);
+/* Print "NAME=VALUE" style tensor preview: up to max values. */
+void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *dims, int ndim,
+                         const void *data, int max);
+/* Parse a positive int; false on junk. */
+bool q8_cli_parse_int(const char *s, long lo, long hi, long *out);
+
+#endif

@@ -1,0 +1,229 @@
+/* q8run: run an ONNX (FP32) or .q8 (INT8) model on input files.
+ *
+ *   q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]
+ *         [--device cpu|cuda] [--threads N] [--bench N] [--json]
+ *         [--input-shape NAME=DIMS]...
+ */
+#include <getopt.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "npy.h"
+#include "q8.h"
+
+#define MAX_INPUTS 64
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]\n"
+            "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
+            "             [--input-shape NAME=DIMS]... [--print N]\n"
+            "  Runs the model once on the inputs (or N timed times with --bench) and\n"
+            "  writes each output to DIR/<name>.npy, or prints them without --out.\n");
+}
+
+typedef struct input_arg {
+    char *name; /* NULL: positional */
+    const char *path;
+    q8_tensor *t;
+} input_arg;
+
+static int fail(const q8_error *e) {
+    fprintf(stderr, "q8run: %s\n", e->msg);
+    return 1;
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"input", required_argument, 0, 'i'},  {"out", required_argument, 0, 'o'},
+        {"device", required_argument, 0, 'd'}, {"threads", required_argument, 0, 't'},
+        {"bench", required_argument, 0, 'b'},  {"json", no_argument, 0, 'j'},
+        {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    input_arg inputs[MAX_INPUTS];
+    q8_input_shape shapes[MAX_INPUTS];
+    int n_inputs = 0, n_shapes = 0;
+    const char *out_dir = NULL;
+    long threads = 0, bench = 0, print_max = 16;
+    bool json = false;
+    q8_device device = Q8_DEVICE_CPU;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'i': {
+            if (n_inputs == MAX_INPUTS) {
+                fprintf(stderr, "q8run: at most %d --input\n", MAX_INPUTS);
+                return 2;
+            }
+            char *eq = strchr(optarg, '=');
+            inputs[n_inputs].name = NULL;
+            inputs[n_inputs].path = optarg;
+            inputs[n_inputs].t = NULL;
+            if (eq) {
+                *eq = 0;
+                inputs[n_inputs].name = optarg;
+                inputs[n_inputs].path = eq + 1;
+            }
+            n_inputs++;
+            break;
+        }
+        case 'o': out_dir = optarg; break;
+        case 'd':
+            if (strcmp(optarg, "cpu") == 0) device = Q8_DEVICE_CPU;
+            else if (strcmp(optarg, "cuda") == 0) device = Q8_DEVICE_CUDA;
+            else {
+                fprintf(stderr, "q8run: --device must be cpu or cuda, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 't':
+            if (!q8_cli_parse_int(optarg, 1, 1024, &threads)) {
+                fprintf(stderr, "q8run: --threads needs a number from 1 to 1024, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'b':
+            if (!q8_cli_parse_int(optarg, 1, 1000000, &bench)) {
+                fprintf(stderr, "q8run: --bench needs a number of runs >= 1, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'j': json = true; break;
+        case 's':
+            if (n_shapes == MAX_INPUTS || !q8_cli_parse_input_shape(optarg, &shapes[n_shapes])) {
+                fprintf(stderr, "q8run: --input-shape wants NAME=DIMS like data=1x3x224x224\n");
+                return 2;
+            }
+            n_shapes++;
+            break;
+        case 'p':
+            if (!q8_cli_parse_int(optarg, 0, 1L << 30, &print_max)) {
+                fprintf(stderr, "q8run: --print needs a count\n");
+                return 2;
+            }
+            break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "q8run: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, optind >= argc ? "q8run: no model given\n" : "q8run: one model only\n");
+        usage(stderr);
+        return 2;
+    }
+    const char *model_path = argv[optind];
+    if (n_inputs == 0) {
+        fprintf(stderr, "q8run: no --input given\n");
+        return 2;
+    }
+
+    int rc = 1;
+    q8_error err = {0};
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    for (int i = 0; i < n_inputs; i++)
+        if (q8_cli_load_tensor(inputs[i].path, &inputs[i].t, &err) != Q8_OK) goto done;
+    /* Without --input-shape, the input files fix any dynamic dims. */
+    if (n_shapes == 0) {
+        for (int i = 0; i < n_inputs; i++) {
+            shapes[i].name = inputs[i].name;
+            shapes[i].ndim = inputs[i].t->ndim;
+            memcpy(shapes[i].dims, inputs[i].t->dims, sizeof shapes[i].dims);
+        }
+        n_shapes = n_inputs;
+    }
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+    if (q8_model_load(model_path, &lo, &m, &err) != Q8_OK) goto done;
+    int n_model_in = q8_model_num_inputs(m);
+    if (n_inputs != n_model_in) {
+        fprintf(stderr, "q8run: the model has %d inputs, %d --input given\n", n_model_in, n_inputs);
+        goto done;
+    }
+    q8_session_options so = {.n_threads = (int)threads, .device = device};
+    if (q8_session_create(m, &so, &s, &err) != Q8_OK) goto done;
+    for (int i = 0; i < n_inputs; i++) {
+        const char *name = inputs[i].name;
+        q8_tensor_info info;
+        if (!name) {
+            q8_model_input_info(m, i, &info);
+            name = info.name;
+        }
+        if (q8_session_set_input(s, name, inputs[i].t->dtype, inputs[i].t->dims, inputs[i].t->ndim,
+                                 inputs[i].t->data, &err) != Q8_OK) {
+            q8_fail_prefix(&err, "%s", inputs[i].path);
+            goto done;
+        }
+    }
+    int runs = bench > 0 ? (int)bench : 1;
+    double *times = malloc(sizeof(double) * (size_t)runs);
+    if (!times) {
+        fprintf(stderr, "q8run: out of memory\n");
+        goto done;
+    }
+    /* Warm-up: caches, page faults, thread start-up. */
+    int warm = bench > 0 ? (runs < 3 ? 1 : 3) : 0;
+    for (int i = 0; i < warm; i++)
+        if (q8_session_run(s, &err) != Q8_OK) {
+            free(times);
+            goto done;
+        }
+    for (int i = 0; i < runs; i++) {
+        double t0 = q8_cli_now_ms();
+        if (q8_session_run(s, &err) != Q8_OK) {
+            free(times);
+            goto done;
+        }
+        times[i] = q8_cli_now_ms() - t0;
+    }
+    double med, mn, mx;
+    q8_cli_stats(times, runs, &med, &mn, &mx);
+    free(times);
+
+    if (out_dir && !q8_cli_mkdirs(out_dir)) {
+        fprintf(stderr, "q8run: cannot create the output folder '%s'\n", out_dir);
+        goto done;
+    }
+    int n_out = q8_model_num_outputs(m);
+    for (int i = 0; i < n_out; i++) {
+        q8_tensor_info info;
+        const void *data;
+        q8_session_output(s, i, &info, &data);
+        if (out_dir) {
+            char fname[256], path[4096];
+            q8_cli_sanitize(info.name, fname, sizeof fname);
+            snprintf(path, sizeof path, "%s/%s.npy", out_dir, fname);
+            if (q8_npy_write(path, info.dtype, info.dims, info.ndim, data, &err) != Q8_OK) goto done;
+            if (!json) printf("wrote %s\n", path);
+        } else if (!json || bench == 0) {
+            q8_cli_print_tensor(stdout, info.name, info.dtype, info.dims, info.ndim, data,
+                                (int)print_max);
+        }
+    }
+    q8_memory_info mi;
+    q8_session_memory(s, &mi);
+    if (bench > 0 && !json)
+        printf("bench: %d runs, median %.3f ms, min %.3f ms, max %.3f ms; weights %zu B, arena %zu B\n",
+               runs, med, mn, mx, mi.weights_bytes, mi.arena_bytes);
+    if (json) {
+        printf("{\"model\": ");
+        q8_cli_json_str(stdout, model_path);
+        printf(", \"device\": \"%s\", \"threads\": %ld, \"runs\": %d, \"median_ms\": %.4f, "
+               "\"min_ms\": %.4f, \"max_ms\": %.4f, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
+               "\"peak_rss_bytes\": %zu",
+               device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads, runs, med, mn, mx,
+               mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
+        if (device == Q8_DEVICE_CUDA) printf(", \"device_bytes\": %zu", mi.device_bytes);
+        printf("}\n");
+    }
+    rc = 0;
+done:
+    if (rc && err.msg[0]) fail(&err);
+    q8_session_free(s);
+    q8_model_free(m);
+    for (int i = 0; i < n_inputs; i++) q8_tensor_free(inputs[i].t);
+    return rc;
+}
