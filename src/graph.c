@@ -280,6 +280,26 @@ const float *q8_attr_floats(const q8_node *n, const char *name, int *count) {
     return a->floats ? a->floats : (const float *)"";
 }
 
+q8_attr *q8_node_set_attr(q8_node *n, const char *name, q8_attr_type type) {
+    q8_attr *a = (q8_attr *)q8_attr_find(n, name);
+    if (!a) {
+        q8_attr *na = realloc(n->attrs, sizeof *na * (size_t)(n->n_attrs + 1));
+        if (!na) return NULL;
+        n->attrs = na;
+        a = &n->attrs[n->n_attrs];
+        memset(a, 0, sizeof *a);
+        if (!(a->name = q8_strdup(name))) return NULL;
+        n->n_attrs++;
+    } else {
+        char *keep = a->name;
+        a->name = NULL;
+        q8_attr_clear(a);
+        a->name = keep;
+    }
+    a->type = type;
+    return a;
+}
+
 q8_status q8_node_fail(q8_error *err, q8_status st, const q8_node *n,
                        const char *fmt, ...) {
     if (!err) return st;

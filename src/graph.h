@@ -140,6 +140,8 @@ const char *q8_attr_str(const q8_node *n, const char *name, const char *def);
 const int64_t *q8_attr_ints(const q8_node *n, const char *name, int *count);
 const float *q8_attr_floats(const q8_node *n, const char *name, int *count);
 void q8_attr_clear(q8_attr *a);
+/* Add (or reset) an attribute of n; NULL on out-of-memory. */
+q8_attr *q8_node_set_attr(q8_node *n, const char *name, q8_attr_type type);
 
 /* Error helper that names the node: "node 'conv_3' (Conv): ..." */
 q8_status q8_node_fail(q8_error *err, q8_status st, const q8_node *n,

@@ -129,13 +129,7 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
     for (int k = 0; k < p->n_outputs; k++)
         if (p->outputs[k] == x) p->outputs[k] = bn->outputs[0];
     bn->dead = true;
-    /* Re-run infer so params match the new inputs. */
-    free(p->params);
-    p->params = NULL;
-    q8_aligned_free(p->packed);
-    p->packed = NULL;
-    p->packed_bytes = 0;
-    q8_status st = p->op->infer(g, p, err);
+    q8_status st = q8_node_reinfer(g, p, err);
     q8_graph_fix_producers(g);
     return st;
 }

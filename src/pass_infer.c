@@ -216,7 +216,7 @@ static bool foldable(const q8_graph *g, const q8_node *n) {
     return true;
 }
 
-static q8_status infer_node(q8_graph *g, q8_node *n, q8_error *err) {
+q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int i = 0; i < n->n_inputs; i++) {
         const q8_tensor *t = q8_in(g, n, i);
         if (t && !t->shape_known)
@@ -256,7 +256,7 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
                                 n->op_type);
         }
-        Q8_TRY(infer_node(g, n, err));
+        Q8_TRY(q8_node_reinfer(g, n, err));
         if (foldable(g, n)) {
             Q8_TRY(q8_fold_node(g, n, err));
             n->dead = true;

@@ -14,6 +14,8 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err);
 void q8_pass_remove_identity(q8_graph *g);
 /* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
+/* Move Relu/Clip/LeakyRelu into the preceding Conv/Gemm/MatMul epilogue. */
+q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */
 void q8_pass_dce(q8_graph *g);
 /* Free constant tensors no live node or output refers to. */
@@ -24,6 +26,9 @@ q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err)
 
 /* Replace every use of tensor `from` by `to` in live nodes (not outputs). */
 void q8_graph_replace_uses(q8_graph *g, int from, int to);
+/* Run (again) a node's infer: params and packed data are rebuilt from its
+ * current inputs and attributes. */
+q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err);
 /* Run one node on the CPU with freshly allocated outputs (constant folding);
  * outputs become constants. */
 q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err);

@@ -1,0 +1,85 @@
+/* Fusion: an activation that follows a GEMM-like node (Conv, ConvTranspose,
+ * Gemm, MatMul) moves into that node's epilogue, applied while the output
+ * tile is still in cache. The producer carries it as internal attributes
+ * _act ("Relu", "Clip", "LeakyRelu") with _act_min/_act_max/_act_alpha. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "passes.h"
+
+static bool is_op(const q8_node *n, const char *op) {
+    return !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+static bool gemm_like(const q8_node *n) {
+    return is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul");
+}
+
+/* Read the activation's parameters; false if it cannot be fused. */
+static bool act_params(const q8_graph *g, const q8_node *a, float *lo, float *hi, float *alpha) {
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    *alpha = 0;
+    if (is_op(a, "Relu")) return a->n_inputs == 1;
+    if (is_op(a, "LeakyRelu")) {
+        *alpha = q8_attr_float(a, "alpha", 0.01f);
+        return a->n_inputs == 1;
+    }
+    if (is_op(a, "Clip")) {
+        if (g->opset < 11) {
+            *lo = q8_attr_float(a, "min", -INFINITY);
+            *hi = q8_attr_float(a, "max", INFINITY);
+            return true;
+        }
+        for (int i = 1; i <= 2; i++) {
+            const q8_tensor *t = q8_in(g, a, i);
+            if (!t) continue;
+            if (!t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != 1) return false;
+            *(i == 1 ? lo : hi) = *(const float *)t->data;
+        }
+        return true;
+    }
+    return false;
+}
+
+q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err) {
+    int *uses = calloc((size_t)g->n_tensors + 1, sizeof(int));
+    if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_graph_consumers(g, uses);
+    q8_status s = Q8_OK;
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *a = g->nodes[i];
+        if (a->dead || a->n_inputs < 1 || a->inputs[0] < 0 || a->n_outputs < 1) continue;
+        float lo, hi, alpha;
+        if (!act_params(g, a, &lo, &hi, &alpha)) continue;
+        int x = a->inputs[0];
+        const q8_tensor *xt = g->tensors[x];
+        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) || xt->dtype != Q8_F32)
+            continue;
+        q8_node *p = g->nodes[xt->producer];
+        if (p->dead || !gemm_like(p) || q8_attr_find(p, "_act") || p->outputs[0] != x) continue;
+        q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
+        if (!at || !(at->s = q8_strdup(a->op_type))) {
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        q8_attr *amin = q8_node_set_attr(p, "_act_min", Q8_ATTR_FLOAT);
+        q8_attr *amax = q8_node_set_attr(p, "_act_max", Q8_ATTR_FLOAT);
+        q8_attr *aal = q8_node_set_attr(p, "_act_alpha", Q8_ATTR_FLOAT);
+        if (!amin || !amax || !aal) {
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        amin->f = lo;
+        amax->f = hi;
+        aal->f = alpha;
+        p->outputs[0] = a->outputs[0];
+        g->tensors[a->outputs[0]]->producer = xt->producer;
+        a->dead = true;
+        s = q8_node_reinfer(g, p, err);
+    }
+    free(uses);
+    q8_graph_compact(g);
+    return s;
+}
