@@ -16,6 +16,8 @@ void q8_pass_remove_identity(q8_graph *g);
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
 /* Move Relu/Clip/LeakyRelu into the preceding Conv/Gemm/MatMul epilogue. */
 q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err);
+/* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
+q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */
 void q8_pass_dce(q8_graph *g);
 /* Free constant tensors no live node or output refers to. */

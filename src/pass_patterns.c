@@ -1,0 +1,256 @@
+/* Recognize decomposed ops that exporters emit and replace each with the
+ * single op: LayerNormalization from ReduceMean/Sub/Pow/ReduceMean/Add/
+ * Sqrt/Div[/Mul/Add], and Gelu from the Erf formula. One op is faster and
+ * quantizes as one unit. The last node of a pattern is rewritten in place,
+ * which keeps the node order topological. */
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "passes.h"
+
+typedef struct pctx {
+    q8_graph *g;
+    int *uses;
+} pctx;
+
+static bool is_op(const q8_node *n, const char *op) {
+    return n && !n->dead && !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+static q8_node *producer(const pctx *c, int t) {
+    if (t < 0) return NULL;
+    int p = c->g->tensors[t]->producer;
+    return p >= 0 ? c->g->nodes[p] : NULL;
+}
+
+/* An intermediate value of a pattern: read by exactly n nodes, not an output. */
+static bool internal(const pctx *c, int t, int n) {
+    return t >= 0 && c->uses[t] == n && !q8_graph_is_output(c->g, t);
+}
+
+static bool const_scalar(const q8_graph *g, int t, float *v) {
+    const q8_tensor *tt = q8_graph_tensor(g, t);
+    if (!tt || !tt->data || tt->dtype != Q8_F32 || q8_tensor_numel(tt) != 1) return false;
+    *v = *(const float *)tt->data;
+    return true;
+}
+
+static bool near(float a, float b) { return fabsf(a - b) <= 1e-4f * fabsf(b); }
+
+/* The input that is not t (binary op). */
+static int other_input(const q8_node *n, int t) {
+    return n->inputs[0] == t ? n->inputs[1] : n->inputs[0];
+}
+
+/* Reduction axes of a ReduceMean as a normalized list; false if unknown. */
+static bool reduce_axes(const q8_graph *g, const q8_node *n, int rank, int *first, int *count) {
+    if (q8_attr_int(n, "keepdims", 1) != 1) return false;
+    int na = 0;
+    const int64_t *ax = q8_attr_ints(n, "axes", &na);
+    int64_t tmp[Q8_MAX_DIMS];
+    if (!ax && n->n_inputs > 1) {
+        const q8_tensor *t = q8_in(g, n, 1);
+        if (!t || !t->data || t->dtype != Q8_I64 || q8_tensor_numel(t) > Q8_MAX_DIMS) return false;
+        na = (int)q8_tensor_numel(t);
+        memcpy(tmp, t->data, sizeof(int64_t) * (size_t)na);
+        ax = tmp;
+    }
+    if (!ax || na < 1) return false;
+    /* must be the trailing axes, in order */
+    int norm[Q8_MAX_DIMS];
+    for (int i = 0; i < na; i++)
+        if (!q8_norm_axis(ax[i], rank, &norm[i])) return false;
+    for (int i = 0; i < na; i++)
+        if (norm[i] != rank - na + i) return false;
+    *first = rank - na;
+    *count = na;
+    return true;
+}
+
+/* Turn node n into op_type with the given inputs, no attributes. */
+static q8_status rewrite(q8_graph *g, q8_node *n, const char *op_type, const int *in, int n_in,
+                         q8_error *err) {
+    char *op = q8_strdup(op_type);
+    if (!op) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    free(n->op_type);
+    n->op_type = op;
+    for (int i = 0; i < n->n_attrs; i++) q8_attr_clear(&n->attrs[i]);
+    n->n_attrs = 0;
+    int out = n->outputs[0];
+    Q8_TRY(q8_node_set_io(n, in, n_in, &out, 1, err));
+    n->op = q8_op_find("", op_type);
+    Q8_ASSERT(n->op);
+    return Q8_OK;
+}
+
+static q8_status try_layernorm(pctx *c, q8_node *div, bool *hit, q8_error *err) {
+    q8_graph *g = c->g;
+    /* div = d / sqrt(mean(d^2) + eps), d = x - mean(x) */
+    if (div->n_inputs != 2) return Q8_OK;
+    int d = div->inputs[0], sd = div->inputs[1];
+    q8_node *sub = producer(c, d), *sq = producer(c, sd);
+    if (!is_op(sub, "Sub") || !is_op(sq, "Sqrt") || !internal(c, sd, 1)) return Q8_OK;
+    q8_node *add_eps = producer(c, sq->inputs[0]);
+    if (!is_op(add_eps, "Add") || !internal(c, sq->inputs[0], 1)) return Q8_OK;
+    float eps;
+    int var = -1;
+    if (const_scalar(g, add_eps->inputs[1], &eps)) var = add_eps->inputs[0];
+    else if (const_scalar(g, add_eps->inputs[0], &eps)) var = add_eps->inputs[1];
+    q8_node *rm2 = producer(c, var);
+    if (!is_op(rm2, "ReduceMean") || !internal(c, var, 1)) return Q8_OK;
+    q8_node *pw = producer(c, rm2->inputs[0]);
+    float two;
+    if (!internal(c, rm2->inputs[0], 1)) return Q8_OK;
+    if (is_op(pw, "Pow")) {
+        if (pw->inputs[0] != d || !const_scalar(g, pw->inputs[1], &two) || two != 2.0f) return Q8_OK;
+    } else if (is_op(pw, "Mul")) {
+        if (pw->inputs[0] != d || pw->inputs[1] != d) return Q8_OK;
+    } else {
+        return Q8_OK;
+    }
+    /* d feeds the square and the division only */
+    bool sq_twice = is_op(pw, "Mul");
+    if (!internal(c, d, sq_twice ? 3 : 2)) return Q8_OK;
+    int x = sub->inputs[0], mean = sub->inputs[1];
+    q8_node *rm1 = producer(c, mean);
+    if (!is_op(rm1, "ReduceMean") || rm1->inputs[0] != x || !internal(c, mean, 1)) return Q8_OK;
+    const q8_tensor *xt = g->tensors[x];
+    if (xt->dtype != Q8_F32) return Q8_OK;
+    int f1, n1, f2, n2;
+    if (!reduce_axes(g, rm1, xt->ndim, &f1, &n1) || !reduce_axes(g, rm2, xt->ndim, &f2, &n2) ||
+        f1 != f2 || n1 != n2)
+        return Q8_OK;
+    /* optional * gamma + beta with constants over the normalized dims */
+    int64_t norm_size = 1;
+    for (int i = f1; i < xt->ndim; i++) norm_size *= xt->dims[i];
+    q8_node *last = div, *mul = NULL, *addb = NULL;
+    int gamma = -1, beta = -1;
+    int out = div->outputs[0];
+    for (int i = 0; i < g->n_nodes && internal(c, out, 1); i++) {
+        q8_node *n = g->nodes[i];
+        if (n->dead || n->n_inputs != 2 || (n->inputs[0] != out && n->inputs[1] != out)) continue;
+        int o = other_input(n, out);
+        const q8_tensor *ot = q8_graph_tensor(g, o);
+        if (!ot || !ot->data || ot->dtype != Q8_F32 || q8_tensor_numel(ot) != norm_size ||
+            ot->ndim > xt->ndim - f1)
+            break;
+        if (!mul && !addb && is_op(n, "Mul")) {
+            mul = n;
+            gamma = o;
+        } else if (!addb && is_op(n, "Add")) {
+            addb = n;
+            beta = o;
+        } else {
+            break;
+        }
+        last = n;
+        out = n->outputs[0];
+        if (addb) break;
+    }
+    /* LayerNormalization needs a Scale input: make ones when absent. */
+    if (gamma < 0) {
+        gamma = q8_graph_add_tensor_unique(g, "layernorm_scale");
+        if (gamma < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        q8_tensor *gt = g->tensors[gamma];
+        q8_tensor_set_shape(gt, Q8_F32, &norm_size, 1);
+        Q8_TRY(q8_tensor_alloc_data(gt, err));
+        for (int64_t i = 0; i < norm_size; i++) ((float *)gt->data)[i] = 1.0f;
+    }
+    q8_node *dead[] = {rm1, sub, pw, rm2, add_eps, sq, div, mul, addb};
+    for (size_t i = 0; i < sizeof dead / sizeof dead[0]; i++)
+        if (dead[i] && dead[i] != last) dead[i]->dead = true;
+    int in[3] = {x, gamma, beta};
+    Q8_TRY(rewrite(g, last, "LayerNormalization", in, beta >= 0 ? 3 : 2, err));
+    q8_attr *a = q8_node_set_attr(last, "axis", Q8_ATTR_INT);
+    q8_attr *e = q8_node_set_attr(last, "epsilon", Q8_ATTR_FLOAT);
+    if (!a || !e) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    a->i = f1;
+    e->f = eps;
+    *hit = true;
+    return q8_node_reinfer(g, last, err);
+}
+
+/* y = 0.5 * x * (1 + erf(x / sqrt(2))), in the orders exporters write. */
+static q8_status try_gelu(pctx *c, q8_node *erf, bool *hit, q8_error *err) {
+    q8_graph *g = c->g;
+    int a = erf->inputs[0];
+    q8_node *scale = producer(c, a);
+    float k;
+    int x;
+    if (!internal(c, a, 1) || !scale || scale->n_inputs != 2) return Q8_OK;
+    if (is_op(scale, "Div") && const_scalar(g, scale->inputs[1], &k) && near(k, 1.41421356f)) {
+        x = scale->inputs[0];
+    } else if (is_op(scale, "Mul") && const_scalar(g, scale->inputs[1], &k) && near(k, 0.70710678f)) {
+        x = scale->inputs[0];
+    } else if (is_op(scale, "Mul") && const_scalar(g, scale->inputs[0], &k) && near(k, 0.70710678f)) {
+        x = scale->inputs[1];
+    } else {
+        return Q8_OK;
+    }
+    int b = erf->outputs[0];
+    q8_node *add1 = NULL;
+    for (int i = 0; i < g->n_nodes && internal(c, b, 1); i++)
+        if (is_op(g->nodes[i], "Add") && (g->nodes[i]->inputs[0] == b || g->nodes[i]->inputs[1] == b))
+            add1 = g->nodes[i];
+    float one;
+    if (!add1 || !const_scalar(g, other_input(add1, b), &one) || one != 1.0f) return Q8_OK;
+    int cc = add1->outputs[0];
+    if (!internal(c, cc, 1)) return Q8_OK;
+    q8_node *m1 = NULL;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (is_op(g->nodes[i], "Mul") && (g->nodes[i]->inputs[0] == cc || g->nodes[i]->inputs[1] == cc))
+            m1 = g->nodes[i];
+    if (!m1) return Q8_OK;
+    int o = other_input(m1, cc);
+    q8_node *half_node = NULL, *last = NULL;
+    float half;
+    if (o == x) {
+        /* (x * c) * 0.5 */
+        int t = m1->outputs[0];
+        if (!internal(c, t, 1)) return Q8_OK;
+        for (int i = 0; i < g->n_nodes; i++)
+            if (is_op(g->nodes[i], "Mul") && (g->nodes[i]->inputs[0] == t || g->nodes[i]->inputs[1] == t))
+                half_node = g->nodes[i];
+        if (!half_node || !const_scalar(g, other_input(half_node, t), &half) || half != 0.5f)
+            return Q8_OK;
+        last = half_node;
+    } else {
+        /* (x * 0.5) * c */
+        half_node = producer(c, o);
+        if (!is_op(half_node, "Mul") || !internal(c, o, 1)) return Q8_OK;
+        int hx = -1;
+        if (const_scalar(g, half_node->inputs[1], &half)) hx = half_node->inputs[0];
+        else if (const_scalar(g, half_node->inputs[0], &half)) hx = half_node->inputs[1];
+        if (hx != x || half != 0.5f) return Q8_OK;
+        last = m1;
+    }
+    if (g->tensors[x]->dtype != Q8_F32) return Q8_OK;
+    q8_node *dead[] = {scale, erf, add1, m1, half_node};
+    for (size_t i = 0; i < sizeof dead / sizeof dead[0]; i++)
+        if (dead[i] != last) dead[i]->dead = true;
+    Q8_TRY(rewrite(g, last, "Gelu", &x, 1, err));
+    *hit = true;
+    return q8_node_reinfer(g, last, err);
+}
+
+q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
+    /* Only when the fused ops exist in this build. */
+    bool have_ln = q8_op_find("", "LayerNormalization") != NULL;
+    bool have_gelu = q8_op_find("", "Gelu") != NULL;
+    pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
+    if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = Q8_OK;
+    q8_graph_consumers(g, c.uses);
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *n = g->nodes[i];
+        bool hit = false;
+        if (have_ln && is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
+        else if (have_gelu && is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
+        /* a rewrite changes who reads what: count again */
+        if (hit) q8_graph_consumers(g, c.uses);
+    }
+    free(c.uses);
+    q8_graph_compact(g);
+    return s;
+}
