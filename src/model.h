@@ -4,10 +4,15 @@
 
 #include "backend.h"
 #include "graph.h"
+#include "meta.h"
+#include "q8file.h"
 
 struct q8_model {
     q8_graph *g;
     char *path;
+    q8_meta meta;           /* .q8 metadata (empty for ONNX) */
+    q8_mapping map;         /* .q8: the mapped file constants point into */
+    bool quantized;         /* loaded from a .q8 */
 };
 
 struct q8_session {

@@ -1,0 +1,597 @@
+#include "q8file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "bytes.h"
+#include "crc32c.h"
+
+#define SECTION_ENTRY_SIZE 32
+#define MAX_NAME 4096
+#define MAX_SECTIONS 16
+
+enum { TF_CONST = 1, TF_QPARAMS = 2 };
+
+/* ------------------------------------------------------------------ write */
+
+static size_t bitmask_bytes(int64_t numel) { return (size_t)(numel + 7) / 8; }
+
+/* Count non-zero elements (by bytes, so -0.0f counts as non-zero). */
+static int64_t count_nonzero(const uint8_t *d, int64_t numel, size_t es) {
+    static const uint8_t zero[16];
+    int64_t nnz = 0;
+    for (int64_t i = 0; i < numel; i++) nnz += memcmp(d + (size_t)i * es, zero, es) != 0;
+    return nnz;
+}
+
+static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, uint8_t *enc, uint64_t *off,
+                            uint64_t *size) {
+    int64_t numel = q8_tensor_numel(t);
+    size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
+    int64_t nnz = numel >= 64 ? count_nonzero(t->data, numel, es) : numel;
+    size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
+    if (!q8_wbuf_align(data, Q8_FILE_ALIGN)) return false;
+    *off = data->len;
+    if (sparse < dense) {
+        *enc = Q8_ENC_BITMASK;
+        size_t mb = bitmask_bytes(numel);
+        size_t at = data->len;
+        if (!q8_wbuf_zeros(data, mb)) return false;
+        const uint8_t *d = t->data;
+        static const uint8_t zero[16];
+        for (int64_t i = 0; i < numel; i++) {
+            const uint8_t *e = d + (size_t)i * es;
+            if (memcmp(e, zero, es) == 0) continue;
+            data->p[at + (size_t)i / 8] |= (uint8_t)(1u << (i % 8));
+            if (!q8_wbuf_put(data, e, es)) return false;
+        }
+        *size = sparse;
+    } else {
+        *enc = Q8_ENC_DENSE;
+        if (!q8_wbuf_put(data, t->data, dense)) return false;
+        *size = dense;
+    }
+    return true;
+}
+
+static bool put_attr(q8_wbuf *b, const q8_attr *a) {
+    bool ok = q8_wbuf_str(b, a->name) && q8_wbuf_u8(b, (uint8_t)a->type);
+    switch (a->type) {
+    case Q8_ATTR_FLOAT: return ok && q8_wbuf_f32(b, a->f);
+    case Q8_ATTR_INT: return ok && q8_wbuf_i64(b, a->i);
+    case Q8_ATTR_STRING: return ok && q8_wbuf_str(b, a->s ? a->s : "");
+    case Q8_ATTR_FLOATS:
+        return ok && q8_wbuf_u32(b, (uint32_t)a->n) && q8_wbuf_put(b, a->floats, sizeof(float) * (size_t)a->n);
+    case Q8_ATTR_INTS:
+        return ok && q8_wbuf_u32(b, (uint32_t)a->n) && q8_wbuf_put(b, a->ints, sizeof(int64_t) * (size_t)a->n);
+    case Q8_ATTR_STRINGS:
+        ok = ok && q8_wbuf_u32(b, (uint32_t)a->n);
+        for (int i = 0; ok && i < a->n; i++) ok = q8_wbuf_str(b, a->strings[i]);
+        return ok;
+    case Q8_ATTR_TENSOR: {
+        const q8_tensor *t = a->t;
+        ok = ok && q8_wbuf_u8(b, (uint8_t)t->dtype) && q8_wbuf_u8(b, (uint8_t)t->ndim);
+        for (int i = 0; ok && i < t->ndim; i++) ok = q8_wbuf_i64(b, t->dims[i]);
+        size_t nb = q8_tensor_nbytes(t);
+        return ok && q8_wbuf_u64(b, nb) && q8_wbuf_put(b, t->data, nb);
+    }
+    case Q8_ATTR_GRAPH: return false;
+    }
+    return false;
+}
+
+static q8_status encode_graph(const q8_graph *g, q8_wbuf *gb, q8_wbuf *data, q8_error *err) {
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i]->n_attrs; k++)
+            if (g->nodes[i]->attrs[k].type == Q8_ATTR_GRAPH)
+                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, g->nodes[i],
+                                    "subgraph attributes cannot be stored in a .q8 file");
+    bool ok = q8_wbuf_u32(gb, (uint32_t)g->opset) && q8_wbuf_u32(gb, (uint32_t)g->n_tensors);
+    for (int i = 0; ok && i < g->n_tensors; i++) {
+        const q8_tensor *t = g->tensors[i];
+        uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0);
+        uint8_t enc = 0;
+        uint64_t off = 0, size = 0;
+        if (t->data && !put_tensor_data(data, t, &enc, &off, &size)) ok = false;
+        int ndim = t->shape_known ? t->ndim : 0;
+        ok = ok && q8_wbuf_str(gb, t->name) && q8_wbuf_u8(gb, (uint8_t)t->dtype) &&
+             q8_wbuf_u8(gb, (uint8_t)ndim) && q8_wbuf_u8(gb, flags) && q8_wbuf_u8(gb, enc);
+        for (int d = 0; ok && d < ndim; d++) ok = q8_wbuf_i64(gb, t->dims[d]);
+        if (ok && (flags & TF_QPARAMS)) {
+            ok = q8_wbuf_i32(gb, t->q.axis) && q8_wbuf_u32(gb, (uint32_t)t->q.n) &&
+                 q8_wbuf_put(gb, t->q.scale, sizeof(float) * (size_t)t->q.n) &&
+                 q8_wbuf_i32(gb, t->q.zero_point);
+        }
+        if (ok && (flags & TF_CONST)) ok = q8_wbuf_u64(gb, off) && q8_wbuf_u64(gb, size);
+    }
+    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_nodes);
+    for (int i = 0; ok && i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        ok = q8_wbuf_str(gb, n->name) && q8_wbuf_str(gb, n->op_type) && q8_wbuf_str(gb, n->domain) &&
+             q8_wbuf_u32(gb, (uint32_t)n->n_inputs);
+        for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, n->inputs[k]);
+        ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_outputs);
+        for (int k = 0; ok && k < n->n_outputs; k++) ok = q8_wbuf_i32(gb, n->outputs[k]);
+        ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_attrs);
+        for (int k = 0; ok && k < n->n_attrs; k++) ok = put_attr(gb, &n->attrs[k]);
+    }
+    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_inputs);
+    for (int i = 0; ok && i < g->n_inputs; i++) ok = q8_wbuf_i32(gb, g->inputs[i]);
+    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_outputs);
+    for (int i = 0; ok && i < g->n_outputs; i++) ok = q8_wbuf_i32(gb, g->outputs[i]);
+    return ok ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the graph");
+}
+
+static bool encode_meta(const q8_meta *m, q8_wbuf *b) {
+    int n = m ? m->n : 0;
+    bool ok = q8_wbuf_u32(b, (uint32_t)n);
+    for (int i = 0; ok && i < n; i++) {
+        const q8_meta_entry *e = &m->e[i];
+        ok = q8_wbuf_str(b, e->key) && q8_wbuf_u8(b, (uint8_t)e->type);
+        if (e->type == Q8_META_STR) ok = ok && q8_wbuf_str(b, e->s);
+        else if (e->type == Q8_META_INT) ok = ok && q8_wbuf_i64(b, e->i);
+        else ok = ok && q8_wbuf_f64(b, e->f);
+    }
+    return ok;
+}
+
+static bool encode_plan(const q8_plan *p, const q8_graph *g, q8_wbuf *b) {
+    uint32_t n = 0;
+    for (int t = 0; t < p->n_tensors; t++) n += p->offset[t] != Q8_PLAN_NONE;
+    bool ok = q8_wbuf_u64(b, p->arena_bytes) && q8_wbuf_u32(b, n);
+    for (int t = 0; ok && t < p->n_tensors; t++)
+        if (p->offset[t] != Q8_PLAN_NONE)
+            ok = q8_wbuf_i32(b, t) && q8_wbuf_u64(b, p->offset[t]) &&
+                 q8_wbuf_u64(b, q8_tensor_nbytes(g->tensors[t]));
+    return ok;
+}
+
+q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *plan,
+                         uint8_t **out, size_t *out_len, q8_error *err) {
+    q8_wbuf sec[4] = {{0}};   /* META, GRAPH, PLAN, DATA */
+    const uint32_t kinds[4] = {Q8_SECTION_META, Q8_SECTION_GRAPH, Q8_SECTION_PLAN, Q8_SECTION_DATA};
+    q8_status s = encode_graph(g, &sec[1], &sec[3], err);
+    if (s == Q8_OK && (!encode_meta(meta, &sec[0]) || (plan && !encode_plan(plan, g, &sec[2]))))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
+    int nsec = 0;
+    uint32_t kind_of[4];
+    q8_wbuf *buf_of[4];
+    for (int i = 0; i < 4; i++) {
+        if (i == 2 && !plan) continue;
+        kind_of[nsec] = kinds[i];
+        buf_of[nsec++] = &sec[i];
+    }
+    q8_wbuf f = {0};
+    if (s == Q8_OK) {
+        size_t table = Q8_FILE_HEADER_SIZE, body = q8_align_up(table + SECTION_ENTRY_SIZE * (size_t)nsec,
+                                                                Q8_FILE_ALIGN);
+        uint64_t offs[4];
+        size_t at = body;
+        for (int i = 0; i < nsec; i++) {
+            offs[i] = at;
+            at = q8_align_up(at + buf_of[i]->len, Q8_FILE_ALIGN);
+        }
+        size_t total = at;
+        bool ok = q8_wbuf_put(&f, Q8_FILE_MAGIC, 8) && q8_wbuf_u32(&f, Q8_FILE_VERSION) &&
+                  q8_wbuf_u32(&f, Q8_FILE_HEADER_SIZE) && q8_wbuf_u64(&f, total) &&
+                  q8_wbuf_u64(&f, table) && q8_wbuf_u32(&f, (uint32_t)nsec) && q8_wbuf_zeros(&f, 24);
+        if (ok) ok = q8_wbuf_u32(&f, q8_crc32c(0, f.p, 60));
+        for (int i = 0; ok && i < nsec; i++)
+            ok = q8_wbuf_u32(&f, kind_of[i]) && q8_wbuf_u32(&f, 0) && q8_wbuf_u64(&f, offs[i]) &&
+                 q8_wbuf_u64(&f, buf_of[i]->len) &&
+                 q8_wbuf_u32(&f, q8_crc32c(0, buf_of[i]->p, buf_of[i]->len)) && q8_wbuf_u32(&f, 0);
+        for (int i = 0; ok && i < nsec; i++)
+            ok = q8_wbuf_align(&f, Q8_FILE_ALIGN) && q8_wbuf_put(&f, buf_of[i]->p, buf_of[i]->len);
+        ok = ok && q8_wbuf_align(&f, Q8_FILE_ALIGN);
+        if (!ok) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
+        else Q8_ASSERT(f.len == total);
+    }
+    for (int i = 0; i < 4; i++) q8_wbuf_free(&sec[i]);
+    if (s != Q8_OK) {
+        q8_wbuf_free(&f);
+        return s;
+    }
+    *out = f.p;
+    *out_len = f.len;
+    return Q8_OK;
+}
+
+q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta,
+                        const q8_plan *plan, q8_error *err) {
+    uint8_t *buf;
+    size_t len;
+    Q8_TRY(q8_file_encode(g, meta, plan, &buf, &len, err));
+    q8_status s = q8_write_file_atomic(path, buf, len, err);
+    free(buf);
+    return s;
+}
+
+/* ------------------------------------------------------------------- read */
+
+bool q8_file_is_q8(const uint8_t *buf, size_t len) {
+    return len >= 8 && memcmp(buf, Q8_FILE_MAGIC, 8) == 0;
+}
+
+typedef struct section {
+    const uint8_t *p;
+    uint64_t size;
+    bool present;
+} section;
+
+#define BAD(...) q8_fail(err, Q8_ERR_FORMAT, __VA_ARGS__)
+
+static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q8_error *err) {
+    if (len < Q8_FILE_HEADER_SIZE) return BAD("truncated: %zu bytes, a header needs 64", len);
+    if (!q8_file_is_q8(buf, len)) return BAD("not a .q8 file (bad magic)");
+    q8_rbuf r = q8_rbuf_make(buf + 8, Q8_FILE_HEADER_SIZE - 8);
+    uint32_t version = q8_rbuf_u32(&r), hsize = q8_rbuf_u32(&r);
+    uint64_t fsize = q8_rbuf_u64(&r), toff = q8_rbuf_u64(&r);
+    uint32_t nsec = q8_rbuf_u32(&r);
+    uint32_t hcrc;
+    memcpy(&hcrc, buf + 60, 4);
+    if (q8_crc32c(0, buf, 60) != hcrc) return BAD("header checksum mismatch (corrupt file)");
+    if (version != Q8_FILE_VERSION)
+        return BAD("unsupported .q8 version %u (this q8 reads version %d)", version, Q8_FILE_VERSION);
+    if (hsize != Q8_FILE_HEADER_SIZE) return BAD("bad header size %u", hsize);
+    if (fsize != len)
+        return BAD("truncated or padded: the header says %llu bytes, the file has %zu",
+                   (unsigned long long)fsize, len);
+    if (nsec == 0 || nsec > MAX_SECTIONS) return BAD("bad section count %u", nsec);
+    if (toff < Q8_FILE_HEADER_SIZE || toff > len || (len - toff) / SECTION_ENTRY_SIZE < nsec)
+        return BAD("section table at %llu runs past the end", (unsigned long long)toff);
+    memset(sec, 0, sizeof(section) * 5);
+    r = q8_rbuf_make(buf + toff, (size_t)nsec * SECTION_ENTRY_SIZE);
+    for (uint32_t i = 0; i < nsec; i++) {
+        uint32_t kind = q8_rbuf_u32(&r);
+        (void)q8_rbuf_u32(&r);
+        uint64_t off = q8_rbuf_u64(&r), size = q8_rbuf_u64(&r);
+        uint32_t crc = q8_rbuf_u32(&r);
+        (void)q8_rbuf_u32(&r);
+        if (kind < Q8_SECTION_META || kind > Q8_SECTION_DATA) return BAD("unknown section kind %u", kind);
+        if (sec[kind].present) return BAD("section %u appears twice", kind);
+        if (off > len || size > len - off)
+            return BAD("section %u (offset %llu, size %llu) runs past the end of the %zu-byte file",
+                       kind, (unsigned long long)off, (unsigned long long)size, len);
+        if (off % Q8_FILE_ALIGN) return BAD("section %u is not 64-byte aligned", kind);
+        if (q8_crc32c(0, buf + off, (size_t)size) != crc)
+            return BAD("section %u checksum mismatch (corrupt file)", kind);
+        sec[kind] = (section){buf + off, size, true};
+    }
+    if (!sec[Q8_SECTION_GRAPH].present || !sec[Q8_SECTION_DATA].present || !sec[Q8_SECTION_META].present)
+        return BAD("missing a required section (META, GRAPH, DATA)");
+    return Q8_OK;
+}
+
+static q8_status read_meta(section s, q8_meta *m, q8_error *err) {
+    q8_rbuf r = q8_rbuf_make(s.p, s.size);
+    uint32_t n = q8_rbuf_u32(&r);
+    if (!r.ok || n > q8_rbuf_left(&r) / 5) return BAD("META: bad entry count");
+    for (uint32_t i = 0; i < n; i++) {
+        char *key = q8_rbuf_str(&r, MAX_NAME);
+        uint8_t type = q8_rbuf_u8(&r);
+        q8_status st = Q8_OK;
+        if (!key || !r.ok) {
+            free(key);
+            return BAD("META: entry %u is truncated", i);
+        }
+        if (type == Q8_META_STR) {
+            char *v = q8_rbuf_str(&r, 1 << 20);
+            st = v ? q8_meta_set_str(m, key, v, err) : BAD("META: entry '%s' is truncated", key);
+            free(v);
+        } else if (type == Q8_META_INT) {
+            int64_t v = q8_rbuf_i64(&r);
+            st = r.ok ? q8_meta_set_int(m, key, v, err) : BAD("META: entry '%s' is truncated", key);
+        } else if (type == Q8_META_FLOAT) {
+            double v = q8_rbuf_f64(&r);
+            st = r.ok ? q8_meta_set_float(m, key, v, err) : BAD("META: entry '%s' is truncated", key);
+        } else {
+            st = BAD("META: entry '%s' has unknown type %u", key, type);
+        }
+        free(key);
+        Q8_TRY(st);
+    }
+    return Q8_OK;
+}
+
+static bool valid_dtype(uint8_t dt) {
+    return dt > Q8_UNDEFINED && dt < Q8_DTYPE_COUNT && dt != Q8_STRING;
+}
+
+static q8_status read_dims(q8_rbuf *r, int ndim, int64_t *dims, const char *what, q8_error *err) {
+    if (ndim > Q8_MAX_DIMS) return BAD("%s: %d dims (at most %d)", what, ndim, Q8_MAX_DIMS);
+    for (int d = 0; d < ndim; d++) dims[d] = q8_rbuf_i64(r);
+    int64_t numel;
+    if (!r->ok) return BAD("%s: truncated", what);
+    if (!q8_shape_numel(dims, ndim, &numel)) return BAD("%s: negative or overflowing dims", what);
+    return Q8_OK;
+}
+
+/* Expand bitmask-encoded data into t->data. */
+static q8_status expand_bitmask(q8_tensor *t, const uint8_t *src, uint64_t size, q8_error *err) {
+    int64_t numel = q8_tensor_numel(t);
+    size_t es = q8_dtype_size(t->dtype), mb = bitmask_bytes(numel);
+    if (size < mb) return BAD("tensor '%s': sparse data shorter than its mask", t->name);
+    uint64_t nnz = 0;
+    for (size_t i = 0; i < mb; i++) nnz += (uint64_t)__builtin_popcount(src[i]);
+    if (numel % 8 && (src[mb - 1] >> (numel % 8)))
+        return BAD("tensor '%s': mask bits set past the last element", t->name);
+    if (size != mb + nnz * es)
+        return BAD("tensor '%s': sparse data has %llu bytes, its mask says %llu", t->name,
+                   (unsigned long long)size, (unsigned long long)(mb + nnz * es));
+    Q8_TRY(q8_tensor_alloc_data(t, err));
+    const uint8_t *v = src + mb;
+    uint8_t *dst = t->data;
+    for (int64_t i = 0; i < numel; i++)
+        if (src[i / 8] >> (i % 8) & 1) {
+            memcpy(dst + (size_t)i * es, v, es);
+            v += es;
+        }
+    return Q8_OK;
+}
+
+static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx, q8_error *err) {
+    char *name = q8_rbuf_str(r, MAX_NAME);
+    uint8_t dt = q8_rbuf_u8(r), ndim = q8_rbuf_u8(r), flags = q8_rbuf_u8(r), enc = q8_rbuf_u8(r);
+    if (!name || !r->ok) {
+        free(name);
+        return BAD("GRAPH: tensor %u is truncated", idx);
+    }
+    bool dup;
+    int ti = q8_graph_add_tensor(g, name, &dup);
+    free(name);
+    if (ti < 0) return dup ? BAD("GRAPH: tensor %u has a duplicate name", idx) : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_tensor *t = g->tensors[ti];
+    if (!valid_dtype(dt)) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
+    if (flags & ~(TF_CONST | TF_QPARAMS)) return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
+    int64_t dims[Q8_MAX_DIMS];
+    char what[300];
+    snprintf(what, sizeof what, "tensor '%s'", t->name);
+    Q8_TRY(read_dims(r, ndim, dims, what, err));
+    q8_tensor_set_shape(t, (q8_dtype)dt, dims, ndim);
+    if (flags & TF_QPARAMS) {
+        int32_t axis = q8_rbuf_i32(r);
+        uint32_t n = q8_rbuf_u32(r);
+        if (!r->ok) return BAD("tensor '%s': truncated quantization parameters", t->name);
+        if (axis < -1 || axis >= (int32_t)ndim) return BAD("tensor '%s': quantization axis %d out of range", t->name, axis);
+        uint64_t want = axis < 0 ? 1 : (uint64_t)dims[axis];
+        if (n != want || n == 0) return BAD("tensor '%s': %u scales, expected %llu", t->name, n, (unsigned long long)want);
+        const float *sc = q8_rbuf_take(r, sizeof(float) * (size_t)n);
+        int32_t zp = q8_rbuf_i32(r);
+        if (!r->ok) return BAD("tensor '%s': truncated scales", t->name);
+        if (!(t->q.scale = malloc(sizeof(float) * n))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        memcpy(t->q.scale, sc, sizeof(float) * n);
+        for (uint32_t i = 0; i < n; i++)
+            if (!(t->q.scale[i] > 0) || t->q.scale[i] == INFINITY)
+                return BAD("tensor '%s': scale %u is %g (must be positive and finite)", t->name, i, t->q.scale[i]);
+        t->q.n = (int)n;
+        t->q.axis = axis;
+        t->q.zero_point = zp;
+    }
+    if (flags & TF_CONST) {
+        uint64_t off = q8_rbuf_u64(r), size = q8_rbuf_u64(r);
+        if (!r->ok) return BAD("tensor '%s': truncated data reference", t->name);
+        if (off > data.size || size > data.size - off)
+            return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
+                       t->name, (unsigned long long)off, (unsigned long long)size,
+                       (unsigned long long)data.size);
+        if (off % Q8_FILE_ALIGN) return BAD("tensor '%s': data is not 64-byte aligned", t->name);
+        if (enc == Q8_ENC_DENSE) {
+            if (size != q8_tensor_nbytes(t))
+                return BAD("tensor '%s': %llu data bytes, its shape needs %zu", t->name,
+                           (unsigned long long)size, q8_tensor_nbytes(t));
+            t->data = (void *)(data.p + off); /* used in place from the mapping */
+            t->owns_data = false;
+        } else if (enc == Q8_ENC_BITMASK) {
+            Q8_TRY(expand_bitmask(t, data.p + off, size, err));
+        } else {
+            return BAD("tensor '%s': unknown encoding %u", t->name, enc);
+        }
+    } else if (enc != 0) {
+        return BAD("tensor '%s': an encoding without data", t->name);
+    }
+    return Q8_OK;
+}
+
+static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
+    a->name = q8_rbuf_str(r, MAX_NAME);
+    uint8_t type = q8_rbuf_u8(r);
+    if (!a->name || !r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "truncated attribute");
+    a->type = (q8_attr_type)type;
+    uint32_t cnt;
+    switch (type) {
+    case Q8_ATTR_FLOAT: a->f = q8_rbuf_f32(r); break;
+    case Q8_ATTR_INT: a->i = q8_rbuf_i64(r); break;
+    case Q8_ATTR_STRING:
+        if (!(a->s = q8_rbuf_str(r, 1 << 20))) r->ok = false;
+        break;
+    case Q8_ATTR_FLOATS:
+    case Q8_ATTR_INTS: {
+        cnt = q8_rbuf_u32(r);
+        size_t es = type == Q8_ATTR_FLOATS ? 4 : 8;
+        if (!r->ok || cnt > q8_rbuf_left(r) / es) {
+            r->ok = false;
+            break;
+        }
+        const void *p = q8_rbuf_take(r, es * cnt);
+        void *d = malloc(es * cnt + 1);
+        if (!d) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        memcpy(d, p, es * cnt);
+        if (type == Q8_ATTR_FLOATS) a->floats = d;
+        else a->ints = d;
+        a->n = (int)cnt;
+        break;
+    }
+    case Q8_ATTR_STRINGS:
+        cnt = q8_rbuf_u32(r);
+        if (!r->ok || cnt > q8_rbuf_left(r) / 4) {
+            r->ok = false;
+            break;
+        }
+        if (!(a->strings = calloc(cnt + 1, sizeof(char *)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        for (uint32_t i = 0; i < cnt && r->ok; i++, a->n++)
+            if (!(a->strings[i] = q8_rbuf_str(r, 1 << 20))) r->ok = false;
+        break;
+    case Q8_ATTR_TENSOR: {
+        uint8_t dt = q8_rbuf_u8(r), nd = q8_rbuf_u8(r);
+        if (!r->ok || !valid_dtype(dt)) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': bad tensor", a->name);
+        int64_t dims[Q8_MAX_DIMS];
+        Q8_TRY(read_dims(r, nd, dims, a->name, err));
+        uint64_t nb = q8_rbuf_u64(r);
+        if (!(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = q8_strdup(a->name)))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        a->t->producer = -1;
+        a->t->q.axis = -1;
+        q8_tensor_set_shape(a->t, (q8_dtype)dt, dims, nd);
+        if (!r->ok || nb != q8_tensor_nbytes(a->t) || nb > q8_rbuf_left(r))
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': tensor data size mismatch", a->name);
+        Q8_TRY(q8_tensor_alloc_data(a->t, err));
+        memcpy(a->t->data, q8_rbuf_take(r, nb), nb);
+        break;
+    }
+    default: return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has unknown type %u", a->name, type);
+    }
+    if (!r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' is truncated", a->name);
+    return Q8_OK;
+}
+
+static q8_status read_index_list(q8_rbuf *r, const q8_graph *g, int **out, int *count, bool allow_absent,
+                                 const char *what, q8_error *err) {
+    uint32_t n = q8_rbuf_u32(r);
+    if (!r->ok || n > q8_rbuf_left(r) / 4 || n > 65536) return BAD("GRAPH: bad %s count", what);
+    int *v = malloc(sizeof(int) * (n + 1));
+    if (!v) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t x = q8_rbuf_i32(r);
+        if (x < (allow_absent ? -1 : 0) || x >= g->n_tensors) {
+            free(v);
+            return BAD("GRAPH: %s %u refers to tensor %d of %d", what, i, x, g->n_tensors);
+        }
+        v[i] = x;
+    }
+    *out = v;
+    *count = (int)n;
+    return Q8_OK;
+}
+
+static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err) {
+    char *name = q8_rbuf_str(r, MAX_NAME), *op = q8_rbuf_str(r, 256), *dom = q8_rbuf_str(r, 256);
+    if (!name || !op || !dom || !r->ok) {
+        free(name);
+        free(op);
+        free(dom);
+        return BAD("GRAPH: node %u is truncated", idx);
+    }
+    int ni = q8_graph_add_node(g, name, op);
+    free(name);
+    free(op);
+    if (ni < 0) {
+        free(dom);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    q8_node *n = g->nodes[ni];
+    free(n->domain);
+    n->domain = dom;
+    if (read_index_list(r, g, &n->inputs, &n->n_inputs, true, "input", err) != Q8_OK ||
+        read_index_list(r, g, &n->outputs, &n->n_outputs, true, "output", err) != Q8_OK)
+        return q8_fail_prefix(err, "node '%s'", n->name);
+    uint32_t na = q8_rbuf_u32(r);
+    if (!r->ok || na > q8_rbuf_left(r) / 5) return q8_node_fail(err, Q8_ERR_FORMAT, n, "bad attribute count");
+    if (na && !(n->attrs = calloc(na, sizeof(q8_attr)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (uint32_t k = 0; k < na; k++) {
+        n->n_attrs++;
+        Q8_TRY(read_attr(r, n, &n->attrs[k], err));
+    }
+    return Q8_OK;
+}
+
+static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err) {
+    q8_rbuf r = q8_rbuf_make(gs.p, gs.size);
+    g->opset = (int)q8_rbuf_u32(&r);
+    uint32_t nt = q8_rbuf_u32(&r);
+    if (!r.ok || nt > q8_rbuf_left(&r) / 8) return BAD("GRAPH: bad tensor count");
+    if (g->opset < 1 || g->opset > 1000) return BAD("GRAPH: bad opset %d", g->opset);
+    for (uint32_t i = 0; i < nt; i++) Q8_TRY(read_tensor(&r, g, data, i, err));
+    uint32_t nn = q8_rbuf_u32(&r);
+    if (!r.ok || nn > q8_rbuf_left(&r) / 12) return BAD("GRAPH: bad node count");
+    for (uint32_t i = 0; i < nn; i++) Q8_TRY(read_node(&r, g, i, err));
+    Q8_TRY(read_index_list(&r, g, &g->inputs, &g->n_inputs, false, "graph input", err));
+    Q8_TRY(read_index_list(&r, g, &g->outputs, &g->n_outputs, false, "graph output", err));
+    if (q8_rbuf_left(&r) != 0) return BAD("GRAPH: %zu unexpected trailing bytes", q8_rbuf_left(&r));
+    if (g->n_outputs == 0) return BAD("GRAPH: no outputs");
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->tensors[g->inputs[i]]->data) return BAD("GRAPH: input '%s' is a constant", g->tensors[g->inputs[i]]->name);
+    return Q8_OK;
+}
+
+static q8_status read_plan(section ps, const q8_graph *g, size_t *arena, q8_error *err) {
+    q8_rbuf r = q8_rbuf_make(ps.p, ps.size);
+    uint64_t ab = q8_rbuf_u64(&r);
+    uint32_t n = q8_rbuf_u32(&r);
+    if (!r.ok || n > q8_rbuf_left(&r) / 20) return BAD("PLAN: bad entry count");
+    for (uint32_t i = 0; i < n; i++) {
+        int32_t t = q8_rbuf_i32(&r);
+        uint64_t off = q8_rbuf_u64(&r), size = q8_rbuf_u64(&r);
+        if (!r.ok || t < 0 || t >= g->n_tensors || off > ab || size > ab - off)
+            return BAD("PLAN: entry %u is out of range", i);
+    }
+    if (q8_rbuf_left(&r) != 0) return BAD("PLAN: unexpected trailing bytes");
+    *arena = (size_t)ab;
+    return Q8_OK;
+}
+
+q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta *meta,
+                        size_t *planned_arena, q8_error *err) {
+    *out = NULL;
+    section sec[5];
+    Q8_TRY(read_sections(buf, len, sec, err));
+    q8_meta tmp = {0};
+    q8_meta *m = meta ? meta : &tmp;
+    q8_status s = read_meta(sec[Q8_SECTION_META], m, err);
+    q8_graph *g = NULL;
+    if (s == Q8_OK && !(g = q8_graph_new())) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (s == Q8_OK) s = read_graph(sec[Q8_SECTION_GRAPH], sec[Q8_SECTION_DATA], g, err);
+    size_t arena = 0;
+    if (s == Q8_OK && sec[Q8_SECTION_PLAN].present) s = read_plan(sec[Q8_SECTION_PLAN], g, &arena, err);
+    q8_meta_free(&tmp);
+    if (s != Q8_OK) {
+        if (meta) q8_meta_free(meta);
+        q8_graph_free(g);
+        return s;
+    }
+    if (planned_arena) *planned_arena = arena;
+    *out = g;
+    return Q8_OK;
+}
+
+q8_status q8_file_map(const char *path, q8_mapping *m, q8_error *err) {
+    m->base = NULL;
+    m->size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return q8_fail(err, Q8_ERR_IO, "'%s' is not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return q8_fail(err, Q8_ERR_FORMAT, "'%s' is empty", path);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return q8_fail(err, Q8_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
+    m->base = p;
+    m->size = (size_t)st.st_size;
+    return Q8_OK;
+}
+
+void q8_file_unmap(q8_mapping *m) {
+    if (m->base) munmap(m->base, m->size);
+    m->base = NULL;
+    m->size = 0;
+}

@@ -1,0 +1,367 @@
+#define _GNU_SOURCE
+/* .q8 container: round trip, sparse encoding, and a corrupt-file corpus made
+ * by mutating a valid file (checksums recomputed where the point is to reach
+ * the deeper checks). */
+#include <string.h>
+
+#include "crc32c.h"
+#include "q8file.h"
+#include "testutil.h"
+
+static int add_const(q8_graph *g, const char *name, q8_dtype dt, const int64_t *dims, int nd) {
+    int t = q8_graph_add_tensor(g, name, NULL);
+    q8_tensor_set_shape(g->tensors[t], dt, dims, nd);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    return t;
+}
+
+/* A graph exercising every record type (not meant to run). */
+static q8_graph *sample_graph(void) {
+    q8_graph *g = q8_graph_new();
+    g->opset = 13;
+    q8t_rng r = q8t_seed(7);
+    int64_t wd[2] = {13, 9}, sd[2] = {16, 40}, id[1] = {3};
+    int w = add_const(g, "w.f32", Q8_F32, wd, 2);
+    q8t_fill(&r, g->tensors[w]->data, 13 * 9, -1, 1);
+    int s8 = add_const(g, "w.int8.sparse", Q8_I8, sd, 2);
+    int8_t *q = g->tensors[s8]->data;
+    for (int i = 0; i < 16 * 40; i++) q[i] = (q8t_next(&r) % 10 < 7) ? 0 : (int8_t)(q8t_next(&r) % 255 - 127);
+    q8_tensor *st = g->tensors[s8];
+    st->q.axis = 0;
+    st->q.n = 16;
+    st->q.scale = malloc(sizeof(float) * 16);
+    for (int i = 0; i < 16; i++) st->q.scale[i] = 0.01f * (float)(i + 1);
+    int ii = add_const(g, "shape", Q8_I64, id, 1);
+    int64_t *iv = g->tensors[ii]->data;
+    iv[0] = 1;
+    iv[1] = -1;
+    iv[2] = 7;
+    int x = q8_graph_add_tensor(g, "x", NULL);
+    int64_t xd[3] = {1, 13, 9};
+    q8_tensor_set_shape(g->tensors[x], Q8_I8, xd, 3);
+    g->tensors[x]->q.n = 1;
+    g->tensors[x]->q.scale = malloc(sizeof(float));
+    g->tensors[x]->q.scale[0] = 0.05f;
+    int y = q8_graph_add_tensor(g, "y", NULL);
+    q8_tensor_set_shape(g->tensors[y], Q8_F32, xd, 3);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = y;
+    int ni = q8_graph_add_node(g, "node/with:odd name", "Custom");
+    q8_node *n = g->nodes[ni];
+    free(n->domain);
+    n->domain = q8_strdup("q8");
+    int in[4] = {x, w, -1, s8}, out[1] = {y};
+    q8_node_set_io(n, in, 4, out, 1, NULL);
+    q8_node_set_attr(n, "f", Q8_ATTR_FLOAT)->f = 0.5f;
+    q8_node_set_attr(n, "i", Q8_ATTR_INT)->i = -42;
+    q8_node_set_attr(n, "s", Q8_ATTR_STRING)->s = q8_strdup("half_pixel");
+    q8_attr *a = q8_node_set_attr(n, "ints", Q8_ATTR_INTS);
+    a->n = 3;
+    a->ints = malloc(3 * sizeof(int64_t));
+    a->ints[0] = 1, a->ints[1] = 2, a->ints[2] = INT64_MIN;
+    a = q8_node_set_attr(n, "floats", Q8_ATTR_FLOATS);
+    a->n = 2;
+    a->floats = malloc(2 * sizeof(float));
+    a->floats[0] = 1.5f, a->floats[1] = -2;
+    a = q8_node_set_attr(n, "strings", Q8_ATTR_STRINGS);
+    a->n = 2;
+    a->strings = malloc(2 * sizeof(char *));
+    a->strings[0] = q8_strdup("a"), a->strings[1] = q8_strdup("");
+    a = q8_node_set_attr(n, "t", Q8_ATTR_TENSOR);
+    a->t = calloc(1, sizeof *a->t);
+    a->t->name = q8_strdup("t");
+    q8_tensor_set_shape(a->t, Q8_F32, id, 1);
+    q8_tensor_alloc_data(a->t, NULL);
+    ((float *)a->t->data)[1] = 3.25f;
+    q8_node_set_attr(n, "empty_ints", Q8_ATTR_INTS)->n = 0;
+    return g;
+}
+
+static uint8_t *encode(const q8_graph *g, size_t *len) {
+    q8_meta m = {0};
+    q8_meta_set_str(&m, "producer", "q8 test", NULL);
+    q8_meta_set_int(&m, "calib.samples", 64, NULL);
+    q8_meta_set_float(&m, "prune.fraction", 0.5, NULL);
+    uint8_t *buf;
+    q8_error err = {0};
+    cr_assert_eq(q8_file_encode(g, &m, NULL, &buf, len, &err), Q8_OK, "%s", err.msg);
+    q8_meta_free(&m);
+    return buf;
+}
+
+Test(q8file, round_trip_keeps_everything) {
+    q8_graph *g = sample_graph();
+    size_t len;
+    uint8_t *buf = encode(g, &len);
+    cr_assert_eq(len % 64, 0);
+    q8_graph *h;
+    q8_meta m = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(buf, len, &h, &m, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(h->opset, 13);
+    cr_assert_eq(h->n_tensors, g->n_tensors);
+    for (int i = 0; i < g->n_tensors; i++) {
+        const q8_tensor *a = g->tensors[i], *b = h->tensors[i];
+        cr_assert_str_eq(a->name, b->name);
+        cr_assert_eq(a->dtype, b->dtype);
+        cr_assert_eq(a->ndim, b->ndim);
+        cr_assert_eq(memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim), 0);
+        cr_assert_eq(!!a->data, !!b->data);
+        if (a->data) cr_assert_eq(memcmp(a->data, b->data, q8_tensor_nbytes(a)), 0, "%s", a->name);
+        cr_assert_eq(a->q.n, b->q.n);
+        if (a->q.n) {
+            cr_assert_eq(a->q.axis, b->q.axis);
+            cr_assert_eq(memcmp(a->q.scale, b->q.scale, sizeof(float) * (size_t)a->q.n), 0);
+        }
+    }
+    /* dense data is used in place; sparse data was expanded */
+    cr_assert(!h->tensors[0]->owns_data);
+    cr_assert((uint8_t *)h->tensors[0]->data >= buf && (uint8_t *)h->tensors[0]->data < buf + len);
+    cr_assert(h->tensors[1]->owns_data, "the 70%%-zero int8 tensor should be stored sparse");
+    const q8_node *n = h->nodes[0];
+    cr_assert_str_eq(n->name, "node/with:odd name");
+    cr_assert_str_eq(n->domain, "q8");
+    cr_assert_eq(n->n_inputs, 4);
+    cr_assert_eq(n->inputs[2], -1);
+    cr_assert_float_eq(q8_attr_float(n, "f", 0), 0.5f, 0);
+    cr_assert_eq(q8_attr_int(n, "i", 0), -42);
+    cr_assert_str_eq(q8_attr_str(n, "s", ""), "half_pixel");
+    int cnt;
+    const int64_t *iv = q8_attr_ints(n, "ints", &cnt);
+    cr_assert_eq(cnt, 3);
+    cr_assert_eq(iv[2], INT64_MIN);
+    const float *fv = q8_attr_floats(n, "floats", &cnt);
+    cr_assert_eq(cnt, 2);
+    cr_assert_float_eq(fv[1], -2.0f, 0);
+    const q8_attr *sa = q8_attr_find(n, "strings");
+    cr_assert_eq(sa->n, 2);
+    cr_assert_str_eq(sa->strings[1], "");
+    const q8_attr *ta = q8_attr_find(n, "t");
+    cr_assert_float_eq(((float *)ta->t->data)[1], 3.25f, 0);
+    q8_attr_ints(n, "empty_ints", &cnt);
+    cr_assert_eq(cnt, 0);
+    cr_assert_eq(h->n_inputs, 1);
+    cr_assert_eq(h->n_outputs, 1);
+    cr_assert_eq(q8_meta_get(&m, "calib.samples")->i, 64);
+    cr_assert_str_eq(q8_meta_get(&m, "producer")->s, "q8 test");
+    cr_assert_eq(q8_meta_get(&m, "prune.fraction")->f, 0.5);
+    q8_meta_free(&m);
+    q8_graph_free(h);
+    q8_graph_free(g);
+    free(buf);
+}
+
+Test(q8file, sparse_weights_are_smaller) {
+    q8_graph *g = sample_graph();
+    size_t sparse_len;
+    uint8_t *a = encode(g, &sparse_len);
+    /* make the int8 tensor dense: no zeros */
+    int8_t *q = g->tensors[1]->data;
+    for (int i = 0; i < 16 * 40; i++) q[i] = (int8_t)(i % 100 + 1);
+    size_t dense_len;
+    uint8_t *b = encode(g, &dense_len);
+    cr_assert_lt(sparse_len, dense_len);
+    free(a);
+    free(b);
+    q8_graph_free(g);
+}
+
+/* ---- corrupt files ---- */
+
+typedef struct layout {
+    uint64_t off[5], size[5];
+    uint64_t entry[5]; /* section table entry offset by kind */
+} layout;
+
+static layout read_layout(const uint8_t *buf) {
+    layout l = {0};
+    uint64_t toff;
+    uint32_t n;
+    memcpy(&toff, buf + 24, 8);
+    memcpy(&n, buf + 32, 4);
+    for (uint32_t i = 0; i < n && i < 4; i++) { /* the writer emits at most 4 */
+        const uint8_t *e = buf + toff + 32 * i;
+        uint32_t kind;
+        memcpy(&kind, e, 4);
+        if (kind < 1 || kind > 4) continue;
+        memcpy(&l.off[kind], e + 8, 8);
+        memcpy(&l.size[kind], e + 16, 8);
+        l.entry[kind] = toff + 32 * i;
+    }
+    return l;
+}
+
+/* Recompute every checksum so that only the deeper checks can object. */
+static void reseal_with(uint8_t *buf, layout l) {
+    for (int k = 1; k <= 4; k++) {
+        if (!l.entry[k]) continue;
+        uint32_t c = q8_crc32c(0, buf + l.off[k], l.size[k]);
+        memcpy(buf + l.entry[k] + 24, &c, 4);
+    }
+    uint32_t h = q8_crc32c(0, buf, 60);
+    memcpy(buf + 60, &h, 4);
+}
+/* The layout of the unmodified file: the mutation may have broken the table. */
+#define reseal(b) reseal_with(b, l)
+
+static void expect_fail(const uint8_t *buf, size_t len, const char *substr) {
+    q8_graph *g = NULL;
+    q8_error err = {0};
+    q8_status s = q8_file_parse(buf, len, &g, NULL, NULL, &err);
+    cr_assert_neq(s, Q8_OK, "expected a failure mentioning '%s'", substr);
+    cr_assert(g == NULL);
+    cr_assert(strstr(err.msg, substr), "message '%s' lacks '%s'", err.msg, substr);
+}
+
+Test(q8file, corrupt_corpus_fails_cleanly) {
+    q8_graph *g = sample_graph();
+    size_t len;
+    uint8_t *orig = encode(g, &len);
+    q8_graph_free(g);
+    uint8_t *b = malloc(len);
+    layout l = read_layout(orig);
+    uint32_t u32;
+    uint64_t u64;
+
+#define FRESH() memcpy(b, orig, len)
+    FRESH();
+    b[0] = 'X';
+    expect_fail(b, len, "bad magic");
+
+    FRESH();
+    expect_fail(b, 40, "truncated");
+
+    FRESH();
+    expect_fail(b, len - 64, "truncated or padded");
+
+    FRESH();
+    u32 = 99;
+    memcpy(b + 8, &u32, 4);
+    expect_fail(b, len, "header checksum");
+    reseal(b);
+    expect_fail(b, len, "unsupported .q8 version 99");
+
+    FRESH();
+    u32 = 1000;
+    memcpy(b + 32, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "section count");
+
+    FRESH();
+    u64 = len - 8;
+    memcpy(b + 24, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "section table");
+
+    FRESH();
+    b[l.off[Q8_SECTION_DATA] + 3] ^= 0x40;
+    expect_fail(b, len, "checksum mismatch");
+
+    FRESH();
+    u64 = len; /* GRAPH size past the end */
+    memcpy(b + l.entry[Q8_SECTION_GRAPH] + 16, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "runs past the end");
+
+    FRESH();
+    u64 = UINT64_MAX - 10; /* offset + size overflows */
+    memcpy(b + l.entry[Q8_SECTION_META] + 8, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "runs past the end");
+
+    /* GRAPH: tensor count far beyond what fits */
+    FRESH();
+    u32 = 0x7fffffff;
+    memcpy(b + l.off[Q8_SECTION_GRAPH] + 4, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "bad tensor count");
+
+    /* first tensor: name len 5 "w.f32", dtype, ndim, flags, enc, dims[2],
+     * then the data offset and size: point it past the blob */
+    size_t t0 = l.off[Q8_SECTION_GRAPH] + 8 + 4 + 5;
+    FRESH();
+    b[t0] = 200; /* dtype */
+    reseal(b);
+    expect_fail(b, len, "invalid dtype");
+
+    FRESH();
+    u64 = (uint64_t)1 << 62; /* dims overflow */
+    memcpy(b + t0 + 4, &u64, 8);
+    memcpy(b + t0 + 12, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "overflowing");
+
+    size_t data_ref = t0 + 4 + 16;
+    FRESH();
+    u64 = l.size[Q8_SECTION_DATA];
+    memcpy(b + data_ref, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "runs past");
+
+    FRESH();
+    u64 = 1ull << 40; /* size */
+    memcpy(b + data_ref + 8, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "runs past");
+
+    FRESH();
+    u64 = 4; /* dense size not matching the shape */
+    memcpy(b + data_ref + 8, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "shape needs");
+
+    /* a node input index out of range: find "Custom" then skip to inputs */
+    FRESH();
+    uint8_t *p = memmem(b + l.off[Q8_SECTION_GRAPH], l.size[Q8_SECTION_GRAPH], "Custom", 6);
+    cr_assert(p);
+    size_t in0 = (size_t)(p - b) + 6 + 4 + 2 + 4; /* op, domain "q8", n_in */
+    int32_t bad = 1000;
+    memcpy(b + in0, &bad, 4);
+    reseal(b);
+    expect_fail(b, len, "refers to tensor 1000");
+
+    free(b);
+    free(orig);
+}
+
+Test(q8file, every_truncation_and_byte_flip_fails_cleanly) {
+    q8_graph *g = sample_graph();
+    size_t len;
+    uint8_t *orig = encode(g, &len);
+    q8_graph_free(g);
+    for (size_t n = 0; n < len; n += 7) {
+        q8_graph *h = NULL;
+        q8_error err = {0};
+        cr_assert_neq(q8_file_parse(orig, n, &h, NULL, NULL, &err), Q8_OK);
+        cr_assert(err.msg[0]);
+    }
+    uint8_t *b = malloc(len);
+    for (size_t i = 0; i < len; i += 3) {
+        memcpy(b, orig, len);
+        b[i] ^= 0x5a;
+        q8_graph *h = NULL;
+        q8_error err = {0};
+        /* Flips inside alignment padding are harmless; everything else must
+         * be caught (checksums) and never crash. */
+        if (q8_file_parse(b, len, &h, NULL, NULL, &err) == Q8_OK) q8_graph_free(h);
+        else cr_assert(err.msg[0]);
+    }
+    free(b);
+    free(orig);
+}
+
+Test(q8file, crc32c_matches_known_values) {
+    /* RFC 3720 test vector and the classic "123456789" check value. */
+    cr_assert_eq(q8_crc32c(0, "123456789", 9), 0xe3069283u);
+    uint8_t zeros[32] = {0};
+    cr_assert_eq(q8_crc32c(0, zeros, 32), 0x8a9136aau);
+    q8t_rng r = q8t_seed(1);
+    uint8_t buf[1000];
+    for (int i = 0; i < 1000; i++) buf[i] = (uint8_t)q8t_next(&r);
+    for (size_t n = 0; n < 1000; n += 37)
+        cr_assert_eq(q8_crc32c(0, buf, n), q8_crc32c_portable(0, buf, n));
+    /* incremental */
+    cr_assert_eq(q8_crc32c(q8_crc32c(0, buf, 400), buf + 400, 600), q8_crc32c(0, buf, 1000));
+}
