@@ -1,0 +1,90 @@
+/* Calibration: histogram bookkeeping and the three threshold methods. */
+#include "calib.h"
+#include "testutil.h"
+
+static void two_pass(q8_hist *h, const float *x, int64_t n) {
+    q8_hist_init(h);
+    q8_hist_range(h, x, n);
+    q8_hist_freeze(h);
+    q8_hist_add(h, x, n);
+}
+
+/* Box-Muller normal samples. */
+static void fill_normal(q8t_rng *r, float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i += 2) {
+        double u1 = q8t_uniform(r, 1e-7f, 1), u2 = q8t_uniform(r, 0, 1);
+        double m = sqrt(-2 * log(u1));
+        x[i] = (float)(m * cos(2 * M_PI * u2));
+        if (i + 1 < n) x[i + 1] = (float)(m * sin(2 * M_PI * u2));
+    }
+}
+
+Test(calib, minmax_is_the_absolute_max) {
+    float x[5] = {-3.5f, 1, 2, 0, 0.25f};
+    q8_hist h;
+    two_pass(&h, x, 5);
+    cr_assert_float_eq(q8_calib_threshold(&h, Q8_CALIB_MINMAX, 0), 3.5f, 1e-6);
+    cr_assert_eq(h.count, 5);
+}
+
+Test(calib, percentile_of_uniform_data) {
+    enum { N = 200000 };
+    float *x = malloc(sizeof(float) * N);
+    q8t_rng r = q8t_seed(3);
+    q8t_fill(&r, x, N, -10, 10);
+    q8_hist h;
+    two_pass(&h, x, N);
+    float t50 = q8_calib_threshold(&h, Q8_CALIB_PERCENTILE, 50);
+    float t99 = q8_calib_threshold(&h, Q8_CALIB_PERCENTILE, 99);
+    float t100 = q8_calib_threshold(&h, Q8_CALIB_PERCENTILE, 100);
+    /* |x| is uniform on [0, 10]: quantiles are linear; bins are 10/2048 wide */
+    cr_assert(fabsf(t50 - 5.0f) < 0.05f, "t50 = %g", t50);
+    cr_assert(fabsf(t99 - 9.9f) < 0.05f, "t99 = %g", t99);
+    cr_assert(fabsf(t100 - (float)h.amax) < 1e-4f, "t100 = %g", t100);
+    free(x);
+}
+
+Test(calib, entropy_clips_outliers_of_a_gaussian) {
+    enum { N = 100000 };
+    float *x = malloc(sizeof(float) * N);
+    q8t_rng r = q8t_seed(5);
+    fill_normal(&r, x, N);
+    x[0] = 60; /* a far outlier sets amax */
+    q8_hist h;
+    two_pass(&h, x, N);
+    float te = q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0);
+    /* The optimum for a unit normal at 8 bits lies a few sigma out; it must
+     * ignore the outlier at 60 yet keep the body (|x| < 2 holds 95%). */
+    cr_assert(te > 2.0f && te < 10.0f, "entropy threshold %g", te);
+    cr_assert_float_eq(q8_calib_threshold(&h, Q8_CALIB_MINMAX, 0), 60.0f, 1e-4);
+    free(x);
+}
+
+Test(calib, entropy_keeps_the_range_of_uniform_data) {
+    enum { N = 100000 };
+    float *x = malloc(sizeof(float) * N);
+    q8t_rng r = q8t_seed(9);
+    q8t_fill(&r, x, N, -1, 1);
+    q8_hist h;
+    two_pass(&h, x, N);
+    float te = q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0);
+    cr_assert(te > 0.9f && te <= 1.0f, "entropy threshold %g", te);
+    free(x);
+}
+
+Test(calib, degenerate_inputs_give_finite_thresholds) {
+    float z[16] = {0};
+    q8_hist h;
+    two_pass(&h, z, 16);
+    for (int m = 0; m < 3; m++) {
+        float t = q8_calib_threshold(&h, (q8_calib_method)m, 99.99);
+        cr_assert(isfinite(t) && t > 0, "method %d: %g", m, t);
+    }
+    float bad[4] = {NAN, INFINITY, -INFINITY, 2};
+    two_pass(&h, bad, 4);
+    cr_assert_float_eq(q8_calib_threshold(&h, Q8_CALIB_MINMAX, 0), 2.0f, 0);
+    cr_assert_eq(h.nonfinite, 3);
+    q8_hist_init(&h); /* no data at all */
+    q8_hist_freeze(&h);
+    cr_assert(q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0) > 0);
+}
