@@ -6,6 +6,11 @@
 
 #include "graph.h"
 
+/* Called after each node runs (calibration, per-layer reports): ptr holds
+ * every tensor's data pointer, valid only during the call. */
+typedef void (*q8_node_observer)(void *arg, const q8_graph *g, const q8_node *n,
+                                 void *const *ptr);
+
 typedef struct q8_backend {
     const char *name;
     /* Can this backend run the node? (checked for every node at create) */
@@ -23,6 +28,8 @@ typedef struct q8_backend {
     /* Host pointer to a tensor's data after sync (valid until next run). */
     const void *(*tensor_data)(void *ctx, int tensor);
     void (*memory)(void *ctx, q8_memory_info *mi);
+    /* Optional: observe every node's outputs during run (NULL to stop). */
+    void (*set_observer)(void *ctx, q8_node_observer fn, void *arg);
 } q8_backend;
 
 extern const q8_backend q8_backend_cpu;

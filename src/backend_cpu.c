@@ -14,6 +14,8 @@ typedef struct cpu_ctx {
     q8_pool *pool;
     int n_threads;
     size_t weights_bytes;
+    q8_node_observer observer;
+    void *observer_arg;
 } cpu_ctx;
 
 static bool cpu_supports(const q8_graph *g, const q8_node *n) {
@@ -97,8 +99,15 @@ static q8_status cpu_run(void *p, q8_error *err) {
         q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
                      .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
         n->op->run(&x, n);
+        if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
     }
     return Q8_OK;
+}
+
+static void cpu_set_observer(void *p, q8_node_observer fn, void *arg) {
+    cpu_ctx *c = p;
+    c->observer = fn;
+    c->observer_arg = arg;
 }
 
 static q8_status cpu_sync(void *p, q8_error *err) {
@@ -125,4 +134,5 @@ const q8_backend q8_backend_cpu = {
     .sync = cpu_sync,
     .tensor_data = cpu_tensor_data,
     .memory = cpu_memory,
+    .set_observer = cpu_set_observer,
 };

@@ -218,6 +218,13 @@ q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, co
     return Q8_OK;
 }
 
+q8_status q8_session_set_observer(q8_session *s, q8_node_observer fn, void *arg, q8_error *err) {
+    if (!s->backend->set_observer)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED, "the %s backend cannot observe nodes", s->backend->name);
+    s->backend->set_observer(s->ctx, fn, arg);
+    return Q8_OK;
+}
+
 void q8_session_memory(const q8_session *s, q8_memory_info *mi) {
     memset(mi, 0, sizeof *mi);
     s->backend->memory(s->ctx, mi);

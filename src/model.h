@@ -22,6 +22,9 @@ struct q8_session {
     bool *input_set;        /* per graph input */
 };
 
+/* Observe every node's outputs during q8_session_run (CPU backend). */
+q8_status q8_session_set_observer(q8_session *s, q8_node_observer fn, void *arg, q8_error *err);
+
 /* Build a model around an already optimized graph (takes ownership). */
 q8_status q8_model_from_graph(q8_graph *g, const char *path, q8_model **out, q8_error *err);
 

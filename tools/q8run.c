@@ -10,6 +10,7 @@
 #include "cli_util.h"
 #include "npy.h"
 #include "q8.h"
+#include "threadpool.h"
 
 #define MAX_INPUTS 64
 
@@ -214,7 +215,8 @@ int main(int argc, char **argv) {
         printf(", \"device\": \"%s\", \"threads\": %ld, \"runs\": %d, \"median_ms\": %.4f, "
                "\"min_ms\": %.4f, \"max_ms\": %.4f, \"weights_bytes\": %zu, \"arena_bytes\": %zu, "
                "\"peak_rss_bytes\": %zu",
-               device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads, runs, med, mn, mx,
+               device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads ? threads : (long)q8_cpu_count(),
+               runs, med, mn, mx,
                mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
         if (device == Q8_DEVICE_CUDA) printf(", \"device_bytes\": %zu", mi.device_bytes);
         printf("}\n");
