@@ -43,7 +43,7 @@ static bool parse_u64(const char *s, uint64_t *v) {
 /* External data must stay inside the model's folder: no absolute paths, no
  * "..", and the resolved path (symlinks followed) must be under base_dir. */
 static q8_status read_external(const Onnx__TensorProto *tp, const char *base_dir,
-                               const char *name, uint8_t *dst, size_t nbytes,
+                               const char *name, q8_tensor *t, size_t nbytes,
                                q8_error *err) {
     const char *loc = NULL;
     uint64_t offset = 0, length = nbytes;
@@ -99,8 +99,10 @@ static q8_status read_external(const Onnx__TensorProto *tp, const char *base_dir
         s = q8_fail(err, Q8_ERR_FORMAT,
                     "tensor '%s': external data '%s' has %lld bytes, needs %zu at offset %llu",
                     name, path, (long long)st.st_size, nbytes, (unsigned long long)offset);
+    } else if ((s = q8_tensor_alloc_data(t, err)) != Q8_OK) {
+        /* message set */
     } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-               (nbytes && fread(dst, 1, nbytes, f) != nbytes)) {
+               (nbytes && fread(t->data, 1, nbytes, f) != nbytes)) {
         s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot read external data '%s'", name, path);
     }
     fclose(f);
@@ -135,64 +137,50 @@ q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
                        name);
     q8_tensor_set_shape(t, dt, tp->dims, (int)tp->n_dims);
     size_t es = q8_dtype_size(dt), nbytes = (size_t)numel * es;
-    Q8_TRY(q8_tensor_alloc_data(t, err));
-    uint8_t *dst = t->data;
     bool external = tp->has_data_location &&
                     tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    q8_status s = Q8_OK;
-    if (external) {
-        s = read_external(tp, base_dir, name, dst, nbytes, err);
-    } else if (tp->has_raw_data) {
+    if (external) return read_external(tp, base_dir, name, t, nbytes, err);
+    /* Check that the data is all there before allocating for the shape: a
+     * bogus shape must not cost memory. */
+    const char *field = NULL;
+    size_t have = 0;
+    if (tp->has_raw_data) {
         if (tp->raw_data.len != nbytes)
-            s = q8_fail(err, Q8_ERR_FORMAT,
-                        "tensor '%s': raw_data has %zu bytes, its shape %s needs %zu", name,
-                        tp->raw_data.len, q8_dtype_name(dt), nbytes);
-        else if (nbytes)
-            memcpy(dst, tp->raw_data.data, nbytes);   /* little-endian hosts only */
-    } else if (numel == 0) {
-        /* nothing to read */
-    } else {
+            return q8_fail(err, Q8_ERR_FORMAT,
+                           "tensor '%s': raw_data has %zu bytes, its shape (%s) needs %zu", name,
+                           tp->raw_data.len, q8_dtype_name(dt), nbytes);
+    } else if (numel > 0) {
         switch (dt) {
-        case Q8_F32:
-            if (tp->n_float_data != (size_t)numel)
-                return q8_tensor_free_data(t), count_mismatch(name, "float_data", tp->n_float_data, numel, err);
-            memcpy(dst, tp->float_data, nbytes);
-            break;
-        case Q8_F64:
-            if (tp->n_double_data != (size_t)numel)
-                return q8_tensor_free_data(t), count_mismatch(name, "double_data", tp->n_double_data, numel, err);
-            memcpy(dst, tp->double_data, nbytes);
-            break;
-        case Q8_I64:
-            if (tp->n_int64_data != (size_t)numel)
-                return q8_tensor_free_data(t), count_mismatch(name, "int64_data", tp->n_int64_data, numel, err);
-            memcpy(dst, tp->int64_data, nbytes);
-            break;
-        case Q8_U32:
-        case Q8_U64:
-            if (tp->n_uint64_data != (size_t)numel)
-                return q8_tensor_free_data(t), count_mismatch(name, "uint64_data", tp->n_uint64_data, numel, err);
-            for (int64_t i = 0; i < numel; i++) {
-                if (dt == Q8_U32) ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
-                else ((uint64_t *)dst)[i] = tp->uint64_data[i];
+        case Q8_F32: field = "float_data", have = tp->n_float_data; break;
+        case Q8_F64: field = "double_data", have = tp->n_double_data; break;
+        case Q8_I64: field = "int64_data", have = tp->n_int64_data; break;
+        case Q8_U32: case Q8_U64: field = "uint64_data", have = tp->n_uint64_data; break;
+        default: field = "int32_data", have = tp->n_int32_data; break; /* <= 32-bit types */
+        }
+        if (have != (size_t)numel) return count_mismatch(name, field, have, numel, err);
+    }
+    Q8_TRY(q8_tensor_alloc_data(t, err));
+    uint8_t *dst = t->data;
+    if (tp->has_raw_data) {
+        if (nbytes) memcpy(dst, tp->raw_data.data, nbytes); /* little-endian hosts only */
+        return Q8_OK;
+    }
+    for (int64_t i = 0; i < numel; i++) {
+        switch (dt) {
+        case Q8_F32: ((float *)dst)[i] = tp->float_data[i]; break;
+        case Q8_F64: ((double *)dst)[i] = tp->double_data[i]; break;
+        case Q8_I64: ((int64_t *)dst)[i] = tp->int64_data[i]; break;
+        case Q8_U32: ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i]; break;
+        case Q8_U64: ((uint64_t *)dst)[i] = tp->uint64_data[i]; break;
+        default:
+            switch (es) {
+            case 1: dst[i] = (uint8_t)tp->int32_data[i]; break;
+            case 2: ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; break;
+            default: ((int32_t *)dst)[i] = tp->int32_data[i]; break;
             }
-            break;
-        default: /* int32_data carries every type of 32 bits or less */
-            if (tp->n_int32_data != (size_t)numel)
-                return q8_tensor_free_data(t), count_mismatch(name, "int32_data", tp->n_int32_data, numel, err);
-            for (int64_t i = 0; i < numel; i++) {
-                int32_t v = tp->int32_data[i];
-                switch (es) {
-                case 1: dst[i] = (uint8_t)v; break;
-                case 2: ((uint16_t *)dst)[i] = (uint16_t)v; break;
-                default: ((int32_t *)dst)[i] = v; break;
-                }
-            }
-            break;
         }
     }
-    if (s != Q8_OK) q8_tensor_free_data(t);
-    return s;
+    return Q8_OK;
 }
 
 q8_status q8_pb_parse(const uint8_t *buf, size_t len, const char *what,

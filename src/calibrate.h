@@ -1,0 +1,45 @@
+/* Calibration: run the FP32 executor over the user's samples and derive a
+ * symmetric INT8 threshold for every float activation tensor. Samples are
+ * read one at a time, so memory is bounded whatever their number. */
+#ifndef Q8_CALIBRATE_H
+#define Q8_CALIBRATE_H
+
+#include "calib.h"
+#include "graph.h"
+
+/* The calibration samples: for each sample, one file per graph input. */
+typedef struct q8_sample_set {
+    int n_inputs;       /* graph inputs, in graph order */
+    int n_samples;
+    char ***paths;      /* paths[sample][input] */
+} q8_sample_set;
+
+/* --calib DIR: each *.npy / *.pb file in DIR is one sample of a one-input
+ * model; a model with several inputs has one subfolder per input name, with
+ * files matched in sorted order. */
+q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
+                              q8_error *err);
+void q8_samples_free(q8_sample_set *s);
+/* Read sample i's tensor for graph input k (caller frees). */
+q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err);
+
+typedef struct q8_calib_options {
+    q8_calib_method method;
+    double percentile;      /* for Q8_CALIB_PERCENTILE, e.g. 99.99 */
+    int n_threads;
+} q8_calib_options;
+
+typedef struct q8_calibration {
+    int n_tensors;
+    float *threshold;       /* per tensor index of g; 0 where not a float activation */
+    q8_hist **hist;         /* per tensor, NULL where not observed */
+    int n_samples;
+} q8_calibration;
+
+/* g must be the optimized FP32 graph the quantizer will rewrite; its input
+ * shapes must match the samples'. */
+q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
+                       q8_calibration *out, q8_error *err);
+void q8_calibration_free(q8_calibration *c);
+
+#endif
