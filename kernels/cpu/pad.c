@@ -2,7 +2,8 @@
  * pads input and an optional constant_value input (read at run time, so it
  * may be computed); opset 18 adds an optional constant axes input. Modes
  * constant, reflect, edge (and wrap, opset 19). Negative pads crop; edge,
- * reflect and wrap then still refer to the uncropped input's borders. */
+ * reflect and wrap then still refer to the uncropped input's borders (as if
+ * the input were padded first and cropped after). */
 #include <string.h>
 
 #include "tensor_util.h"
@@ -87,7 +88,7 @@ static q8_status pad_infer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int d = 0; d < r; d++) {
         int64_t dim = x->dims[d], b = p->pb[d], e = pe[d];
         dims[d] = dim + b + e;
-        if (dims[d] < 0 || b < -dim || e < -dim)
+        if (dims[d] < 0)
             return q8_node_fail(err, Q8_ERR_SHAPE, n, "pads %lld, %lld crop more than axis %d's size %lld",
                                 (long long)b, (long long)e, d, (long long)dim);
         bool grows = b > 0 || e > 0;

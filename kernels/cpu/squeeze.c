@@ -31,7 +31,7 @@ static q8_status squeeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 static q8_status unsqueeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, g->opset < 13 ? 1 : 2, g->opset < 13 ? 1 : 2, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, g->opset < 13 ? 1 : 2, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
     int64_t axes[Q8_MAX_DIMS];
