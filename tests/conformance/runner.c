@@ -6,9 +6,6 @@
 #include <string.h>
 
 #include "graph.h"
-#include "model.h"
-#include "onnx_import.h"
-#include "passes.h"
 #include "onnx_tensor.h"
 #include "q8.h"
 
@@ -136,62 +133,6 @@ static bool compare(const q8_tensor_info *got, const void *gd, const q8_tensor *
     return true;
 }
 
-/* Load the model with the test inputs' shapes. bake 0: every input stays an
- * input; 1: integer inputs become constants with the test data; 2: all
- * inputs do. live[] gets the test input index of each remaining input. */
-static q8_status load_model(const char *path, q8_tensor *const *ins, int ni, int bake,
-                            q8_model **m, int *live, int *nlive, q8_error *err) {
-    q8_input_shape shapes[MAX_IO];
-    int ns = 0;
-    *m = NULL;
-    *nlive = 0;
-    if (bake == 0) {
-        for (int i = 0; i < ni; i++) {
-            shapes[i].name = NULL;
-            shapes[i].ndim = ins[i]->ndim;
-            memcpy(shapes[i].dims, ins[i]->dims, sizeof shapes[i].dims);
-            live[(*nlive)++] = i;
-        }
-        q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = ni};
-        return q8_model_load(path, &lo, m, err);
-    }
-    q8_graph *g = NULL;
-    Q8_TRY(q8_onnx_load(path, &g, err));
-    if (g->n_inputs != ni) {
-        q8_status s = q8_fail(err, Q8_ERR_FORMAT, "model has %d inputs, test data %d", g->n_inputs, ni);
-        q8_graph_free(g);
-        return s;
-    }
-    int k = 0;
-    for (int i = 0; i < ni; i++) {
-        q8_tensor *t = g->tensors[g->inputs[i]];
-        bool is_int = ins[i]->dtype == Q8_I64 || ins[i]->dtype == Q8_I32;
-        if (bake == 2 || is_int) {
-            q8_tensor_set_shape(t, ins[i]->dtype, ins[i]->dims, ins[i]->ndim);
-            if (q8_tensor_alloc_data(t, err) != Q8_OK) {
-                q8_graph_free(g);
-                return err->status;
-            }
-            memcpy(t->data, ins[i]->data, q8_tensor_nbytes(t));
-            continue;
-        }
-        g->inputs[k++] = g->inputs[i];
-        shapes[ns].name = t->name;
-        shapes[ns].ndim = ins[i]->ndim;
-        memcpy(shapes[ns].dims, ins[i]->dims, sizeof shapes[ns].dims);
-        ns++;
-        live[(*nlive)++] = i;
-    }
-    g->n_inputs = k;
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = ns};
-    q8_status s = q8_passes_run(g, &lo, err);
-    if (s != Q8_OK) {
-        q8_graph_free(g);
-        return s;
-    }
-    return q8_model_from_graph(g, path, m, err);
-}
-
 /* Run one test case folder; true on pass, else why is filled. */
 static bool run_case(const char *dir, int n_threads, char *why, size_t wn) {
     char path[4096];
@@ -218,28 +159,25 @@ static bool run_case(const char *dir, int n_threads, char *why, size_t wn) {
             ok = false;
             break;
         }
+        q8_input_shape shapes[MAX_IO];
+        for (int i = 0; i < ni; i++) {
+            shapes[i].name = NULL;
+            shapes[i].ndim = ins[i]->ndim;
+            memcpy(shapes[i].dims, ins[i]->dims, sizeof shapes[i].dims);
+        }
+        q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = ni};
         q8_error err = {0};
         q8_model *m = NULL;
         q8_session *sess = NULL;
-        int live[MAX_IO], nlive = 0;
         snprintf(path, sizeof path, "%s/model.onnx", dir);
-        /* The node tests feed shape-deciding tensors (Reshape's shape,
-         * Slice's starts, ...) as graph inputs; q8 needs them constant, as
-         * they are in real models. If loading fails for that reason, bind
-         * the integer inputs (then all inputs) as constants and retry. */
-        q8_status ls = Q8_OK;
-        for (int bake = 0; bake < 3; bake++) {
-            ls = load_model(path, ins, ni, bake, &m, live, &nlive, &err);
-            if (ls == Q8_OK || !strstr(err.msg, "must be a constant")) break;
-        }
-        if (ls != Q8_OK) {
+        if (q8_model_load(path, &lo, &m, &err) != Q8_OK) {
             /* drop the path prefix for a shorter report */
             const char *msg = strncmp(err.msg, path, strlen(path)) == 0 ? err.msg + strlen(path) + 2 : err.msg;
             snprintf(why, wn, "%s", msg);
             ok = false;
-        } else if (q8_model_num_inputs(m) != nlive || q8_model_num_outputs(m) != no) {
+        } else if (q8_model_num_inputs(m) != ni || q8_model_num_outputs(m) != no) {
             snprintf(why, wn, "model has %d inputs / %d outputs, test data %d / %d",
-                     q8_model_num_inputs(m), q8_model_num_outputs(m), nlive, no);
+                     q8_model_num_inputs(m), q8_model_num_outputs(m), ni, no);
             ok = false;
         } else {
             q8_session_options so = {.n_threads = n_threads};
@@ -247,12 +185,11 @@ static bool run_case(const char *dir, int n_threads, char *why, size_t wn) {
                 snprintf(why, wn, "%s", err.msg);
                 ok = false;
             }
-            for (int i = 0; ok && i < nlive; i++) {
+            for (int i = 0; ok && i < ni; i++) {
                 q8_tensor_info info;
                 q8_model_input_info(m, i, &info);
-                const q8_tensor *in = ins[live[i]];
-                if (q8_session_set_input(sess, info.name, in->dtype, in->dims, in->ndim, in->data,
-                                         &err) != Q8_OK) {
+                if (q8_session_set_input(sess, info.name, ins[i]->dtype, ins[i]->dims, ins[i]->ndim,
+                                         ins[i]->data, &err) != Q8_OK) {
                     snprintf(why, wn, "%s", err.msg);
                     ok = false;
                 }
