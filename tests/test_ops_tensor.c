@@ -1323,7 +1323,7 @@ Test(tensor_dropout, inference_and_mask) {
     g->inputs[g->n_inputs++] = ti;
     q8_node *n = g->nodes[0];
     q8_node_set_io(n, (int[]){n->inputs[0], -1, ti}, 3, n->outputs, n->n_outputs, NULL);
-    check_fails(g, "training_mode must be a constant", "runtime training_mode");
+    check_fails(g, "input 2 ('tm') must be a constant", "runtime training_mode");
 }
 
 Test(tensor_dropout, mask_variant_in_place) {

@@ -34,11 +34,19 @@ static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_tu_elem_size(g, n, 0, &es, err));
     const q8_tensor *x = q8_in(g, n, 0), *tm = q8_in(g, n, 2);
     if (tm) {
-        if (!tm->data || q8_tensor_numel(tm) != 1)
+        if (!tm->data)
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                                "training_mode must be a constant scalar (q8 runs inference only)");
+                                "input 2 ('%s') must be a constant: training_mode decides whether "
+                                "Dropout is the identity (q8 runs inference only)", tm->name);
+        if (q8_tensor_numel(tm) != 1)
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "training_mode must be a scalar");
         bool training = *(const uint8_t *)tm->data != 0;
-        if (training && !const_is_zero(q8_in(g, n, 1)))
+        const q8_tensor *ratio = q8_in(g, n, 1);
+        if (training && ratio && !ratio->data)
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                                "input 1 ('%s') must be a constant: with training_mode true only "
+                                "ratio 0 (the identity) is supported", ratio->name);
+        if (training && !const_is_zero(ratio))
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                                 "training_mode is true: training-mode Dropout (random masks) is not "
                                 "supported, q8 runs inference only");
