@@ -1498,3 +1498,133 @@ Test(tensor_large, multi_chunk) {
     free(tx);
     free(ty);
 }
+
+/* ---- GatherElements, GatherND ----------------------------------------- */
+
+typedef struct ge_case {
+    const char *op;
+    q8_dtype dt, it;
+    int nd, ni;
+    int64_t axis;           /* GatherElements axis / GatherND batch_dims */
+    int64_t dims[Q8_MAX_DIMS], idims[Q8_MAX_DIMS];
+    const void *cidx;
+} ge_case;
+
+static q8_graph *build_ge(const void *ctx) {
+    const ge_case *c = ctx;
+    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL),
+                     in_spec("i", c->it, c->ni, c->idims, c->cidx)};
+    q8_graph *g = graph1(c->op, 13, ins, 2, 1);
+    q8t_attr_int(g, strcmp(c->op, "GatherND") == 0 ? "batch_dims" : "axis", c->axis);
+    return g;
+}
+
+static void *rand_indices(q8t_rng *r, q8_dtype it, int64_t n, const int64_t *range, int nr) {
+    void *idx = malloc((size_t)n * 8 + 8);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t dim = range[i % nr], v = (int64_t)(q8t_next(r) % (uint64_t)(2 * dim)) - dim;
+        if (it == Q8_I64) ((int64_t *)idx)[i] = v;
+        else ((int32_t *)idx)[i] = (int32_t)v;
+    }
+    return idx;
+}
+
+Test(tensor_gather_elements, random) {
+    q8t_rng r = q8t_seed(141);
+    for (int it = 0; it < 50; it++) {
+        ge_case c = {.op = "GatherElements", .dt = dtypes[it % N_DTYPES], .it = it % 3 ? Q8_I64 : Q8_I32,
+                     .nd = 1 + it % 4};
+        c.ni = c.nd;
+        int ax = (int)(q8t_next(&r) % (uint64_t)c.nd);
+        c.axis = it % 2 ? ax - c.nd : ax;
+        rand_shape(&r, c.nd, c.dims, true, 3000);
+        if (c.dims[ax] == 0) c.dims[ax] = 4;
+        for (int d = 0; d < c.nd; d++)
+            c.idims[d] = d == ax ? rand_dim(&r, true) : (int64_t)(q8t_next(&r) % (uint64_t)(c.dims[d] + 1));
+        int64_t on = numel_of(c.idims, c.nd), oi[Q8_MAX_DIMS];
+        void *idx = rand_indices(&r, c.it, on, &c.dims[ax], 1);
+        c.cidx = it % 4 < 2 ? idx : NULL;
+        size_t es = esz(c.dt);
+        uint8_t *x = rand_bytes(&r, c.dt, numel_of(c.dims, c.nd)), *y = malloc((size_t)on * es + 1);
+        for (int64_t o = 0; o < on; o++) {
+            unravel(o, c.idims, c.nd, oi);
+            int64_t v = idx_val(c.it, idx, o);
+            oi[ax] = v < 0 ? v + c.dims[ax] : v;
+            memcpy(y + o * (int64_t)es, x + ravel(oi, c.dims, c.nd) * (int64_t)es, es);
+        }
+        want w = {c.dt, c.nd, {0}, y};
+        memcpy(w.dims, c.idims, sizeof w.dims);
+        const void *in[] = {x, idx};
+        char what[64];
+        snprintf(what, sizeof what, "gather_elements case %d", it);
+        check_runs(build_ge, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+        free(idx);
+    }
+    int64_t bad[4] = {0, 1, 2, 3};
+    ge_case e = {"GatherElements", Q8_F32, Q8_I64, 2, 2, 1, {2, 3}, {2, 2}, bad};
+    check_fails(build_ge(&e), "index 3 (at position 3 of 'i') is out of range for axis 1", "range");
+    e.idims[0] = 3;
+    e.cidx = NULL;
+    check_fails(build_ge(&e), "exceed data 2x3 in dim 0", "indices too big");
+}
+
+Test(tensor_gathernd, random) {
+    q8t_rng r = q8t_seed(151);
+    for (int it = 0; it < 50; it++) {
+        ge_case c = {.op = "GatherND", .dt = dtypes[it % N_DTYPES], .it = it % 3 ? Q8_I64 : Q8_I32,
+                     .nd = 1 + it % 4};
+        rand_shape(&r, c.nd, c.dims, false, 3000);
+        int b = (int)(q8t_next(&r) % (uint64_t)c.nd);
+        int k = 1 + (int)(q8t_next(&r) % (uint64_t)(c.nd - b));
+        c.axis = b;
+        c.ni = b + 1 + (int)(q8t_next(&r) % 2) + 1;
+        for (int d = 0; d < b; d++) c.idims[d] = c.dims[d];
+        for (int d = b; d < c.ni - 1; d++) c.idims[d] = rand_dim(&r, true);
+        c.idims[c.ni - 1] = k;
+        if (c.nd - 1 - k + c.ni > Q8_MAX_DIMS) continue;
+        int64_t ni = numel_of(c.idims, c.ni);
+        void *idx = rand_indices(&r, c.it, ni, &c.dims[b], k);
+        c.cidx = it % 4 < 2 ? idx : NULL;
+        size_t es = esz(c.dt);
+        want w = {c.dt, 0, {0}, NULL};
+        for (int d = 0; d < c.ni - 1; d++) w.dims[w.ndim++] = c.idims[d];
+        for (int d = b + k; d < c.nd; d++) w.dims[w.ndim++] = c.dims[d];
+        int64_t on = numel_of(w.dims, w.ndim), oi[2 * Q8_MAX_DIMS], xi[Q8_MAX_DIMS];
+        uint8_t *x = rand_bytes(&r, c.dt, numel_of(c.dims, c.nd)), *y = malloc((size_t)on * es + 1);
+        for (int64_t o = 0; o < on; o++) {
+            unravel(o, w.dims, w.ndim, oi);
+            int64_t tuple = ravel(oi, c.idims, c.ni - 1);
+            for (int d = 0; d < b; d++) xi[d] = oi[d];
+            for (int j = 0; j < k; j++) {
+                int64_t v = idx_val(c.it, idx, tuple * k + j);
+                xi[b + j] = v < 0 ? v + c.dims[b + j] : v;
+            }
+            for (int d = b + k; d < c.nd; d++) xi[d] = oi[c.ni - 1 + d - b - k];
+            memcpy(y + o * (int64_t)es, x + ravel(xi, c.dims, c.nd) * (int64_t)es, es);
+        }
+        w.data = y;
+        const void *in[] = {x, idx};
+        char what[64];
+        snprintf(what, sizeof what, "gathernd case %d (b %d, k %d)", it, b, k);
+        check_runs(build_ge, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+        free(idx);
+    }
+    int64_t bad[4] = {0, 1, 1, -3};
+    ge_case e = {"GatherND", Q8_F32, Q8_I64, 2, 2, 0, {2, 2}, {2, 2}, bad};
+    check_fails(build_ge(&e), "index -3 (at position 3 of 'i') is out of range for axis 1 of size 2",
+                "range");
+    e.idims[1] = 3;
+    e.idims[0] = 1;
+    check_fails(build_ge(&e), "last dim 3 must be in 1..2", "k too big");
+    /* run time: a bad tuple gives a zero slice */
+    ge_case rt = {"GatherND", Q8_F32, Q8_I64, 2, 2, 0, {2, 3}, {2, 1}, NULL};
+    float x[6] = {1, 2, 3, 4, 5, 6}, y[6] = {0, 0, 0, 4, 5, 6};
+    int64_t idx[2] = {2, -1};
+    want w = {Q8_F32, 2, {2, 3}, y};
+    const void *in[] = {x, idx};
+    check_runs(build_ge, &rt, in, &w, 1, "gathernd run-time range");
+}
