@@ -1311,6 +1311,17 @@ Test(tensor_dropout, inference_and_mask) {
         snprintf(what, sizeof what, "dropout case %zu", i);
         check_runs(build_dropout, &cases[i], in, w, cases[i].nout, what);
     }
+    /* constant data, run-time ratio: no fold, no view of a constant */
+    q8t_in cin[2] = {in_spec("x", Q8_F32, 3, (int64_t[]){2, 9, 7}, x), in_spec("r", Q8_F32, 0, NULL, NULL)};
+    const void *rin[] = {&half};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(graph1("Dropout", 13, cin, 2, 1), rin, 1, out, info, 1, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert(memcmp(out[0], x, sizeof x) == 0, "dropout of a constant");
+    free(out[0]);
+
     drop_case t = {13, 1, {2, 9, 7}, &on, &half};
     check_fails(build_dropout(&t), "training-mode Dropout", "training");
     t.ratio = NULL;

@@ -1,7 +1,7 @@
 /* Dropout at inference: output = input. Without the mask output it is a
- * view (and the passes usually remove it); when the mask is requested, infer
- * switches the node to q8_op_dropout_mask, which copies the data (unless in
- * place) and writes an all-true mask. Training mode is not supported, except
+ * view (and the passes usually remove it); when the mask is requested (or
+ * the data is a constant), infer switches the node to q8_op_dropout_mask,
+ * which copies the data (unless in place) and writes an all-true mask. Training mode is not supported, except
  * with a constant ratio of 0, which is the identity too. */
 #include <string.h>
 
@@ -53,12 +53,16 @@ static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
     }
     Q8_TRY(q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err));
     bool want_mask = n->n_outputs > 1 && n->outputs[1] >= 0;
-    n->op = want_mask ? &q8_op_dropout_mask : &q8_op_dropout;
+    /* A view of a constant is not planned (the planner only aliases
+     * activations), so constant data that does not fold (a run-time ratio)
+     * is copied too. */
+    n->op = want_mask || x->data ? &q8_op_dropout_mask : &q8_op_dropout;
+    if (n->op == &q8_op_dropout) return Q8_OK;
+    dropout_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
     if (!want_mask) return Q8_OK;
     q8_dtype md = mask_dtype(g, x->dtype);
     Q8_TRY(q8_set_output(g, n, 1, md, x->dims, x->ndim, err));
-    dropout_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
     p->mask_esize = q8_dtype_size(md);
     switch (md) {
     case Q8_F32: { float one = 1.0f; memcpy(p->one, &one, 4); break; }
@@ -80,7 +84,8 @@ static void dropout_mask_run(const q8_exec *x, const q8_node *n) {
     void *y = Q8_OUT_PTR(x, n, 0);
     const void *src = Q8_IN_PTR(x, n, 0);
     if (nb && y != src) memcpy(y, src, nb);
-    q8_tu_fill(Q8_OUT_PTR(x, n, 1), p->one, q8_tensor_numel(in), p->mask_esize);
+    if (n->n_outputs > 1 && n->outputs[1] >= 0)
+        q8_tu_fill(Q8_OUT_PTR(x, n, 1), p->one, q8_tensor_numel(in), p->mask_esize);
 }
 
 const q8_op_def q8_op_dropout = {
