@@ -195,7 +195,8 @@ static q8_graph *graph1(const char *op, int opset, const q8t_in *ins, int n_in, 
     return g;
 }
 
-static q8t_in in_spec(const char *name, q8_dtype dt, int nd, const int64_t *dims, const void *data) {
+static q8t_in in_spec(const char *name, q8_dtype dt, int nd, const int64_t *dims,
+                      const void *data) {
     q8t_in s = {name, dt, nd, {0}, data};
     for (int i = 0; i < nd; i++) s.dims[i] = dims[i];
     return s;
@@ -547,7 +548,8 @@ static void concat_check(const cat_case *c, q8t_rng *r, const char *what) {
         unravel(o, od, c->nd, idx);
         int i = 0;
         while (idx[ax] >= c->dims[i][ax]) idx[ax] -= c->dims[i++][ax];
-        memcpy(y + o * (int64_t)es, (uint8_t *)x[i] + ravel(idx, c->dims[i], c->nd) * (int64_t)es, es);
+        memcpy(y + o * (int64_t)es, (uint8_t *)x[i] + ravel(idx, c->dims[i], c->nd) * (int64_t)es,
+               es);
     }
     want w = {c->dt, c->nd, {0}, y};
     memcpy(w.dims, od, sizeof od);
@@ -559,12 +561,15 @@ static void concat_check(const cat_case *c, q8t_rng *r, const char *what) {
 Test(tensor_concat, random) {
     q8t_rng r = q8t_seed(51);
     for (int it = 0; it < 60; it++) {
-        cat_case c = {.dt = dtypes[it % N_DTYPES], .nd = 1 + it % 5, .nin = 1 + (int)(q8t_next(&r) % 4)};
+        cat_case c = { .dt = dtypes[it % N_DTYPES],
+                       .nd = 1 + it % 5,
+                       .nin = 1 + (int)(q8t_next(&r) % 4) };
         int ax = (int)(q8t_next(&r) % (uint64_t)c.nd);
         c.axis = it % 2 ? ax - c.nd : ax;
         rand_shape(&r, c.nd, c.dims[0], true, 3000);
         for (int i = 1; i < c.nin; i++) memcpy(c.dims[i], c.dims[0], sizeof c.dims[0]);
-        for (int i = 0; i < c.nin; i++) c.dims[i][ax] = q8t_next(&r) % 5 == 0 ? 0 : rand_dim(&r, false);
+        for (int i = 0; i < c.nin; i++)
+            c.dims[i][ax] = q8t_next(&r) % 5 == 0 ? 0 : rand_dim(&r, false);
         char what[64];
         snprintf(what, sizeof what, "concat case %d", it);
         concat_check(&c, &r, what);
@@ -573,7 +578,8 @@ Test(tensor_concat, random) {
 
 Test(tensor_concat, errors) {
     cat_case c = {Q8_F32, 2, 2, 1, {{2, 3}, {3, 3}}};
-    check_fails(build_concat(&c), "input 1 ('b') has shape 3x3, input 0 has 2x3: all dims but axis 1 must match",
+    check_fails(build_concat(&c),
+                "input 1 ('b') has shape 3x3, input 0 has 2x3: all dims but axis 1 must match",
                 "mismatched dims");
     c.axis = 2;
     check_fails(build_concat(&c), "axis 2 is out of range for rank 2", "axis range");
@@ -597,7 +603,8 @@ typedef struct split_case {
 
 static q8_graph *build_split(const void *ctx) {
     const split_case *c = ctx;
-    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL), in_i64("split", c->nsplit, c->split)};
+    q8t_in ins[2] = { in_spec("x", c->dt, c->nd, c->dims, NULL),
+                      in_i64("split", c->nsplit, c->split) };
     bool as_input = c->nsplit >= 0 && c->opset >= 13;
     q8_graph *g = graph1("Split", c->opset, ins, as_input ? 2 : 1, c->nout);
     if (c->nsplit >= 0 && !as_input) q8t_attr_ints(g, "split", c->split, c->nsplit);
@@ -754,7 +761,9 @@ Test(tensor_slice, random) {
     q8t_rng r = q8t_seed(71);
     static const int64_t steps[] = {-3, -2, -1, 1, 2, 3};
     for (int it = 0; it < 120; it++) {
-        slice_case c = {.dt = dtypes[it % N_DTYPES], .opset = it % 4 == 0 ? 9 : 13, .nd = 1 + it % 4};
+        slice_case c = { .dt = dtypes[it % N_DTYPES],
+                         .opset = it % 4 == 0 ? 9 : 13,
+                         .nd = 1 + it % 4 };
         rand_shape(&r, c.nd, c.dims, true, 4000);
         c.n = 1 + (int)(q8t_next(&r) % (uint64_t)c.nd);
         c.has_axes = q8t_next(&r) % 3 != 0;
@@ -917,7 +926,8 @@ Test(tensor_gather, runtime_out_of_range_gives_zeros) {
 Test(tensor_gather, errors) {
     int64_t bad[2] = {1, 3};
     gather_case c = {Q8_F32, Q8_I64, 2, 1, 1, {2, 3}, {2}, bad};
-    check_fails(build_gather(&c), "index 3 (at position 1 of 'i') is out of range for axis 1 of size 3",
+    check_fails(build_gather(&c),
+                "index 3 (at position 1 of 'i') is out of range for axis 1 of size 3",
                 "constant index");
     bad[1] = -4;
     check_fails(build_gather(&c), "index -4", "negative constant index");
@@ -976,7 +986,9 @@ static void pad_check(const pad_case *c, q8t_rng *r, const char *what) {
     want w = {c->dt, c->nd, {0}, NULL};
     for (int d = 0; d < c->nd; d++) w.dims[d] = c->dims[d] + c->pb[d] + c->pe[d];
     uint8_t zero[8] = {0};
-    const uint8_t *val = !c->has_value ? zero : c->opset < 11 ? (const uint8_t *)&c->fvalue : c->value;
+    const uint8_t *val = !c->has_value   ? zero
+                         : c->opset < 11 ? (const uint8_t *)&c->fvalue
+                                         : c->value;
     const char *mode = c->mode ? c->mode : "constant";
     int64_t on = numel_of(w.dims, c->nd), oi[Q8_MAX_DIMS], xi[Q8_MAX_DIMS];
     uint8_t *y = malloc((size_t)on * es + 1);
@@ -1058,7 +1070,8 @@ Test(tensor_pad, nchw_and_errors) {
     pad_check(&c, &r, "edge NCHW");
     c.pb[2] = 9;
     c.mode = "reflect";
-    check_fails(build_pad(&c), "reflect pads 9, 1 of axis 2 need at most size - 1 = 8", "reflect too big");
+    check_fails(build_pad(&c), "reflect pads 9, 1 of axis 2 need at most size - 1 = 8",
+                "reflect too big");
     c.mode = "constant";
     c.pb[2] = -12;
     check_fails(build_pad(&c), "crop more than axis 2's size 9", "crop too much");
@@ -1067,7 +1080,8 @@ Test(tensor_pad, nchw_and_errors) {
     check_fails(build_pad(&c), "mode 'mirror' is not supported", "bad mode");
     pad_case e = {.dt = Q8_F32, .opset = 13, .nd = 2, .dims = {0, 3}, .pb = {1, 0}, .mode = "edge"};
     check_fails(build_pad(&e), "edge padding of axis 0, which has size 0", "edge of empty");
-    q8t_in ins[2] = {in_spec("x", Q8_F32, 2, (int64_t[]){2, 3}, NULL), in_i64("p", 3, (int64_t[]){1, 1, 1})};
+    q8t_in ins[2] = { in_spec("x", Q8_F32, 2, (int64_t[]){ 2, 3 }, NULL),
+                      in_i64("p", 3, (int64_t[]){ 1, 1, 1 }) };
     check_fails(graph1("Pad", 13, ins, 2, 1), "has 3 values, expected 4", "pads count");
 }
 
@@ -1230,7 +1244,8 @@ static void range_case(q8_dtype dt, const void *s, const void *l, const void *d,
     cr_assert_eq(q8t_run(g, NULL, 1, out, info, 1, &err), Q8_OK, "%s: %s", what, err.msg);
     cr_assert(info[0].dtype == dt && info[0].ndim == 1 && info[0].dims[0] == n,
               "%s: got %lld elements, want %lld", what, (long long)info[0].dims[0], (long long)n);
-    cr_assert(n == 0 || memcmp(out[0], want_data, (size_t)n * q8_dtype_size(dt)) == 0, "%s values", what);
+    cr_assert(n == 0 || memcmp(out[0], want_data, (size_t)n * q8_dtype_size(dt)) == 0, "%s values",
+              what);
     free(out[0]);
 }
 
@@ -1274,8 +1289,9 @@ typedef struct drop_case {
 
 static q8_graph *build_dropout(const void *ctx) {
     const drop_case *c = ctx;
-    q8t_in ins[3] = {in_spec("x", Q8_F32, 3, c->dims, NULL), in_spec("r", Q8_F32, 0, NULL, c->ratio),
-                     in_spec("t", Q8_BOOL, 0, NULL, c->training)};
+    q8t_in ins[3] = { in_spec("x", Q8_F32, 3, c->dims, NULL),
+                      in_spec("r", Q8_F32, 0, NULL, c->ratio),
+                      in_spec("t", Q8_BOOL, 0, NULL, c->training) };
     if (!c->ratio) ins[1].name = NULL;
     int nin = c->training ? 3 : c->ratio ? 2 : 1;
     q8_graph *g = graph1("Dropout", c->opset, ins, nin, c->nout);
@@ -1312,7 +1328,8 @@ Test(tensor_dropout, inference_and_mask) {
         check_runs(build_dropout, &cases[i], in, w, cases[i].nout, what);
     }
     /* constant data, run-time ratio: no fold, no view of a constant */
-    q8t_in cin[2] = {in_spec("x", Q8_F32, 3, (int64_t[]){2, 9, 7}, x), in_spec("r", Q8_F32, 0, NULL, NULL)};
+    q8t_in cin[2] = { in_spec("x", Q8_F32, 3, (int64_t[]){ 2, 9, 7 }, x),
+                      in_spec("r", Q8_F32, 0, NULL, NULL) };
     const void *rin[] = {&half};
     void *out[1];
     q8_tensor_info info[1];
@@ -1393,7 +1410,8 @@ static void cnst(q8_graph *g, const char *name, int nd, const int64_t *dims, con
     memcpy(t->data, v, q8_tensor_nbytes(t));
 }
 
-static q8_node *node(q8_graph *g, const char *op, int nin, const char *const *ins, const char *out) {
+static q8_node *node(q8_graph *g, const char *op, int nin, const char *const *ins,
+                     const char *out) {
     int in[8], o = tix(g, out);
     for (int i = 0; i < nin; i++) in[i] = tix(g, ins[i]);
     int k = q8_graph_add_node(g, out, op);
@@ -1470,7 +1488,8 @@ Test(tensor_large, multi_chunk) {
     concat_check(&cc0, &r, "large concat axis 0");
     split_case sc = {Q8_F32, 13, 2, 3, 1, {1000, 20}, 3, {10, 3, 7}, 0};
     split_check(&sc, sc.split, &r, "large split");
-    slice_case sl = {Q8_F32, 13, 3, 2, {64, 50, 40}, {1, -1}, {64, INT64_MIN}, {0, 2}, {2, -3}, true, true};
+    slice_case sl = { Q8_F32,   13,        3,    2,   { 64, 50, 40 }, { 1, -1 }, { 64, INT64_MIN },
+                      { 0, 2 }, { 2, -3 }, true, true };
     slice_check(&sl, &r, "large slice");
     pad_case pc = {.dt = Q8_F32, .opset = 13, .nd = 3, .dims = {40, 50, 60}, .pb = {1, 2, 3},
                    .pe = {2, 1, 0}, .mode = "reflect"};
@@ -1489,7 +1508,8 @@ Test(tensor_large, multi_chunk) {
     for (int i = 0; i < 600; i++) idx[i] = (int32_t)(q8t_next(&r) % 80) - 40;
     float *x = rand_bytes(&r, Q8_F32, 500 * 40), *y = malloc(sizeof(float) * 500 * 600);
     for (int o = 0; o < 500; o++)
-        for (int j = 0; j < 600; j++) y[o * 600 + j] = x[o * 40 + (idx[j] < 0 ? idx[j] + 40 : idx[j])];
+        for (int j = 0; j < 600; j++)
+            y[o * 600 + j] = x[o * 40 + (idx[j] < 0 ? idx[j] + 40 : idx[j])];
     want w = {Q8_F32, 3, {500, 30, 20}, y};
     const void *in[] = {x, idx};
     check_runs(build_gather, &gc, in, &w, 1, "large gather");
@@ -1543,15 +1563,18 @@ static void *rand_indices(q8t_rng *r, q8_dtype it, int64_t n, const int64_t *ran
 Test(tensor_gather_elements, random) {
     q8t_rng r = q8t_seed(141);
     for (int it = 0; it < 50; it++) {
-        ge_case c = {.op = "GatherElements", .dt = dtypes[it % N_DTYPES], .it = it % 3 ? Q8_I64 : Q8_I32,
-                     .nd = 1 + it % 4};
+        ge_case c = { .op = "GatherElements",
+                      .dt = dtypes[it % N_DTYPES],
+                      .it = it % 3 ? Q8_I64 : Q8_I32,
+                      .nd = 1 + it % 4 };
         c.ni = c.nd;
         int ax = (int)(q8t_next(&r) % (uint64_t)c.nd);
         c.axis = it % 2 ? ax - c.nd : ax;
         rand_shape(&r, c.nd, c.dims, true, 3000);
         if (c.dims[ax] == 0) c.dims[ax] = 4;
         for (int d = 0; d < c.nd; d++)
-            c.idims[d] = d == ax ? rand_dim(&r, true) : (int64_t)(q8t_next(&r) % (uint64_t)(c.dims[d] + 1));
+            c.idims[d] =
+                d == ax ? rand_dim(&r, true) : (int64_t)(q8t_next(&r) % (uint64_t)(c.dims[d] + 1));
         int64_t on = numel_of(c.idims, c.nd), oi[Q8_MAX_DIMS];
         void *idx = rand_indices(&r, c.it, on, &c.dims[ax], 1);
         c.cidx = it % 4 < 2 ? idx : NULL;
@@ -1626,8 +1649,8 @@ Test(tensor_gathernd, random) {
     }
     int64_t bad[4] = {0, 1, 1, -3};
     ge_case e = {"GatherND", Q8_F32, Q8_I64, 2, 2, 0, {2, 2}, {2, 2}, bad};
-    check_fails(build_ge(&e), "index -3 (at position 3 of 'i') is out of range for axis 1 of size 2",
-                "range");
+    check_fails(build_ge(&e),
+                "index -3 (at position 3 of 'i') is out of range for axis 1 of size 2", "range");
     e.idims[1] = 3;
     e.idims[0] = 1;
     check_fails(build_ge(&e), "last dim 3 must be in 1..2", "k too big");

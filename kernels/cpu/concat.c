@@ -36,10 +36,12 @@ static q8_status concat_infer(q8_graph *g, q8_node *n, q8_error *err) {
         bool ok = t->ndim == x0->ndim;
         for (int d = 0; ok && d < t->ndim; d++) ok = d == axis || t->dims[d] == x0->dims[d];
         if (!ok)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                "input %d ('%s') has shape %s, input 0 has %s: all dims but axis %d "
-                                "must match", i, t->name, q8_shape_str(t->dims, t->ndim, sa, sizeof sa),
-                                q8_shape_str(x0->dims, x0->ndim, sb, sizeof sb), axis);
+            return q8_node_fail(
+                err, Q8_ERR_SHAPE, n,
+                "input %d ('%s') has shape %s, input 0 has %s: all dims but axis %d "
+                "must match",
+                i, t->name, q8_shape_str(t->dims, t->ndim, sa, sizeof sa),
+                q8_shape_str(x0->dims, x0->ndim, sb, sizeof sb), axis);
         dims[axis] += t->dims[axis];
     }
     concat_params *p = q8_node_params(n, sizeof *p, err);

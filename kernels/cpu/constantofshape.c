@@ -27,8 +27,10 @@ static q8_status cos_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const q8_attr *a = q8_attr_find(n, "value");
     if (a) {
         const q8_tensor *v = a->t;
-        if (a->type != Q8_ATTR_TENSOR || !v || !v->data || !v->shape_known || q8_tensor_numel(v) != 1)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute 'value' must be a one-element tensor");
+        if (a->type != Q8_ATTR_TENSOR || !v || !v->data || !v->shape_known ||
+            q8_tensor_numel(v) != 1)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                "attribute 'value' must be a one-element tensor");
         dt = v->dtype;
         p->esize = q8_dtype_size(dt);
         if (p->esize == 0 || p->esize > sizeof p->value || dt == Q8_STRING)

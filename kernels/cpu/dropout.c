@@ -1,8 +1,9 @@
 /* Dropout at inference: output = input. Without the mask output it is a
  * view (and the passes usually remove it); when the mask is requested (or
  * the data is a constant), infer switches the node to q8_op_dropout_mask,
- * which copies the data (unless in place) and writes an all-true mask. Training mode is not supported, except
- * with a constant ratio of 0, which is the identity too. */
+ * which copies the data (unless in place) and writes an all-true mask.
+ * Training mode is not supported, except with a constant ratio of 0, which
+ * is the identity too. */
 #include <string.h>
 
 #include "tensor_util.h"
@@ -47,9 +48,10 @@ static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
                                 "input 1 ('%s') must be a constant: with training_mode true only "
                                 "ratio 0 (the identity) is supported", ratio->name);
         if (training && !const_is_zero(ratio))
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                                "training_mode is true: training-mode Dropout (random masks) is not "
-                                "supported, q8 runs inference only");
+            return q8_node_fail(
+                err, Q8_ERR_UNSUPPORTED, n,
+                "training_mode is true: training-mode Dropout (random masks) is not "
+                "supported, q8 runs inference only");
     }
     Q8_TRY(q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err));
     bool want_mask = n->n_outputs > 1 && n->outputs[1] >= 0;

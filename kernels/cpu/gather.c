@@ -41,10 +41,11 @@ static q8_status gather_infer(q8_graph *g, q8_node *n, q8_error *err) {
         for (int64_t i = 0; i < ni; i++) {
             int64_t v = index_at(it, it->data, i);
             if (v < -dim || v >= dim)
-                return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                    "index %lld (at position %lld of '%s') is out of range for axis "
-                                    "%d of size %lld", (long long)v, (long long)i, it->name, axis,
-                                    (long long)dim);
+                return q8_node_fail(
+                    err, Q8_ERR_SHAPE, n,
+                    "index %lld (at position %lld of '%s') is out of range for axis "
+                    "%d of size %lld",
+                    (long long)v, (long long)i, it->name, axis, (long long)dim);
         }
     }
     int64_t dims[Q8_MAX_DIMS];

@@ -27,7 +27,8 @@ static q8_status ge_infer(q8_graph *g, q8_node *n, q8_error *err) {
                             it->name, q8_dtype_name(it->dtype));
     char sa[96], sb[96];
     if (x->ndim < 1 || it->ndim != x->ndim)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "indices %s must have data's rank (data %s, rank >= 1)",
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "indices %s must have data's rank (data %s, rank >= 1)",
                             q8_shape_str(it->dims, it->ndim, sa, sizeof sa),
                             q8_shape_str(x->dims, x->ndim, sb, sizeof sb));
     int64_t ax = q8_attr_int(n, "axis", 0);
@@ -46,10 +47,11 @@ static q8_status ge_infer(q8_graph *g, q8_node *n, q8_error *err) {
         for (int64_t i = 0; i < ni; i++) {
             int64_t v = index_at(it->dtype, it->data, i);
             if (v < -dim || v >= dim)
-                return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                    "index %lld (at position %lld of '%s') is out of range for axis "
-                                    "%d of size %lld", (long long)v, (long long)i, it->name, axis,
-                                    (long long)dim);
+                return q8_node_fail(
+                    err, Q8_ERR_SHAPE, n,
+                    "index %lld (at position %lld of '%s') is out of range for axis "
+                    "%d of size %lld",
+                    (long long)v, (long long)i, it->name, axis, (long long)dim);
         }
     }
     ge_params *p = q8_node_params(n, sizeof *p, err);

@@ -31,16 +31,19 @@ static q8_status gnd_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_shape_str(it->dims, it->ndim, sa, sizeof sa);
     q8_shape_str(x->dims, x->ndim, sb, sizeof sb);
     if (x->ndim < 1 || it->ndim < 1 || b < 0 || b >= x->ndim || b >= it->ndim)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "batch_dims %lld does not fit data %s and indices %s",
-                            (long long)b, sb, sa);
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "batch_dims %lld does not fit data %s and indices %s", (long long)b, sb,
+                            sa);
     int64_t k = it->dims[it->ndim - 1];
     if (k < 1 || k > x->ndim - b)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "indices %s: last dim %lld must be in 1..%lld (data %s, batch_dims %lld)",
-                            sa, (long long)k, (long long)(x->ndim - b), sb, (long long)b);
+        return q8_node_fail(
+            err, Q8_ERR_SHAPE, n,
+            "indices %s: last dim %lld must be in 1..%lld (data %s, batch_dims %lld)", sa,
+            (long long)k, (long long)(x->ndim - b), sb, (long long)b);
     for (int d = 0; d < b; d++)
         if (x->dims[d] != it->dims[d])
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "batch dim %d differs: data %s, indices %s", d, sb, sa);
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "batch dim %d differs: data %s, indices %s",
+                                d, sb, sa);
     if (it->data) {
         int64_t nt = q8_tensor_numel(it) / k;
         for (int64_t t = 0; t < nt; t++)
@@ -49,8 +52,9 @@ static q8_status gnd_infer(q8_graph *g, q8_node *n, q8_error *err) {
                 if (v < -dim || v >= dim)
                     return q8_node_fail(err, Q8_ERR_SHAPE, n,
                                         "index %lld (at position %lld of '%s') is out of range for "
-                                        "axis %lld of size %lld", (long long)v, (long long)(t * k + j),
-                                        it->name, (long long)(b + j), (long long)dim);
+                                        "axis %lld of size %lld",
+                                        (long long)v, (long long)(t * k + j), it->name,
+                                        (long long)(b + j), (long long)dim);
             }
     }
     int64_t dims[2 * Q8_MAX_DIMS];
@@ -58,7 +62,8 @@ static q8_status gnd_infer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int d = 0; d < it->ndim - 1; d++) dims[nd++] = it->dims[d];
     for (int d = (int)(b + k); d < x->ndim; d++) dims[nd++] = x->dims[d];
     if (nd > Q8_MAX_DIMS)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "output rank %d (at most %d)", nd, Q8_MAX_DIMS);
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "output rank %d (at most %d)", nd,
+                            Q8_MAX_DIMS);
     gnd_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     p->batch = (int)b;
@@ -86,7 +91,8 @@ static void gnd_range(void *arg, int64_t b, int64_t e, int thread) {
         int64_t off = (t / a->per_batch) * a->batch_elems;
         bool ok = true;
         for (int j = 0; j < p->k && ok; j++) {
-            int64_t v = index_at(a->it->dtype, a->idx, t * p->k + j), dim = a->x->dims[p->batch + j];
+            int64_t v = index_at(a->it->dtype, a->idx, t * p->k + j),
+                    dim = a->x->dims[p->batch + j];
             if (v < 0) v += dim;
             ok = v >= 0 && v < dim;
             off += v * a->xstride[p->batch + j];

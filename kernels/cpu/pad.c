@@ -58,8 +58,8 @@ static q8_status pad_infer(q8_graph *g, q8_node *n, q8_error *err) {
         Q8_TRY(q8_check_input(g, n, 2, x->dtype, err));
         int64_t cn = q8_tensor_numel(cv);
         if (cn > 1)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "constant_value has %lld values, expected one",
-                                (long long)cn);
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "constant_value has %lld values, expected one", (long long)cn);
         p->value_input = cn == 1; /* an empty one means the default 0 */
     }
     const q8_tensor *at = q8_in(g, n, 3);
@@ -89,11 +89,13 @@ static q8_status pad_infer(q8_graph *g, q8_node *n, q8_error *err) {
         int64_t dim = x->dims[d], b = p->pb[d], e = pe[d];
         dims[d] = dim + b + e;
         if (dims[d] < 0)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "pads %lld, %lld crop more than axis %d's size %lld",
-                                (long long)b, (long long)e, d, (long long)dim);
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "pads %lld, %lld crop more than axis %d's size %lld", (long long)b,
+                                (long long)e, d, (long long)dim);
         bool grows = b > 0 || e > 0;
         if (p->mode != PAD_CONSTANT && grows && dim == 0)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s padding of axis %d, which has size 0", mode, d);
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s padding of axis %d, which has size 0",
+                                mode, d);
         if (p->mode == PAD_REFLECT && (b > dim - 1 || e > dim - 1))
             return q8_node_fail(err, Q8_ERR_SHAPE, n,
                                 "reflect pads %lld, %lld of axis %d need at most size - 1 = %lld",
@@ -150,7 +152,8 @@ static void pad_rows(void *arg, int64_t b, int64_t e, int thread) {
             continue;
         }
         const uint8_t *src = a->src + (size_t)off * es;
-        if (m1 > m0) memcpy(dst + (size_t)m0 * es, src + (size_t)(m0 - pb) * es, (size_t)(m1 - m0) * es);
+        if (m1 > m0)
+            memcpy(dst + (size_t)m0 * es, src + (size_t)(m0 - pb) * es, (size_t)(m1 - m0) * es);
         if (p->mode == PAD_CONSTANT) {
             q8_tu_fill(dst, a->value, m0, es);
             q8_tu_fill(dst + (size_t)m1 * es, a->value, lo - m1, es);

@@ -31,8 +31,8 @@ static q8_status range_infer(q8_graph *g, q8_node *n, q8_error *err) {
         Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
         t[i] = q8_in(g, n, i);
         if (q8_tensor_numel(t[i]) != 1)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s must be a scalar, has %lld values", names[i],
-                                (long long)q8_tensor_numel(t[i]));
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s must be a scalar, has %lld values",
+                                names[i], (long long)q8_tensor_numel(t[i]));
         if (!t[i]->data)
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                                 "%s ('%s') must be a constant: it decides the output's length",
@@ -53,8 +53,9 @@ static q8_status range_infer(q8_graph *g, q8_node *n, q8_error *err) {
             c = d == 0.0 ? NAN : ceil((l - s) / d);
         }
         if (!(c < 4e18) || isnan(c))
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "start %g, limit %g, delta %g give no valid length",
-                                scalar(t[0]), scalar(t[1]), scalar(t[2]));
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "start %g, limit %g, delta %g give no valid length", scalar(t[0]),
+                                scalar(t[1]), scalar(t[2]));
         count = c > 0 ? (int64_t)c : 0;
     } else if (dt == Q8_I16 || dt == Q8_I32 || dt == Q8_I64) {
         __int128 s = iscalar(t[0]), l = iscalar(t[1]), d = iscalar(t[2]);
@@ -63,8 +64,8 @@ static q8_status range_infer(q8_graph *g, q8_node *n, q8_error *err) {
         if (span % d != 0 && (span > 0) == (d > 0)) q++;
         count = q > 0 ? (int64_t)q : 0;
     } else {
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s (float, double, int16, int32, int64)",
-                            q8_dtype_name(dt));
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "dtype %s (float, double, int16, int32, int64)", q8_dtype_name(dt));
     }
     return q8_set_output(g, n, 0, dt, &count, 1, err);
 }

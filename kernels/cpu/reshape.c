@@ -11,8 +11,8 @@ static q8_status reshape_infer(q8_graph *g, q8_node *n, q8_error *err) {
         const int64_t *v = q8_attr_ints(n, "shape", &ns);
         if (!v) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute 'shape' is missing");
         if (ns > Q8_MAX_DIMS)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "shape has %d dims, at most %d supported",
-                                ns, Q8_MAX_DIMS);
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                                "shape has %d dims, at most %d supported", ns, Q8_MAX_DIMS);
         for (int i = 0; i < ns; i++) shape[i] = v[i];
     } else {
         Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
@@ -53,15 +53,17 @@ static q8_status reshape_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t numel = q8_tensor_numel(x);
     if (infer_at >= 0) {
         if (known == 0 || numel % known != 0)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                "cannot reshape %s (%lld elements) to %s: the -1 cannot be inferred",
-                                q8_shape_str(x->dims, x->ndim, sa, sizeof sa), (long long)numel,
-                                q8_tu_list_str(shape, ns, sb, sizeof sb));
+            return q8_node_fail(
+                err, Q8_ERR_SHAPE, n,
+                "cannot reshape %s (%lld elements) to %s: the -1 cannot be inferred",
+                q8_shape_str(x->dims, x->ndim, sa, sizeof sa), (long long)numel,
+                q8_tu_list_str(shape, ns, sb, sizeof sb));
         dims[infer_at] = numel / known;
         known = numel;
     }
     if (known != numel)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "cannot reshape %s (%lld elements) to %s (%lld elements)",
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "cannot reshape %s (%lld elements) to %s (%lld elements)",
                             q8_shape_str(x->dims, x->ndim, sa, sizeof sa), (long long)numel,
                             q8_tu_list_str(shape, ns, sb, sizeof sb), (long long)known);
     return q8_set_output(g, n, 0, x->dtype, dims, ns, err);

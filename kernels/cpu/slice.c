@@ -28,7 +28,8 @@ static q8_status slice_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (g->opset >= 10) {
         Q8_TRY(slice_list(g, n, "steps", 4, steps, &nst, &has_st, err));
     }
-    if (!has_s || !has_e) return q8_node_fail(err, Q8_ERR_FORMAT, n, "starts and ends are required");
+    if (!has_s || !has_e)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "starts and ends are required");
     if (ns != ne)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "starts has %d values, ends %d", ns, ne);
     if (has_a && na != ns)

@@ -34,15 +34,18 @@ static q8_status split_infer(q8_graph *g, q8_node *n, q8_error *err) {
     bool present;
     int64_t *given = malloc(sizeof(int64_t) * SPLIT_MAX_OUT);
     if (!given) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_status st = q8_tu_ints_arg(g, n, "split", 13, 1, given, SPLIT_MAX_OUT, &count, &present, err);
-    if (st == Q8_OK && present && count == no) memcpy(p->sizes, given, sizeof(int64_t) * (size_t)no);
+    q8_status st =
+        q8_tu_ints_arg(g, n, "split", 13, 1, given, SPLIT_MAX_OUT, &count, &present, err);
+    if (st == Q8_OK && present && count == no)
+        memcpy(p->sizes, given, sizeof(int64_t) * (size_t)no);
     free(given);
     if (st != Q8_OK) return st;
     int64_t dim = x->dims[axis];
     char sb[160];
     if (present) {
         if (count != no)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "split has %d values for %d outputs", count, no);
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "split has %d values for %d outputs", count,
+                                no);
         int64_t sum = 0;
         for (int i = 0; i < no; i++) {
             if (p->sizes[i] < 0)
@@ -51,14 +54,15 @@ static q8_status split_infer(q8_graph *g, q8_node *n, q8_error *err) {
             sum += p->sizes[i];
         }
         if (sum != dim)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "split %s sums to %lld, but axis %d has size %lld",
-                                q8_tu_list_str(p->sizes, no, sb, sizeof sb), (long long)sum, axis,
-                                (long long)dim);
+            return q8_node_fail(
+                err, Q8_ERR_SHAPE, n, "split %s sums to %lld, but axis %d has size %lld",
+                q8_tu_list_str(p->sizes, no, sb, sizeof sb), (long long)sum, axis, (long long)dim);
     } else if (q8_attr_find(n, "num_outputs")) {
         int64_t k = q8_attr_int(n, "num_outputs", 0);
         if (k != no)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "num_outputs is %lld but the node has %d outputs",
-                                (long long)k, no);
+            return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                "num_outputs is %lld but the node has %d outputs", (long long)k,
+                                no);
         int64_t chunk = (dim + no - 1) / no, left = dim;
         for (int i = 0; i < no; i++) {
             p->sizes[i] = left < chunk ? left : chunk;
@@ -117,7 +121,8 @@ static void split_run(const q8_exec *x, const q8_node *n) {
     a.in_row = (size_t)(in->dims[p->axis] * a.inner) * p->esize;
     if (a.in_row == 0) return;
     int64_t rows = q8_tu_prod(in->dims, 0, p->axis);
-    q8_parallel_for(x->pool, rows * p->n, q8_tu_grain(a.in_row / (size_t)p->n + 1), split_range, &a);
+    q8_parallel_for(x->pool, rows * p->n, q8_tu_grain(a.in_row / (size_t)p->n + 1), split_range,
+                    &a);
 }
 
 const q8_op_def q8_op_split = {

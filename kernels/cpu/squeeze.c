@@ -15,7 +15,8 @@ static q8_status squeeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
     char sa[96];
     for (int i = 0; i < na; i++) {
         if (x->dims[axes[i]] != 1)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "cannot squeeze axis %d of shape %s: its size is %lld, not 1",
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "cannot squeeze axis %d of shape %s: its size is %lld, not 1",
                                 (int)axes[i], q8_shape_str(x->dims, x->ndim, sa, sizeof sa),
                                 (long long)x->dims[axes[i]]);
         drop[axes[i]] = true;

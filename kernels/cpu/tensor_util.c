@@ -8,8 +8,9 @@ q8_status q8_tu_elem_size(const q8_graph *g, const q8_node *n, int i, size_t *es
     Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
     size_t es = q8_dtype_size(t->dtype);
     if (es == 0 || t->dtype == Q8_STRING)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input '%s' has dtype %s, which is not supported",
-                            t->name, q8_dtype_name(t->dtype));
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "input '%s' has dtype %s, which is not supported", t->name,
+                            q8_dtype_name(t->dtype));
     *esize = es;
     return Q8_OK;
 }
@@ -23,10 +24,11 @@ q8_status q8_tu_ints_arg(const q8_graph *g, const q8_node *n, const char *name, 
     if (g->opset < since) {
         if (!a) return Q8_OK;
         if (a->type != Q8_ATTR_INTS)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' must be a list of ints", name);
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' must be a list of ints",
+                                name);
         if (a->n > max)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "'%s' has %d values, at most %d supported",
-                                name, a->n, max);
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                                "'%s' has %d values, at most %d supported", name, a->n, max);
         if (a->n) memcpy(out, a->ints, sizeof(int64_t) * (size_t)a->n);
         *count = a->n;
         *present = true;
@@ -116,7 +118,8 @@ static void copy_row(uint8_t *d, const uint8_t *s, int64_t n, int64_t stride, si
     case 4: COPY_STRIDED(uint32_t); break;
     case 8: COPY_STRIDED(uint64_t); break;
     default:
-        for (int64_t i = 0; i < n; i++) memcpy(d + (size_t)i * es, s + i * stride * (int64_t)es, es);
+        for (int64_t i = 0; i < n; i++)
+            memcpy(d + (size_t)i * es, s + i * stride * (int64_t)es, es);
     }
 }
 

@@ -11,7 +11,8 @@ typedef struct tile_params {
 
 static q8_status tile_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (g->opset < 6)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "Tile-1 (tiles/axis inputs) is not supported");
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "Tile-1 (tiles/axis inputs) is not supported");
     Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
     size_t es;
     Q8_TRY(q8_tu_elem_size(g, n, 0, &es, err));
@@ -45,7 +46,8 @@ typedef struct tile_args {
 static void tile_rows(void *arg, int64_t b, int64_t e, int thread) {
     const tile_args *a = arg;
     int last = a->x->ndim - 1;
-    size_t in_row = (size_t)a->x->dims[last] * a->esize, out_row = (size_t)a->y->dims[last] * a->esize;
+    size_t in_row = (size_t)a->x->dims[last] * a->esize,
+           out_row = (size_t)a->y->dims[last] * a->esize;
     for (int64_t row = b; row < e; row++) {
         int64_t rr = row, off = 0;
         for (int k = last - 1; k >= 0; k--) {

@@ -30,7 +30,8 @@ static q8_status transpose_infer(q8_graph *g, q8_node *n, q8_error *err) {
             if (ok) seen[pa[i]] = true;
         }
         if (!ok)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "perm %s is not a permutation of 0..%d (input rank %d)",
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "perm %s is not a permutation of 0..%d (input rank %d)",
                                 q8_tu_list_str(pa, np, sb, sizeof sb), r - 1, r);
         for (int i = 0; i < r; i++) perm[i] = pa[i];
     } else {
