@@ -95,7 +95,10 @@ static q8_status cpu_run(void *p, q8_error *err) {
     const q8_graph *g = c->g;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
-        if (n->op->flags & Q8_OP_VIEW) continue;
+        if (n->op->flags & Q8_OP_VIEW) {
+            if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
+            continue;
+        }
         q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
                      .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
         n->op->run(&x, n);

@@ -6,8 +6,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "npy.h"
-#include "onnx_tensor.h"
+#include "tensor_file.h"
 
 bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim) {
     int n = 0;
@@ -37,14 +36,7 @@ bool q8_cli_parse_input_shape(char *s, q8_input_shape *out) {
 }
 
 q8_status q8_cli_load_tensor(const char *path, q8_tensor **out, q8_error *err) {
-    uint8_t *buf;
-    size_t len;
-    Q8_TRY(q8_read_file(path, &buf, &len, err));
-    q8_status s;
-    if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) s = q8_npy_parse(buf, len, path, out, err);
-    else s = q8_pb_parse(buf, len, path, out, err);
-    free(buf);
-    return s;
+    return q8_tensor_file_read(path, out, err);
 }
 
 void q8_cli_sanitize(const char *name, char *out, size_t n) {
@@ -83,7 +75,23 @@ double q8_cli_now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+/* VmHWM from /proc: getrusage's ru_maxrss also counts memory inherited at
+ * fork from the parent (a Python driver with torch loaded reports hundreds
+ * of MB for a 2 MB q8run). getrusage is the fallback off Linux. */
 size_t q8_cli_peak_rss(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f) {
+        char line[256];
+        size_t kb = 0;
+        bool found = false;
+        while (fgets(line, sizeof line, f))
+            if (sscanf(line, "VmHWM: %zu kB", &kb) == 1) {
+                found = true;
+                break;
+            }
+        fclose(f);
+        if (found) return kb * 1024;
+    }
     struct rusage ru;
     if (getrusage(RUSAGE_SELF, &ru) != 0) return 0;
     return (size_t)ru.ru_maxrss * 1024; /* kilobytes on Linux */
