@@ -11,8 +11,9 @@ Quantized check: --q8-model MODEL.q8 makes q8run run the .q8 while ORT runs the
 .onnx it came from; pass looser tolerances then, e.g. --rtol 0.05
 --min-argmax 0.99 --tie 0.
 
-Prints one line per output (max abs error, max relative error, argmax
-agreement over --argmax-axis) and exits 0 when all outputs are within
+Prints one line per output (max abs error; max relative error
+|q8-ort| / max(|ort|, floor), floor = RMS of the ORT output unless --floor;
+argmax agreement over --argmax-axis) and exits 0 when all outputs are within
 tolerance, 1 when one is not, 2 when a run failed or the arguments are wrong.
 """
 
@@ -40,9 +41,9 @@ def main():
                     help="max allowed |q8-ort| / max(|ort|, floor) (default 1e-4)")
     ap.add_argument("--floor", type=float, default=None,
                     help="absolute floor of the relative error's denominator "
-                         "(default: --floor-frac * max|ort| per output)")
-    ap.add_argument("--floor-frac", type=float, default=1e-3,
-                    help="default floor as a fraction of max|ort| (default 1e-3)")
+                         "(default: --floor-frac * RMS of the ORT output)")
+    ap.add_argument("--floor-frac", type=float, default=1.0,
+                    help="default floor as a fraction of the ORT output's RMS (default 1)")
     ap.add_argument("--argmax-axis", type=int, default=-1,
                     help="axis of the argmax check (default -1; 1 for NCHW class maps)")
     ap.add_argument("--min-argmax", type=float, default=1.0,

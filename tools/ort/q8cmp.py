@@ -120,13 +120,14 @@ class Result:
         return "  ".join(parts + self.problems)
 
 
-def compare(name, got, ref, rtol, floor=None, floor_frac=1e-3, argmax_axis=-1, min_argmax=1.0,
+def compare(name, got, ref, rtol, floor=None, floor_frac=1.0, argmax_axis=-1, min_argmax=1.0,
             tie=None):
     """Compares `got` (q8) with `ref` (ONNX Runtime).
 
     Floats: rel = |got - ref| / max(|ref|, floor), where floor defaults to
-    floor_frac * max|ref| (so elements near zero are judged against the
-    tensor's scale, not their own); fails when max rel > rtol, NaN/Inf patterns
+    floor_frac * RMS(ref): elements near zero are judged against the tensor's
+    typical magnitude, not their own (two correct FP32 implementations differ
+    by rounding that scales with the summands, not with the result); fails when max rel > rtol, NaN/Inf patterns
     differ, or fewer than min_argmax of the rows have the same argmax along
     argmax_axis. A row where the two argmaxes differ only by a near-tie in ref
     counts as agreeing: ref's max minus ref's value at q8's pick is at most
@@ -162,8 +163,8 @@ def compare(name, got, ref, rtol, floor=None, floor_frac=1e-3, argmax_axis=-1, m
     if not both.any():
         return r
     diff = np.abs(g[both] - f[both])
-    scale = float(np.max(np.abs(f[both])))
-    r.floor = floor if floor is not None else max(floor_frac * scale, np.finfo(np.float32).tiny)
+    rms = float(np.sqrt(np.mean(np.square(f[both]))))
+    r.floor = floor if floor is not None else max(floor_frac * rms, np.finfo(np.float32).tiny)
     r.max_abs = float(diff.max())
     r.max_rel = float(np.max(diff / np.maximum(np.abs(f[both]), r.floor)))
     if r.max_rel > rtol:
