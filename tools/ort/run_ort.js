@@ -111,7 +111,8 @@ function printTensor(name, t, max) {
     vals.push(Number.isInteger(x) ? String(x) : Number(x.toPrecision(6)).toString());
   }
   const more = n > max ? `, ... (${n - max} more)` : '';
-  console.log(`${name}: ${t.type} [${t.dims.join('x')}] [${vals.join(', ')}${more}]`);
+  const shape = t.dims.length ? t.dims.join("x") : "scalar";
+  console.log(`${name}: ${t.type} ${shape} [${vals.join(", ")}${more}]`); // as q8run
   const row = t.dims.length ? t.dims[t.dims.length - 1] : 0;
   if ((t.type === 'float32' || t.type === 'float64') && row > 1 && n > 0) {
     const rows = n / row;
