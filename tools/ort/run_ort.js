@@ -126,6 +126,21 @@ function printTensor(name, t, max) {
   }
 }
 
+// Peak RSS of this process. Linux: VmHWM of /proc/self/status, the high-water
+// mark of this program's own address space. getrusage's ru_maxrss (q8run's
+// measure) also counts the parent's resident memory copied at fork and the
+// exec'ing image (exec folds the old mm's peak into it), e.g. ~230 MB when
+// started from a Python process that imported torch.
+function peakRss() {
+  try {
+    const m = /^VmHWM:\s+(\d+)\s+kB/m.exec(fs.readFileSync('/proc/self/status', 'latin1'));
+    if (m) return Number(m[1]) * 1024;
+  } catch (e) {
+    // not Linux: fall through
+  }
+  return process.resourceUsage().maxRSS * 1024; // kilobytes on Linux and macOS
+}
+
 async function main() {
   let a;
   try {
@@ -190,7 +205,7 @@ async function main() {
       printTensor(name, t, a.print);
     }
   }
-  const peak = process.resourceUsage().maxRSS * 1024; // kilobytes on Linux
+  const peak = peakRss();
   if (a.bench > 0 && !a.json)
     console.log(
       `bench: ${runs} runs, median ${st.median.toFixed(3)} ms, min ${st.min.toFixed(3)} ms, ` +
