@@ -1,0 +1,210 @@
+#include "calibrate.h"
+
+#include <dirent.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model.h"
+#include "tensor_file.h"
+
+/* ---- samples ---- */
+
+static int cmp_str(const void *a, const void *b) {
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted tensor files (.npy/.pb) in dir; -1 if dir cannot be read. */
+static int list_tensor_files(const char *dir, char ***out) {
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.' || !q8_is_tensor_file_name(e->d_name)) continue;
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(len);
+        char **l = realloc(*out, sizeof(char *) * (size_t)(n + 1));
+        if (!p || !l) {
+            free(p);
+            if (l) *out = l;
+            break;
+        }
+        *out = l;
+        snprintf(p, len, "%s/%s", dir, e->d_name);
+        (*out)[n++] = p;
+    }
+    closedir(d);
+    qsort(*out, (size_t)n, sizeof(char *), cmp_str);
+    return n;
+}
+
+static bool is_dir(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+void q8_samples_free(q8_sample_set *s) {
+    for (int i = 0; s->paths && i < s->n_samples; i++) {
+        for (int k = 0; k < s->n_inputs; k++) free(s->paths[i][k]);
+        free(s->paths[i]);
+    }
+    free(s->paths);
+    memset(s, 0, sizeof *s);
+}
+
+q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
+                              q8_error *err) {
+    memset(s, 0, sizeof *s);
+    if (!is_dir(dir)) return q8_fail(err, Q8_ERR_IO, "--calib %s: not a folder", dir);
+    int ni = g->n_inputs;
+    if (ni < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
+    char ***lists = calloc((size_t)ni, sizeof(char **));
+    int *counts = calloc((size_t)ni, sizeof(int));
+    if (!lists || !counts) {
+        free(lists);
+        free(counts);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    q8_status st = Q8_OK;
+    for (int k = 0; k < ni && st == Q8_OK; k++) {
+        const char *name = g->tensors[g->inputs[k]]->name;
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", dir, name);
+        if (ni == 1 && !is_dir(sub)) {
+            counts[k] = list_tensor_files(dir, &lists[k]);
+        } else if (is_dir(sub)) {
+            counts[k] = list_tensor_files(sub, &lists[k]);
+        } else {
+            st = q8_fail(err, Q8_ERR_IO,
+                         "--calib %s: the model has %d inputs, so it needs one subfolder per input; "
+                         "'%s/' is missing", dir, ni, name);
+            break;
+        }
+        if (counts[k] <= 0)
+            st = q8_fail(err, Q8_ERR_IO, "--calib: no .npy or .pb files in %s",
+                         ni == 1 && !is_dir(sub) ? dir : sub);
+        else if (k > 0 && counts[k] != counts[0])
+            st = q8_fail(err, Q8_ERR_ARG, "--calib %s: input '%s' has %d samples, input '%s' has %d",
+                         dir, name, counts[k], g->tensors[g->inputs[0]]->name, counts[0]);
+    }
+    if (st == Q8_OK) {
+        s->n_inputs = ni;
+        s->n_samples = counts[0];
+        s->paths = calloc((size_t)s->n_samples, sizeof(char **));
+        if (!s->paths) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        for (int i = 0; st == Q8_OK && i < s->n_samples; i++) {
+            if (!(s->paths[i] = calloc((size_t)ni, sizeof(char *)))) {
+                st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+            for (int k = 0; k < ni; k++) {
+                s->paths[i][k] = lists[k][i];
+                lists[k][i] = NULL;
+            }
+        }
+    }
+    for (int k = 0; k < ni; k++) {
+        for (int i = 0; i < counts[k]; i++) free(lists[k][i]);
+        free(lists[k]);
+    }
+    free(lists);
+    free(counts);
+    if (st != Q8_OK) q8_samples_free(s);
+    return st;
+}
+
+q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err) {
+    return q8_tensor_file_read(s->paths[i][k], out, err);
+}
+
+/* ---- calibration ---- */
+
+typedef struct observe_ctx {
+    q8_calibration *c;
+    int pass; /* 1: range, 2: histogram */
+} observe_ctx;
+
+static void observe_tensor(observe_ctx *o, const q8_graph *g, int t, const void *data) {
+    q8_hist *h = o->c->hist[t];
+    if (!h || !data) return;
+    int64_t n = q8_tensor_numel(g->tensors[t]);
+    if (o->pass == 1) q8_hist_range(h, data, n);
+    else q8_hist_add(h, data, n);
+}
+
+static void observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
+    observe_ctx *o = arg;
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) observe_tensor(o, g, n->outputs[k], ptr[n->outputs[k]]);
+}
+
+void q8_calibration_free(q8_calibration *c) {
+    for (int i = 0; c->hist && i < c->n_tensors; i++) free(c->hist[i]);
+    free(c->hist);
+    free(c->threshold);
+    memset(c, 0, sizeof *c);
+}
+
+q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
+                       q8_calibration *out, q8_error *err) {
+    memset(out, 0, sizeof *out);
+    if (s->n_inputs != g->n_inputs)
+        return q8_fail(err, Q8_ERR_ARG, "calibration samples have %d inputs, the model %d",
+                       s->n_inputs, g->n_inputs);
+    out->n_tensors = g->n_tensors;
+    out->n_samples = s->n_samples;
+    out->hist = calloc((size_t)g->n_tensors + 1, sizeof(q8_hist *));
+    out->threshold = calloc((size_t)g->n_tensors + 1, sizeof(float));
+    if (!out->hist || !out->threshold) {
+        q8_calibration_free(out);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    /* Observe every float activation: node outputs and graph inputs. */
+    bool *want = calloc((size_t)g->n_tensors + 1, sizeof(bool));
+    if (!want) {
+        q8_calibration_free(out);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i]->n_outputs; k++)
+            if (g->nodes[i]->outputs[k] >= 0) want[g->nodes[i]->outputs[k]] = true;
+    for (int i = 0; i < g->n_inputs; i++) want[g->inputs[i]] = true;
+    q8_status st = Q8_OK;
+    for (int t = 0; t < g->n_tensors && st == Q8_OK; t++) {
+        if (!want[t] || g->tensors[t]->dtype != Q8_F32 || g->tensors[t]->data) continue;
+        if (!(out->hist[t] = malloc(sizeof(q8_hist)))) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        else q8_hist_init(out->hist[t]);
+    }
+    free(want);
+    q8_model tmp = {.g = (q8_graph *)g};
+    q8_session *sess = NULL;
+    q8_session_options so = {.n_threads = o->n_threads, .device = Q8_DEVICE_CPU};
+    observe_ctx oc = {.c = out, .pass = 1};
+    if (st == Q8_OK) st = q8_session_create(&tmp, &so, &sess, err);
+    if (st == Q8_OK) st = q8_session_set_observer(sess, observer, &oc, err);
+    for (int pass = 1; pass <= 2 && st == Q8_OK; pass++) {
+        oc.pass = pass;
+        for (int i = 0; i < s->n_samples && st == Q8_OK; i++) {
+            for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
+                q8_tensor *t = NULL;
+                st = q8_sample_load(s, i, k, &t, err);
+                const q8_tensor *in = g->tensors[g->inputs[k]];
+                if (st == Q8_OK)
+                    st = q8_session_set_input(sess, in->name, t->dtype, t->dims, t->ndim, t->data, err);
+                if (st == Q8_OK && t->dtype == Q8_F32) observe_tensor(&oc, g, g->inputs[k], t->data);
+                if (st != Q8_OK) q8_fail_prefix(err, "calibration sample %s", s->paths[i][k]);
+                q8_tensor_free(t);
+            }
+            if (st == Q8_OK) st = q8_session_run(sess, err);
+        }
+        if (pass == 1)
+            for (int t = 0; t < g->n_tensors; t++)
+                if (out->hist[t]) q8_hist_freeze(out->hist[t]);
+    }
+    q8_session_free(sess);
+    for (int t = 0; st == Q8_OK && t < g->n_tensors; t++)
+        if (out->hist[t]) out->threshold[t] = q8_calib_threshold(out->hist[t], o->method, o->percentile);
+    if (st != Q8_OK) q8_calibration_free(out);
+    return st;
+}
