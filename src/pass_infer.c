@@ -216,6 +216,23 @@ static bool foldable(const q8_graph *g, const q8_node *n) {
     return true;
 }
 
+/* An int8 output of an ordinary op (Relu, MaxPool, Reshape, Concat, ...)
+ * carries its int8 input's scale; ops that set scales themselves (the
+ * quantizing ones) have done so in infer. */
+static void inherit_qparams(q8_graph *g, const q8_node *n) {
+    q8_tensor *out = q8_out(g, n, 0);
+    const q8_tensor *in = q8_in(g, n, 0);
+    if (!out || !in || out->dtype != Q8_I8 || in->dtype != Q8_I8 || out->q.n || in->q.n != 1)
+        return;
+    float *s = malloc(sizeof(float));
+    if (!s) return; /* the op consuming it reports the missing scale */
+    s[0] = in->q.scale[0];
+    out->q.scale = s;
+    out->q.n = 1;
+    out->q.axis = -1;
+    out->q.zero_point = in->q.zero_point;
+}
+
 q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int i = 0; i < n->n_inputs; i++) {
         const q8_tensor *t = q8_in(g, n, i);
@@ -232,6 +249,7 @@ q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
         const q8_tensor *t = q8_out(g, n, i);
         Q8_ASSERT(!t || t->shape_known);
     }
+    inherit_qparams(g, n);
     return Q8_OK;
 }
 
