@@ -1,0 +1,572 @@
+/* The INT8 rewrite (see docs/int8-ops.md and docs/quantization.md).
+ *
+ * 1. Classify nodes: QCOMPUTE (Conv, ConvTranspose, Gemm and MatMul with a
+ *    constant weight, MatMul of two activations), PASS (ops that carry int8
+ *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat),
+ *    FP32 (the rest, and --fp32-layers).
+ * 2. Walk the nodes in order and decide which tensors exist in int8: the
+ *    outputs of QCOMPUTE nodes that some consumer can take in int8, and the
+ *    outputs of PASS nodes whose input is int8.
+ * 3. Rewrite: the int8 version of tensor t is a new tensor "t_q8"; the FP32
+ *    name t stays for the float version (made by DequantizeLinear where a
+ *    float consumer or the graph output needs it), so graph outputs keep
+ *    their names. FP32 inputs of QCOMPUTE nodes get a QuantizeLinear.
+ */
+#include "quantize.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "op.h"
+#include "passes.h"
+
+enum { K_FP32 = 0, K_QCOMPUTE, K_PASS };
+
+typedef struct qctx {
+    q8_graph *g;
+    const q8_calibration *cal;
+    q8_meta *meta;
+    q8_error *err;
+    int n_orig_tensors;
+    int *kind;          /* per original node */
+    int *q8ver;         /* per original tensor: index of its int8 version, -1 */
+    bool *need_f32;     /* per original tensor: some FP32 consumer or output reads it */
+    int *order;         /* new node order (node indices) */
+    int n_order;
+    int *consumers;     /* per tensor: number of live consumers */
+    float *forced;      /* per tensor: output scale imposed by a Concat, or 0 */
+} qctx;
+
+static bool is_op(const q8_node *n, const char *op) {
+    return !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+static bool listed(const q8_quant_options *o, const char *name) {
+    for (int i = 0; o && i < o->n_fp32_layers; i++)
+        if (strcmp(o->fp32_layers[i], name) == 0) return true;
+    return false;
+}
+
+static float threshold(const qctx *c, int t) {
+    return t >= 0 && t < c->cal->n_tensors ? c->cal->threshold[t] : 0.0f;
+}
+
+static bool calibrated(const qctx *c, int t) { return threshold(c, t) > 0; }
+
+static bool const_f32(const q8_tensor *t) { return t && t->data && t->dtype == Q8_F32; }
+
+static bool f32_act(const q8_tensor *t) { return t && !t->data && t->dtype == Q8_F32; }
+
+/* ---- classification ---- */
+
+static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
+    const q8_graph *g = c->g;
+    if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
+    bool ok_io = f32_act(x) && y && y->dtype == Q8_F32 && calibrated(c, n->inputs[0]) &&
+                 calibrated(c, n->outputs[0]);
+    if (is_op(n, "Conv") || is_op(n, "ConvTranspose")) {
+        const q8_tensor *b = q8_in(g, n, 2);
+        if (listed(o, n->name)) return K_FP32;
+        if (ok_io && const_f32(w) && (w->ndim == 3 || w->ndim == 4) && (!b || const_f32(b)))
+            return K_QCOMPUTE;
+        return K_FP32;
+    }
+    if (is_op(n, "Gemm")) {
+        const q8_tensor *cc = q8_in(g, n, 2);
+        if (listed(o, n->name) || !ok_io || !const_f32(w) || w->ndim != 2) return K_FP32;
+        if (q8_attr_int(n, "transA", 0) || x->ndim != 2) return K_FP32;
+        int64_t N = q8_attr_int(n, "transB", 0) ? w->dims[0] : w->dims[1];
+        if (cc && (!const_f32(cc) || !(q8_tensor_numel(cc) == N || q8_tensor_numel(cc) == 1)))
+            return K_FP32;
+        return K_QCOMPUTE;
+    }
+    if (is_op(n, "MatMul")) {
+        if (listed(o, n->name) || !ok_io || !w) return K_FP32;
+        if (const_f32(w) && w->ndim == 2 && x->ndim >= 1) return K_QCOMPUTE;
+        if (f32_act(w) && calibrated(c, n->inputs[1]) && x->ndim >= 2 && w->ndim >= 2)
+            return K_QCOMPUTE;
+        return K_FP32;
+    }
+    /* PASS candidates: all other inputs must be constants */
+    static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
+                                           "Unsqueeze", "Transpose", "Slice", "Identity",
+                                           "Concat", "Clip", "Pad"};
+    bool pass = false;
+    for (size_t i = 0; i < sizeof pass_ops / sizeof pass_ops[0]; i++) pass |= is_op(n, pass_ops[i]);
+    if (!pass || !f32_act(x)) return K_FP32;
+    if (is_op(n, "MaxPool") && n->n_outputs > 1 && n->outputs[1] >= 0) return K_FP32;
+    if (is_op(n, "Clip") && g->opset < 11) return K_FP32;
+    if (is_op(n, "Pad")) {
+        if (strcmp(q8_attr_str(n, "mode", "constant"), "constant") != 0 || g->opset < 11) return K_FP32;
+        const q8_tensor *v = q8_in(g, n, 2);
+        if (v && (!v->data || v->dtype != Q8_F32 || *(const float *)v->data != 0.0f)) return K_FP32;
+    }
+    for (int i = 1; i < n->n_inputs; i++) {
+        const q8_tensor *t = q8_in(g, n, i);
+        if (t && !t->data && !is_op(n, "Concat")) return K_FP32;
+    }
+    return K_PASS;
+}
+
+/* Does node n read tensor t as an int8-capable data input? */
+static bool takes_int8(const qctx *c, const q8_node *n, int ni, int t) {
+    if (c->kind[ni] == K_QCOMPUTE) {
+        if (n->inputs[0] == t) return true;
+        return is_op(n, "MatMul") && n->n_inputs > 1 && n->inputs[1] == t && !c->g->tensors[t]->data;
+    }
+    if (c->kind[ni] == K_PASS) {
+        if (is_op(n, "Concat")) {
+            for (int k = 0; k < n->n_inputs; k++)
+                if (n->inputs[k] == t) return true;
+            return false;
+        }
+        return n->inputs[0] == t;
+    }
+    return false;
+}
+
+/* ---- helpers that add things ---- */
+
+static int add_tensor(qctx *c, const char *base, const char *suffix) {
+    char name[600];
+    snprintf(name, sizeof name, "%s%s", base, suffix);
+    int t = q8_graph_add_tensor_unique(c->g, name);
+    if (t < 0) q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    return t;
+}
+
+static q8_status set_scale(q8_tensor *t, float scale, q8_error *err) {
+    free(t->q.scale);
+    t->q.scale = malloc(sizeof(float));
+    if (!t->q.scale) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    t->q.scale[0] = scale;
+    t->q.n = 1;
+    t->q.axis = -1;
+    t->q.zero_point = 0;
+    return Q8_OK;
+}
+
+static int scalar_const(qctx *c, const char *base, const char *suffix, q8_dtype dt, double v) {
+    int t = add_tensor(c, base, suffix);
+    if (t < 0) return -1;
+    q8_tensor *tt = c->g->tensors[t];
+    int64_t one = 1;
+    q8_tensor_set_shape(tt, dt, &one, 0);
+    if (q8_tensor_alloc_data(tt, c->err) != Q8_OK) return -1;
+    if (dt == Q8_F32) *(float *)tt->data = (float)v;
+    else if (dt == Q8_I8) *(int8_t *)tt->data = (int8_t)v;
+    return t;
+}
+
+static int new_node(qctx *c, const char *name, const char *op, const int *in, int n_in, int out) {
+    int ni = q8_graph_add_node(c->g, name, op);
+    if (ni < 0 || q8_node_set_io(c->g->nodes[ni], in, n_in, &out, 1, c->err) != Q8_OK) {
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    c->order[c->n_order++] = ni;
+    return ni;
+}
+
+static float act_scale(const qctx *c, int t) {
+    float s = threshold(c, t) / 127.0f;
+    return s > 0 && isfinite(s) ? s : 1.0f;
+}
+
+/* The int8 version of float tensor t: existing, or a new QuantizeLinear. */
+static int int8_of(qctx *c, int t) {
+    if (c->q8ver[t] >= 0) return c->q8ver[t];
+    const char *nm = c->g->tensors[t]->name;
+    float s = act_scale(c, t);
+    int sc = scalar_const(c, nm, "_q8_scale", Q8_F32, s), zp = scalar_const(c, nm, "_q8_zp", Q8_I8, 0);
+    int q = add_tensor(c, nm, "_q8");
+    if (sc < 0 || zp < 0 || q < 0) return -1;
+    nm = c->g->tensors[t]->name; /* tensors may have moved */
+    int in[3] = {t, sc, zp};
+    char node[600];
+    snprintf(node, sizeof node, "%s_quantize", nm);
+    if (new_node(c, node, "QuantizeLinear", in, 3, q) < 0) return -1;
+    c->q8ver[t] = q;
+    return q;
+}
+
+/* After the producer of int8 tensor q (the int8 version of t) is placed:
+ * a DequantizeLinear back to t when a float reader needs it. */
+static q8_status dequant_if_needed(qctx *c, int t, int q) {
+    if (!c->need_f32[t]) return Q8_OK;
+    const char *nm = c->g->tensors[t]->name;
+    int sc = scalar_const(c, nm, "_dq_scale", Q8_F32, c->g->tensors[q]->q.scale[0]);
+    int zp = scalar_const(c, nm, "_dq_zp", Q8_I8, 0);
+    if (sc < 0 || zp < 0) return c->err->status;
+    char node[600];
+    snprintf(node, sizeof node, "%s_dequantize", c->g->tensors[t]->name);
+    int in[3] = {q, sc, zp};
+    return new_node(c, node, "DequantizeLinear", in, 3, t) < 0 ? c->err->status : Q8_OK;
+}
+
+/* ---- weights ---- */
+
+void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *q, float *scales) {
+    for (int64_t ch = 0; ch < channels; ch++) {
+        const float *wc = w + ch * per;
+        float amax = 0;
+        for (int64_t i = 0; i < per; i++) amax = fmaxf(amax, fabsf(wc[i]));
+        /* an all-zero (or denormal-only) channel keeps scale 1: q = 0 */
+        float s = amax >= 1e-30f ? amax / 127.0f : 1.0f;
+        scales[ch] = s;
+        for (int64_t i = 0; i < per; i++) {
+            float v = nearbyintf(wc[i] / s); /* round half to even */
+            q[ch * per + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+    }
+}
+
+/* New int8 weight tensor [channels, per...] with shape dims, from float
+ * data w (channel-major), per-channel scales on axis 0. */
+static int weight_tensor(qctx *c, const char *base, const float *w, const int64_t *dims, int nd) {
+    int t = add_tensor(c, base, "_q8");
+    if (t < 0) return -1;
+    q8_tensor *tt = c->g->tensors[t];
+    q8_tensor_set_shape(tt, Q8_I8, dims, nd);
+    if (q8_tensor_alloc_data(tt, c->err) != Q8_OK) return -1;
+    int64_t ch = dims[0], per = q8_tensor_numel(tt) / (ch ? ch : 1);
+    tt->q.scale = malloc(sizeof(float) * (size_t)(ch ? ch : 1));
+    if (!tt->q.scale) {
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    tt->q.n = (int)ch;
+    tt->q.axis = 0;
+    q8_quantize_weights(w, ch, per, tt->data, tt->q.scale);
+    return t;
+}
+
+/* INT32 bias in the accumulator scale sx * sw[c]; NULL bias -> -1. */
+static int bias_tensor(qctx *c, const char *base, const float *b, int64_t n, bool scalar_b,
+                       float beta, float sx, const float *sw) {
+    if (!b) return -1;
+    int t = add_tensor(c, base, "_q8bias");
+    if (t < 0) return -2;
+    q8_tensor *tt = c->g->tensors[t];
+    q8_tensor_set_shape(tt, Q8_I32, &n, 1);
+    if (q8_tensor_alloc_data(tt, c->err) != Q8_OK) return -2;
+    int32_t *q = tt->data;
+    for (int64_t i = 0; i < n; i++) {
+        double v = (double)beta * (scalar_b ? b[0] : b[i]) / ((double)sx * sw[i]);
+        v = nearbyint(v);
+        q[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
+    }
+    return t;
+}
+
+static q8_status record_layer(qctx *c, const q8_node *n, const q8_tensor *wq) {
+    char key[512];
+    float lo = INFINITY, hi = 0;
+    for (int i = 0; i < wq->q.n; i++) {
+        lo = fminf(lo, wq->q.scale[i]);
+        hi = fmaxf(hi, wq->q.scale[i]);
+    }
+    snprintf(key, sizeof key, "layer.%s.weight_scale_min", n->name);
+    Q8_TRY(q8_meta_set_float(c->meta, key, lo, c->err));
+    snprintf(key, sizeof key, "layer.%s.weight_scale_max", n->name);
+    return q8_meta_set_float(c->meta, key, hi, c->err);
+}
+
+/* ---- rewriting one QCOMPUTE node ---- */
+
+static void drop_attr(q8_node *n, const char *name) {
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) {
+            q8_attr_clear(&n->attrs[i]);
+            n->attrs[i] = n->attrs[--n->n_attrs];
+            return;
+        }
+}
+
+static q8_status set_op(qctx *c, q8_node *n, const char *op) {
+    char *o = q8_strdup(op), *d = q8_strdup("q8");
+    if (!o || !d) {
+        free(o);
+        free(d);
+        return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    }
+    free(n->op_type);
+    free(n->domain);
+    n->op_type = o;
+    n->domain = d;
+    return Q8_OK;
+}
+
+/* Weights of node n as a float [channels, per] matrix (malloc'd); the layout
+ * q8.* ops want. */
+static float *weights_matrix(qctx *c, const q8_node *n, int64_t *dims, int *nd, float *alpha_out) {
+    const q8_tensor *w = q8_in(c->g, n, 1);
+    const float *src = w->data;
+    int64_t numel = q8_tensor_numel(w);
+    float *m = malloc(sizeof(float) * (size_t)(numel ? numel : 1));
+    if (!m) {
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    *alpha_out = 1.0f;
+    if (is_op(n, "Conv")) {
+        memcpy(m, src, sizeof(float) * (size_t)numel);
+        *nd = w->ndim;
+        memcpy(dims, w->dims, sizeof(int64_t) * (size_t)w->ndim);
+    } else if (is_op(n, "ConvTranspose")) {
+        /* ONNX [C, M/g, k...] -> [M, C/g, k...] */
+        int64_t C = w->dims[0], Mg = w->dims[1], k = numel / (C * Mg);
+        int64_t grp = q8_attr_int(n, "group", 1), Cg = C / grp, M = Mg * grp;
+        for (int64_t gi = 0; gi < grp; gi++)
+            for (int64_t j = 0; j < Mg; j++)
+                for (int64_t ci = 0; ci < Cg; ci++)
+                    memcpy(&m[((gi * Mg + j) * Cg + ci) * k], &src[((gi * Cg + ci) * Mg + j) * k],
+                           sizeof(float) * (size_t)k);
+        *nd = w->ndim;
+        dims[0] = M;
+        dims[1] = Cg;
+        for (int i = 2; i < w->ndim; i++) dims[i] = w->dims[i];
+    } else {
+        /* Gemm / MatMul: to [N, K] */
+        bool transb = is_op(n, "Gemm") && q8_attr_int(n, "transB", 0);
+        int64_t r = w->dims[0], cc = w->dims[1];
+        int64_t N = transb ? r : cc, K = transb ? cc : r;
+        float alpha = is_op(n, "Gemm") ? q8_attr_float(n, "alpha", 1.0f) : 1.0f;
+        for (int64_t i = 0; i < N; i++)
+            for (int64_t k = 0; k < K; k++) m[i * K + k] = alpha * (transb ? src[i * K + k] : src[k * N + i]);
+        *nd = 2;
+        dims[0] = N;
+        dims[1] = K;
+        *alpha_out = alpha;
+    }
+    return m;
+}
+
+static q8_status rewrite_qcompute(qctx *c, int ni) {
+    q8_graph *g = c->g;
+    q8_node *n = g->nodes[ni];
+    int x = n->inputs[0], y = n->outputs[0];
+    bool two_act = is_op(n, "MatMul") && !g->tensors[n->inputs[1]]->data;
+    int xq = int8_of(c, x);
+    if (xq < 0) return c->err->status;
+    n = g->nodes[ni];
+    float sx = g->tensors[xq]->q.scale[0];
+    int in[3];
+    int n_in;
+    const char *op;
+    if (two_act) {
+        int bq = int8_of(c, n->inputs[1]);
+        if (bq < 0) return c->err->status;
+        n = g->nodes[ni];
+        in[0] = xq;
+        in[1] = bq;
+        n_in = 2;
+        op = "QMatMul";
+    } else {
+        int64_t dims[Q8_MAX_DIMS];
+        int nd;
+        float alpha;
+        float *wm = weights_matrix(c, n, dims, &nd, &alpha);
+        if (!wm) return c->err->status;
+        int wq = weight_tensor(c, g->tensors[n->inputs[1]]->name, wm, dims, nd);
+        free(wm);
+        if (wq < 0) return c->err->status;
+        n = g->nodes[ni];
+        const q8_tensor *b = q8_in(g, n, 2);
+        float beta = is_op(n, "Gemm") ? q8_attr_float(n, "beta", 1.0f) : 1.0f;
+        int bq = bias_tensor(c, g->tensors[n->inputs[1]]->name, b ? b->data : NULL, dims[0],
+                             b && q8_tensor_numel(b) == 1 && dims[0] != 1, beta, sx,
+                             g->tensors[wq]->q.scale);
+        if (bq == -2) return c->err->status;
+        n = g->nodes[ni];
+        Q8_TRY(record_layer(c, n, g->tensors[wq]));
+        in[0] = xq;
+        in[1] = wq;
+        in[2] = bq;
+        n_in = bq >= 0 ? 3 : 2;
+        op = is_op(n, "Conv") ? "QConv" : is_op(n, "ConvTranspose") ? "QConvTranspose" : "QGemm";
+        drop_attr(n, "transA");
+        drop_attr(n, "transB");
+        drop_attr(n, "alpha");
+        drop_attr(n, "beta");
+    }
+    /* output: int8 when an int8 consumer exists */
+    int out = y;
+    if (c->q8ver[y] == -2) { /* marked: emit int8 */
+        out = add_tensor(c, g->tensors[y]->name, "_q8");
+        if (out < 0) return c->err->status;
+        n = g->nodes[ni];
+        q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+        if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        ys->f = c->forced[y] > 0 ? c->forced[y] : act_scale(c, y);
+        Q8_TRY(set_scale(g->tensors[out], ys->f, c->err));
+        c->q8ver[y] = out;
+    }
+    Q8_TRY(set_op(c, n, op));
+    Q8_TRY(q8_node_set_io(n, in, n_in, &out, 1, c->err));
+    c->order[c->n_order++] = ni;
+    if (out != y) Q8_TRY(dequant_if_needed(c, y, out));
+    return Q8_OK;
+}
+
+/* PASS node with an int8 input: same op on int8 tensors. */
+static q8_status rewrite_pass(qctx *c, int ni) {
+    q8_graph *g = c->g;
+    q8_node *n = g->nodes[ni];
+    int y = n->outputs[0];
+    float s = 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+        int t = n->inputs[k];
+        if (t < 0 || (k > 0 && !is_op(n, "Concat"))) continue;
+        n->inputs[k] = c->q8ver[t];
+        s = g->tensors[c->q8ver[t]]->q.scale[0];
+    }
+    if (is_op(n, "Clip")) {
+        /* bounds quantized with the input's scale, as int8 constants */
+        for (int k = 1; k <= 2 && k < n->n_inputs; k++) {
+            const q8_tensor *b = q8_in(g, n, k);
+            if (!b) continue;
+            double v = nearbyint(*(const float *)b->data / s);
+            v = v > 127 ? 127 : v < -128 ? -128 : v;
+            int t = scalar_const(c, g->tensors[y]->name, k == 1 ? "_q8min" : "_q8max", Q8_I8, v);
+            if (t < 0) return c->err->status;
+            n = g->nodes[ni];
+            n->inputs[k] = t;
+        }
+    }
+    if (is_op(n, "Pad") && n->n_inputs > 2 && n->inputs[2] >= 0) {
+        int t = scalar_const(c, g->tensors[y]->name, "_q8pad", Q8_I8, 0);
+        if (t < 0) return c->err->status;
+        n = g->nodes[ni];
+        n->inputs[2] = t;
+    }
+    int out = add_tensor(c, g->tensors[y]->name, "_q8");
+    if (out < 0) return c->err->status;
+    n = g->nodes[ni];
+    Q8_TRY(set_scale(g->tensors[out], s, c->err));
+    n->outputs[0] = out;
+    c->q8ver[y] = out;
+    c->order[c->n_order++] = ni;
+    return dequant_if_needed(c, y, out);
+}
+
+/* Concat stays int8 only when every input is produced by a QCOMPUTE node
+ * that feeds nothing else: those nodes then all write the Concat's scale. */
+static bool concat_int8(qctx *c, const q8_node *n) {
+    for (int k = 0; k < n->n_inputs; k++) {
+        int t = n->inputs[k];
+        if (t < 0 || c->q8ver[t] != -2 || c->consumers[t] != 1 || q8_graph_is_output(c->g, t))
+            return false;
+        int p = c->g->tensors[t]->producer;
+        if (p < 0 || c->kind[p] != K_QCOMPUTE) return false;
+    }
+    return n->n_inputs > 0;
+}
+
+q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
+                            q8_meta *meta, q8_error *err) {
+    qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
+    int nn = g->n_nodes, nt = g->n_tensors;
+    c.kind = calloc((size_t)nn + 1, sizeof(int));
+    c.q8ver = malloc(sizeof(int) * ((size_t)nt + 1));
+    c.need_f32 = calloc((size_t)nt + 1, sizeof(bool));
+    c.consumers = calloc((size_t)nt + 1, sizeof(int));
+    c.forced = calloc((size_t)nt + 1, sizeof(float));
+    /* every original node, plus at most a quantize per tensor and a
+     * dequantize per node output */
+    c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + 8));
+    q8_status s = Q8_OK;
+    if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced) {
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    q8_graph_consumers(g, c.consumers);
+    for (int t = 0; t < nt; t++) c.q8ver[t] = -1;
+    for (int i = 0; i < nn; i++) c.kind[i] = classify(&c, g->nodes[i], o);
+
+    /* Forward: mark (-2) the tensors that will exist in int8. */
+    for (int i = 0; i < nn; i++) {
+        q8_node *n = g->nodes[i];
+        int y = n->outputs[0];
+        if (c.kind[i] == K_QCOMPUTE) {
+            bool any = false;
+            for (int j = 0; j < nn; j++)
+                for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                    if (g->nodes[j]->inputs[k] == y && takes_int8(&c, g->nodes[j], j, y)) any = true;
+            if (any) c.q8ver[y] = -2;
+        } else if (c.kind[i] == K_PASS) {
+            bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[0]] == -2;
+            if (in8) c.q8ver[y] = -2;
+            else c.kind[i] = K_FP32;
+        }
+    }
+    /* Concat scales: its QCOMPUTE inputs write the Concat's calibrated scale. */
+    for (int i = 0; i < nn; i++)
+        if (c.kind[i] == K_PASS && is_op(g->nodes[i], "Concat"))
+            for (int k = 0; k < g->nodes[i]->n_inputs; k++)
+                c.forced[g->nodes[i]->inputs[k]] = act_scale(&c, g->nodes[i]->outputs[0]);
+    /* Which float versions are still read: by FP32 nodes, non-data inputs,
+     * graph outputs. */
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++) {
+            int t = n->inputs[k];
+            if (t >= 0 && c.q8ver[t] == -2 && !takes_int8(&c, n, i, t)) c.need_f32[t] = true;
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++)
+        if (c.q8ver[g->outputs[i]] == -2) c.need_f32[g->outputs[i]] = true;
+
+    /* Rewrite in order. */
+    for (int i = 0; i < nn && s == Q8_OK; i++) {
+        if (c.kind[i] == K_QCOMPUTE) {
+            s = rewrite_qcompute(&c, i);
+        } else if (c.kind[i] == K_PASS) {
+            s = rewrite_pass(&c, i);
+        } else {
+            c.order[c.n_order++] = i;
+        }
+    }
+    if (s != Q8_OK) goto out;
+    /* Reorder nodes as placed; mark fp32 layers in meta. */
+    q8_node **nodes = malloc(sizeof(q8_node *) * ((size_t)c.n_order + 1));
+    if (!nodes) {
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    Q8_ASSERT(c.n_order == g->n_nodes);
+    for (int i = 0; i < c.n_order; i++) nodes[i] = g->nodes[c.order[i]];
+    memcpy(g->nodes, nodes, sizeof(q8_node *) * (size_t)c.n_order);
+    free(nodes);
+    q8_graph_fix_producers(g);
+    for (int i = 0; o && i < o->n_fp32_layers && s == Q8_OK; i++) {
+        char key[512];
+        snprintf(key, sizeof key, "layer.%s.fp32", o->fp32_layers[i]);
+        s = q8_meta_set_int(meta, key, 1, err);
+    }
+    /* Re-infer everything in the new order: resolves the new ops, checks
+     * every shape, sets int8 scales downstream. */
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *n = g->nodes[i];
+        n->op = q8_op_find(n->domain, n->op_type);
+        if (!n->op) {
+            s = q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s%s%s is not available in this build",
+                             n->domain, *n->domain ? "." : "", n->op_type);
+            break;
+        }
+        s = q8_node_reinfer(g, n, err);
+    }
+    if (s == Q8_OK) {
+        q8_pass_dce(g);
+        q8_pass_drop_unused_consts(g);
+    }
+out:
+    free(c.kind);
+    free(c.q8ver);
+    free(c.need_f32);
+    free(c.consumers);
+    free(c.forced);
+    free(c.order);
+    return s;
+}
