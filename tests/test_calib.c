@@ -88,3 +88,16 @@ Test(calib, degenerate_inputs_give_finite_thresholds) {
     q8_hist_freeze(&h);
     cr_assert(q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0) > 0);
 }
+
+#include "sha256.h"
+
+Test(sha256, known_vectors) {
+    char hex[65];
+    q8_sha256_hex("", 0, hex);
+    cr_assert_str_eq(hex, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    q8_sha256_hex("abc", 3, hex);
+    cr_assert_str_eq(hex, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"; /* 56 bytes: two blocks */
+    q8_sha256_hex(m, strlen(m), hex);
+    cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+}
