@@ -97,11 +97,12 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
             pe = total - pb;
         } else {
             if (valid) pb = pe = 0;
-            if (pb >= k[i] || pe >= k[i])
+            /* (onnxruntime: pads < kernel_shape; with dilations, the extent) */
+            if (pb >= ek || pe >= ek)
                 return q8_node_fail(err, Q8_ERR_FORMAT, n,
                                     "pads for spatial dim %d are %lld and %lld; each must be smaller "
-                                    "than the kernel (%lld)", i, (long long)pb, (long long)pe,
-                                    (long long)k[i]);
+                                    "than the kernel extent (%lld)", i, (long long)pb, (long long)pe,
+                                    (long long)ek);
             int64_t span = in + pb + pe - ek;
             if (span < 0)
                 return q8_node_fail(err, Q8_ERR_SHAPE, n,

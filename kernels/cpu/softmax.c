@@ -67,6 +67,8 @@ static inline float exp_neg(float x) {
     return q * s.f;
 }
 
+#define LANES 8
+
 typedef struct softmax_args {
     const softmax_params *p;
     const float *x;
@@ -77,7 +79,7 @@ typedef struct softmax_args {
 static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
     const softmax_args *a = arg;
     int64_t len = a->p->len;
-    bool log = a->p->log;
+    bool take_log = a->p->log;
     for (int64_t r = b; r < e; r++) {
         const float *x = a->x + r * len;
         float *y = a->y + r * len;
@@ -92,22 +94,38 @@ static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
             float s = 0.0f;
             for (int64_t i = 0; i < len; i++) s += expf(x[i] - m);
             for (int64_t i = 0; i < len; i++)
-                y[i] = log ? x[i] - m - logf(s) : expf(x[i] - m) / s;
+                y[i] = take_log ? (x[i] - m) - logf(s) : expf(x[i] - m) / s;
             continue;
         }
-        float s = 0.0f;
-        if (log) {
-            for (int64_t i = 0; i < len; i++) s += exp_neg(x[i] - m);
-            float c = m + logf(s);
-            for (int64_t i = 0; i < len; i++) y[i] = x[i] - c;
+        /* 8 interleaved partial sums (in double) vectorize and keep the
+         * rounding error small for long rows; combined in a fixed order */
+        double lane[LANES] = {0};
+        int64_t i = 0;
+        if (take_log) {
+            for (; i + LANES <= len; i += LANES)
+                for (int k = 0; k < LANES; k++) lane[k] += exp_neg(x[i + k] - m);
+            for (; i < len; i++) lane[0] += exp_neg(x[i] - m);
         } else {
-            for (int64_t i = 0; i < len; i++) {
-                float v = exp_neg(x[i] - m);
-                y[i] = v;
-                s += v;
+            for (; i + LANES <= len; i += LANES)
+                for (int k = 0; k < LANES; k++) {
+                    float v = exp_neg(x[i + k] - m);
+                    y[i + k] = v;
+                    lane[k] += v;
+                }
+            for (; i < len; i++) {
+                y[i] = exp_neg(x[i] - m);
+                lane[0] += y[i];
             }
-            float inv = 1.0f / s;
-            for (int64_t i = 0; i < len; i++) y[i] *= inv;
+        }
+        double s = 0.0;
+        for (int k = 0; k < LANES; k++) s += lane[k];
+        if (take_log) {
+            /* (x - m) is exact for x near m; adding m to log(s) first would not be */
+            float ls = (float)log(s);
+            for (i = 0; i < len; i++) y[i] = (x[i] - m) - ls;
+        } else {
+            float inv = (float)(1.0 / s);
+            for (i = 0; i < len; i++) y[i] *= inv;
         }
     }
 }
@@ -119,7 +137,8 @@ static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
     const softmax_args *a = arg;
     const softmax_params *p = a->p;
     int64_t len = p->len, inner = p->inner, nblk = (inner + BLOCK - 1) / BLOCK;
-    float m[BLOCK], s[BLOCK];
+    float m[BLOCK];
+    double s[BLOCK];
     for (int64_t it = b; it < e; it++) {
         int64_t o = it / nblk, c0 = (it % nblk) * BLOCK;
         int64_t w = inner - c0 < BLOCK ? inner - c0 : BLOCK;
@@ -127,11 +146,11 @@ static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
         float *y = a->y + o * len * inner + c0;
         for (int64_t j = 0; j < w; j++) {
             m[j] = -INFINITY;
-            s[j] = 0.0f;
+            s[j] = 0.0;
         }
         for (int64_t l = 0; l < len; l++)
             for (int64_t j = 0; j < w; j++) m[j] = x[l * inner + j] > m[j] ? x[l * inner + j] : m[j];
-        /* plain expf here: columns are strided, and NaN / inf need no branch */
+        /* libm expf: NaN and infinities need no separate path here */
         for (int64_t l = 0; l < len; l++)
             for (int64_t j = 0; j < w; j++) {
                 float v = expf(x[l * inner + j] - m[j]);
@@ -139,13 +158,14 @@ static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
                 s[j] += v;
             }
         if (p->log) {
-            for (int64_t j = 0; j < w; j++) s[j] = m[j] + logf(s[j]);
+            for (int64_t j = 0; j < w; j++) s[j] = log(s[j]);
             for (int64_t l = 0; l < len; l++)
-                for (int64_t j = 0; j < w; j++) y[l * inner + j] = x[l * inner + j] - s[j];
+                for (int64_t j = 0; j < w; j++)
+                    y[l * inner + j] = (x[l * inner + j] - m[j]) - (float)s[j];
         } else {
-            for (int64_t j = 0; j < w; j++) s[j] = 1.0f / s[j];
+            for (int64_t j = 0; j < w; j++) m[j] = (float)(1.0 / s[j]);
             for (int64_t l = 0; l < len; l++)
-                for (int64_t j = 0; j < w; j++) y[l * inner + j] *= s[j];
+                for (int64_t j = 0; j < w; j++) y[l * inner + j] *= m[j];
         }
     }
 }
