@@ -818,3 +818,235 @@ Test(layernorm, errors) {
     q8t_attr_int(g, "stash_type", 11);
     EXPECT_ERR(g, data, "stash_type 11 is not supported");
 }
+
+/* ------------------------------------------------------------------ Reduce */
+
+static const char *const red_ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
+                                      "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
+                                      "ReduceLogSum", "ReduceLogSumExp"};
+
+typedef struct red_case {
+    const char *op;
+    q8_dtype dt;
+    int nd;
+    int64_t dims[6];
+    int na;                 /* -1: no axes at all */
+    int64_t axes[6];
+    bool axes_input;        /* as a constant second input, else attribute */
+    int keep;               /* -1: attribute absent (default 1) */
+    int noop;
+    int opset;
+} red_case;
+
+static q8_graph *red_build(const void *ctx) {
+    const red_case *c = ctx;
+    q8t_in ins[2] = {{"x", c->dt, c->nd, {0}, NULL},
+                     {"axes", Q8_I64, 1, {c->na > 0 ? c->na : 0}, c->axes}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1(c->op, ins, c->axes_input && c->na >= 0 ? 2 : 1, 1);
+    g->opset = c->opset ? c->opset : 13;
+    if (!c->axes_input && c->na >= 0) q8t_attr_ints(g, "axes", c->axes, c->na);
+    if (c->keep >= 0) q8t_attr_int(g, "keepdims", c->keep);
+    if (c->noop) q8t_attr_int(g, "noop_with_empty_axes", 1);
+    return g;
+}
+
+/* Reference: every input element adds into its output slot, in double. */
+static void red_check(red_case c, uint64_t seed) {
+    int64_t n = numel_of(c.dims, c.nd);
+    int k = 0;
+    while (strcmp(red_ops[k], c.op)) k++;
+    float lo = k == 4 ? 0.8f : k == 8 ? 0.1f : -2, hi = k == 4 ? 1.2f : 2;
+    float *x = rand_buf(seed, n, lo, hi);
+    int64_t *xi = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int32_t *x32 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        xi[i] = (int64_t)(x[i] * 1000) * (k == 4 ? 1 : 1000003);
+        if (k == 4) xi[i] = (int64_t)(x[i] * 3);
+        x32[i] = (int32_t)xi[i];
+    }
+    bool red[6] = {false};
+    for (int i = 0; i < c.na; i++) red[c.axes[i] < 0 ? c.axes[i] + c.nd : c.axes[i]] = true;
+    bool noop = c.na <= 0 && c.noop;
+    if (c.na <= 0 && !noop)
+        for (int d = 0; d < c.nd; d++) red[d] = true;
+    int64_t od[6], odk[6];
+    int ond = 0;
+    bool keep = c.keep != 0;
+    for (int d = 0; d < c.nd; d++) {
+        odk[d] = red[d] ? 1 : c.dims[d];
+        if (!red[d] || keep) od[ond++] = odk[d];
+    }
+    int64_t on = numel_of(odk, c.nd);
+    double *acc = calloc((size_t)(on ? on : 1), sizeof(double)), *mx = malloc(sizeof(double) * (size_t)(on + 1));
+    double *mn = malloc(sizeof(double) * (size_t)(on + 1)), *pr = malloc(sizeof(double) * (size_t)(on + 1));
+    double *sa = calloc((size_t)(on + 1), sizeof(double)), *sq = calloc((size_t)(on + 1), sizeof(double));
+    double *se = calloc((size_t)(on + 1), sizeof(double));
+    int64_t *ia = calloc((size_t)(on + 1), sizeof(int64_t)), *imx = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    int64_t *imn = malloc(sizeof(int64_t) * (size_t)(on + 1)), *ipr = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    for (int64_t o = 0; o < on; o++) {
+        mx[o] = -INFINITY;
+        mn[o] = INFINITY;
+        pr[o] = 1;
+        imx[o] = c.dt == Q8_I32 ? INT32_MIN : INT64_MIN;
+        imn[o] = c.dt == Q8_I32 ? INT32_MAX : INT64_MAX;
+        ipr[o] = 1;
+    }
+    int64_t cnt = on ? n / on : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rem = i, o = 0, mul = 1;
+        for (int d = c.nd - 1; d >= 0; d--) {
+            int64_t cd = rem % c.dims[d];
+            rem /= c.dims[d];
+            if (!red[d]) o += cd * mul;
+            mul *= odk[d];
+        }
+        double v = x[i];
+        acc[o] += v;
+        mx[o] = v > mx[o] ? v : mx[o];
+        mn[o] = v < mn[o] ? v : mn[o];
+        pr[o] *= v;
+        sa[o] += fabs(v);
+        sq[o] += v * v;
+        se[o] += exp(v);
+        int64_t iv = c.dt == Q8_I32 ? x32[i] : xi[i];
+        ia[o] += iv;
+        imx[o] = iv > imx[o] ? iv : imx[o];
+        imn[o] = iv < imn[o] ? iv : imn[o];
+        ipr[o] *= iv;
+    }
+    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I32 ? (void *)x32 : (void *)xi};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){red_build, &c}, data, 1, out, info);
+    if (noop) {
+        assert_shape(&info[0], c.dims, c.nd);
+        cr_assert(memcmp(out[0], data[0], (size_t)n * q8_dtype_size(c.dt)) == 0, "noop copies");
+    } else {
+        assert_shape(&info[0], od, ond);
+        cr_assert_eq(info[0].dtype, c.dt);
+        for (int64_t o = 0; o < on; o++) {
+            if (c.dt != Q8_F32) {
+                int64_t want = k == 0 ? ia[o] : k == 2 ? imx[o] : k == 3 ? imn[o] : ipr[o];
+                int64_t got = c.dt == Q8_I32 ? ((int32_t *)out[0])[o] : ((int64_t *)out[0])[o];
+                if (c.dt == Q8_I32) want = (int32_t)want;
+                cr_assert_eq(got, want, "%s int [%lld]: %lld vs %lld", c.op, (long long)o,
+                             (long long)got, (long long)want);
+                continue;
+            }
+            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o], pr[o], sa[o], sqrt(sq[o]),
+                          sq[o], log(acc[o]), log(se[o])};
+            float want = (float)w[k], got = ((float *)out[0])[o];
+            cr_assert(fabsf(got - want) <= 1e-5f + 1e-5f * fabsf(want) || (isnan(want) && isnan(got)) ||
+                      (isinf(want) && got == want),
+                      "%s [%lld]: got %.9g, want %.9g", c.op, (long long)o, got, want);
+        }
+    }
+    free(out[0]);
+    free(x);
+    free(xi);
+    free(x32);
+    free(acc);
+    free(mx);
+    free(mn);
+    free(pr);
+    free(sa);
+    free(sq);
+    free(se);
+    free(ia);
+    free(imx);
+    free(imn);
+    free(ipr);
+}
+
+Test(reduce, all_ops_axes_keepdims) {
+    uint64_t seed = 1000;
+    static const struct {
+        int nd;
+        int64_t dims[6];
+        int na;
+        int64_t axes[6];
+    } shapes[] = {
+        {4, {2, 13, 9, 7}, 1, {1}},      {4, {2, 13, 9, 7}, 2, {0, 2}},
+        {4, {2, 13, 9, 7}, 1, {-1}},     {4, {2, 13, 9, 7}, 2, {3, 1}},
+        {4, {2, 13, 9, 7}, -1, {0}},     {4, {2, 13, 9, 7}, 3, {-4, 1, 2}},
+        {1, {5}, 1, {0}},                {3, {3, 1, 4}, 1, {1}},
+        {2, {1, 1}, 1, {0}},             {3, {2, 300, 257}, 1, {1}},
+        {2, {3, 1001}, 1, {1}},          {5, {2, 1, 3, 1, 5}, 2, {1, 2}},
+        {3, {2, 0, 3}, 1, {1}},          {2, {0, 3}, 1, {1}},
+    };
+    for (int k = 0; k < 10; k++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int keep = 0; keep < 2; keep++) {
+                red_case c = {.op = red_ops[k], .dt = Q8_F32, .nd = shapes[s].nd,
+                              .na = shapes[s].na, .keep = keep, .opset = 13};
+                memcpy(c.dims, shapes[s].dims, sizeof c.dims);
+                memcpy(c.axes, shapes[s].axes, sizeof c.axes);
+                if (k == 0) c.axes_input = true; /* ReduceSum 13: axes is an input */
+                if (!strcmp(c.op, "ReduceLogSum") && c.dims[1] == 0) continue;
+                red_check(c, seed++);
+            }
+}
+
+Test(reduce, opsets_and_noop) {
+    /* ReduceSum before 13: attribute; ReduceMean 18: input */
+    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 1,
+                         .axes = {-2}, .keep = -1, .opset = 11}, 1);
+    red_check((red_case){.op = "ReduceMean", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 2,
+                         .axes = {0, 2}, .axes_input = true, .keep = 0, .opset = 18}, 2);
+    red_check((red_case){.op = "ReduceMax", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
+                         .axes_input = true, .keep = 1, .noop = 1, .opset = 18}, 3);
+    /* empty axes input: noop copies, otherwise everything is reduced */
+    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
+                         .axes_input = true, .keep = 1, .noop = 1}, 4);
+    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
+                         .axes_input = true, .keep = 0}, 5);
+    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = -1,
+                         .keep = 0, .noop = 1}, 6);
+}
+
+Test(reduce, integers) {
+    const char *ops[] = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
+    for (int k = 0; k < 4; k++)
+        for (int t = 0; t < 2; t++) {
+            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 3, .dims = {2, 3, 4},
+                                 .na = 1, .axes = {1}, .axes_input = k == 0, .keep = 0}, 50 + (uint64_t)k);
+            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 1, .dims = {3},
+                                 .na = -1, .keep = 1}, 60 + (uint64_t)k);
+            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 2, .dims = {3, 0},
+                                 .na = 1, .axes = {1}, .axes_input = k == 0, .keep = 1}, 70);
+        }
+}
+
+Test(reduce, nan_propagates_in_max) {
+    float x[6] = {1, NAN, 3, -1, -2, -3};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    red_case c = {.op = "ReduceMax", .dt = Q8_F32, .nd = 2, .dims = {2, 3}, .na = 1, .axes = {1},
+                  .keep = 0};
+    run2((built){red_build, &c}, data, 1, out, info);
+    cr_assert(isnan(((float *)out[0])[0]));
+    cr_assert_eq(((float *)out[0])[1], -1.0f);
+    free(out[0]);
+}
+
+Test(reduce, errors) {
+    float x[24] = {0};
+    const void *data[] = {x};
+    red_case c = {.op = "ReduceMean", .dt = Q8_F32, .nd = 3, .dims = {2, 3, 4}, .na = 1,
+                  .axes = {3}, .keep = 1};
+    EXPECT_ERR(red_build(&c), data, "axis 3 is out of range for rank 3");
+    c.na = 2;
+    c.axes[0] = 1;
+    c.axes[1] = -2;
+    EXPECT_ERR(red_build(&c), data, "axis -2 is given twice");
+    c.dt = Q8_I64;
+    c.na = 1;
+    EXPECT_ERR(red_build(&c), data, "input is int64, supported: float32");
+    /* axes computed at run time: not supported */
+    q8t_in ins[2] = {{"x", Q8_F32, 3, {2, 3, 4}, NULL}, {"axes", Q8_I64, 1, {1}, NULL}};
+    int64_t ax[1] = {1};
+    const void *data2[] = {x, ax};
+    EXPECT_ERR(q8t_graph1("ReduceSum", ins, 2, 1), data2, "('axes') must be a constant");
+}
