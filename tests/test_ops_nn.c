@@ -1050,3 +1050,378 @@ Test(reduce, errors) {
     const void *data2[] = {x, ax};
     EXPECT_ERR(q8t_graph1("ReduceSum", ins, 2, 1), data2, "('axes') must be a constant");
 }
+
+/* ------------------------------------------------------------------ Resize */
+
+typedef struct rs_case {
+    const char *op;             /* "Resize" or "Upsample" */
+    q8_dtype dt;
+    int nd;
+    int64_t dims[5];
+    int opset;
+    const char *mode, *ctm, *nearest;  /* NULL: attribute absent */
+    float cubic_a;
+    bool has_a;
+    int exclude;
+    bool use_sizes;
+    float scales[5];
+    int64_t sizes[5];
+    float roi[10];
+    float extrap;
+} rs_case;
+
+static q8_graph *rs_build(const void *ctx) {
+    const rs_case *c = ctx;
+    q8t_in ins[4] = {{"x", c->dt, c->nd, {0}, NULL}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    int nin;
+    static const float none[1] = {0};
+    bool upsample7 = !strcmp(c->op, "Upsample") && c->opset < 9;
+    if (upsample7) {
+        nin = 1;
+    } else if (c->opset < 11) {
+        ins[1] = (q8t_in){"scales", Q8_F32, 1, {c->nd}, c->scales};
+        nin = 2;
+    } else {
+        bool crop = c->ctm && !strcmp(c->ctm, "tf_crop_and_resize");
+        ins[1] = crop ? (q8t_in){"roi", Q8_F32, 1, {2 * c->nd}, c->roi}
+                      : (q8t_in){c->opset < 13 ? "roi" : NULL, Q8_F32, 1, {0}, none};
+        if (c->use_sizes) {
+            ins[2] = (q8t_in){c->opset < 13 ? "scales" : NULL, Q8_F32, 1, {0}, none};
+            ins[3] = (q8t_in){"sizes", Q8_I64, 1, {c->nd}, c->sizes};
+            nin = 4;
+        } else {
+            ins[2] = (q8t_in){"scales", Q8_F32, 1, {c->nd}, c->scales};
+            nin = 3;
+        }
+    }
+    q8_graph *g = q8t_graph1(c->op, ins, nin, 1);
+    g->opset = c->opset;
+    if (upsample7) q8t_attr_floats(g, "scales", c->scales, c->nd);
+    if (c->mode) q8t_attr_str(g, "mode", c->mode);
+    if (c->ctm) q8t_attr_str(g, "coordinate_transformation_mode", c->ctm);
+    if (c->nearest) q8t_attr_str(g, "nearest_mode", c->nearest);
+    if (c->has_a) q8t_attr_float(g, "cubic_coeff_a", c->cubic_a);
+    if (c->exclude) q8t_attr_int(g, "exclude_outside", 1);
+    if (c->extrap != 0) q8t_attr_float(g, "extrapolation_value", c->extrap);
+    return g;
+}
+
+/* The n indices in [0, limit) nearest to x, preferring smaller ones, sorted
+ * (get_neighbor_idxes of the ONNX reference). */
+static void nearest_idxes(double x, int n, int64_t limit, int64_t *out) {
+    int64_t best[4];
+    int got = 0;
+    int64_t f = (int64_t)floor(x);
+    for (int64_t i = f - n - 1; i <= f + n + 1; i++) {
+        if (i < 0 || i >= limit) continue;
+        /* insert, keeping the n best by (|x - i|, i) */
+        int pos = got;
+        while (pos > 0 && (fabs(x - (double)best[pos - 1]) > fabs(x - (double)i))) pos--;
+        if (pos >= n) continue;
+        for (int j = (got < n ? got : n - 1); j > pos; j--) best[j] = best[j - 1];
+        best[pos] = i;
+        if (got < n) got++;
+    }
+    for (int a = 0; a < got; a++) /* sort by index */
+        for (int b = a + 1; b < got; b++)
+            if (best[b] < best[a]) {
+                int64_t t = best[a];
+                best[a] = best[b];
+                best[b] = t;
+            }
+    memcpy(out, best, sizeof(int64_t) * (size_t)got);
+}
+
+/* Per dim and output index: taps (unclamped index, coefficient) per the
+ * ONNX reference; returns the count, or -1 when outside the crop. */
+static int ref_taps(const rs_case *c, int d, int64_t o, int64_t *idx, double *cf) {
+    int64_t in = c->dims[d];
+    double scale = c->use_sizes ? (double)c->sizes[d] / (double)in : (double)c->scales[d];
+    int64_t out_len = c->use_sizes ? c->sizes[d] : (int64_t)floor((double)in * scale);
+    const char *mode = c->mode ? c->mode : "nearest";
+    bool old = c->opset < 11 || !strcmp(c->op, "Upsample");
+    double x;
+    if (old) {
+        x = (double)o / scale;
+        if (!strcmp(mode, "nearest")) {
+            int64_t i = scale < 1 ? (int64_t)ceil(x) : (int64_t)floor(x);
+            idx[0] = i;
+            cf[0] = 1;
+            return 1;
+        }
+    } else {
+        const char *ctm = c->ctm ? c->ctm : "half_pixel";
+        double ow = scale * (double)in;
+        if (!strcmp(ctm, "align_corners")) x = ow == 1 ? 0 : (double)o * (double)(in - 1) / (ow - 1);
+        else if (!strcmp(ctm, "asymmetric")) x = (double)o / scale;
+        else if (!strcmp(ctm, "tf_half_pixel_for_nn")) x = ((double)o + 0.5) / scale;
+        else if (!strcmp(ctm, "pytorch_half_pixel"))
+            x = out_len > 1 ? ((double)o + 0.5) / scale - 0.5 : 0; /* the spec's 0 */
+        else if (!strcmp(ctm, "tf_crop_and_resize")) {
+            double rs = c->roi[d], re = c->roi[c->nd + d];
+            x = ow == 1 ? (re - rs) * (double)(in - 1) / 2
+                        : (double)o * (re - rs) * (double)(in - 1) / (ow - 1);
+            x += rs * (double)(in - 1);
+            if (x < 0 || x > (double)(in - 1)) return -1;
+        } else x = ((double)o + 0.5) / scale - 0.5;
+    }
+    double ratio = x == floor(x) ? 1 : x - floor(x), A = c->has_a ? c->cubic_a : -0.75;
+    int n;
+    if (!strcmp(mode, "nearest")) {
+        const char *nm = c->nearest ? c->nearest : "round_prefer_floor";
+        n = 2;
+        if (ratio == 1) cf[0] = 0, cf[1] = 1;
+        else if (!strcmp(nm, "round_prefer_floor")) cf[0] = ratio <= 0.5, cf[1] = ratio > 0.5;
+        else if (!strcmp(nm, "round_prefer_ceil")) cf[0] = ratio < 0.5, cf[1] = ratio >= 0.5;
+        else if (!strcmp(nm, "floor")) cf[0] = 1, cf[1] = 0;
+        else cf[0] = 0, cf[1] = 1;
+    } else if (!strcmp(mode, "linear")) {
+        n = 2;
+        cf[0] = 1 - ratio;
+        cf[1] = ratio;
+    } else {
+        n = 4;
+        double r = ratio;
+        cf[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+        cf[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+        cf[2] = ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1;
+        cf[3] = ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A;
+    }
+    int pad = (n + 1) / 2;
+    nearest_idxes(x + pad, n, in + 2 * pad, idx);
+    for (int k = 0; k < n; k++) idx[k] -= pad;
+    if (c->exclude) {
+        double s = 0;
+        for (int k = 0; k < n; k++) {
+            if (idx[k] < 0 || idx[k] >= in) cf[k] = 0;
+            s += cf[k];
+        }
+        for (int k = 0; k < n; k++) cf[k] /= s;
+    }
+    return n;
+}
+
+static void rs_check(rs_case c, uint64_t seed) {
+    if (!c.dt) c.dt = Q8_F32;
+    if (!c.opset) c.opset = 13;
+    int nd = c.nd;
+    int64_t n = numel_of(c.dims, nd), od[5];
+    for (int d = 0; d < nd; d++) {
+        double len = (double)c.dims[d];
+        if (c.ctm && !strcmp(c.ctm, "tf_crop_and_resize") && !c.use_sizes)
+            len *= (double)(c.roi[nd + d] - c.roi[d]);
+        od[d] = c.use_sizes ? c.sizes[d] : (int64_t)floor(len * (double)c.scales[d]);
+    }
+    int64_t on = numel_of(od, nd);
+    float *x = rand_buf(seed, n, -10, 10);
+    int8_t *x8 = malloc((size_t)n + 1);
+    int64_t *x64 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        x8[i] = (int8_t)(x[i] * 12);
+        x64[i] = (int64_t)(x[i] * 1e9);
+    }
+    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I8 ? (void *)x8 : (void *)x64};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){rs_build, &c}, data, 1, out, info);
+    assert_shape(&info[0], od, nd);
+    for (int64_t o = 0; o < on; o++) {
+        int64_t oc[5], rem = o;
+        for (int d = nd - 1; d >= 0; d--) {
+            oc[d] = rem % od[d];
+            rem /= od[d];
+        }
+        int64_t idx[5][4];
+        double cf[5][4];
+        int nt[5];
+        bool outside = false;
+        for (int d = 0; d < nd; d++) {
+            nt[d] = ref_taps(&c, d, oc[d], idx[d], cf[d]);
+            if (nt[d] < 0) outside = true;
+        }
+        double want = c.extrap;
+        if (!outside) {
+            want = 0;
+            int64_t combos = 1;
+            for (int d = 0; d < nd; d++) combos *= nt[d];
+            for (int64_t k = 0; k < combos; k++) {
+                int64_t r2 = k, flat = 0;
+                double w = 1;
+                for (int d = nd - 1; d >= 0; d--) {
+                    int t = (int)(r2 % nt[d]);
+                    r2 /= nt[d];
+                    w *= cf[d][t];
+                    (void)flat;
+                }
+                if (w == 0) continue;
+                r2 = k;
+                int tsel[5];
+                for (int d = nd - 1; d >= 0; d--) {
+                    tsel[d] = (int)(r2 % nt[d]);
+                    r2 /= nt[d];
+                }
+                for (int d = 0; d < nd; d++) {
+                    int64_t i = idx[d][tsel[d]];
+                    i = i < 0 ? 0 : i >= c.dims[d] ? c.dims[d] - 1 : i;
+                    flat = flat * c.dims[d] + i;
+                }
+                want += w * (c.dt == Q8_F32 ? x[flat] : c.dt == Q8_I8 ? x8[flat] : (double)x64[flat]);
+            }
+        }
+        double got = c.dt == Q8_F32 ? ((float *)out[0])[o]
+                   : c.dt == Q8_I8 ? ((int8_t *)out[0])[o] : (double)((int64_t *)out[0])[o];
+        cr_assert(fabs(got - want) <= 2e-5 * (1 + fabs(want)),
+                  "%s %s/%s/%s opset %d, output %lld: got %.9g, want %.9g", c.op,
+                  c.mode ? c.mode : "-", c.ctm ? c.ctm : "-", c.nearest ? c.nearest : "-", c.opset,
+                  (long long)o, got, want);
+    }
+    free(out[0]);
+    free(x);
+    free(x8);
+    free(x64);
+}
+
+static const char *const rs_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn"};
+static const char *const rs_nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+static const float rs_factors[] = {2.0f, 0.5f, 1.7f, 0.6f};
+
+/* Every factor (and 7->9, 5->9 by sizes) for one mode/ctm/nearest setting. */
+static void rs_factors_check(rs_case c, uint64_t seed) {
+    c.nd = 4;
+    int64_t d[4] = {1, 2, 7, 5};
+    memcpy(c.dims, d, sizeof d);
+    for (size_t f = 0; f < sizeof rs_factors / sizeof rs_factors[0]; f++) {
+        float s[4] = {1, 1, rs_factors[f], rs_factors[f]};
+        memcpy(c.scales, s, sizeof s);
+        c.use_sizes = false;
+        rs_check(c, seed + f);
+    }
+    int64_t sz[4] = {1, 2, 9, 9};
+    memcpy(c.sizes, sz, sizeof sz);
+    c.use_sizes = true;
+    rs_check(c, seed + 9);
+    int64_t sz2[4] = {1, 2, 3, 1};
+    memcpy(c.sizes, sz2, sizeof sz2);
+    rs_check(c, seed + 10);
+}
+
+Test(resize, nearest_all_modes) {
+    for (int t = 0; t < 5; t++)
+        for (int m = 0; m < 4; m++)
+            rs_factors_check((rs_case){.op = "Resize", .mode = "nearest", .ctm = rs_ctms[t],
+                                       .nearest = rs_nearest[m]}, 100 + (uint64_t)(t * 4 + m) * 16);
+    rs_factors_check((rs_case){.op = "Resize"}, 999); /* all defaults */
+}
+
+Test(resize, linear_and_cubic) {
+    for (int t = 0; t < 5; t++) {
+        rs_factors_check((rs_case){.op = "Resize", .mode = "linear", .ctm = rs_ctms[t]},
+                         200 + (uint64_t)t * 16);
+        rs_factors_check((rs_case){.op = "Resize", .mode = "cubic", .ctm = rs_ctms[t]},
+                         300 + (uint64_t)t * 16);
+        rs_factors_check((rs_case){.op = "Resize", .mode = "cubic", .ctm = rs_ctms[t],
+                                   .cubic_a = -0.5f, .has_a = true, .exclude = 1},
+                         400 + (uint64_t)t * 16);
+    }
+}
+
+Test(resize, other_dims_and_ranks) {
+    /* channels resized too (linear over C, H, W) */
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {2, 3, 4, 5},
+                       .scales = {1, 1.5f, 2, 1}}, 1);
+    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 4, .dims = {1, 3, 4, 5},
+                       .scales = {1, 2, 0.5f, 1.7f}}, 2);
+    rs_check((rs_case){.op = "Resize", .mode = "nearest", .nd = 4, .dims = {2, 3, 4, 5},
+                       .scales = {2, 0.5f, 1, 3}}, 3);
+    /* 1D, 3D, 1x1 spatial */
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 1, .dims = {7}, .scales = {1.7f}}, 4);
+    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 1, .dims = {7}, .use_sizes = true,
+                       .sizes = {9}, .ctm = "align_corners"}, 5);
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 5, .dims = {1, 2, 3, 4, 5},
+                       .scales = {1, 1, 2, 1.5f, 0.5f}}, 6);
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 13, 1, 1},
+                       .scales = {1, 1, 3, 2}, .ctm = "align_corners"}, 7);
+    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 4, .dims = {1, 2, 1, 1},
+                       .use_sizes = true, .sizes = {1, 2, 3, 4}}, 8);
+    /* identity sizes */
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 2, 9, 7},
+                       .use_sizes = true, .sizes = {1, 2, 9, 7}}, 9);
+    /* large enough to split rows across threads */
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 3, 64, 60},
+                       .scales = {1, 1, 2, 2}}, 10);
+}
+
+Test(resize, crop_and_resize) {
+    const char *modes[] = {"nearest", "linear", "cubic"};
+    for (int m = 0; m < 3; m++) {
+        rs_check((rs_case){.op = "Resize", .mode = modes[m], .ctm = "tf_crop_and_resize", .nd = 4,
+                           .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 5, 6},
+                           .roi = {0, 0, 0.4f, 0.6f, 1, 1, 0.9f, 1.3f}, .extrap = 10}, 1);
+        rs_check((rs_case){.op = "Resize", .mode = modes[m], .ctm = "tf_crop_and_resize", .nd = 4,
+                           .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 3, 1},
+                           .roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.5f, 0.4f}}, 2);
+    }
+}
+
+Test(resize, old_opsets_and_upsample) {
+    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "nearest", .nd = 4,
+                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 2, 3}}, 1);
+    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "nearest", .nd = 4,
+                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 0.6f, 0.5f}}, 2);
+    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "linear", .nd = 4,
+                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 1.7f, 0.5f}}, 3);
+    rs_check((rs_case){.op = "Resize", .opset = 11, .mode = "linear", .nd = 4,
+                       .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 9, 9}}, 4);
+    rs_check((rs_case){.op = "Upsample", .opset = 9, .mode = "nearest", .nd = 4,
+                       .dims = {1, 2, 3, 4}, .scales = {1, 1, 2, 3}}, 5);
+    rs_check((rs_case){.op = "Upsample", .opset = 9, .mode = "linear", .nd = 4,
+                       .dims = {1, 2, 3, 4}, .scales = {1, 1, 2, 1.5f}}, 6);
+    rs_check((rs_case){.op = "Upsample", .opset = 7, .mode = "nearest", .nd = 3,
+                       .dims = {2, 3, 4}, .scales = {1, 2, 2}}, 7);
+}
+
+Test(resize, integer_nearest) {
+    rs_check((rs_case){.op = "Resize", .dt = Q8_I8, .mode = "nearest", .nd = 4,
+                       .dims = {1, 3, 7, 5}, .scales = {1, 1, 1.7f, 0.6f}}, 1);
+    rs_check((rs_case){.op = "Resize", .dt = Q8_I64, .mode = "nearest", .nd = 2,
+                       .dims = {7, 5}, .use_sizes = true, .sizes = {9, 9},
+                       .ctm = "asymmetric", .nearest = "floor"}, 2);
+}
+
+Test(resize, errors) {
+    float x[70] = {0}, sc[4] = {1, 1, 2, 2};
+    int64_t sz[4] = {1, 2, 14, 10};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL}, {NULL, Q8_I64, 1, {4}, NULL}};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "needs scales or sizes, and neither is given");
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {4}, sc};
+    ins[3] = (q8t_in){"sizes", Q8_I64, 1, {4}, sz};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "both scales and sizes are given");
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {3}, sc};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "scales has 3 values, expected 4");
+    ins[2].dims[0] = 4;
+    sc[1] = 0;
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "scales[1] is 0, must be > 0");
+    sc[1] = 1;
+    q8_graph *g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "bicubic");
+    EXPECT_ERR(g, data, "mode is 'bicubic'");
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "half");
+    EXPECT_ERR(g, data, "coordinate_transformation_mode 'half' is unknown");
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_ERR(g, data, "tf_crop_and_resize needs the roi input");
+    ins[0].dtype = Q8_I8;
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "linear");
+    EXPECT_ERR(g, data, "linear and cubic modes need float32");
+    /* scales computed at run time */
+    ins[0].dtype = Q8_F32;
+    ins[2].data = NULL;
+    const void *data2[] = {x, sc};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data2, "('scales') must be a constant");
+}
