@@ -910,10 +910,10 @@ static void red_check(red_case c, uint64_t seed) {
         sq[o] += v * v;
         se[o] += exp(v);
         int64_t iv = c.dt == Q8_I32 ? x32[i] : xi[i];
-        ia[o] += iv;
+        ia[o] = (int64_t)((uint64_t)ia[o] + (uint64_t)iv); /* wraps like the kernel */
         imx[o] = iv > imx[o] ? iv : imx[o];
         imn[o] = iv < imn[o] ? iv : imn[o];
-        ipr[o] *= iv;
+        ipr[o] = (int64_t)((uint64_t)ipr[o] * (uint64_t)iv);
     }
     const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I32 ? (void *)x32 : (void *)xi};
     void *out[1];
