@@ -463,6 +463,26 @@ Test(pool, maxpool_indices_and_int8) {
     pool_check(c, 35);
 }
 
+Test(pool, maxpool_nan) {
+    float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
+    pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 3, .dims = {1, 1, 8}, .nk = 1, .k = {2},
+                   .s = {2}, .has_s = true};
+    const void *data[] = {x};
+    void *out[2];
+    q8_tensor_info info[2];
+    for (int with_idx = 0; with_idx < 2; with_idx++) {
+        c.indices = with_idx;
+        run2((built){pool_build, &c}, data, 1 + with_idx, out, info);
+        float *y = out[0];
+        cr_assert(isnan(y[0]) && y[1] == 4 && y[2] == 6 && y[3] == 8);
+        if (with_idx) {
+            cr_assert_eq(((int64_t *)out[1])[0], 1);
+            free(out[1]);
+        }
+        free(out[0]);
+    }
+}
+
 Test(pool, errors) {
     float x[64] = {0};
     const void *data[] = {x};

@@ -137,12 +137,18 @@ static q8_status avgpool_infer(q8_graph *g, q8_node *n, q8_error *err) {
  * kk in [*lo, *hi); *cnt_pad counts the taps inside the padded extent. */
 static inline void taps(const pool_params *p, int j, int64_t o, int64_t *lo, int64_t *hi,
                         int64_t *cnt_pad) {
-    int64_t start = o * p->s[j] - p->pb[j], d = p->d[j], k = p->k[j];
-    int64_t l = start >= 0 ? 0 : ceil_div(-start, d);
-    int64_t h = ceil_div(p->in[j] - start, d);
+    int64_t start = o * p->s[j] - p->pb[j], d = p->d[j], k = p->k[j], l, h, c;
+    if (d == 1) { /* the common case, without divisions */
+        l = start >= 0 ? 0 : -start;
+        h = p->in[j] - start;
+        c = p->in[j] + p->pe[j] - start;
+    } else {
+        l = start >= 0 ? 0 : ceil_div(-start, d);
+        h = ceil_div(p->in[j] - start, d);
+        c = ceil_div(p->in[j] + p->pe[j] - start, d);
+    }
     if (h > k) h = k;
     if (h < l) h = l;
-    int64_t c = ceil_div(p->in[j] + p->pe[j] - start, d);
     *lo = l;
     *hi = h;
     *cnt_pad = c > k ? k : c;
@@ -168,18 +174,37 @@ typedef struct pool_args {
     int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1];                  \
     int64_t yo = r * p->out[2];
 
-#define DEFINE_MAXPOOL(NAME, T, LOWEST)                                                  \
+/* Without Indices: a branch-free running max (maxss for float); a NaN in
+ * the window makes the result NaN (as in numpy and PyTorch). With Indices:
+ * the first maximum wins (strict '>'), a NaN wins and stays. */
+#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV)                                            \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                           \
         const pool_args *a = arg;                                                        \
         const T *x = a->x;                                                               \
         T *y = a->y;                                                                     \
         for (int64_t r = b; r < e; r++) {                                                \
             POOL_ROW_PREAMBLE                                                            \
+            int64_t dw = p->d[2];                                                        \
             for (int64_t ow = 0; ow < p->out[2]; ow++) {                                 \
                 int64_t wlo, whi, wcnt;                                                  \
                 taps(p, 2, ow, &wlo, &whi, &wcnt);                                       \
                 int64_t w0 = ow * p->s[2] - p->pb[2];                                    \
                 T best = LOWEST;                                                         \
+                if (!a->idx) {                                                           \
+                    bool nan = false;                                                    \
+                    for (int64_t kd = dlo; kd < dhi; kd++)                               \
+                        for (int64_t kh = hlo; kh < hhi; kh++) {                         \
+                            const T *row = x + plane +                                   \
+                                ((d0 + kd * p->d[0]) * H + h0 + kh * p->d[1]) * W + w0;  \
+                            for (int64_t kw = wlo; kw < whi; kw++) {                     \
+                                T v = row[kw * dw];                                      \
+                                best = v > best ? v : best;                              \
+                                nan |= v != v;                                           \
+                            }                                                            \
+                        }                                                                \
+                    y[yo + ow] = nan ? (T)(NANV) : best;                                 \
+                    continue;                                                            \
+                }                                                                        \
                 int64_t bi = -1;                                                         \
                 for (int64_t kd = dlo; kd < dhi; kd++) {                                 \
                     int64_t id = d0 + kd * p->d[0];                                      \
@@ -187,9 +212,7 @@ typedef struct pool_args {
                         int64_t ih = h0 + kh * p->d[1];                                  \
                         const T *row = x + plane + (id * H + ih) * W;                    \
                         for (int64_t kw = wlo; kw < whi; kw++) {                         \
-                            int64_t iw = w0 + kw * p->d[2];                              \
-                            /* strict '>' keeps the first maximum; a NaN wins and   */  \
-                            /* stays (as in numpy and PyTorch)                        */  \
+                            int64_t iw = w0 + kw * dw;                                   \
                             T v = row[iw];                                               \
                             if (bi < 0 || v > best || (v != v && best == best)) {        \
                                 best = v;                                                \
@@ -199,21 +222,19 @@ typedef struct pool_args {
                     }                                                                    \
                 }                                                                        \
                 y[yo + ow] = best;                                                       \
-                if (a->idx) {                                                            \
-                    int64_t v = -1;                                                      \
-                    if (bi >= 0) {                                                       \
-                        int64_t iw = bi % W, ih = (bi / W) % H, id = bi / (W * H);       \
-                        v = plane + (p->col_major ? id + D * (ih + H * iw) : bi);        \
-                    }                                                                    \
-                    a->idx[yo + ow] = v;                                                 \
+                int64_t v = -1;                                                          \
+                if (bi >= 0) {                                                           \
+                    int64_t iw = bi % W, ih = (bi / W) % H, id = bi / (W * H);           \
+                    v = plane + (p->col_major ? id + D * (ih + H * iw) : bi);            \
                 }                                                                        \
+                a->idx[yo + ow] = v;                                                     \
             }                                                                            \
         }                                                                                \
     }
 
-DEFINE_MAXPOOL(maxpool_f32, float, -__builtin_inff())
-DEFINE_MAXPOOL(maxpool_i8, int8_t, INT8_MIN)
-DEFINE_MAXPOOL(maxpool_u8, uint8_t, 0)
+DEFINE_MAXPOOL(maxpool_f32, float, -__builtin_inff(), __builtin_nanf(""))
+DEFINE_MAXPOOL(maxpool_i8, int8_t, INT8_MIN, 0)
+DEFINE_MAXPOOL(maxpool_u8, uint8_t, 0, 0)
 
 static void avgpool_f32(void *arg, int64_t b, int64_t e, int t) {
     const pool_args *a = arg;

@@ -464,6 +464,15 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
         if (k == 1 && tw == 1) {
             const float *xr = x + off[0];
             for (int64_t o = 0; o < ow_n; o++) y[o] = xr[ixw[o]];
+        } else if (tw == 2 && k == 2) {
+            /* bilinear over the last two dims, the common case */
+            const float *r0 = x + off[0], *r1 = x + off[1];
+            float a0 = w[0], a1 = w[1];
+            for (int64_t o = 0; o < ow_n; o++) {
+                int64_t i0 = ixw[2 * o], i1 = ixw[2 * o + 1];
+                float w0 = ww[2 * o], w1 = ww[2 * o + 1];
+                y[o] = a0 * (w0 * r0[i0] + w1 * r0[i1]) + a1 * (w0 * r1[i0] + w1 * r1[i1]);
+            }
         } else if (tw == 2) {
             for (int64_t o = 0; o < ow_n; o++) {
                 int64_t i0 = ixw[2 * o], i1 = ixw[2 * o + 1];
@@ -471,6 +480,19 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
                 for (int j = 0; j < k; j++) {
                     const float *xr = x + off[j];
                     acc += w[j] * (w0 * xr[i0] + w1 * xr[i1]);
+                }
+                y[o] = acc;
+            }
+        } else if (tw == 4) {
+            /* cubic: same sums as below, unrolled */
+            for (int64_t o = 0; o < ow_n; o++) {
+                const int64_t *iq = ixw + 4 * o;
+                const float *wq = ww + 4 * o;
+                float acc = 0.0f;
+                for (int j = 0; j < k; j++) {
+                    const float *xr = x + off[j];
+                    acc += w[j] * (wq[0] * xr[iq[0]] + wq[1] * xr[iq[1]] + wq[2] * xr[iq[2]] +
+                                   wq[3] * xr[iq[3]]);
                 }
                 y[o] = acc;
             }

@@ -46,9 +46,14 @@ static q8_status logsoftmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 /* exp(x) for x <= 0 and not NaN (callers check); results below ~1e-38 are
- * flushed to exp(-87). */
+ * flushed to exp(-87). The clamp compares the bits as integers (for x <= 0
+ * larger bits mean larger magnitude): a float compare would keep GCC from
+ * vectorizing the loop (it may trap). */
 static inline float exp_neg(float x) {
-    x = x < -87.0f ? -87.0f : x;
+    uint32_t xb;
+    memcpy(&xb, &x, 4);
+    xb = xb > 0xC2AE0000u ? 0xC2AE0000u : xb; /* -87.0f */
+    memcpy(&x, &xb, 4);
     /* n = round(x / ln2) with the 1.5 * 2^23 trick (no call to rintf). */
     float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
     float r = x - n * 0.693359375f + n * 2.12194440e-4f;
@@ -60,11 +65,10 @@ static inline float exp_neg(float x) {
     q = q * r + 1.6666665459e-1f;
     q = q * r + 5.0000001201e-1f;
     q = q * r2 + r + 1.0f;
-    union {
-        int32_t i;
-        float f;
-    } s = {.i = ((int32_t)n + 127) << 23};
-    return q * s.f;
+    int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float sc;
+    memcpy(&sc, &bits, 4);
+    return q * sc;
 }
 
 #define LANES 8
@@ -75,50 +79,65 @@ typedef struct softmax_args {
     float *y;
 } softmax_args;
 
-/* inner == 1: one contiguous row per item. */
+#define CHUNK 256
+
+/* inner == 1: one contiguous row per item. Every loop below is a plain map
+ * or works on LANES independent partial results, so it vectorizes; the
+ * partial results combine in a fixed order (same result for any threads). */
 static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
     const softmax_args *a = arg;
     int64_t len = a->p->len;
     bool take_log = a->p->log;
+    float tmp[CHUNK];
     for (int64_t r = b; r < e; r++) {
         const float *x = a->x + r * len;
         float *y = a->y + r * len;
-        float m = -INFINITY;
-        bool nan = false;
-        for (int64_t i = 0; i < len; i++) {
-            m = x[i] > m ? x[i] : m;
-            nan |= x[i] != x[i];
+        /* max, and x * 0 summed: NaN if any x is NaN or infinite */
+        float mk[LANES], zk[LANES];
+        for (int k = 0; k < LANES; k++) {
+            mk[k] = -INFINITY;
+            zk[k] = 0.0f;
         }
-        if (nan || m == INFINITY || m == -INFINITY) {
-            /* rare: let libm's expf spread the NaN / infinities */
-            float s = 0.0f;
-            for (int64_t i = 0; i < len; i++) s += expf(x[i] - m);
-            for (int64_t i = 0; i < len; i++)
-                y[i] = take_log ? (x[i] - m) - logf(s) : expf(x[i] - m) / s;
+        int64_t i = 0;
+        for (; i + LANES <= len; i += LANES)
+            for (int k = 0; k < LANES; k++) {
+                mk[k] = x[i + k] > mk[k] ? x[i + k] : mk[k];
+                zk[k] += x[i + k] * 0.0f;
+            }
+        for (; i < len; i++) {
+            mk[0] = x[i] > mk[0] ? x[i] : mk[0];
+            zk[0] += x[i] * 0.0f;
+        }
+        float m = mk[0], z = zk[0];
+        for (int k = 1; k < LANES; k++) {
+            m = mk[k] > m ? mk[k] : m;
+            z += zk[k];
+        }
+        if (z != 0.0f) {
+            /* rare: NaN or infinities; libm's expf gives the exact limits */
+            double s = 0.0;
+            for (i = 0; i < len; i++) s += expf(x[i] - m);
+            for (i = 0; i < len; i++)
+                y[i] = take_log ? (x[i] - m) - (float)log(s) : (float)(expf(x[i] - m) / s);
             continue;
         }
-        /* 8 interleaved partial sums (in double) vectorize and keep the
-         * rounding error small for long rows; combined in a fixed order */
-        double lane[LANES] = {0};
-        int64_t i = 0;
-        if (take_log) {
-            for (; i + LANES <= len; i += LANES)
-                for (int k = 0; k < LANES; k++) lane[k] += exp_neg(x[i + k] - m);
-            for (; i < len; i++) lane[0] += exp_neg(x[i] - m);
-        } else {
-            for (; i + LANES <= len; i += LANES)
-                for (int k = 0; k < LANES; k++) {
-                    float v = exp_neg(x[i + k] - m);
-                    y[i + k] = v;
-                    lane[k] += v;
-                }
-            for (; i < len; i++) {
-                y[i] = exp_neg(x[i] - m);
-                lane[0] += y[i];
-            }
-        }
+        /* exp in chunks (into y, or a stack buffer for LogSoftmax, which
+         * may run in place and still needs x), summed in LANES float lanes
+         * per chunk, chunks added in double */
         double s = 0.0;
-        for (int k = 0; k < LANES; k++) s += lane[k];
+        for (int64_t c0 = 0; c0 < len; c0 += CHUNK) {
+            int64_t cl = len - c0 < CHUNK ? len - c0 : CHUNK;
+            float *ex = take_log ? tmp : y + c0;
+            for (int64_t j = 0; j < cl; j++) ex[j] = exp_neg(x[c0 + j] - m);
+            float sk[LANES] = {0};
+            int64_t j = 0;
+            for (; j + LANES <= cl; j += LANES)
+                for (int k = 0; k < LANES; k++) sk[k] += ex[j + k];
+            for (; j < cl; j++) sk[0] += ex[j];
+            float cs = 0.0f;
+            for (int k = 0; k < LANES; k++) cs += sk[k];
+            s += cs;
+        }
         if (take_log) {
             /* (x - m) is exact for x near m; adding m to log(s) first would not be */
             float ls = (float)log(s);
