@@ -1445,3 +1445,47 @@ Test(resize, errors) {
     const void *data2[] = {x, sc};
     EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data2, "('scales') must be a constant");
 }
+
+Test(resize, opset18_axes_and_aspect_ratio) {
+    float *x = rand_buf(3, 70, -1, 1);
+    const void *data[] = {x};
+    float sc2[2] = {2.0f, 1.7f}, sc4[4] = {1, 1, 2.0f, 1.7f};
+    int64_t ax[2] = {2, 3};
+    q8t_in ins[3] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+                     {"scales", Q8_F32, 1, {2}, sc2}};
+    q8_error err = {0};
+    void *o1[1], *o2[1];
+    q8_tensor_info i1[1], i2[1];
+    q8_graph *g = q8t_graph1("Resize", ins, 3, 1);
+    g->opset = 18;
+    q8t_attr_str(g, "mode", "linear");
+    q8t_attr_ints(g, "axes", ax, 2);
+    cr_assert_eq(q8t_run(g, data, 2, o1, i1, 1, &err), Q8_OK, "%s", err.msg);
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {4}, sc4};
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "linear");
+    cr_assert_eq(q8t_run(g, data, 2, o2, i2, 1, &err), Q8_OK, "%s", err.msg);
+    int64_t want[4] = {1, 2, 14, 8};
+    assert_shape(&i1[0], want, 4);
+    cr_assert(memcmp(o1[0], o2[0], sizeof(float) * 2 * 14 * 8) == 0, "axes = the full scales");
+    free(o1[0]);
+    free(o2[0]);
+    /* keep_aspect_ratio_policy with sizes {10, 20} on 7x5: one common scale */
+    const char *pol[2] = {"not_larger", "not_smaller"};
+    int64_t sizes[2] = {10, 20}, want_dims[2][4] = {{1, 2, 10, 7}, {1, 2, 28, 20}};
+    for (int k = 0; k < 2; k++) {
+        q8t_in in4[4] = {ins[0], {NULL, Q8_F32, 1, {0}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+                         {"sizes", Q8_I64, 1, {2}, sizes}};
+        g = q8t_graph1("Resize", in4, 4, 1);
+        g->opset = 18;
+        q8t_attr_ints(g, "axes", ax, 2);
+        q8t_attr_str(g, "keep_aspect_ratio_policy", pol[k]);
+        cr_assert_eq(q8t_run(g, data, 1, o1, i1, 1, &err), Q8_OK, "%s", err.msg);
+        assert_shape(&i1[0], want_dims[k], 4);
+        free(o1[0]);
+    }
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_int(g, "antialias", 1);
+    EXPECT_ERR(g, data, "antialias=1 is not supported");
+    free(x);
+}
