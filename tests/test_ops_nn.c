@@ -102,9 +102,9 @@ static void relu_buf(float *x, int64_t n) {
 typedef struct bn_case {
     int nd;
     int64_t dims[6];
-    int opset, spatial;     /* spatial: -1 = attribute absent */
+    int opset, spatial; /* spatial: -1 = attribute absent */
     float eps;
-    const float *p[4];      /* scale, B, mean, var */
+    const float *p[4]; /* scale, B, mean, var */
     int64_t plen;
 } bn_case;
 
@@ -126,12 +126,14 @@ static void bn_check(bn_case c, uint64_t seed) {
     c.plen = c.spatial == 0 ? C * S : C;
     float *x = rand_buf(seed, n, -3, 3);
     float *pr[4];
-    for (int i = 0; i < 4; i++) pr[i] = rand_buf(seed + 1 + (uint64_t)i, c.plen, i == 3 ? 0.1f : -2, 2);
+    for (int i = 0; i < 4; i++)
+        pr[i] = rand_buf(seed + 1 + (uint64_t)i, c.plen, i == 3 ? 0.1f : -2, 2);
     for (int i = 0; i < 4; i++) c.p[i] = pr[i];
     float *want = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         int64_t ch = (i / S) % C, k = c.spatial == 0 ? ch * S + i % S : ch;
-        want[i] = (float)((x[i] - (double)pr[2][k]) / sqrt((double)pr[3][k] + c.eps) * pr[0][k] + pr[1][k]);
+        want[i] = (float)((x[i] - (double)pr[2][k]) / sqrt((double)pr[3][k] + c.eps) * pr[0][k] +
+                          pr[1][k]);
     }
     const void *data[] = {x};
     void *out[1];
@@ -146,12 +148,15 @@ static void bn_check(bn_case c, uint64_t seed) {
 }
 
 Test(batchnorm, matches_reference) {
-    bn_check((bn_case){.nd = 4, .dims = {2, 13, 9, 7}, .opset = 15, .spatial = -1, .eps = 1e-5f}, 1);
+    bn_check((bn_case){.nd = 4, .dims = {2, 13, 9, 7}, .opset = 15, .spatial = -1, .eps = 1e-5f},
+             1);
     bn_check((bn_case){.nd = 2, .dims = {5, 13}, .opset = 15, .spatial = -1, .eps = 1e-3f}, 2);
     bn_check((bn_case){.nd = 3, .dims = {3, 4, 1}, .opset = 9, .spatial = -1, .eps = 0.01f}, 3);
-    bn_check((bn_case){.nd = 5, .dims = {1, 3, 2, 3, 4}, .opset = 14, .spatial = -1, .eps = 1e-5f}, 4);
+    bn_check((bn_case){.nd = 5, .dims = {1, 3, 2, 3, 4}, .opset = 14, .spatial = -1, .eps = 1e-5f},
+             4);
     bn_check((bn_case){.nd = 4, .dims = {2, 3, 4, 5}, .opset = 7, .spatial = 1, .eps = 1e-5f}, 5);
-    bn_check((bn_case){.nd = 4, .dims = {2, 3, 4, 5}, .opset = 8, .spatial = 0, .eps = 1e-5f}, 6); /* per-activation statistics */
+    bn_check((bn_case){.nd = 4, .dims = {2, 3, 4, 5}, .opset = 8, .spatial = 0, .eps = 1e-5f},
+             6); /* per-activation statistics */
 }
 
 Test(batchnorm, in_place_after_relu) {
@@ -159,14 +164,17 @@ Test(batchnorm, in_place_after_relu) {
     float *x = rand_buf(7, n, -2, 2), *p[4];
     for (int i = 0; i < 4; i++) p[i] = rand_buf(8 + (uint64_t)i, C, i == 3 ? 0.5f : -1, 1);
     q8t_in xin = {"x", Q8_F32, 4, {2, C, 9, 7}, NULL};
-    q8t_in cs[4] = {{"s", Q8_F32, 1, {C}, p[0]}, {"b", Q8_F32, 1, {C}, p[1]},
-                    {"m", Q8_F32, 1, {C}, p[2]}, {"v", Q8_F32, 1, {C}, p[3]}};
+    q8t_in cs[4] = {{"s", Q8_F32, 1, {C}, p[0]},
+                    {"b", Q8_F32, 1, {C}, p[1]},
+                    {"m", Q8_F32, 1, {C}, p[2]},
+                    {"v", Q8_F32, 1, {C}, p[3]}};
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
     q8_error err = {0};
-    cr_assert_eq(q8t_run(after_relu("BatchNormalization", &xin, cs, 4), data, 3, out, info, 1, &err),
-                 Q8_OK, "%s", err.msg);
+    cr_assert_eq(
+        q8t_run(after_relu("BatchNormalization", &xin, cs, 4), data, 3, out, info, 1, &err), Q8_OK,
+        "%s", err.msg);
     float *want = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
         int64_t c = (i / 63) % C;
@@ -182,8 +190,11 @@ Test(batchnorm, in_place_after_relu) {
 
 Test(batchnorm, errors) {
     float p[4] = {1, 1, 1, 1};
-    q8t_in ins[5] = {{"x", Q8_F32, 4, {1, 4, 2, 2}, NULL}, {"s", Q8_F32, 1, {4}, p},
-                     {"b", Q8_F32, 1, {4}, p}, {"m", Q8_F32, 1, {4}, p}, {"v", Q8_F32, 1, {3}, p}};
+    q8t_in ins[5] = {{"x", Q8_F32, 4, {1, 4, 2, 2}, NULL},
+                     {"s", Q8_F32, 1, {4}, p},
+                     {"b", Q8_F32, 1, {4}, p},
+                     {"m", Q8_F32, 1, {4}, p},
+                     {"v", Q8_F32, 1, {3}, p}};
     float x[16] = {0};
     const void *data[] = {x};
     EXPECT_ERR(q8t_graph1("BatchNormalization", ins, 5, 1), data, "var has shape 3");
@@ -201,9 +212,9 @@ Test(batchnorm, errors) {
 typedef struct pool_case {
     const char *op;
     q8_dtype dt;
-    int nd;                     /* input rank */
+    int nd; /* input rank */
     int64_t dims[5];
-    int nk;                     /* length of kernel_shape as given */
+    int nk; /* length of kernel_shape as given */
     int64_t k[3], s[3], d[3], pads[6];
     bool has_s, has_d, has_pads;
     int ceil, cip, order;
@@ -341,8 +352,9 @@ static void pool_check(pool_case c, uint64_t seed) {
     run2((built){pool_build, &c}, data, c.indices ? 2 : 1, out, info);
     assert_shape(&info[0], odims, c.nd);
     for (int64_t i = 0; i < on; i++) {
-        double got = c.dt == Q8_F32 ? ((float *)out[0])[i]
-                   : c.dt == Q8_U8 ? ((uint8_t *)out[0])[i] : ((int8_t *)out[0])[i];
+        double got = c.dt == Q8_F32  ? ((float *)out[0])[i]
+                     : c.dt == Q8_U8 ? ((uint8_t *)out[0])[i]
+                                     : ((int8_t *)out[0])[i];
         cr_assert(fabs(got - yd[i]) <= 1e-5 + 1e-5 * fabs(yd[i]), "%s[%lld]: got %g, want %g", c.op,
                   (long long)i, got, yd[i]);
     }
@@ -378,46 +390,131 @@ static void pool_both(pool_case c, uint64_t seed) {
 
 Test(pool, geometries) {
     /* 3x3 stride 2 pad 1 on c=13, 9x7 */
-    pool_both((pool_case){.nd = 4, .dims = {2, 13, 9, 7}, .nk = 2, .k = {3, 3}, .s = {2, 2},
-                          .has_s = true, .pads = {1, 1, 1, 1}, .has_pads = true}, 11);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {2, 13, 9, 7},
+                          .nk = 2,
+                          .k = {3, 3},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .pads = {1, 1, 1, 1},
+                          .has_pads = true},
+              11);
     /* ceil_mode, odd strides, asymmetric pads */
-    pool_both((pool_case){.nd = 4, .dims = {1, 3, 9, 7}, .nk = 2, .k = {2, 3}, .s = {3, 2},
-                          .has_s = true, .pads = {0, 1, 1, 2}, .has_pads = true, .ceil = 1}, 12);
-    pool_both((pool_case){.nd = 4, .dims = {2, 2, 9, 7}, .nk = 2, .k = {3, 3}, .s = {2, 2},
-                          .has_s = true, .ceil = 1}, 13);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 3, 9, 7},
+                          .nk = 2,
+                          .k = {2, 3},
+                          .s = {3, 2},
+                          .has_s = true,
+                          .pads = {0, 1, 1, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              12);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {2, 2, 9, 7},
+                          .nk = 2,
+                          .k = {3, 3},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .ceil = 1},
+              13);
     /* kernel larger than the input, with padding */
-    pool_both((pool_case){.nd = 4, .dims = {1, 2, 3, 3}, .nk = 2, .k = {5, 5},
-                          .pads = {2, 2, 2, 2}, .has_pads = true}, 14);
-    pool_both((pool_case){.nd = 4, .dims = {1, 2, 3, 2}, .nk = 2, .k = {4, 3}, .s = {2, 3},
-                          .has_s = true, .pads = {2, 1, 3, 2}, .has_pads = true, .ceil = 1}, 15);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 3, 3},
+                          .nk = 2,
+                          .k = {5, 5},
+                          .pads = {2, 2, 2, 2},
+                          .has_pads = true},
+              14);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 3, 2},
+                          .nk = 2,
+                          .k = {4, 3},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .pads = {2, 1, 3, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              15);
     /* 1x1 spatial, 1x1 kernel */
     pool_both((pool_case){.nd = 4, .dims = {2, 5, 1, 1}, .nk = 2, .k = {1, 1}}, 16);
     /* dilations */
-    pool_both((pool_case){.nd = 4, .dims = {1, 3, 9, 7}, .nk = 2, .k = {3, 2}, .d = {2, 3},
-                          .has_d = true, .pads = {1, 2, 2, 1}, .has_pads = true, .ceil = 1,
-                          .s = {2, 1}, .has_s = true}, 17);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 3, 9, 7},
+                          .nk = 2,
+                          .k = {3, 2},
+                          .d = {2, 3},
+                          .has_d = true,
+                          .pads = {1, 2, 2, 1},
+                          .has_pads = true,
+                          .ceil = 1,
+                          .s = {2, 1},
+                          .has_s = true},
+              17);
     /* auto_pad */
-    pool_both((pool_case){.nd = 4, .dims = {1, 2, 9, 7}, .nk = 2, .k = {3, 2}, .s = {2, 2},
-                          .has_s = true, .auto_pad = "SAME_UPPER"}, 18);
-    pool_both((pool_case){.nd = 4, .dims = {1, 2, 9, 7}, .nk = 2, .k = {2, 4}, .s = {2, 3},
-                          .has_s = true, .auto_pad = "SAME_LOWER"}, 19);
-    pool_both((pool_case){.nd = 4, .dims = {1, 2, 9, 7}, .nk = 2, .k = {2, 4}, .s = {2, 3},
-                          .has_s = true, .auto_pad = "VALID", .pads = {1, 1, 1, 1},
-                          .has_pads = true}, 20);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {3, 2},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .auto_pad = "SAME_UPPER"},
+              18);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {2, 4},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .auto_pad = "SAME_LOWER"},
+              19);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {2, 4},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .auto_pad = "VALID",
+                          .pads = {1, 1, 1, 1},
+                          .has_pads = true},
+              20);
     /* 1D and 3D */
-    pool_both((pool_case){.nd = 3, .dims = {2, 13, 11}, .nk = 1, .k = {3}, .s = {2},
-                          .has_s = true, .pads = {1, 2}, .has_pads = true, .ceil = 1}, 21);
-    pool_both((pool_case){.nd = 5, .dims = {1, 3, 5, 6, 7}, .nk = 3, .k = {2, 3, 2},
-                          .s = {2, 2, 3}, .has_s = true, .pads = {1, 0, 1, 0, 1, 1},
-                          .has_pads = true}, 22);
+    pool_both((pool_case){.nd = 3,
+                          .dims = {2, 13, 11},
+                          .nk = 1,
+                          .k = {3},
+                          .s = {2},
+                          .has_s = true,
+                          .pads = {1, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              21);
+    pool_both((pool_case){.nd = 5,
+                          .dims = {1, 3, 5, 6, 7},
+                          .nk = 3,
+                          .k = {2, 3, 2},
+                          .s = {2, 2, 3},
+                          .has_s = true,
+                          .pads = {1, 0, 1, 0, 1, 1},
+                          .has_pads = true},
+              22);
 }
 
 Test(pool, ceil_mode_window_must_start_inside) {
     /* in 4, kernel 2, stride 2, end pad 1: a third window would start at 4,
      * in the right padding only, so there are 2 outputs, not 3. */
     float x[4] = {1, 5, 2, 7};
-    pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 3, .dims = {1, 1, 4}, .nk = 1, .k = {2}, .s = {2},
-                   .has_s = true, .pads = {0, 1}, .has_pads = true, .ceil = 1};
+    pool_case c = {.op = "MaxPool",
+                   .dt = Q8_F32,
+                   .nd = 3,
+                   .dims = {1, 1, 4},
+                   .nk = 1,
+                   .k = {2},
+                   .s = {2},
+                   .has_s = true,
+                   .pads = {0, 1},
+                   .has_pads = true,
+                   .ceil = 1};
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
@@ -440,9 +537,17 @@ Test(pool, ceil_mode_window_must_start_inside) {
 }
 
 Test(pool, maxpool_indices_and_int8) {
-    pool_case c = {.op = "MaxPool", .nd = 4, .dims = {2, 3, 9, 7}, .nk = 2, .k = {3, 2},
-                   .s = {2, 2}, .has_s = true, .pads = {1, 1, 1, 0}, .has_pads = true,
-                   .ceil = 1, .indices = true};
+    pool_case c = {.op = "MaxPool",
+                   .nd = 4,
+                   .dims = {2, 3, 9, 7},
+                   .nk = 2,
+                   .k = {3, 2},
+                   .s = {2, 2},
+                   .has_s = true,
+                   .pads = {1, 1, 1, 0},
+                   .has_pads = true,
+                   .ceil = 1,
+                   .indices = true};
     pool_check(c, 31);
     c.order = 1;
     pool_check(c, 32);
@@ -465,8 +570,14 @@ Test(pool, maxpool_indices_and_int8) {
 
 Test(pool, maxpool_nan) {
     float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
-    pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 3, .dims = {1, 1, 8}, .nk = 1, .k = {2},
-                   .s = {2}, .has_s = true};
+    pool_case c = {.op = "MaxPool",
+                   .dt = Q8_F32,
+                   .nd = 3,
+                   .dims = {1, 1, 8},
+                   .nk = 1,
+                   .k = {2},
+                   .s = {2},
+                   .has_s = true};
     const void *data[] = {x};
     void *out[2];
     q8_tensor_info info[2];
@@ -639,18 +750,18 @@ Test(softmax, matches_reference) {
     for (int k = 0; k < 2; k++) {
         const char *op = ops[k];
         uint64_t s = 100 * (uint64_t)(k + 1);
-        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 13}, s + 1, -5, 5);       /* last axis */
-        sm_check((sm_case){op, 3, {2, 13, 9}, 1, true, 13}, s + 2, -5, 5);        /* middle */
-        sm_check((sm_case){op, 3, {2, 13, 9}, 0, true, 13}, s + 3, -5, 5);        /* first */
-        sm_check((sm_case){op, 4, {2, 3, 9, 7}, -3, true, 13}, s + 4, -5, 5);     /* negative */
-        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 11}, s + 5, -5, 5);       /* 2D at 1 */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 13}, s + 1, -5, 5);   /* last axis */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 1, true, 13}, s + 2, -5, 5);    /* middle */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, true, 13}, s + 3, -5, 5);    /* first */
+        sm_check((sm_case){op, 4, {2, 3, 9, 7}, -3, true, 13}, s + 4, -5, 5); /* negative */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 11}, s + 5, -5, 5);   /* 2D at 1 */
         sm_check((sm_case){op, 4, {2, 3, 9, 7}, -2, true, 11}, s + 6, -5, 5);
         sm_check((sm_case){op, 4, {2, 3, 9, 7}, 0, true, 7}, s + 7, -5, 5);
-        sm_check((sm_case){op, 2, {3, 1000}, 0, false, 13}, s + 8, 990, 1010);    /* large */
-        sm_check((sm_case){op, 2, {7, 1}, 0, false, 13}, s + 9, -1, 1);           /* len 1 */
-        sm_check((sm_case){op, 3, {5, 130, 200}, 1, true, 13}, s + 10, -30, 30);  /* blocks */
-        sm_check((sm_case){op, 1, {100003}, 0, false, 13}, s + 11, -80, 10);      /* one row */
-        sm_check((sm_case){op, 3, {2, 0, 3}, 1, true, 13}, s + 12, -1, 1);        /* empty */
+        sm_check((sm_case){op, 2, {3, 1000}, 0, false, 13}, s + 8, 990, 1010);   /* large */
+        sm_check((sm_case){op, 2, {7, 1}, 0, false, 13}, s + 9, -1, 1);          /* len 1 */
+        sm_check((sm_case){op, 3, {5, 130, 200}, 1, true, 13}, s + 10, -30, 30); /* blocks */
+        sm_check((sm_case){op, 1, {100003}, 0, false, 13}, s + 11, -80, 10);     /* one row */
+        sm_check((sm_case){op, 3, {2, 0, 3}, 1, true, 13}, s + 12, -1, 1);       /* empty */
     }
 }
 
@@ -691,8 +802,8 @@ Test(softmax, in_place_after_relu) {
     void *out[1];
     q8_tensor_info info[1];
     q8_error err = {0};
-    cr_assert_eq(q8t_run(after_relu("LogSoftmax", &in, NULL, 0), data, 3, out, info, 1, &err), Q8_OK,
-                 "%s", err.msg);
+    cr_assert_eq(q8t_run(after_relu("LogSoftmax", &in, NULL, 0), data, 3, out, info, 1, &err),
+                 Q8_OK, "%s", err.msg);
     float *r = malloc(sizeof(float) * 650), *want = malloc(sizeof(float) * 650);
     memcpy(r, x, sizeof(float) * 650);
     relu_buf(r, 650);
@@ -724,7 +835,7 @@ typedef struct ln_case {
     int64_t axis;
     bool has_axis;
     float eps;
-    int snd, bnd;               /* ranks of Scale and B (bnd -1: no B) */
+    int snd, bnd; /* ranks of Scale and B (bnd -1: no B) */
     int64_t sdims[5], bdims[5];
     const float *scale, *bias;
     int n_out;
@@ -732,7 +843,8 @@ typedef struct ln_case {
 
 static q8_graph *ln_build(const void *ctx) {
     const ln_case *c = ctx;
-    q8t_in ins[3] = {{"x", Q8_F32, c->nd, {0}, NULL}, {"scale", Q8_F32, c->snd, {0}, c->scale},
+    q8t_in ins[3] = {{"x", Q8_F32, c->nd, {0}, NULL},
+                     {"scale", Q8_F32, c->snd, {0}, c->scale},
                      {"b", Q8_F32, c->bnd, {0}, c->bias}};
     memcpy(ins[0].dims, c->dims, sizeof c->dims);
     memcpy(ins[1].dims, c->sdims, sizeof c->sdims);
@@ -744,7 +856,8 @@ static q8_graph *ln_build(const void *ctx) {
 }
 
 /* Value of a right-aligned broadcast tensor at normalized element j. */
-static float bval(const float *v, int vnd, const int64_t *vd, const int64_t *nd_dims, int nnd, int64_t j) {
+static float bval(const float *v, int vnd, const int64_t *vd, const int64_t *nd_dims, int nnd,
+                  int64_t j) {
     int64_t off = 0, mul = 1;
     for (int i = nnd - 1; i >= 0; i--) {
         int64_t c = j % nd_dims[i];
@@ -810,25 +923,81 @@ static void ln_check(ln_case c, uint64_t seed) {
 }
 
 Test(layernorm, matches_reference) {
-    ln_check((ln_case){.nd = 3, .dims = {2, 13, 9}, .eps = 1e-5f, .snd = 1, .sdims = {9},
-                       .bnd = 1, .bdims = {9}, .n_out = 3}, 1);
-    ln_check((ln_case){.nd = 4, .dims = {2, 3, 9, 7}, .axis = 1, .has_axis = true, .eps = 1e-3f,
-                       .snd = 3, .sdims = {3, 9, 7}, .bnd = 3, .bdims = {3, 9, 7}, .n_out = 3}, 2);
-    ln_check((ln_case){.nd = 4, .dims = {2, 3, 9, 7}, .axis = -2, .has_axis = true, .eps = 0.1f,
-                       .snd = 2, .sdims = {9, 1}, .bnd = 1, .bdims = {7}, .n_out = 1}, 3);
-    ln_check((ln_case){.nd = 2, .dims = {5, 300}, .axis = 0, .has_axis = true, .eps = 1e-5f,
-                       .snd = 1, .sdims = {1}, .bnd = -1, .n_out = 2}, 4);
-    ln_check((ln_case){.nd = 3, .dims = {4, 1, 1}, .axis = 1, .has_axis = true, .eps = 1e-5f,
-                       .snd = 2, .sdims = {1, 1}, .bnd = 2, .bdims = {1, 1}, .n_out = 3}, 5);
-    ln_check((ln_case){.nd = 2, .dims = {3, 4}, .axis = 2, .has_axis = true, .eps = 1e-2f,
-                       .snd = 0, .bnd = 0, .n_out = 3}, 6); /* axis == rank: nothing normalized */
+    ln_check((ln_case){.nd = 3,
+                       .dims = {2, 13, 9},
+                       .eps = 1e-5f,
+                       .snd = 1,
+                       .sdims = {9},
+                       .bnd = 1,
+                       .bdims = {9},
+                       .n_out = 3},
+             1);
+    ln_check((ln_case){.nd = 4,
+                       .dims = {2, 3, 9, 7},
+                       .axis = 1,
+                       .has_axis = true,
+                       .eps = 1e-3f,
+                       .snd = 3,
+                       .sdims = {3, 9, 7},
+                       .bnd = 3,
+                       .bdims = {3, 9, 7},
+                       .n_out = 3},
+             2);
+    ln_check((ln_case){.nd = 4,
+                       .dims = {2, 3, 9, 7},
+                       .axis = -2,
+                       .has_axis = true,
+                       .eps = 0.1f,
+                       .snd = 2,
+                       .sdims = {9, 1},
+                       .bnd = 1,
+                       .bdims = {7},
+                       .n_out = 1},
+             3);
+    ln_check((ln_case){.nd = 2,
+                       .dims = {5, 300},
+                       .axis = 0,
+                       .has_axis = true,
+                       .eps = 1e-5f,
+                       .snd = 1,
+                       .sdims = {1},
+                       .bnd = -1,
+                       .n_out = 2},
+             4);
+    ln_check((ln_case){.nd = 3,
+                       .dims = {4, 1, 1},
+                       .axis = 1,
+                       .has_axis = true,
+                       .eps = 1e-5f,
+                       .snd = 2,
+                       .sdims = {1, 1},
+                       .bnd = 2,
+                       .bdims = {1, 1},
+                       .n_out = 3},
+             5);
+    ln_check((ln_case){.nd = 2,
+                       .dims = {3, 4},
+                       .axis = 2,
+                       .has_axis = true,
+                       .eps = 1e-2f,
+                       .snd = 0,
+                       .bnd = 0,
+                       .n_out = 3},
+             6); /* axis == rank: nothing normalized */
 }
 
 Test(layernorm, errors) {
     float x[12] = {0}, s[12] = {1};
     const void *data[] = {x};
-    ln_case c = {.nd = 2, .dims = {3, 4}, .axis = 3, .has_axis = true, .snd = 1, .sdims = {4},
-                 .bnd = -1, .scale = s, .n_out = 1};
+    ln_case c = {.nd = 2,
+                 .dims = {3, 4},
+                 .axis = 3,
+                 .has_axis = true,
+                 .snd = 1,
+                 .sdims = {4},
+                 .bnd = -1,
+                 .scale = s,
+                 .n_out = 1};
     EXPECT_ERR(ln_build(&c), data, "axis 3 is out of range for rank 2");
     c.axis = -1;
     c.sdims[0] = 3;
@@ -841,19 +1010,19 @@ Test(layernorm, errors) {
 
 /* ------------------------------------------------------------------ Reduce */
 
-static const char *const red_ops[] = {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin",
-                                      "ReduceProd", "ReduceL1", "ReduceL2", "ReduceSumSquare",
-                                      "ReduceLogSum", "ReduceLogSumExp"};
+static const char *const red_ops[] = {
+    "ReduceSum", "ReduceMean", "ReduceMax",       "ReduceMin",    "ReduceProd",
+    "ReduceL1",  "ReduceL2",   "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
 
 typedef struct red_case {
     const char *op;
     q8_dtype dt;
     int nd;
     int64_t dims[6];
-    int na;                 /* -1: no axes at all */
+    int na; /* -1: no axes at all */
     int64_t axes[6];
-    bool axes_input;        /* as a constant second input, else attribute */
-    int keep;               /* -1: attribute absent (default 1) */
+    bool axes_input; /* as a constant second input, else attribute */
+    int keep;        /* -1: attribute absent (default 1) */
     int noop;
     int opset;
 } red_case;
@@ -898,12 +1067,17 @@ static void red_check(red_case c, uint64_t seed) {
         if (!red[d] || keep) od[ond++] = odk[d];
     }
     int64_t on = numel_of(odk, c.nd);
-    double *acc = calloc((size_t)(on ? on : 1), sizeof(double)), *mx = malloc(sizeof(double) * (size_t)(on + 1));
-    double *mn = malloc(sizeof(double) * (size_t)(on + 1)), *pr = malloc(sizeof(double) * (size_t)(on + 1));
-    double *sa = calloc((size_t)(on + 1), sizeof(double)), *sq = calloc((size_t)(on + 1), sizeof(double));
+    double *acc = calloc((size_t)(on ? on : 1), sizeof(double)),
+           *mx = malloc(sizeof(double) * (size_t)(on + 1));
+    double *mn = malloc(sizeof(double) * (size_t)(on + 1)),
+           *pr = malloc(sizeof(double) * (size_t)(on + 1));
+    double *sa = calloc((size_t)(on + 1), sizeof(double)),
+           *sq = calloc((size_t)(on + 1), sizeof(double));
     double *se = calloc((size_t)(on + 1), sizeof(double));
-    int64_t *ia = calloc((size_t)(on + 1), sizeof(int64_t)), *imx = malloc(sizeof(int64_t) * (size_t)(on + 1));
-    int64_t *imn = malloc(sizeof(int64_t) * (size_t)(on + 1)), *ipr = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    int64_t *ia = calloc((size_t)(on + 1), sizeof(int64_t)),
+            *imx = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    int64_t *imn = malloc(sizeof(int64_t) * (size_t)(on + 1)),
+            *ipr = malloc(sizeof(int64_t) * (size_t)(on + 1));
     for (int64_t o = 0; o < on; o++) {
         mx[o] = -INFINITY;
         mn[o] = INFINITY;
@@ -954,11 +1128,11 @@ static void red_check(red_case c, uint64_t seed) {
                              (long long)got, (long long)want);
                 continue;
             }
-            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o], pr[o], sa[o], sqrt(sq[o]),
-                          sq[o], log(acc[o]), log(se[o])};
+            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o],       pr[o],
+                          sa[o],  sqrt(sq[o]),          sq[o], log(acc[o]), log(se[o])};
             float want = (float)w[k], got = ((float *)out[0])[o];
-            cr_assert(fabsf(got - want) <= 1e-5f + 1e-5f * fabsf(want) || (isnan(want) && isnan(got)) ||
-                      (isinf(want) && got == want),
+            cr_assert(fabsf(got - want) <= 1e-5f + 1e-5f * fabsf(want) ||
+                          (isnan(want) && isnan(got)) || (isinf(want) && got == want),
                       "%s [%lld]: got %.9g, want %.9g", c.op, (long long)o, got, want);
         }
     }
@@ -987,19 +1161,30 @@ Test(reduce, all_ops_axes_keepdims) {
         int na;
         int64_t axes[6];
     } shapes[] = {
-        {4, {2, 13, 9, 7}, 1, {1}},      {4, {2, 13, 9, 7}, 2, {0, 2}},
-        {4, {2, 13, 9, 7}, 1, {-1}},     {4, {2, 13, 9, 7}, 2, {3, 1}},
-        {4, {2, 13, 9, 7}, -1, {0}},     {4, {2, 13, 9, 7}, 3, {-4, 1, 2}},
-        {1, {5}, 1, {0}},                {3, {3, 1, 4}, 1, {1}},
-        {2, {1, 1}, 1, {0}},             {3, {2, 300, 257}, 1, {1}},
-        {2, {3, 1001}, 1, {1}},          {5, {2, 1, 3, 1, 5}, 2, {1, 2}},
-        {3, {2, 0, 3}, 1, {1}},          {2, {0, 3}, 1, {1}},
+        {4, {2, 13, 9, 7}, 1, {1}},
+        {4, {2, 13, 9, 7}, 2, {0, 2}},
+        {4, {2, 13, 9, 7}, 1, {-1}},
+        {4, {2, 13, 9, 7}, 2, {3, 1}},
+        {4, {2, 13, 9, 7}, -1, {0}},
+        {4, {2, 13, 9, 7}, 3, {-4, 1, 2}},
+        {1, {5}, 1, {0}},
+        {3, {3, 1, 4}, 1, {1}},
+        {2, {1, 1}, 1, {0}},
+        {3, {2, 300, 257}, 1, {1}},
+        {2, {3, 1001}, 1, {1}},
+        {5, {2, 1, 3, 1, 5}, 2, {1, 2}},
+        {3, {2, 0, 3}, 1, {1}},
+        {2, {0, 3}, 1, {1}},
     };
     for (int k = 0; k < 10; k++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (int keep = 0; keep < 2; keep++) {
-                red_case c = {.op = red_ops[k], .dt = Q8_F32, .nd = shapes[s].nd,
-                              .na = shapes[s].na, .keep = keep, .opset = 13};
+                red_case c = {.op = red_ops[k],
+                              .dt = Q8_F32,
+                              .nd = shapes[s].nd,
+                              .na = shapes[s].na,
+                              .keep = keep,
+                              .opset = 13};
                 memcpy(c.dims, shapes[s].dims, sizeof c.dims);
                 memcpy(c.axes, shapes[s].axes, sizeof c.axes);
                 if (k == 0) c.axes_input = true; /* ReduceSum 13: axes is an input */
@@ -1010,31 +1195,92 @@ Test(reduce, all_ops_axes_keepdims) {
 
 Test(reduce, opsets_and_noop) {
     /* ReduceSum before 13: attribute; ReduceMean 18: input */
-    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 1,
-                         .axes = {-2}, .keep = -1, .opset = 11}, 1);
-    red_check((red_case){.op = "ReduceMean", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 2,
-                         .axes = {0, 2}, .axes_input = true, .keep = 0, .opset = 18}, 2);
-    red_check((red_case){.op = "ReduceMax", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
-                         .axes_input = true, .keep = 1, .noop = 1, .opset = 18}, 3);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 1,
+                         .axes = {-2},
+                         .keep = -1,
+                         .opset = 11},
+              1);
+    red_check((red_case){.op = "ReduceMean",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 2,
+                         .axes = {0, 2},
+                         .axes_input = true,
+                         .keep = 0,
+                         .opset = 18},
+              2);
+    red_check((red_case){.op = "ReduceMax",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 1,
+                         .noop = 1,
+                         .opset = 18},
+              3);
     /* empty axes input: noop copies, otherwise everything is reduced */
-    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
-                         .axes_input = true, .keep = 1, .noop = 1}, 4);
-    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = 0,
-                         .axes_input = true, .keep = 0}, 5);
-    red_check((red_case){.op = "ReduceSum", .dt = Q8_F32, .nd = 3, .dims = {4, 5, 6}, .na = -1,
-                         .keep = 0, .noop = 1}, 6);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 1,
+                         .noop = 1},
+              4);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 0},
+              5);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = -1,
+                         .keep = 0,
+                         .noop = 1},
+              6);
 }
 
 Test(reduce, integers) {
     const char *ops[] = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
     for (int k = 0; k < 4; k++)
         for (int t = 0; t < 2; t++) {
-            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 3, .dims = {2, 3, 4},
-                                 .na = 1, .axes = {1}, .axes_input = k == 0, .keep = 0}, 50 + (uint64_t)k);
-            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 1, .dims = {3},
-                                 .na = -1, .keep = 1}, 60 + (uint64_t)k);
-            red_check((red_case){.op = ops[k], .dt = t ? Q8_I32 : Q8_I64, .nd = 2, .dims = {3, 0},
-                                 .na = 1, .axes = {1}, .axes_input = k == 0, .keep = 1}, 70);
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 3,
+                                 .dims = {2, 3, 4},
+                                 .na = 1,
+                                 .axes = {1},
+                                 .axes_input = k == 0,
+                                 .keep = 0},
+                      50 + (uint64_t)k);
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 1,
+                                 .dims = {3},
+                                 .na = -1,
+                                 .keep = 1},
+                      60 + (uint64_t)k);
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 2,
+                                 .dims = {3, 0},
+                                 .na = 1,
+                                 .axes = {1},
+                                 .axes_input = k == 0,
+                                 .keep = 1},
+                      70);
         }
 }
 
@@ -1043,8 +1289,8 @@ Test(reduce, nan_propagates_in_max) {
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
-    red_case c = {.op = "ReduceMax", .dt = Q8_F32, .nd = 2, .dims = {2, 3}, .na = 1, .axes = {1},
-                  .keep = 0};
+    red_case c = {
+        .op = "ReduceMax", .dt = Q8_F32, .nd = 2, .dims = {2, 3}, .na = 1, .axes = {1}, .keep = 0};
     run2((built){red_build, &c}, data, 1, out, info);
     cr_assert(isnan(((float *)out[0])[0]));
     cr_assert_eq(((float *)out[0])[1], -1.0f);
@@ -1054,8 +1300,13 @@ Test(reduce, nan_propagates_in_max) {
 Test(reduce, errors) {
     float x[24] = {0};
     const void *data[] = {x};
-    red_case c = {.op = "ReduceMean", .dt = Q8_F32, .nd = 3, .dims = {2, 3, 4}, .na = 1,
-                  .axes = {3}, .keep = 1};
+    red_case c = {.op = "ReduceMean",
+                  .dt = Q8_F32,
+                  .nd = 3,
+                  .dims = {2, 3, 4},
+                  .na = 1,
+                  .axes = {3},
+                  .keep = 1};
     EXPECT_ERR(red_build(&c), data, "axis 3 is out of range for rank 3");
     c.na = 2;
     c.axes[0] = 1;
@@ -1074,12 +1325,12 @@ Test(reduce, errors) {
 /* ------------------------------------------------------------------ Resize */
 
 typedef struct rs_case {
-    const char *op;             /* "Resize" or "Upsample" */
+    const char *op; /* "Resize" or "Upsample" */
     q8_dtype dt;
     int nd;
     int64_t dims[5];
     int opset;
-    const char *mode, *ctm, *nearest;  /* NULL: attribute absent */
+    const char *mode, *ctm, *nearest; /* NULL: attribute absent */
     float cubic_a;
     bool has_a;
     int exclude;
@@ -1173,9 +1424,12 @@ static int ref_taps(const rs_case *c, int d, int64_t o, int64_t *idx, double *cf
     } else {
         const char *ctm = c->ctm ? c->ctm : "half_pixel";
         double ow = scale * (double)in;
-        if (!strcmp(ctm, "align_corners")) x = ow == 1 ? 0 : (double)o * (double)(in - 1) / (ow - 1);
-        else if (!strcmp(ctm, "asymmetric")) x = (double)o / scale;
-        else if (!strcmp(ctm, "tf_half_pixel_for_nn")) x = ((double)o + 0.5) / scale;
+        if (!strcmp(ctm, "align_corners"))
+            x = ow == 1 ? 0 : (double)o * (double)(in - 1) / (ow - 1);
+        else if (!strcmp(ctm, "asymmetric"))
+            x = (double)o / scale;
+        else if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+            x = ((double)o + 0.5) / scale;
         else if (!strcmp(ctm, "pytorch_half_pixel"))
             x = out_len > 1 ? ((double)o + 0.5) / scale - 0.5 : 0; /* the spec's 0 */
         else if (!strcmp(ctm, "tf_crop_and_resize")) {
@@ -1184,18 +1438,24 @@ static int ref_taps(const rs_case *c, int d, int64_t o, int64_t *idx, double *cf
                         : (double)o * (re - rs) * (double)(in - 1) / (ow - 1);
             x += rs * (double)(in - 1);
             if (x < 0 || x > (double)(in - 1)) return -1;
-        } else x = ((double)o + 0.5) / scale - 0.5;
+        } else
+            x = ((double)o + 0.5) / scale - 0.5;
     }
     double ratio = x == floor(x) ? 1 : x - floor(x), A = c->has_a ? c->cubic_a : -0.75;
     int n;
     if (!strcmp(mode, "nearest")) {
         const char *nm = c->nearest ? c->nearest : "round_prefer_floor";
         n = 2;
-        if (ratio == 1) cf[0] = 0, cf[1] = 1;
-        else if (!strcmp(nm, "round_prefer_floor")) cf[0] = ratio <= 0.5, cf[1] = ratio > 0.5;
-        else if (!strcmp(nm, "round_prefer_ceil")) cf[0] = ratio < 0.5, cf[1] = ratio >= 0.5;
-        else if (!strcmp(nm, "floor")) cf[0] = 1, cf[1] = 0;
-        else cf[0] = 0, cf[1] = 1;
+        if (ratio == 1)
+            cf[0] = 0, cf[1] = 1;
+        else if (!strcmp(nm, "round_prefer_floor"))
+            cf[0] = ratio <= 0.5, cf[1] = ratio > 0.5;
+        else if (!strcmp(nm, "round_prefer_ceil"))
+            cf[0] = ratio < 0.5, cf[1] = ratio >= 0.5;
+        else if (!strcmp(nm, "floor"))
+            cf[0] = 1, cf[1] = 0;
+        else
+            cf[0] = 0, cf[1] = 1;
     } else if (!strcmp(mode, "linear")) {
         n = 2;
         cf[0] = 1 - ratio;
@@ -1286,11 +1546,14 @@ static void rs_check(rs_case c, uint64_t seed) {
                     i = i < 0 ? 0 : i >= c.dims[d] ? c.dims[d] - 1 : i;
                     flat = flat * c.dims[d] + i;
                 }
-                want += w * (c.dt == Q8_F32 ? x[flat] : c.dt == Q8_I8 ? x8[flat] : (double)x64[flat]);
+                want += w * (c.dt == Q8_F32  ? x[flat]
+                             : c.dt == Q8_I8 ? x8[flat]
+                                             : (double)x64[flat]);
             }
         }
-        double got = c.dt == Q8_F32 ? ((float *)out[0])[o]
-                   : c.dt == Q8_I8 ? ((int8_t *)out[0])[o] : (double)((int64_t *)out[0])[o];
+        double got = c.dt == Q8_F32  ? ((float *)out[0])[o]
+                     : c.dt == Q8_I8 ? ((int8_t *)out[0])[o]
+                                     : (double)((int64_t *)out[0])[o];
         cr_assert(fabs(got - want) <= 2e-5 * (1 + fabs(want)),
                   "%s %s/%s/%s opset %d, output %lld: got %.9g, want %.9g", c.op,
                   c.mode ? c.mode : "-", c.ctm ? c.ctm : "-", c.nearest ? c.nearest : "-", c.opset,
@@ -1304,7 +1567,8 @@ static void rs_check(rs_case c, uint64_t seed) {
 
 static const char *const rs_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
                                       "asymmetric", "tf_half_pixel_for_nn"};
-static const char *const rs_nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+static const char *const rs_nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
 static const float rs_factors[] = {2.0f, 0.5f, 1.7f, 0.6f};
 
 /* Every factor (and 7->9, 5->9 by sizes) for one mode/ctm/nearest setting. */
@@ -1330,8 +1594,10 @@ static void rs_factors_check(rs_case c, uint64_t seed) {
 Test(resize, nearest_all_modes) {
     for (int t = 0; t < 5; t++)
         for (int m = 0; m < 4; m++)
-            rs_factors_check((rs_case){.op = "Resize", .mode = "nearest", .ctm = rs_ctms[t],
-                                       .nearest = rs_nearest[m]}, 100 + (uint64_t)(t * 4 + m) * 16);
+            rs_factors_check(
+                (rs_case){
+                    .op = "Resize", .mode = "nearest", .ctm = rs_ctms[t], .nearest = rs_nearest[m]},
+                100 + (uint64_t)(t * 4 + m) * 16);
     rs_factors_check((rs_case){.op = "Resize"}, 999); /* all defaults */
 }
 
@@ -1341,82 +1607,192 @@ Test(resize, linear_and_cubic) {
                          200 + (uint64_t)t * 16);
         rs_factors_check((rs_case){.op = "Resize", .mode = "cubic", .ctm = rs_ctms[t]},
                          300 + (uint64_t)t * 16);
-        rs_factors_check((rs_case){.op = "Resize", .mode = "cubic", .ctm = rs_ctms[t],
-                                   .cubic_a = -0.5f, .has_a = true, .exclude = 1},
+        rs_factors_check((rs_case){.op = "Resize",
+                                   .mode = "cubic",
+                                   .ctm = rs_ctms[t],
+                                   .cubic_a = -0.5f,
+                                   .has_a = true,
+                                   .exclude = 1},
                          400 + (uint64_t)t * 16);
     }
 }
 
 Test(resize, other_dims_and_ranks) {
     /* channels resized too (linear over C, H, W) */
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {2, 3, 4, 5},
-                       .scales = {1, 1.5f, 2, 1}}, 1);
-    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 4, .dims = {1, 3, 4, 5},
-                       .scales = {1, 2, 0.5f, 1.7f}}, 2);
-    rs_check((rs_case){.op = "Resize", .mode = "nearest", .nd = 4, .dims = {2, 3, 4, 5},
-                       .scales = {2, 0.5f, 1, 3}}, 3);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {2, 3, 4, 5},
+                       .scales = {1, 1.5f, 2, 1}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 4,
+                       .dims = {1, 3, 4, 5},
+                       .scales = {1, 2, 0.5f, 1.7f}},
+             2);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {2, 3, 4, 5},
+                       .scales = {2, 0.5f, 1, 3}},
+             3);
     /* 1D, 3D, 1x1 spatial */
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 1, .dims = {7}, .scales = {1.7f}}, 4);
-    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 1, .dims = {7}, .use_sizes = true,
-                       .sizes = {9}, .ctm = "align_corners"}, 5);
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 5, .dims = {1, 2, 3, 4, 5},
-                       .scales = {1, 1, 2, 1.5f, 0.5f}}, 6);
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 13, 1, 1},
-                       .scales = {1, 1, 3, 2}, .ctm = "align_corners"}, 7);
-    rs_check((rs_case){.op = "Resize", .mode = "cubic", .nd = 4, .dims = {1, 2, 1, 1},
-                       .use_sizes = true, .sizes = {1, 2, 3, 4}}, 8);
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 1, .dims = {7}, .scales = {1.7f}},
+             4);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 1,
+                       .dims = {7},
+                       .use_sizes = true,
+                       .sizes = {9},
+                       .ctm = "align_corners"},
+             5);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 5,
+                       .dims = {1, 2, 3, 4, 5},
+                       .scales = {1, 1, 2, 1.5f, 0.5f}},
+             6);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 13, 1, 1},
+                       .scales = {1, 1, 3, 2},
+                       .ctm = "align_corners"},
+             7);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 4,
+                       .dims = {1, 2, 1, 1},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 3, 4}},
+             8);
     /* identity sizes */
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 2, 9, 7},
-                       .use_sizes = true, .sizes = {1, 2, 9, 7}}, 9);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 9, 7},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 9, 7}},
+             9);
     /* large enough to split rows across threads */
-    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 4, .dims = {1, 3, 64, 60},
-                       .scales = {1, 1, 2, 2}}, 10);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 3, 64, 60},
+                       .scales = {1, 1, 2, 2}},
+             10);
 }
 
 Test(resize, crop_and_resize) {
     const char *modes[] = {"nearest", "linear", "cubic"};
     for (int m = 0; m < 3; m++) {
-        rs_check((rs_case){.op = "Resize", .mode = modes[m], .ctm = "tf_crop_and_resize", .nd = 4,
-                           .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 5, 6},
-                           .roi = {0, 0, 0.4f, 0.6f, 1, 1, 0.9f, 1.3f}, .extrap = 10}, 1);
-        rs_check((rs_case){.op = "Resize", .mode = modes[m], .ctm = "tf_crop_and_resize", .nd = 4,
-                           .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 3, 1},
-                           .roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.5f, 0.4f}}, 2);
+        rs_check((rs_case){.op = "Resize",
+                           .mode = modes[m],
+                           .ctm = "tf_crop_and_resize",
+                           .nd = 4,
+                           .dims = {1, 2, 7, 5},
+                           .use_sizes = true,
+                           .sizes = {1, 2, 5, 6},
+                           .roi = {0, 0, 0.4f, 0.6f, 1, 1, 0.9f, 1.3f},
+                           .extrap = 10},
+                 1);
+        rs_check((rs_case){.op = "Resize",
+                           .mode = modes[m],
+                           .ctm = "tf_crop_and_resize",
+                           .nd = 4,
+                           .dims = {1, 2, 7, 5},
+                           .use_sizes = true,
+                           .sizes = {1, 2, 3, 1},
+                           .roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.5f, 0.4f}},
+                 2);
     }
 }
 
 Test(resize, old_opsets_and_upsample) {
-    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "nearest", .nd = 4,
-                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 2, 3}}, 1);
-    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "nearest", .nd = 4,
-                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 0.6f, 0.5f}}, 2);
-    rs_check((rs_case){.op = "Resize", .opset = 10, .mode = "linear", .nd = 4,
-                       .dims = {1, 2, 7, 5}, .scales = {1, 1, 1.7f, 0.5f}}, 3);
-    rs_check((rs_case){.op = "Resize", .opset = 11, .mode = "linear", .nd = 4,
-                       .dims = {1, 2, 7, 5}, .use_sizes = true, .sizes = {1, 2, 9, 9}}, 4);
-    rs_check((rs_case){.op = "Upsample", .opset = 9, .mode = "nearest", .nd = 4,
-                       .dims = {1, 2, 3, 4}, .scales = {1, 1, 2, 3}}, 5);
-    rs_check((rs_case){.op = "Upsample", .opset = 9, .mode = "linear", .nd = 4,
-                       .dims = {1, 2, 3, 4}, .scales = {1, 1, 2, 1.5f}}, 6);
-    rs_check((rs_case){.op = "Upsample", .opset = 7, .mode = "nearest", .nd = 3,
-                       .dims = {2, 3, 4}, .scales = {1, 2, 2}}, 7);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 2, 3}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 0.6f, 0.5f}},
+             2);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 1.7f, 0.5f}},
+             3);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 11,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 9, 9}},
+             4);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 9,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 3, 4},
+                       .scales = {1, 1, 2, 3}},
+             5);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 9,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 3, 4},
+                       .scales = {1, 1, 2, 1.5f}},
+             6);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 7,
+                       .mode = "nearest",
+                       .nd = 3,
+                       .dims = {2, 3, 4},
+                       .scales = {1, 2, 2}},
+             7);
 }
 
 Test(resize, integer_nearest) {
-    rs_check((rs_case){.op = "Resize", .dt = Q8_I8, .mode = "nearest", .nd = 4,
-                       .dims = {1, 3, 7, 5}, .scales = {1, 1, 1.7f, 0.6f}}, 1);
-    rs_check((rs_case){.op = "Resize", .dt = Q8_I64, .mode = "nearest", .nd = 2,
-                       .dims = {7, 5}, .use_sizes = true, .sizes = {9, 9},
-                       .ctm = "asymmetric", .nearest = "floor"}, 2);
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I8,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 3, 7, 5},
+                       .scales = {1, 1, 1.7f, 0.6f}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I64,
+                       .mode = "nearest",
+                       .nd = 2,
+                       .dims = {7, 5},
+                       .use_sizes = true,
+                       .sizes = {9, 9},
+                       .ctm = "asymmetric",
+                       .nearest = "floor"},
+             2);
 }
 
 Test(resize, errors) {
     float x[70] = {0}, sc[4] = {1, 1, 2, 2};
     int64_t sz[4] = {1, 2, 14, 10};
     const void *data[] = {x};
-    q8t_in ins[4] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
-                     {NULL, Q8_F32, 1, {0}, NULL}, {NULL, Q8_I64, 1, {4}, NULL}};
-    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "needs scales or sizes, and neither is given");
+    q8t_in ins[4] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
+                     {NULL, Q8_I64, 1, {4}, NULL}};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data,
+               "needs scales or sizes, and neither is given");
     ins[2] = (q8t_in){"scales", Q8_F32, 1, {4}, sc};
     ins[3] = (q8t_in){"sizes", Q8_I64, 1, {4}, sz};
     EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "both scales and sizes are given");
@@ -1451,7 +1827,8 @@ Test(resize, opset18_axes_and_aspect_ratio) {
     const void *data[] = {x};
     float sc2[2] = {2.0f, 1.7f}, sc4[4] = {1, 1, 2.0f, 1.7f};
     int64_t ax[2] = {2, 3};
-    q8t_in ins[3] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+    q8t_in ins[3] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
                      {"scales", Q8_F32, 1, {2}, sc2}};
     q8_error err = {0};
     void *o1[1], *o2[1];
@@ -1474,7 +1851,9 @@ Test(resize, opset18_axes_and_aspect_ratio) {
     const char *pol[2] = {"not_larger", "not_smaller"};
     int64_t sizes[2] = {10, 20}, want_dims[2][4] = {{1, 2, 10, 7}, {1, 2, 28, 20}};
     for (int k = 0; k < 2; k++) {
-        q8t_in in4[4] = {ins[0], {NULL, Q8_F32, 1, {0}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+        q8t_in in4[4] = {ins[0],
+                         {NULL, Q8_F32, 1, {0}, NULL},
+                         {NULL, Q8_F32, 1, {0}, NULL},
                          {"sizes", Q8_I64, 1, {2}, sizes}};
         g = q8t_graph1("Resize", in4, 4, 1);
         g->opset = 18;
@@ -1488,4 +1867,15 @@ Test(resize, opset18_axes_and_aspect_ratio) {
     q8t_attr_int(g, "antialias", 1);
     EXPECT_ERR(g, data, "antialias=1 is not supported");
     free(x);
+}
+
+Test(resize, too_large) {
+    float x[4] = {0}, sc[2] = {1e30f, 1};
+    int64_t sz[2] = {(int64_t)1 << 40, 0};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_F32, 2, {2, 2}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+                     {"scales", Q8_F32, 1, {2}, sc}, {"sizes", Q8_I64, 1, {2}, sz}};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "output dim 0 would have");
+    ins[2] = (q8t_in){NULL, Q8_F32, 1, {0}, NULL};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "is too large");
 }

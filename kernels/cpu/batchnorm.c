@@ -8,11 +8,11 @@
 #include "registry.h"
 
 typedef struct bn_params {
-    int64_t rows;       /* N * C */
-    int64_t c;          /* channels */
-    int64_t s;          /* elements per (n, c): D1 * ... * Dn */
+    int64_t rows; /* N * C */
+    int64_t c;    /* channels */
+    int64_t s;    /* elements per (n, c): D1 * ... * Dn */
     float eps;
-    bool per_elem;      /* statistics hold C * s values (spatial = 0) */
+    bool per_elem; /* statistics hold C * s values (spatial = 0) */
 } bn_params;
 
 static q8_status bn_infer(q8_graph *g, q8_node *n, q8_error *err) {
@@ -30,8 +30,8 @@ static q8_status bn_infer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int i = 0; i < 5; i++) Q8_TRY(q8_check_input(g, n, i, Q8_F32, err));
     const q8_tensor *x = q8_in(g, n, 0);
     if (x->ndim < 2)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "X has rank %d, expected at least 2 (N x C x ...)",
-                            x->ndim);
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "X has rank %d, expected at least 2 (N x C x ...)", x->ndim);
     int64_t s = 1;
     for (int d = 2; d < x->ndim; d++) s *= x->dims[d];
     int64_t c = x->dims[1];
@@ -43,10 +43,10 @@ static q8_status bn_infer(q8_graph *g, q8_node *n, q8_error *err) {
         const q8_tensor *t = q8_in(g, n, i);
         if (q8_tensor_numel(t) != want) {
             char sb[96];
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s has shape %s (%lld values), expected %lld%s",
-                                names[i], q8_shape_str(t->dims, t->ndim, sb, sizeof sb),
-                                (long long)q8_tensor_numel(t), (long long)want,
-                                per_elem ? " (C x D1 x ... for spatial=0)" : " (one per channel)");
+            return q8_node_fail(
+                err, Q8_ERR_SHAPE, n, "%s has shape %s (%lld values), expected %lld%s", names[i],
+                q8_shape_str(t->dims, t->ndim, sb, sizeof sb), (long long)q8_tensor_numel(t),
+                (long long)want, per_elem ? " (C x D1 x ... for spatial=0)" : " (one per channel)");
         }
     }
     float eps = q8_attr_float(n, "epsilon", 1e-5f);
@@ -88,12 +88,20 @@ static void bn_range(void *arg, int64_t b, int64_t e, int t) {
 
 static void bn_run(const q8_exec *x, const q8_node *n) {
     const bn_params *p = n->params;
-    bn_args a = {p, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_IN_PTR(x, n, 2),
-                 Q8_IN_PTR(x, n, 3), Q8_IN_PTR(x, n, 4), Q8_OUT_PTR(x, n, 0)};
+    bn_args a = {p,
+                 Q8_IN_PTR(x, n, 0),
+                 Q8_IN_PTR(x, n, 1),
+                 Q8_IN_PTR(x, n, 2),
+                 Q8_IN_PTR(x, n, 3),
+                 Q8_IN_PTR(x, n, 4),
+                 Q8_OUT_PTR(x, n, 0)};
     int64_t grain = p->s >= 16384 ? 1 : 16384 / (p->s ? p->s : 1);
     q8_parallel_for(x->pool, p->rows, grain, bn_range, &a);
 }
 
 const q8_op_def q8_op_batchnorm = {
-    .name = "BatchNormalization", .infer = bn_infer, .run = bn_run, .flags = Q8_OP_INPLACE,
+    .name = "BatchNormalization",
+    .infer = bn_infer,
+    .run = bn_run,
+    .flags = Q8_OP_INPLACE,
 };

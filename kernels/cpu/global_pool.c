@@ -18,7 +18,8 @@ static q8_status gpool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input is %s, supported: float32%s",
                             q8_dtype_name(x->dtype), avg ? "" : ", int8, uint8");
     if (x->ndim < 2)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "input has rank %d, expected N x C x ...", x->ndim);
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "input has rank %d, expected N x C x ...",
+                            x->ndim);
     gpool_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     int64_t ydims[Q8_MAX_DIMS];
@@ -57,19 +58,19 @@ static void gavg_range(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
-#define DEFINE_GMAX(NAME, T, LOWEST)                                                 \
-    static void NAME(void *arg, int64_t b, int64_t e, int t) {                       \
-        const gpool_args *a = arg;                                                   \
-        int64_t s = a->p->s;                                                         \
-        for (int64_t r = b; r < e; r++) {                                            \
-            const T *x = (const T *)a->x + r * s;                                    \
-            T m = LOWEST;                                                            \
-            for (int64_t i = 0; i < s; i++) {                                        \
-                T v = x[i];                                                          \
-                if (v > m || (v != v && m == m)) m = v;                              \
-            }                                                                        \
-            ((T *)a->y)[r] = m;                                                      \
-        }                                                                            \
+#define DEFINE_GMAX(NAME, T, LOWEST)                           \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) { \
+        const gpool_args *a = arg;                             \
+        int64_t s = a->p->s;                                   \
+        for (int64_t r = b; r < e; r++) {                      \
+            const T *x = (const T *)a->x + r * s;              \
+            T m = LOWEST;                                      \
+            for (int64_t i = 0; i < s; i++) {                  \
+                T v = x[i];                                    \
+                if (v > m || (v != v && m == m)) m = v;        \
+            }                                                  \
+            ((T *)a->y)[r] = m;                                \
+        }                                                      \
     }
 
 DEFINE_GMAX(gmax_f32, float, -__builtin_inff())
@@ -79,16 +80,21 @@ DEFINE_GMAX(gmax_u8, uint8_t, 0)
 static void gpool_run(const q8_exec *x, const q8_node *n) {
     const gpool_params *p = n->params;
     gpool_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
-    q8_range_fn fn = p->avg ? gavg_range
-                   : p->dtype == Q8_I8 ? gmax_i8
-                   : p->dtype == Q8_U8 ? gmax_u8 : gmax_f32;
+    q8_range_fn fn = p->avg              ? gavg_range
+                     : p->dtype == Q8_I8 ? gmax_i8
+                     : p->dtype == Q8_U8 ? gmax_u8
+                                         : gmax_f32;
     q8_parallel_for(x->pool, p->rows, p->s >= 16384 ? 1 : 16384 / (p->s ? p->s : 1), fn, &a);
 }
 
 const q8_op_def q8_op_globalaveragepool = {
-    .name = "GlobalAveragePool", .infer = gavg_infer, .run = gpool_run,
+    .name = "GlobalAveragePool",
+    .infer = gavg_infer,
+    .run = gpool_run,
 };
 
 const q8_op_def q8_op_globalmaxpool = {
-    .name = "GlobalMaxPool", .infer = gmax_infer, .run = gpool_run,
+    .name = "GlobalMaxPool",
+    .infer = gmax_infer,
+    .run = gpool_run,
 };

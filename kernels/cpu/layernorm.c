@@ -11,10 +11,10 @@
 #include "registry.h"
 
 typedef struct ln_params {
-    int64_t rows, len;          /* outer rows, normalized elements per row */
+    int64_t rows, len; /* outer rows, normalized elements per row */
     float eps;
-    int nd;                     /* normalized dims */
-    int64_t dims[Q8_MAX_DIMS];  /* X.shape[axis:] */
+    int nd;                                             /* normalized dims */
+    int64_t dims[Q8_MAX_DIMS];                          /* X.shape[axis:] */
     int64_t sstride[Q8_MAX_DIMS], bstride[Q8_MAX_DIMS]; /* 0 on broadcast dims */
     bool s_full, b_full, has_b; /* full: already X.shape[axis:] (no expansion) */
 } ln_params;
@@ -83,7 +83,8 @@ static q8_status ln_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const q8_tensor *sc = q8_in(g, n, 1), *b = has_b ? q8_in(g, n, 2) : NULL;
     char s1[96], s2[96];
     if (!bcast_strides(sc, p->dims, p->nd, p->sstride, &p->s_full))
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "Scale has shape %s, which does not broadcast to %s",
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "Scale has shape %s, which does not broadcast to %s",
                             q8_shape_str(sc->dims, sc->ndim, s1, sizeof s1),
                             q8_shape_str(p->dims, p->nd, s2, sizeof s2));
     p->has_b = has_b;
@@ -150,8 +151,13 @@ static void ln_range(void *arg, int64_t b, int64_t e, int t) {
 
 static void ln_run(const q8_exec *x, const q8_node *n) {
     const ln_params *p = n->params;
-    ln_args a = {p, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), p->has_b ? Q8_IN_PTR(x, n, 2) : NULL,
-                 Q8_OUT_PTR(x, n, 0), NULL, NULL};
+    ln_args a = {p,
+                 Q8_IN_PTR(x, n, 0),
+                 Q8_IN_PTR(x, n, 1),
+                 p->has_b ? Q8_IN_PTR(x, n, 2) : NULL,
+                 Q8_OUT_PTR(x, n, 0),
+                 NULL,
+                 NULL};
     if (n->n_outputs > 1 && n->outputs[1] >= 0) a.mean = Q8_OUT_PTR(x, n, 1);
     if (n->n_outputs > 2 && n->outputs[2] >= 0) a.inv = Q8_OUT_PTR(x, n, 2);
     float *s = x->scratch;
@@ -170,6 +176,9 @@ static void ln_run(const q8_exec *x, const q8_node *n) {
 
 /* In place is safe: a row is read completely (twice) before it is written. */
 const q8_op_def q8_op_layernorm = {
-    .name = "LayerNormalization", .infer = ln_infer, .run = ln_run,
-    .scratch_bytes = ln_scratch, .flags = Q8_OP_INPLACE,
+    .name = "LayerNormalization",
+    .infer = ln_infer,
+    .run = ln_run,
+    .scratch_bytes = ln_scratch,
+    .flags = Q8_OP_INPLACE,
 };

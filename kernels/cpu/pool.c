@@ -10,8 +10,8 @@
 #include "registry.h"
 
 typedef struct pool_params {
-    int64_t nc;                 /* N * C */
-    int64_t in[3], out[3];      /* spatial dims, D, H, W order */
+    int64_t nc;            /* N * C */
+    int64_t in[3], out[3]; /* spatial dims, D, H, W order */
     int64_t k[3], s[3], d[3], pb[3], pe[3];
     bool avg, include_pad, col_major;
     q8_dtype dtype;
@@ -19,7 +19,8 @@ typedef struct pool_params {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 
-/* Parse a list attribute of nsp (or 2*nsp for pads) values, each >= lo. */
+/* Parse a list attribute of nsp (or 2*nsp for pads) values, each in
+ * [lo, INT32_MAX] (the cap keeps every size computation far from overflow). */
 static q8_status ints_attr(const q8_node *n, const char *name, int want, int64_t lo, int64_t def,
                            int64_t *out, q8_error *err) {
     int cnt;
@@ -29,11 +30,13 @@ static q8_status ints_attr(const q8_node *n, const char *name, int want, int64_t
         return Q8_OK;
     }
     if (cnt != want)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s has %d values, expected %d", name, cnt, want);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s has %d values, expected %d", name, cnt,
+                            want);
     for (int i = 0; i < want; i++) {
-        if (v[i] < lo)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s[%d] is %lld, must be >= %lld", name, i,
-                                (long long)v[i], (long long)lo);
+        if (v[i] < lo || v[i] > INT32_MAX)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s[%d] is %lld, must be >= %lld%s", name, i,
+                                (long long)v[i], (long long)lo,
+                                v[i] > INT32_MAX ? " and < 2^31" : "");
         out[i] = v[i];
     }
     return Q8_OK;
@@ -49,7 +52,8 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
     int nsp = x->ndim - 2;
     if (nsp < 1 || nsp > 3)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input has rank %d; pooling needs N x C x 1 to 3 spatial dims", x->ndim);
+                            "input has rank %d; pooling needs N x C x 1 to 3 spatial dims",
+                            x->ndim);
     int kcnt;
     if (!q8_attr_ints(n, "kernel_shape", &kcnt))
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "kernel_shape is required");
@@ -62,17 +66,21 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
     int64_t order = q8_attr_int(n, "storage_order", 0);
     int64_t cip = q8_attr_int(n, "count_include_pad", 0);
     if (ceil_mode != 0 && ceil_mode != 1)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "ceil_mode is %lld, expected 0 or 1", (long long)ceil_mode);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "ceil_mode is %lld, expected 0 or 1",
+                            (long long)ceil_mode);
     if (order != 0 && order != 1)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "storage_order is %lld, expected 0 or 1", (long long)order);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "storage_order is %lld, expected 0 or 1",
+                            (long long)order);
     if (cip != 0 && cip != 1)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "count_include_pad is %lld, expected 0 or 1", (long long)cip);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "count_include_pad is %lld, expected 0 or 1",
+                            (long long)cip);
     const char *ap = q8_attr_str(n, "auto_pad", "NOTSET");
     bool same_upper = strcmp(ap, "SAME_UPPER") == 0, same_lower = strcmp(ap, "SAME_LOWER") == 0;
     bool valid = strcmp(ap, "VALID") == 0;
     if (!same_upper && !same_lower && !valid && strcmp(ap, "NOTSET") != 0 && *ap)
         return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                            "auto_pad is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+                            "auto_pad is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID",
+                            ap);
 
     pool_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
@@ -88,7 +96,8 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
     }
     for (int i = 0; i < nsp; i++) {
         int j = 3 - nsp + i; /* internal dim */
-        int64_t in = x->dims[2 + i], ek = (k[i] - 1) * d[i] + 1, pb = pads[i], pe = pads[nsp + i], out;
+        int64_t in = x->dims[2 + i], ek = (k[i] - 1) * d[i] + 1, pb = pads[i];
+        int64_t pe = pads[nsp + i], out;
         if (same_upper || same_lower) {
             out = ceil_div(in, s[i]);
             int64_t total = (out - 1) * s[i] + ek - in;
@@ -99,15 +108,18 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
             if (valid) pb = pe = 0;
             /* (onnxruntime: pads < kernel_shape; with dilations, the extent) */
             if (pb >= ek || pe >= ek)
-                return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                    "pads for spatial dim %d are %lld and %lld; each must be smaller "
-                                    "than the kernel extent (%lld)", i, (long long)pb, (long long)pe,
-                                    (long long)ek);
+                return q8_node_fail(
+                    err, Q8_ERR_FORMAT, n,
+                    "pads for spatial dim %d are %lld and %lld; each must be smaller "
+                    "than the kernel extent (%lld)",
+                    i, (long long)pb, (long long)pe, (long long)ek);
             int64_t span = in + pb + pe - ek;
             if (span < 0)
-                return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                    "spatial dim %d: the kernel covers %lld elements but the padded "
-                                    "input has only %lld", i, (long long)ek, (long long)(in + pb + pe));
+                return q8_node_fail(
+                    err, Q8_ERR_SHAPE, n,
+                    "spatial dim %d: the kernel covers %lld elements but the padded "
+                    "input has only %lld",
+                    i, (long long)ek, (long long)(in + pb + pe));
             out = (ceil_mode ? ceil_div(span, s[i]) : span / s[i]) + 1;
             /* ceil_mode: the last window must start inside the input or the
              * left padding, not in the right padding only. */
@@ -158,78 +170,78 @@ typedef struct pool_args {
     const pool_params *p;
     const void *x;
     void *y;
-    int64_t *idx;   /* Indices output or NULL */
+    int64_t *idx; /* Indices output or NULL */
 } pool_args;
 
 /* One work item: one output row (plane nc, od, oh) along W. */
-#define POOL_ROW_PREAMBLE                                                                \
-    const pool_params *p = a->p;                                                         \
-    int64_t oh = r % p->out[1], od = (r / p->out[1]) % p->out[0];                        \
-    int64_t nc = r / (p->out[1] * p->out[0]);                                            \
-    int64_t dlo, dhi, dcnt, hlo, hhi, hcnt;                                              \
-    taps(p, 0, od, &dlo, &dhi, &dcnt);                                                   \
-    taps(p, 1, oh, &hlo, &hhi, &hcnt);                                                   \
-    int64_t H = p->in[1], W = p->in[2], D = p->in[0];                                    \
-    int64_t plane = nc * D * H * W;                                                      \
-    int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1];                  \
+#define POOL_ROW_PREAMBLE                                               \
+    const pool_params *p = a->p;                                        \
+    int64_t oh = r % p->out[1], od = (r / p->out[1]) % p->out[0];       \
+    int64_t nc = r / (p->out[1] * p->out[0]);                           \
+    int64_t dlo, dhi, dcnt, hlo, hhi, hcnt;                             \
+    taps(p, 0, od, &dlo, &dhi, &dcnt);                                  \
+    taps(p, 1, oh, &hlo, &hhi, &hcnt);                                  \
+    int64_t H = p->in[1], W = p->in[2], D = p->in[0];                   \
+    int64_t plane = nc * D * H * W;                                     \
+    int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1]; \
     int64_t yo = r * p->out[2];
 
 /* Without Indices: a branch-free running max (maxss for float); a NaN in
  * the window makes the result NaN (as in numpy and PyTorch). With Indices:
  * the first maximum wins (strict '>'), a NaN wins and stays. */
-#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV)                                            \
-    static void NAME(void *arg, int64_t b, int64_t e, int t) {                           \
-        const pool_args *a = arg;                                                        \
-        const T *x = a->x;                                                               \
-        T *y = a->y;                                                                     \
-        for (int64_t r = b; r < e; r++) {                                                \
-            POOL_ROW_PREAMBLE                                                            \
-            int64_t dw = p->d[2];                                                        \
-            for (int64_t ow = 0; ow < p->out[2]; ow++) {                                 \
-                int64_t wlo, whi, wcnt;                                                  \
-                taps(p, 2, ow, &wlo, &whi, &wcnt);                                       \
-                int64_t w0 = ow * p->s[2] - p->pb[2];                                    \
-                T best = LOWEST;                                                         \
-                if (!a->idx) {                                                           \
-                    bool nan = false;                                                    \
-                    for (int64_t kd = dlo; kd < dhi; kd++)                               \
-                        for (int64_t kh = hlo; kh < hhi; kh++) {                         \
-                            const T *row = x + plane +                                   \
-                                ((d0 + kd * p->d[0]) * H + h0 + kh * p->d[1]) * W + w0;  \
-                            for (int64_t kw = wlo; kw < whi; kw++) {                     \
-                                T v = row[kw * dw];                                      \
-                                best = v > best ? v : best;                              \
-                                nan |= v != v;                                           \
-                            }                                                            \
-                        }                                                                \
-                    y[yo + ow] = nan ? (T)(NANV) : best;                                 \
-                    continue;                                                            \
-                }                                                                        \
-                int64_t bi = -1;                                                         \
-                for (int64_t kd = dlo; kd < dhi; kd++) {                                 \
-                    int64_t id = d0 + kd * p->d[0];                                      \
-                    for (int64_t kh = hlo; kh < hhi; kh++) {                             \
-                        int64_t ih = h0 + kh * p->d[1];                                  \
-                        const T *row = x + plane + (id * H + ih) * W;                    \
-                        for (int64_t kw = wlo; kw < whi; kw++) {                         \
-                            int64_t iw = w0 + kw * dw;                                   \
-                            T v = row[iw];                                               \
-                            if (bi < 0 || v > best || (v != v && best == best)) {        \
-                                best = v;                                                \
-                                bi = (id * H + ih) * W + iw;                             \
-                            }                                                            \
-                        }                                                                \
-                    }                                                                    \
-                }                                                                        \
-                y[yo + ow] = best;                                                       \
-                int64_t v = -1;                                                          \
-                if (bi >= 0) {                                                           \
-                    int64_t iw = bi % W, ih = (bi / W) % H, id = bi / (W * H);           \
-                    v = plane + (p->col_major ? id + D * (ih + H * iw) : bi);            \
-                }                                                                        \
-                a->idx[yo + ow] = v;                                                     \
-            }                                                                            \
-        }                                                                                \
+#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV)                                                      \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                                     \
+        const pool_args *a = arg;                                                                  \
+        const T *x = a->x;                                                                         \
+        T *y = a->y;                                                                               \
+        for (int64_t r = b; r < e; r++) {                                                          \
+            POOL_ROW_PREAMBLE                                                                      \
+            int64_t dw = p->d[2];                                                                  \
+            for (int64_t ow = 0; ow < p->out[2]; ow++) {                                           \
+                int64_t wlo, whi, wcnt;                                                            \
+                taps(p, 2, ow, &wlo, &whi, &wcnt);                                                 \
+                int64_t w0 = ow * p->s[2] - p->pb[2];                                              \
+                T best = LOWEST;                                                                   \
+                if (!a->idx) {                                                                     \
+                    bool nan = false;                                                              \
+                    for (int64_t kd = dlo; kd < dhi; kd++)                                         \
+                        for (int64_t kh = hlo; kh < hhi; kh++) {                                   \
+                            const T *row = x + plane +                                             \
+                                           ((d0 + kd * p->d[0]) * H + h0 + kh * p->d[1]) * W + w0; \
+                            for (int64_t kw = wlo; kw < whi; kw++) {                               \
+                                T v = row[kw * dw];                                                \
+                                best = v > best ? v : best;                                        \
+                                nan |= v != v;                                                     \
+                            }                                                                      \
+                        }                                                                          \
+                    y[yo + ow] = nan ? (T)(NANV) : best;                                           \
+                    continue;                                                                      \
+                }                                                                                  \
+                int64_t bi = -1;                                                                   \
+                for (int64_t kd = dlo; kd < dhi; kd++) {                                           \
+                    int64_t id = d0 + kd * p->d[0];                                                \
+                    for (int64_t kh = hlo; kh < hhi; kh++) {                                       \
+                        int64_t ih = h0 + kh * p->d[1];                                            \
+                        const T *row = x + plane + (id * H + ih) * W;                              \
+                        for (int64_t kw = wlo; kw < whi; kw++) {                                   \
+                            int64_t iw = w0 + kw * dw;                                             \
+                            T v = row[iw];                                                         \
+                            if (bi < 0 || v > best || (v != v && best == best)) {                  \
+                                best = v;                                                          \
+                                bi = (id * H + ih) * W + iw;                                       \
+                            }                                                                      \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+                y[yo + ow] = best;                                                                 \
+                int64_t v = -1;                                                                    \
+                if (bi >= 0) {                                                                     \
+                    int64_t iw = bi % W, ih = (bi / W) % H, id = bi / (W * H);                     \
+                    v = plane + (p->col_major ? id + D * (ih + H * iw) : bi);                      \
+                }                                                                                  \
+                a->idx[yo + ow] = v;                                                               \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 DEFINE_MAXPOOL(maxpool_f32, float, -__builtin_inff(), __builtin_nanf(""))
@@ -255,8 +267,8 @@ static void avgpool_f32(void *arg, int64_t b, int64_t e, int t) {
                     for (int64_t kw = wlo; kw < whi; kw++) sum += row[w0 + kw * p->d[2]];
                 }
             }
-            int64_t cnt = p->include_pad ? dcnt * hcnt * wcnt
-                                         : (dhi - dlo) * (hhi - hlo) * (whi - wlo);
+            int64_t cnt =
+                p->include_pad ? dcnt * hcnt * wcnt : (dhi - dlo) * (hhi - hlo) * (whi - wlo);
             y[yo + ow] = cnt > 0 ? sum / (float)cnt : 0.0f;
         }
     }
@@ -266,18 +278,23 @@ static void pool_run(const q8_exec *x, const q8_node *n) {
     const pool_params *p = n->params;
     pool_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), NULL};
     if (n->n_outputs > 1 && n->outputs[1] >= 0) a.idx = Q8_OUT_PTR(x, n, 1);
-    q8_range_fn fn = p->avg ? avgpool_f32
-                   : p->dtype == Q8_I8 ? maxpool_i8
-                   : p->dtype == Q8_U8 ? maxpool_u8 : maxpool_f32;
+    q8_range_fn fn = p->avg              ? avgpool_f32
+                     : p->dtype == Q8_I8 ? maxpool_i8
+                     : p->dtype == Q8_U8 ? maxpool_u8
+                                         : maxpool_f32;
     int64_t rows = p->nc * p->out[0] * p->out[1];
     int64_t work = p->out[2] * p->k[0] * p->k[1] * p->k[2];
     q8_parallel_for(x->pool, rows, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &a);
 }
 
 const q8_op_def q8_op_maxpool = {
-    .name = "MaxPool", .infer = maxpool_infer, .run = pool_run,
+    .name = "MaxPool",
+    .infer = maxpool_infer,
+    .run = pool_run,
 };
 
 const q8_op_def q8_op_averagepool = {
-    .name = "AveragePool", .infer = avgpool_infer, .run = pool_run,
+    .name = "AveragePool",
+    .infer = avgpool_infer,
+    .run = pool_run,
 };

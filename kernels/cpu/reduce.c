@@ -23,12 +23,12 @@ enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOG
 typedef struct reduce_params {
     int kind;
     q8_dtype dtype;
-    bool noop;                  /* copy the input (empty axes + noop_with_empty_axes) */
+    bool noop; /* copy the input (empty axes + noop_with_empty_axes) */
     int64_t out_numel, red_numel, in_numel;
-    int nk, nr;                 /* merged kept / reduced groups */
+    int nk, nr; /* merged kept / reduced groups */
     int64_t kdims[Q8_MAX_DIMS], kstride[Q8_MAX_DIMS];
     int64_t rdims[Q8_MAX_DIMS], rstride[Q8_MAX_DIMS];
-    bool last_kept;             /* innermost group is kept (stride 1) */
+    bool last_kept; /* innermost group is kept (stride 1) */
 } reduce_params;
 
 static bool int_ok(int kind) {
@@ -55,8 +55,7 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, int kind) 
             Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
     } else if (aa) {
         const int64_t *v = q8_attr_ints(n, "axes", &na);
-        if (!v)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes must be a list of ints");
+        if (!v) return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes must be a list of ints");
         if (na > Q8_MAX_DIMS)
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes has %d values, rank is %d", na, r);
         memcpy(axes, v, sizeof(int64_t) * (size_t)na);
@@ -68,7 +67,8 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, int kind) 
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
                                 (long long)axes[i], r);
         if (red[a])
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is given twice", (long long)axes[i]);
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is given twice",
+                                (long long)axes[i]);
         red[a] = true;
     }
     int64_t keep = q8_attr_int(n, "keepdims", 1);
@@ -87,10 +87,14 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, int kind) 
     int yn = 0;
     p->out_numel = p->red_numel = 1;
     for (int d = 0; d < r; d++) {
-        if (red[d]) p->red_numel *= x->dims[d];
-        else p->out_numel *= x->dims[d];
-        if (!red[d]) ydims[yn++] = x->dims[d];
-        else if (keep) ydims[yn++] = 1;
+        if (red[d])
+            p->red_numel *= x->dims[d];
+        else
+            p->out_numel *= x->dims[d];
+        if (!red[d])
+            ydims[yn++] = x->dims[d];
+        else if (keep)
+            ydims[yn++] = 1;
     }
     /* Merge: drop size-1 dims, join neighbours with the same role. */
     int64_t md[Q8_MAX_DIMS];
@@ -123,9 +127,9 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, int kind) 
     return q8_set_output(g, n, 0, x->dtype, ydims, yn, err);
 }
 
-#define DEF_INFER(fn, kind)                                                  \
-    static q8_status fn(q8_graph *g, q8_node *n, q8_error *err) {            \
-        return reduce_infer(g, n, err, kind);                                \
+#define DEF_INFER(fn, kind)                                       \
+    static q8_status fn(q8_graph *g, q8_node *n, q8_error *err) { \
+        return reduce_infer(g, n, err, kind);                     \
     }
 DEF_INFER(sum_infer, R_SUM)
 DEF_INFER(mean_infer, R_MEAN)
@@ -172,58 +176,58 @@ typedef struct reduce_args {
 #define LANES 8
 #define BLK 256
 
-#define DEF_F32(NAME, INIT, UPD, COMB, FIN)                                             \
-    /* innermost group reduced: one output element per item */                        \
-    static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                 \
-        const reduce_args *a = arg;                                                    \
-        const reduce_params *p = a->p;                                                 \
-        const float *x = a->x;                                                         \
-        int64_t len = p->rdims[p->nr - 1], outer = p->red_numel / len;                 \
-        for (int64_t o = b; o < e; o++) {                                              \
-            int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);                  \
-            double acc[LANES];                                                         \
-            for (int k = 0; k < LANES; k++) acc[k] = (INIT);                           \
-            for (int64_t ro = 0; ro < outer; ro++) {                                   \
-                const float *s = x + base + offset_of(ro, p->nr - 1, p->rdims, p->rstride); \
-                int64_t i = 0;                                                         \
-                for (; i + LANES <= len; i += LANES)                                   \
-                    for (int k = 0; k < LANES; k++) {                                  \
-                        double v = s[i + k];                                           \
-                        acc[k] = UPD(acc[k], v);                                       \
-                    }                                                                  \
-                for (; i < len; i++) {                                                 \
-                    double v = s[i];                                                   \
-                    acc[0] = UPD(acc[0], v);                                           \
-                }                                                                      \
-            }                                                                          \
-            double r = acc[0];                                                         \
-            for (int k = 1; k < LANES; k++) r = COMB(r, acc[k]);                       \
-            ((float *)a->y)[o] = (float)FIN(r, p->red_numel);                          \
-        }                                                                              \
-    }                                                                                  \
-    /* innermost group kept: a block of up to BLK contiguous outputs per item */       \
-    static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                 \
-        const reduce_args *a = arg;                                                    \
-        const reduce_params *p = a->p;                                                 \
-        const float *x = a->x;                                                         \
-        int64_t inner = p->nk ? p->kdims[p->nk - 1] : 1;                               \
-        int64_t nblk = (inner + BLK - 1) / BLK;                                        \
-        double acc[BLK];                                                               \
-        for (int64_t it = b; it < e; it++) {                                           \
-            int64_t row = it / nblk, c0 = (it % nblk) * BLK;                           \
-            int64_t w = inner - c0 < BLK ? inner - c0 : BLK;                           \
+#define DEF_F32(NAME, INIT, UPD, COMB, FIN)                                                    \
+    /* innermost group reduced: one output element per item */                                 \
+    static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                         \
+        const reduce_args *a = arg;                                                            \
+        const reduce_params *p = a->p;                                                         \
+        const float *x = a->x;                                                                 \
+        int64_t len = p->rdims[p->nr - 1], outer = p->red_numel / len;                         \
+        for (int64_t o = b; o < e; o++) {                                                      \
+            int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);                          \
+            double acc[LANES];                                                                 \
+            for (int k = 0; k < LANES; k++) acc[k] = (INIT);                                   \
+            for (int64_t ro = 0; ro < outer; ro++) {                                           \
+                const float *s = x + base + offset_of(ro, p->nr - 1, p->rdims, p->rstride);    \
+                int64_t i = 0;                                                                 \
+                for (; i + LANES <= len; i += LANES)                                           \
+                    for (int k = 0; k < LANES; k++) {                                          \
+                        double v = s[i + k];                                                   \
+                        acc[k] = UPD(acc[k], v);                                               \
+                    }                                                                          \
+                for (; i < len; i++) {                                                         \
+                    double v = s[i];                                                           \
+                    acc[0] = UPD(acc[0], v);                                                   \
+                }                                                                              \
+            }                                                                                  \
+            double r = acc[0];                                                                 \
+            for (int k = 1; k < LANES; k++) r = COMB(r, acc[k]);                               \
+            ((float *)a->y)[o] = (float)FIN(r, p->red_numel);                                  \
+        }                                                                                      \
+    }                                                                                          \
+    /* innermost group kept: a block of up to BLK contiguous outputs per item */               \
+    static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                         \
+        const reduce_args *a = arg;                                                            \
+        const reduce_params *p = a->p;                                                         \
+        const float *x = a->x;                                                                 \
+        int64_t inner = p->nk ? p->kdims[p->nk - 1] : 1;                                       \
+        int64_t nblk = (inner + BLK - 1) / BLK;                                                \
+        double acc[BLK];                                                                       \
+        for (int64_t it = b; it < e; it++) {                                                   \
+            int64_t row = it / nblk, c0 = (it % nblk) * BLK;                                   \
+            int64_t w = inner - c0 < BLK ? inner - c0 : BLK;                                   \
             int64_t base = c0 + (p->nk ? offset_of(row, p->nk - 1, p->kdims, p->kstride) : 0); \
-            for (int64_t j = 0; j < w; j++) acc[j] = (INIT);                           \
-            for (int64_t ri = 0; ri < p->red_numel; ri++) {                            \
-                const float *s = x + base + offset_of(ri, p->nr, p->rdims, p->rstride); \
-                for (int64_t j = 0; j < w; j++) {                                      \
-                    double v = s[j];                                                   \
-                    acc[j] = UPD(acc[j], v);                                           \
-                }                                                                      \
-            }                                                                          \
-            float *y = (float *)a->y + row * inner + c0;                               \
-            for (int64_t j = 0; j < w; j++) y[j] = (float)FIN(acc[j], p->red_numel);   \
-        }                                                                              \
+            for (int64_t j = 0; j < w; j++) acc[j] = (INIT);                                   \
+            for (int64_t ri = 0; ri < p->red_numel; ri++) {                                    \
+                const float *s = x + base + offset_of(ri, p->nr, p->rdims, p->rstride);        \
+                for (int64_t j = 0; j < w; j++) {                                              \
+                    double v = s[j];                                                           \
+                    acc[j] = UPD(acc[j], v);                                                   \
+                }                                                                              \
+            }                                                                                  \
+            float *y = (float *)a->y + row * inner + c0;                                       \
+            for (int64_t j = 0; j < w; j++) y[j] = (float)FIN(acc[j], p->red_numel);           \
+        }                                                                                      \
     }
 
 DEF_F32(f_sum, 0.0, UPD_SUM, UPD_SUM, FIN_ID)
@@ -265,19 +269,25 @@ static void int_range(void *arg, int64_t b, int64_t e, int t) {
     for (int64_t o = b; o < e; o++) {
         int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);
         uint64_t acc = p->kind == R_PROD ? 1 : 0;
-        int64_t best = p->kind == R_MAX ? (i64 ? INT64_MIN : INT32_MIN)
-                                        : (i64 ? INT64_MAX : INT32_MAX);
+        int64_t best =
+            p->kind == R_MAX ? (i64 ? INT64_MIN : INT32_MIN) : (i64 ? INT64_MAX : INT32_MAX);
         for (int64_t ri = 0; ri < p->red_numel; ri++) {
             int64_t i = base + offset_of(ri, p->nr, p->rdims, p->rstride);
             int64_t v = i64 ? ((const int64_t *)a->x)[i] : ((const int32_t *)a->x)[i];
-            if (p->kind == R_SUM) acc += (uint64_t)v;
-            else if (p->kind == R_PROD) acc *= (uint64_t)v;
-            else if (p->kind == R_MAX) best = v > best ? v : best;
-            else best = v < best ? v : best;
+            if (p->kind == R_SUM)
+                acc += (uint64_t)v;
+            else if (p->kind == R_PROD)
+                acc *= (uint64_t)v;
+            else if (p->kind == R_MAX)
+                best = v > best ? v : best;
+            else
+                best = v < best ? v : best;
         }
         int64_t r = p->kind == R_SUM || p->kind == R_PROD ? (int64_t)acc : best;
-        if (i64) ((int64_t *)a->y)[o] = r;
-        else ((int32_t *)a->y)[o] = (int32_t)r;
+        if (i64)
+            ((int64_t *)a->y)[o] = r;
+        else
+            ((int32_t *)a->y)[o] = (int32_t)r;
     }
 }
 
@@ -298,8 +308,10 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
     if (p->red_numel == 0) {
         /* reducing an empty set: the identity of the reduction */
         static const float ident[] = {
-            [R_SUM] = 0.0f, [R_MEAN] = NAN, [R_MAX] = -INFINITY, [R_MIN] = INFINITY,
-            [R_PROD] = 1.0f, [R_L1] = 0.0f, [R_L2] = 0.0f, [R_SUMSQ] = 0.0f,
+            [R_SUM] = 0.0f,         [R_MEAN] = NAN,
+            [R_MAX] = -INFINITY,    [R_MIN] = INFINITY,
+            [R_PROD] = 1.0f,        [R_L1] = 0.0f,
+            [R_L2] = 0.0f,          [R_SUMSQ] = 0.0f,
             [R_LOGSUM] = -INFINITY, [R_LOGSUMEXP] = -INFINITY,
         };
         for (int64_t i = 0; i < p->out_numel; i++) ((float *)a.y)[i] = ident[p->kind];
@@ -310,14 +322,14 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
         return;
     }
     static const q8_range_fn inner_fns[] = {
-        [R_SUM] = f_sum_inner, [R_MEAN] = f_mean_inner, [R_MAX] = f_max_inner,
-        [R_MIN] = f_min_inner, [R_PROD] = f_prod_inner, [R_L1] = f_l1_inner,
-        [R_L2] = f_l2_inner, [R_SUMSQ] = f_sumsq_inner, [R_LOGSUM] = f_logsum_inner,
+        [R_SUM] = f_sum_inner, [R_MEAN] = f_mean_inner,   [R_MAX] = f_max_inner,
+        [R_MIN] = f_min_inner, [R_PROD] = f_prod_inner,   [R_L1] = f_l1_inner,
+        [R_L2] = f_l2_inner,   [R_SUMSQ] = f_sumsq_inner, [R_LOGSUM] = f_logsum_inner,
     };
     static const q8_range_fn outer_fns[] = {
-        [R_SUM] = f_sum_outer, [R_MEAN] = f_mean_outer, [R_MAX] = f_max_outer,
-        [R_MIN] = f_min_outer, [R_PROD] = f_prod_outer, [R_L1] = f_l1_outer,
-        [R_L2] = f_l2_outer, [R_SUMSQ] = f_sumsq_outer, [R_LOGSUM] = f_logsum_outer,
+        [R_SUM] = f_sum_outer, [R_MEAN] = f_mean_outer,   [R_MAX] = f_max_outer,
+        [R_MIN] = f_min_outer, [R_PROD] = f_prod_outer,   [R_L1] = f_l1_outer,
+        [R_L2] = f_l2_outer,   [R_SUMSQ] = f_sumsq_outer, [R_LOGSUM] = f_logsum_outer,
     };
     if (!p->last_kept) {
         q8_parallel_for(x->pool, p->out_numel, grain, inner_fns[p->kind], &a);
@@ -330,7 +342,7 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-#define DEF_OP(var, onnx, infer_fn)                                                  \
+#define DEF_OP(var, onnx, infer_fn) \
     const q8_op_def var = {.name = onnx, .infer = infer_fn, .run = reduce_run};
 DEF_OP(q8_op_reducesum, "ReduceSum", sum_infer)
 DEF_OP(q8_op_reducemean, "ReduceMean", mean_infer)

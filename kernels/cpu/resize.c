@@ -25,8 +25,14 @@
 #include "registry.h"
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
-enum { C_HALF_PIXEL, C_PYTORCH_HALF_PIXEL, C_ALIGN_CORNERS, C_ASYMMETRIC, C_TF_HALF_PIXEL_FOR_NN,
-       C_TF_CROP_AND_RESIZE };
+enum {
+    C_HALF_PIXEL,
+    C_PYTORCH_HALF_PIXEL,
+    C_ALIGN_CORNERS,
+    C_ASYMMETRIC,
+    C_TF_HALF_PIXEL_FOR_NN,
+    C_TF_CROP_AND_RESIZE
+};
 enum { N_ROUND_PREFER_FLOOR, N_ROUND_PREFER_CEIL, N_FLOOR, N_CEIL, N_SIMPLE };
 
 #define MAX_ROW_TAPS 64
@@ -34,14 +40,14 @@ enum { N_ROUND_PREFER_FLOOR, N_ROUND_PREFER_CEIL, N_FLOOR, N_CEIL, N_SIMPLE };
 typedef struct resize_params {
     int rank;
     size_t esize;
-    bool f32;               /* float32 data (else nearest gather by size) */
+    bool f32; /* float32 data (else nearest gather by size) */
     int64_t in[Q8_MAX_DIMS], out[Q8_MAX_DIMS];
     int taps[Q8_MAX_DIMS];
     /* byte offsets into n->packed of each dim's tables */
     size_t idx_off[Q8_MAX_DIMS], w_off[Q8_MAX_DIMS], ext_off[Q8_MAX_DIMS];
-    bool extrap;            /* tf_crop_and_resize: outside outputs exist */
+    bool extrap; /* tf_crop_and_resize: outside outputs exist */
     float extrap_value;
-    int64_t rows;           /* product of out[0 .. rank-1) */
+    int64_t rows; /* product of out[0 .. rank-1) */
 } resize_params;
 
 /* What decides the tables, besides the shapes. */
@@ -61,16 +67,22 @@ static double to_original(const resize_cfg *c, double x, double scale, int64_t i
                           double roi_s, double roi_e, bool *outside) {
     double len_f = scale * (double)in, xo;
     switch (c->ctm) {
-    case C_PYTORCH_HALF_PIXEL: return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
-    case C_ALIGN_CORNERS: return len_f == 1.0 ? 0.0 : x * (double)(in - 1) / (len_f - 1.0);
-    case C_ASYMMETRIC: return x / scale;
-    case C_TF_HALF_PIXEL_FOR_NN: return (x + 0.5) / scale;
+    case C_PYTORCH_HALF_PIXEL:
+        return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+    case C_ALIGN_CORNERS:
+        return len_f == 1.0 ? 0.0 : x * (double)(in - 1) / (len_f - 1.0);
+    case C_ASYMMETRIC:
+        return x / scale;
+    case C_TF_HALF_PIXEL_FOR_NN:
+        return (x + 0.5) / scale;
     case C_TF_CROP_AND_RESIZE:
-        xo = len_f > 1.0 ? roi_s * (double)(in - 1) + x * (roi_e - roi_s) * (double)(in - 1) / (len_f - 1.0)
-                         : 0.5 * (roi_s + roi_e) * (double)(in - 1);
+        xo = len_f > 1.0
+                 ? roi_s * (double)(in - 1) + x * (roi_e - roi_s) * (double)(in - 1) / (len_f - 1.0)
+                 : 0.5 * (roi_s + roi_e) * (double)(in - 1);
         *outside = xo < 0.0 || xo > (double)(in - 1);
         return xo;
-    default: return (x + 0.5) / scale - 0.5;
+    default:
+        return (x + 0.5) / scale - 0.5;
     }
 }
 
@@ -79,11 +91,16 @@ static int64_t nearest_index(const resize_cfg *c, double x, double scale) {
     if (x == f) return (int64_t)f;
     double frac = x - f;
     switch (c->nearest) {
-    case N_ROUND_PREFER_CEIL: return (int64_t)(frac < 0.5 ? f : f + 1.0);
-    case N_FLOOR: return (int64_t)f;
-    case N_CEIL: return (int64_t)f + 1;
-    case N_SIMPLE: return scale < 1.0 ? (int64_t)f + 1 : (int64_t)(x < 0.0 ? f + 1.0 : f);
-    default: return (int64_t)(frac <= 0.5 ? f : f + 1.0);
+    case N_ROUND_PREFER_CEIL:
+        return (int64_t)(frac < 0.5 ? f : f + 1.0);
+    case N_FLOOR:
+        return (int64_t)f;
+    case N_CEIL:
+        return (int64_t)f + 1;
+    case N_SIMPLE:
+        return scale < 1.0 ? (int64_t)f + 1 : (int64_t)(x < 0.0 ? f + 1.0 : f);
+    default:
+        return (int64_t)(frac <= 0.5 ? f : f + 1.0);
     }
 }
 
@@ -129,7 +146,8 @@ static int build_dim(const resize_cfg *c, int64_t in, int64_t out, double scale,
             sum += cw[k];
             ix[k] = clamp64(p, 0, in - 1) * stride;
         }
-        for (int k = 0; k < 4; k++) wx[k] = (float)(c->exclude_outside && sum != 0.0 ? cw[k] / sum : cw[k]);
+        for (int k = 0; k < 4; k++)
+            wx[k] = (float)(c->exclude_outside && sum != 0.0 ? cw[k] / sum : cw[k]);
     }
     if (t == 1) return 1;
     /* Collapse when each output has exactly one nonzero tap, of weight 1. */
@@ -149,6 +167,14 @@ static int build_dim(const resize_cfg *c, int64_t in, int64_t out, double scale,
     return 1;
 }
 
+/* floor(v) as an output length, refusing lengths that would overflow. */
+static q8_status out_len(const q8_node *n, int d, double v, int64_t *out, q8_error *err) {
+    if (!(v < 0x1p62))
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "output dim %d would have %g elements", d, v);
+    *out = (int64_t)floor(v);
+    return Q8_OK;
+}
+
 /* Shared by Resize and Upsample once scales or sizes are known: out[] and
  * scale[] per dim, roi (2 * rank values) or NULL. */
 static q8_status resize_setup(q8_graph *g, q8_node *n, const resize_cfg *c, const int64_t *out,
@@ -158,8 +184,16 @@ static q8_status resize_setup(q8_graph *g, q8_node *n, const resize_cfg *c, cons
     int r = x->ndim;
     if (c->mode != M_NEAREST && x->dtype != Q8_F32)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input is %s; linear and cubic modes need float32", q8_dtype_name(x->dtype));
-    int64_t row_taps = 1;
+                            "input is %s; linear and cubic modes need float32",
+                            q8_dtype_name(x->dtype));
+    int64_t row_taps = 1, numel;
+    bool huge = false; /* tables hold 12+ bytes per output index of each dim */
+    for (int d = 0; d < r; d++) huge |= out[d] > INT32_MAX;
+    if (huge || !q8_shape_numel(out, r, &numel)) {
+        char sb[128];
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "the output shape %s is too large",
+                            q8_shape_str(out, r, sb, sizeof sb));
+    }
     int t = c->mode == M_NEAREST ? 1 : c->mode == M_LINEAR ? 2 : 4;
     size_t bytes = 0;
     resize_params *p = q8_node_params(n, sizeof *p, err);
@@ -192,18 +226,20 @@ static q8_status resize_setup(q8_graph *g, q8_node *n, const resize_cfg *c, cons
     for (int d = r - 1; d >= 0; d--) {
         uint8_t *ext = pk + p->ext_off[d];
         p->taps[d] = x->dims[d] == 0 ? 1
-                   : build_dim(c, x->dims[d], out[d], scale[d], roi ? roi[d] : 0.0,
-                               roi ? roi[r + d] : 1.0, stride, (int64_t *)(pk + p->idx_off[d]),
-                               (float *)(pk + p->w_off[d]), ext);
+                                     : build_dim(c, x->dims[d], out[d], scale[d],
+                                                 roi ? roi[d] : 0.0, roi ? roi[r + d] : 1.0, stride,
+                                                 (int64_t *)(pk + p->idx_off[d]),
+                                                 (float *)(pk + p->w_off[d]), ext);
         for (int64_t o = 0; o < out[d]; o++) p->extrap |= ext[o] != 0;
         if (d < r - 1) row_taps *= p->taps[d];
         stride *= x->dims[d];
     }
     if (row_taps > MAX_ROW_TAPS)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "resizing this many dims at once is not supported (%lld taps per output "
-                            "row, at most %d): resize at most 3 leading dims in cubic mode",
-                            (long long)row_taps, MAX_ROW_TAPS);
+        return q8_node_fail(
+            err, Q8_ERR_UNSUPPORTED, n,
+            "resizing this many dims at once is not supported (%lld taps per output "
+            "row, at most %d): resize at most 3 leading dims in cubic mode",
+            (long long)row_taps, MAX_ROW_TAPS);
     return q8_set_output(g, n, 0, x->dtype, out, r, err);
 }
 
@@ -214,7 +250,8 @@ static q8_status check_x(q8_graph *g, q8_node *n, q8_error *err) {
     if (dt != Q8_F32 && dt != Q8_I8 && dt != Q8_U8 && dt != Q8_I32 && dt != Q8_I64)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                             "input is %s, supported: float32 (any mode), int8, uint8, int32, int64 "
-                            "(nearest)", q8_dtype_name(dt));
+                            "(nearest)",
+                            q8_dtype_name(dt));
     if (x->ndim < 1)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "input is a scalar, expected rank >= 1");
     return Q8_OK;
@@ -242,7 +279,8 @@ static q8_status scales_from_input(q8_graph *g, q8_node *n, int i, double *scale
     float s[Q8_MAX_DIMS];
     int cnt;
     if (q8_tensor_numel(q8_in(g, n, i)) > Q8_MAX_DIMS || q8_in(g, n, i)->dtype != Q8_F32)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales must be float32 with one value per axis");
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "scales must be float32 with one value per axis");
     Q8_TRY(q8_const_floats(g, n, i, s, Q8_MAX_DIMS, &cnt, err));
     if (cnt != want)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales has %d values, expected %d", cnt, want);
@@ -262,7 +300,7 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int r = x->ndim;
     resize_cfg c = {.cubic_a = q8_attr_float(n, "cubic_coeff_a", -0.75f)};
     Q8_TRY(parse_mode(n, &c, false, err));
-    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+    static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const char *cs = q8_attr_str(n, "coordinate_transformation_mode", "half_pixel");
@@ -270,12 +308,14 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
     c.ctm = v10 ? C_ASYMMETRIC : lookup(cs, ctms, 6);
     c.nearest = v10 ? N_SIMPLE : lookup(ns, nms, 4);
     if (c.ctm < 0)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "coordinate_transformation_mode '%s' is unknown", cs);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "coordinate_transformation_mode '%s' is unknown",
+                            cs);
     if (c.nearest < 0)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "nearest_mode '%s' is unknown", ns);
     int64_t exo = q8_attr_int(n, "exclude_outside", 0);
     if (exo != 0 && exo != 1)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "exclude_outside is %lld, expected 0 or 1", (long long)exo);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "exclude_outside is %lld, expected 0 or 1",
+                            (long long)exo);
     c.exclude_outside = exo == 1;
     if (q8_attr_int(n, "antialias", 0) != 0)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "antialias=1 is not supported");
@@ -292,8 +332,9 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
         for (int i = 0; i < acnt; i++) {
             int a;
             if (!q8_norm_axis(av[i], r, &a) || seen[a])
-                return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes[%d] = %lld is out of range or repeated",
-                                    i, (long long)av[i]);
+                return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                    "axes[%d] = %lld is out of range or repeated", i,
+                                    (long long)av[i]);
             seen[a] = true;
             axes[i] = a;
         }
@@ -305,9 +346,11 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int si = v10 ? 1 : 2, zi = v10 ? -1 : 3;
     bool has_scales = has_values(g, n, si), has_sizes = zi > 0 && has_values(g, n, zi);
     if (has_scales && has_sizes)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "both scales and sizes are given; give only one");
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "both scales and sizes are given; give only one");
     if (!has_scales && !has_sizes)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "Resize needs scales or sizes, and neither is given");
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "Resize needs scales or sizes, and neither is given");
 
     double roi[2 * Q8_MAX_DIMS];
     bool use_roi = c.ctm == C_TF_CROP_AND_RESIZE;
@@ -318,7 +361,8 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "tf_crop_and_resize needs the roi input");
         Q8_TRY(q8_const_floats(g, n, 1, rv, 2 * Q8_MAX_DIMS, &cnt, err));
         if (cnt != 2 * na)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "roi has %d values, expected %d", cnt, 2 * na);
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "roi has %d values, expected %d", cnt,
+                                2 * na);
         for (int d = 0; d < r; d++) {
             roi[d] = 0.0;
             roi[r + d] = 1.0;
@@ -342,7 +386,7 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
             int d = (int)axes[i];
             double len = (double)x->dims[d] * (use_roi ? roi[r + d] - roi[d] : 1.0);
             scale[d] = s[i];
-            out[d] = (int64_t)floor(len * s[i]);
+            Q8_TRY(out_len(n, d, len * s[i], &out[d], err));
         }
     } else {
         int64_t sz[Q8_MAX_DIMS];
@@ -355,9 +399,11 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
                 return q8_node_fail(err, Q8_ERR_FORMAT, n, "sizes[%d] is %lld, must be >= 0", i,
                                     (long long)sz[i]);
         const char *kp = q8_attr_str(n, "keep_aspect_ratio_policy", "stretch");
-        bool not_larger = strcmp(kp, "not_larger") == 0, not_smaller = strcmp(kp, "not_smaller") == 0;
+        bool not_larger = strcmp(kp, "not_larger") == 0,
+             not_smaller = strcmp(kp, "not_smaller") == 0;
         if (!not_larger && !not_smaller && strcmp(kp, "stretch") != 0)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "keep_aspect_ratio_policy '%s' is unknown", kp);
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "keep_aspect_ratio_policy '%s' is unknown",
+                                kp);
         double common = not_larger ? INFINITY : 0.0;
         for (int i = 0; i < na; i++) {
             int d = (int)axes[i];
@@ -393,17 +439,19 @@ static q8_status upsample_infer(q8_graph *g, q8_node *n, q8_error *err) {
         int cnt;
         const float *s = q8_attr_floats(n, "scales", &cnt);
         if (!s)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "Upsample needs scales (attribute or input)");
+            return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                "Upsample needs scales (attribute or input)");
         if (cnt != r)
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales has %d values, expected %d", cnt, r);
         for (int d = 0; d < r; d++) {
             if (!(s[d] > 0.0f) || isinf(s[d]))
-                return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales[%d] is %g, must be > 0", d, s[d]);
+                return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales[%d] is %g, must be > 0", d,
+                                    s[d]);
             scale[d] = s[d];
         }
     }
     int64_t out[Q8_MAX_DIMS];
-    for (int d = 0; d < r; d++) out[d] = (int64_t)floor((double)x->dims[d] * scale[d]);
+    for (int d = 0; d < r; d++) Q8_TRY(out_len(n, d, (double)x->dims[d] * scale[d], &out[d], err));
     return resize_setup(g, n, &c, out, scale, NULL, 0.0f, err);
 }
 
@@ -553,9 +601,13 @@ static void resize_run(const q8_exec *x, const q8_node *n) {
 }
 
 const q8_op_def q8_op_resize = {
-    .name = "Resize", .infer = resize_infer, .run = resize_run,
+    .name = "Resize",
+    .infer = resize_infer,
+    .run = resize_run,
 };
 
 const q8_op_def q8_op_upsample = {
-    .name = "Upsample", .infer = upsample_infer, .run = resize_run,
+    .name = "Upsample",
+    .infer = upsample_infer,
+    .run = resize_run,
 };

@@ -30,9 +30,12 @@ static q8_status softmax_infer_common(q8_graph *g, q8_node *n, q8_error *err, bo
     if (!p) return Q8_ERR_NOMEM;
     p->outer = p->len = p->inner = 1;
     for (int d = 0; d < x->ndim; d++) {
-        if (d < axis) p->outer *= x->dims[d];
-        else if (d == axis || old) p->len *= x->dims[d];
-        else p->inner *= x->dims[d];
+        if (d < axis)
+            p->outer *= x->dims[d];
+        else if (d == axis || old)
+            p->len *= x->dims[d];
+        else
+            p->inner *= x->dims[d];
     }
     p->log = log;
     return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
@@ -168,7 +171,8 @@ static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
             s[j] = 0.0;
         }
         for (int64_t l = 0; l < len; l++)
-            for (int64_t j = 0; j < w; j++) m[j] = x[l * inner + j] > m[j] ? x[l * inner + j] : m[j];
+            for (int64_t j = 0; j < w; j++)
+                m[j] = x[l * inner + j] > m[j] ? x[l * inner + j] : m[j];
         /* libm expf: NaN and infinities need no separate path here */
         for (int64_t l = 0; l < len; l++)
             for (int64_t j = 0; j < w; j++) {
@@ -204,9 +208,15 @@ static void softmax_run(const q8_exec *x, const q8_node *n) {
 
 /* In place is safe: every item reads its input values before writing them. */
 const q8_op_def q8_op_softmax = {
-    .name = "Softmax", .infer = softmax_infer, .run = softmax_run, .flags = Q8_OP_INPLACE,
+    .name = "Softmax",
+    .infer = softmax_infer,
+    .run = softmax_run,
+    .flags = Q8_OP_INPLACE,
 };
 
 const q8_op_def q8_op_logsoftmax = {
-    .name = "LogSoftmax", .infer = logsoftmax_infer, .run = softmax_run, .flags = Q8_OP_INPLACE,
+    .name = "LogSoftmax",
+    .infer = logsoftmax_infer,
+    .run = softmax_run,
+    .flags = Q8_OP_INPLACE,
 };
