@@ -1879,3 +1879,15 @@ Test(resize, too_large) {
     ins[2] = (q8t_in){NULL, Q8_F32, 1, {0}, NULL};
     EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "is too large");
 }
+
+Test(resize, crop_needs_float) {
+    int8_t x[4] = {0};
+    float roi[4] = {0, 0, 1, 1};
+    int64_t sz[2] = {3, 3};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_I8, 2, {2, 2}, NULL}, {"roi", Q8_F32, 1, {4}, roi},
+                     {NULL, Q8_F32, 1, {0}, NULL}, {"sizes", Q8_I64, 1, {2}, sz}};
+    q8_graph *g = q8t_graph1("Resize", ins, 4, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_ERR(g, data, "tf_crop_and_resize needs float32 data");
+}

@@ -186,6 +186,10 @@ static q8_status resize_setup(q8_graph *g, q8_node *n, const resize_cfg *c, cons
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                             "input is %s; linear and cubic modes need float32",
                             q8_dtype_name(x->dtype));
+    if (roi && x->dtype != Q8_F32)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "tf_crop_and_resize needs float32 data, the input is %s",
+                            q8_dtype_name(x->dtype));
     int64_t row_taps = 1, numel;
     bool huge = false; /* tables hold 12+ bytes per output index of each dim */
     for (int d = 0; d < r; d++) huge |= out[d] > INT32_MAX;
