@@ -148,7 +148,8 @@ static q8_status load_model(const char *path, q8_tensor *const *ins, int ni, boo
         Q8_TRY(q8_onnx_load(path, &g, err));
         if (g->n_inputs != ni) {
             q8_graph_free(g);
-            return q8_fail(err, Q8_ERR_FORMAT, "model has %d inputs, test data %d", g->n_inputs, ni);
+            return q8_fail(err, Q8_ERR_FORMAT, "model has %d inputs, test data %d", g->n_inputs,
+                           ni);
         }
         q8_input_shape shapes[MAX_IO];
         int ns = 0, keep = 0, orig[MAX_IO];
@@ -178,8 +179,8 @@ static q8_status load_model(const char *path, q8_tensor *const *ins, int ni, boo
         int hit = -1;
         for (int i = 0; c && o > err->msg + 1 && i < ni && hit < 0; i++) {
             const char *nm = g->tensors[orig[i]]->name;
-            if (!frozen[i] && strlen(nm) == (size_t)(c - o) && strncmp(nm, o, (size_t)(c - o)) == 0)
-                hit = i;
+            size_t len = (size_t)(c - o);
+            if (!frozen[i] && strlen(nm) == len && strncmp(nm, o, len) == 0) hit = i;
         }
         q8_graph_free(g);
         if (hit < 0) return s;

@@ -1,0 +1,222 @@
+/* Softmax and LogSoftmax. Opset < 13 coerces the input to 2D at `axis`
+ * (default 1) and normalizes each row of prod(dims[axis:]) values; opset >= 13
+ * normalizes along `axis` alone (default -1). Seen as outer x L x inner: the
+ * common inner == 1 case runs contiguous rows; otherwise blocks of up to 64
+ * inner columns are handled together. Max subtraction keeps exp in range; a
+ * polynomial exp (Cephes, ~1 ulp) lets the compiler vectorize the rows. */
+#include <math.h>
+#include <string.h>
+
+#include "registry.h"
+
+typedef struct softmax_params {
+    int64_t outer, len, inner;
+    bool log;
+} softmax_params;
+
+static q8_status softmax_infer_common(q8_graph *g, q8_node *n, q8_error *err, bool log) {
+    Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
+    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
+    const q8_tensor *x = q8_in(g, n, 0);
+    if (x->ndim < 1)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "input is a scalar, expected rank >= 1");
+    bool old = g->opset < 13;
+    int64_t axis_attr = q8_attr_int(n, "axis", old ? 1 : -1);
+    int axis;
+    if (!q8_norm_axis(axis_attr, x->ndim, &axis))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
+                            (long long)axis_attr, x->ndim);
+    softmax_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
+    p->outer = p->len = p->inner = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (d < axis)
+            p->outer *= x->dims[d];
+        else if (d == axis || old)
+            p->len *= x->dims[d];
+        else
+            p->inner *= x->dims[d];
+    }
+    p->log = log;
+    return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
+}
+
+static q8_status softmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    return softmax_infer_common(g, n, err, false);
+}
+static q8_status logsoftmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    return softmax_infer_common(g, n, err, true);
+}
+
+/* exp(x) for x <= 0 and not NaN (callers check); results below ~1e-38 are
+ * flushed to exp(-87). The clamp compares the bits as integers (for x <= 0
+ * larger bits mean larger magnitude): a float compare would keep GCC from
+ * vectorizing the loop (it may trap). */
+static inline float exp_neg(float x) {
+    uint32_t xb;
+    memcpy(&xb, &x, 4);
+    xb = xb > 0xC2AE0000u ? 0xC2AE0000u : xb; /* -87.0f */
+    memcpy(&x, &xb, 4);
+    /* n = round(x / ln2) with the 1.5 * 2^23 trick (no call to rintf). */
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float r2 = r * r;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    q = q * r2 + r + 1.0f;
+    int32_t bits = ((int32_t)n + 127) * (1 << 23);
+    float sc;
+    memcpy(&sc, &bits, 4);
+    return q * sc;
+}
+
+#define LANES 8
+
+typedef struct softmax_args {
+    const softmax_params *p;
+    const float *x;
+    float *y;
+} softmax_args;
+
+#define CHUNK 256
+
+/* inner == 1: one contiguous row per item. Every loop below is a plain map
+ * or works on LANES independent partial results, so it vectorizes; the
+ * partial results combine in a fixed order (same result for any threads). */
+static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
+    const softmax_args *a = arg;
+    int64_t len = a->p->len;
+    bool take_log = a->p->log;
+    float tmp[CHUNK];
+    for (int64_t r = b; r < e; r++) {
+        const float *x = a->x + r * len;
+        float *y = a->y + r * len;
+        /* max, and x * 0 summed: NaN if any x is NaN or infinite */
+        float mk[LANES], zk[LANES];
+        for (int k = 0; k < LANES; k++) {
+            mk[k] = -INFINITY;
+            zk[k] = 0.0f;
+        }
+        int64_t i = 0;
+        for (; i + LANES <= len; i += LANES)
+            for (int k = 0; k < LANES; k++) {
+                mk[k] = x[i + k] > mk[k] ? x[i + k] : mk[k];
+                zk[k] += x[i + k] * 0.0f;
+            }
+        for (; i < len; i++) {
+            mk[0] = x[i] > mk[0] ? x[i] : mk[0];
+            zk[0] += x[i] * 0.0f;
+        }
+        float m = mk[0], z = zk[0];
+        for (int k = 1; k < LANES; k++) {
+            m = mk[k] > m ? mk[k] : m;
+            z += zk[k];
+        }
+        if (z != 0.0f) {
+            /* rare: NaN or infinities; libm's expf gives the exact limits */
+            double s = 0.0;
+            for (i = 0; i < len; i++) s += expf(x[i] - m);
+            for (i = 0; i < len; i++)
+                y[i] = take_log ? (x[i] - m) - (float)log(s) : (float)(expf(x[i] - m) / s);
+            continue;
+        }
+        /* exp in chunks (into y, or a stack buffer for LogSoftmax, which
+         * may run in place and still needs x), summed in LANES float lanes
+         * per chunk, chunks added in double */
+        double s = 0.0;
+        for (int64_t c0 = 0; c0 < len; c0 += CHUNK) {
+            int64_t cl = len - c0 < CHUNK ? len - c0 : CHUNK;
+            float *ex = take_log ? tmp : y + c0;
+            for (int64_t j = 0; j < cl; j++) ex[j] = exp_neg(x[c0 + j] - m);
+            float sk[LANES] = {0};
+            int64_t j = 0;
+            for (; j + LANES <= cl; j += LANES)
+                for (int k = 0; k < LANES; k++) sk[k] += ex[j + k];
+            for (; j < cl; j++) sk[0] += ex[j];
+            float cs = 0.0f;
+            for (int k = 0; k < LANES; k++) cs += sk[k];
+            s += cs;
+        }
+        if (take_log) {
+            /* (x - m) is exact for x near m; adding m to log(s) first would not be */
+            float ls = (float)log(s);
+            for (i = 0; i < len; i++) y[i] = (x[i] - m) - ls;
+        } else {
+            float inv = (float)(1.0 / s);
+            for (i = 0; i < len; i++) y[i] *= inv;
+        }
+    }
+}
+
+#define BLOCK 64
+
+/* inner > 1: item = (outer index, block of up to BLOCK inner columns). */
+static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
+    const softmax_args *a = arg;
+    const softmax_params *p = a->p;
+    int64_t len = p->len, inner = p->inner, nblk = (inner + BLOCK - 1) / BLOCK;
+    float m[BLOCK];
+    double s[BLOCK];
+    for (int64_t it = b; it < e; it++) {
+        int64_t o = it / nblk, c0 = (it % nblk) * BLOCK;
+        int64_t w = inner - c0 < BLOCK ? inner - c0 : BLOCK;
+        const float *x = a->x + o * len * inner + c0;
+        float *y = a->y + o * len * inner + c0;
+        for (int64_t j = 0; j < w; j++) {
+            m[j] = -INFINITY;
+            s[j] = 0.0;
+        }
+        for (int64_t l = 0; l < len; l++)
+            for (int64_t j = 0; j < w; j++)
+                m[j] = x[l * inner + j] > m[j] ? x[l * inner + j] : m[j];
+        /* libm expf: NaN and infinities need no separate path here */
+        for (int64_t l = 0; l < len; l++)
+            for (int64_t j = 0; j < w; j++) {
+                float v = expf(x[l * inner + j] - m[j]);
+                if (!p->log) y[l * inner + j] = v;
+                s[j] += v;
+            }
+        if (p->log) {
+            for (int64_t j = 0; j < w; j++) s[j] = log(s[j]);
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t j = 0; j < w; j++)
+                    y[l * inner + j] = (x[l * inner + j] - m[j]) - (float)s[j];
+        } else {
+            for (int64_t j = 0; j < w; j++) m[j] = (float)(1.0 / s[j]);
+            for (int64_t l = 0; l < len; l++)
+                for (int64_t j = 0; j < w; j++) y[l * inner + j] *= m[j];
+        }
+    }
+}
+
+static void softmax_run(const q8_exec *x, const q8_node *n) {
+    const softmax_params *p = n->params;
+    softmax_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
+    if (p->len == 0) return;
+    if (p->inner == 1) {
+        q8_parallel_for(x->pool, p->outer, p->len >= 8192 ? 1 : 8192 / p->len, softmax_rows, &a);
+    } else {
+        int64_t nblk = (p->inner + BLOCK - 1) / BLOCK;
+        int64_t work = p->len * (p->inner < BLOCK ? p->inner : BLOCK);
+        q8_parallel_for(x->pool, p->outer * nblk, work >= 8192 ? 1 : 8192 / work, softmax_cols, &a);
+    }
+}
+
+/* In place is safe: every item reads its input values before writing them. */
+const q8_op_def q8_op_softmax = {
+    .name = "Softmax",
+    .infer = softmax_infer,
+    .run = softmax_run,
+    .flags = Q8_OP_INPLACE,
+};
+
+const q8_op_def q8_op_logsoftmax = {
+    .name = "LogSoftmax",
+    .infer = logsoftmax_infer,
+    .run = softmax_run,
+    .flags = Q8_OP_INPLACE,
+};

@@ -1,0 +1,1893 @@
+/* Tests of the ops in kernels/cpu/ops_nn2.c: BatchNormalization, pooling,
+ * Softmax/LogSoftmax, LayerNormalization, Reduce*, Resize/Upsample. Each op
+ * is compared with a plain reference written here (simple loops, computed in
+ * double) on seeded random data and awkward shapes, run with 1 and 3
+ * threads (which must agree bit for bit), and checked for clear errors. */
+#include <string.h>
+
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+typedef struct built {
+    q8_graph *(*fn)(const void *ctx);
+    const void *ctx;
+} built;
+
+static int64_t numel_of(const int64_t *d, int n) {
+    int64_t v = 1;
+    for (int i = 0; i < n; i++) v *= d[i];
+    return v;
+}
+
+static size_t info_bytes(const q8_tensor_info *in) {
+    return (size_t)numel_of(in->dims, in->ndim) * q8_dtype_size(in->dtype);
+}
+
+/* Run the graph built by b with 1 and 3 threads; outputs must match bit for
+ * bit. The 1-thread outputs go to outs (free them). */
+static void run2(built b, const void *const *data, int n_out, void **outs, q8_tensor_info *infos) {
+    q8_error err = {0};
+    q8_status st = q8t_run(b.fn(b.ctx), data, 1, outs, infos, n_out, &err);
+    cr_assert_eq(st, Q8_OK, "run failed: %s", err.msg);
+    void *o3[4];
+    q8_tensor_info i3[4];
+    st = q8t_run(b.fn(b.ctx), data, 3, o3, i3, n_out, &err);
+    cr_assert_eq(st, Q8_OK, "run (3 threads) failed: %s", err.msg);
+    for (int k = 0; k < n_out; k++) {
+        cr_assert_eq(infos[k].ndim, i3[k].ndim);
+        cr_assert(memcmp(o3[k], outs[k], info_bytes(&infos[k])) == 0,
+                  "output %d differs between 1 and 3 threads", k);
+        free(o3[k]);
+    }
+}
+
+/* The status and message of a failing graph. */
+static q8_status run_err(q8_graph *g, const void *const *data, q8_error *err) {
+    void *outs[4] = {NULL};
+    q8_tensor_info infos[4];
+    memset(err, 0, sizeof *err);
+    q8_status st = q8t_run(g, data, 1, outs, infos, 4, err);
+    for (int k = 0; k < 4; k++) free(outs[k]);
+    return st;
+}
+
+#define EXPECT_ERR(g, data, substr)                                                       \
+    do {                                                                                  \
+        q8_error e_;                                                                      \
+        q8_status s_ = run_err((g), (data), &e_);                                         \
+        cr_assert_neq(s_, Q8_OK, "expected an error containing '%s'", (substr));          \
+        cr_assert(strstr(e_.msg, (substr)), "message '%s' lacks '%s'", e_.msg, (substr)); \
+    } while (0)
+
+static void assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd) {
+    cr_assert_eq(in->ndim, nd, "rank %d, want %d", in->ndim, nd);
+    for (int i = 0; i < nd; i++)
+        cr_assert_eq(in->dims[i], dims[i], "dim %d is %lld, want %lld", i, (long long)in->dims[i],
+                     (long long)dims[i]);
+}
+
+static float *rand_buf(uint64_t seed, int64_t n, float lo, float hi) {
+    float *x = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    q8t_rng r = q8t_seed(seed);
+    q8t_fill(&r, x, n, lo, hi);
+    return x;
+}
+
+/* A graph X -> Relu -> op(mid, consts...) -> y: the op's input dies at the
+ * op, so the planner may run it in place. */
+static q8_graph *after_relu(const char *op, const q8t_in *x, const q8t_in *consts, int nc) {
+    q8_graph *g = q8t_graph1("Relu", x, 1, 1);
+    int in_idx[8] = {g->outputs[0]};
+    for (int i = 0; i < nc; i++) {
+        int t = q8_graph_add_tensor(g, consts[i].name, NULL);
+        q8_tensor_set_shape(g->tensors[t], consts[i].dtype, consts[i].dims, consts[i].ndim);
+        cr_assert(q8_tensor_alloc_data(g->tensors[t], NULL) == Q8_OK);
+        memcpy(g->tensors[t]->data, consts[i].data, q8_tensor_nbytes(g->tensors[t]));
+        in_idx[1 + i] = t;
+    }
+    int y = q8_graph_add_tensor(g, "y", NULL);
+    int ni = q8_graph_add_node(g, "node2", op);
+    cr_assert(q8_node_set_io(g->nodes[ni], in_idx, 1 + nc, &y, 1, NULL) == Q8_OK);
+    g->outputs[0] = y;
+    return g;
+}
+
+static void relu_buf(float *x, int64_t n) {
+    for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
+}
+
+/* ------------------------------------------------------ BatchNormalization */
+
+typedef struct bn_case {
+    int nd;
+    int64_t dims[6];
+    int opset, spatial; /* spatial: -1 = attribute absent */
+    float eps;
+    const float *p[4]; /* scale, B, mean, var */
+    int64_t plen;
+} bn_case;
+
+static q8_graph *bn_build(const void *ctx) {
+    const bn_case *c = ctx;
+    q8t_in ins[5] = {{"x", Q8_F32, c->nd, {0}, NULL}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    static const char *const nm[] = {"scale", "B", "mean", "var"};
+    for (int i = 0; i < 4; i++) ins[1 + i] = (q8t_in){nm[i], Q8_F32, 1, {c->plen}, c->p[i]};
+    q8_graph *g = q8t_graph1("BatchNormalization", ins, 5, 1);
+    g->opset = c->opset;
+    q8t_attr_float(g, "epsilon", c->eps);
+    if (c->spatial >= 0) q8t_attr_int(g, "spatial", c->spatial);
+    return g;
+}
+
+static void bn_check(bn_case c, uint64_t seed) {
+    int64_t n = numel_of(c.dims, c.nd), C = c.dims[1], S = n / (c.dims[0] * C);
+    c.plen = c.spatial == 0 ? C * S : C;
+    float *x = rand_buf(seed, n, -3, 3);
+    float *pr[4];
+    for (int i = 0; i < 4; i++)
+        pr[i] = rand_buf(seed + 1 + (uint64_t)i, c.plen, i == 3 ? 0.1f : -2, 2);
+    for (int i = 0; i < 4; i++) c.p[i] = pr[i];
+    float *want = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ch = (i / S) % C, k = c.spatial == 0 ? ch * S + i % S : ch;
+        want[i] = (float)((x[i] - (double)pr[2][k]) / sqrt((double)pr[3][k] + c.eps) * pr[0][k] +
+                          pr[1][k]);
+    }
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){bn_build, &c}, data, 1, out, info);
+    assert_shape(&info[0], c.dims, c.nd);
+    q8t_assert_close(out[0], want, n, 1e-5f, 1e-5f, "batchnorm");
+    free(out[0]);
+    free(x);
+    free(want);
+    for (int i = 0; i < 4; i++) free(pr[i]);
+}
+
+Test(batchnorm, matches_reference) {
+    bn_check((bn_case){.nd = 4, .dims = {2, 13, 9, 7}, .opset = 15, .spatial = -1, .eps = 1e-5f},
+             1);
+    bn_check((bn_case){.nd = 2, .dims = {5, 13}, .opset = 15, .spatial = -1, .eps = 1e-3f}, 2);
+    bn_check((bn_case){.nd = 3, .dims = {3, 4, 1}, .opset = 9, .spatial = -1, .eps = 0.01f}, 3);
+    bn_check((bn_case){.nd = 5, .dims = {1, 3, 2, 3, 4}, .opset = 14, .spatial = -1, .eps = 1e-5f},
+             4);
+    bn_check((bn_case){.nd = 4, .dims = {2, 3, 4, 5}, .opset = 7, .spatial = 1, .eps = 1e-5f}, 5);
+    bn_check((bn_case){.nd = 4, .dims = {2, 3, 4, 5}, .opset = 8, .spatial = 0, .eps = 1e-5f},
+             6); /* per-activation statistics */
+}
+
+Test(batchnorm, in_place_after_relu) {
+    int64_t C = 13, n = 2 * C * 9 * 7;
+    float *x = rand_buf(7, n, -2, 2), *p[4];
+    for (int i = 0; i < 4; i++) p[i] = rand_buf(8 + (uint64_t)i, C, i == 3 ? 0.5f : -1, 1);
+    q8t_in xin = {"x", Q8_F32, 4, {2, C, 9, 7}, NULL};
+    q8t_in cs[4] = {{"s", Q8_F32, 1, {C}, p[0]},
+                    {"b", Q8_F32, 1, {C}, p[1]},
+                    {"m", Q8_F32, 1, {C}, p[2]},
+                    {"v", Q8_F32, 1, {C}, p[3]}};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(
+        q8t_run(after_relu("BatchNormalization", &xin, cs, 4), data, 3, out, info, 1, &err), Q8_OK,
+        "%s", err.msg);
+    float *want = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t c = (i / 63) % C;
+        float r = x[i] > 0 ? x[i] : 0;
+        want[i] = (float)((r - (double)p[2][c]) / sqrt((double)p[3][c] + 1e-5) * p[0][c] + p[1][c]);
+    }
+    q8t_assert_close(out[0], want, n, 1e-5f, 1e-5f, "bn after relu");
+    free(out[0]);
+    free(want);
+    free(x);
+    for (int i = 0; i < 4; i++) free(p[i]);
+}
+
+Test(batchnorm, errors) {
+    float p[4] = {1, 1, 1, 1};
+    q8t_in ins[5] = {{"x", Q8_F32, 4, {1, 4, 2, 2}, NULL},
+                     {"s", Q8_F32, 1, {4}, p},
+                     {"b", Q8_F32, 1, {4}, p},
+                     {"m", Q8_F32, 1, {4}, p},
+                     {"v", Q8_F32, 1, {3}, p}};
+    float x[16] = {0};
+    const void *data[] = {x};
+    EXPECT_ERR(q8t_graph1("BatchNormalization", ins, 5, 1), data, "var has shape 3");
+    ins[4].dims[0] = 4;
+    q8_graph *g = q8t_graph1("BatchNormalization", ins, 5, 1);
+    q8t_attr_int(g, "training_mode", 1);
+    EXPECT_ERR(g, data, "training mode is not supported");
+    EXPECT_ERR(q8t_graph1("BatchNormalization", ins, 5, 3), data, "training output");
+    ins[0].ndim = 1;
+    EXPECT_ERR(q8t_graph1("BatchNormalization", ins, 5, 1), data, "expected at least 2");
+}
+
+/* ---------------------------------------------------------------- pooling */
+
+typedef struct pool_case {
+    const char *op;
+    q8_dtype dt;
+    int nd; /* input rank */
+    int64_t dims[5];
+    int nk; /* length of kernel_shape as given */
+    int64_t k[3], s[3], d[3], pads[6];
+    bool has_s, has_d, has_pads;
+    int ceil, cip, order;
+    const char *auto_pad;
+    bool indices;
+    int opset;
+} pool_case;
+
+static q8_graph *pool_build(const void *ctx) {
+    const pool_case *c = ctx;
+    q8t_in in = {"x", c->dt, c->nd, {0}, NULL};
+    memcpy(in.dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1(c->op, &in, 1, c->indices ? 2 : 1);
+    int nsp = c->nd - 2;
+    g->opset = c->opset ? c->opset : 12;
+    q8t_attr_ints(g, "kernel_shape", c->k, c->nk);
+    if (c->has_s) q8t_attr_ints(g, "strides", c->s, nsp);
+    if (c->has_d) q8t_attr_ints(g, "dilations", c->d, nsp);
+    if (c->has_pads) q8t_attr_ints(g, "pads", c->pads, 2 * nsp);
+    if (c->ceil) q8t_attr_int(g, "ceil_mode", 1);
+    if (c->cip) q8t_attr_int(g, "count_include_pad", 1);
+    if (c->order) q8t_attr_int(g, "storage_order", 1);
+    if (c->auto_pad) q8t_attr_str(g, "auto_pad", c->auto_pad);
+    return g;
+}
+
+/* Output size and begin padding of one spatial dim, straight from the spec. */
+static void ref_pool_dim(const pool_case *c, int i, int64_t *out, int64_t *pb, int64_t *pe) {
+    int nsp = c->nd - 2;
+    int64_t in = c->dims[2 + i], k = c->k[i], s = c->has_s ? c->s[i] : 1;
+    int64_t d = c->has_d ? c->d[i] : 1, ek = (k - 1) * d + 1;
+    const char *ap = c->auto_pad ? c->auto_pad : "NOTSET";
+    if (!strncmp(ap, "SAME", 4)) {
+        *out = (in + s - 1) / s;
+        int64_t total = (*out - 1) * s + ek - in;
+        if (total < 0) total = 0;
+        *pb = !strcmp(ap, "SAME_LOWER") ? total - total / 2 : total / 2;
+        *pe = total - *pb;
+        return;
+    }
+    int64_t p0 = 0, p1 = 0;
+    if (c->has_pads && strcmp(ap, "VALID")) {
+        p0 = c->pads[i];
+        p1 = c->pads[nsp + i];
+    }
+    int64_t span = in + p0 + p1 - ek;
+    *out = (c->ceil ? (span + s - 1) / s : span / s) + 1;
+    if (c->ceil && (*out - 1) * s >= in + p0) (*out)--;
+    *pb = p0;
+    *pe = p1;
+}
+
+/* The reference pool: outputs as double, indices, and the output shape. */
+static void ref_pool(const pool_case *c, const double *x, double *y, int64_t *idx, int64_t *odims) {
+    int nsp = c->nd - 2;
+    int64_t out[3], pb[3], pe[3];
+    for (int i = 0; i < nsp; i++) {
+        ref_pool_dim(c, i, &out[i], &pb[i], &pe[i]);
+        odims[2 + i] = out[i];
+    }
+    odims[0] = c->dims[0];
+    odims[1] = c->dims[1];
+    int64_t planes = c->dims[0] * c->dims[1], isz = numel_of(c->dims + 2, nsp);
+    int64_t osz = numel_of(out, nsp), ksz = numel_of(c->k, nsp);
+    bool avg = !strcmp(c->op, "AveragePool");
+    for (int64_t pl = 0; pl < planes; pl++)
+        for (int64_t o = 0; o < osz; o++) {
+            int64_t oc[3], rem = o;
+            for (int i = nsp - 1; i >= 0; i--) {
+                oc[i] = rem % out[i];
+                rem /= out[i];
+            }
+            double best = -INFINITY, sum = 0;
+            int64_t bi = -1, cnt = 0, cnt_pad = 0;
+            for (int64_t kk = 0; kk < ksz; kk++) {
+                int64_t kc[3], r2 = kk, ic[3];
+                for (int i = nsp - 1; i >= 0; i--) {
+                    kc[i] = r2 % c->k[i];
+                    r2 /= c->k[i];
+                }
+                bool inside = true, in_pad = true;
+                for (int i = 0; i < nsp; i++) {
+                    int64_t s = c->has_s ? c->s[i] : 1, d = c->has_d ? c->d[i] : 1;
+                    ic[i] = oc[i] * s - pb[i] + kc[i] * d;
+                    if (ic[i] < 0 || ic[i] >= c->dims[2 + i]) inside = false;
+                    if (ic[i] >= c->dims[2 + i] + pe[i]) in_pad = false;
+                }
+                cnt_pad += in_pad;
+                if (!inside) continue;
+                int64_t flat = 0, colm = 0, mul = 1;
+                for (int i = 0; i < nsp; i++) flat = flat * c->dims[2 + i] + ic[i];
+                for (int i = 0; i < nsp; i++) {
+                    colm += ic[i] * mul;
+                    mul *= c->dims[2 + i];
+                }
+                double v = x[pl * isz + flat];
+                cnt++;
+                sum += v;
+                if (bi < 0 || v > best) {
+                    best = v;
+                    bi = pl * isz + (c->order ? colm : flat);
+                }
+            }
+            int64_t cnt_used = c->cip ? cnt_pad : cnt;
+            y[pl * osz + o] = avg ? (cnt_used ? sum / (double)cnt_used : 0) : best;
+            if (idx) idx[pl * osz + o] = bi;
+        }
+}
+
+static void pool_check(pool_case c, uint64_t seed) {
+    if (!c.dt) c.dt = Q8_F32;
+    int64_t n = numel_of(c.dims, c.nd);
+    float *xf = rand_buf(seed, n, -4, 4);
+    double *xd = malloc(sizeof(double) * (size_t)n);
+    void *xin = xf;
+    int8_t *x8 = NULL;
+    if (c.dt != Q8_F32) {
+        x8 = malloc((size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            int v = (int)(xf[i] * 30);
+            x8[i] = (int8_t)(c.dt == Q8_U8 ? v + 128 : v);
+        }
+        xin = x8;
+    }
+    for (int64_t i = 0; i < n; i++)
+        xd[i] = c.dt == Q8_F32 ? xf[i] : c.dt == Q8_U8 ? (double)(uint8_t)x8[i] : (double)x8[i];
+    int64_t odims[5];
+    double *yd = malloc(sizeof(double) * (size_t)(n * 64 + 64));
+    int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n * 64 + 64));
+    ref_pool(&c, xd, yd, idx, odims);
+    int64_t on = numel_of(odims, c.nd);
+    const void *data[] = {xin};
+    void *out[2];
+    q8_tensor_info info[2];
+    run2((built){pool_build, &c}, data, c.indices ? 2 : 1, out, info);
+    assert_shape(&info[0], odims, c.nd);
+    for (int64_t i = 0; i < on; i++) {
+        double got = c.dt == Q8_F32  ? ((float *)out[0])[i]
+                     : c.dt == Q8_U8 ? ((uint8_t *)out[0])[i]
+                                     : ((int8_t *)out[0])[i];
+        cr_assert(fabs(got - yd[i]) <= 1e-5 + 1e-5 * fabs(yd[i]), "%s[%lld]: got %g, want %g", c.op,
+                  (long long)i, got, yd[i]);
+    }
+    if (c.indices) {
+        assert_shape(&info[1], odims, c.nd);
+        cr_assert_eq(info[1].dtype, Q8_I64);
+        for (int64_t i = 0; i < on; i++)
+            cr_assert_eq(((int64_t *)out[1])[i], idx[i], "Indices[%lld]: got %lld, want %lld",
+                         (long long)i, (long long)((int64_t *)out[1])[i], (long long)idx[i]);
+        free(out[1]);
+    }
+    free(out[0]);
+    free(xf);
+    free(x8);
+    free(xd);
+    free(yd);
+    free(idx);
+}
+
+/* One MaxPool and one AveragePool (count_include_pad 0 and 1) per geometry. */
+static void pool_both(pool_case c, uint64_t seed) {
+    c.op = "MaxPool";
+    pool_check(c, seed);
+    c.op = "AveragePool";
+    c.indices = false;
+    c.order = 0;
+    c.opset = 11;
+    if (c.has_d) c.opset = 19;
+    pool_check(c, seed);
+    c.cip = 1;
+    pool_check(c, seed);
+}
+
+Test(pool, geometries) {
+    /* 3x3 stride 2 pad 1 on c=13, 9x7 */
+    pool_both((pool_case){.nd = 4,
+                          .dims = {2, 13, 9, 7},
+                          .nk = 2,
+                          .k = {3, 3},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .pads = {1, 1, 1, 1},
+                          .has_pads = true},
+              11);
+    /* ceil_mode, odd strides, asymmetric pads */
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 3, 9, 7},
+                          .nk = 2,
+                          .k = {2, 3},
+                          .s = {3, 2},
+                          .has_s = true,
+                          .pads = {0, 1, 1, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              12);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {2, 2, 9, 7},
+                          .nk = 2,
+                          .k = {3, 3},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .ceil = 1},
+              13);
+    /* kernel larger than the input, with padding */
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 3, 3},
+                          .nk = 2,
+                          .k = {5, 5},
+                          .pads = {2, 2, 2, 2},
+                          .has_pads = true},
+              14);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 3, 2},
+                          .nk = 2,
+                          .k = {4, 3},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .pads = {2, 1, 3, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              15);
+    /* 1x1 spatial, 1x1 kernel */
+    pool_both((pool_case){.nd = 4, .dims = {2, 5, 1, 1}, .nk = 2, .k = {1, 1}}, 16);
+    /* dilations */
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 3, 9, 7},
+                          .nk = 2,
+                          .k = {3, 2},
+                          .d = {2, 3},
+                          .has_d = true,
+                          .pads = {1, 2, 2, 1},
+                          .has_pads = true,
+                          .ceil = 1,
+                          .s = {2, 1},
+                          .has_s = true},
+              17);
+    /* auto_pad */
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {3, 2},
+                          .s = {2, 2},
+                          .has_s = true,
+                          .auto_pad = "SAME_UPPER"},
+              18);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {2, 4},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .auto_pad = "SAME_LOWER"},
+              19);
+    pool_both((pool_case){.nd = 4,
+                          .dims = {1, 2, 9, 7},
+                          .nk = 2,
+                          .k = {2, 4},
+                          .s = {2, 3},
+                          .has_s = true,
+                          .auto_pad = "VALID",
+                          .pads = {1, 1, 1, 1},
+                          .has_pads = true},
+              20);
+    /* 1D and 3D */
+    pool_both((pool_case){.nd = 3,
+                          .dims = {2, 13, 11},
+                          .nk = 1,
+                          .k = {3},
+                          .s = {2},
+                          .has_s = true,
+                          .pads = {1, 2},
+                          .has_pads = true,
+                          .ceil = 1},
+              21);
+    pool_both((pool_case){.nd = 5,
+                          .dims = {1, 3, 5, 6, 7},
+                          .nk = 3,
+                          .k = {2, 3, 2},
+                          .s = {2, 2, 3},
+                          .has_s = true,
+                          .pads = {1, 0, 1, 0, 1, 1},
+                          .has_pads = true},
+              22);
+}
+
+Test(pool, ceil_mode_window_must_start_inside) {
+    /* in 4, kernel 2, stride 2, end pad 1: a third window would start at 4,
+     * in the right padding only, so there are 2 outputs, not 3. */
+    float x[4] = {1, 5, 2, 7};
+    pool_case c = {.op = "MaxPool",
+                   .dt = Q8_F32,
+                   .nd = 3,
+                   .dims = {1, 1, 4},
+                   .nk = 1,
+                   .k = {2},
+                   .s = {2},
+                   .has_s = true,
+                   .pads = {0, 1},
+                   .has_pads = true,
+                   .ceil = 1};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){pool_build, &c}, data, 1, out, info);
+    int64_t want_dims[] = {1, 1, 2};
+    assert_shape(&info[0], want_dims, 3);
+    float want[] = {5, 7};
+    q8t_assert_close(out[0], want, 2, 0, 0, "maxpool ceil");
+    free(out[0]);
+    /* with ceil_mode 0 the same input gives floor((4 + 1 - 2) / 2) + 1 = 2 too;
+     * with pads 1, 1: ceil((4 + 2 - 2) / 2) + 1 = 3 and the third window
+     * starts at 3, inside: kept */
+    c.pads[0] = 1;
+    run2((built){pool_build, &c}, data, 1, out, info);
+    int64_t want3[] = {1, 1, 3};
+    assert_shape(&info[0], want3, 3);
+    float w3[] = {1, 5, 7};
+    q8t_assert_close(out[0], w3, 3, 0, 0, "maxpool ceil 3");
+    free(out[0]);
+}
+
+Test(pool, maxpool_indices_and_int8) {
+    pool_case c = {.op = "MaxPool",
+                   .nd = 4,
+                   .dims = {2, 3, 9, 7},
+                   .nk = 2,
+                   .k = {3, 2},
+                   .s = {2, 2},
+                   .has_s = true,
+                   .pads = {1, 1, 1, 0},
+                   .has_pads = true,
+                   .ceil = 1,
+                   .indices = true};
+    pool_check(c, 31);
+    c.order = 1;
+    pool_check(c, 32);
+    c.nd = 5;
+    c.dims[4] = 4;
+    c.nk = 3;
+    c.k[2] = 2;
+    c.s[2] = 1;
+    int64_t p6[6] = {1, 1, 0, 1, 0, 1};
+    memcpy(c.pads, p6, sizeof p6);
+    pool_check(c, 33); /* 3D, column-major indices */
+    c.order = 0;
+    c.indices = false;
+    c.dt = Q8_I8;
+    pool_check(c, 34);
+    c.dt = Q8_U8;
+    c.indices = true;
+    pool_check(c, 35);
+}
+
+Test(pool, maxpool_nan) {
+    float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
+    pool_case c = {.op = "MaxPool",
+                   .dt = Q8_F32,
+                   .nd = 3,
+                   .dims = {1, 1, 8},
+                   .nk = 1,
+                   .k = {2},
+                   .s = {2},
+                   .has_s = true};
+    const void *data[] = {x};
+    void *out[2];
+    q8_tensor_info info[2];
+    for (int with_idx = 0; with_idx < 2; with_idx++) {
+        c.indices = with_idx;
+        run2((built){pool_build, &c}, data, 1 + with_idx, out, info);
+        float *y = out[0];
+        cr_assert(isnan(y[0]) && y[1] == 4 && y[2] == 6 && y[3] == 8);
+        if (with_idx) {
+            cr_assert_eq(((int64_t *)out[1])[0], 1);
+            free(out[1]);
+        }
+        free(out[0]);
+    }
+}
+
+Test(pool, errors) {
+    float x[64] = {0};
+    const void *data[] = {x};
+    q8t_in in = {"x", Q8_F32, 4, {1, 1, 4, 4}, NULL};
+    int64_t k3[3] = {2, 2, 2}, k2[2] = {2, 2}, negp[4] = {0, -1, 0, 0}, bigp[4] = {2, 0, 0, 0};
+    q8_graph *g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k3, 3);
+    EXPECT_ERR(g, data, "kernel_shape has 3 values, expected 2");
+    g = q8t_graph1("AveragePool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    q8t_attr_ints(g, "pads", negp, 4);
+    EXPECT_ERR(g, data, "pads[1] is -1, must be >= 0");
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    q8t_attr_ints(g, "pads", bigp, 4);
+    EXPECT_ERR(g, data, "must be smaller than the kernel");
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    EXPECT_ERR(g, data, "kernel_shape is required");
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    q8t_attr_ints(g, "strides", (int64_t[]){1, 0}, 2);
+    EXPECT_ERR(g, data, "strides[1] is 0");
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    q8t_attr_str(g, "auto_pad", "SAME");
+    EXPECT_ERR(g, data, "auto_pad is 'SAME'");
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", (int64_t[]){6, 2}, 2);
+    EXPECT_ERR(g, data, "the kernel covers 6 elements");
+    in.ndim = 2;
+    g = q8t_graph1("MaxPool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    EXPECT_ERR(g, data, "1 to 3 spatial dims");
+    in.ndim = 4;
+    in.dtype = Q8_I8;
+    g = q8t_graph1("AveragePool", &in, 1, 1);
+    q8t_attr_ints(g, "kernel_shape", k2, 2);
+    EXPECT_ERR(g, data, "input is int8");
+}
+
+typedef struct gp_case {
+    const char *op;
+    q8_dtype dt;
+    int nd;
+    int64_t dims[5];
+} gp_case;
+
+static q8_graph *gp_build(const void *ctx) {
+    const gp_case *c = ctx;
+    q8t_in in = {"x", c->dt, c->nd, {0}, NULL};
+    memcpy(in.dims, c->dims, sizeof c->dims);
+    return q8t_graph1(c->op, &in, 1, 1);
+}
+
+static void gp_check(gp_case c, uint64_t seed) {
+    int64_t n = numel_of(c.dims, c.nd), planes = c.dims[0] * c.dims[1], s = n / planes;
+    float *x = rand_buf(seed, n, -5, 5);
+    uint8_t *xu = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) xu[i] = (uint8_t)(x[i] * 20 + 128);
+    const void *data[] = {c.dt == Q8_U8 ? (void *)xu : (void *)x};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){gp_build, &c}, data, 1, out, info);
+    int64_t od[5] = {c.dims[0], c.dims[1], 1, 1, 1};
+    assert_shape(&info[0], od, c.nd);
+    bool avg = !strcmp(c.op, "GlobalAveragePool");
+    for (int64_t p = 0; p < planes; p++) {
+        double acc = avg ? 0 : -INFINITY;
+        for (int64_t i = 0; i < s; i++) {
+            double v = c.dt == Q8_U8 ? xu[p * s + i] : x[p * s + i];
+            acc = avg ? acc + v : (v > acc ? v : acc);
+        }
+        if (avg) acc /= (double)s;
+        double got = c.dt == Q8_U8 ? ((uint8_t *)out[0])[p] : ((float *)out[0])[p];
+        cr_assert(fabs(got - acc) <= 1e-5 * (1 + fabs(acc)), "%s[%lld]: %g vs %g", c.op,
+                  (long long)p, got, acc);
+    }
+    free(out[0]);
+    free(x);
+    free(xu);
+}
+
+Test(pool, global) {
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {2, 13, 9, 7}}, 41);
+    gp_check((gp_case){"GlobalMaxPool", Q8_F32, 4, {2, 13, 9, 7}}, 42);
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 3, {3, 5, 1}}, 43);
+    gp_check((gp_case){"GlobalMaxPool", Q8_U8, 5, {1, 3, 2, 3, 4}}, 44);
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {1, 2, 130, 140}}, 45);
+}
+
+/* ------------------------------------------------------ Softmax, LogSoftmax */
+
+typedef struct sm_case {
+    const char *op;
+    int nd;
+    int64_t dims[5];
+    int64_t axis;
+    bool has_axis;
+    int opset;
+} sm_case;
+
+static q8_graph *sm_build(const void *ctx) {
+    const sm_case *c = ctx;
+    q8t_in in = {"x", Q8_F32, c->nd, {0}, NULL};
+    memcpy(in.dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1(c->op, &in, 1, 1);
+    g->opset = c->opset;
+    if (c->has_axis) q8t_attr_int(g, "axis", c->axis);
+    return g;
+}
+
+/* Softmax of x viewed as outer x len x inner, along len, in double. */
+static void ref_softmax(const float *x, float *y, int64_t outer, int64_t len, int64_t inner,
+                        bool take_log) {
+    for (int64_t o = 0; o < outer; o++)
+        for (int64_t i = 0; i < inner; i++) {
+            const float *xs = x + o * len * inner + i;
+            double m = -INFINITY, s = 0;
+            for (int64_t l = 0; l < len; l++) m = xs[l * inner] > m ? xs[l * inner] : m;
+            for (int64_t l = 0; l < len; l++) s += exp(xs[l * inner] - m);
+            for (int64_t l = 0; l < len; l++) {
+                double v = xs[l * inner] - m;
+                y[o * len * inner + i + l * inner] = (float)(take_log ? v - log(s) : exp(v) / s);
+            }
+        }
+}
+
+static void sm_check(sm_case c, uint64_t seed, float lo, float hi) {
+    int64_t n = numel_of(c.dims, c.nd);
+    float *x = rand_buf(seed, n, lo, hi), *want = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    bool old = c.opset < 13;
+    int64_t ax = c.has_axis ? c.axis : old ? 1 : -1;
+    if (ax < 0) ax += c.nd;
+    int64_t outer = numel_of(c.dims, (int)ax);
+    int64_t len = old ? numel_of(c.dims + ax, c.nd - (int)ax) : c.dims[ax];
+    int64_t inner = old ? 1 : numel_of(c.dims + ax + 1, c.nd - (int)ax - 1);
+    ref_softmax(x, want, outer, len, inner, !strcmp(c.op, "LogSoftmax"));
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){sm_build, &c}, data, 1, out, info);
+    assert_shape(&info[0], c.dims, c.nd);
+    char what[96];
+    snprintf(what, sizeof what, "%s seed %llu axis %lld opset %d", c.op, (unsigned long long)seed,
+             (long long)c.axis, c.opset);
+    q8t_assert_close(out[0], want, n, 2e-6f, 2e-6f, what);
+    free(out[0]);
+    free(x);
+    free(want);
+}
+
+Test(softmax, matches_reference) {
+    const char *ops[] = {"Softmax", "LogSoftmax"};
+    for (int k = 0; k < 2; k++) {
+        const char *op = ops[k];
+        uint64_t s = 100 * (uint64_t)(k + 1);
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 13}, s + 1, -5, 5);   /* last axis */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 1, true, 13}, s + 2, -5, 5);    /* middle */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, true, 13}, s + 3, -5, 5);    /* first */
+        sm_check((sm_case){op, 4, {2, 3, 9, 7}, -3, true, 13}, s + 4, -5, 5); /* negative */
+        sm_check((sm_case){op, 3, {2, 13, 9}, 0, false, 11}, s + 5, -5, 5);   /* 2D at 1 */
+        sm_check((sm_case){op, 4, {2, 3, 9, 7}, -2, true, 11}, s + 6, -5, 5);
+        sm_check((sm_case){op, 4, {2, 3, 9, 7}, 0, true, 7}, s + 7, -5, 5);
+        sm_check((sm_case){op, 2, {3, 1000}, 0, false, 13}, s + 8, 990, 1010);   /* large */
+        sm_check((sm_case){op, 2, {7, 1}, 0, false, 13}, s + 9, -1, 1);          /* len 1 */
+        sm_check((sm_case){op, 3, {5, 130, 200}, 1, true, 13}, s + 10, -30, 30); /* blocks */
+        sm_check((sm_case){op, 1, {100003}, 0, false, 13}, s + 11, -80, 10);     /* one row */
+        sm_check((sm_case){op, 3, {2, 0, 3}, 1, true, 13}, s + 12, -1, 1);       /* empty */
+    }
+}
+
+Test(softmax, opset_semantics_differ) {
+    /* axis=1 on 2x3x4: opset 11 normalizes 12 values per batch, 13 only 3 */
+    float x[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)i * 0.1f;
+    const void *data[] = {x};
+    void *o11[1], *o13[1];
+    q8_tensor_info info[1];
+    sm_case c = {"Softmax", 3, {2, 3, 4}, 1, true, 11};
+    run2((built){sm_build, &c}, data, 1, o11, info);
+    c.opset = 13;
+    run2((built){sm_build, &c}, data, 1, o13, info);
+    double s11 = 0, s13 = 0;
+    for (int i = 0; i < 12; i++) s11 += ((float *)o11[0])[i];
+    for (int i = 0; i < 3; i++) s13 += ((float *)o13[0])[i * 4];
+    cr_assert(fabs(s11 - 1) < 1e-6 && fabs(s13 - 1) < 1e-6, "sums %g %g", s11, s13);
+    free(o11[0]);
+    free(o13[0]);
+}
+
+Test(softmax, nan_and_inf) {
+    float x[6] = {1, NAN, 2, 0, INFINITY, 1};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    sm_case c = {"Softmax", 2, {2, 3}, 0, false, 13};
+    run2((built){sm_build, &c}, data, 1, out, info);
+    for (int i = 0; i < 3; i++) cr_assert(isnan(((float *)out[0])[i]));
+    free(out[0]);
+}
+
+Test(softmax, in_place_after_relu) {
+    float *x = rand_buf(5, 13 * 50, -3, 3);
+    q8t_in in = {"x", Q8_F32, 2, {13, 50}, NULL};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(after_relu("LogSoftmax", &in, NULL, 0), data, 3, out, info, 1, &err),
+                 Q8_OK, "%s", err.msg);
+    float *r = malloc(sizeof(float) * 650), *want = malloc(sizeof(float) * 650);
+    memcpy(r, x, sizeof(float) * 650);
+    relu_buf(r, 650);
+    ref_softmax(r, want, 13, 50, 1, true);
+    q8t_assert_close(out[0], want, 650, 2e-6f, 2e-6f, "logsoftmax after relu");
+    free(out[0]);
+    free(r);
+    free(want);
+    free(x);
+}
+
+Test(softmax, errors) {
+    float x[6] = {0};
+    const void *data[] = {x};
+    sm_case c = {"Softmax", 2, {2, 3}, 2, true, 13};
+    EXPECT_ERR(sm_build(&c), data, "axis 2 is out of range for rank 2");
+    c.axis = -3;
+    c.op = "LogSoftmax";
+    EXPECT_ERR(sm_build(&c), data, "axis -3 is out of range");
+    q8t_in in = {"x", Q8_I64, 1, {6}, NULL};
+    EXPECT_ERR(q8t_graph1("Softmax", &in, 1, 1), data, "only float32 is supported");
+}
+
+/* ------------------------------------------------------ LayerNormalization */
+
+typedef struct ln_case {
+    int nd;
+    int64_t dims[5];
+    int64_t axis;
+    bool has_axis;
+    float eps;
+    int snd, bnd; /* ranks of Scale and B (bnd -1: no B) */
+    int64_t sdims[5], bdims[5];
+    const float *scale, *bias;
+    int n_out;
+} ln_case;
+
+static q8_graph *ln_build(const void *ctx) {
+    const ln_case *c = ctx;
+    q8t_in ins[3] = {{"x", Q8_F32, c->nd, {0}, NULL},
+                     {"scale", Q8_F32, c->snd, {0}, c->scale},
+                     {"b", Q8_F32, c->bnd, {0}, c->bias}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    memcpy(ins[1].dims, c->sdims, sizeof c->sdims);
+    memcpy(ins[2].dims, c->bdims, sizeof c->bdims);
+    q8_graph *g = q8t_graph1("LayerNormalization", ins, c->bnd >= 0 ? 3 : 2, c->n_out);
+    if (c->has_axis) q8t_attr_int(g, "axis", c->axis);
+    q8t_attr_float(g, "epsilon", c->eps);
+    return g;
+}
+
+/* Value of a right-aligned broadcast tensor at normalized element j. */
+static float bval(const float *v, int vnd, const int64_t *vd, const int64_t *nd_dims, int nnd,
+                  int64_t j) {
+    int64_t off = 0, mul = 1;
+    for (int i = nnd - 1; i >= 0; i--) {
+        int64_t c = j % nd_dims[i];
+        j /= nd_dims[i];
+        int vi = vnd - (nnd - i);
+        if (vi < 0) continue;
+        if (vd[vi] != 1) off += c * mul;
+        mul *= vd[vi];
+    }
+    return v[off];
+}
+
+static void ln_check(ln_case c, uint64_t seed) {
+    int64_t n = numel_of(c.dims, c.nd);
+    int64_t ax = c.has_axis ? c.axis : -1;
+    if (ax < 0) ax += c.nd;
+    int64_t rows = numel_of(c.dims, (int)ax), len = n / rows;
+    float *x = rand_buf(seed, n, -3, 5);
+    float *sc = rand_buf(seed + 1, numel_of(c.sdims, c.snd), -2, 2);
+    float *bi = c.bnd >= 0 ? rand_buf(seed + 2, numel_of(c.bdims, c.bnd), -1, 1) : NULL;
+    c.scale = sc;
+    c.bias = bi;
+    float *want = malloc(sizeof(float) * (size_t)n), *wm = malloc(sizeof(float) * (size_t)rows);
+    float *wi = malloc(sizeof(float) * (size_t)rows);
+    for (int64_t r = 0; r < rows; r++) {
+        double m = 0, v = 0;
+        for (int64_t j = 0; j < len; j++) m += x[r * len + j];
+        m /= (double)len;
+        for (int64_t j = 0; j < len; j++) v += (x[r * len + j] - m) * (x[r * len + j] - m);
+        v /= (double)len;
+        double inv = 1 / sqrt(v + c.eps);
+        for (int64_t j = 0; j < len; j++) {
+            double s = bval(sc, c.snd, c.sdims, c.dims + ax, c.nd - (int)ax, j);
+            double b = bi ? bval(bi, c.bnd, c.bdims, c.dims + ax, c.nd - (int)ax, j) : 0;
+            want[r * len + j] = (float)((x[r * len + j] - m) * inv * s + b);
+        }
+        wm[r] = (float)m;
+        wi[r] = (float)inv;
+    }
+    const void *data[] = {x};
+    void *out[3];
+    q8_tensor_info info[3];
+    run2((built){ln_build, &c}, data, c.n_out, out, info);
+    assert_shape(&info[0], c.dims, c.nd);
+    q8t_assert_close(out[0], want, n, 1e-5f, 1e-5f, "layernorm Y");
+    if (c.n_out > 1) {
+        int64_t md[5];
+        for (int i = 0; i < c.nd; i++) md[i] = i < ax ? c.dims[i] : 1;
+        assert_shape(&info[1], md, c.nd);
+        q8t_assert_close(out[1], wm, rows, 1e-5f, 1e-6f, "layernorm Mean");
+        if (c.n_out > 2) {
+            assert_shape(&info[2], md, c.nd);
+            q8t_assert_close(out[2], wi, rows, 1e-5f, 1e-6f, "layernorm InvStdDev");
+        }
+    }
+    for (int k = 0; k < c.n_out; k++) free(out[k]);
+    free(x);
+    free(sc);
+    free(bi);
+    free(want);
+    free(wm);
+    free(wi);
+}
+
+Test(layernorm, matches_reference) {
+    ln_check((ln_case){.nd = 3,
+                       .dims = {2, 13, 9},
+                       .eps = 1e-5f,
+                       .snd = 1,
+                       .sdims = {9},
+                       .bnd = 1,
+                       .bdims = {9},
+                       .n_out = 3},
+             1);
+    ln_check((ln_case){.nd = 4,
+                       .dims = {2, 3, 9, 7},
+                       .axis = 1,
+                       .has_axis = true,
+                       .eps = 1e-3f,
+                       .snd = 3,
+                       .sdims = {3, 9, 7},
+                       .bnd = 3,
+                       .bdims = {3, 9, 7},
+                       .n_out = 3},
+             2);
+    ln_check((ln_case){.nd = 4,
+                       .dims = {2, 3, 9, 7},
+                       .axis = -2,
+                       .has_axis = true,
+                       .eps = 0.1f,
+                       .snd = 2,
+                       .sdims = {9, 1},
+                       .bnd = 1,
+                       .bdims = {7},
+                       .n_out = 1},
+             3);
+    ln_check((ln_case){.nd = 2,
+                       .dims = {5, 300},
+                       .axis = 0,
+                       .has_axis = true,
+                       .eps = 1e-5f,
+                       .snd = 1,
+                       .sdims = {1},
+                       .bnd = -1,
+                       .n_out = 2},
+             4);
+    ln_check((ln_case){.nd = 3,
+                       .dims = {4, 1, 1},
+                       .axis = 1,
+                       .has_axis = true,
+                       .eps = 1e-5f,
+                       .snd = 2,
+                       .sdims = {1, 1},
+                       .bnd = 2,
+                       .bdims = {1, 1},
+                       .n_out = 3},
+             5);
+    ln_check((ln_case){.nd = 2,
+                       .dims = {3, 4},
+                       .axis = 2,
+                       .has_axis = true,
+                       .eps = 1e-2f,
+                       .snd = 0,
+                       .bnd = 0,
+                       .n_out = 3},
+             6); /* axis == rank: nothing normalized */
+}
+
+Test(layernorm, errors) {
+    float x[12] = {0}, s[12] = {1};
+    const void *data[] = {x};
+    ln_case c = {.nd = 2,
+                 .dims = {3, 4},
+                 .axis = 3,
+                 .has_axis = true,
+                 .snd = 1,
+                 .sdims = {4},
+                 .bnd = -1,
+                 .scale = s,
+                 .n_out = 1};
+    EXPECT_ERR(ln_build(&c), data, "axis 3 is out of range for rank 2");
+    c.axis = -1;
+    c.sdims[0] = 3;
+    EXPECT_ERR(ln_build(&c), data, "Scale has shape 3, which does not broadcast to 4");
+    c.sdims[0] = 4;
+    q8_graph *g = ln_build(&c);
+    q8t_attr_int(g, "stash_type", 11);
+    EXPECT_ERR(g, data, "stash_type 11 is not supported");
+}
+
+/* ------------------------------------------------------------------ Reduce */
+
+static const char *const red_ops[] = {
+    "ReduceSum", "ReduceMean", "ReduceMax",       "ReduceMin",    "ReduceProd",
+    "ReduceL1",  "ReduceL2",   "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"};
+
+typedef struct red_case {
+    const char *op;
+    q8_dtype dt;
+    int nd;
+    int64_t dims[6];
+    int na; /* -1: no axes at all */
+    int64_t axes[6];
+    bool axes_input; /* as a constant second input, else attribute */
+    int keep;        /* -1: attribute absent (default 1) */
+    int noop;
+    int opset;
+} red_case;
+
+static q8_graph *red_build(const void *ctx) {
+    const red_case *c = ctx;
+    q8t_in ins[2] = {{"x", c->dt, c->nd, {0}, NULL},
+                     {"axes", Q8_I64, 1, {c->na > 0 ? c->na : 0}, c->axes}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1(c->op, ins, c->axes_input && c->na >= 0 ? 2 : 1, 1);
+    g->opset = c->opset ? c->opset : 13;
+    if (!c->axes_input && c->na >= 0) q8t_attr_ints(g, "axes", c->axes, c->na);
+    if (c->keep >= 0) q8t_attr_int(g, "keepdims", c->keep);
+    if (c->noop) q8t_attr_int(g, "noop_with_empty_axes", 1);
+    return g;
+}
+
+/* Reference: every input element adds into its output slot, in double. */
+static void red_check(red_case c, uint64_t seed) {
+    int64_t n = numel_of(c.dims, c.nd);
+    int k = 0;
+    while (strcmp(red_ops[k], c.op)) k++;
+    float lo = k == 4 ? 0.8f : k == 8 ? 0.1f : -2, hi = k == 4 ? 1.2f : 2;
+    float *x = rand_buf(seed, n, lo, hi);
+    int64_t *xi = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    int32_t *x32 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        xi[i] = (int64_t)(x[i] * 1000) * (k == 4 ? 1 : 1000003);
+        if (k == 4) xi[i] = (int64_t)(x[i] * 3);
+        x32[i] = (int32_t)xi[i];
+    }
+    bool red[6] = {false};
+    for (int i = 0; i < c.na; i++) red[c.axes[i] < 0 ? c.axes[i] + c.nd : c.axes[i]] = true;
+    bool noop = c.na <= 0 && c.noop;
+    if (c.na <= 0 && !noop)
+        for (int d = 0; d < c.nd; d++) red[d] = true;
+    int64_t od[6], odk[6];
+    int ond = 0;
+    bool keep = c.keep != 0;
+    for (int d = 0; d < c.nd; d++) {
+        odk[d] = red[d] ? 1 : c.dims[d];
+        if (!red[d] || keep) od[ond++] = odk[d];
+    }
+    int64_t on = numel_of(odk, c.nd);
+    double *acc = calloc((size_t)(on ? on : 1), sizeof(double)),
+           *mx = malloc(sizeof(double) * (size_t)(on + 1));
+    double *mn = malloc(sizeof(double) * (size_t)(on + 1)),
+           *pr = malloc(sizeof(double) * (size_t)(on + 1));
+    double *sa = calloc((size_t)(on + 1), sizeof(double)),
+           *sq = calloc((size_t)(on + 1), sizeof(double));
+    double *se = calloc((size_t)(on + 1), sizeof(double));
+    int64_t *ia = calloc((size_t)(on + 1), sizeof(int64_t)),
+            *imx = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    int64_t *imn = malloc(sizeof(int64_t) * (size_t)(on + 1)),
+            *ipr = malloc(sizeof(int64_t) * (size_t)(on + 1));
+    for (int64_t o = 0; o < on; o++) {
+        mx[o] = -INFINITY;
+        mn[o] = INFINITY;
+        pr[o] = 1;
+        imx[o] = c.dt == Q8_I32 ? INT32_MIN : INT64_MIN;
+        imn[o] = c.dt == Q8_I32 ? INT32_MAX : INT64_MAX;
+        ipr[o] = 1;
+    }
+    int64_t cnt = on ? n / on : 0;
+    for (int64_t i = 0; i < n; i++) {
+        int64_t rem = i, o = 0, mul = 1;
+        for (int d = c.nd - 1; d >= 0; d--) {
+            int64_t cd = rem % c.dims[d];
+            rem /= c.dims[d];
+            if (!red[d]) o += cd * mul;
+            mul *= odk[d];
+        }
+        double v = x[i];
+        acc[o] += v;
+        mx[o] = v > mx[o] ? v : mx[o];
+        mn[o] = v < mn[o] ? v : mn[o];
+        pr[o] *= v;
+        sa[o] += fabs(v);
+        sq[o] += v * v;
+        se[o] += exp(v);
+        int64_t iv = c.dt == Q8_I32 ? x32[i] : xi[i];
+        ia[o] = (int64_t)((uint64_t)ia[o] + (uint64_t)iv); /* wraps like the kernel */
+        imx[o] = iv > imx[o] ? iv : imx[o];
+        imn[o] = iv < imn[o] ? iv : imn[o];
+        ipr[o] = (int64_t)((uint64_t)ipr[o] * (uint64_t)iv);
+    }
+    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I32 ? (void *)x32 : (void *)xi};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){red_build, &c}, data, 1, out, info);
+    if (noop) {
+        assert_shape(&info[0], c.dims, c.nd);
+        cr_assert(memcmp(out[0], data[0], (size_t)n * q8_dtype_size(c.dt)) == 0, "noop copies");
+    } else {
+        assert_shape(&info[0], od, ond);
+        cr_assert_eq(info[0].dtype, c.dt);
+        for (int64_t o = 0; o < on; o++) {
+            if (c.dt != Q8_F32) {
+                int64_t want = k == 0 ? ia[o] : k == 2 ? imx[o] : k == 3 ? imn[o] : ipr[o];
+                int64_t got = c.dt == Q8_I32 ? ((int32_t *)out[0])[o] : ((int64_t *)out[0])[o];
+                if (c.dt == Q8_I32) want = (int32_t)want;
+                cr_assert_eq(got, want, "%s int [%lld]: %lld vs %lld", c.op, (long long)o,
+                             (long long)got, (long long)want);
+                continue;
+            }
+            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o],       pr[o],
+                          sa[o],  sqrt(sq[o]),          sq[o], log(acc[o]), log(se[o])};
+            float want = (float)w[k], got = ((float *)out[0])[o];
+            cr_assert(fabsf(got - want) <= 1e-5f + 1e-5f * fabsf(want) ||
+                          (isnan(want) && isnan(got)) || (isinf(want) && got == want),
+                      "%s [%lld]: got %.9g, want %.9g", c.op, (long long)o, got, want);
+        }
+    }
+    free(out[0]);
+    free(x);
+    free(xi);
+    free(x32);
+    free(acc);
+    free(mx);
+    free(mn);
+    free(pr);
+    free(sa);
+    free(sq);
+    free(se);
+    free(ia);
+    free(imx);
+    free(imn);
+    free(ipr);
+}
+
+Test(reduce, all_ops_axes_keepdims) {
+    uint64_t seed = 1000;
+    static const struct {
+        int nd;
+        int64_t dims[6];
+        int na;
+        int64_t axes[6];
+    } shapes[] = {
+        {4, {2, 13, 9, 7}, 1, {1}},
+        {4, {2, 13, 9, 7}, 2, {0, 2}},
+        {4, {2, 13, 9, 7}, 1, {-1}},
+        {4, {2, 13, 9, 7}, 2, {3, 1}},
+        {4, {2, 13, 9, 7}, -1, {0}},
+        {4, {2, 13, 9, 7}, 3, {-4, 1, 2}},
+        {1, {5}, 1, {0}},
+        {3, {3, 1, 4}, 1, {1}},
+        {2, {1, 1}, 1, {0}},
+        {3, {2, 300, 257}, 1, {1}},
+        {2, {3, 1001}, 1, {1}},
+        {5, {2, 1, 3, 1, 5}, 2, {1, 2}},
+        {3, {2, 0, 3}, 1, {1}},
+        {2, {0, 3}, 1, {1}},
+    };
+    for (int k = 0; k < 10; k++)
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int keep = 0; keep < 2; keep++) {
+                red_case c = {.op = red_ops[k],
+                              .dt = Q8_F32,
+                              .nd = shapes[s].nd,
+                              .na = shapes[s].na,
+                              .keep = keep,
+                              .opset = 13};
+                memcpy(c.dims, shapes[s].dims, sizeof c.dims);
+                memcpy(c.axes, shapes[s].axes, sizeof c.axes);
+                if (k == 0) c.axes_input = true; /* ReduceSum 13: axes is an input */
+                if (!strcmp(c.op, "ReduceLogSum") && c.dims[1] == 0) continue;
+                red_check(c, seed++);
+            }
+}
+
+Test(reduce, opsets_and_noop) {
+    /* ReduceSum before 13: attribute; ReduceMean 18: input */
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 1,
+                         .axes = {-2},
+                         .keep = -1,
+                         .opset = 11},
+              1);
+    red_check((red_case){.op = "ReduceMean",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 2,
+                         .axes = {0, 2},
+                         .axes_input = true,
+                         .keep = 0,
+                         .opset = 18},
+              2);
+    red_check((red_case){.op = "ReduceMax",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 1,
+                         .noop = 1,
+                         .opset = 18},
+              3);
+    /* empty axes input: noop copies, otherwise everything is reduced */
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 1,
+                         .noop = 1},
+              4);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = 0,
+                         .axes_input = true,
+                         .keep = 0},
+              5);
+    red_check((red_case){.op = "ReduceSum",
+                         .dt = Q8_F32,
+                         .nd = 3,
+                         .dims = {4, 5, 6},
+                         .na = -1,
+                         .keep = 0,
+                         .noop = 1},
+              6);
+}
+
+Test(reduce, integers) {
+    const char *ops[] = {"ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
+    for (int k = 0; k < 4; k++)
+        for (int t = 0; t < 2; t++) {
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 3,
+                                 .dims = {2, 3, 4},
+                                 .na = 1,
+                                 .axes = {1},
+                                 .axes_input = k == 0,
+                                 .keep = 0},
+                      50 + (uint64_t)k);
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 1,
+                                 .dims = {3},
+                                 .na = -1,
+                                 .keep = 1},
+                      60 + (uint64_t)k);
+            red_check((red_case){.op = ops[k],
+                                 .dt = t ? Q8_I32 : Q8_I64,
+                                 .nd = 2,
+                                 .dims = {3, 0},
+                                 .na = 1,
+                                 .axes = {1},
+                                 .axes_input = k == 0,
+                                 .keep = 1},
+                      70);
+        }
+}
+
+Test(reduce, nan_propagates_in_max) {
+    float x[6] = {1, NAN, 3, -1, -2, -3};
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    red_case c = {
+        .op = "ReduceMax", .dt = Q8_F32, .nd = 2, .dims = {2, 3}, .na = 1, .axes = {1}, .keep = 0};
+    run2((built){red_build, &c}, data, 1, out, info);
+    cr_assert(isnan(((float *)out[0])[0]));
+    cr_assert_eq(((float *)out[0])[1], -1.0f);
+    free(out[0]);
+}
+
+Test(reduce, errors) {
+    float x[24] = {0};
+    const void *data[] = {x};
+    red_case c = {.op = "ReduceMean",
+                  .dt = Q8_F32,
+                  .nd = 3,
+                  .dims = {2, 3, 4},
+                  .na = 1,
+                  .axes = {3},
+                  .keep = 1};
+    EXPECT_ERR(red_build(&c), data, "axis 3 is out of range for rank 3");
+    c.na = 2;
+    c.axes[0] = 1;
+    c.axes[1] = -2;
+    EXPECT_ERR(red_build(&c), data, "axis -2 is given twice");
+    c.dt = Q8_I64;
+    c.na = 1;
+    EXPECT_ERR(red_build(&c), data, "input is int64, supported: float32");
+    /* axes computed at run time: not supported */
+    q8t_in ins[2] = {{"x", Q8_F32, 3, {2, 3, 4}, NULL}, {"axes", Q8_I64, 1, {1}, NULL}};
+    int64_t ax[1] = {1};
+    const void *data2[] = {x, ax};
+    EXPECT_ERR(q8t_graph1("ReduceSum", ins, 2, 1), data2, "('axes') must be a constant");
+}
+
+/* ------------------------------------------------------------------ Resize */
+
+typedef struct rs_case {
+    const char *op; /* "Resize" or "Upsample" */
+    q8_dtype dt;
+    int nd;
+    int64_t dims[5];
+    int opset;
+    const char *mode, *ctm, *nearest; /* NULL: attribute absent */
+    float cubic_a;
+    bool has_a;
+    int exclude;
+    bool use_sizes;
+    float scales[5];
+    int64_t sizes[5];
+    float roi[10];
+    float extrap;
+} rs_case;
+
+static q8_graph *rs_build(const void *ctx) {
+    const rs_case *c = ctx;
+    q8t_in ins[4] = {{"x", c->dt, c->nd, {0}, NULL}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    int nin;
+    static const float none[1] = {0};
+    bool upsample7 = !strcmp(c->op, "Upsample") && c->opset < 9;
+    if (upsample7) {
+        nin = 1;
+    } else if (c->opset < 11) {
+        ins[1] = (q8t_in){"scales", Q8_F32, 1, {c->nd}, c->scales};
+        nin = 2;
+    } else {
+        bool crop = c->ctm && !strcmp(c->ctm, "tf_crop_and_resize");
+        ins[1] = crop ? (q8t_in){"roi", Q8_F32, 1, {2 * c->nd}, c->roi}
+                      : (q8t_in){c->opset < 13 ? "roi" : NULL, Q8_F32, 1, {0}, none};
+        if (c->use_sizes) {
+            ins[2] = (q8t_in){c->opset < 13 ? "scales" : NULL, Q8_F32, 1, {0}, none};
+            ins[3] = (q8t_in){"sizes", Q8_I64, 1, {c->nd}, c->sizes};
+            nin = 4;
+        } else {
+            ins[2] = (q8t_in){"scales", Q8_F32, 1, {c->nd}, c->scales};
+            nin = 3;
+        }
+    }
+    q8_graph *g = q8t_graph1(c->op, ins, nin, 1);
+    g->opset = c->opset;
+    if (upsample7) q8t_attr_floats(g, "scales", c->scales, c->nd);
+    if (c->mode) q8t_attr_str(g, "mode", c->mode);
+    if (c->ctm) q8t_attr_str(g, "coordinate_transformation_mode", c->ctm);
+    if (c->nearest) q8t_attr_str(g, "nearest_mode", c->nearest);
+    if (c->has_a) q8t_attr_float(g, "cubic_coeff_a", c->cubic_a);
+    if (c->exclude) q8t_attr_int(g, "exclude_outside", 1);
+    if (c->extrap != 0) q8t_attr_float(g, "extrapolation_value", c->extrap);
+    return g;
+}
+
+/* The n indices in [0, limit) nearest to x, preferring smaller ones, sorted
+ * (get_neighbor_idxes of the ONNX reference). */
+static void nearest_idxes(double x, int n, int64_t limit, int64_t *out) {
+    int64_t best[4];
+    int got = 0;
+    int64_t f = (int64_t)floor(x);
+    for (int64_t i = f - n - 1; i <= f + n + 1; i++) {
+        if (i < 0 || i >= limit) continue;
+        /* insert, keeping the n best by (|x - i|, i) */
+        int pos = got;
+        while (pos > 0 && (fabs(x - (double)best[pos - 1]) > fabs(x - (double)i))) pos--;
+        if (pos >= n) continue;
+        for (int j = (got < n ? got : n - 1); j > pos; j--) best[j] = best[j - 1];
+        best[pos] = i;
+        if (got < n) got++;
+    }
+    for (int a = 0; a < got; a++) /* sort by index */
+        for (int b = a + 1; b < got; b++)
+            if (best[b] < best[a]) {
+                int64_t t = best[a];
+                best[a] = best[b];
+                best[b] = t;
+            }
+    memcpy(out, best, sizeof(int64_t) * (size_t)got);
+}
+
+/* Per dim and output index: taps (unclamped index, coefficient) per the
+ * ONNX reference; returns the count, or -1 when outside the crop. */
+static int ref_taps(const rs_case *c, int d, int64_t o, int64_t *idx, double *cf) {
+    int64_t in = c->dims[d];
+    double scale = c->use_sizes ? (double)c->sizes[d] / (double)in : (double)c->scales[d];
+    int64_t out_len = c->use_sizes ? c->sizes[d] : (int64_t)floor((double)in * scale);
+    const char *mode = c->mode ? c->mode : "nearest";
+    bool old = c->opset < 11 || !strcmp(c->op, "Upsample");
+    double x;
+    if (old) {
+        x = (double)o / scale;
+        if (!strcmp(mode, "nearest")) {
+            int64_t i = scale < 1 ? (int64_t)ceil(x) : (int64_t)floor(x);
+            idx[0] = i;
+            cf[0] = 1;
+            return 1;
+        }
+    } else {
+        const char *ctm = c->ctm ? c->ctm : "half_pixel";
+        double ow = scale * (double)in;
+        if (!strcmp(ctm, "align_corners"))
+            x = ow == 1 ? 0 : (double)o * (double)(in - 1) / (ow - 1);
+        else if (!strcmp(ctm, "asymmetric"))
+            x = (double)o / scale;
+        else if (!strcmp(ctm, "tf_half_pixel_for_nn"))
+            x = ((double)o + 0.5) / scale;
+        else if (!strcmp(ctm, "pytorch_half_pixel"))
+            x = out_len > 1 ? ((double)o + 0.5) / scale - 0.5 : 0; /* the spec's 0 */
+        else if (!strcmp(ctm, "tf_crop_and_resize")) {
+            double rs = c->roi[d], re = c->roi[c->nd + d];
+            x = ow == 1 ? (re - rs) * (double)(in - 1) / 2
+                        : (double)o * (re - rs) * (double)(in - 1) / (ow - 1);
+            x += rs * (double)(in - 1);
+            if (x < 0 || x > (double)(in - 1)) return -1;
+        } else
+            x = ((double)o + 0.5) / scale - 0.5;
+    }
+    double ratio = x == floor(x) ? 1 : x - floor(x), A = c->has_a ? c->cubic_a : -0.75;
+    int n;
+    if (!strcmp(mode, "nearest")) {
+        const char *nm = c->nearest ? c->nearest : "round_prefer_floor";
+        n = 2;
+        if (ratio == 1)
+            cf[0] = 0, cf[1] = 1;
+        else if (!strcmp(nm, "round_prefer_floor"))
+            cf[0] = ratio <= 0.5, cf[1] = ratio > 0.5;
+        else if (!strcmp(nm, "round_prefer_ceil"))
+            cf[0] = ratio < 0.5, cf[1] = ratio >= 0.5;
+        else if (!strcmp(nm, "floor"))
+            cf[0] = 1, cf[1] = 0;
+        else
+            cf[0] = 0, cf[1] = 1;
+    } else if (!strcmp(mode, "linear")) {
+        n = 2;
+        cf[0] = 1 - ratio;
+        cf[1] = ratio;
+    } else {
+        n = 4;
+        double r = ratio;
+        cf[0] = ((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A;
+        cf[1] = ((A + 2) * r - (A + 3)) * r * r + 1;
+        cf[2] = ((A + 2) * (1 - r) - (A + 3)) * (1 - r) * (1 - r) + 1;
+        cf[3] = ((A * ((1 - r) + 1) - 5 * A) * ((1 - r) + 1) + 8 * A) * ((1 - r) + 1) - 4 * A;
+    }
+    int pad = (n + 1) / 2;
+    nearest_idxes(x + pad, n, in + 2 * pad, idx);
+    for (int k = 0; k < n; k++) idx[k] -= pad;
+    if (c->exclude) {
+        double s = 0;
+        for (int k = 0; k < n; k++) {
+            if (idx[k] < 0 || idx[k] >= in) cf[k] = 0;
+            s += cf[k];
+        }
+        for (int k = 0; k < n; k++) cf[k] /= s;
+    }
+    return n;
+}
+
+static void rs_check(rs_case c, uint64_t seed) {
+    if (!c.dt) c.dt = Q8_F32;
+    if (!c.opset) c.opset = 13;
+    int nd = c.nd;
+    int64_t n = numel_of(c.dims, nd), od[5];
+    for (int d = 0; d < nd; d++) {
+        double len = (double)c.dims[d];
+        if (c.ctm && !strcmp(c.ctm, "tf_crop_and_resize") && !c.use_sizes)
+            len *= (double)(c.roi[nd + d] - c.roi[d]);
+        od[d] = c.use_sizes ? c.sizes[d] : (int64_t)floor(len * (double)c.scales[d]);
+    }
+    int64_t on = numel_of(od, nd);
+    float *x = rand_buf(seed, n, -10, 10);
+    int8_t *x8 = malloc((size_t)n + 1);
+    int64_t *x64 = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    for (int64_t i = 0; i < n; i++) {
+        x8[i] = (int8_t)(x[i] * 12);
+        x64[i] = (int64_t)(x[i] * 1e9);
+    }
+    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I8 ? (void *)x8 : (void *)x64};
+    void *out[1];
+    q8_tensor_info info[1];
+    run2((built){rs_build, &c}, data, 1, out, info);
+    assert_shape(&info[0], od, nd);
+    for (int64_t o = 0; o < on; o++) {
+        int64_t oc[5], rem = o;
+        for (int d = nd - 1; d >= 0; d--) {
+            oc[d] = rem % od[d];
+            rem /= od[d];
+        }
+        int64_t idx[5][4];
+        double cf[5][4];
+        int nt[5];
+        bool outside = false;
+        for (int d = 0; d < nd; d++) {
+            nt[d] = ref_taps(&c, d, oc[d], idx[d], cf[d]);
+            if (nt[d] < 0) outside = true;
+        }
+        double want = c.extrap;
+        if (!outside) {
+            want = 0;
+            int64_t combos = 1;
+            for (int d = 0; d < nd; d++) combos *= nt[d];
+            for (int64_t k = 0; k < combos; k++) {
+                int64_t r2 = k, flat = 0;
+                double w = 1;
+                for (int d = nd - 1; d >= 0; d--) {
+                    int t = (int)(r2 % nt[d]);
+                    r2 /= nt[d];
+                    w *= cf[d][t];
+                    (void)flat;
+                }
+                if (w == 0) continue;
+                r2 = k;
+                int tsel[5];
+                for (int d = nd - 1; d >= 0; d--) {
+                    tsel[d] = (int)(r2 % nt[d]);
+                    r2 /= nt[d];
+                }
+                for (int d = 0; d < nd; d++) {
+                    int64_t i = idx[d][tsel[d]];
+                    i = i < 0 ? 0 : i >= c.dims[d] ? c.dims[d] - 1 : i;
+                    flat = flat * c.dims[d] + i;
+                }
+                want += w * (c.dt == Q8_F32  ? x[flat]
+                             : c.dt == Q8_I8 ? x8[flat]
+                                             : (double)x64[flat]);
+            }
+        }
+        double got = c.dt == Q8_F32  ? ((float *)out[0])[o]
+                     : c.dt == Q8_I8 ? ((int8_t *)out[0])[o]
+                                     : (double)((int64_t *)out[0])[o];
+        cr_assert(fabs(got - want) <= 2e-5 * (1 + fabs(want)),
+                  "%s %s/%s/%s opset %d, output %lld: got %.9g, want %.9g", c.op,
+                  c.mode ? c.mode : "-", c.ctm ? c.ctm : "-", c.nearest ? c.nearest : "-", c.opset,
+                  (long long)o, got, want);
+    }
+    free(out[0]);
+    free(x);
+    free(x8);
+    free(x64);
+}
+
+static const char *const rs_ctms[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                      "asymmetric", "tf_half_pixel_for_nn"};
+static const char *const rs_nearest[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                         "ceil"};
+static const float rs_factors[] = {2.0f, 0.5f, 1.7f, 0.6f};
+
+/* Every factor (and 7->9, 5->9 by sizes) for one mode/ctm/nearest setting. */
+static void rs_factors_check(rs_case c, uint64_t seed) {
+    c.nd = 4;
+    int64_t d[4] = {1, 2, 7, 5};
+    memcpy(c.dims, d, sizeof d);
+    for (size_t f = 0; f < sizeof rs_factors / sizeof rs_factors[0]; f++) {
+        float s[4] = {1, 1, rs_factors[f], rs_factors[f]};
+        memcpy(c.scales, s, sizeof s);
+        c.use_sizes = false;
+        rs_check(c, seed + f);
+    }
+    int64_t sz[4] = {1, 2, 9, 9};
+    memcpy(c.sizes, sz, sizeof sz);
+    c.use_sizes = true;
+    rs_check(c, seed + 9);
+    int64_t sz2[4] = {1, 2, 3, 1};
+    memcpy(c.sizes, sz2, sizeof sz2);
+    rs_check(c, seed + 10);
+}
+
+Test(resize, nearest_all_modes) {
+    for (int t = 0; t < 5; t++)
+        for (int m = 0; m < 4; m++)
+            rs_factors_check(
+                (rs_case){
+                    .op = "Resize", .mode = "nearest", .ctm = rs_ctms[t], .nearest = rs_nearest[m]},
+                100 + (uint64_t)(t * 4 + m) * 16);
+    rs_factors_check((rs_case){.op = "Resize"}, 999); /* all defaults */
+}
+
+Test(resize, linear_and_cubic) {
+    for (int t = 0; t < 5; t++) {
+        rs_factors_check((rs_case){.op = "Resize", .mode = "linear", .ctm = rs_ctms[t]},
+                         200 + (uint64_t)t * 16);
+        rs_factors_check((rs_case){.op = "Resize", .mode = "cubic", .ctm = rs_ctms[t]},
+                         300 + (uint64_t)t * 16);
+        rs_factors_check((rs_case){.op = "Resize",
+                                   .mode = "cubic",
+                                   .ctm = rs_ctms[t],
+                                   .cubic_a = -0.5f,
+                                   .has_a = true,
+                                   .exclude = 1},
+                         400 + (uint64_t)t * 16);
+    }
+}
+
+Test(resize, other_dims_and_ranks) {
+    /* channels resized too (linear over C, H, W) */
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {2, 3, 4, 5},
+                       .scales = {1, 1.5f, 2, 1}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 4,
+                       .dims = {1, 3, 4, 5},
+                       .scales = {1, 2, 0.5f, 1.7f}},
+             2);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {2, 3, 4, 5},
+                       .scales = {2, 0.5f, 1, 3}},
+             3);
+    /* 1D, 3D, 1x1 spatial */
+    rs_check((rs_case){.op = "Resize", .mode = "linear", .nd = 1, .dims = {7}, .scales = {1.7f}},
+             4);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 1,
+                       .dims = {7},
+                       .use_sizes = true,
+                       .sizes = {9},
+                       .ctm = "align_corners"},
+             5);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 5,
+                       .dims = {1, 2, 3, 4, 5},
+                       .scales = {1, 1, 2, 1.5f, 0.5f}},
+             6);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 13, 1, 1},
+                       .scales = {1, 1, 3, 2},
+                       .ctm = "align_corners"},
+             7);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "cubic",
+                       .nd = 4,
+                       .dims = {1, 2, 1, 1},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 3, 4}},
+             8);
+    /* identity sizes */
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 9, 7},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 9, 7}},
+             9);
+    /* large enough to split rows across threads */
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 3, 64, 60},
+                       .scales = {1, 1, 2, 2}},
+             10);
+}
+
+Test(resize, crop_and_resize) {
+    const char *modes[] = {"nearest", "linear", "cubic"};
+    for (int m = 0; m < 3; m++) {
+        rs_check((rs_case){.op = "Resize",
+                           .mode = modes[m],
+                           .ctm = "tf_crop_and_resize",
+                           .nd = 4,
+                           .dims = {1, 2, 7, 5},
+                           .use_sizes = true,
+                           .sizes = {1, 2, 5, 6},
+                           .roi = {0, 0, 0.4f, 0.6f, 1, 1, 0.9f, 1.3f},
+                           .extrap = 10},
+                 1);
+        rs_check((rs_case){.op = "Resize",
+                           .mode = modes[m],
+                           .ctm = "tf_crop_and_resize",
+                           .nd = 4,
+                           .dims = {1, 2, 7, 5},
+                           .use_sizes = true,
+                           .sizes = {1, 2, 3, 1},
+                           .roi = {0, 0, -0.2f, 0.1f, 1, 1, 0.5f, 0.4f}},
+                 2);
+    }
+}
+
+Test(resize, old_opsets_and_upsample) {
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 2, 3}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 0.6f, 0.5f}},
+             2);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 10,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .scales = {1, 1, 1.7f, 0.5f}},
+             3);
+    rs_check((rs_case){.op = "Resize",
+                       .opset = 11,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 7, 5},
+                       .use_sizes = true,
+                       .sizes = {1, 2, 9, 9}},
+             4);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 9,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 3, 4},
+                       .scales = {1, 1, 2, 3}},
+             5);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 9,
+                       .mode = "linear",
+                       .nd = 4,
+                       .dims = {1, 2, 3, 4},
+                       .scales = {1, 1, 2, 1.5f}},
+             6);
+    rs_check((rs_case){.op = "Upsample",
+                       .opset = 7,
+                       .mode = "nearest",
+                       .nd = 3,
+                       .dims = {2, 3, 4},
+                       .scales = {1, 2, 2}},
+             7);
+}
+
+Test(resize, integer_nearest) {
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I8,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 3, 7, 5},
+                       .scales = {1, 1, 1.7f, 0.6f}},
+             1);
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I64,
+                       .mode = "nearest",
+                       .nd = 2,
+                       .dims = {7, 5},
+                       .use_sizes = true,
+                       .sizes = {9, 9},
+                       .ctm = "asymmetric",
+                       .nearest = "floor"},
+             2);
+}
+
+Test(resize, errors) {
+    float x[70] = {0}, sc[4] = {1, 1, 2, 2};
+    int64_t sz[4] = {1, 2, 14, 10};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
+                     {NULL, Q8_I64, 1, {4}, NULL}};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data,
+               "needs scales or sizes, and neither is given");
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {4}, sc};
+    ins[3] = (q8t_in){"sizes", Q8_I64, 1, {4}, sz};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "both scales and sizes are given");
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {3}, sc};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "scales has 3 values, expected 4");
+    ins[2].dims[0] = 4;
+    sc[1] = 0;
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "scales[1] is 0, must be > 0");
+    sc[1] = 1;
+    q8_graph *g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "bicubic");
+    EXPECT_ERR(g, data, "mode is 'bicubic'");
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "half");
+    EXPECT_ERR(g, data, "coordinate_transformation_mode 'half' is unknown");
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_ERR(g, data, "tf_crop_and_resize needs the roi input");
+    ins[0].dtype = Q8_I8;
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "linear");
+    EXPECT_ERR(g, data, "linear and cubic modes need float32");
+    /* scales computed at run time */
+    ins[0].dtype = Q8_F32;
+    ins[2].data = NULL;
+    const void *data2[] = {x, sc};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data2, "('scales') must be a constant");
+}
+
+Test(resize, opset18_axes_and_aspect_ratio) {
+    float *x = rand_buf(3, 70, -1, 1);
+    const void *data[] = {x};
+    float sc2[2] = {2.0f, 1.7f}, sc4[4] = {1, 1, 2.0f, 1.7f};
+    int64_t ax[2] = {2, 3};
+    q8t_in ins[3] = {{"x", Q8_F32, 4, {1, 2, 7, 5}, NULL},
+                     {NULL, Q8_F32, 1, {0}, NULL},
+                     {"scales", Q8_F32, 1, {2}, sc2}};
+    q8_error err = {0};
+    void *o1[1], *o2[1];
+    q8_tensor_info i1[1], i2[1];
+    q8_graph *g = q8t_graph1("Resize", ins, 3, 1);
+    g->opset = 18;
+    q8t_attr_str(g, "mode", "linear");
+    q8t_attr_ints(g, "axes", ax, 2);
+    cr_assert_eq(q8t_run(g, data, 2, o1, i1, 1, &err), Q8_OK, "%s", err.msg);
+    ins[2] = (q8t_in){"scales", Q8_F32, 1, {4}, sc4};
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_str(g, "mode", "linear");
+    cr_assert_eq(q8t_run(g, data, 2, o2, i2, 1, &err), Q8_OK, "%s", err.msg);
+    int64_t want[4] = {1, 2, 14, 8};
+    assert_shape(&i1[0], want, 4);
+    cr_assert(memcmp(o1[0], o2[0], sizeof(float) * 2 * 14 * 8) == 0, "axes = the full scales");
+    free(o1[0]);
+    free(o2[0]);
+    /* keep_aspect_ratio_policy with sizes {10, 20} on 7x5: one common scale */
+    const char *pol[2] = {"not_larger", "not_smaller"};
+    int64_t sizes[2] = {10, 20}, want_dims[2][4] = {{1, 2, 10, 7}, {1, 2, 28, 20}};
+    for (int k = 0; k < 2; k++) {
+        q8t_in in4[4] = {ins[0],
+                         {NULL, Q8_F32, 1, {0}, NULL},
+                         {NULL, Q8_F32, 1, {0}, NULL},
+                         {"sizes", Q8_I64, 1, {2}, sizes}};
+        g = q8t_graph1("Resize", in4, 4, 1);
+        g->opset = 18;
+        q8t_attr_ints(g, "axes", ax, 2);
+        q8t_attr_str(g, "keep_aspect_ratio_policy", pol[k]);
+        cr_assert_eq(q8t_run(g, data, 1, o1, i1, 1, &err), Q8_OK, "%s", err.msg);
+        assert_shape(&i1[0], want_dims[k], 4);
+        free(o1[0]);
+    }
+    g = q8t_graph1("Resize", ins, 3, 1);
+    q8t_attr_int(g, "antialias", 1);
+    EXPECT_ERR(g, data, "antialias=1 is not supported");
+    free(x);
+}
+
+Test(resize, too_large) {
+    float x[4] = {0}, sc[2] = {1e30f, 1};
+    int64_t sz[2] = {(int64_t)1 << 40, 0};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_F32, 2, {2, 2}, NULL}, {NULL, Q8_F32, 1, {0}, NULL},
+                     {"scales", Q8_F32, 1, {2}, sc}, {"sizes", Q8_I64, 1, {2}, sz}};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 3, 1), data, "output dim 0 would have");
+    ins[2] = (q8t_in){NULL, Q8_F32, 1, {0}, NULL};
+    EXPECT_ERR(q8t_graph1("Resize", ins, 4, 1), data, "is too large");
+}
+
+Test(resize, crop_needs_float) {
+    int8_t x[4] = {0};
+    float roi[4] = {0, 0, 1, 1};
+    int64_t sz[2] = {3, 3};
+    const void *data[] = {x};
+    q8t_in ins[4] = {{"x", Q8_I8, 2, {2, 2}, NULL}, {"roi", Q8_F32, 1, {4}, roi},
+                     {NULL, Q8_F32, 1, {0}, NULL}, {"sizes", Q8_I64, 1, {2}, sz}};
+    q8_graph *g = q8t_graph1("Resize", ins, 4, 1);
+    q8t_attr_str(g, "coordinate_transformation_mode", "tf_crop_and_resize");
+    EXPECT_ERR(g, data, "tf_crop_and_resize needs float32 data");
+}
