@@ -1,0 +1,137 @@
+/* quantize, end to end: ONNX -> FP32 passes -> prune -> calibrate ->
+ * INT8 rewrite -> memory plan -> .q8 file (atomically). */
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "calibrate.h"
+#include "onnx_import.h"
+#include "passes.h"
+#include "planner.h"
+#include "q8file.h"
+#include "quantize_model.h"
+#include "sha256.h"
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static bool same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+static const char *method_name(q8_calib_method m) {
+    return m == Q8_CALIB_MINMAX ? "minmax" : m == Q8_CALIB_ENTROPY ? "entropy" : "percentile";
+}
+
+/* "name=1x3x224x224;..." of the graph inputs */
+static void shapes_string(const q8_graph *g, char *buf, size_t n) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < g->n_inputs && used < n; i++) {
+        const q8_tensor *t = g->tensors[g->inputs[i]];
+        char sb[128];
+        used += (size_t)snprintf(buf + used, n - used, "%s%s=%s", i ? ";" : "", t->name,
+                                 q8_shape_str(t->dims, t->ndim, sb, sizeof sb));
+    }
+}
+
+static size_t plan_arena(const q8_graph *g, q8_plan *p, q8_error *err) {
+    (void)err;
+    return q8_plan_build(g, NULL, NULL, p, NULL) == Q8_OK ? p->arena_bytes : 0;
+}
+
+q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
+                            const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
+    double t0 = now_s();
+    memset(r, 0, sizeof *r);
+    if (!o->calib_dir)
+        return q8_fail(err, Q8_ERR_ARG,
+                       "calibration data is needed (--calib DIR): INT8 activation ranges are "
+                       "measured by running the model on samples of its real inputs");
+    if (same_file(onnx_path, out_path))
+        return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx_path);
+    uint8_t *buf;
+    size_t len;
+    Q8_TRY(q8_read_file(onnx_path, &buf, &len, err));
+    r->onnx_bytes = len;
+    char sha[65];
+    q8_sha256_hex(buf, len, sha);
+    free(buf);
+
+    q8_graph *g = NULL;
+    q8_sample_set samples = {0};
+    q8_calibration cal = {0};
+    q8_meta meta = {0};
+    q8_plan plan = {0};
+    q8_input_shape shapes[64];
+    q8_status s = q8_onnx_load(onnx_path, &g, err);
+    if (s == Q8_OK) s = q8_samples_from_dir(o->calib_dir, g, &samples, err);
+    /* Input shapes: given, or from the first calibration sample. */
+    q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};
+    if (s == Q8_OK && o->n_input_shapes == 0) {
+        if (samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
+        for (int k = 0; k < samples.n_inputs && s == Q8_OK; k++) {
+            q8_tensor *t;
+            s = q8_sample_load(&samples, 0, k, &t, err);
+            if (s != Q8_OK) break;
+            shapes[k].name = g->tensors[g->inputs[k]]->name;
+            shapes[k].ndim = t->ndim;
+            memcpy(shapes[k].dims, t->dims, sizeof shapes[k].dims);
+            q8_tensor_free(t);
+        }
+        lo.input_shapes = shapes;
+        lo.n_input_shapes = samples.n_inputs;
+    }
+    /* shape names point into g's tensors, which the passes keep */
+    if (s == Q8_OK) s = q8_passes_run(g, &lo, err);
+    if (s == Q8_OK) {
+        r->fp32_arena_bytes = plan_arena(g, &plan, err);
+        q8_plan_free(&plan);
+    }
+    if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
+    q8_calib_options co = {.method = o->method, .percentile = o->percentile, .n_threads = o->n_threads};
+    if (s == Q8_OK) s = q8_calibrate(g, &samples, &co, &cal, err);
+    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &o->quant, &meta, err);
+    if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
+    char shapes_s[1024];
+    if (s == Q8_OK) {
+        r->q8_arena_bytes = plan.arena_bytes;
+        shapes_string(g, shapes_s, sizeof shapes_s);
+        const char *slash = strrchr(onnx_path, '/');
+        const char *pm = o->prune.mode == Q8_PRUNE_2_4 ? "2:4"
+                         : o->prune.mode == Q8_PRUNE_UNSTRUCTURED ? "unstructured" : "none";
+        s = q8_meta_set_str(&meta, "producer", "q8 " Q8_VERSION_STRING, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "source.name", slash ? slash + 1 : onnx_path, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "source.sha256", sha, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "input.shapes", shapes_s, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "calib.method", method_name(o->method), err);
+        if (s == Q8_OK && o->method == Q8_CALIB_PERCENTILE)
+            s = q8_meta_set_float(&meta, "calib.percentile", o->percentile, err);
+        if (s == Q8_OK) s = q8_meta_set_int(&meta, "calib.samples", samples.n_samples, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.mode", pm, err);
+        if (s == Q8_OK)
+            s = q8_meta_set_float(&meta, "prune.fraction",
+                                  o->prune.mode == Q8_PRUNE_2_4 ? 0.5 : o->prune.mode ? o->prune.fraction : 0, err);
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.scope", o->prune.global ? "global" : "layer", err);
+    }
+    for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
+        if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;
+    }
+    if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, &plan, err);
+    if (s == Q8_OK) {
+        struct stat st;
+        r->q8_bytes = stat(out_path, &st) == 0 ? (size_t)st.st_size : 0;
+        r->n_samples = samples.n_samples;
+    }
+    q8_plan_free(&plan);
+    q8_calibration_free(&cal);
+    q8_samples_free(&samples);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+    r->seconds = now_s() - t0;
+    return s;
+}

@@ -1,0 +1,164 @@
+/* quantize: ONNX FP32 model -> compact INT8 .q8 file.
+ *
+ *   quantize MODEL.onnx -o OUT.q8 [--calib DIR] [--input-shape NAME=DIMS]...
+ *            [--calib-method minmax|percentile|entropy] [--percentile P]
+ *            [--prune FRACTION] [--prune-mode unstructured|2:4]
+ *            [--prune-scope layer|global] [--prune-skip NAME,...]
+ *            [--fp32-layers NAME,...] [--threads N]
+ */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_util.h"
+#include "quantize_model.h"
+
+#define MAX_LIST 1024
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: quantize MODEL.onnx -o OUT.q8 --calib DIR [--input-shape NAME=DIMS]...\n"
+            "                [--calib-method minmax|percentile|entropy] [--percentile P]\n"
+            "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
+            "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
+            "                [--fp32-layers NAME,...] [--threads N]\n"
+            "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
+            "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n");
+}
+
+/* Split "a,b,c" in place into list; returns the count or -1 if too many. */
+static int split_list(char *s, const char **list, int max, int have) {
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+        if (have == max) return -1;
+        if (*tok) list[have++] = tok;
+    }
+    return have;
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'},       {"calib", required_argument, 0, 'c'},
+        {"input-shape", required_argument, 0, 's'},  {"calib-method", required_argument, 0, 'm'},
+        {"percentile", required_argument, 0, 'P'},   {"prune", required_argument, 0, 'p'},
+        {"prune-mode", required_argument, 0, 'M'},   {"prune-scope", required_argument, 0, 'S'},
+        {"prune-skip", required_argument, 0, 'k'},   {"fp32-layers", required_argument, 0, 'f'},
+        {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
+    static q8_input_shape shapes[64];
+    static const char *skip[MAX_LIST], *fp32[MAX_LIST];
+    int n_shapes = 0, n_skip = 0, n_fp32 = 0;
+    const char *out = NULL;
+    bool prune_given = false, mode_given = false;
+    q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99};
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:c:s:m:P:p:M:S:k:f:t:h", opts, NULL)) != -1) {
+        char *end;
+        long v;
+        switch (c) {
+        case 'o': out = optarg; break;
+        case 'c': o.calib_dir = optarg; break;
+        case 's':
+            if (n_shapes == 64 || !q8_cli_parse_input_shape(optarg, &shapes[n_shapes])) {
+                fprintf(stderr, "quantize: --input-shape wants NAME=DIMS like data=1x3x224x224\n");
+                return 2;
+            }
+            n_shapes++;
+            break;
+        case 'm':
+            if (!strcmp(optarg, "minmax")) o.method = Q8_CALIB_MINMAX;
+            else if (!strcmp(optarg, "percentile")) o.method = Q8_CALIB_PERCENTILE;
+            else if (!strcmp(optarg, "entropy")) o.method = Q8_CALIB_ENTROPY;
+            else {
+                fprintf(stderr, "quantize: --calib-method must be minmax, percentile or entropy\n");
+                return 2;
+            }
+            break;
+        case 'P':
+            o.percentile = strtod(optarg, &end);
+            if (*end || !(o.percentile > 0 && o.percentile <= 100)) {
+                fprintf(stderr, "quantize: --percentile must be in (0, 100], not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'p':
+            o.prune.fraction = strtod(optarg, &end);
+            if (*end || !(o.prune.fraction >= 0 && o.prune.fraction < 1)) {
+                fprintf(stderr, "quantize: --prune wants a fraction in [0, 1), not '%s'\n", optarg);
+                return 2;
+            }
+            prune_given = true;
+            break;
+        case 'M':
+            if (!strcmp(optarg, "unstructured")) o.prune.mode = Q8_PRUNE_UNSTRUCTURED;
+            else if (!strcmp(optarg, "2:4")) o.prune.mode = Q8_PRUNE_2_4;
+            else {
+                fprintf(stderr, "quantize: --prune-mode must be unstructured or 2:4\n");
+                return 2;
+            }
+            mode_given = true;
+            break;
+        case 'S':
+            if (!strcmp(optarg, "layer")) o.prune.global = false;
+            else if (!strcmp(optarg, "global")) o.prune.global = true;
+            else {
+                fprintf(stderr, "quantize: --prune-scope must be layer or global\n");
+                return 2;
+            }
+            break;
+        case 'k':
+            if ((n_skip = split_list(optarg, skip, MAX_LIST, n_skip)) < 0) {
+                fprintf(stderr, "quantize: too many --prune-skip names\n");
+                return 2;
+            }
+            break;
+        case 'f':
+            if ((n_fp32 = split_list(optarg, fp32, MAX_LIST, n_fp32)) < 0) {
+                fprintf(stderr, "quantize: too many --fp32-layers names\n");
+                return 2;
+            }
+            break;
+        case 't':
+            if (!q8_cli_parse_int(optarg, 1, 1024, &v)) {
+                fprintf(stderr, "quantize: --threads needs a number from 1 to 1024\n");
+                return 2;
+            }
+            o.n_threads = (int)v;
+            break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "quantize: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1 || !out) {
+        fprintf(stderr, optind != argc - 1 ? "quantize: give exactly one MODEL.onnx\n"
+                                           : "quantize: -o OUT.q8 is required\n");
+        usage(stderr);
+        return 2;
+    }
+    /* --prune F alone means unstructured; --prune-mode 2:4 needs no fraction */
+    if (prune_given && !mode_given) o.prune.mode = Q8_PRUNE_UNSTRUCTURED;
+    if (mode_given && o.prune.mode == Q8_PRUNE_UNSTRUCTURED && !prune_given) {
+        fprintf(stderr, "quantize: --prune-mode unstructured needs --prune FRACTION\n");
+        return 2;
+    }
+    o.input_shapes = shapes;
+    o.n_input_shapes = n_shapes;
+    o.prune.skip = skip;
+    o.prune.n_skip = n_skip;
+    o.quant.fp32_layers = fp32;
+    o.quant.n_fp32_layers = n_fp32;
+    q8_error err = {0};
+    q8_quantize_result r;
+    if (q8_quantize_model(argv[optind], out, &o, &r, &err) != Q8_OK) {
+        fprintf(stderr, "quantize: %s\n", err.msg);
+        return 1;
+    }
+    printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
+           "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
+           out, r.q8_bytes, r.onnx_bytes ? (double)r.q8_bytes / (double)r.onnx_bytes : 0.0,
+           r.onnx_bytes, r.n_quantized, r.n_samples, r.q8_arena_bytes, r.fp32_arena_bytes, r.seconds);
+    return 0;
+}
