@@ -41,7 +41,8 @@ void q8_bcast_plan_init(q8_bcast *p, const int64_t *out_dims, int out_ndim, int 
             int off = out_ndim - in_ndim[k];  /* input dims are right-aligned */
             Q8_ASSERT(off >= 0);
             int64_t id = d - off >= 0 ? in_dims[k][d - off] : 1, cs = 1;
-            for (int e = d - off + 1; e < in_ndim[k]; e++) cs *= in_dims[k][e];
+            if (id != 1)  /* present: its contiguous stride */
+                for (int e = d - off + 1; e < in_ndim[k]; e++) cs *= in_dims[k][e];
             Q8_ASSERT(id == 1 || id == out_dims[d]);
             st[k][m] = id == 1 ? 0 : cs;
         }

@@ -5,7 +5,7 @@
  *
  * Math is libm's (expf, erff, tanhf, ...), written in the forms that stay
  * accurate at the ends: Sigmoid never forms exp of a large positive number,
- * Elu/Selu use expm1f, Softplus log1pf, Gelu erfcf. NaN propagates through
+ * Elu/Selu use expm1f, Softplus log1pf, Gelu erfc in double. NaN propagates through
  * every float op. Integer Abs/Neg wrap (Abs(INT_MIN) is INT_MIN). Round is
  * half to even. */
 #include <string.h>
@@ -75,16 +75,27 @@ static inline float hard_sigmoidf(float v, float alpha, float beta) {
     return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
 }
 
-/* 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2), without the
- * cancellation of 1 + erf for negative x. */
+/* x * hard_sigmoid(x), piecewise so that -inf gives -0 (as finite x <= -3
+ * does), not -inf * 0 = NaN. */
+static inline float hard_swishf(float v, float alpha, float beta) {
+    float h = alpha * v + beta;
+    return h <= 0 ? -0.0f : h >= 1 ? v : v * h;
+}
+
+/* Gelu is computed in double: in float, rounding the argument alone costs
+ * ~1e-6 relative error in the negative tail, where the result is a tiny
+ * fraction of x. 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
+ * avoids the cancellation of 1 + erf; the tanh form is rewritten as
+ * 0.5 x (1 + tanh u) = x / (1 + exp(-2u)) for the same reason. */
 static inline float geluf(float v) {
     if (isinf(v)) return v > 0 ? v : -0.0f;
-    return 0.5f * v * erfcf(-v * 0.70710678118654752f);
+    return (float)(0.5 * v * erfc(-v * 0.70710678118654752440));
 }
 
 static inline float gelu_tanhf(float v) {
     if (isinf(v)) return v > 0 ? v : -0.0f;
-    return 0.5f * v * (1.0f + tanhf(0.79788456080286536f * (v + 0.044715f * v * v * v)));
+    double x = v, u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
+    return (float)(x / (1.0 + exp(-2.0 * u)));
 }
 
 static inline float softplusf(float v) {
@@ -110,7 +121,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case U_LEAKY_RELU: LOOP(float, v < 0 ? al * v : v)
     case U_SIGMOID: LOOP(float, sigmoidf(v))
     case U_HARD_SIGMOID: LOOP(float, hard_sigmoidf(v, al, be))
-    case U_HARD_SWISH: LOOP(float, v * hard_sigmoidf(v, al, be))
+    case U_HARD_SWISH: LOOP(float, hard_swishf(v, al, be))
     case U_TANH: LOOP(float, tanhf(v))
     case U_ELU: LOOP(float, v < 0 ? al * expm1f(v) : v)
     case U_SELU: LOOP(float, v > 0 ? ga * v : ga * al * expm1f(v))
@@ -128,7 +139,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case U_ROUND: LOOP(float, nearbyintf(v))  /* default rounding: half to even */
     case U_SIGN: LOOP(float, v > 0 ? 1.0f : v < 0 ? -1.0f : v)
     case U_SOFTPLUS: LOOP(float, softplusf(v))
-    case U_SOFTSIGN: LOOP(float, v / (1.0f + fabsf(v)))
+    case U_SOFTSIGN: LOOP(float, isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v)))
     default: Q8_ASSERT(!"unary: bad kind for float32");
     }
 }
