@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "broadcast.h"
+#include "fastexp.h"
 #include "half.h"
 #include "model.h"
 #include "passes.h"
@@ -950,6 +951,42 @@ Test(math_unary, float_ops_vs_reference) {
             free(x);
             free(want);
         }
+}
+
+/* Distance in units of the last place of the float nearest to want. */
+static double ulp_err(float got, double want) {
+    if (isnan(want)) return isnan(got) ? 0 : 1e9;
+    if (fabs(want) > FLT_MAX) return (float)want == got ? 0 : 1e9;
+    int e;
+    frexp(fabs(want), &e);
+    double ulp = ldexp(1.0, e - 24);
+    if (ulp < 0x1p-149) ulp = 0x1p-149;
+    return fabs((double)got - want) / ulp;
+}
+
+Test(math_unary, fast_exp_accuracy) {
+    double worst_e = 0, worst_s = 0;
+    float at_e = 0, at_s = 0;
+    for (uint64_t u = 0; u <= 0xFFFFFFFFull; u += 4099) {
+        float x;
+        uint32_t b = (uint32_t)u;
+        memcpy(&x, &b, 4);
+        double ee = ulp_err(q8_expf_fast(x), exp((double)x));
+        double es = ulp_err(q8_sigmoidf_fast(x), 1.0 / (1.0 + exp(-(double)x)));
+        if (ee > worst_e) worst_e = ee, at_e = x;
+        if (es > worst_s) worst_s = es, at_s = x;
+    }
+    cr_assert(worst_e <= 1.5, "exp: %.3f ulp at %a", worst_e, at_e);
+    cr_assert(worst_s <= 3.0, "sigmoid: %.3f ulp at %a", worst_s, at_s);
+    /* the ends */
+    cr_assert_eq(q8_expf_fast(88.72283f), expf(88.72283f));
+    cr_assert_eq(q8_expf_fast(88.7229f), INFINITY);
+    cr_assert_eq(q8_expf_fast(-103.0f), 0x1p-149f);
+    cr_assert_eq(q8_expf_fast(-100.0f), expf(-100.0f), "subnormal: %a", q8_expf_fast(-100.0f));
+    cr_assert_eq(q8_expf_fast(-104.0f), 0.0f);
+    cr_assert_eq(q8_expf_fast(0.0f), 1.0f);
+    cr_assert_eq(q8_sigmoidf_fast(0.0f), 0.5f);
+    cr_assert_eq(q8_sigmoidf_fast(-0.0f), 0.5f);
 }
 
 typedef struct special {

@@ -3,14 +3,16 @@
  * run serve them all: infer looks the op up in `ops` and parses its
  * attributes; run switches once per chunk and runs a plain loop.
  *
- * Math is libm's (expf, erff, tanhf, ...), written in the forms that stay
- * accurate at the ends: Sigmoid never forms exp of a large positive number,
+ * Math is libm's (erff, tanhf, ...) except Exp and Sigmoid, which use the
+ * vectorizable q8_expf_fast (fastexp.h, within 2 ulp); all are written in
+ * the forms that stay accurate at the ends: Sigmoid never forms exp of a large positive number,
  * Elu/Selu use expm1f, Softplus log1pf, Gelu erfc in double. NaN propagates through
  * every float op. Integer Abs/Neg wrap (Abs(INT_MIN) is INT_MIN). Round is
  * half to even. */
 #include <string.h>
 
 #include "elementwise.h"
+#include "fastexp.h"
 
 typedef enum ukind {
     U_RELU, U_LEAKY_RELU, U_SIGMOID, U_HARD_SIGMOID, U_HARD_SWISH, U_TANH, U_ELU, U_SELU,
@@ -64,12 +66,6 @@ typedef struct unary_args {
     const unary_params *p;
 } unary_args;
 
-static inline float sigmoidf(float v) {
-    if (v >= 0) return 1.0f / (1.0f + expf(-v));
-    float e = expf(v);
-    return e / (1.0f + e);
-}
-
 static inline float hard_sigmoidf(float v, float alpha, float beta) {
     float h = alpha * v + beta;
     return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
@@ -119,7 +115,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     switch (a->p->kind) {
     case U_RELU: LOOP(float, v < 0 ? 0.0f : v)
     case U_LEAKY_RELU: LOOP(float, v < 0 ? al * v : v)
-    case U_SIGMOID: LOOP(float, sigmoidf(v))
+    case U_SIGMOID: Q8_MAP4(q8_sigmoid4, (const float *)a->x + b, (float *)a->y + b, e - b); break;
     case U_HARD_SIGMOID: LOOP(float, hard_sigmoidf(v, al, be))
     case U_HARD_SWISH: LOOP(float, hard_swishf(v, al, be))
     case U_TANH: LOOP(float, tanhf(v))
@@ -129,7 +125,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case U_GELU: LOOP(float, geluf(v))
     case U_GELU_TANH: LOOP(float, gelu_tanhf(v))
     case U_SQRT: LOOP(float, sqrtf(v))
-    case U_EXP: LOOP(float, expf(v))
+    case U_EXP: Q8_MAP4(q8_exp4, (const float *)a->x + b, (float *)a->y + b, e - b); break;
     case U_LOG: LOOP(float, logf(v))
     case U_ABS: LOOP(float, fabsf(v))
     case U_NEG: LOOP(float, -v)
