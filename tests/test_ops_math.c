@@ -426,6 +426,32 @@ Test(math_pow, mixed_types) {
     free(out[0]);
 }
 
+Test(math_pow, constant_square) {
+    q8t_rng r = q8t_seed(13);
+    float x[1001];
+    q8t_fill(&r, x, 1001, -1e20f, 1e20f);
+    x[0] = NAN, x[1] = -INFINITY, x[2] = -0.0f, x[3] = 3e-30f;
+    float two_f = 2;
+    int64_t two_i = 2;
+    uint8_t two_u = 2;
+    const void *twos[3] = {&two_f, &two_i, &two_u};
+    q8_dtype dts[3] = {Q8_F32, Q8_I64, Q8_U8};
+    for (int k = 0; k < 3; k++) {
+        q8t_in ins[2] = {{"x", Q8_F32, 2, {7, 143}, NULL}, {"e", dts[k], 0, {0}, twos[k]}};
+        const void *data[2] = {x, NULL};
+        void *out[1];
+        q8_tensor_info info;
+        q8_error err;
+        cr_assert_eq(run_op("Pow", ins, 2, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
+        for (int i = 0; i < 1001; i++) {
+            float w = (float)pow(x[i], 2.0), g = ((float *)out[0])[i];
+            cr_assert(isnan(w) ? isnan(g) : g == w && signbit(g) == signbit(w), "%a^2: %a, want %a",
+                      x[i], g, w);
+        }
+        free(out[0]);
+    }
+}
+
 /* ---------- comparisons and logic ---------- */
 
 Test(math_compare, all_dtypes) {

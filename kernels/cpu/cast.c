@@ -26,8 +26,7 @@ typedef struct cast_params {
 } cast_params;
 
 static bool castable(q8_dtype t) {
-    return t == Q8_BOOL || t == Q8_F16 || t == Q8_BF16 || q8_dtype_is_float(t) ||
-           q8_dtype_is_int(t);
+    return t == Q8_BOOL || q8_dtype_is_float(t) || q8_dtype_is_int(t);
 }
 
 static carrier_kind kind_of(q8_dtype t) {

@@ -80,8 +80,6 @@ Q8_EW_F2I(q8_f2i_u32, uint32_t, 0, UINT32_MAX)
 /* (double)INT64_MAX rounds up to 2^63, so >= catches every value too big. */
 Q8_EW_F2I(q8_f2i_i64, int64_t, INT64_MIN, INT64_MAX)
 Q8_EW_F2I(q8_f2i_u64, uint64_t, 0, UINT64_MAX)
-static inline float q8_f2i_f32(double v) { return (float)v; }
-static inline double q8_f2i_f64(double v) { return v; }
 
 /* Broadcast inputs 0 and 1 of n into dims (rank *nd) and store the plan as
  * n->params; honours the pre-opset-7 broadcast/axis attributes. */

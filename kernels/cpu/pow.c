@@ -59,6 +59,27 @@ static const q8_bcast_row_fn pow_rows[Q8_DTYPE_COUNT][Q8_DTYPE_COUNT] = {
     [Q8_I64] = {Q8_EW_NUMS(TAB_I64)},
 };
 
+/* x^2 as x * x: the exact product rounded once, the same value as the
+ * double pow rounded to float (LayerNorm exports use Pow(x, 2)). */
+static void square_f32(void *o_, const void *const *in, const int64_t *st, int64_t n,
+                       const void *ctx) {
+    float *o = o_;
+    const float *a = in[0];
+    (void)ctx;
+    if (st[0])
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i];
+    else
+        for (int64_t i = 0; i < n; i++) o[i] = a[0] * a[0];
+}
+
+static bool exponent_is_two(const q8_graph *g, const q8_node *n) {
+    float v;
+    int cnt;
+    const q8_tensor *e = q8_in(g, n, 1);
+    return e->data && q8_tensor_numel(e) == 1 && q8_const_floats(g, n, 1, &v, 1, &cnt, NULL) == Q8_OK &&
+           v == 2.0f;
+}
+
 static q8_status pow_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
@@ -74,6 +95,7 @@ static q8_status pow_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t dims[Q8_MAX_DIMS];
     int nd;
     Q8_TRY(q8_ew_binary_plan(g, n, dims, &nd, err));
+    ((q8_bcast *)n->params)->aux = a->dtype == Q8_F32 && exponent_is_two(g, n);
     return q8_set_output(g, n, 0, a->dtype, dims, nd, err);
 }
 
@@ -81,8 +103,10 @@ static void pow_run(const q8_exec *x, const q8_node *n) {
     const q8_tensor *a = q8_in(x->g, n, 0), *b = q8_in(x->g, n, 1);
     const void *in[2] = {Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1)};
     size_t sz[2] = {q8_dtype_size(a->dtype), q8_dtype_size(b->dtype)};
-    q8_bcast_run(x->pool, n->params, Q8_OUT_PTR(x, n, 0), sz[0], in, sz,
-                 pow_rows[a->dtype][b->dtype], NULL, Q8_EW_GRAIN_MATH);
+    const q8_bcast *p = n->params;
+    q8_bcast_run(x->pool, p, Q8_OUT_PTR(x, n, 0), sz[0], in, sz,
+                 p->aux ? square_f32 : pow_rows[a->dtype][b->dtype], NULL,
+                 p->aux ? Q8_EW_GRAIN : Q8_EW_GRAIN_MATH);
 }
 
 const q8_op_def q8_op_pow = {
