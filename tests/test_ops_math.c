@@ -91,7 +91,7 @@ static const struct {
     {{0, {0}}, {0, {0}}},
     {{3, {4, 0, 3}}, {1, {3}}},
     {{2, {5, 1}}, {2, {1, 6}}},
-    {{4, {64, 3, 17, 19}}, {3, {3, 1, 1}}},  /* large: split over threads */
+    {{4, {64, 3, 17, 19}}, {3, {3, 1, 1}}}, /* large: split over threads */
     {{2, {300, 257}}, {1, {257}}},
     {{3, {40, 1, 900}}, {3, {1, 50, 1}}},
 };
@@ -163,13 +163,12 @@ static void attr_fmod1(q8_graph *g) { q8t_attr_int(g, "fmod", 1); }
 static const struct {
     const char *op;
     fbin ref;
-    float lo, hi;       /* input range */
+    float lo, hi; /* input range */
     attr_fn attrs;
 } fbins[] = {
-    {"Add", r_add, -3, 3, NULL}, {"Sub", r_sub, -3, 3, NULL}, {"Mul", r_mul, -3, 3, NULL},
-    {"Div", r_div, -3, 3, NULL}, {"Pow", r_pow, 0.1f, 3, NULL}, {"Max", r_max, -3, 3, NULL},
-    {"Min", r_min, -3, 3, NULL}, {"Mod", r_fmod, -3, 3, attr_fmod1},
-    {"Sum", r_add, -3, 3, NULL},
+    {"Add", r_add, -3, 3, NULL}, {"Sub", r_sub, -3, 3, NULL},        {"Mul", r_mul, -3, 3, NULL},
+    {"Div", r_div, -3, 3, NULL}, {"Pow", r_pow, 0.1f, 3, NULL},      {"Max", r_max, -3, 3, NULL},
+    {"Min", r_min, -3, 3, NULL}, {"Mod", r_fmod, -3, 3, attr_fmod1}, {"Sum", r_add, -3, 3, NULL},
 };
 
 Test(math_binary, float_ops_broadcast_threads) {
@@ -198,8 +197,8 @@ Test(math_binary, float_ops_broadcast_threads) {
             for (int t = 0; t < 2; t++) {
                 q8_tensor_info info;
                 q8_error err;
-                cr_assert_eq(run_op(fbins[o].op, ins, 2, data, fbins[o].attrs, 0, t ? 3 : 1,
-                                    out[t], &info, &err),
+                cr_assert_eq(run_op(fbins[o].op, ins, 2, data, fbins[o].attrs, 0, t ? 3 : 1, out[t],
+                                    &info, &err),
                              Q8_OK, "%s: %s", fbins[o].op, err.msg);
                 check_shape(&info, od, ond);
                 char what[64];
@@ -246,8 +245,11 @@ Test(math_binary, special_values) {
                      err.msg);
         for (int i = 0; i < 8; i++) {
             float w = refs[o](a[i], b[i]), g = ((float *)out[0])[i];
-            if (isnan(w)) cr_assert(isnan(g), "%s[%d]: got %g want NaN", ops[o], i, g);
-            else cr_assert(g == w && signbit(g) == signbit(w), "%s[%d]: got %g want %g", ops[o], i, g, w);
+            if (isnan(w))
+                cr_assert(isnan(g), "%s[%d]: got %g want NaN", ops[o], i, g);
+            else
+                cr_assert(g == w && signbit(g) == signbit(w), "%s[%d]: got %g want %g", ops[o], i,
+                          g, w);
         }
         free(out[0]);
     }
@@ -283,26 +285,40 @@ static int64_t r_imod(int64_t a, int64_t b, bool c_style) {
 static int64_t r_int(const char *op, int64_t a, int64_t b, int bits) {
     int64_t min = bits == 64 ? INT64_MIN : INT32_MIN;
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b, r;
-    if (!strcmp(op, "Add")) r = ua + ub;
-    else if (!strcmp(op, "Sub")) r = ua - ub;
-    else if (!strcmp(op, "Mul")) r = ua * ub;
-    else if (!strcmp(op, "Div")) return r_idiv(a, b, min);
-    else if (!strcmp(op, "Mod")) return r_imod(a, b, false);
-    else if (!strcmp(op, "Max")) return a > b ? a : b;
-    else if (!strcmp(op, "Min")) return a < b ? a : b;
-    else cr_assert_fail("op %s", op);
+    if (!strcmp(op, "Add"))
+        r = ua + ub;
+    else if (!strcmp(op, "Sub"))
+        r = ua - ub;
+    else if (!strcmp(op, "Mul"))
+        r = ua * ub;
+    else if (!strcmp(op, "Div"))
+        return r_idiv(a, b, min);
+    else if (!strcmp(op, "Mod"))
+        return r_imod(a, b, false);
+    else if (!strcmp(op, "Max"))
+        return a > b ? a : b;
+    else if (!strcmp(op, "Min"))
+        return a < b ? a : b;
+    else
+        cr_assert_fail("op %s", op);
     return bits == 64 ? (int64_t)r : (int64_t)(int32_t)(uint32_t)r;
 }
 
 static int64_t rand_int(q8t_rng *r, int bits) {
     uint64_t v = q8t_next(r);
     switch (v % 8) {
-    case 0: return 0;
-    case 1: return -1;
-    case 2: return bits == 64 ? INT64_MIN : INT32_MIN;
-    case 3: return bits == 64 ? INT64_MAX : INT32_MAX;
-    case 4: return (int64_t)(v >> 8) % 1000 - 500;
-    default: return bits == 64 ? (int64_t)(v >> 3) * ((v & 4) ? -1 : 1) : (int32_t)(v >> 11);
+    case 0:
+        return 0;
+    case 1:
+        return -1;
+    case 2:
+        return bits == 64 ? INT64_MIN : INT32_MIN;
+    case 3:
+        return bits == 64 ? INT64_MAX : INT32_MAX;
+    case 4:
+        return (int64_t)(v >> 8) % 1000 - 500;
+    default:
+        return bits == 64 ? (int64_t)(v >> 3) * ((v & 4) ? -1 : 1) : (int32_t)(v >> 11);
     }
 }
 
@@ -345,7 +361,8 @@ Test(math_binary, int_ops) {
                 check_shape(&info, od, ond);
                 cr_assert_eq(info.dtype, dt);
                 for (int64_t i = 0; i < no; i++) {
-                    int64_t ia = bidx(od, ond, i, sa->d, sa->nd), ib = bidx(od, ond, i, sb->d, sb->nd);
+                    int64_t ia = bidx(od, ond, i, sa->d, sa->nd),
+                            ib = bidx(od, ond, i, sb->d, sb->nd);
                     int64_t x = bits == 64 ? a[ia] : ((int32_t *)a)[ia];
                     int64_t y = bits == 64 ? b[ib] : ((int32_t *)b)[ib];
                     int64_t want = r_int(ops[o], x, y, bits);
@@ -412,7 +429,8 @@ Test(math_pow, mixed_types) {
     cr_assert_eq(run_op("Pow", iins, 2, idata, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
     int32_t iwant[6] = {81, -8, 1, -1, 0, (int32_t)(uint32_t)79792266297612001ull};
     for (int i = 0; i < 6; i++)
-        cr_assert_eq(((int32_t *)out[0])[i], iwant[i], "int pow [%d]: %d", i, ((int32_t *)out[0])[i]);
+        cr_assert_eq(((int32_t *)out[0])[i], iwant[i], "int pow [%d]: %d", i,
+                     ((int32_t *)out[0])[i]);
     free(out[0]);
     /* int64 base, float exponent: truncated */
     int64_t c[3] = {4, 2, -8};
@@ -442,7 +460,8 @@ Test(math_pow, constant_square) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
-        cr_assert_eq(run_op("Pow", ins, 2, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(run_op("Pow", ins, 2, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
         for (int i = 0; i < 1001; i++) {
             float w = (float)pow(x[i], 2.0), g = ((float *)out[0])[i];
             cr_assert(isnan(w) ? isnan(g) : g == w && signbit(g) == signbit(w), "%a^2: %a, want %a",
@@ -464,7 +483,8 @@ Test(math_compare, all_dtypes) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
-        cr_assert_eq(run_op(ops[o], ins, 2, data, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(run_op(ops[o], ins, 2, data, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
         cr_assert_eq(info.dtype, Q8_BOOL);
         for (int i = 0; i < 6; i++) {
             float a = fa[i], b = fb[i % 2];
@@ -482,7 +502,11 @@ Test(math_compare, all_dtypes) {
             cr_assert_eq(run_op(ops[o], iins, 2, idata, NULL, 0, 1, out, &info, &err), Q8_OK);
             for (int i = 0; i < 4; i++) {
                 int64_t a = w64 ? ia[i] : ja[i], b = 5;
-                bool w = o == 0 ? a == b : o == 1 ? a > b : o == 2 ? a < b : o == 3 ? a >= b : a <= b;
+                bool w = o == 0   ? a == b
+                         : o == 1 ? a > b
+                         : o == 2 ? a < b
+                         : o == 3 ? a >= b
+                                  : a <= b;
                 cr_assert_eq(((uint8_t *)out[0])[i], w, "%s int [%d]", ops[o], i);
             }
             free(out[0]);
@@ -498,7 +522,8 @@ Test(math_compare, all_dtypes) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
-        cr_assert_eq(run_op(lops[o], bins, 2, bdata, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(run_op(lops[o], bins, 2, bdata, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
         cr_assert(memcmp(out[0], lwant[o], 4) == 0, "%s bool", lops[o]);
         free(out[0]);
     }
@@ -524,10 +549,11 @@ Test(math_compare, logic_broadcast_threads) {
         for (int t = 0; t < 2; t++) {
             q8_tensor_info info;
             q8_error err;
-            cr_assert_eq(run_op("Xor", ins, 2, data, NULL, 0, t ? 3 : 1, out[t], &info, &err), Q8_OK);
+            cr_assert_eq(run_op("Xor", ins, 2, data, NULL, 0, t ? 3 : 1, out[t], &info, &err),
+                         Q8_OK);
             for (int64_t i = 0; i < no; i++)
-                cr_assert_eq(((uint8_t *)out[t][0])[i],
-                             a[bidx(od, ond, i, sa->d, sa->nd)] ^ b[bidx(od, ond, i, sb->d, sb->nd)]);
+                cr_assert_eq(((uint8_t *)out[t][0])[i], a[bidx(od, ond, i, sa->d, sa->nd)] ^
+                                                            b[bidx(od, ond, i, sb->d, sb->nd)]);
         }
         cr_assert(memcmp(out[0][0], out[1][0], (size_t)no) == 0);
         free(out[0][0]);
@@ -561,16 +587,21 @@ Test(math_variadic, three_inputs_broadcast) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
-        cr_assert_eq(run_op(ops[o], ins, 3, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(run_op(ops[o], ins, 3, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
         check_shape(&info, od, 4);
         float want[120];
         for (int64_t i = 0; i < 120; i++) {
             float v[3];
             for (int k = 0; k < 3; k++) v[k] = x[k][bidx(od, 4, i, s[k].d, s[k].nd)];
-            if (o == 0) want[i] = (v[0] + v[1]) + v[2];
-            else if (o == 1) want[i] = ((v[0] + v[1]) + v[2]) / 3.0f;
-            else if (o == 2) want[i] = r_max(r_max(v[0], v[1]), v[2]);
-            else want[i] = r_min(r_min(v[0], v[1]), v[2]);
+            if (o == 0)
+                want[i] = (v[0] + v[1]) + v[2];
+            else if (o == 1)
+                want[i] = ((v[0] + v[1]) + v[2]) / 3.0f;
+            else if (o == 2)
+                want[i] = r_max(r_max(v[0], v[1]), v[2]);
+            else
+                want[i] = r_min(r_min(v[0], v[1]), v[2]);
         }
         q8t_assert_close(out[0], want, 120, 0, 0, ops[o]);
         free(out[0]);
@@ -604,7 +635,8 @@ Test(math_where, broadcast_dtypes) {
             ref_bshape(t, nt, ys[c].d, ys[c].nd, od, &ond);
             int64_t nc = numel_of(cs[c].d, cs[c].nd), nx = numel_of(xs[c].d, xs[c].nd);
             int64_t ny = numel_of(ys[c].d, ys[c].nd), no = numel_of(od, ond);
-            uint8_t *cd = malloc((size_t)nc), *xd = malloc(es * (size_t)nx), *yd = malloc(es * (size_t)ny);
+            uint8_t *cd = malloc((size_t)nc), *xd = malloc(es * (size_t)nx),
+                    *yd = malloc(es * (size_t)ny);
             for (int64_t i = 0; i < nc; i++) cd[i] = q8t_next(&r) & 1;
             for (int64_t i = 0; i < (int64_t)es * nx; i++) xd[i] = (uint8_t)q8t_next(&r);
             for (int64_t i = 0; i < (int64_t)es * ny; i++) yd[i] = (uint8_t)q8t_next(&r);
@@ -619,8 +651,9 @@ Test(math_where, broadcast_dtypes) {
             for (int th = 0; th < 2; th++) {
                 q8_tensor_info info;
                 q8_error err;
-                cr_assert_eq(run_op("Where", ins, 3, data, NULL, 0, th ? 3 : 1, out[th], &info, &err),
-                             Q8_OK, "%s", err.msg);
+                cr_assert_eq(
+                    run_op("Where", ins, 3, data, NULL, 0, th ? 3 : 1, out[th], &info, &err), Q8_OK,
+                    "%s", err.msg);
                 check_shape(&info, od, ond);
                 for (int64_t i = 0; i < no; i++) {
                     bool cv = cd[bidx(od, ond, i, cs[c].d, cs[c].nd)];
@@ -649,7 +682,8 @@ Test(math_expand, bidirectional) {
     void *out[1];
     q8_tensor_info info;
     q8_error err;
-    cr_assert_eq(run_op("Expand", ins, 2, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Expand", ins, 2, data, NULL, 0, 3, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     int64_t od[3] = {2, 3, 4};
     check_shape(&info, od, 3);
     for (int i = 0; i < 24; i++) cr_assert_eq(((float *)out[0])[i], x[(i / 4) % 3]);
@@ -657,7 +691,8 @@ Test(math_expand, bidirectional) {
     /* int64 data, constant input (folded), shape shorter than the input */
     int64_t xi[6] = {1, 2, 3, 4, 5, 6}, s2[1] = {1};
     q8t_in ins2[2] = {{"x", Q8_I64, 2, {2, 3}, xi}, {"s", Q8_I64, 1, {1}, s2}};
-    cr_assert_eq(run_op("Expand", ins2, 2, NULL, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Expand", ins2, 2, NULL, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     int64_t od2[2] = {2, 3};
     check_shape(&info, od2, 2);
     cr_assert(memcmp(out[0], xi, sizeof xi) == 0);
@@ -667,7 +702,8 @@ Test(math_expand, bidirectional) {
     int64_t s3[3] = {50, 3, 400};
     q8t_in ins3[2] = {{"x", Q8_F16, 3, {1, 3, 1}, NULL}, {"s", Q8_I64, 1, {3}, s3}};
     const void *data3[2] = {h, NULL};
-    cr_assert_eq(run_op("Expand", ins3, 2, data3, NULL, 0, 3, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Expand", ins3, 2, data3, NULL, 0, 3, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     for (int i = 0; i < 60000; i++) cr_assert_eq(((uint16_t *)out[0])[i], h[(i / 400) % 3]);
     free(out[0]);
 }
@@ -677,10 +713,20 @@ Test(math_expand, bidirectional) {
 static void *cast_run(q8_dtype from, q8_dtype to, const void *x, int64_t n) {
     q8t_in in = {"x", from, 1, {n}, NULL};
     q8_graph *g = q8t_graph1("Cast", &in, 1, 1);
-    q8t_attr_int(g, "to", to == Q8_F32 ? 1 : to == Q8_U8 ? 2 : to == Q8_I8 ? 3 : to == Q8_U16 ? 4
-                          : to == Q8_I16 ? 5 : to == Q8_I32 ? 6 : to == Q8_I64 ? 7 : to == Q8_BOOL ? 9
-                          : to == Q8_F16 ? 10 : to == Q8_F64 ? 11 : to == Q8_U32 ? 12
-                          : to == Q8_U64 ? 13 : 16);
+    q8t_attr_int(g, "to",
+                 to == Q8_F32    ? 1
+                 : to == Q8_U8   ? 2
+                 : to == Q8_I8   ? 3
+                 : to == Q8_U16  ? 4
+                 : to == Q8_I16  ? 5
+                 : to == Q8_I32  ? 6
+                 : to == Q8_I64  ? 7
+                 : to == Q8_BOOL ? 9
+                 : to == Q8_F16  ? 10
+                 : to == Q8_F64  ? 11
+                 : to == Q8_U32  ? 12
+                 : to == Q8_U64  ? 13
+                                 : 16);
     const void *data[1] = {x};
     void *out[1];
     q8_tensor_info info;
@@ -693,14 +739,30 @@ static void *cast_run(q8_dtype from, q8_dtype to, const void *x, int64_t n) {
 static uint16_t f16_bits(float f) { return q8_f32_to_f16(f); }
 
 Test(math_cast, float16_corners) {
-    float x[] = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.99f, 65520.0f, -65520.0f, 1e-8f,
-                 0x1p-24f, 0x1p-25f, 0x1.000002p-25f, 0x1.8p-24f, 1.0f + 0x1p-11f,
-                 1.0f + 3 * 0x1p-11f, INFINITY, -INFINITY, 0x1p-14f, 0x1.ffcp-15f, 1e30f,
-                 0x1.ff8p-15f, 0x1.4p-24f};
-    uint16_t want[] = {0x0000, 0x8000, 0x3C00, 0x7BFF, 0x7BFF, 0x7C00, 0xFC00, 0x0000,
-                       0x0001, 0x0000, 0x0001, 0x0002, 0x3C00,
-                       0x3C02, 0x7C00, 0xFC00, 0x0400, 0x0400, 0x7C00,
-                       0x03FF, 0x0001};
+    float x[] = {0.0f,
+                 -0.0f,
+                 1.0f,
+                 65504.0f,
+                 65519.99f,
+                 65520.0f,
+                 -65520.0f,
+                 1e-8f,
+                 0x1p-24f,
+                 0x1p-25f,
+                 0x1.000002p-25f,
+                 0x1.8p-24f,
+                 1.0f + 0x1p-11f,
+                 1.0f + 3 * 0x1p-11f,
+                 INFINITY,
+                 -INFINITY,
+                 0x1p-14f,
+                 0x1.ffcp-15f,
+                 1e30f,
+                 0x1.ff8p-15f,
+                 0x1.4p-24f};
+    uint16_t want[] = {0x0000, 0x8000, 0x3C00, 0x7BFF, 0x7BFF, 0x7C00, 0xFC00,
+                       0x0000, 0x0001, 0x0000, 0x0001, 0x0002, 0x3C00, 0x3C02,
+                       0x7C00, 0xFC00, 0x0400, 0x0400, 0x7C00, 0x03FF, 0x0001};
     int n = (int)(sizeof x / sizeof x[0]);
     uint16_t *h = cast_run(Q8_F32, Q8_F16, x, n);
     for (int i = 0; i < n; i++)
@@ -717,8 +779,10 @@ Test(math_cast, float16_corners) {
     uint16_t *back = cast_run(Q8_F32, Q8_F16, f, 65536);
     for (int i = 0; i < 65536; i++) {
         bool is_nan = (i & 0x7C00) == 0x7C00 && (i & 0x3FF);
-        if (is_nan) cr_assert(isnan(f[i]) && ((back[i] & 0x7C00) == 0x7C00) && (back[i] & 0x3FF));
-        else cr_assert_eq(back[i], i, "half 0x%04x -> %a -> 0x%04x", i, f[i], back[i]);
+        if (is_nan)
+            cr_assert(isnan(f[i]) && ((back[i] & 0x7C00) == 0x7C00) && (back[i] & 0x3FF));
+        else
+            cr_assert_eq(back[i], i, "half 0x%04x -> %a -> 0x%04x", i, f[i], back[i]);
 #ifdef __FLT16_MAX__
         _Float16 hv;
         memcpy(&hv, &all[i], 2);
@@ -774,13 +838,13 @@ Test(math_cast, bfloat16_corners) {
     float x[4096];
     for (int i = 0; i < 4096; i++) {
         uint32_t b = (uint32_t)q8t_next(&r);
-        if (i % 4 == 0) b = (b & 0xFFFF0000u) | 0x8000u;  /* exact ties */
-        if ((b & 0x7F800000u) == 0x7F800000u) b &= 0xBFFFFFFFu;  /* no inf/NaN here */
+        if (i % 4 == 0) b = (b & 0xFFFF0000u) | 0x8000u;        /* exact ties */
+        if ((b & 0x7F800000u) == 0x7F800000u) b &= 0xBFFFFFFFu; /* no inf/NaN here */
         memcpy(&x[i], &b, 4);
     }
     x[0] = FLT_MAX;
     x[1] = -FLT_MAX;
-    x[2] = 0x1.fep127f;  /* rounds up to inf? 0x7F7F0000: exact bf16 */
+    x[2] = 0x1.fep127f; /* rounds up to inf? 0x7F7F0000: exact bf16 */
     uint16_t *h = cast_run(Q8_F32, Q8_BF16, x, 4096);
     for (int i = 0; i < 4096; i++)
         cr_assert_eq(h[i], ref_bf16(x[i]), "f32 %a -> bf16 0x%04x, want 0x%04x", x[i], h[i],
@@ -877,8 +941,8 @@ Test(math_cast, castlike_and_threads) {
     for (int t = 0; t < 2; t++) {
         q8_tensor_info info;
         q8_error err;
-        cr_assert_eq(run_op("CastLike", ins, 2, data, NULL, 0, t ? 3 : 1, out[t], &info, &err), Q8_OK,
-                     "%s", err.msg);
+        cr_assert_eq(run_op("CastLike", ins, 2, data, NULL, 0, t ? 3 : 1, out[t], &info, &err),
+                     Q8_OK, "%s", err.msg);
         cr_assert_eq(info.dtype, Q8_F64);
         for (int64_t i = 0; i < n; i++) cr_assert_eq(((double *)out[t][0])[i], (double)x[i]);
     }
@@ -891,16 +955,23 @@ Test(math_cast, castlike_and_threads) {
 /* ---------- unary ---------- */
 
 static double d_relu(double x) { return x < 0 ? 0 : x; }
-static double d_leaky(double x) { return x < 0 ? (double)0.1f * x : x; }   /* alpha = 0.1f */
+static double d_leaky(double x) { return x < 0 ? (double)0.1f * x : x; } /* alpha = 0.1f */
 static double d_sigmoid(double x) { return 1 / (1 + exp(-x)); }
-static double d_hsig(double x) { double v = 0.2 * x + 0.5; return v < 0 ? 0 : v > 1 ? 1 : v; }
-static double d_hswish(double x) { double v = x / 6 + 0.5; return x * (v < 0 ? 0 : v > 1 ? 1 : v); }
-static double d_elu(double x) { return x < 0 ? 0.5 * (exp(x) - 1) : x; }   /* alpha = 0.5 */
+static double d_hsig(double x) {
+    double v = 0.2 * x + 0.5;
+    return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+static double d_hswish(double x) {
+    double v = x / 6 + 0.5;
+    return x * (v < 0 ? 0 : v > 1 ? 1 : v);
+}
+static double d_elu(double x) { return x < 0 ? 0.5 * (exp(x) - 1) : x; } /* alpha = 0.5 */
 static double d_selu(double x) {
     return x > 0 ? 1.0507009873554804934193349852946 * x
-                 : 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717 * (exp(x) - 1);
+                 : 1.0507009873554804934193349852946 * 1.6732632423543772848170429916717 *
+                       (exp(x) - 1);
 }
-static double d_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); }  /* = 1 + erf */
+static double d_gelu(double x) { return 0.5 * x * erfc(-x / sqrt(2.0)); } /* = 1 + erf */
 /* long double: 1 + tanh(u) cancels for negative u */
 static double d_gelu_t(double x) {
     long double u = sqrtl(2 / (long double)M_PI) * (x + 0.044715L * x * x * x);
@@ -956,7 +1027,7 @@ Test(math_unary, float_ops_vs_reference) {
             int64_t n = sizes[s];
             float *x = malloc(sizeof(float) * (size_t)n), *want = malloc(sizeof(float) * (size_t)n);
             q8t_fill(&r, x, n, unaries[o].lo, unaries[o].hi);
-            if (n > 13) x[3] = 2.5f, x[4] = -0.5f;  /* Round ties */
+            if (n > 13) x[3] = 2.5f, x[4] = -0.5f; /* Round ties */
             for (int64_t i = 0; i < n; i++) want[i] = (float)unaries[o].ref(x[i]);
             q8t_in in = {"x", Q8_F32, 1, {n}, NULL};
             if (s == 1) in = (q8t_in){"x", Q8_F32, 3, {3, 3, 7}, NULL};
@@ -968,7 +1039,8 @@ Test(math_unary, float_ops_vs_reference) {
                 cr_assert_eq(run_op(unaries[o].op, &in, 1, data, unaries[o].attrs, 0, t ? 3 : 1,
                                     out[t], &info, &err),
                              Q8_OK, "%s: %s", unaries[o].op, err.msg);
-                q8t_assert_close(out[t][0], want, n, unaries[o].rtol, unaries[o].atol, unaries[o].op);
+                q8t_assert_close(out[t][0], want, n, unaries[o].rtol, unaries[o].atol,
+                                 unaries[o].op);
             }
             cr_assert(memcmp(out[0][0], out[1][0], sizeof(float) * (size_t)n) == 0, "%s threads",
                       unaries[o].op);
@@ -1022,26 +1094,58 @@ typedef struct special {
 
 Test(math_unary, special_values) {
     static const special sp[] = {
-        {"Relu", NAN, NAN}, {"Relu", -INFINITY, 0}, {"Relu", INFINITY, INFINITY},
-        {"Sigmoid", INFINITY, 1}, {"Sigmoid", -INFINITY, 0}, {"Sigmoid", NAN, NAN},
+        {"Relu", NAN, NAN},
+        {"Relu", -INFINITY, 0},
+        {"Relu", INFINITY, INFINITY},
+        {"Sigmoid", INFINITY, 1},
+        {"Sigmoid", -INFINITY, 0},
+        {"Sigmoid", NAN, NAN},
         {"Sigmoid", -100, 3.7200760e-44f},
-        {"Tanh", INFINITY, 1}, {"Tanh", -INFINITY, -1}, {"Tanh", NAN, NAN},
-        {"Exp", -INFINITY, 0}, {"Exp", INFINITY, INFINITY}, {"Exp", 89, INFINITY},
-        {"Log", 0, -INFINITY}, {"Log", -1, NAN}, {"Log", INFINITY, INFINITY},
-        {"Sqrt", -1, NAN}, {"Sqrt", INFINITY, INFINITY}, {"Sqrt", -0.0f, -0.0f},
-        {"Abs", -0.0f, 0.0f}, {"Abs", -INFINITY, INFINITY}, {"Neg", 0.0f, -0.0f},
-        {"Reciprocal", 0.0f, INFINITY}, {"Reciprocal", -0.0f, -INFINITY},
-        {"Elu", -INFINITY, -1}, {"Selu", -INFINITY, -1.7580993408473766f},
-        {"Erf", INFINITY, 1}, {"Erf", -INFINITY, -1}, {"Erf", NAN, NAN},
-        {"Gelu", -INFINITY, -0.0f}, {"Gelu", INFINITY, INFINITY}, {"Gelu", NAN, NAN},
+        {"Tanh", INFINITY, 1},
+        {"Tanh", -INFINITY, -1},
+        {"Tanh", NAN, NAN},
+        {"Exp", -INFINITY, 0},
+        {"Exp", INFINITY, INFINITY},
+        {"Exp", 89, INFINITY},
+        {"Log", 0, -INFINITY},
+        {"Log", -1, NAN},
+        {"Log", INFINITY, INFINITY},
+        {"Sqrt", -1, NAN},
+        {"Sqrt", INFINITY, INFINITY},
+        {"Sqrt", -0.0f, -0.0f},
+        {"Abs", -0.0f, 0.0f},
+        {"Abs", -INFINITY, INFINITY},
+        {"Neg", 0.0f, -0.0f},
+        {"Reciprocal", 0.0f, INFINITY},
+        {"Reciprocal", -0.0f, -INFINITY},
+        {"Elu", -INFINITY, -1},
+        {"Selu", -INFINITY, -1.7580993408473766f},
+        {"Erf", INFINITY, 1},
+        {"Erf", -INFINITY, -1},
+        {"Erf", NAN, NAN},
+        {"Gelu", -INFINITY, -0.0f},
+        {"Gelu", INFINITY, INFINITY},
+        {"Gelu", NAN, NAN},
         {"Gelu", -30, -0.0f},
-        {"Softplus", 100, 100}, {"Softplus", -100, 3.7200760e-44f}, {"Softplus", INFINITY, INFINITY},
+        {"Softplus", 100, 100},
+        {"Softplus", -100, 3.7200760e-44f},
+        {"Softplus", INFINITY, INFINITY},
         {"Softplus", -INFINITY, 0},
-        {"Round", 0.5f, 0}, {"Round", 1.5f, 2}, {"Round", 2.5f, 2}, {"Round", -2.5f, -2},
-        {"Round", -0.5f, -0.0f}, {"Round", 8388609.0f, 8388609.0f},
-        {"Floor", -0.5f, -1}, {"Ceil", -0.5f, -0.0f}, {"Sign", NAN, NAN}, {"Sign", -0.0f, -0.0f},
-        {"HardSigmoid", NAN, NAN}, {"HardSwish", -INFINITY, -0.0f}, {"HardSwish", 3, 3},
-        {"HardSwish", INFINITY, INFINITY}, {"LeakyRelu", -INFINITY, -INFINITY},
+        {"Round", 0.5f, 0},
+        {"Round", 1.5f, 2},
+        {"Round", 2.5f, 2},
+        {"Round", -2.5f, -2},
+        {"Round", -0.5f, -0.0f},
+        {"Round", 8388609.0f, 8388609.0f},
+        {"Floor", -0.5f, -1},
+        {"Ceil", -0.5f, -0.0f},
+        {"Sign", NAN, NAN},
+        {"Sign", -0.0f, -0.0f},
+        {"HardSigmoid", NAN, NAN},
+        {"HardSwish", -INFINITY, -0.0f},
+        {"HardSwish", 3, 3},
+        {"HardSwish", INFINITY, INFINITY},
+        {"LeakyRelu", -INFINITY, -INFINITY},
         {"Softsign", INFINITY, 1},
     };
     for (size_t i = 0; i < sizeof sp / sizeof sp[0]; i++) {
@@ -1054,7 +1158,8 @@ Test(math_unary, special_values) {
                      err.msg);
         cr_assert_eq(info.ndim, 0);
         float g = *(float *)out[0];
-        if (isnan(sp[i].want)) cr_assert(isnan(g), "%s(%g) = %g, want NaN", sp[i].op, sp[i].x, g);
+        if (isnan(sp[i].want))
+            cr_assert(isnan(g), "%s(%g) = %g, want NaN", sp[i].op, sp[i].x, g);
         else
             cr_assert(g == sp[i].want && signbit(g) == signbit(sp[i].want),
                       "%s(%g) = %.9g, want %.9g", sp[i].op, sp[i].x, g, sp[i].want);
@@ -1077,9 +1182,11 @@ Test(math_unary, int_abs_neg_sign_not) {
                          err.msg);
             for (int i = 0; i < 5; i++) {
                 int64_t v = w ? x64[i] : x32[i], min = w ? INT64_MIN : INT32_MIN;
-                int64_t want = o == 0 ? (v == min ? min : v < 0 ? -v : v)
-                             : o == 1 ? (v == min ? min : -v)
-                                      : (v > 0) - (v < 0);
+                int64_t want = o == 0   ? (v == min ? min
+                                           : v < 0  ? -v
+                                                    : v)
+                               : o == 1 ? (v == min ? min : -v)
+                                        : (v > 0) - (v < 0);
                 int64_t g = w ? ((int64_t *)out[0])[i] : ((int32_t *)out[0])[i];
                 cr_assert_eq(g, want, "%s int%d(%lld) = %lld", ops[o], w ? 64 : 32, (long long)v,
                              (long long)g);
@@ -1103,8 +1210,8 @@ Test(math_unary, int_abs_neg_sign_not) {
 Test(math_clip, inputs_attrs_ints) {
     float x[7] = {-3, -1, 0, 0.5f, 2, 5, NAN};
     float lo = -1, hi = 2;
-    q8t_in ins[3] = {{"x", Q8_F32, 1, {7}, NULL}, {"lo", Q8_F32, 0, {0}, NULL},
-                     {"hi", Q8_F32, 0, {0}, NULL}};
+    q8t_in ins[3] = {
+        {"x", Q8_F32, 1, {7}, NULL}, {"lo", Q8_F32, 0, {0}, NULL}, {"hi", Q8_F32, 0, {0}, NULL}};
     const void *data[3] = {x, &lo, &hi};
     void *out[1];
     q8_tensor_info info;
@@ -1116,7 +1223,8 @@ Test(math_clip, inputs_attrs_ints) {
     /* min absent (empty name), max given */
     q8t_in ins2[3] = {ins[0], {NULL, Q8_F32, 0, {0}, NULL}, ins[2]};
     const void *data2[3] = {x, NULL, &hi};
-    cr_assert_eq(run_op("Clip", ins2, 3, data2, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Clip", ins2, 3, data2, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     float want2[7] = {-3, -1, 0, 0.5f, 2, 2, NAN};
     q8t_assert_close(out[0], want2, 7, 0, 0, "clip max only");
     free(out[0]);
@@ -1140,15 +1248,17 @@ Test(math_clip, inputs_attrs_ints) {
     int8_t i8[4] = {-128, -5, 5, 127}, l8 = -3;
     q8t_in ins8[2] = {{"x", Q8_I8, 1, {4}, NULL}, {"lo", Q8_I8, 0, {0}, NULL}};
     const void *data8[2] = {i8, &l8};
-    cr_assert_eq(run_op("Clip", ins8, 2, data8, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Clip", ins8, 2, data8, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     int8_t want8[4] = {-3, -3, 5, 127};
     cr_assert(memcmp(out[0], want8, 4) == 0);
     free(out[0]);
     int64_t i64[3] = {INT64_MIN, 0, INT64_MAX}, h64 = 10;
-    q8t_in ins64[3] = {{"x", Q8_I64, 1, {3}, NULL}, {NULL, Q8_I64, 0, {0}, NULL},
-                       {"hi", Q8_I64, 1, {1}, NULL}};
+    q8t_in ins64[3] = {
+        {"x", Q8_I64, 1, {3}, NULL}, {NULL, Q8_I64, 0, {0}, NULL}, {"hi", Q8_I64, 1, {1}, NULL}};
     const void *data64[3] = {i64, NULL, &h64};
-    cr_assert_eq(run_op("Clip", ins64, 3, data64, NULL, 0, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_op("Clip", ins64, 3, data64, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                 err.msg);
     int64_t want64[3] = {INT64_MIN, 0, 10};
     cr_assert(memcmp(out[0], want64, sizeof want64) == 0);
     free(out[0]);
@@ -1176,7 +1286,8 @@ Test(math_prelu, channel_slope) {
     free(out[0]);
     /* opset 17: the same slope broadcasts numpy-style, against W (5 != 3) */
     cr_assert_neq(run_op("PRelu", ins, 2, data, NULL, 0, 1, out, &info, &err), Q8_OK);
-    cr_assert(strstr(err.msg, "slope shape 3 does not broadcast to X shape 2x3x4x5"), "%s", err.msg);
+    cr_assert(strstr(err.msg, "slope shape 3 does not broadcast to X shape 2x3x4x5"), "%s",
+              err.msg);
     /* slope bigger than X: unidirectional only */
     q8t_in ins2[2] = {{"x", Q8_F32, 1, {5}, NULL}, {"s", Q8_F32, 2, {2, 5}, NULL}};
     cr_assert_neq(run_op("PRelu", ins2, 2, data, NULL, 0, 1, out, &info, &err), Q8_OK);
@@ -1239,8 +1350,9 @@ static bool run_chain(const char *op, const q8t_in *ins, int n_in, int pos, cons
         if (ins[i].name && !ins[i].data) feed[nf++] = data[i];
     for (int i = 0; i < m->g->n_inputs; i++) {
         const q8_tensor *it = m->g->tensors[m->g->inputs[i]];
-        cr_assert_eq(q8_session_set_input(s, it->name, it->dtype, it->dims, it->ndim, feed[i], &err),
-                     Q8_OK, "%s", err.msg);
+        cr_assert_eq(
+            q8_session_set_input(s, it->name, it->dtype, it->dims, it->ndim, feed[i], &err), Q8_OK,
+            "%s", err.msg);
     }
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
     const void *d;
@@ -1270,8 +1382,8 @@ Test(math_inplace, ops_reuse_their_input) {
     for (int i = 0; i < N; i++) cr_assert_eq(((float *)out)[i], c[0] + -a[i]);
     free(out);
     /* Sum of three, reused input in the middle */
-    q8t_in sum_in[3] = {{"p", Q8_F32, 1, {N}, NULL}, {"t", Q8_F32, 1, {N}, NULL},
-                        {"q", Q8_F32, 1, {N}, NULL}};
+    q8t_in sum_in[3] = {
+        {"p", Q8_F32, 1, {N}, NULL}, {"t", Q8_F32, 1, {N}, NULL}, {"q", Q8_F32, 1, {N}, NULL}};
     const void *sum_d[3] = {b, a, c};
     cr_assert(run_chain("Sum", sum_in, 3, 1, sum_d, NULL, 3, &out, &info), "in place");
     for (int i = 0; i < N; i++) cr_assert_eq(((float *)out)[i], (b[i] + -a[i]) + c[i]);
@@ -1279,7 +1391,8 @@ Test(math_inplace, ops_reuse_their_input) {
     /* Where: X reused, cond broadcast */
     uint8_t cond[100];
     for (int i = 0; i < 100; i++) cond[i] = i % 3 == 0;
-    q8t_in wh_in[3] = {{"c", Q8_BOOL, 1, {100}, NULL}, {"t", Q8_F32, 2, {10, 100}, NULL},
+    q8t_in wh_in[3] = {{"c", Q8_BOOL, 1, {100}, NULL},
+                       {"t", Q8_F32, 2, {10, 100}, NULL},
                        {"y", Q8_F32, 0, {0}, NULL}};
     const void *wh_d[3] = {cond, a, b};
     cr_assert(run_chain("Where", wh_in, 3, 1, wh_d, NULL, 1, &out, &info), "in place");
@@ -1344,11 +1457,11 @@ Test(math_errors, messages) {
     expect_fail("Sum", bad, 2, NULL, "shapes 2x3 and 4 do not broadcast");
     q8t_in mix[2] = {{"a", Q8_F32, 1, {2}, NULL}, {"b", Q8_I64, 1, {2}, NULL}};
     expect_fail("Mul", mix, 2, NULL, "different dtypes (float32 and int64)");
-    q8t_in w3[3] = {{"c", Q8_F32, 1, {2}, NULL}, {"x", Q8_F32, 1, {2}, NULL},
-                    {"y", Q8_F32, 1, {2}, NULL}};
+    q8t_in w3[3] = {
+        {"c", Q8_F32, 1, {2}, NULL}, {"x", Q8_F32, 1, {2}, NULL}, {"y", Q8_F32, 1, {2}, NULL}};
     expect_fail("Where", w3, 3, NULL, "condition 'c' is float32, expected bool");
-    q8t_in w3b[3] = {{"c", Q8_BOOL, 1, {2}, NULL}, {"x", Q8_F32, 1, {3}, NULL},
-                     {"y", Q8_F32, 1, {2}, NULL}};
+    q8t_in w3b[3] = {
+        {"c", Q8_BOOL, 1, {2}, NULL}, {"x", Q8_F32, 1, {3}, NULL}, {"y", Q8_F32, 1, {2}, NULL}};
     expect_fail("Where", w3b, 3, NULL, "shapes 2 and 3 do not broadcast");
     q8t_in ex[2] = {{"x", Q8_F32, 1, {3}, NULL}, {"shape", Q8_I64, 1, {2}, NULL}};
     expect_fail("Expand", ex, 2, NULL, "input 1 ('shape') must be a constant");

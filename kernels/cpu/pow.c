@@ -34,11 +34,13 @@ Q8_EW_NUMS(POW_F64)
 #define POW_I32_F(E, T, S, W)                                                              \
     Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, q8_f2i_i32(FPOW(a, b)))
 #define POW_I32_S(E, T, S, W) Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, spow(a, b))
-#define POW_I32_U(E, T, S, W) Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, upow((uint64_t)a, b))
+#define POW_I32_U(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, upow((uint64_t)a, b))
 #define POW_I64_F(E, T, S, W)                                                              \
     Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, q8_f2i_i64(FPOW(a, b)))
 #define POW_I64_S(E, T, S, W) Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, spow(a, b))
-#define POW_I64_U(E, T, S, W) Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, upow((uint64_t)a, b))
+#define POW_I64_U(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, upow((uint64_t)a, b))
 Q8_EW_FLOATS(POW_I32_F)
 Q8_EW_SINTS(POW_I32_S)
 Q8_EW_UINTS(POW_I32_U)
@@ -76,8 +78,8 @@ static bool exponent_is_two(const q8_graph *g, const q8_node *n) {
     float v;
     int cnt;
     const q8_tensor *e = q8_in(g, n, 1);
-    return e->data && q8_tensor_numel(e) == 1 && q8_const_floats(g, n, 1, &v, 1, &cnt, NULL) == Q8_OK &&
-           v == 2.0f;
+    return e->data && q8_tensor_numel(e) == 1 &&
+           q8_const_floats(g, n, 1, &v, 1, &cnt, NULL) == Q8_OK && v == 2.0f;
 }
 
 static q8_status pow_infer(q8_graph *g, q8_node *n, q8_error *err) {
