@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "graph.h"
+#include "half.h"
 #include "model.h"
 #include "onnx_import.h"
 #include "onnx_tensor.h"
@@ -102,6 +103,8 @@ static double as_double(q8_dtype dt, const void *p, int64_t i) {
     case Q8_U32: return ((const uint32_t *)p)[i];
     case Q8_I64: return (double)((const int64_t *)p)[i];
     case Q8_U64: return (double)((const uint64_t *)p)[i];
+    case Q8_F16: return q8_f16_to_f32(((const uint16_t *)p)[i]);
+    case Q8_BF16: return q8_bf16_to_f32(((const uint16_t *)p)[i]);
     default: return NAN;
     }
 }

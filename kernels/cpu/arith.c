@@ -1,0 +1,95 @@
+/* Add, Sub, Mul, Div, Mod with numpy broadcasting, over float32/64 and all
+ * integer types (shape arithmetic is folded through the int64 versions).
+ *
+ * Integers wrap on overflow (two's complement). Integer Div truncates toward
+ * zero like C; x / 0 gives 0 and INT_MIN / -1 gives INT_MIN (wrapped), so a
+ * bad divisor in data never traps. Mod: fmod=0 gives the sign of the divisor
+ * (Python), fmod=1 the sign of the dividend (C fmod, required for floats);
+ * an integer x mod 0 gives 0. */
+#include "elementwise.h"
+
+#define ADD_ROW(E, T, S, W) Q8_EW_BINARY_ROW(add_##S, T, T, T, (T)((W)a + (W)b))
+#define SUB_ROW(E, T, S, W) Q8_EW_BINARY_ROW(sub_##S, T, T, T, (T)((W)a - (W)b))
+#define MUL_ROW(E, T, S, W) Q8_EW_BINARY_ROW(mul_##S, T, T, T, (T)((W)a * (W)b))
+/* Signed: b == -1 is a wrapping negation (INT_MIN / -1 would trap). */
+#define SDIV_ROW(E, T, S, W)                                                               \
+    Q8_EW_BINARY_ROW(div_##S, T, T, T, b == 0 ? 0 : b == -1 ? (T)(0 - (W)a) : a / b)
+#define UDIV_ROW(E, T, S, W) Q8_EW_BINARY_ROW(div_##S, T, T, T, b == 0 ? 0 : a / b)
+#define FDIV_ROW(E, T, S, W) Q8_EW_BINARY_ROW(div_##S, T, T, T, a / b)
+
+Q8_EW_NUMS(ADD_ROW)
+Q8_EW_NUMS(SUB_ROW)
+Q8_EW_NUMS(MUL_ROW)
+Q8_EW_SINTS(SDIV_ROW)
+Q8_EW_UINTS(UDIV_ROW)
+Q8_EW_FLOATS(FDIV_ROW)
+
+/* Mod. b == -1 is special-cased: INT_MIN % -1 traps in C, and x % -1 is 0. */
+static inline int64_t smod(int64_t a, int64_t b, bool c_style) {
+    if (b == 0 || b == -1) return 0;
+    int64_t r = a % b;
+    if (!c_style && r != 0 && (r < 0) != (b < 0)) r += b;
+    return r;
+}
+#define SMOD_ROWS(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(mod_##S, T, T, T, smod(a, b, false))                                 \
+    Q8_EW_BINARY_ROW(fmod_##S, T, T, T, smod(a, b, true))
+#define UMOD_ROWS(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(mod_##S, T, T, T, b == 0 ? 0 : a % b)                                \
+    Q8_EW_BINARY_ROW(fmod_##S, T, T, T, b == 0 ? 0 : a % b)
+Q8_EW_SINTS(SMOD_ROWS)
+Q8_EW_UINTS(UMOD_ROWS)
+Q8_EW_BINARY_ROW(fmod_f32, float, float, float, fmodf(a, b))
+Q8_EW_BINARY_ROW(fmod_f64, double, double, double, fmod(a, b))
+
+#define TAB_ADD(E, T, S, W) [E] = add_##S,
+#define TAB_SUB(E, T, S, W) [E] = sub_##S,
+#define TAB_MUL(E, T, S, W) [E] = mul_##S,
+#define TAB_DIV(E, T, S, W) [E] = div_##S,
+#define TAB_MOD(E, T, S, W) [E] = mod_##S,
+#define TAB_FMOD(E, T, S, W) [E] = fmod_##S,
+
+static const q8_bcast_row_fn add_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_ADD)};
+static const q8_bcast_row_fn sub_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_SUB)};
+static const q8_bcast_row_fn mul_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_MUL)};
+static const q8_bcast_row_fn div_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_DIV)};
+static const q8_bcast_row_fn mod_rows[Q8_DTYPE_COUNT] = {Q8_EW_INTS(TAB_MOD)};
+static const q8_bcast_row_fn fmod_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_FMOD)};
+
+#define BINARY_OP(VAR, NAME, ROWS)                                                         \
+    static q8_status VAR##_infer(q8_graph *g, q8_node *n, q8_error *err) {               \
+        return q8_ew_binary_infer(g, n, ROWS, Q8_UNDEFINED, err);                         \
+    }                                                                                     \
+    static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
+        q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
+    }                                                                                     \
+    const q8_op_def q8_op_##VAR = {                                                       \
+        .name = NAME, .infer = VAR##_infer, .run = VAR##_run, .flags = Q8_OP_INPLACE,     \
+    };
+
+BINARY_OP(add, "Add", add_rows)
+BINARY_OP(sub, "Sub", sub_rows)
+BINARY_OP(mul, "Mul", mul_rows)
+BINARY_OP(div, "Div", div_rows)
+
+static q8_status mod_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    int64_t fm = q8_attr_int(n, "fmod", 0);
+    if (fm != 0 && fm != 1)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "fmod is %lld, expected 0 or 1", (long long)fm);
+    const q8_tensor *a = q8_in(g, n, 0);
+    if (!fm && a && q8_dtype_is_float(a->dtype))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "fmod must be 1 for %s inputs",
+                            q8_dtype_name(a->dtype));
+    Q8_TRY(q8_ew_binary_infer(g, n, fm ? fmod_rows : mod_rows, Q8_UNDEFINED, err));
+    ((q8_bcast *)n->params)->aux = (int)fm;
+    return Q8_OK;
+}
+
+static void mod_run(const q8_exec *x, const q8_node *n) {
+    const q8_bcast *p = n->params;
+    q8_ew_binary_run(x, n, p->aux ? fmod_rows : mod_rows, Q8_EW_GRAIN);
+}
+
+const q8_op_def q8_op_mod = {
+    .name = "Mod", .infer = mod_infer, .run = mod_run, .flags = Q8_OP_INPLACE,
+};

@@ -1,0 +1,61 @@
+/* Comparisons (Equal, Greater, Less, GreaterOrEqual, LessOrEqual) over all
+ * numeric dtypes and bool, and the logical And, Or, Xor over bool; numpy
+ * broadcasting, bool output. NaN compares unequal and unordered, as in
+ * IEEE 754. Bools are read as "nonzero". */
+#include "elementwise.h"
+
+#define BOOL_LIST(X) X(Q8_BOOL, uint8_t, b8, uint32_t)
+#define CMP_ROWS(E, T, S, W)                                                               \
+    Q8_EW_BINARY_ROW(eq_##S, T, T, uint8_t, a == b)                                       \
+    Q8_EW_BINARY_ROW(gt_##S, T, T, uint8_t, a > b)                                        \
+    Q8_EW_BINARY_ROW(lt_##S, T, T, uint8_t, a < b)                                        \
+    Q8_EW_BINARY_ROW(ge_##S, T, T, uint8_t, a >= b)                                       \
+    Q8_EW_BINARY_ROW(le_##S, T, T, uint8_t, a <= b)
+Q8_EW_NUMS(CMP_ROWS)
+
+/* Bools: compare truth values, so any nonzero byte counts as true. */
+Q8_EW_BINARY_ROW(eq_b8, uint8_t, uint8_t, uint8_t, !a == !b)
+Q8_EW_BINARY_ROW(gt_b8, uint8_t, uint8_t, uint8_t, !!a > !!b)
+Q8_EW_BINARY_ROW(lt_b8, uint8_t, uint8_t, uint8_t, !!a < !!b)
+Q8_EW_BINARY_ROW(ge_b8, uint8_t, uint8_t, uint8_t, !!a >= !!b)
+Q8_EW_BINARY_ROW(le_b8, uint8_t, uint8_t, uint8_t, !!a <= !!b)
+Q8_EW_BINARY_ROW(and_b8, uint8_t, uint8_t, uint8_t, a && b)
+Q8_EW_BINARY_ROW(or_b8, uint8_t, uint8_t, uint8_t, a || b)
+Q8_EW_BINARY_ROW(xor_b8, uint8_t, uint8_t, uint8_t, !a != !b)
+
+#define TAB_EQ(E, T, S, W) [E] = eq_##S,
+#define TAB_GT(E, T, S, W) [E] = gt_##S,
+#define TAB_LT(E, T, S, W) [E] = lt_##S,
+#define TAB_GE(E, T, S, W) [E] = ge_##S,
+#define TAB_LE(E, T, S, W) [E] = le_##S,
+
+static const q8_bcast_row_fn eq_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_EQ) BOOL_LIST(TAB_EQ)};
+static const q8_bcast_row_fn gt_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_GT) BOOL_LIST(TAB_GT)};
+static const q8_bcast_row_fn lt_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_LT) BOOL_LIST(TAB_LT)};
+static const q8_bcast_row_fn ge_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_GE) BOOL_LIST(TAB_GE)};
+static const q8_bcast_row_fn le_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_LE) BOOL_LIST(TAB_LE)};
+static const q8_bcast_row_fn and_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = and_b8};
+static const q8_bcast_row_fn or_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = or_b8};
+static const q8_bcast_row_fn xor_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = xor_b8};
+
+/* In place only helps where the input is 1 byte (bool), but is valid for
+ * any: the planner only reuses an input of the output's byte size. */
+#define CMP_OP(VAR, NAME, ROWS)                                                            \
+    static q8_status VAR##_infer(q8_graph *g, q8_node *n, q8_error *err) {               \
+        return q8_ew_binary_infer(g, n, ROWS, Q8_BOOL, err);                              \
+    }                                                                                     \
+    static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
+        q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
+    }                                                                                     \
+    const q8_op_def q8_op_##VAR = {                                                       \
+        .name = NAME, .infer = VAR##_infer, .run = VAR##_run, .flags = Q8_OP_INPLACE,     \
+    };
+
+CMP_OP(equal, "Equal", eq_rows)
+CMP_OP(greater, "Greater", gt_rows)
+CMP_OP(less, "Less", lt_rows)
+CMP_OP(greater_or_equal, "GreaterOrEqual", ge_rows)
+CMP_OP(less_or_equal, "LessOrEqual", le_rows)
+CMP_OP(and, "And", and_rows)
+CMP_OP(or, "Or", or_rows)
+CMP_OP(xor, "Xor", xor_rows)

@@ -1,0 +1,116 @@
+/* Pow: base float32/float64/int32/int64, exponent any numeric type, numpy
+ * broadcasting; the output has the base's dtype.
+ *
+ * Float bases use double pow() rounded once to the output type. Integer
+ * bases with an integer exponent multiply exactly (wrapping on overflow);
+ * a negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise
+ * (including 0^-k, where C would divide by zero). Integer bases with a float
+ * exponent truncate pow() toward zero, saturating; NaN gives 0. */
+#include "elementwise.h"
+
+static inline uint64_t upow(uint64_t a, uint64_t e) {
+    uint64_t r = 1;
+    for (; e; e >>= 1, a *= a)
+        if (e & 1) r *= a;
+    return r;
+}
+
+static inline int64_t spow(int64_t a, int64_t e) {
+    if (e >= 0) return (int64_t)upow((uint64_t)a, (uint64_t)e);
+    if (a == 1) return 1;
+    if (a == -1) return (e & 1) ? -1 : 1;
+    return 0;
+}
+
+#define FPOW(a, b) pow((double)(a), (double)(b))
+
+/* Float bases: every exponent type. */
+#define POW_F32(E, T, S, W) Q8_EW_BINARY_ROW(pow_f32_##S, float, T, float, FPOW(a, b))
+#define POW_F64(E, T, S, W) Q8_EW_BINARY_ROW(pow_f64_##S, double, T, double, FPOW(a, b))
+Q8_EW_NUMS(POW_F32)
+Q8_EW_NUMS(POW_F64)
+
+/* Integer bases by exponent kind: float, signed, unsigned. */
+#define POW_I32_F(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, q8_f2i_i32(FPOW(a, b)))
+#define POW_I32_S(E, T, S, W) Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, spow(a, b))
+#define POW_I32_U(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i32_##S, int32_t, T, int32_t, upow((uint64_t)a, b))
+#define POW_I64_F(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, q8_f2i_i64(FPOW(a, b)))
+#define POW_I64_S(E, T, S, W) Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, spow(a, b))
+#define POW_I64_U(E, T, S, W)                                                              \
+    Q8_EW_BINARY_ROW(pow_i64_##S, int64_t, T, int64_t, upow((uint64_t)a, b))
+Q8_EW_FLOATS(POW_I32_F)
+Q8_EW_SINTS(POW_I32_S)
+Q8_EW_UINTS(POW_I32_U)
+Q8_EW_FLOATS(POW_I64_F)
+Q8_EW_SINTS(POW_I64_S)
+Q8_EW_UINTS(POW_I64_U)
+
+#define TAB_F32(E, T, S, W) [E] = pow_f32_##S,
+#define TAB_F64(E, T, S, W) [E] = pow_f64_##S,
+#define TAB_I32(E, T, S, W) [E] = pow_i32_##S,
+#define TAB_I64(E, T, S, W) [E] = pow_i64_##S,
+
+/* pow_rows[base dtype][exponent dtype] */
+static const q8_bcast_row_fn pow_rows[Q8_DTYPE_COUNT][Q8_DTYPE_COUNT] = {
+    [Q8_F32] = {Q8_EW_NUMS(TAB_F32)},
+    [Q8_F64] = {Q8_EW_NUMS(TAB_F64)},
+    [Q8_I32] = {Q8_EW_NUMS(TAB_I32)},
+    [Q8_I64] = {Q8_EW_NUMS(TAB_I64)},
+};
+
+/* x^2 as x * x: the exact product rounded once, the same value as the
+ * double pow rounded to float (LayerNorm exports use Pow(x, 2)). */
+static void square_f32(void *o_, const void *const *in, const int64_t *st, int64_t n,
+                       const void *ctx) {
+    float *o = o_;
+    const float *a = in[0];
+    (void)ctx;
+    if (st[0])
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i];
+    else
+        for (int64_t i = 0; i < n; i++) o[i] = a[0] * a[0];
+}
+
+static bool exponent_is_two(const q8_graph *g, const q8_node *n) {
+    float v;
+    int cnt;
+    const q8_tensor *e = q8_in(g, n, 1);
+    return e->data && q8_tensor_numel(e) == 1 &&
+           q8_const_floats(g, n, 1, &v, 1, &cnt, NULL) == Q8_OK && v == 2.0f;
+}
+
+static q8_status pow_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
+    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
+    if (a->dtype != Q8_F32 && a->dtype != Q8_F64 && a->dtype != Q8_I32 && a->dtype != Q8_I64)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "base dtype %s is not supported (float32, float64, int32, int64)",
+                            q8_dtype_name(a->dtype));
+    if (b->dtype <= Q8_UNDEFINED || b->dtype >= Q8_DTYPE_COUNT || !pow_rows[a->dtype][b->dtype])
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "exponent dtype %s is not supported",
+                            q8_dtype_name(b->dtype));
+    int64_t dims[Q8_MAX_DIMS];
+    int nd;
+    Q8_TRY(q8_ew_binary_plan(g, n, dims, &nd, err));
+    ((q8_bcast *)n->params)->aux = a->dtype == Q8_F32 && exponent_is_two(g, n);
+    return q8_set_output(g, n, 0, a->dtype, dims, nd, err);
+}
+
+static void pow_run(const q8_exec *x, const q8_node *n) {
+    const q8_tensor *a = q8_in(x->g, n, 0), *b = q8_in(x->g, n, 1);
+    const void *in[2] = {Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1)};
+    size_t sz[2] = {q8_dtype_size(a->dtype), q8_dtype_size(b->dtype)};
+    const q8_bcast *p = n->params;
+    q8_bcast_run(x->pool, p, Q8_OUT_PTR(x, n, 0), sz[0], in, sz,
+                 p->aux ? square_f32 : pow_rows[a->dtype][b->dtype], NULL,
+                 p->aux ? Q8_EW_GRAIN : Q8_EW_GRAIN_MATH);
+}
+
+const q8_op_def q8_op_pow = {
+    .name = "Pow", .infer = pow_infer, .run = pow_run, .flags = Q8_OP_INPLACE,
+};
