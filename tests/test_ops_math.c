@@ -1493,3 +1493,24 @@ Test(math_errors, messages) {
     q8t_in an[2] = {{"a", Q8_F32, 1, {2}, NULL}, {"b", Q8_F32, 1, {2}, NULL}};
     expect_fail("And", an, 2, NULL, "dtype float32 is not supported (only bool)");
 }
+
+/* Relu on int8 keeps the quantized path in INT8: max(q, 0), every value. */
+Test(math, relu_int8_all_values) {
+    int8_t x[256], want[256];
+    for (int i = 0; i < 256; i++) {
+        x[i] = (int8_t)(i - 128);
+        want[i] = x[i] > 0 ? x[i] : 0;
+    }
+    q8t_in in = {"x", Q8_I8, 2, {16, 16}, NULL};
+    for (int nt = 1; nt <= 3; nt += 2) {
+        q8_graph *g = q8t_graph1("Relu", &in, 1, 1);
+        const void *data[] = {x};
+        void *out[1];
+        q8_tensor_info info[1];
+        q8_error err = {0};
+        cr_assert_eq(q8t_run(g, data, nt, out, info, 1, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(info[0].dtype, Q8_I8);
+        cr_assert_eq(memcmp(out[0], want, 256), 0);
+        free(out[0]);
+    }
+}

@@ -30,7 +30,7 @@ typedef struct uinfo {
 } uinfo;
 
 static const uinfo ops[] = {
-    {"Relu", U_RELU, T_F32, 0, 0, 0},
+    {"Relu", U_RELU, T_F32 | T_SINT, 0, 0, 0}, /* int8: the quantized path */
     {"LeakyRelu", U_LEAKY_RELU, T_F32, 0.01f, 0, 0},
     {"Sigmoid", U_SIGMOID, T_F32, 0, 0, 0},
     {"HardSigmoid", U_HARD_SIGMOID, T_F32, 0.2f, 0.5f, 0},
@@ -144,6 +144,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     static void unary_##S(void *arg, int64_t b, int64_t e, int t) {                       \
         const unary_args *a = arg;                                                        \
         switch (a->p->kind) {                                                             \
+        case U_RELU: LOOP(T, v > 0 ? v : (T)0)                                            \
         case U_ABS: LOOP(T, v < 0 ? (T)(0 - (W)v) : v)                                    \
         case U_NEG: LOOP(T, (T)(0 - (W)v))                                                \
         case U_SIGN: LOOP(T, (T)(v > 0 ? 1 : v < 0 ? -1 : 0))                             \
