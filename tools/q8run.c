@@ -18,7 +18,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]\n"
             "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
-            "             [--input-shape NAME=DIMS]... [--print N]\n"
+            "             [--input-shape NAME=DIMS]... [--print N] [--labels FILE.npy]\n"
             "  Runs the model once on the inputs (or N timed times with --bench) and\n"
             "  writes each output to DIR/<name>.npy, or prints them without --out.\n");
 }
@@ -28,6 +28,42 @@ typedef struct input_arg {
     const char *path;
     q8_tensor *t;
 } input_arg;
+
+/* Top-1 accuracy of output 0 (argmax over its last axis) against integer
+ * labels, one per row; prints it unless --json. */
+static bool top1_accuracy(const q8_session *s, const char *path, double *acc, q8_error *err) {
+    q8_tensor *lab = NULL;
+    if (q8_cli_load_tensor(path, &lab, err) != Q8_OK) return false;
+    q8_tensor_info info;
+    const void *data;
+    q8_session_output(s, 0, &info, &data);
+    bool ok = true;
+    int64_t rows = 1, row = info.ndim ? info.dims[info.ndim - 1] : 1;
+    for (int i = 0; i + 1 < info.ndim; i++) rows *= info.dims[i];
+    if (info.dtype != Q8_F32 || row < 1) {
+        q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor", info.name);
+        ok = false;
+    } else if ((lab->dtype != Q8_I64 && lab->dtype != Q8_I32) || q8_tensor_numel(lab) != rows) {
+        q8_fail(err, Q8_ERR_SHAPE, "--labels %s: expected %lld int64/int32 labels (one per row of '%s'), got %lld %s",
+                path, (long long)rows, info.name, (long long)q8_tensor_numel(lab), q8_dtype_name(lab->dtype));
+        ok = false;
+    }
+    int64_t hits = 0;
+    for (int64_t r = 0; ok && r < rows; r++) {
+        const float *v = (const float *)data + r * row;
+        int64_t am = 0;
+        for (int64_t i = 1; i < row; i++)
+            if (v[i] > v[am]) am = i;
+        int64_t want = lab->dtype == Q8_I64 ? ((const int64_t *)lab->data)[r] : ((const int32_t *)lab->data)[r];
+        hits += am == want;
+    }
+    if (ok) {
+        *acc = (double)hits / (double)rows;
+        printf("top-1 accuracy: %.4f (%lld of %lld)\n", *acc, (long long)hits, (long long)rows);
+    }
+    q8_tensor_free(lab);
+    return ok;
+}
 
 static int fail(const q8_error *e) {
     fprintf(stderr, "q8run: %s\n", e->msg);
@@ -40,17 +76,18 @@ int main(int argc, char **argv) {
         {"device", required_argument, 0, 'd'}, {"threads", required_argument, 0, 't'},
         {"bench", required_argument, 0, 'b'},  {"json", no_argument, 0, 'j'},
         {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
-        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+        {"labels", required_argument, 0, 'l'},  {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     input_arg inputs[MAX_INPUTS];
     q8_input_shape shapes[MAX_INPUTS];
     int n_inputs = 0, n_shapes = 0;
-    const char *out_dir = NULL;
+    const char *out_dir = NULL, *labels_path = NULL;
     long threads = 0, bench = 0, print_max = 16;
-    bool json = false;
+    bool json = false, print_given = false;
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:h", opts, NULL)) != -1) {
         switch (c) {
         case 'i': {
             if (n_inputs == MAX_INPUTS) {
@@ -99,11 +136,13 @@ int main(int argc, char **argv) {
             n_shapes++;
             break;
         case 'p':
+            print_given = true;
             if (!q8_cli_parse_int(optarg, 0, 1L << 30, &print_max)) {
                 fprintf(stderr, "q8run: --print needs a count\n");
                 return 2;
             }
             break;
+        case 'l': labels_path = optarg; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "q8run: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -199,11 +238,13 @@ int main(int argc, char **argv) {
             snprintf(path, sizeof path, "%s/%s.npy", out_dir, fname);
             if (q8_npy_write(path, info.dtype, info.dims, info.ndim, data, &err) != Q8_OK) goto done;
             if (!json) printf("wrote %s\n", path);
-        } else if (!json || bench == 0) {
+        } else if ((!json || bench == 0) && (!labels_path || print_given)) {
             q8_cli_print_tensor(stdout, info.name, info.dtype, info.dims, info.ndim, data,
                                 (int)print_max);
         }
     }
+    double top1 = -1;
+    if (labels_path && !top1_accuracy(s, labels_path, &top1, &err)) goto done;
     q8_memory_info mi;
     q8_session_memory(s, &mi);
     if (bench > 0 && !json)
@@ -219,6 +260,7 @@ int main(int argc, char **argv) {
                runs, med, mn, mx,
                mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
         if (device == Q8_DEVICE_CUDA) printf(", \"device_bytes\": %zu", mi.device_bytes);
+        if (top1 >= 0) printf(", \"top1\": %.6f", top1);
         printf("}\n");
     }
     rc = 0;
