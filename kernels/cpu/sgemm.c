@@ -11,11 +11,16 @@
 #include "sgemm.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <xmmintrin.h>
+#endif
 
 #include "common.h"
 #include "sgemm_kernels.h"
 
+#ifndef KC_MAX
 #define KC_MAX 256
+#endif
 #define MC_MAX 144
 #define NC_MAX 1024
 /* Below this many flops a GEMM runs on one thread: waking workers costs
@@ -123,6 +128,43 @@ static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* ---- packing ---- */
 
+/* Transposing copy: rows i < nrows of src (stride ld, kc floats each) into
+ * dst[k*r + i]; rows nrows..r-1 are zero. 4x4 SSE transposes where they fit
+ * (the scalar loop costs several cycles per element). */
+static void gather_rows(const float *src, int64_t ld, int64_t nrows, int64_t kc, int r,
+                        float *dst) {
+    int64_t i = 0;
+#if defined(__SSE2__)
+    for (; i + 4 <= nrows; i += 4) {
+        const float *s0 = src + i * ld, *s1 = s0 + ld, *s2 = s1 + ld, *s3 = s2 + ld;
+        int64_t k = 0;
+        for (; k + 4 <= kc; k += 4) {
+            __m128 r0 = _mm_loadu_ps(s0 + k), r1 = _mm_loadu_ps(s1 + k);
+            __m128 r2 = _mm_loadu_ps(s2 + k), r3 = _mm_loadu_ps(s3 + k);
+            _MM_TRANSPOSE4_PS(r0, r1, r2, r3);
+            float *d = dst + k * r + i;
+            _mm_storeu_ps(d, r0);
+            _mm_storeu_ps(d + r, r1);
+            _mm_storeu_ps(d + 2 * r, r2);
+            _mm_storeu_ps(d + 3 * r, r3);
+        }
+        for (; k < kc; k++) {
+            float *d = dst + k * r + i;
+            d[0] = s0[k];
+            d[1] = s1[k];
+            d[2] = s2[k];
+            d[3] = s3[k];
+        }
+    }
+#endif
+    for (; i < nrows; i++) {
+        const float *s = src + i * ld;
+        for (int64_t k = 0; k < kc; k++) dst[k * r + i] = s[k];
+    }
+    for (; i < r; i++)
+        for (int64_t k = 0; k < kc; k++) dst[k * r + i] = 0.0f;
+}
+
 /* op(A)[m0.., k0..] (mc x kc) into MR panels at dst + p*mr*kc. */
 static void pack_a_block(const float *a, int64_t lda, bool trans, int64_t m0, int64_t mc,
                          int64_t k0, int64_t kc, int mr, float *dst) {
@@ -138,12 +180,7 @@ static void pack_a_block(const float *a, int64_t lda, bool trans, int64_t m0, in
                 for (; i < mr; i++) d[i] = 0.0f;
             }
         } else {
-            for (int64_t i = 0; i < rows; i++) {
-                const float *s = a + (m0 + p + i) * lda + k0;
-                for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = s[k];
-            }
-            for (int64_t i = rows; i < mr; i++)
-                for (int64_t k = 0; k < kc; k++) dst[k * mr + i] = 0.0f;
+            gather_rows(a + (m0 + p) * lda + k0, lda, rows, kc, mr, dst);
         }
     }
 }
@@ -166,12 +203,7 @@ static void pack_b_block(const float *b, int64_t ldb, bool trans, int64_t k0, in
                 }
             }
         } else {
-            for (int64_t j = 0; j < cols; j++) {
-                const float *s = b + (n0 + p + j) * ldb + k0;
-                for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = s[k];
-            }
-            for (int64_t j = cols; j < nr; j++)
-                for (int64_t k = 0; k < kc; k++) dst[k * nr + j] = 0.0f;
+            gather_rows(b + (n0 + p) * ldb + k0, ldb, cols, kc, nr, dst);
         }
     }
 }

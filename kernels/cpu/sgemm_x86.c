@@ -157,18 +157,20 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
 
 /* ---- AVX-512: 12 rows x 32 columns, 24 accumulators ---- */
 
+#ifndef A5_MR
 #define A5_MR 12
+#endif
 #define A5_NR 32
 
 AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, float *c,
                               int64_t ldc, float alpha, float beta) {
     __m512 acc[A5_MR][2];
-#pragma GCC unroll 12
+#pragma GCC unroll 16
     for (int i = 0; i < A5_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; k++) {
         __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
-#pragma GCC unroll 12
+#pragma GCC unroll 16
         for (int i = 0; i < A5_MR; i++) {
             __m512 a = _mm512_set1_ps(pa[i]);
             acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
@@ -178,7 +180,7 @@ AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, floa
         pb += A5_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
+#pragma GCC unroll 16
     for (int i = 0; i < A5_MR; i++) {
         float *ci = c + i * ldc;
         __m512 x0 = _mm512_mul_ps(acc[i][0], va), x1 = _mm512_mul_ps(acc[i][1], va);
