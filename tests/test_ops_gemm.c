@@ -571,6 +571,7 @@ typedef struct conv_spec {
     int64_t opad[3];
     int64_t oshape[3];      /* oshape[0] > 0: output_shape attribute */
     const float *w, *b;
+    const char *impl;       /* Conv: forced lowering (_conv_impl) */
 } conv_spec;
 
 static q8_graph *build_conv_common(const conv_spec *s, const char *op, int64_t w0, int64_t w1) {
@@ -588,6 +589,7 @@ static q8_graph *build_conv_common(const conv_spec *s, const char *op, int64_t w
     if (s->auto_pad) q8t_attr_str(g, "auto_pad", s->auto_pad);
     else q8t_attr_ints(g, "pads", s->pads, 2 * s->nsp);
     if (s->kshape_attr) q8t_attr_ints(g, "kernel_shape", s->k, s->nsp);
+    if (s->impl) q8t_attr_str(g, "_conv_impl", s->impl);
     set_act_attrs(g, s->act);
     return g;
 }
@@ -683,18 +685,24 @@ static void check_conv(conv_spec s, q8t_rng *r) {
     ref_conv(&s, x, w, s.bias ? b : NULL, want, out);
     apply_ref_act(s.act, want, s.n * s.m * osp);
     const void *in[2] = {x, w};
-    q8_tensor_info info;
-    float *got = run_both(build_conv, &s, in, &info);
-    cr_assert_eq(info.ndim, s.nsp + 2);
-    cr_assert(info.dims[0] == s.n && info.dims[1] == s.m);
-    for (int i = 0; i < s.nsp; i++)
-        cr_assert_eq(info.dims[2 + i], out[i], "out dim %d: %lld vs %lld", i,
-                     (long long)info.dims[2 + i], (long long)out[i]);
-    char nm[96];
-    snprintf(nm, sizeof nm, "Conv %dD c=%lld m=%lld g=%lld %s", s.nsp, (long long)s.c,
-             (long long)s.m, (long long)s.g, s.auto_pad ? s.auto_pad : "");
-    q8t_assert_close(got, want, s.n * s.m * osp, 1e-4f, 1e-5f * (float)(s.c * ksp + 1), nm);
-    free(got);
+    /* Every lowering: the automatic choice, then each general one forced. */
+    const char *impls[] = {NULL, "im2col", "shift"};
+    for (int ii = 0; ii < 3; ii++) {
+        s.impl = impls[ii];
+        q8_tensor_info info;
+        float *got = run_both(build_conv, &s, in, &info);
+        cr_assert_eq(info.ndim, s.nsp + 2);
+        cr_assert(info.dims[0] == s.n && info.dims[1] == s.m);
+        for (int i = 0; i < s.nsp; i++)
+            cr_assert_eq(info.dims[2 + i], out[i], "out dim %d: %lld vs %lld", i,
+                         (long long)info.dims[2 + i], (long long)out[i]);
+        char nm[128];
+        snprintf(nm, sizeof nm, "Conv %dD c=%lld m=%lld g=%lld %s impl=%s", s.nsp,
+                 (long long)s.c, (long long)s.m, (long long)s.g, s.auto_pad ? s.auto_pad : "",
+                 s.impl ? s.impl : "auto");
+        q8t_assert_close(got, want, s.n * s.m * osp, 1e-4f, 1e-5f * (float)(s.c * ksp + 1), nm);
+        free(got);
+    }
     free(x);
     free(w);
     free(b);
@@ -708,63 +716,66 @@ Test(conv_op, conv2d_odd_shapes) {
     q8t_rng r = q8t_seed(31);
     /* c=13, 9x7 image, 3x3, pads 1: implicit im2col */
     check_conv((conv_spec){2, 2, 13, 8, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* weights as a graph input (unpacked path), kernel_shape given */
     check_conv((conv_spec){2, 1, 13, 5, 1, SP2(9, 7), SP2(3, 2), SP2(1, 1), SP2(1, 1),
-                           {0, 1, 2, 0}, NULL, false, false, true, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 1, 2, 0}, NULL, false, false, true, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* stride 2, dilation 2, asymmetric pads */
     check_conv((conv_spec){2, 2, 6, 7, 1, SP2(11, 9), SP2(3, 3), SP2(2, 2), SP2(2, 2),
-                           {0, 1, 2, 3}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 1, 2, 3}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 1, 3, 4, 1, SP2(9, 7), SP2(2, 3), SP2(2, 1), SP2(1, 2),
-                           {1, 0, 0, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 0, 0, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* groups 2 and 3 */
     check_conv((conv_spec){2, 2, 6, 4, 2, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 1, 9, 6, 3, SP2(8, 5), SP2(3, 1), SP2(1, 2), SP2(1, 1),
-                           {1, 0, 1, 0}, NULL, true, false, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 0, 1, 0}, NULL, true, false, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* 1x1 stride 1 (straight GEMM), and 1x1 stride 2 (im2col) */
     check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(2, 2), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* one output channel per group, and one output pixel (GEMV) */
     check_conv((conv_spec){2, 2, 4, 2, 2, SP2(6, 5), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 2, 5, 7, 1, SP2(5, 5), SP2(5, 5), SP2(1, 1), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+    check_conv((conv_spec){2, 2, 3, 4, 1, SP2(2, 3), SP2(3, 4), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL,
+                           NULL}, &r);
     /* wide enough to span several N blocks and K blocks */
     check_conv((conv_spec){2, 1, 40, 30, 1, SP2(37, 41), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
 }
 
 Test(conv_op, depthwise) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 1, 6, 12, 6, SP2(9, 7), SP2(3, 3), SP2(2, 2), SP2(1, 1),
-                           {1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){2, 1, 4, 4, 4, SP2(9, 8), SP2(3, 2), SP2(1, 3), SP2(2, 2),
-                           {2, 1, 0, 1}, NULL, false, false, false, "Relu", {0}, {0}, NULL, NULL},
+                           {2, 1, 0, 1}, NULL, false, false, false, "Relu", {0}, {0}, NULL, NULL, NULL},
                &r);
     check_conv((conv_spec){1, 2, 5, 5, 5, {11, 1, 1}, {3, 1, 1}, ONE3, {2, 1, 1},
-                           {2, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {2, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
 }
 
 Test(conv_op, conv1d_and_3d) {
     q8t_rng r = q8t_seed(33);
     check_conv((conv_spec){1, 2, 5, 6, 1, {13, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
-                           {1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){1, 1, 6, 4, 2, {9, 1, 1}, {1, 1, 1}, ONE3, ONE3,
-                           {0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                           {0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     check_conv((conv_spec){3, 2, 4, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2},
-                           {1, 0, 1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL},
+                           {1, 0, 1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
                &r);
     check_conv((conv_spec){3, 1, 6, 6, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
-                           {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL},
+                           {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
                &r);
     /* 3-D depthwise goes through GEMM */
     check_conv((conv_spec){3, 1, 3, 3, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
-                           {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL},
+                           {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
                &r);
 }
 
@@ -774,10 +785,10 @@ Test(conv_op, auto_pad) {
     for (int i = 0; i < 4; i++) {
         check_conv((conv_spec){2, 2, 3, 4, 1, SP2(9, 7), SP2(4, 3), SP2(2, 3), SP2(1, 1),
                                {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                               NULL}, &r);
+                               NULL, NULL}, &r);
         check_conv((conv_spec){2, 1, 4, 4, 4, SP2(8, 7), SP2(2, 3), SP2(1, 2), SP2(2, 1),
                                {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                               NULL}, &r);
+                               NULL, NULL}, &r);
     }
 }
 
@@ -786,13 +797,13 @@ Test(conv_op, fused_activations) {
     for (size_t i = 1; i < sizeof acts / sizeof acts[0]; i++) {
         check_conv((conv_spec){2, 1, 5, 7, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
                                {1, 1, 1, 1}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL}, &r);
+                               NULL, NULL}, &r);
         check_conv((conv_spec){2, 1, 5, 5, 5, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
                                {1, 1, 1, 1}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL}, &r);
+                               NULL, NULL}, &r);
         check_conv((conv_spec){2, 1, 5, 7, 1, SP2(3, 3), SP2(3, 3), SP2(1, 1), SP2(1, 1),
                                {0, 0, 0, 0}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL}, &r);
+                               NULL, NULL}, &r);
     }
 }
 
@@ -835,6 +846,12 @@ Test(conv_op, errors) {
     expect_error(q8t_graph1("Conv", ins, 2, 1), "weight has rank 3");
     q8t_in ins2[2] = {{"X", Q8_F32, 2, {1, 6}, NULL}, {"W", Q8_F32, 2, {4, 6}, w}};
     expect_error(q8t_graph1("Conv", ins2, 2, 1), "only 1 to 3 spatial dims");
+    ins[1].ndim = 4;
+    ins[2].dims[0] = 4;
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_str(g, "_conv_impl", "winograd");
+    expect_error(g, "_conv_impl 'winograd'");
 }
 
 /* --------------------------------------------------------- ConvTranspose */
@@ -952,32 +969,32 @@ Test(convtranspose_op, shapes) {
     q8t_rng r = q8t_seed(41);
     /* plain, c=13, 9x7 */
     check_convt((conv_spec){2, 2, 13, 5, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* strides, dilations, asymmetric pads, output_padding, unpacked W */
     check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 2), SP2(2, 3), SP2(2, 1),
                             {1, 0, 2, 1}, NULL, true, false, false, NULL, {1, 2, 0}, {0}, NULL,
-                            NULL}, &r);
+                            NULL, NULL}, &r);
     /* groups 2 and 3 */
     check_convt((conv_spec){2, 2, 6, 4, 2, SP2(5, 6), SP2(3, 3), SP2(2, 2), SP2(1, 1),
                             {1, 1, 0, 0}, NULL, true, true, false, NULL, {1, 1, 0}, {0}, NULL,
-                            NULL}, &r);
+                            NULL, NULL}, &r);
     check_convt((conv_spec){2, 1, 9, 6, 3, SP2(4, 3), SP2(2, 3), SP2(1, 2), SP2(1, 1),
-                            {0, 1, 0, 1}, NULL, false, true, true, NULL, {0}, {0}, NULL, NULL}, &r);
+                            {0, 1, 0, 1}, NULL, false, true, true, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* depthwise-like */
     check_convt((conv_spec){2, 1, 5, 5, 5, SP2(6, 6), SP2(4, 4), SP2(2, 2), SP2(1, 1),
-                            {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                            {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* one input pixel (GEMV) */
     check_convt((conv_spec){2, 2, 7, 3, 1, SP2(1, 1), SP2(4, 4), SP2(1, 1), SP2(1, 1),
-                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL}, &r);
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
     /* 1-D and 3-D */
     check_convt((conv_spec){1, 2, 3, 4, 1, {7, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
-                            {1, 0}, NULL, true, true, false, NULL, {1, 0, 0}, {0}, NULL, NULL}, &r);
+                            {1, 0}, NULL, true, true, false, NULL, {1, 0, 0}, {0}, NULL, NULL, NULL}, &r);
     check_convt((conv_spec){3, 1, 4, 4, 2, {3, 4, 2}, {2, 3, 2}, {2, 1, 2}, ONE3,
-                            {0, 1, 0, 1, 0, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL},
+                            {0, 1, 0, 1, 0, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
                 &r);
     /* activation */
     check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 3), SP2(2, 2), SP2(1, 1),
-                            {1, 1, 1, 1}, NULL, true, true, false, "Clip", {0}, {0}, NULL, NULL},
+                            {1, 1, 1, 1}, NULL, true, true, false, "Clip", {0}, {0}, NULL, NULL, NULL},
                 &r);
 }
 
@@ -987,14 +1004,14 @@ Test(convtranspose_op, output_shape_and_auto_pad) {
     for (int i = 0; i < 3; i++)
         check_convt((conv_spec){2, 2, 3, 4, 1, SP2(5, 4), SP2(3, 4), SP2(2, 3), SP2(1, 1),
                                 {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                                NULL}, &r);
+                                NULL, NULL}, &r);
     /* output_shape bigger and smaller than the full output */
     check_convt((conv_spec){2, 1, 3, 2, 1, SP2(3, 3), SP2(3, 3), SP2(3, 2), SP2(1, 1),
                             {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {10, 8, 0}, NULL,
-                            NULL}, &r);
+                            NULL, NULL}, &r);
     check_convt((conv_spec){2, 1, 3, 2, 1, SP2(3, 3), SP2(3, 3), SP2(2, 2), SP2(1, 1),
                             {0, 0, 0, 0}, "SAME_UPPER", true, true, false, NULL, {0}, {5, 6, 0},
-                            NULL, NULL}, &r);
+                            NULL, NULL, NULL}, &r);
 }
 
 Test(convtranspose_op, errors) {

@@ -1,34 +1,31 @@
 /* Conv (1-D, 2-D, 3-D; groups, dilations, strides, pads, auto_pad, optional
  * bias, fused activation). Per image and group it is one GEMM
  *   Y[mg, out_sp] = W_g[mg, cg*kprod] * col[cg*kprod, out_sp]
- * with the constant W_g packed once in infer. Modes:
- *   1x1: a 1x1 kernel with stride 1 and no pads reads X as the B matrix;
- *   implicit im2col: B panels are packed straight from X (no col buffer);
- *   one output pixel: the single column is gathered into scratch (GEMV);
- *   depthwise (one input channel per group, 1-D/2-D): a direct kernel. */
+ * with the constant W_g packed once in infer. How B (col) is made, by mode
+ * (conv_impl.h): 1x1 convs read X as B; most others pad X into stride-phase
+ * planes where each kernel tap is a contiguous shifted row (shift mode);
+ * the rest gather B panels straight from X (implicit im2col); one output
+ * pixel gathers its column into scratch (GEMV); depthwise convs (one input
+ * channel per group, 1-D/2-D) run direct loops. */
 #include <string.h>
 
-#include "conv_util.h"
-#include "fused_act.h"
+#include "conv_impl.h"
 #include "registry.h"
 #include "sgemm.h"
 
-typedef enum conv_mode {
-    CONV_IM2COL,
-    CONV_1X1,
-    CONV_COL1,
-    CONV_DEPTHWISE,
-} conv_mode;
-
-typedef struct conv_params {
-    int64_t nb, c, m, g, cg, mg;    /* images, in/out channels, groups, per group */
-    q8_conv_geom geo;
-    int64_t in_sp, out_sp, kprod, kg;
-    conv_mode mode;
-    bool has_bias;
-    q8_act act;
-    int64_t offs[];                 /* GEMM modes: 4 per (image, group) */
-} conv_params;
+/* Output grid of the shift mode (see conv_params); false when it wastes
+ * too much (garbage columns) to beat implicit im2col. */
+static bool shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, bool *direct) {
+    for (int i = 0; i < 3; i++) {
+        int64_t padded = G->in[i] + G->pb[i] + G->pe[i];
+        ph[i] = (padded + G->s[i] - 1) / G->s[i];
+        if (ph[i] < G->out[i]) ph[i] = G->out[i];
+    }
+    *nprime = ((G->out[0] - 1) * ph[1] + (G->out[1] - 1)) * ph[2] + G->out[2];
+    *direct = ph[2] == G->out[2] && (G->out[0] == 1 || ph[1] == G->out[1]);
+    int64_t out_sp = G->out[0] * G->out[1] * G->out[2];
+    return *nprime * 4 <= out_sp * 5;
+}
 
 static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
@@ -76,15 +73,32 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 
     int64_t nb = x->dims[0], cg = c / grp, mg = m / grp;
     int64_t kprod = geo.k[0] * geo.k[1] * geo.k[2];
-    conv_mode mode = CONV_IM2COL;
     bool unit = kprod == 1, plain = true;
     for (int i = 0; i < 3; i++) plain &= geo.s[i] == 1 && geo.pb[i] == 0 && geo.pe[i] == 0;
     int64_t out_sp = geo.out[0] * geo.out[1] * geo.out[2];
+    int64_t ph[3], nprime;
+    bool direct;
+    conv_mode mode = CONV_IM2COL;
+    bool shift_ok = shift_geometry(&geo, ph, &nprime, &direct);
     if (cg == 1 && nsp <= 2) mode = CONV_DEPTHWISE;
     else if (unit && plain) mode = CONV_1X1;
     else if (out_sp == 1) mode = CONV_COL1;
-    int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : nb * grp;
-    conv_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * 4 * (size_t)ngemm, err);
+    else if (shift_ok) mode = CONV_SHIFT;
+    /* One output pixel whose window is exactly the unpadded input: the
+     * column is X itself. */
+    bool col_is_x = out_sp == 1;
+    for (int i = 0; i < 3; i++)
+        col_is_x &= geo.pb[i] == 0 && geo.d[i] == 1 && geo.k[i] == geo.in[i];
+    /* Internal, for tests: force the general GEMM lowerings. */
+    const char *impl = q8_attr_str(n, "_conv_impl", "auto");
+    if (strcmp(impl, "im2col") == 0) mode = CONV_IM2COL;
+    else if (strcmp(impl, "shift") == 0) mode = CONV_SHIFT;
+    else if (strcmp(impl, "auto") != 0)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "_conv_impl '%s' is not auto, im2col or shift",
+                            impl);
+    int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : mode == CONV_SHIFT ? grp : nb * grp;
+    int64_t nk = mode == CONV_SHIFT ? cg * kprod : 0;
+    conv_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * (size_t)(4 * ngemm + nk), err);
     if (!p) return Q8_ERR_NOMEM;
     p->nb = nb;
     p->c = c;
@@ -99,13 +113,46 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->kg = cg * kprod;
     p->mode = mode;
     p->has_bias = b != NULL;
+    p->col_is_x = col_is_x;
+    p->ngemm = ngemm;
     Q8_TRY(q8_act_from_node(n, &p->act, err));
-    for (int64_t i = 0; i < ngemm; i++) {
-        int64_t img = i / grp, gi = i % grp;
-        p->offs[4 * i] = gi * mg * p->kg;
-        p->offs[4 * i + 1] = mode == CONV_COL1 ? i * p->kg : (img * c + gi * cg) * p->in_sp;
-        p->offs[4 * i + 2] = (img * m + gi * mg) * out_sp;
-        p->offs[4 * i + 3] = gi * mg;
+    int64_t *offs = p->tail;
+    if (mode == CONV_SHIFT) {
+        memcpy(p->ph, ph, sizeof ph);
+        p->nph = geo.s[0] * geo.s[1] * geo.s[2];
+        p->plane = ph[0] * ph[1] * ph[2];
+        p->nprime = nprime;
+        p->direct = direct;
+        int64_t ldc = direct ? out_sp : nprime;
+        /* One image at a time: GEMM i is group i. */
+        for (int64_t i = 0; i < grp; i++) {
+            offs[4 * i] = i * mg * p->kg;
+            offs[4 * i + 1] = 0;
+            offs[4 * i + 2] = i * mg * ldc;
+            offs[4 * i + 3] = i * mg;
+        }
+        /* Row k = (channel, kd, kh, kw) of B: offset into the group's planes. */
+        int64_t *offk = offs + 4 * ngemm, k = 0;
+        for (int64_t ci = 0; ci < cg; ci++)
+            for (int64_t kd = 0; kd < geo.k[0]; kd++)
+                for (int64_t kh = 0; kh < geo.k[1]; kh++)
+                    for (int64_t kw = 0; kw < geo.k[2]; kw++) {
+                        int64_t td = kd * geo.d[0], th = kh * geo.d[1], tw = kw * geo.d[2];
+                        int64_t phase = ((td % geo.s[0]) * geo.s[1] + th % geo.s[1]) * geo.s[2] +
+                                        tw % geo.s[2];
+                        offk[k++] = (ci * p->nph + phase) * p->plane +
+                                    ((td / geo.s[0]) * ph[1] + th / geo.s[1]) * ph[2] +
+                                    tw / geo.s[2];
+                    }
+    } else {
+        for (int64_t i = 0; i < ngemm; i++) {
+            int64_t img = i / grp, gi = i % grp;
+            offs[4 * i] = gi * mg * p->kg;
+            offs[4 * i + 1] = mode == CONV_COL1 && !col_is_x ? i * p->kg
+                                                              : (img * c + gi * cg) * p->in_sp;
+            offs[4 * i + 2] = (img * m + gi * mg) * out_sp;
+            offs[4 * i + 3] = gi * mg;
+        }
     }
     size_t pa = mode == CONV_DEPTHWISE ? 0 : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
     if (w->data && !x->data && pa && out_sp > 1) {
@@ -117,147 +164,6 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-/* ---- implicit im2col: B panels straight from X ---- */
-
-typedef struct im2col_ctx {
-    const conv_params *p;
-    const float *x;
-} im2col_ctx;
-
-/* Write `len` values of one output row into the panel layout starting at
- * column j: value t is xr[iw0 + t*sw] when inside [0, iw), else 0 (xr NULL:
- * the whole row is padding). */
-static void put_row(float *drow, int64_t kc, int nr, int64_t j, int64_t len,
-                    const float *xr, int64_t iw0, int64_t sw, int64_t iw) {
-    while (len > 0) {
-        int64_t off = j % nr, piece = len < nr - off ? len : nr - off;
-        float *restrict d = drow + (j / nr) * kc * nr + off;
-        if (!xr) {
-            for (int64_t t = 0; t < piece; t++) d[t] = 0.0f;
-        } else if (sw == 1) {
-            int64_t lo = -iw0, hi = iw - iw0;
-            lo = lo < 0 ? 0 : lo > piece ? piece : lo;
-            hi = hi < lo ? lo : hi > piece ? piece : hi;
-            const float *restrict s = xr + iw0;
-            for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
-            for (int64_t t = lo; t < hi; t++) d[t] = s[t];
-            for (int64_t t = hi; t < piece; t++) d[t] = 0.0f;
-        } else {
-            for (int64_t t = 0; t < piece; t++) {
-                int64_t q = iw0 + t * sw;
-                d[t] = q >= 0 && q < iw ? xr[q] : 0.0f;
-            }
-        }
-        j += piece;
-        len -= piece;
-        iw0 += piece * sw;
-    }
-}
-
-static void im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
-                        int64_t nc, int nr, float *dst) {
-    const im2col_ctx *cx = vctx;
-    const conv_params *p = cx->p;
-    const q8_conv_geom *G = &p->geo;
-    int64_t img = batch / p->g, grp = batch % p->g;
-    const float *x = cx->x + (img * p->c + grp * p->cg) * p->in_sp;
-    int64_t kw = k0 % G->k[2], t = k0 / G->k[2];
-    int64_t kh = t % G->k[1];
-    t /= G->k[1];
-    int64_t kd = t % G->k[0], ci = t / G->k[0];
-    int64_t ow0 = n0 % G->out[2];
-    t = n0 / G->out[2];
-    int64_t oh0 = t % G->out[1], od0 = t / G->out[1];
-    for (int64_t kk = 0; kk < kc; kk++) {
-        const float *xc = x + ci * p->in_sp;
-        int64_t ow = ow0, oh = oh0, od = od0, j = 0;
-        while (j < nc) {
-            int64_t len = G->out[2] - ow < nc - j ? G->out[2] - ow : nc - j;
-            int64_t id = od * G->s[0] - G->pb[0] + kd * G->d[0];
-            int64_t ih = oh * G->s[1] - G->pb[1] + kh * G->d[1];
-            const float *xr = id >= 0 && id < G->in[0] && ih >= 0 && ih < G->in[1]
-                                  ? xc + (id * G->in[1] + ih) * G->in[2]
-                                  : NULL;
-            put_row(dst + kk * nr, kc, nr, j, len, xr, ow * G->s[2] - G->pb[2] + kw * G->d[2],
-                    G->s[2], G->in[2]);
-            j += len;
-            ow += len;
-            if (ow == G->out[2]) {
-                ow = 0;
-                if (++oh == G->out[1]) {
-                    oh = 0;
-                    od++;
-                }
-            }
-        }
-        if (++kw == G->k[2]) {
-            kw = 0;
-            if (++kh == G->k[1]) {
-                kh = 0;
-                if (++kd == G->k[0]) {
-                    kd = 0;
-                    ci++;
-                }
-            }
-        }
-    }
-    /* Columns past nc in the last panel. */
-    int64_t tail = nc % nr;
-    if (tail) {
-        float *d = dst + (nc / nr) * kc * nr;
-        for (int64_t kk = 0; kk < kc; kk++)
-            memset(d + kk * nr + tail, 0, sizeof(float) * (size_t)(nr - tail));
-    }
-}
-
-/* ---- depthwise: direct loops, one output row at a time ---- */
-
-typedef struct dw_args {
-    const conv_params *p;
-    const float *x, *w, *bias;
-    float *y;
-    int64_t rows, per_plane;        /* rows per item, items per plane */
-} dw_args;
-
-static void dw_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const dw_args *a = arg;
-    const conv_params *p = a->p;
-    const q8_conv_geom *G = &p->geo;
-    int64_t IH = G->in[1], IW = G->in[2], OH = G->out[1], OW = G->out[2], KH = G->k[1],
-            KW = G->k[2], sh = G->s[1], sw = G->s[2], dh = G->d[1], dw = G->d[2];
-    for (int64_t it = begin; it < end; it++) {
-        int64_t plane = it / a->per_plane, r0 = (it % a->per_plane) * a->rows;
-        int64_t r1 = r0 + a->rows < OH ? r0 + a->rows : OH;
-        int64_t img = plane / p->m, oc = plane % p->m, ic = oc / p->mg;
-        const float *xp = a->x + (img * p->c + ic) * p->in_sp, *wp = a->w + oc * p->kprod;
-        float bv = a->bias ? a->bias[oc] : 0.0f;
-        for (int64_t oh = r0; oh < r1; oh++) {
-            float *restrict yr = a->y + (img * p->m + oc) * p->out_sp + oh * OW;
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bv;
-            for (int64_t kh = 0; kh < KH; kh++) {
-                int64_t ih = oh * sh - G->pb[1] + kh * dh;
-                if (ih < 0 || ih >= IH) continue;
-                const float *xr = xp + ih * IW;
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    float wv = wp[kh * KW + kw];
-                    int64_t off = kw * dw - G->pb[2];
-                    /* ow with 0 <= ow*sw + off < IW */
-                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                    int64_t hi = IW - off <= 0 ? 0 : (IW - off - 1) / sw + 1;
-                    if (hi > OW) hi = OW;
-                    if (sw == 1) {
-                        const float *restrict xs = xr + off;
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-                    }
-                }
-            }
-            q8_act_apply(&p->act, yr, OW);
-        }
-    }
-}
-
 /* ---- run ---- */
 
 static q8_sgemm_op conv_op(const conv_params *p, const q8_node *n, const float *w,
@@ -265,21 +171,64 @@ static q8_sgemm_op conv_op(const conv_params *p, const q8_node *n, const float *
     q8_sgemm_op op = {.m = p->mg, .n = p->out_sp, .k = p->kg, .alpha = 1, .a = w,
                       .lda = p->kg, .b = b_mat, .ldb = p->mode == CONV_COL1 ? 1 : p->out_sp,
                       .c = y, .ldc = p->out_sp, .a_packed = n->packed, .bias = bias,
-                      .act = p->act, .batch = p->nb * p->g, .offs = p->offs};
-    if (p->mode == CONV_IM2COL) op.b_pack = im2col_pack;
+                      .act = p->act, .batch = p->ngemm, .offs = conv_offs(p)};
+    if (p->mode == CONV_IM2COL) op.b_pack = q8_conv_im2col_pack;
+    if (p->mode == CONV_SHIFT) {
+        op.b_pack = q8_conv_shift_pack;
+        if (!p->direct) {
+            /* Onto the plane grid; bias and activation come with compaction. */
+            op.n = op.ldc = p->nprime;
+            op.bias = NULL;
+            op.act.kind = Q8_ACT_NONE;
+        }
+    }
     return op;
 }
 
-static size_t col1_bytes(const conv_params *p) {
-    return p->mode == CONV_COL1 ? q8_align_up(sizeof(float) * (size_t)(p->nb * p->g * p->kg), 64)
-                                : 0;
+/* Scratch in front of the GEMM's: the COL1 columns, or the shift planes
+ * and (unless direct) the plane-grid output. */
+static size_t pre_bytes(const conv_params *p, size_t *planes_bytes) {
+    *planes_bytes = 0;
+    if (p->mode == CONV_COL1 && !p->col_is_x)
+        return q8_align_up(sizeof(float) * (size_t)(p->nb * p->g * p->kg), 64);
+    if (p->mode != CONV_SHIFT) return 0;
+    *planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * p->nph * p->plane), 64);
+    size_t cbuf = p->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * p->nprime), 64);
+    return *planes_bytes + cbuf;
 }
 
 static size_t conv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
     const conv_params *p = n->params;
     if (p->mode == CONV_DEPTHWISE) return 0;
     q8_sgemm_op op = conv_op(p, n, NULL, NULL, NULL, NULL);
-    return col1_bytes(p) + q8_sgemm_scratch_bytes(&op, n_threads);
+    size_t pb;
+    return pre_bytes(p, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
+}
+
+/* Items of at least ~`work` units each for q8_parallel_for. */
+static int64_t grain_for(int64_t per_item) {
+    return per_item >= 16384 ? 1 : 16384 / (per_item > 0 ? per_item : 1);
+}
+
+static void run_shift(const q8_exec *x, const conv_params *p, const q8_node *n, const float *X,
+                      const float *W, const float *bias, float *Y) {
+    size_t planes_bytes, pre = pre_bytes(p, &planes_bytes);
+    float *planes = x->scratch;
+    float *cbuf = (float *)((char *)x->scratch + planes_bytes);
+    void *gemm_scratch = (char *)x->scratch + pre;
+    for (int64_t img = 0; img < p->nb; img++) {
+        conv_planes_args pa = {.p = p, .x = X + img * p->c * p->in_sp, .planes = planes};
+        q8_parallel_for(x->pool, p->c, grain_for(p->nph * p->plane), q8_conv_planes_range, &pa);
+        float *yi = Y + img * p->m * p->out_sp;
+        conv_pack_ctx cx = {.p = p, .src = planes};
+        q8_sgemm_op op = conv_op(p, n, W, NULL, bias, p->direct ? yi : cbuf);
+        op.b_pack_ctx = &cx;
+        q8_sgemm_run(&op, x->pool, gemm_scratch);
+        if (!p->direct) {
+            conv_compact_args ca = {.p = p, .cbuf = cbuf, .bias = bias, .y = yi};
+            q8_parallel_for(x->pool, p->m, grain_for(p->out_sp), q8_conv_compact_range, &ca);
+        }
+    }
 }
 
 static void conv_run(const q8_exec *x, const q8_node *n) {
@@ -289,8 +238,8 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     float *Y = Q8_OUT_PTR(x, n, 0);
     if (p->nb == 0 || p->out_sp == 0) return;
     if (p->mode == CONV_DEPTHWISE) {
-        dw_args a = {.p = p, .x = X, .w = W, .bias = bias, .y = Y, .rows = p->geo.out[1],
-                     .per_plane = 1};
+        conv_dw_args a = {.p = p, .x = X, .w = W, .bias = bias, .y = Y, .rows = p->geo.out[1],
+                          .per_plane = 1};
         int64_t planes = p->nb * p->m, nt = q8_pool_size(x->pool);
         /* Few planes: split them into row blocks so every thread has work. */
         if (nt > 1 && planes < 4 * nt) {
@@ -298,19 +247,25 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
             a.rows = (p->geo.out[1] + want - 1) / want;
             a.per_plane = (p->geo.out[1] + a.rows - 1) / a.rows;
         }
-        int64_t item_work = a.rows * p->geo.out[2] * p->kprod;
-        int64_t grain = item_work >= 16384 ? 1 : 16384 / item_work;
-        q8_parallel_for(x->pool, planes * a.per_plane, grain, dw_range, &a);
+        q8_parallel_for(x->pool, planes * a.per_plane,
+                        grain_for(a.rows * p->geo.out[2] * p->kprod), q8_conv_dw_range, &a);
         return;
     }
-    im2col_ctx cx = {.p = p, .x = X};
+    if (p->mode == CONV_SHIFT) {
+        run_shift(x, p, n, X, W, bias, Y);
+        return;
+    }
+    conv_pack_ctx cx = {.p = p, .src = X};
     const float *bmat = X;
     char *scratch = x->scratch;
-    if (p->mode == CONV_COL1) {
+    if (p->mode == CONV_COL1 && !p->col_is_x) {
         float *col = (float *)scratch;
-        for (int64_t i = 0; i < p->nb * p->g; i++) im2col_pack(&cx, i, 0, p->kg, 0, 1, 1, col + i * p->kg);
+        for (int64_t i = 0; i < p->nb * p->g; i++)
+            q8_conv_col1(p, X + ((i / p->g) * p->c + (i % p->g) * p->cg) * p->in_sp,
+                         col + i * p->kg);
         bmat = col;
-        scratch += col1_bytes(p);
+        size_t pb;
+        scratch += pre_bytes(p, &pb);
     }
     q8_sgemm_op op = conv_op(p, n, W, bmat, bias, Y);
     op.b_pack_ctx = &cx;
