@@ -80,7 +80,7 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     bool direct;
     conv_mode mode = CONV_IM2COL;
     bool shift_ok = shift_geometry(&geo, ph, &nprime, &direct);
-    if (cg == 1 && nsp <= 2) mode = CONV_DEPTHWISE;
+    if (cg == 1) mode = CONV_DEPTHWISE;
     else if (unit && plain) mode = CONV_1X1;
     else if (out_sp == 1) mode = CONV_COL1;
     else if (shift_ok) mode = CONV_SHIFT;
@@ -97,7 +97,8 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "_conv_impl '%s' is not auto, im2col or shift",
                             impl);
     int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : mode == CONV_SHIFT ? grp : nb * grp;
-    int64_t nk = mode == CONV_SHIFT ? cg * kprod : 0;
+    bool planes = mode == CONV_SHIFT || mode == CONV_DEPTHWISE;
+    int64_t nk = planes ? cg * kprod : 0;
     conv_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * (size_t)(4 * ngemm + nk), err);
     if (!p) return Q8_ERR_NOMEM;
     p->nb = nb;
@@ -117,7 +118,7 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->ngemm = ngemm;
     Q8_TRY(q8_act_from_node(n, &p->act, err));
     int64_t *offs = p->tail;
-    if (mode == CONV_SHIFT) {
+    if (planes) {
         memcpy(p->ph, ph, sizeof ph);
         p->nph = geo.s[0] * geo.s[1] * geo.s[2];
         p->plane = ph[0] * ph[1] * ph[2];
@@ -125,7 +126,7 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
         p->direct = direct;
         int64_t ldc = direct ? out_sp : nprime;
         /* One image at a time: GEMM i is group i. */
-        for (int64_t i = 0; i < grp; i++) {
+        for (int64_t i = 0; i < ngemm; i++) {
             offs[4 * i] = i * mg * p->kg;
             offs[4 * i + 1] = 0;
             offs[4 * i + 2] = i * mg * ldc;
@@ -197,9 +198,17 @@ static size_t pre_bytes(const conv_params *p, size_t *planes_bytes) {
     return *planes_bytes + cbuf;
 }
 
+/* Depthwise scratch per thread: one channel's planes, then its grid output. */
+static size_t dw_planes_bytes(const conv_params *p) {
+    return q8_align_up(sizeof(float) * (size_t)conv_planes_floats(p), 64);
+}
+static size_t dw_per_thread(const conv_params *p) {
+    return dw_planes_bytes(p) + q8_align_up(sizeof(float) * (size_t)(p->nprime + 64), 64);
+}
+
 static size_t conv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
     const conv_params *p = n->params;
-    if (p->mode == CONV_DEPTHWISE) return 0;
+    if (p->mode == CONV_DEPTHWISE) return dw_per_thread(p) * (size_t)n_threads;
     q8_sgemm_op op = conv_op(p, n, NULL, NULL, NULL, NULL);
     size_t pb;
     return pre_bytes(p, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
@@ -238,17 +247,12 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     float *Y = Q8_OUT_PTR(x, n, 0);
     if (p->nb == 0 || p->out_sp == 0) return;
     if (p->mode == CONV_DEPTHWISE) {
-        conv_dw_args a = {.p = p, .x = X, .w = W, .bias = bias, .y = Y, .rows = p->geo.out[1],
-                          .per_plane = 1};
-        int64_t planes = p->nb * p->m, nt = q8_pool_size(x->pool);
-        /* Few planes: split them into row blocks so every thread has work. */
-        if (nt > 1 && planes < 4 * nt) {
-            int64_t want = (4 * nt + planes - 1) / planes;
-            a.rows = (p->geo.out[1] + want - 1) / want;
-            a.per_plane = (p->geo.out[1] + a.rows - 1) / a.rows;
-        }
-        q8_parallel_for(x->pool, planes * a.per_plane,
-                        grain_for(a.rows * p->geo.out[2] * p->kprod), q8_conv_dw_range, &a);
+        conv_dw_args a = {.p = p, .x = X, .w = W, .bias = bias, .y = Y, .scratch = x->scratch,
+                          .per_thread = dw_per_thread(p),
+                          .ybuf_at = (int64_t)(dw_planes_bytes(p) / sizeof(float))};
+        q8_parallel_for(x->pool, p->nb * p->c,
+                        grain_for(p->mg * p->nprime * p->kprod + p->nph * p->plane),
+                        q8_conv_dw_range, &a);
         return;
     }
     if (p->mode == CONV_SHIFT) {

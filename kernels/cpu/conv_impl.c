@@ -2,6 +2,7 @@
  * row packer and output compaction, and the direct depthwise loops. */
 #include <string.h>
 
+#include "clones.h"
 #include "conv_impl.h"
 
 /* ---- implicit im2col: B panels straight from X ---- */
@@ -36,7 +37,7 @@ static void put_row(float *drow, int64_t kc, int nr, int64_t j, int64_t len,
     }
 }
 
-void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
                          int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
     const conv_params *p = cx->p;
@@ -114,48 +115,47 @@ void q8_conv_col1(const conv_params *p, const float *x, float *col) {
  * the padded input at (a*sd + fd, b*sh + fh, j*sw + fw). A kernel tap then
  * reads one plane at a fixed offset, so row k of B is contiguous there. */
 
-void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const conv_planes_args *a = arg;
-    const conv_params *p = a->p;
+/* The stride-phase planes of one channel (nph planes of p->plane floats). */
+static inline void build_planes(const conv_params *p, const float *xc, float *pl) {
     const q8_conv_geom *G = &p->geo;
     const int64_t *P = p->ph;
-    for (int64_t c = begin; c < end; c++) {
-        const float *xc = a->x + c * p->in_sp;
-        float *pl = a->planes + c * p->nph * p->plane;
-        for (int64_t fd = 0; fd < G->s[0]; fd++)
-            for (int64_t fh = 0; fh < G->s[1]; fh++)
-                for (int64_t fw = 0; fw < G->s[2]; fw++, pl += p->plane)
-                    for (int64_t ai = 0; ai < P[0]; ai++)
-                        for (int64_t bi = 0; bi < P[1]; bi++) {
-                            float *restrict row = pl + (ai * P[1] + bi) * P[2];
-                            int64_t id = ai * G->s[0] + fd - G->pb[0];
-                            int64_t ih = bi * G->s[1] + fh - G->pb[1];
-                            if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
-                                memset(row, 0, sizeof(float) * (size_t)P[2]);
-                                continue;
-                            }
-                            const float *restrict src = xc + (id * G->in[1] + ih) * G->in[2];
-                            int64_t off = fw - G->pb[2], sw = G->s[2];
-                            if (sw == 1) {
-                                /* j + off in [0, IW) */
-                                int64_t lo = off < 0 ? -off : 0, hi = G->in[2] - off;
-                                if (lo > P[2]) lo = P[2];
-                                if (hi > P[2]) hi = P[2];
-                                if (hi < lo) hi = lo;
-                                memset(row, 0, sizeof(float) * (size_t)lo);
-                                memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
-                                memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
-                            } else {
-                                for (int64_t j = 0; j < P[2]; j++) {
-                                    int64_t iw = j * sw + off;
-                                    row[j] = iw >= 0 && iw < G->in[2] ? src[iw] : 0.0f;
-                                }
-                            }
+    for (int64_t fd = 0; fd < G->s[0]; fd++)
+        for (int64_t fh = 0; fh < G->s[1]; fh++)
+            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += p->plane)
+                for (int64_t ai = 0; ai < P[0]; ai++)
+                    for (int64_t bi = 0; bi < P[1]; bi++) {
+                        float *restrict row = pl + (ai * P[1] + bi) * P[2];
+                        int64_t id = ai * G->s[0] + fd - G->pb[0];
+                        int64_t ih = bi * G->s[1] + fh - G->pb[1];
+                        if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
+                            memset(row, 0, sizeof(float) * (size_t)P[2]);
+                            continue;
                         }
-    }
+                        const float *restrict src = xc + (id * G->in[1] + ih) * G->in[2];
+                        /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW */
+                        int64_t off = fw - G->pb[2], sw = G->s[2], iw = G->in[2];
+                        int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+                        int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
+                        if (lo > P[2]) lo = P[2];
+                        if (hi > P[2]) hi = P[2];
+                        if (hi < lo) hi = lo;
+                        memset(row, 0, sizeof(float) * (size_t)lo);
+                        if (sw == 1)
+                            memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
+                        else
+                            for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
+                        memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
+                    }
 }
 
-void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const conv_planes_args *a = arg;
+    const conv_params *p = a->p;
+    for (int64_t c = begin; c < end; c++)
+        build_planes(p, a->x + c * p->in_sp, a->planes + c * p->nph * p->plane);
+}
+
+Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
                         int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
     const conv_params *p = cx->p;
@@ -180,7 +180,7 @@ void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
     }
 }
 
-void q8_conv_compact_range(void *arg, int64_t begin, int64_t end, int thread) {
+Q8_CLONES void q8_conv_compact_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_compact_args *a = arg;
     const conv_params *p = a->p;
     const q8_conv_geom *G = &p->geo;
@@ -198,44 +198,59 @@ void q8_conv_compact_range(void *arg, int64_t begin, int64_t end, int thread) {
     }
 }
 
-/* ---- depthwise: direct loops, one output row at a time ---- */
+/* ---- depthwise: per channel, the planes of the shift mode and a direct
+ * multiply-add over the plane grid, all taps accumulated in registers ---- */
 
-void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
+/* GCC vector extension: one AVX-512 register, or 2 / 4 narrower ones;
+ * v16u is the unaligned view used for loads. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+#define LD16(p) (*(const v16u *)(p))
+
+/* Four vectors per step: independent add chains hide the FP latency. */
+#define DW_BLOCK 64
+
+Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_dw_args *a = arg;
     const conv_params *p = a->p;
-    const q8_conv_geom *G = &p->geo;
-    int64_t IH = G->in[1], IW = G->in[2], OH = G->out[1], OW = G->out[2], KH = G->k[1],
-            KW = G->k[2], sh = G->s[1], sw = G->s[2], dh = G->d[1], dw = G->d[2];
+    const int64_t *offk = conv_offk(p);
+    float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
+    float *ybuf = planes + a->ybuf_at;
+    int64_t nblk = (p->nprime + DW_BLOCK - 1) / DW_BLOCK;
     for (int64_t it = begin; it < end; it++) {
-        int64_t plane = it / a->per_plane, r0 = (it % a->per_plane) * a->rows;
-        int64_t r1 = r0 + a->rows < OH ? r0 + a->rows : OH;
-        int64_t img = plane / p->m, oc = plane % p->m, ic = oc / p->mg;
-        const float *xp = a->x + (img * p->c + ic) * p->in_sp, *wp = a->w + oc * p->kprod;
-        float bv = a->bias ? a->bias[oc] : 0.0f;
-        for (int64_t oh = r0; oh < r1; oh++) {
-            float *restrict yr = a->y + (img * p->m + oc) * p->out_sp + oh * OW;
-            for (int64_t ow = 0; ow < OW; ow++) yr[ow] = bv;
-            for (int64_t kh = 0; kh < KH; kh++) {
-                int64_t ih = oh * sh - G->pb[1] + kh * dh;
-                if (ih < 0 || ih >= IH) continue;
-                const float *xr = xp + ih * IW;
-                for (int64_t kw = 0; kw < KW; kw++) {
-                    float wv = wp[kh * KW + kw];
-                    int64_t off = kw * dw - G->pb[2];
-                    /* ow with 0 <= ow*sw + off < IW */
-                    int64_t lo = off >= 0 ? 0 : (-off + sw - 1) / sw;
-                    int64_t hi = IW - off <= 0 ? 0 : (IW - off - 1) / sw + 1;
-                    if (hi > OW) hi = OW;
-                    if (sw == 1) {
-                        const float *restrict xs = xr + off;
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xs[ow];
-                    } else {
-                        for (int64_t ow = lo; ow < hi; ow++) yr[ow] += wv * xr[ow * sw + off];
-                    }
+        int64_t img = it / p->c, ic = it % p->c;
+        build_planes(p, a->x + (img * p->c + ic) * p->in_sp, planes);
+        memset(planes + p->nph * p->plane, 0, DW_BLOCK * sizeof(float));
+        for (int64_t oc = ic * p->mg; oc < (ic + 1) * p->mg; oc++) {
+            const float *w = a->w + oc * p->kprod;
+            float bv = a->bias ? a->bias[oc] : 0.0f;
+            float *y = a->y + (img * p->m + oc) * p->out_sp;
+            float *out = ybuf;
+            for (int64_t bk = 0; bk < nblk; bk++) {
+                v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
+                const float *base = planes + bk * DW_BLOCK;
+                for (int64_t t = 0; t < p->kprod; t++) {
+                    const float *src = base + offk[t];
+                    float wv = w[t];
+                    a0 += wv * LD16(src);
+                    a1 += wv * LD16(src + 16);
+                    a2 += wv * LD16(src + 32);
+                    a3 += wv * LD16(src + 48);
                 }
+                float *o = out + bk * DW_BLOCK;
+                memcpy(o, &a0, 64);
+                memcpy(o + 16, &a1, 64);
+                memcpy(o + 32, &a2, 64);
+                memcpy(o + 48, &a3, 64);
             }
-            q8_act_apply(&p->act, yr, OW);
+            /* Grid to Y (drops the garbage columns), then the activation. */
+            const q8_conv_geom *G = &p->geo;
+            int64_t OW = G->out[2];
+            float *yr = y;
+            for (int64_t od = 0; od < G->out[0]; od++)
+                for (int64_t oh = 0; oh < G->out[1]; oh++, yr += OW)
+                    memcpy(yr, out + (od * p->ph[1] + oh) * p->ph[2], sizeof(float) * (size_t)OW);
+            q8_act_apply(&p->act, y, p->out_sp);
         }
     }
 }
-

@@ -12,7 +12,7 @@ typedef enum conv_mode {
     CONV_IM2COL,    /* implicit im2col: B panels gathered from X */
     CONV_1X1,       /* 1x1, stride 1, no pads: X is the B matrix */
     CONV_COL1,      /* one output pixel: the column gathered into scratch, GEMV */
-    CONV_DEPTHWISE, /* one input channel per group (1-D/2-D): direct loops */
+    CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
 } conv_mode;
 
 typedef struct conv_params {
@@ -53,6 +53,12 @@ void q8_conv_shift_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, 
  * group (cg channels). */
 void q8_conv_col1(const conv_params *p, const float *x, float *col);
 
+/* Floats in the planes of one channel plus slack: whole blocks of the
+ * depthwise grid loop may read a little past the last plane. */
+static inline int64_t conv_planes_floats(const conv_params *p) {
+    return p->nph * p->plane + 64;
+}
+
 /* Range functions for q8_parallel_for. */
 typedef struct conv_planes_args {
     const conv_params *p;
@@ -72,8 +78,11 @@ typedef struct conv_dw_args {
     const conv_params *p;
     const float *x, *w, *bias;
     float *y;
-    int64_t rows, per_plane;        /* output rows per item, items per plane */
+    void *scratch;          /* per thread: planes, then the grid output */
+    size_t per_thread;      /* bytes */
+    int64_t ybuf_at;        /* floats from the planes to the grid output */
 } conv_dw_args;
+/* Items: (image, input channel). */
 void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread);
 
 #endif

@@ -1,5 +1,7 @@
 #include "fused_act.h"
 
+#include "clones.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -42,7 +44,7 @@ static inline float sigmoid(float x) {
     return e / (1.0f + e);
 }
 
-void q8_act_apply(const q8_act *a, float *x, int64_t len) {
+Q8_CLONES void q8_act_apply(const q8_act *a, float *x, int64_t len) {
     switch (a->kind) {
     case Q8_ACT_NONE: break;
     case Q8_ACT_RELU:

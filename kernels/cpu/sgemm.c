@@ -15,6 +15,7 @@
 #include <xmmintrin.h>
 #endif
 
+#include "clones.h"
 #include "common.h"
 #include "sgemm_kernels.h"
 
@@ -166,7 +167,7 @@ static void gather_rows(const float *src, int64_t ld, int64_t nrows, int64_t kc,
 }
 
 /* op(A)[m0.., k0..] (mc x kc) into MR panels at dst + p*mr*kc. */
-static void pack_a_block(const float *a, int64_t lda, bool trans, int64_t m0, int64_t mc,
+Q8_CLONES static void pack_a_block(const float *a, int64_t lda, bool trans, int64_t m0, int64_t mc,
                          int64_t k0, int64_t kc, int mr, float *dst) {
     for (int64_t p = 0; p < mc; p += mr, dst += (int64_t)mr * kc) {
         int64_t rows = min64(mr, mc - p);
@@ -186,7 +187,7 @@ static void pack_a_block(const float *a, int64_t lda, bool trans, int64_t m0, in
 }
 
 /* op(B)[k0.., n0..] (kc x nc) into NR panels at dst + p*nr*kc. */
-static void pack_b_block(const float *b, int64_t ldb, bool trans, int64_t k0, int64_t kc,
+Q8_CLONES static void pack_b_block(const float *b, int64_t ldb, bool trans, int64_t k0, int64_t kc,
                          int64_t n0, int64_t nc, int nr, float *dst) {
     for (int64_t p = 0; p < nc; p += nr, dst += (int64_t)nr * kc) {
         int64_t cols = min64(nr, nc - p);
