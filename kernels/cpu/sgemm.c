@@ -342,6 +342,27 @@ static void tile(const plan *pl, int64_t kc, const float *pa, const float *pb, f
     for (int64_t i = 0; i < mm; i++) memcpy(c + i * ldc, t + i * nr, sizeof(float) * (size_t)nn);
 }
 
+/* The micro-kernels over one B panel (columns jr.. of the item) and rows
+ * [ic, ic+mc) of A (packed at pa), with the epilogue on the last K block. */
+static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const float *pbp, float *C,
+                        const float *bias, int64_t ic, int64_t mc, int64_t col, int64_t nn,
+                        float beta, bool epi) {
+    const q8_sgemm_op *op = pl->op;
+    int mr = pl->kr->mr;
+    int64_t ldc = op->ldc;
+    for (int64_t ir = 0; ir < mc; ir += mr) {
+        int64_t mm = min64(mr, mc - ir);
+        float *ct = C + (ic + ir) * ldc + col;
+        tile(pl, kc, pa + ir * kc, pbp, ct, ldc, mm, nn, beta);
+        if (!epi) continue;
+        for (int64_t i = 0; i < mm; i++) {
+            const float *bc = bias && op->bias_per_col ? bias + col : NULL;
+            const float *br = bias && !op->bias_per_col ? bias + ic + ir + i : NULL;
+            epilogue_row(op, ct + i * ldc, nn, bc, br);
+        }
+    }
+}
+
 static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_t n0, int64_t n1,
                        float *bufa, float *bufb) {
     const q8_sgemm_op *op = pl->op;
@@ -353,10 +374,32 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
     float *C = op->c + (o ? o[2] : 0);
     const float *bias = op->bias ? op->bias + (o ? o[3] : 0) : NULL;
     bool epi = bias || op->act.kind != Q8_ACT_NONE;
-    int64_t nc = n1 - n0, ldc = op->ldc;
+    int64_t nc = n1 - n0;
     int64_t mp = pl->pa ? round_up(op->m, mr) : 0, np = pl->pb ? round_up(op->n, nr) : 0;
+    /* When all rows of the item use one A block (pre-packed, or one MC
+     * block), B is packed one panel at a time right before its tiles: the
+     * panel stays in L1 instead of a whole B block going through L2. */
+    bool panelwise = !pl->pb && (pl->pa || m1 - m0 <= pl->mc);
     for (int64_t b = 0; b < pl->kb.n; b++) {
         int64_t k0 = kb_start(&pl->kb, b), kc = kb_size(&pl->kb, b);
+        float beta = b == 0 ? op->beta : 1.0f;
+        bool last_epi = epi && b == pl->kb.n - 1;
+        if (panelwise) {
+            const float *pa;
+            if (pl->pa) {
+                pa = packed_data(pl->pa) + (g % pl->pa->count) * pl->pa->mat + k0 * mp + m0 * kc;
+            } else {
+                pack_a_block(A, op->lda, op->trans_a, m0, m1 - m0, k0, kc, mr, bufa);
+                pa = bufa;
+            }
+            for (int64_t jr = 0; jr < nc; jr += nr) {
+                int64_t nn = min64(nr, nc - jr);
+                if (op->b_pack) op->b_pack(op->b_pack_ctx, g, k0, kc, n0 + jr, nn, nr, bufb);
+                else pack_b_block(B, op->ldb, op->trans_b, k0, kc, n0 + jr, nn, nr, bufb);
+                panel_tiles(pl, kc, pa, bufb, C, bias, m0, m1 - m0, n0 + jr, nn, beta, last_epi);
+            }
+            continue;
+        }
         const float *pb;
         if (pl->pb)
             pb = packed_data(pl->pb) + (g % pl->pb->count) * pl->pb->mat + k0 * np + n0 * kc;
@@ -367,8 +410,6 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
             pack_b_block(B, op->ldb, op->trans_b, k0, kc, n0, nc, nr, bufb);
             pb = bufb;
         }
-        float beta = b == 0 ? op->beta : 1.0f;
-        bool last = b == pl->kb.n - 1;
         for (int64_t ic = m0; ic < m1; ic += pl->mc) {
             int64_t mc = min64(pl->mc, m1 - ic);
             const float *pa;
@@ -378,21 +419,9 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
                 pack_a_block(A, op->lda, op->trans_a, ic, mc, k0, kc, mr, bufa);
                 pa = bufa;
             }
-            for (int64_t jr = 0; jr < nc; jr += nr) {
-                int64_t nn = min64(nr, nc - jr);
-                const float *pbp = pb + jr * kc;
-                for (int64_t ir = 0; ir < mc; ir += mr) {
-                    int64_t mm = min64(mr, mc - ir);
-                    float *ct = C + (ic + ir) * ldc + n0 + jr;
-                    tile(pl, kc, pa + ir * kc, pbp, ct, ldc, mm, nn, beta);
-                    if (!last || !epi) continue;
-                    for (int64_t i = 0; i < mm; i++) {
-                        const float *bc = bias && op->bias_per_col ? bias + n0 + jr : NULL;
-                        const float *br = bias && !op->bias_per_col ? bias + ic + ir + i : NULL;
-                        epilogue_row(op, ct + i * ldc, nn, bc, br);
-                    }
-                }
-            }
+            for (int64_t jr = 0; jr < nc; jr += nr)
+                panel_tiles(pl, kc, pa, pb + jr * kc, C, bias, ic, mc, n0 + jr,
+                            min64(nr, nc - jr), beta, last_epi);
         }
     }
 }

@@ -1,4 +1,4 @@
-/* x86 micro-kernels for q8_sgemm: AVX2+FMA (6x16) and AVX-512F (12x32),
+/* x86 micro-kernels for q8_sgemm: AVX2+FMA (6x16) and AVX-512F (8x32),
  * compiled with per-function target attributes so the library stays
  * portable x86-64; sgemm.c picks one at run time. */
 #include "sgemm_kernels.h"
@@ -155,10 +155,11 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
     .ukr = ukr_avx2, .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
-/* ---- AVX-512: 12 rows x 32 columns, 24 accumulators ---- */
+/* ---- AVX-512: 8 rows x 32 columns, 16 accumulators (8 divides the usual
+ * channel counts, so conv GEMMs have no partial row tiles) ---- */
 
 #ifndef A5_MR
-#define A5_MR 12
+#define A5_MR 8
 #endif
 #define A5_NR 32
 
