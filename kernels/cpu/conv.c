@@ -13,9 +13,8 @@
 #include "registry.h"
 #include "sgemm.h"
 
-/* Output grid of the shift mode (see conv_params); false when it wastes
- * too much (garbage columns) to beat implicit im2col. */
-static bool shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, bool *direct) {
+/* Output grid of the shift mode (see conv_params). */
+static void shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, bool *direct) {
     for (int i = 0; i < 3; i++) {
         int64_t padded = G->in[i] + G->pb[i] + G->pe[i];
         ph[i] = (padded + G->s[i] - 1) / G->s[i];
@@ -23,8 +22,20 @@ static bool shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, 
     }
     *nprime = ((G->out[0] - 1) * ph[1] + (G->out[1] - 1)) * ph[2] + G->out[2];
     *direct = ph[2] == G->out[2] && (G->out[0] == 1 || ph[1] == G->out[1]);
-    int64_t out_sp = G->out[0] * G->out[1] * G->out[2];
-    return *nprime * 4 <= out_sp * 5;
+}
+
+/* Shift or implicit im2col: rough cycle estimates (AVX-512 figures; the
+ * ratios hold elsewhere). Shift computes garbage grid columns but packs B
+ * with plain row copies; im2col computes only real outputs but gathers B
+ * element by element. */
+static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t nprime,
+                       int64_t plane_floats) {
+    double gemm = 2.0 * (double)m * (double)kg / 60.0;
+    double shift = gemm * (double)((nprime + 31) / 32 * 32) +
+                   0.3 * (double)(g * kg) * (double)nprime + 0.5 * (double)plane_floats;
+    double im2col = gemm * (double)((out_sp + 31) / 32 * 32) +
+                    1.3 * (double)(g * kg) * (double)out_sp;
+    return shift <= im2col;
 }
 
 static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
@@ -79,7 +90,9 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t ph[3], nprime;
     bool direct;
     conv_mode mode = CONV_IM2COL;
-    bool shift_ok = shift_geometry(&geo, ph, &nprime, &direct);
+    shift_geometry(&geo, ph, &nprime, &direct);
+    bool shift_ok = shift_pays(m, grp, cg * kprod, out_sp, nprime,
+                               c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
     if (cg == 1) mode = CONV_DEPTHWISE;
     else if (unit && plain) mode = CONV_1X1;
     else if (out_sp == 1) mode = CONV_COL1;
@@ -225,18 +238,22 @@ static void run_shift(const q8_exec *x, const conv_params *p, const q8_node *n, 
     float *planes = x->scratch;
     float *cbuf = (float *)((char *)x->scratch + planes_bytes);
     void *gemm_scratch = (char *)x->scratch + pre;
+    /* Small inputs: building the planes is cheaper than waking threads. */
+    q8_pool *plane_pool = p->c * p->nph * p->plane >= (1 << 16) ? x->pool : NULL;
     for (int64_t img = 0; img < p->nb; img++) {
         conv_planes_args pa = {.p = p, .x = X + img * p->c * p->in_sp, .planes = planes};
-        q8_parallel_for(x->pool, p->c, grain_for(p->nph * p->plane), q8_conv_planes_range, &pa);
+        q8_parallel_for(plane_pool, p->c, grain_for(p->nph * p->plane), q8_conv_planes_range, &pa);
         float *yi = Y + img * p->m * p->out_sp;
         conv_pack_ctx cx = {.p = p, .src = planes};
+        conv_compact_args ca = {.p = p, .cbuf = cbuf, .bias = bias, .y = yi};
         q8_sgemm_op op = conv_op(p, n, W, NULL, bias, p->direct ? yi : cbuf);
         op.b_pack_ctx = &cx;
-        q8_sgemm_run(&op, x->pool, gemm_scratch);
         if (!p->direct) {
-            conv_compact_args ca = {.p = p, .cbuf = cbuf, .bias = bias, .y = yi};
-            q8_parallel_for(x->pool, p->m, grain_for(p->out_sp), q8_conv_compact_range, &ca);
+            /* Each GEMM work item moves its block onto Y while it is hot. */
+            op.block_done = q8_conv_compact_block;
+            op.block_done_ctx = &ca;
         }
+        q8_sgemm_run(&op, x->pool, gemm_scratch);
     }
 }
 

@@ -180,21 +180,30 @@ Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, i
     }
 }
 
-Q8_CLONES void q8_conv_compact_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const conv_compact_args *a = arg;
+Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1,
+                                     int64_t n0, int64_t n1) {
+    const conv_compact_args *a = ctx;
     const conv_params *p = a->p;
     const q8_conv_geom *G = &p->geo;
-    int64_t OW = G->out[2];
-    for (int64_t m = begin; m < end; m++) {
+    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2];
+    for (int64_t mi = m0; mi < m1; mi++) {
+        int64_t m = grp * p->mg + mi;
         float bv = a->bias ? a->bias[m] : 0.0f;
         const float *src = a->cbuf + m * p->nprime;
         float *y = a->y + m * p->out_sp;
-        for (int64_t od = 0; od < G->out[0]; od++)
-            for (int64_t oh = 0; oh < G->out[1]; oh++, y += OW) {
-                const float *s = src + (od * p->ph[1] + oh) * p->ph[2];
-                for (int64_t j = 0; j < OW; j++) y[j] = s[j] + bv;
-                q8_act_apply(&p->act, y, OW);
-            }
+        /* Grid rows r = od*P1 + oh overlapping [n0, n1); columns ow < OW. */
+        for (int64_t r = n0 / P2; r * P2 < n1; r++) {
+            int64_t od = r / P1, oh = r % P1;
+            if (oh >= OH) continue;
+            int64_t lo = n0 - r * P2, hi = n1 - r * P2;
+            if (lo < 0) lo = 0;
+            if (hi > OW) hi = OW;
+            if (lo >= hi) continue;
+            float *yr = y + (od * OH + oh) * OW;
+            const float *sr = src + r * P2;
+            for (int64_t j = lo; j < hi; j++) yr[j] = sr[j] + bv;
+            q8_act_apply(&p->act, yr + lo, hi - lo);
+        }
     }
 }
 

@@ -72,7 +72,10 @@ typedef struct conv_compact_args {
     const float *cbuf, *bias;
     float *y;               /* one image */
 } conv_compact_args;
-void q8_conv_compact_range(void *arg, int64_t begin, int64_t end, int thread); /* out channels */
+/* q8_sgemm_op.block_done: grid block (rows m0..m1 of group grp, grid
+ * columns n0..n1) to Y, with bias and activation. */
+void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1, int64_t n0,
+                           int64_t n1);
 
 typedef struct conv_dw_args {
     const conv_params *p;

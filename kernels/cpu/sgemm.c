@@ -435,8 +435,9 @@ static void gemm_items(void *arg, int64_t begin, int64_t end, int thread) {
         int64_t g = it / per_batch, r = it % per_batch;
         int64_t mi = r / pl->nitems, ni = r % pl->nitems;
         int64_t m0 = mi * pl->mchunk, n0 = ni * pl->nchunk;
-        gemm_block(pl, g, m0, min64(pl->op->m, m0 + pl->mchunk), n0,
-                   min64(pl->op->n, n0 + pl->nchunk), bufa, bufb);
+        int64_t m1 = min64(pl->op->m, m0 + pl->mchunk), n1 = min64(pl->op->n, n0 + pl->nchunk);
+        gemm_block(pl, g, m0, m1, n0, n1, bufa, bufb);
+        if (pl->op->block_done) pl->op->block_done(pl->op->block_done_ctx, g, m0, m1, n0, n1);
     }
 }
 
@@ -513,6 +514,10 @@ static void gemv_items(void *arg, int64_t begin, int64_t end, int thread) {
         }
         q8_act_apply(&op->act, acc, w);
         for (int64_t j = 0; j < w; j++) C[(l0 + j) * ys] = acc[j];
+        if (op->block_done) {
+            if (op->m == 1) op->block_done(op->block_done_ctx, g, 0, 1, l0, l1);
+            else op->block_done(op->block_done_ctx, g, l0, l1, 0, 1);
+        }
     }
 }
 
@@ -574,13 +579,16 @@ void q8_sgemm_run(const q8_sgemm_op *op, q8_pool *pool, void *scratch) {
     pl.per_thread = q8_align_up(sizeof(float) * (fa + fb), Q8_ALIGN);
     pl.mc = MC_MAX / kr->mr * kr->mr;
     /* Items: all of M by default, N in blocks of up to NC_MAX; split further
-     * (the larger side first) until every thread has a few items. */
+     * until every thread has a few items. Each extra item along N packs its
+     * A block again, each extra one along M its B panels: split the side
+     * whose operand is pre-packed (free), else the one re-packing less. */
     int64_t mt = (op->m + kr->mr - 1) / kr->mr, ntl = (op->n + kr->nr - 1) / kr->nr;
     int64_t mct = mt, nct = min64(ntl, NC_MAX / kr->nr);
+    bool split_n = pl.pa && !pl.pb ? true : pl.pb && !pl.pa ? false : op->m <= op->n;
     for (;;) {
         int64_t items = batch * ((mt + mct - 1) / mct) * ((ntl + nct - 1) / nct);
         if (items >= target) break;
-        if (nct > 1 && (nct * kr->nr >= mct * kr->mr || mct == 1)) nct = (nct + 1) / 2;
+        if (nct > 1 && (split_n || mct == 1)) nct = (nct + 1) / 2;
         else if (mct > 1) mct = (mct + 1) / 2;
         else break;
     }

@@ -49,6 +49,13 @@ typedef struct q8_sgemm_op {
     const float *bias;          /* optional: added after alpha/beta */
     bool bias_per_col;          /* bias has n values (else m) */
     q8_act act;                 /* applied last */
+    /* Optional: called once per work item when its block of C (rows
+     * [m0, m1), columns [n0, n1) of GEMM `batch`) is final, after the
+     * epilogue, while it is still in cache (e.g. to move it elsewhere).
+     * Calls run concurrently on disjoint blocks. */
+    void (*block_done)(const void *ctx, int64_t batch, int64_t m0, int64_t m1, int64_t n0,
+                       int64_t n1);
+    const void *block_done_ctx;
     /* batch > 1: that many GEMMs of the same shape; offs holds 4 element
      * offsets per GEMM (a, b, c, bias). A pre-packed operand holding
      * `count` matrices uses matrix (g % count) for GEMM g. */
