@@ -443,7 +443,8 @@ typedef struct matmul_spec {
 
 static q8_graph *build_matmul(const void *v) {
     const matmul_spec *s = v;
-    q8t_in ins[2] = {{"A", Q8_F32, s->na, {0}, NULL}, {"B", Q8_F32, s->nb, {0}, s->const_b ? s->b : NULL}};
+    q8t_in ins[2] = {{"A", Q8_F32, s->na, {0}, NULL},
+                     {"B", Q8_F32, s->nb, {0}, s->const_b ? s->b : NULL}};
     memcpy(ins[0].dims, s->ad, sizeof(int64_t) * (size_t)s->na);
     memcpy(ins[1].dims, s->bd, sizeof(int64_t) * (size_t)s->nb);
     q8_graph *g = q8t_graph1("MatMul", ins, 2, 1);
@@ -467,8 +468,17 @@ static void check_matmul(matmul_spec s, const int64_t *want_dims, int want_nd, q
     /* promoted views */
     int64_t pa[6], pb[6];
     int pna = s.na, pnb = s.nb;
-    if (s.na == 1) { pa[0] = 1; pa[1] = s.ad[0]; pna = 2; } else memcpy(pa, s.ad, sizeof(int64_t) * (size_t)s.na);
-    if (s.nb == 1) { pb[0] = s.bd[0]; pb[1] = 1; pnb = 2; } else memcpy(pb, s.bd, sizeof(int64_t) * (size_t)s.nb);
+    memcpy(pa, s.ad, sizeof(int64_t) * (size_t)s.na);
+    memcpy(pb, s.bd, sizeof(int64_t) * (size_t)s.nb);
+    if (s.na == 1) {
+        pa[0] = 1;
+        pa[1] = s.ad[0];
+        pna = 2;
+    }
+    if (s.nb == 1) {
+        pb[1] = 1;
+        pnb = 2;
+    }
     int64_t m = pa[pna - 2], k = pa[pna - 1], n = pb[pnb - 1];
     int nbat = (pna > pnb ? pna : pnb) - 2;
     int64_t bat[4], abat[4], bbat[4];
@@ -518,8 +528,10 @@ static void check_matmul(matmul_spec s, const int64_t *want_dims, int want_nd, q
 Test(matmul_op, numpy_semantics) {
     q8t_rng r = q8t_seed(21);
     /* 2-D, const and not */
-    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 7}, false, NULL, NULL}, (int64_t[]){13, 7}, 2, &r);
-    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 70}, true, NULL, NULL}, (int64_t[]){13, 70}, 2, &r);
+    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 7}, false, NULL, NULL}, (int64_t[]){13, 7}, 2,
+                 &r);
+    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 70}, true, NULL, NULL}, (int64_t[]){13, 70},
+                 2, &r);
     /* 1-D promotions */
     check_matmul((matmul_spec){1, 2, {9}, {9, 7}, true, NULL, NULL}, (int64_t[]){7}, 1, &r);
     check_matmul((matmul_spec){2, 1, {13, 9}, {9}, false, NULL, NULL}, (int64_t[]){13}, 1, &r);
@@ -710,72 +722,73 @@ static void check_conv(conv_spec s, q8t_rng *r) {
 }
 
 #define SP2(a, b) {a, b, 1}
+/* conv_spec's trailing fields when unused: opad, oshape, w, b, impl. */
+#define PLAIN {0}, {0}, NULL, NULL, NULL
 #define ONE3 {1, 1, 1}
 
 Test(conv_op, conv2d_odd_shapes) {
     q8t_rng r = q8t_seed(31);
     /* c=13, 9x7 image, 3x3, pads 1: implicit im2col */
     check_conv((conv_spec){2, 2, 13, 8, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* weights as a graph input (unpacked path), kernel_shape given */
     check_conv((conv_spec){2, 1, 13, 5, 1, SP2(9, 7), SP2(3, 2), SP2(1, 1), SP2(1, 1),
-                           {0, 1, 2, 0}, NULL, false, false, true, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 1, 2, 0}, NULL, false, false, true, NULL, PLAIN}, &r);
     /* stride 2, dilation 2, asymmetric pads */
     check_conv((conv_spec){2, 2, 6, 7, 1, SP2(11, 9), SP2(3, 3), SP2(2, 2), SP2(2, 2),
-                           {0, 1, 2, 3}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 1, 2, 3}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 1, 3, 4, 1, SP2(9, 7), SP2(2, 3), SP2(2, 1), SP2(1, 2),
-                           {1, 0, 0, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 0, 0, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* groups 2 and 3 */
     check_conv((conv_spec){2, 2, 6, 4, 2, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 1, 9, 6, 3, SP2(8, 5), SP2(3, 1), SP2(1, 2), SP2(1, 1),
-                           {1, 0, 1, 0}, NULL, true, false, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 0, 1, 0}, NULL, true, false, false, NULL, PLAIN}, &r);
     /* 1x1 stride 1 (straight GEMM), and 1x1 stride 2 (im2col) */
     check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(2, 2), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* one output channel per group, and one output pixel (GEMV) */
     check_conv((conv_spec){2, 2, 4, 2, 2, SP2(6, 5), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 2, 5, 7, 1, SP2(5, 5), SP2(5, 5), SP2(1, 1), SP2(1, 1),
-                           {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 2, 3, 4, 1, SP2(2, 3), SP2(3, 4), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL,
-                           NULL}, &r);
+                           {1, 1, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* wide enough to span several N blocks and K blocks */
     check_conv((conv_spec){2, 1, 40, 30, 1, SP2(37, 41), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
 Test(conv_op, depthwise) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                           {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 1, 6, 12, 6, SP2(9, 7), SP2(3, 3), SP2(2, 2), SP2(1, 1),
-                           {1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 0, 1, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){2, 1, 4, 4, 4, SP2(9, 8), SP2(3, 2), SP2(1, 3), SP2(2, 2),
-                           {2, 1, 0, 1}, NULL, false, false, false, "Relu", {0}, {0}, NULL, NULL, NULL},
+                           {2, 1, 0, 1}, NULL, false, false, false, "Relu", PLAIN},
                &r);
     check_conv((conv_spec){1, 2, 5, 5, 5, {11, 1, 1}, {3, 1, 1}, ONE3, {2, 1, 1},
-                           {2, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
 Test(conv_op, conv1d_and_3d) {
     q8t_rng r = q8t_seed(33);
     check_conv((conv_spec){1, 2, 5, 6, 1, {13, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
-                           {1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {1, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){1, 1, 6, 4, 2, {9, 1, 1}, {1, 1, 1}, ONE3, ONE3,
-                           {0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                           {0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     check_conv((conv_spec){3, 2, 4, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2},
-                           {1, 0, 1, 0, 1, 2}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
+                           {1, 0, 1, 0, 1, 2}, NULL, true, true, false, NULL, PLAIN},
                &r);
     check_conv((conv_spec){3, 1, 6, 6, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
-                           {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
+                           {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
                &r);
     /* 3-D depthwise (direct loops on planes; im2col/shift forced too) */
     check_conv((conv_spec){3, 1, 3, 3, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
-                           {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
+                           {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
                &r);
 }
 
@@ -784,11 +797,9 @@ Test(conv_op, auto_pad) {
     const char *modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET"};
     for (int i = 0; i < 4; i++) {
         check_conv((conv_spec){2, 2, 3, 4, 1, SP2(9, 7), SP2(4, 3), SP2(2, 3), SP2(1, 1),
-                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                               NULL, NULL}, &r);
+                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
         check_conv((conv_spec){2, 1, 4, 4, 4, SP2(8, 7), SP2(2, 3), SP2(1, 2), SP2(2, 1),
-                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                               NULL, NULL}, &r);
+                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
     }
 }
 
@@ -796,14 +807,11 @@ Test(conv_op, fused_activations) {
     q8t_rng r = q8t_seed(35);
     for (size_t i = 1; i < sizeof acts / sizeof acts[0]; i++) {
         check_conv((conv_spec){2, 1, 5, 7, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL, NULL}, &r);
+                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], PLAIN}, &r);
         check_conv((conv_spec){2, 1, 5, 5, 5, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL, NULL}, &r);
+                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], PLAIN}, &r);
         check_conv((conv_spec){2, 1, 5, 7, 1, SP2(3, 3), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                               {0, 0, 0, 0}, NULL, true, true, false, acts[i], {0}, {0}, NULL,
-                               NULL, NULL}, &r);
+                               {0, 0, 0, 0}, NULL, true, true, false, acts[i], PLAIN}, &r);
     }
 }
 
@@ -969,7 +977,7 @@ Test(convtranspose_op, shapes) {
     q8t_rng r = q8t_seed(41);
     /* plain, c=13, 9x7 */
     check_convt((conv_spec){2, 2, 13, 5, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
-                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* strides, dilations, asymmetric pads, output_padding, unpacked W */
     check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 2), SP2(2, 3), SP2(2, 1),
                             {1, 0, 2, 1}, NULL, true, false, false, NULL, {1, 2, 0}, {0}, NULL,
@@ -979,22 +987,23 @@ Test(convtranspose_op, shapes) {
                             {1, 1, 0, 0}, NULL, true, true, false, NULL, {1, 1, 0}, {0}, NULL,
                             NULL, NULL}, &r);
     check_convt((conv_spec){2, 1, 9, 6, 3, SP2(4, 3), SP2(2, 3), SP2(1, 2), SP2(1, 1),
-                            {0, 1, 0, 1}, NULL, false, true, true, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                            {0, 1, 0, 1}, NULL, false, true, true, NULL, PLAIN}, &r);
     /* depthwise-like */
     check_convt((conv_spec){2, 1, 5, 5, 5, SP2(6, 6), SP2(4, 4), SP2(2, 2), SP2(1, 1),
-                            {1, 1, 1, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                            {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* one input pixel (GEMV) */
     check_convt((conv_spec){2, 2, 7, 3, 1, SP2(1, 1), SP2(4, 4), SP2(1, 1), SP2(1, 1),
-                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL}, &r);
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* 1-D and 3-D */
     check_convt((conv_spec){1, 2, 3, 4, 1, {7, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
-                            {1, 0}, NULL, true, true, false, NULL, {1, 0, 0}, {0}, NULL, NULL, NULL}, &r);
+                            {1, 0}, NULL, true, true, false, NULL, {1, 0, 0}, {0}, NULL, NULL,
+                            NULL}, &r);
     check_convt((conv_spec){3, 1, 4, 4, 2, {3, 4, 2}, {2, 3, 2}, {2, 1, 2}, ONE3,
-                            {0, 1, 0, 1, 0, 1}, NULL, true, true, false, NULL, {0}, {0}, NULL, NULL, NULL},
+                            {0, 1, 0, 1, 0, 1}, NULL, true, true, false, NULL, PLAIN},
                 &r);
     /* activation */
     check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 3), SP2(2, 2), SP2(1, 1),
-                            {1, 1, 1, 1}, NULL, true, true, false, "Clip", {0}, {0}, NULL, NULL, NULL},
+                            {1, 1, 1, 1}, NULL, true, true, false, "Clip", PLAIN},
                 &r);
 }
 
@@ -1003,8 +1012,7 @@ Test(convtranspose_op, output_shape_and_auto_pad) {
     const char *modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
     for (int i = 0; i < 3; i++)
         check_convt((conv_spec){2, 2, 3, 4, 1, SP2(5, 4), SP2(3, 4), SP2(2, 3), SP2(1, 1),
-                                {0, 0, 0, 0}, modes[i], true, true, false, NULL, {0}, {0}, NULL,
-                                NULL, NULL}, &r);
+                                {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
     /* output_shape bigger and smaller than the full output */
     check_convt((conv_spec){2, 1, 3, 2, 1, SP2(3, 3), SP2(3, 3), SP2(3, 2), SP2(1, 1),
                             {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {10, 8, 0}, NULL,

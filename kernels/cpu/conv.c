@@ -45,8 +45,8 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *b = q8_in(g, n, 2);
     if (x->ndim < 3 || x->ndim > 5)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input has rank %d; only 1 to 3 spatial dims (rank 3 to 5) are supported",
-                            x->ndim);
+                            "input has rank %d; only 1 to 3 spatial dims (rank 3 to 5) are "
+                            "supported", x->ndim);
     if (w->ndim != x->ndim)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has rank %d, the input rank %d",
                             w->ndim, x->ndim);
@@ -54,16 +54,19 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t grp = q8_attr_int(n, "group", 1);
     int64_t c = x->dims[1], m = w->dims[0];
     if (grp < 1 || grp > c || c % grp != 0)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "group %lld does not divide the %lld input channels",
-                            (long long)grp, (long long)c);
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "group %lld does not divide the %lld input channels", (long long)grp,
+                            (long long)c);
     if (w->dims[1] * grp != c)
         return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "weight has %lld input channels per group, expected C/group = %lld/%lld = %lld",
+                            "weight has %lld input channels per group, expected C/group = "
+                            "%lld/%lld = %lld",
                             (long long)w->dims[1], (long long)c, (long long)grp,
                             (long long)(c / grp));
     if (m < 1 || m % grp != 0)
         return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "weight has %lld output channels, not a positive multiple of group %lld",
+                            "weight has %lld output channels, not a positive multiple of "
+                            "group %lld",
                             (long long)m, (long long)grp);
     for (int i = 0; i < nsp; i++)
         if (w->dims[2 + i] < 1)

@@ -37,8 +37,8 @@ static void put_row(float *drow, int64_t kc, int nr, int64_t j, int64_t len,
     }
 }
 
-Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
-                         int64_t nc, int nr, float *dst) {
+Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
+                                   int64_t n0, int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
     const conv_params *p = cx->p;
     const q8_conv_geom *G = &p->geo;
@@ -155,8 +155,8 @@ Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int t
         build_planes(p, a->x + c * p->in_sp, a->planes + c * p->nph * p->plane);
 }
 
-Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
-                        int64_t nc, int nr, float *dst) {
+Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
+                                  int64_t n0, int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
     const conv_params *p = cx->p;
     const float *base = cx->src + batch * p->cg * p->nph * p->plane + n0;

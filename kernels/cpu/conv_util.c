@@ -60,7 +60,8 @@ q8_status q8_conv_read_attrs(const q8_node *n, int nsp, const int64_t *wk, q8_co
     else if (strcmp(ap, "VALID") == 0) *auto_pad = Q8_PAD_VALID;
     else
         return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                            "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID", ap);
+                            "auto_pad '%s' is not one of NOTSET, SAME_UPPER, SAME_LOWER, VALID",
+                            ap);
     return Q8_OK;
 }
 

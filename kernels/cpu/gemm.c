@@ -54,7 +54,8 @@ static q8_status gemm_infer(q8_graph *g, q8_node *n, q8_error *err) {
         p->c_cols = c->ndim >= 1 ? c->dims[c->ndim - 1] : 1;
         if ((p->c_rows != 1 && p->c_rows != p->m) || (p->c_cols != 1 && p->c_cols != p->n)) {
             char sb[64];
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "C of shape %s does not broadcast to %lldx%lld",
+            return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                                "C of shape %s does not broadcast to %lldx%lld",
                                 q8_shape_str(c->dims, c->ndim, sb, sizeof sb), (long long)p->m,
                                 (long long)p->n);
         }

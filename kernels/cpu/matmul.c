@@ -21,8 +21,9 @@ static q8_status matmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_input(g, n, 1, Q8_F32, err));
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     if (a->ndim < 1 || b->ndim < 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "MatMul operands must have rank >= 1, got %d and %d",
-                            a->ndim, b->ndim);
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "MatMul operands must have rank >= 1, got %d and %d", a->ndim,
+                            b->ndim);
     /* Promoted shapes. */
     int64_t ad[Q8_MAX_DIMS + 1], bd[Q8_MAX_DIMS + 1];
     int na = a->ndim, nb = b->ndim;
@@ -43,7 +44,8 @@ static q8_status matmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t m = ad[na - 2], k = ad[na - 1], kb = bd[nb - 2], nn = bd[nb - 1];
     if (k != kb) {
         char sa[96], sb[96];
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "shapes %s and %s: inner dims %lld and %lld differ",
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "shapes %s and %s: inner dims %lld and %lld differ",
                             q8_shape_str(a->dims, a->ndim, sa, sizeof sa),
                             q8_shape_str(b->dims, b->ndim, sb, sizeof sb), (long long)k,
                             (long long)kb);

@@ -336,7 +336,8 @@ static void tile(const plan *pl, int64_t kc, const float *pa, const float *pb, f
     int nr = kr->nr;
     if (beta != 0.0f) {
         memset(t, 0, sizeof(float) * (size_t)(kr->mr * nr));
-        for (int64_t i = 0; i < mm; i++) memcpy(t + i * nr, c + i * ldc, sizeof(float) * (size_t)nn);
+        for (int64_t i = 0; i < mm; i++)
+            memcpy(t + i * nr, c + i * ldc, sizeof(float) * (size_t)nn);
     }
     kr->ukr(kc, pa, pb, t, nr, alpha, beta);
     for (int64_t i = 0; i < mm; i++) memcpy(c + i * ldc, t + i * nr, sizeof(float) * (size_t)nn);
