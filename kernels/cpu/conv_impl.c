@@ -142,6 +142,8 @@ static inline void build_planes(const conv_params *p, const float *xc, float *pl
                         memset(row, 0, sizeof(float) * (size_t)lo);
                         if (sw == 1)
                             memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
+                        else if (sw == 2) /* constant stride: vectorizes */
+                            for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
                         else
                             for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
                         memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
@@ -219,46 +221,76 @@ typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 /* Four vectors per step: independent add chains hide the FP latency. */
 #define DW_BLOCK 64
 
+/* 64 outputs at grid offset g: bias + sum over taps, into out[0..63]. */
+static inline void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                              const float *w, float bv, float *out) {
+    v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
+    const float *base = planes + g;
+    for (int64_t t = 0; t < taps; t++) {
+        const float *src = base + offk[t];
+        float wv = w[t];
+        a0 += wv * LD16(src);
+        a1 += wv * LD16(src + 16);
+        a2 += wv * LD16(src + 32);
+        a3 += wv * LD16(src + 48);
+    }
+    memcpy(out, &a0, 64);
+    memcpy(out + 16, &a1, 64);
+    memcpy(out + 32, &a2, 64);
+    memcpy(out + 48, &a3, 64);
+}
+
+static inline void dw_block16(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                              const float *w, float bv, float *out) {
+    v16f a0 = (v16f){0} + bv;
+    const float *base = planes + g;
+    for (int64_t t = 0; t < taps; t++) a0 += w[t] * LD16(base + offk[t]);
+    memcpy(out, &a0, 64);
+}
+
 Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_dw_args *a = arg;
     const conv_params *p = a->p;
+    const q8_conv_geom *G = &p->geo;
     const int64_t *offk = conv_offk(p);
+    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2], taps = p->kprod;
     float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
     float *ybuf = planes + a->ybuf_at;
-    int64_t nblk = (p->nprime + DW_BLOCK - 1) / DW_BLOCK;
     for (int64_t it = begin; it < end; it++) {
         int64_t img = it / p->c, ic = it % p->c;
         build_planes(p, a->x + (img * p->c + ic) * p->in_sp, planes);
         memset(planes + p->nph * p->plane, 0, DW_BLOCK * sizeof(float));
         for (int64_t oc = ic * p->mg; oc < (ic + 1) * p->mg; oc++) {
-            const float *w = a->w + oc * p->kprod;
+            const float *w = a->w + oc * taps;
             float bv = a->bias ? a->bias[oc] : 0.0f;
             float *y = a->y + (img * p->m + oc) * p->out_sp;
-            float *out = ybuf;
-            for (int64_t bk = 0; bk < nblk; bk++) {
-                v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
-                const float *base = planes + bk * DW_BLOCK;
-                for (int64_t t = 0; t < p->kprod; t++) {
-                    const float *src = base + offk[t];
-                    float wv = w[t];
-                    a0 += wv * LD16(src);
-                    a1 += wv * LD16(src + 16);
-                    a2 += wv * LD16(src + 32);
-                    a3 += wv * LD16(src + 48);
-                }
-                float *o = out + bk * DW_BLOCK;
-                memcpy(o, &a0, 64);
-                memcpy(o + 16, &a1, 64);
-                memcpy(o + 32, &a2, 64);
-                memcpy(o + 48, &a3, 64);
+            if (OW >= 16) {
+                /* Row by row, straight into Y; a row's last partial vector
+                 * goes through ybuf. */
+                for (int64_t od = 0; od < G->out[0]; od++)
+                    for (int64_t oh = 0; oh < OH; oh++) {
+                        int64_t g = (od * P1 + oh) * P2, j = 0;
+                        float *yr = y + (od * OH + oh) * OW;
+                        for (; j + 64 <= OW; j += 64)
+                            dw_block64(planes, g + j, offk, taps, w, bv, yr + j);
+                        for (; j + 16 <= OW; j += 16)
+                            dw_block16(planes, g + j, offk, taps, w, bv, yr + j);
+                        if (j < OW) {
+                            dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
+                            memcpy(yr + j, ybuf, sizeof(float) * (size_t)(OW - j));
+                        }
+                    }
+            } else {
+                /* Narrow rows: the whole grid (garbage columns included) in
+                 * long blocks, then only the real outputs into Y. */
+                int64_t nblk = (p->nprime + DW_BLOCK - 1) / DW_BLOCK;
+                for (int64_t bk = 0; bk < nblk; bk++)
+                    dw_block64(planes, bk * DW_BLOCK, offk, taps, w, bv, ybuf + bk * DW_BLOCK);
+                float *yr = y;
+                for (int64_t od = 0; od < G->out[0]; od++)
+                    for (int64_t oh = 0; oh < OH; oh++, yr += OW)
+                        memcpy(yr, ybuf + (od * P1 + oh) * P2, sizeof(float) * (size_t)OW);
             }
-            /* Grid to Y (drops the garbage columns), then the activation. */
-            const q8_conv_geom *G = &p->geo;
-            int64_t OW = G->out[2];
-            float *yr = y;
-            for (int64_t od = 0; od < G->out[0]; od++)
-                for (int64_t oh = 0; oh < G->out[1]; oh++, yr += OW)
-                    memcpy(yr, out + (od * p->ph[1] + oh) * p->ph[2], sizeof(float) * (size_t)OW);
             q8_act_apply(&p->act, y, p->out_sp);
         }
     }
