@@ -1,0 +1,297 @@
+/* Data movement for Conv: implicit im2col, stride-phase planes with their
+ * row packer and output compaction, and the direct depthwise loops. */
+#include <string.h>
+
+#include "clones.h"
+#include "conv_impl.h"
+
+/* ---- implicit im2col: B panels straight from X ---- */
+
+/* Write `len` values of one output row into the panel layout starting at
+ * column j: value t is xr[iw0 + t*sw] when inside [0, iw), else 0 (xr NULL:
+ * the whole row is padding). */
+static void put_row(float *drow, int64_t kc, int nr, int64_t j, int64_t len,
+                    const float *xr, int64_t iw0, int64_t sw, int64_t iw) {
+    while (len > 0) {
+        int64_t off = j % nr, piece = len < nr - off ? len : nr - off;
+        float *restrict d = drow + (j / nr) * kc * nr + off;
+        if (!xr) {
+            for (int64_t t = 0; t < piece; t++) d[t] = 0.0f;
+        } else if (sw == 1) {
+            int64_t lo = -iw0, hi = iw - iw0;
+            lo = lo < 0 ? 0 : lo > piece ? piece : lo;
+            hi = hi < lo ? lo : hi > piece ? piece : hi;
+            const float *restrict s = xr + iw0;
+            for (int64_t t = 0; t < lo; t++) d[t] = 0.0f;
+            for (int64_t t = lo; t < hi; t++) d[t] = s[t];
+            for (int64_t t = hi; t < piece; t++) d[t] = 0.0f;
+        } else {
+            for (int64_t t = 0; t < piece; t++) {
+                int64_t q = iw0 + t * sw;
+                d[t] = q >= 0 && q < iw ? xr[q] : 0.0f;
+            }
+        }
+        j += piece;
+        len -= piece;
+        iw0 += piece * sw;
+    }
+}
+
+Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
+                                   int64_t n0, int64_t nc, int nr, float *dst) {
+    const conv_pack_ctx *cx = vctx;
+    const conv_params *p = cx->p;
+    const q8_conv_geom *G = &p->geo;
+    int64_t img = batch / p->g, grp = batch % p->g;
+    const float *x = cx->src + (img * p->c + grp * p->cg) * p->in_sp;
+    int64_t kw = k0 % G->k[2], t = k0 / G->k[2];
+    int64_t kh = t % G->k[1];
+    t /= G->k[1];
+    int64_t kd = t % G->k[0], ci = t / G->k[0];
+    int64_t ow0 = n0 % G->out[2];
+    t = n0 / G->out[2];
+    int64_t oh0 = t % G->out[1], od0 = t / G->out[1];
+    for (int64_t kk = 0; kk < kc; kk++) {
+        const float *xc = x + ci * p->in_sp;
+        int64_t ow = ow0, oh = oh0, od = od0, j = 0;
+        while (j < nc) {
+            int64_t len = G->out[2] - ow < nc - j ? G->out[2] - ow : nc - j;
+            int64_t id = od * G->s[0] - G->pb[0] + kd * G->d[0];
+            int64_t ih = oh * G->s[1] - G->pb[1] + kh * G->d[1];
+            const float *xr = id >= 0 && id < G->in[0] && ih >= 0 && ih < G->in[1]
+                                  ? xc + (id * G->in[1] + ih) * G->in[2]
+                                  : NULL;
+            put_row(dst + kk * nr, kc, nr, j, len, xr, ow * G->s[2] - G->pb[2] + kw * G->d[2],
+                    G->s[2], G->in[2]);
+            j += len;
+            ow += len;
+            if (ow == G->out[2]) {
+                ow = 0;
+                if (++oh == G->out[1]) {
+                    oh = 0;
+                    od++;
+                }
+            }
+        }
+        if (++kw == G->k[2]) {
+            kw = 0;
+            if (++kh == G->k[1]) {
+                kh = 0;
+                if (++kd == G->k[0]) {
+                    kd = 0;
+                    ci++;
+                }
+            }
+        }
+    }
+    /* Columns past nc in the last panel. */
+    int64_t tail = nc % nr;
+    if (tail) {
+        float *d = dst + (nc / nr) * kc * nr;
+        for (int64_t kk = 0; kk < kc; kk++)
+            memset(d + kk * nr + tail, 0, sizeof(float) * (size_t)(nr - tail));
+    }
+}
+
+void q8_conv_col1(const conv_params *p, const float *x, float *col) {
+    const q8_conv_geom *G = &p->geo;
+    for (int64_t c = 0; c < p->cg; c++)
+        for (int64_t kd = 0; kd < G->k[0]; kd++) {
+            int64_t id = kd * G->d[0] - G->pb[0];
+            for (int64_t kh = 0; kh < G->k[1]; kh++) {
+                int64_t ih = kh * G->d[1] - G->pb[1];
+                bool row = id >= 0 && id < G->in[0] && ih >= 0 && ih < G->in[1];
+                const float *xr = row ? x + ((c * G->in[0] + id) * G->in[1] + ih) * G->in[2] : x;
+                for (int64_t kw = 0; kw < G->k[2]; kw++) {
+                    int64_t iw = kw * G->d[2] - G->pb[2];
+                    *col++ = row && iw >= 0 && iw < G->in[2] ? xr[iw] : 0.0f;
+                }
+            }
+        }
+}
+
+/* ---- shift mode ----
+ * Padded input split by stride phase: plane (c, phase) element (a, b, j) is
+ * the padded input at (a*sd + fd, b*sh + fh, j*sw + fw). A kernel tap then
+ * reads one plane at a fixed offset, so row k of B is contiguous there. */
+
+/* The stride-phase planes of one channel (nph planes of p->plane floats). */
+static inline void build_planes(const conv_params *p, const float *xc, float *pl) {
+    const q8_conv_geom *G = &p->geo;
+    const int64_t *P = p->ph;
+    for (int64_t fd = 0; fd < G->s[0]; fd++)
+        for (int64_t fh = 0; fh < G->s[1]; fh++)
+            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += p->plane)
+                for (int64_t ai = 0; ai < P[0]; ai++)
+                    for (int64_t bi = 0; bi < P[1]; bi++) {
+                        float *restrict row = pl + (ai * P[1] + bi) * P[2];
+                        int64_t id = ai * G->s[0] + fd - G->pb[0];
+                        int64_t ih = bi * G->s[1] + fh - G->pb[1];
+                        if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
+                            memset(row, 0, sizeof(float) * (size_t)P[2]);
+                            continue;
+                        }
+                        const float *restrict src = xc + (id * G->in[1] + ih) * G->in[2];
+                        /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW */
+                        int64_t off = fw - G->pb[2], sw = G->s[2], iw = G->in[2];
+                        int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+                        int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
+                        if (lo > P[2]) lo = P[2];
+                        if (hi > P[2]) hi = P[2];
+                        if (hi < lo) hi = lo;
+                        memset(row, 0, sizeof(float) * (size_t)lo);
+                        if (sw == 1)
+                            memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
+                        else if (sw == 2) /* constant stride: vectorizes */
+                            for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
+                        else
+                            for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
+                        memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
+                    }
+}
+
+Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const conv_planes_args *a = arg;
+    const conv_params *p = a->p;
+    for (int64_t c = begin; c < end; c++)
+        build_planes(p, a->x + c * p->in_sp, a->planes + c * p->nph * p->plane);
+}
+
+Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
+                                  int64_t n0, int64_t nc, int nr, float *dst) {
+    const conv_pack_ctx *cx = vctx;
+    const conv_params *p = cx->p;
+    const float *base = cx->src + batch * p->cg * p->nph * p->plane + n0;
+    const int64_t *offk = conv_offk(p) + k0;
+    int64_t full = nc / nr * nr, tail = nc - full;
+    for (int64_t kk = 0; kk < kc; kk++) {
+        const float *src = base + offk[kk];
+        float *d = dst + kk * nr;
+        int64_t j = 0;
+        /* Constant-size copies so they compile to plain vector moves. */
+        if (nr == 32)
+            for (; j < full; j += 32, d += kc * 32) memcpy(d, src + j, 32 * sizeof(float));
+        else if (nr == 16)
+            for (; j < full; j += 16, d += kc * 16) memcpy(d, src + j, 16 * sizeof(float));
+        else
+            for (; j < full; j += nr, d += kc * nr) memcpy(d, src + j, sizeof(float) * (size_t)nr);
+        if (tail) {
+            memcpy(d, src + j, sizeof(float) * (size_t)tail);
+            memset(d + tail, 0, sizeof(float) * (size_t)(nr - tail));
+        }
+    }
+}
+
+Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1,
+                                     int64_t n0, int64_t n1) {
+    const conv_compact_args *a = ctx;
+    const conv_params *p = a->p;
+    const q8_conv_geom *G = &p->geo;
+    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2];
+    for (int64_t mi = m0; mi < m1; mi++) {
+        int64_t m = grp * p->mg + mi;
+        float bv = a->bias ? a->bias[m] : 0.0f;
+        const float *src = a->cbuf + m * p->nprime;
+        float *y = a->y + m * p->out_sp;
+        /* Grid rows r = od*P1 + oh overlapping [n0, n1); columns ow < OW. */
+        for (int64_t r = n0 / P2; r * P2 < n1; r++) {
+            int64_t od = r / P1, oh = r % P1;
+            if (oh >= OH) continue;
+            int64_t lo = n0 - r * P2, hi = n1 - r * P2;
+            if (lo < 0) lo = 0;
+            if (hi > OW) hi = OW;
+            if (lo >= hi) continue;
+            float *yr = y + (od * OH + oh) * OW;
+            const float *sr = src + r * P2;
+            for (int64_t j = lo; j < hi; j++) yr[j] = sr[j] + bv;
+            q8_act_apply(&p->act, yr + lo, hi - lo);
+        }
+    }
+}
+
+/* ---- depthwise: per channel, the planes of the shift mode and a direct
+ * multiply-add over the plane grid, all taps accumulated in registers ---- */
+
+/* GCC vector extension: one AVX-512 register, or 2 / 4 narrower ones;
+ * v16u is the unaligned view used for loads. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
+#define LD16(p) (*(const v16u *)(p))
+
+/* Four vectors per step: independent add chains hide the FP latency. */
+#define DW_BLOCK 64
+
+/* 64 outputs at grid offset g: bias + sum over taps, into out[0..63]. */
+static inline void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                              const float *w, float bv, float *out) {
+    v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
+    const float *base = planes + g;
+    for (int64_t t = 0; t < taps; t++) {
+        const float *src = base + offk[t];
+        float wv = w[t];
+        a0 += wv * LD16(src);
+        a1 += wv * LD16(src + 16);
+        a2 += wv * LD16(src + 32);
+        a3 += wv * LD16(src + 48);
+    }
+    memcpy(out, &a0, 64);
+    memcpy(out + 16, &a1, 64);
+    memcpy(out + 32, &a2, 64);
+    memcpy(out + 48, &a3, 64);
+}
+
+static inline void dw_block16(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                              const float *w, float bv, float *out) {
+    v16f a0 = (v16f){0} + bv;
+    const float *base = planes + g;
+    for (int64_t t = 0; t < taps; t++) a0 += w[t] * LD16(base + offk[t]);
+    memcpy(out, &a0, 64);
+}
+
+Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const conv_dw_args *a = arg;
+    const conv_params *p = a->p;
+    const q8_conv_geom *G = &p->geo;
+    const int64_t *offk = conv_offk(p);
+    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2], taps = p->kprod;
+    float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
+    float *ybuf = planes + a->ybuf_at;
+    for (int64_t it = begin; it < end; it++) {
+        int64_t img = it / p->c, ic = it % p->c;
+        build_planes(p, a->x + (img * p->c + ic) * p->in_sp, planes);
+        memset(planes + p->nph * p->plane, 0, DW_BLOCK * sizeof(float));
+        for (int64_t oc = ic * p->mg; oc < (ic + 1) * p->mg; oc++) {
+            const float *w = a->w + oc * taps;
+            float bv = a->bias ? a->bias[oc] : 0.0f;
+            float *y = a->y + (img * p->m + oc) * p->out_sp;
+            if (OW >= 16) {
+                /* Row by row, straight into Y; a row's last partial vector
+                 * goes through ybuf. */
+                for (int64_t od = 0; od < G->out[0]; od++)
+                    for (int64_t oh = 0; oh < OH; oh++) {
+                        int64_t g = (od * P1 + oh) * P2, j = 0;
+                        float *yr = y + (od * OH + oh) * OW;
+                        for (; j + 64 <= OW; j += 64)
+                            dw_block64(planes, g + j, offk, taps, w, bv, yr + j);
+                        for (; j + 16 <= OW; j += 16)
+                            dw_block16(planes, g + j, offk, taps, w, bv, yr + j);
+                        if (j < OW) {
+                            dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
+                            memcpy(yr + j, ybuf, sizeof(float) * (size_t)(OW - j));
+                        }
+                    }
+            } else {
+                /* Narrow rows: the whole grid (garbage columns included) in
+                 * long blocks, then only the real outputs into Y. */
+                int64_t nblk = (p->nprime + DW_BLOCK - 1) / DW_BLOCK;
+                for (int64_t bk = 0; bk < nblk; bk++)
+                    dw_block64(planes, bk * DW_BLOCK, offk, taps, w, bv, ybuf + bk * DW_BLOCK);
+                float *yr = y;
+                for (int64_t od = 0; od < G->out[0]; od++)
+                    for (int64_t oh = 0; oh < OH; oh++, yr += OW)
+                        memcpy(yr, ybuf + (od * P1 + oh) * P2, sizeof(float) * (size_t)OW);
+            }
+            q8_act_apply(&p->act, y, p->out_sp);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+/* Internal to Conv: its parsed parameters and the data-movement kernels
+ * that turn a convolution into GEMMs (conv_impl.c). */
+#ifndef Q8_CONV_IMPL_H
+#define Q8_CONV_IMPL_H
+
+#include "conv_util.h"
+#include "fused_act.h"
+#include "op.h"
+
+typedef enum conv_mode {
+    CONV_SHIFT,     /* phase planes + shifted rows (stride/dilation/pad folded) */
+    CONV_IM2COL,    /* implicit im2col: B panels gathered from X */
+    CONV_1X1,       /* 1x1, stride 1, no pads: X is the B matrix */
+    CONV_COL1,      /* one output pixel: the column gathered into scratch, GEMV */
+    CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
+} conv_mode;
+
+typedef struct conv_params {
+    int64_t nb, c, m, g, cg, mg;    /* images, in/out channels, groups, per group */
+    q8_conv_geom geo;
+    int64_t in_sp, out_sp, kprod, kg;
+    conv_mode mode;
+    bool has_bias;
+    bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
+    q8_act act;
+    /* CONV_SHIFT: input padded and split by stride phase into planes of
+     * ph[0]*ph[1]*ph[2] floats (nph per channel); output computed on the
+     * plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for n' < nprime, then
+     * compacted into Y unless `direct` (the grid is Y's layout). */
+    int64_t ph[3], nph, plane, nprime;
+    bool direct;
+    int64_t ngemm;      /* GEMM offset entries (4 each) at tail[0] */
+    int64_t tail[];     /* offs[4*ngemm], then (CONV_SHIFT) offk[kg] */
+} conv_params;
+
+static inline const int64_t *conv_offs(const conv_params *p) { return p->tail; }
+static inline const int64_t *conv_offk(const conv_params *p) { return p->tail + 4 * p->ngemm; }
+
+/* b_pack context: X (im2col) or the phase planes (shift). */
+typedef struct conv_pack_ctx {
+    const conv_params *p;
+    const float *src;
+} conv_pack_ctx;
+
+/* q8_sgemm_pack_fn for CONV_IM2COL: GEMM number = image * g + group. */
+void q8_conv_im2col_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+                         int64_t nc, int nr, float *dst);
+/* q8_sgemm_pack_fn for CONV_SHIFT: GEMM number = group (one image). */
+void q8_conv_shift_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+                        int64_t nc, int nr, float *dst);
+
+/* CONV_COL1: the column of the single output pixel; x is one image's
+ * group (cg channels). */
+void q8_conv_col1(const conv_params *p, const float *x, float *col);
+
+/* Floats in the planes of one channel plus slack: whole blocks of the
+ * depthwise grid loop may read a little past the last plane. */
+static inline int64_t conv_planes_floats(const conv_params *p) {
+    return p->nph * p->plane + 64;
+}
+
+/* Range functions for q8_parallel_for. */
+typedef struct conv_planes_args {
+    const conv_params *p;
+    const float *x;         /* one image */
+    float *planes;
+} conv_planes_args;
+void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread); /* channels */
+
+typedef struct conv_compact_args {
+    const conv_params *p;
+    const float *cbuf, *bias;
+    float *y;               /* one image */
+} conv_compact_args;
+/* q8_sgemm_op.block_done: grid block (rows m0..m1 of group grp, grid
+ * columns n0..n1) to Y, with bias and activation. */
+void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1, int64_t n0,
+                           int64_t n1);
+
+typedef struct conv_dw_args {
+    const conv_params *p;
+    const float *x, *w, *bias;
+    float *y;
+    void *scratch;          /* per thread: planes, then the grid output */
+    size_t per_thread;      /* bytes */
+    int64_t ybuf_at;        /* floats from the planes to the grid output */
+} conv_dw_args;
+/* Items: (image, input channel). */
+void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread);
+
+#endif

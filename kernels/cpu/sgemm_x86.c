@@ -1,0 +1,202 @@
+/* x86 micro-kernels for q8_sgemm: AVX2+FMA (6x16) and AVX-512F (8x32),
+ * compiled with per-function target attributes so the library stays
+ * portable x86-64; sgemm.c picks one at run time. */
+#include "sgemm_kernels.h"
+
+#ifdef Q8_SGEMM_X86
+#include <immintrin.h>
+#include <math.h>
+
+#define AVX2 __attribute__((target("avx2,fma")))
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+
+/* ---- AVX2: 6 rows x 16 columns, 12 accumulators ---- */
+
+#define A2_MR 6
+#define A2_NR 16
+
+AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m256 vb,
+                                 float beta) {
+    x0 = _mm256_mul_ps(x0, va);
+    x1 = _mm256_mul_ps(x1, va);
+    if (beta != 0.0f) {
+        x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
+        x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
+    }
+    _mm256_storeu_ps(c, x0);
+    _mm256_storeu_ps(c + 8, x1);
+}
+
+AVX2 static void ukr_avx2(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
+                          float alpha, float beta) {
+    __m256 c0a = _mm256_setzero_ps(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;
+    __m256 c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; k++) {
+        __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8), a;
+#define A2_ROW(i)                                                                              \
+    a = _mm256_broadcast_ss(pa + i);                                                           \
+    c##i##a = _mm256_fmadd_ps(a, b0, c##i##a);                                                 \
+    c##i##b = _mm256_fmadd_ps(a, b1, c##i##b);
+        A2_ROW(0) A2_ROW(1) A2_ROW(2) A2_ROW(3) A2_ROW(4) A2_ROW(5)
+#undef A2_ROW
+        pa += A2_MR;
+        pb += A2_NR;
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+    a2_store(c, c0a, c0b, va, vb, beta);
+    a2_store(c + ldc, c1a, c1b, va, vb, beta);
+    a2_store(c + 2 * ldc, c2a, c2b, va, vb, beta);
+    a2_store(c + 3 * ldc, c3a, c3b, va, vb, beta);
+    a2_store(c + 4 * ldc, c4a, c4b, va, vb, beta);
+    a2_store(c + 5 * ldc, c5a, c5b, va, vb, beta);
+}
+
+/* ---- GEMV (memory bound: AVX2 is enough for both kernels) ---- */
+
+AVX2 static inline float a2_hsum(__m256 v) {
+    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
+    s = _mm_add_ss(s, _mm_movehdup_ps(s));
+    return _mm_cvtss_f32(s);
+}
+
+/* One row's dot product; dots_avx2's 4-row loop does exactly the same
+ * arithmetic per row, so a result never depends on how rows are grouped. */
+AVX2 static float dot1_avx2(int64_t k, const float *r, const float *x) {
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0;
+    int64_t i = 0;
+    for (; i + 16 <= k; i += 16) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(x + i), s0);
+        s1 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i + 8), _mm256_loadu_ps(x + i + 8), s1);
+    }
+    if (i + 8 <= k) {
+        s0 = _mm256_fmadd_ps(_mm256_loadu_ps(r + i), _mm256_loadu_ps(x + i), s0);
+        i += 8;
+    }
+    float s = a2_hsum(_mm256_add_ps(s0, s1));
+    for (; i < k; i++) s = fmaf(r[i], x[i], s);
+    return s;
+}
+
+AVX2 static void dots_avx2(int64_t n, int64_t k, const float *rows, int64_t ld, const float *x,
+                           float *y) {
+    int64_t j = 0;
+    for (; j + 4 <= n; j += 4) {
+        const float *r0 = rows + j * ld, *r1 = r0 + ld, *r2 = r1 + ld, *r3 = r2 + ld;
+        __m256 s00 = _mm256_setzero_ps(), s01 = s00, s10 = s00, s11 = s00;
+        __m256 s20 = s00, s21 = s00, s30 = s00, s31 = s00;
+        int64_t i = 0;
+        for (; i + 16 <= k; i += 16) {
+            __m256 x0 = _mm256_loadu_ps(x + i), x1 = _mm256_loadu_ps(x + i + 8);
+            s00 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i), x0, s00);
+            s01 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i + 8), x1, s01);
+            s10 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i), x0, s10);
+            s11 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i + 8), x1, s11);
+            s20 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i), x0, s20);
+            s21 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i + 8), x1, s21);
+            s30 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i), x0, s30);
+            s31 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i + 8), x1, s31);
+        }
+        if (i + 8 <= k) {
+            __m256 x0 = _mm256_loadu_ps(x + i);
+            s00 = _mm256_fmadd_ps(_mm256_loadu_ps(r0 + i), x0, s00);
+            s10 = _mm256_fmadd_ps(_mm256_loadu_ps(r1 + i), x0, s10);
+            s20 = _mm256_fmadd_ps(_mm256_loadu_ps(r2 + i), x0, s20);
+            s30 = _mm256_fmadd_ps(_mm256_loadu_ps(r3 + i), x0, s30);
+            i += 8;
+        }
+        float t0 = a2_hsum(_mm256_add_ps(s00, s01)), t1 = a2_hsum(_mm256_add_ps(s10, s11));
+        float t2 = a2_hsum(_mm256_add_ps(s20, s21)), t3 = a2_hsum(_mm256_add_ps(s30, s31));
+        for (; i < k; i++) {
+            t0 = fmaf(r0[i], x[i], t0);
+            t1 = fmaf(r1[i], x[i], t1);
+            t2 = fmaf(r2[i], x[i], t2);
+            t3 = fmaf(r3[i], x[i], t3);
+        }
+        y[j] = t0;
+        y[j + 1] = t1;
+        y[j + 2] = t2;
+        y[j + 3] = t3;
+    }
+    for (; j < n; j++) y[j] = dot1_avx2(k, rows + j * ld, x);
+}
+
+AVX2 static void axpys_avx2(int64_t n, int64_t k, const float *b, int64_t ld, const float *x,
+                            float *y) {
+    int64_t j = 0;
+    for (; j + 64 <= n; j += 64) {
+        __m256 s[8];
+        for (int q = 0; q < 8; q++) s[q] = _mm256_setzero_ps();
+        const float *p = b + j;
+        for (int64_t i = 0; i < k; i++, p += ld) {
+            __m256 xv = _mm256_broadcast_ss(x + i);
+            for (int q = 0; q < 8; q++)
+                s[q] = _mm256_fmadd_ps(xv, _mm256_loadu_ps(p + 8 * q), s[q]);
+        }
+        for (int q = 0; q < 8; q++) _mm256_storeu_ps(y + j + 8 * q, s[q]);
+    }
+    for (; j + 8 <= n; j += 8) {
+        __m256 s = _mm256_setzero_ps();
+        const float *p = b + j;
+        for (int64_t i = 0; i < k; i++, p += ld)
+            s = _mm256_fmadd_ps(_mm256_broadcast_ss(x + i), _mm256_loadu_ps(p), s);
+        _mm256_storeu_ps(y + j, s);
+    }
+    for (; j < n; j++) {
+        float s = 0.0f;
+        for (int64_t i = 0; i < k; i++) s = fmaf(x[i], b[i * ld + j], s);
+        y[j] = s;
+    }
+}
+
+const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
+    .name = "avx2", .id = 2, .mr = A2_MR, .nr = A2_NR,
+    .ukr = ukr_avx2, .dots = dots_avx2, .axpys = axpys_avx2,
+};
+
+/* ---- AVX-512: 8 rows x 32 columns, 16 accumulators (8 divides the usual
+ * channel counts, so conv GEMMs have no partial row tiles) ---- */
+
+#ifndef A5_MR
+#define A5_MR 8
+#endif
+#define A5_NR 32
+
+AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, float *c,
+                              int64_t ldc, float alpha, float beta) {
+    __m512 acc[A5_MR][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < A5_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; k++) {
+        __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+#pragma GCC unroll 16
+        for (int i = 0; i < A5_MR; i++) {
+            __m512 a = _mm512_set1_ps(pa[i]);
+            acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
+            acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
+        }
+        pa += A5_MR;
+        pb += A5_NR;
+    }
+    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+#pragma GCC unroll 16
+    for (int i = 0; i < A5_MR; i++) {
+        float *ci = c + i * ldc;
+        __m512 x0 = _mm512_mul_ps(acc[i][0], va), x1 = _mm512_mul_ps(acc[i][1], va);
+        if (beta != 0.0f) {
+            x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), x0);
+            x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16), x1);
+        }
+        _mm512_storeu_ps(ci, x0);
+        _mm512_storeu_ps(ci + 16, x1);
+    }
+}
+
+const q8_sgemm_kernel q8_sgemm_kernel_avx512 = {
+    .name = "avx512", .id = 3, .mr = A5_MR, .nr = A5_NR,
+    .ukr = ukr_avx512, .dots = dots_avx2, .axpys = axpys_avx2,
+};
+
+#endif

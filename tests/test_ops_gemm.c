@@ -1,0 +1,1043 @@
+/* GEMM family: q8_sgemm itself, then Gemm, MatMul, Conv, ConvTranspose
+ * against plain reference loops. */
+#include <string.h>
+
+#include "common.h"
+#include "fused_act.h"
+#include "sgemm.h"
+#include "testutil.h"
+
+/* ---------------------------------------------------------------- sgemm */
+
+static float *fmalloc(int64_t n) {
+    float *p = malloc(sizeof(float) * (size_t)(n > 0 ? n : 1));
+    cr_assert(p);
+    return p;
+}
+
+/* C = act(alpha*op(A)op(B) + beta*C + bias) in double. */
+static void ref_gemm(const q8_sgemm_op *op, const float *c0, float *out) {
+    for (int64_t i = 0; i < op->m; i++)
+        for (int64_t j = 0; j < op->n; j++) {
+            double s = 0;
+            for (int64_t k = 0; k < op->k; k++) {
+                double a = op->trans_a ? op->a[k * op->lda + i] : op->a[i * op->lda + k];
+                double b = op->trans_b ? op->b[j * op->ldb + k] : op->b[k * op->ldb + j];
+                s += a * b;
+            }
+            double v = op->alpha * s;
+            if (op->beta != 0) v += (double)op->beta * c0[i * op->ldc + j];
+            if (op->bias) v += op->bias[op->bias_per_col ? j : i];
+            float f = (float)v;
+            q8_act_apply(&op->act, &f, 1);
+            out[i * op->ldc + j] = f;
+        }
+}
+
+typedef struct gemm_case {
+    int64_t m, n, k;
+} gemm_case;
+
+static const unsigned kernel_flags[] = {0, Q8_SGEMM_NO_AVX512, Q8_SGEMM_PORTABLE};
+
+/* Runs op on copies of c0 with 1 and 3 threads and every kernel; checks
+ * against the reference, the guard columns past n, and that 1 and 3
+ * threads agree bit for bit. */
+static void check_sgemm(q8_sgemm_op op, const float *c0, int64_t c_rows, const char *what) {
+    int64_t csize = c_rows * op.ldc;
+    float *want = fmalloc(csize), *got1 = fmalloc(csize), *got3 = fmalloc(csize);
+    memcpy(want, c0, sizeof(float) * (size_t)csize);
+    ref_gemm(&op, c0, want);
+    q8_pool *pool = q8_pool_create(3);
+    cr_assert(pool);
+    for (size_t f = 0; f < sizeof kernel_flags / sizeof kernel_flags[0]; f++) {
+        op.flags = kernel_flags[f];
+        size_t sb = q8_sgemm_scratch_bytes(&op, 3);
+        void *scratch = q8_aligned_alloc(sb ? sb : 1);
+        memcpy(got1, c0, sizeof(float) * (size_t)csize);
+        memcpy(got3, c0, sizeof(float) * (size_t)csize);
+        op.c = got1;
+        q8_sgemm_run(&op, NULL, scratch);
+        op.c = got3;
+        q8_sgemm_run(&op, pool, scratch);
+        char nm[160];
+        snprintf(nm, sizeof nm, "%s %lldx%lldx%lld ta=%d tb=%d %s", what, (long long)op.m,
+                 (long long)op.n, (long long)op.k, op.trans_a, op.trans_b,
+                 q8_sgemm_kernel_name(op.flags));
+        float atol = 1e-5f * (float)(op.k + 1) + 1e-5f;
+        q8t_assert_close(got1, want, csize, 1e-4f, atol, nm);
+        cr_assert(memcmp(got1, got3, sizeof(float) * (size_t)csize) == 0,
+                  "%s: 1 and 3 threads differ", nm);
+        for (int64_t i = 0; i < c_rows; i++)
+            for (int64_t j = op.n; j < op.ldc; j++)
+                cr_assert(memcmp(&got1[i * op.ldc + j], &c0[i * op.ldc + j], 4) == 0,
+                          "%s: guard column %lld of row %lld written", nm, (long long)j,
+                          (long long)i);
+        q8_aligned_free(scratch);
+    }
+    q8_pool_free(pool);
+    free(want);
+    free(got1);
+    free(got3);
+}
+
+static void run_case(q8t_rng *r, gemm_case gc, bool ta, bool tb, float alpha, float beta,
+                     int pad) {
+    int64_t m = gc.m, n = gc.n, k = gc.k;
+    int64_t lda = (ta ? m : k) + pad, ldb = (tb ? k : n) + pad, ldc = n + pad;
+    int64_t arows = ta ? k : m, brows = tb ? n : k;
+    float *a = fmalloc(arows * lda), *b = fmalloc(brows * ldb), *c0 = fmalloc(m * ldc);
+    q8t_fill(r, a, arows * lda, -1, 1);
+    q8t_fill(r, b, brows * ldb, -1, 1);
+    q8t_fill(r, c0, m * ldc, -1, 1);
+    q8_sgemm_op op = {.m = m, .n = n, .k = k, .trans_a = ta, .trans_b = tb, .alpha = alpha,
+                      .beta = beta, .a = a, .lda = lda, .b = b, .ldb = ldb, .ldc = ldc};
+    check_sgemm(op, c0, m, "sgemm");
+    free(a);
+    free(b);
+    free(c0);
+}
+
+static const gemm_case awkward[] = {
+    {1, 1, 1},   {13, 7, 9},  {97, 65, 129}, {5, 3, 1},    {1, 17, 33},  {19, 1, 40},
+    {6, 16, 8},  {12, 32, 7}, {25, 33, 300}, {40, 70, 513}, {2, 2, 0},   {7, 129, 3},
+    {150, 40, 20}, {1, 300, 70}, {300, 1, 70},
+};
+
+Test(sgemm, awkward_shapes_all_transposes) {
+    q8t_rng r = q8t_seed(1);
+    for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; i++)
+        for (int t = 0; t < 4; t++) run_case(&r, awkward[i], t & 1, t & 2, 1.0f, 0.0f, 0);
+}
+
+Test(sgemm, alpha_beta_and_leading_dims) {
+    q8t_rng r = q8t_seed(2);
+    for (size_t i = 0; i < sizeof awkward / sizeof awkward[0]; i++) {
+        run_case(&r, awkward[i], false, true, 0.5f, 1.0f, 3);
+        run_case(&r, awkward[i], true, false, -1.5f, 0.25f, 5);
+    }
+}
+
+Test(sgemm, big_enough_to_block_and_thread) {
+    q8t_rng r = q8t_seed(3);
+    run_case(&r, (gemm_case){130, 1100, 300}, false, false, 1.0f, 0.0f, 0);
+    run_case(&r, (gemm_case){301, 90, 530}, true, true, 1.0f, 1.0f, 1);
+}
+
+Test(sgemm, beta_zero_ignores_nan_in_c) {
+    for (int t = 0; t < 3; t++) {
+        int64_t m = t == 1 ? 1 : 9, n = t == 2 ? 1 : 20, k = 5;
+        float a[9 * 5], b[5 * 20], c[9 * 20];
+        q8t_rng r = q8t_seed(4);
+        q8t_fill(&r, a, m * k, -1, 1);
+        q8t_fill(&r, b, k * n, -1, 1);
+        for (int i = 0; i < 9 * 20; i++) c[i] = NAN;
+        size_t sb = q8_sgemm_scratch(m, n, k, 1);
+        void *s = q8_aligned_alloc(sb ? sb : 1);
+        q8_sgemm(NULL, false, false, m, n, k, 1.0f, a, k, b, n, 0.0f, c, n, s);
+        for (int64_t i = 0; i < m * n; i++) cr_assert(!isnan(c[i]), "NaN at %lld", (long long)i);
+        q8_aligned_free(s);
+    }
+}
+
+Test(sgemm, bias_and_activations) {
+    q8t_rng r = q8t_seed(5);
+    const q8_act acts[] = {{Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, -0.5f, 0.7f},
+                           {Q8_ACT_LEAKY_RELU, 0.1f, 0}, {Q8_ACT_SIGMOID, 0, 0},
+                           {Q8_ACT_HARD_SIGMOID, 0.2f, 0.5f}, {Q8_ACT_NONE, 0, 0}};
+    const gemm_case shapes[] = {{13, 7, 300}, {1, 37, 20}, {37, 1, 20}, {30, 70, 9}};
+    for (size_t s = 0; s < 4; s++)
+        for (size_t i = 0; i < 6; i++)
+            for (int per_col = 0; per_col < 2; per_col++) {
+                gemm_case gc = shapes[s];
+                float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
+                float *c0 = fmalloc(gc.m * gc.n), *bias = fmalloc(gc.m + gc.n);
+                q8t_fill(&r, a, gc.m * gc.k, -1, 1);
+                q8t_fill(&r, b, gc.k * gc.n, -1, 1);
+                q8t_fill(&r, c0, gc.m * gc.n, -1, 1);
+                q8t_fill(&r, bias, gc.m + gc.n, -1, 1);
+                q8_sgemm_op op = {.m = gc.m, .n = gc.n, .k = gc.k, .alpha = 1, .beta = 0.5f,
+                                  .a = a, .lda = gc.k, .b = b, .ldb = gc.n, .ldc = gc.n,
+                                  .bias = bias, .bias_per_col = per_col, .act = acts[i]};
+                check_sgemm(op, c0, gc.m, "epilogue");
+                free(a);
+                free(b);
+                free(c0);
+                free(bias);
+            }
+}
+
+/* Pre-packed operands give the very same bits as packing on the fly. */
+Test(sgemm, prepacked_matches_unpacked) {
+    q8t_rng r = q8t_seed(6);
+    const gemm_case shapes[] = {{13, 7, 9}, {97, 65, 300}, {200, 1030, 20}, {2, 3, 600}};
+    for (size_t s = 0; s < 4; s++)
+        for (int t = 0; t < 4; t++)
+            for (size_t f = 0; f < 3; f++) {
+                gemm_case gc = shapes[s];
+                bool ta = t & 1, tb = t & 2;
+                unsigned flags = kernel_flags[f];
+                float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
+                float *c1 = fmalloc(gc.m * gc.n), *c2 = fmalloc(gc.m * gc.n);
+                q8t_fill(&r, a, gc.m * gc.k, -1, 1);
+                q8t_fill(&r, b, gc.k * gc.n, -1, 1);
+                q8_sgemm_op op = {.m = gc.m, .n = gc.n, .k = gc.k, .trans_a = ta, .trans_b = tb,
+                                  .alpha = 1, .a = a, .lda = ta ? gc.m : gc.k, .b = b,
+                                  .ldb = tb ? gc.k : gc.n, .c = c1, .ldc = gc.n, .flags = flags};
+                size_t sb = q8_sgemm_scratch_bytes(&op, 1);
+                void *s1 = q8_aligned_alloc(sb ? sb : 1);
+                q8_sgemm_run(&op, NULL, s1);
+                size_t pab = q8_sgemm_packed_a_bytes(gc.m, gc.k, 1, flags);
+                size_t pbb = q8_sgemm_packed_b_bytes(gc.k, gc.n, 1, flags);
+                cr_assert(pab > 0 && pbb > 0);
+                void *pa = q8_aligned_alloc(pab), *pb = q8_aligned_alloc(pbb);
+                q8_sgemm_pack_a(pa, ta, gc.m, gc.k, a, op.lda, 1, 0, flags);
+                q8_sgemm_pack_b(pb, tb, gc.k, gc.n, b, op.ldb, 1, 0, flags);
+                op.a_packed = pa;
+                op.b_packed = pb;
+                op.a = NULL;
+                op.b = NULL;
+                op.c = c2;
+                q8_pool *pool = q8_pool_create(2);
+                void *s2 = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 2) + 64);
+                q8_sgemm_run(&op, pool, s2);
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(gc.m * gc.n)) == 0,
+                          "packed differs %lldx%lldx%lld t=%d %s", (long long)gc.m,
+                          (long long)gc.n, (long long)gc.k, t, q8_sgemm_kernel_name(flags));
+                q8_pool_free(pool);
+                q8_aligned_free(s1);
+                q8_aligned_free(s2);
+                q8_aligned_free(pa);
+                q8_aligned_free(pb);
+                free(a);
+                free(b);
+                free(c1);
+                free(c2);
+            }
+}
+
+Test(sgemm, batched_with_offsets) {
+    q8t_rng r = q8t_seed(7);
+    int64_t m = 9, n = 21, k = 17, batch = 5;
+    float *a = fmalloc(2 * m * k), *b = fmalloc(batch * k * n), *c = fmalloc(batch * m * n);
+    float *want = fmalloc(batch * m * n), *bias = fmalloc(2 * n);
+    q8t_fill(&r, a, 2 * m * k, -1, 1);
+    q8t_fill(&r, b, batch * k * n, -1, 1);
+    q8t_fill(&r, bias, 2 * n, -1, 1);
+    int64_t offs[5 * 4];
+    for (int64_t g = 0; g < batch; g++) {
+        offs[4 * g] = (g % 2) * m * k;
+        offs[4 * g + 1] = g * k * n;
+        offs[4 * g + 2] = g * m * n;
+        offs[4 * g + 3] = (g % 2) * n;
+        q8_sgemm_op one = {.m = m, .n = n, .k = k, .alpha = 1, .a = a + offs[4 * g], .lda = k,
+                           .b = b + offs[4 * g + 1], .ldb = n, .ldc = n,
+                           .bias = bias + offs[4 * g + 3], .bias_per_col = true,
+                           .act = {Q8_ACT_RELU, 0, 0}};
+        ref_gemm(&one, NULL, want + g * m * n);
+    }
+    q8_sgemm_op op = {.m = m, .n = n, .k = k, .alpha = 1, .a = a, .lda = k, .b = b, .ldb = n,
+                      .c = c, .ldc = n, .bias = bias, .bias_per_col = true,
+                      .act = {Q8_ACT_RELU, 0, 0}, .batch = batch, .offs = offs};
+    q8_pool *pool = q8_pool_create(3);
+    void *s = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 3));
+    q8_sgemm_run(&op, pool, s);
+    q8t_assert_close(c, want, batch * m * n, 1e-5f, 1e-5f, "batched");
+    q8_pool_free(pool);
+    q8_aligned_free(s);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+    free(bias);
+}
+
+/* ------------------------------------------------------------- op helpers */
+
+/* Runs g with the given graph-input data on 1 and 3 threads; the outputs
+ * must agree bit for bit. Returns the 1-thread output (malloc'd). */
+static float *run_both(q8_graph *(*build)(const void *), const void *spec, const void *const *in,
+                       q8_tensor_info *info) {
+    void *o1[1], *o3[1];
+    q8_tensor_info i3[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(build(spec), in, 1, o1, info, 1, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8t_run(build(spec), in, 3, o3, i3, 1, &err), Q8_OK, "%s", err.msg);
+    int64_t numel;
+    cr_assert(q8_shape_numel(info->dims, info->ndim, &numel));
+    cr_assert(memcmp(o1[0], o3[0], sizeof(float) * (size_t)numel) == 0, "1 vs 3 threads differ");
+    free(o3[0]);
+    return o1[0];
+}
+
+static void expect_error(q8_graph *g, const char *substr) {
+    q8_error err = {0};
+    void *out[1];
+    q8_tensor_info info[1];
+    float dummy[4096] = {0};
+    const void *in[4] = {dummy, dummy, dummy, dummy};
+    q8_status s = q8t_run(g, in, 1, out, info, 1, &err);
+    cr_assert_neq(s, Q8_OK, "expected an error mentioning '%s'", substr);
+    cr_assert(strstr(err.msg, substr), "message '%s' lacks '%s'", err.msg, substr);
+}
+
+static void apply_ref_act(const char *act, float *y, int64_t n) {
+    if (!act) return;
+    q8_act a = {0};
+    if (!strcmp(act, "Relu")) a.kind = Q8_ACT_RELU;
+    else if (!strcmp(act, "Clip")) a = (q8_act){Q8_ACT_CLIP, -0.25f, 0.5f};
+    else if (!strcmp(act, "LeakyRelu")) a = (q8_act){Q8_ACT_LEAKY_RELU, 0.2f, 0};
+    else if (!strcmp(act, "Sigmoid")) a.kind = Q8_ACT_SIGMOID;
+    else if (!strcmp(act, "HardSigmoid")) a = (q8_act){Q8_ACT_HARD_SIGMOID, 0.3f, 0.4f};
+    for (int64_t i = 0; i < n; i++) {
+        float v = y[i];
+        switch (a.kind) {
+        case Q8_ACT_RELU: v = v > 0 ? v : 0; break;
+        case Q8_ACT_CLIP: v = fminf(fmaxf(v, a.p0), a.p1); break;
+        case Q8_ACT_LEAKY_RELU: v = v < 0 ? v * a.p0 : v; break;
+        case Q8_ACT_SIGMOID: v = 1.0f / (1.0f + expf(-v)); break;
+        case Q8_ACT_HARD_SIGMOID: v = fminf(1.0f, fmaxf(0.0f, a.p0 * v + a.p1)); break;
+        default: break;
+        }
+        y[i] = v;
+    }
+}
+
+/* Sets the fused-activation attributes matching apply_ref_act. */
+static void set_act_attrs(q8_graph *g, const char *act) {
+    if (!act) return;
+    q8t_attr_str(g, "_act", act);
+    if (!strcmp(act, "Clip")) {
+        q8t_attr_float(g, "_act_min", -0.25f);
+        q8t_attr_float(g, "_act_max", 0.5f);
+    } else if (!strcmp(act, "LeakyRelu")) {
+        q8t_attr_float(g, "_act_alpha", 0.2f);
+    } else if (!strcmp(act, "HardSigmoid")) {
+        q8t_attr_float(g, "_act_alpha", 0.3f);
+        q8t_attr_float(g, "_act_beta", 0.4f);
+    }
+}
+
+static const char *const acts[] = {NULL, "Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid"};
+
+/* ------------------------------------------------------------------ Gemm */
+
+typedef struct gemm_spec {
+    int64_t m, n, k;
+    int ta, tb;
+    float alpha, beta;
+    int c_ndim;             /* -1: no C */
+    int64_t c_dims[2];
+    bool const_b;
+    const char *act;
+    const float *a, *b, *c;
+} gemm_spec;
+
+static q8_graph *build_gemm(const void *v) {
+    const gemm_spec *s = v;
+    q8t_in ins[3] = {
+        {"A", Q8_F32, 2, {s->ta ? s->k : s->m, s->ta ? s->m : s->k}, NULL},
+        {"B", Q8_F32, 2, {s->tb ? s->n : s->k, s->tb ? s->k : s->n}, s->const_b ? s->b : NULL},
+        {"C", Q8_F32, s->c_ndim, {s->c_dims[0], s->c_dims[1]}, s->c},
+    };
+    q8_graph *g = q8t_graph1("Gemm", ins, s->c_ndim >= 0 ? 3 : 2, 1);
+    if (s->ta) q8t_attr_int(g, "transA", 1);
+    if (s->tb) q8t_attr_int(g, "transB", 1);
+    if (s->alpha != 1.0f) q8t_attr_float(g, "alpha", s->alpha);
+    if (s->beta != 1.0f) q8t_attr_float(g, "beta", s->beta);
+    set_act_attrs(g, s->act);
+    return g;
+}
+
+static void check_gemm(gemm_spec s, q8t_rng *r) {
+    int64_t m = s.m, n = s.n, k = s.k;
+    float *a = fmalloc(m * k), *b = fmalloc(k * n), *c = fmalloc(m * n), *want = fmalloc(m * n);
+    q8t_fill(r, a, m * k, -1, 1);
+    q8t_fill(r, b, k * n, -1, 1);
+    q8t_fill(r, c, m * n, -1, 1);
+    s.a = a;
+    s.b = b;
+    s.c = c;
+    int64_t cr = s.c_ndim == 2 ? s.c_dims[0] : 1, cc = s.c_ndim >= 1 ? s.c_dims[s.c_ndim - 1] : 1;
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+            double acc = 0;
+            for (int64_t q = 0; q < k; q++)
+                acc += (double)(s.ta ? a[q * m + i] : a[i * k + q]) *
+                       (s.tb ? b[j * k + q] : b[q * n + j]);
+            double v = s.alpha * acc;
+            if (s.c_ndim >= 0) v += s.beta * c[(cr > 1 ? i : 0) * cc + (cc > 1 ? j : 0)];
+            want[i * n + j] = (float)v;
+        }
+    apply_ref_act(s.act, want, m * n);
+    const void *in[2] = {a, b};
+    q8_tensor_info info;
+    float *got = run_both(build_gemm, &s, in, &info);
+    cr_assert_eq(info.ndim, 2);
+    cr_assert(info.dims[0] == m && info.dims[1] == n);
+    q8t_assert_close(got, want, m * n, 1e-4f, 1e-5f * (float)(k + 1), "Gemm");
+    free(got);
+    free(a);
+    free(b);
+    free(c);
+    free(want);
+}
+
+Test(gemm_op, shapes_transposes_bias_forms) {
+    q8t_rng r = q8t_seed(11);
+    const int64_t shapes[][3] = {{1, 1, 1}, {13, 7, 9}, {1, 65, 129}, {97, 65, 129}, {5, 1, 30}};
+    for (size_t si = 0; si < 5; si++)
+        for (int t = 0; t < 4; t++)
+            for (int cf = 0; cf < 6; cf++) {
+                int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+                gemm_spec s = {m, n, k, t & 1, (t >> 1) & 1, 1.0f, 1.0f, -1, {0, 0},
+                               (si + t) % 2 == 0, NULL, NULL, NULL, NULL};
+                switch (cf) {
+                case 0: break;                                          /* no C */
+                case 1: s.c_ndim = 0; break;                            /* scalar */
+                case 2: s.c_ndim = 1; s.c_dims[0] = n; break;           /* [N] */
+                case 3: s.c_ndim = 2; s.c_dims[0] = m; s.c_dims[1] = 1; break;
+                case 4: s.c_ndim = 2; s.c_dims[0] = m; s.c_dims[1] = n; s.beta = 0.5f; break;
+                case 5: s.c_ndim = 2; s.c_dims[0] = 1; s.c_dims[1] = n; s.alpha = -2.0f; break;
+                }
+                check_gemm(s, &r);
+            }
+}
+
+Test(gemm_op, fused_activations) {
+    q8t_rng r = q8t_seed(12);
+    for (size_t i = 1; i < sizeof acts / sizeof acts[0]; i++) {
+        check_gemm((gemm_spec){17, 40, 33, 0, 1, 1.0f, 1.0f, 1, {40, 0}, true, acts[i], NULL,
+                               NULL, NULL}, &r);
+        check_gemm((gemm_spec){1, 40, 33, 0, 1, 1.0f, 1.0f, 1, {40, 0}, true, acts[i], NULL,
+                               NULL, NULL}, &r);
+    }
+}
+
+Test(gemm_op, errors) {
+    float w[64] = {0};
+    q8t_in ins[3] = {{"A", Q8_F32, 2, {3, 4}, NULL}, {"B", Q8_F32, 2, {5, 6}, w},
+                     {"C", Q8_F32, 1, {6}, w}};
+    expect_error(q8t_graph1("Gemm", ins, 2, 1), "inner dims differ");
+    ins[1].dims[0] = 4;
+    ins[2].dims[0] = 5;
+    expect_error(q8t_graph1("Gemm", ins, 3, 1), "does not broadcast");
+    ins[2].dims[0] = 6;
+    ins[0].ndim = 3;
+    expect_error(q8t_graph1("Gemm", ins, 3, 1), "must be 2-D");
+    ins[0].ndim = 2;
+    q8_graph *g = q8t_graph1("Gemm", ins, 3, 1);
+    q8t_attr_str(g, "_act", "Tanhh");
+    expect_error(g, "fused activation 'Tanhh'");
+}
+
+/* ---------------------------------------------------------------- MatMul */
+
+typedef struct matmul_spec {
+    int na, nb;
+    int64_t ad[5], bd[5];
+    bool const_b;
+    const char *act;
+    const float *b;
+} matmul_spec;
+
+static q8_graph *build_matmul(const void *v) {
+    const matmul_spec *s = v;
+    q8t_in ins[2] = {{"A", Q8_F32, s->na, {0}, NULL},
+                     {"B", Q8_F32, s->nb, {0}, s->const_b ? s->b : NULL}};
+    memcpy(ins[0].dims, s->ad, sizeof(int64_t) * (size_t)s->na);
+    memcpy(ins[1].dims, s->bd, sizeof(int64_t) * (size_t)s->nb);
+    q8_graph *g = q8t_graph1("MatMul", ins, 2, 1);
+    set_act_attrs(g, s->act);
+    return g;
+}
+
+static int64_t numel_of(const int64_t *d, int n) {
+    int64_t v = 1;
+    for (int i = 0; i < n; i++) v *= d[i];
+    return v;
+}
+
+/* numpy matmul in double, for rank <= 5. */
+static void check_matmul(matmul_spec s, const int64_t *want_dims, int want_nd, q8t_rng *r) {
+    int64_t an = numel_of(s.ad, s.na), bn = numel_of(s.bd, s.nb);
+    float *a = fmalloc(an), *b = fmalloc(bn);
+    q8t_fill(r, a, an, -1, 1);
+    q8t_fill(r, b, bn, -1, 1);
+    s.b = b;
+    /* promoted views */
+    int64_t pa[6], pb[6];
+    int pna = s.na, pnb = s.nb;
+    memcpy(pa, s.ad, sizeof(int64_t) * (size_t)s.na);
+    memcpy(pb, s.bd, sizeof(int64_t) * (size_t)s.nb);
+    if (s.na == 1) {
+        pa[0] = 1;
+        pa[1] = s.ad[0];
+        pna = 2;
+    }
+    if (s.nb == 1) {
+        pb[1] = 1;
+        pnb = 2;
+    }
+    int64_t m = pa[pna - 2], k = pa[pna - 1], n = pb[pnb - 1];
+    int nbat = (pna > pnb ? pna : pnb) - 2;
+    int64_t bat[4], abat[4], bbat[4];
+    for (int i = 0; i < nbat; i++) {
+        int ia = i - (nbat - (pna - 2)), ib = i - (nbat - (pnb - 2));
+        abat[i] = ia >= 0 ? pa[ia] : 1;
+        bbat[i] = ib >= 0 ? pb[ib] : 1;
+        bat[i] = abat[i] == 1 ? bbat[i] : abat[i];
+    }
+    int64_t total = numel_of(bat, nbat);
+    float *want = fmalloc(total * m * n);
+    for (int64_t t = 0; t < total; t++) {
+        int64_t rem = t, oa = 0, ob = 0, sa = 1, sb = 1;
+        for (int i = nbat - 1; i >= 0; i--) {
+            int64_t idx = rem % bat[i];
+            rem /= bat[i];
+            oa += (abat[i] == 1 ? 0 : idx) * sa;
+            ob += (bbat[i] == 1 ? 0 : idx) * sb;
+            sa *= abat[i];
+            sb *= bbat[i];
+        }
+        const float *A = a + oa * m * k, *B = b + ob * k * n;
+        for (int64_t i = 0; i < m; i++)
+            for (int64_t j = 0; j < n; j++) {
+                double acc = 0;
+                for (int64_t q = 0; q < k; q++) acc += (double)A[i * k + q] * B[q * n + j];
+                want[(t * m + i) * n + j] = (float)acc;
+            }
+    }
+    apply_ref_act(s.act, want, total * m * n);
+    const void *in[2] = {a, b};
+    q8_tensor_info info;
+    float *got = run_both(build_matmul, &s, in, &info);
+    cr_assert_eq(info.ndim, want_nd, "rank %d, want %d", info.ndim, want_nd);
+    for (int i = 0; i < want_nd; i++)
+        cr_assert_eq(info.dims[i], want_dims[i], "dim %d: %lld vs %lld", i,
+                     (long long)info.dims[i], (long long)want_dims[i]);
+    char nm[64];
+    snprintf(nm, sizeof nm, "MatMul %dD x %dD (k=%lld)", s.na, s.nb, (long long)k);
+    q8t_assert_close(got, want, total * m * n, 1e-4f, 1e-5f * (float)(k + 1), nm);
+    free(got);
+    free(a);
+    free(b);
+    free(want);
+}
+
+Test(matmul_op, numpy_semantics) {
+    q8t_rng r = q8t_seed(21);
+    /* 2-D, const and not */
+    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 7}, false, NULL, NULL}, (int64_t[]){13, 7}, 2,
+                 &r);
+    check_matmul((matmul_spec){2, 2, {13, 9}, {9, 70}, true, NULL, NULL}, (int64_t[]){13, 70},
+                 2, &r);
+    /* 1-D promotions */
+    check_matmul((matmul_spec){1, 2, {9}, {9, 7}, true, NULL, NULL}, (int64_t[]){7}, 1, &r);
+    check_matmul((matmul_spec){2, 1, {13, 9}, {9}, false, NULL, NULL}, (int64_t[]){13}, 1, &r);
+    check_matmul((matmul_spec){1, 1, {9}, {9}, false, NULL, NULL}, NULL, 0, &r);
+    check_matmul((matmul_spec){1, 3, {9}, {3, 9, 5}, false, NULL, NULL}, (int64_t[]){3, 5}, 2, &r);
+    check_matmul((matmul_spec){3, 1, {2, 4, 9}, {9}, true, NULL, NULL}, (int64_t[]){2, 4}, 2, &r);
+    /* batched, folded into M (B 2-D), const B */
+    check_matmul((matmul_spec){3, 2, {2, 13, 9}, {9, 33}, true, NULL, NULL},
+                 (int64_t[]){2, 13, 33}, 3, &r);
+    /* broadcasting batch dims both ways */
+    check_matmul((matmul_spec){4, 3, {2, 1, 5, 9}, {3, 9, 6}, false, NULL, NULL},
+                 (int64_t[]){2, 3, 5, 6}, 4, &r);
+    check_matmul((matmul_spec){3, 4, {3, 5, 9}, {2, 1, 9, 6}, false, NULL, NULL},
+                 (int64_t[]){2, 3, 5, 6}, 4, &r);
+    check_matmul((matmul_spec){3, 3, {1, 5, 9}, {4, 9, 1}, false, NULL, NULL},
+                 (int64_t[]){4, 5, 1}, 3, &r);
+    check_matmul((matmul_spec){3, 3, {4, 1, 9}, {4, 9, 30}, false, NULL, NULL},
+                 (int64_t[]){4, 1, 30}, 3, &r);
+    /* K = 1, and an empty batch */
+    check_matmul((matmul_spec){2, 2, {6, 1}, {1, 8}, false, NULL, NULL}, (int64_t[]){6, 8}, 2, &r);
+    check_matmul((matmul_spec){3, 2, {0, 3, 4}, {4, 5}, false, NULL, NULL}, (int64_t[]){0, 3, 5},
+                 3, &r);
+    /* fused activation */
+    check_matmul((matmul_spec){3, 2, {2, 13, 9}, {9, 33}, true, "Relu", NULL},
+                 (int64_t[]){2, 13, 33}, 3, &r);
+    check_matmul((matmul_spec){3, 3, {2, 13, 9}, {2, 9, 33}, false, "LeakyRelu", NULL},
+                 (int64_t[]){2, 13, 33}, 3, &r);
+}
+
+Test(matmul_op, errors) {
+    q8t_in ins[2] = {{"A", Q8_F32, 2, {3, 4}, NULL}, {"B", Q8_F32, 2, {5, 6}, NULL}};
+    expect_error(q8t_graph1("MatMul", ins, 2, 1), "inner dims 4 and 5 differ");
+    q8t_in ins2[2] = {{"A", Q8_F32, 3, {2, 3, 4}, NULL}, {"B", Q8_F32, 3, {3, 4, 6}, NULL}};
+    expect_error(q8t_graph1("MatMul", ins2, 2, 1), "do not broadcast");
+    q8t_in ins3[2] = {{"A", Q8_F32, 0, {0}, NULL}, {"B", Q8_F32, 1, {4}, NULL}};
+    expect_error(q8t_graph1("MatMul", ins3, 2, 1), "rank >= 1");
+}
+
+/* ------------------------------------------------------------------ Conv */
+
+typedef struct conv_spec {
+    int nsp;
+    int64_t n, c, m, g;
+    int64_t in[3], k[3], s[3], d[3], pads[6];   /* first nsp (pads: 2*nsp) used */
+    const char *auto_pad;
+    bool bias, const_w, kshape_attr;
+    const char *act;
+    /* ConvTranspose only */
+    int64_t opad[3];
+    int64_t oshape[3];      /* oshape[0] > 0: output_shape attribute */
+    const float *w, *b;
+    const char *impl;       /* Conv: forced lowering (_conv_impl) */
+} conv_spec;
+
+static q8_graph *build_conv_common(const conv_spec *s, const char *op, int64_t w0, int64_t w1) {
+    q8t_in ins[3] = {{"X", Q8_F32, s->nsp + 2, {s->n, s->c}, NULL},
+                     {"W", Q8_F32, s->nsp + 2, {w0, w1}, s->const_w ? s->w : NULL},
+                     {"B", Q8_F32, 1, {s->m}, s->b}};
+    for (int i = 0; i < s->nsp; i++) {
+        ins[0].dims[2 + i] = s->in[i];
+        ins[1].dims[2 + i] = s->k[i];
+    }
+    q8_graph *g = q8t_graph1(op, ins, s->bias ? 3 : 2, 1);
+    if (s->g != 1) q8t_attr_int(g, "group", s->g);
+    q8t_attr_ints(g, "strides", s->s, s->nsp);
+    q8t_attr_ints(g, "dilations", s->d, s->nsp);
+    if (s->auto_pad) q8t_attr_str(g, "auto_pad", s->auto_pad);
+    else q8t_attr_ints(g, "pads", s->pads, 2 * s->nsp);
+    if (s->kshape_attr) q8t_attr_ints(g, "kernel_shape", s->k, s->nsp);
+    if (s->impl) q8t_attr_str(g, "_conv_impl", s->impl);
+    set_act_attrs(g, s->act);
+    return g;
+}
+
+static q8_graph *build_conv(const void *v) {
+    const conv_spec *s = v;
+    return build_conv_common(s, "Conv", s->m, s->c / s->g);
+}
+
+/* Resolved pads and output dims of a Conv, straight from the ONNX text. */
+static void ref_conv_geom(const conv_spec *s, int64_t *pb, int64_t *pe, int64_t *out) {
+    for (int i = 0; i < s->nsp; i++) {
+        int64_t ext = (s->k[i] - 1) * s->d[i] + 1;
+        pb[i] = s->pads[i];
+        pe[i] = s->pads[s->nsp + i];
+        if (s->auto_pad && strncmp(s->auto_pad, "SAME", 4) == 0) {
+            int64_t o = (s->in[i] + s->s[i] - 1) / s->s[i];
+            int64_t total = (o - 1) * s->s[i] + ext - s->in[i];
+            if (total < 0) total = 0;
+            pb[i] = !strcmp(s->auto_pad, "SAME_UPPER") ? total / 2 : (total + 1) / 2;
+            pe[i] = total - pb[i];
+        } else if (s->auto_pad) {
+            pb[i] = pe[i] = 0;
+        }
+        out[i] = (s->in[i] + pb[i] + pe[i] - ext) / s->s[i] + 1;
+    }
+}
+
+/* Direct convolution over up to 3 spatial dims (missing dims are 1). */
+static void ref_conv(const conv_spec *s, const float *x, const float *w, const float *b,
+                     float *y, int64_t *out) {
+    int64_t pb[3], pe[3];
+    ref_conv_geom(s, pb, pe, out);
+    int64_t I[3] = {1, 1, 1}, K[3] = {1, 1, 1}, O[3] = {1, 1, 1}, S[3] = {1, 1, 1},
+            D[3] = {1, 1, 1}, P[3] = {0, 0, 0};
+    for (int i = 0; i < s->nsp; i++) {
+        int j = 3 - s->nsp + i;
+        I[j] = s->in[i];
+        K[j] = s->k[i];
+        O[j] = out[i];
+        S[j] = s->s[i];
+        D[j] = s->d[i];
+        P[j] = pb[i];
+    }
+    int64_t cg = s->c / s->g, mg = s->m / s->g;
+    for (int64_t n = 0; n < s->n; n++)
+        for (int64_t m = 0; m < s->m; m++)
+            for (int64_t o0 = 0; o0 < O[0]; o0++)
+                for (int64_t o1 = 0; o1 < O[1]; o1++)
+                    for (int64_t o2 = 0; o2 < O[2]; o2++) {
+                        double acc = b ? b[m] : 0;
+                        int64_t gi = m / mg;
+                        for (int64_t ci = 0; ci < cg; ci++)
+                            for (int64_t k0 = 0; k0 < K[0]; k0++)
+                                for (int64_t k1 = 0; k1 < K[1]; k1++)
+                                    for (int64_t k2 = 0; k2 < K[2]; k2++) {
+                                        int64_t i0 = o0 * S[0] - P[0] + k0 * D[0];
+                                        int64_t i1 = o1 * S[1] - P[1] + k1 * D[1];
+                                        int64_t i2 = o2 * S[2] - P[2] + k2 * D[2];
+                                        if (i0 < 0 || i0 >= I[0] || i1 < 0 || i1 >= I[1] ||
+                                            i2 < 0 || i2 >= I[2])
+                                            continue;
+                                        int64_t c = gi * cg + ci;
+                                        double xv = x[(((n * s->c + c) * I[0] + i0) * I[1] + i1) *
+                                                          I[2] + i2];
+                                        double wv = w[(((m * cg + ci) * K[0] + k0) * K[1] + k1) *
+                                                          K[2] + k2];
+                                        acc += xv * wv;
+                                    }
+                        y[(((n * s->m + m) * O[0] + o0) * O[1] + o1) * O[2] + o2] = (float)acc;
+                    }
+}
+
+static void check_conv(conv_spec s, q8t_rng *r) {
+    int64_t isp = 1, ksp = 1;
+    for (int i = 0; i < s.nsp; i++) {
+        isp *= s.in[i];
+        ksp *= s.k[i];
+    }
+    int64_t xn = s.n * s.c * isp, wn = s.m * (s.c / s.g) * ksp;
+    float *x = fmalloc(xn), *w = fmalloc(wn), *b = fmalloc(s.m);
+    q8t_fill(r, x, xn, -1, 1);
+    q8t_fill(r, w, wn, -1, 1);
+    q8t_fill(r, b, s.m, -1, 1);
+    s.w = w;
+    s.b = b;
+    int64_t out[3];
+    int64_t pb[3], pe[3];
+    ref_conv_geom(&s, pb, pe, out);
+    int64_t osp = 1;
+    for (int i = 0; i < s.nsp; i++) osp *= out[i];
+    float *want = fmalloc(s.n * s.m * osp);
+    ref_conv(&s, x, w, s.bias ? b : NULL, want, out);
+    apply_ref_act(s.act, want, s.n * s.m * osp);
+    const void *in[2] = {x, w};
+    /* Every lowering: the automatic choice, then each general one forced. */
+    const char *impls[] = {NULL, "im2col", "shift"};
+    for (int ii = 0; ii < 3; ii++) {
+        s.impl = impls[ii];
+        q8_tensor_info info;
+        float *got = run_both(build_conv, &s, in, &info);
+        cr_assert_eq(info.ndim, s.nsp + 2);
+        cr_assert(info.dims[0] == s.n && info.dims[1] == s.m);
+        for (int i = 0; i < s.nsp; i++)
+            cr_assert_eq(info.dims[2 + i], out[i], "out dim %d: %lld vs %lld", i,
+                         (long long)info.dims[2 + i], (long long)out[i]);
+        char nm[128];
+        snprintf(nm, sizeof nm, "Conv %dD c=%lld m=%lld g=%lld %s impl=%s", s.nsp,
+                 (long long)s.c, (long long)s.m, (long long)s.g, s.auto_pad ? s.auto_pad : "",
+                 s.impl ? s.impl : "auto");
+        q8t_assert_close(got, want, s.n * s.m * osp, 1e-4f, 1e-5f * (float)(s.c * ksp + 1), nm);
+        free(got);
+    }
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+}
+
+#define SP2(a, b) {a, b, 1}
+/* conv_spec's trailing fields when unused: opad, oshape, w, b, impl. */
+#define PLAIN {0}, {0}, NULL, NULL, NULL
+#define ONE3 {1, 1, 1}
+
+Test(conv_op, conv2d_odd_shapes) {
+    q8t_rng r = q8t_seed(31);
+    /* c=13, 9x7 image, 3x3, pads 1: implicit im2col */
+    check_conv((conv_spec){2, 2, 13, 8, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* weights as a graph input (unpacked path), kernel_shape given */
+    check_conv((conv_spec){2, 1, 13, 5, 1, SP2(9, 7), SP2(3, 2), SP2(1, 1), SP2(1, 1),
+                           {0, 1, 2, 0}, NULL, false, false, true, NULL, PLAIN}, &r);
+    /* stride 2, dilation 2, asymmetric pads */
+    check_conv((conv_spec){2, 2, 6, 7, 1, SP2(11, 9), SP2(3, 3), SP2(2, 2), SP2(2, 2),
+                           {0, 1, 2, 3}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 3, 4, 1, SP2(9, 7), SP2(2, 3), SP2(2, 1), SP2(1, 2),
+                           {1, 0, 0, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* groups 2 and 3 */
+    check_conv((conv_spec){2, 2, 6, 4, 2, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 9, 6, 3, SP2(8, 5), SP2(3, 1), SP2(1, 2), SP2(1, 1),
+                           {1, 0, 1, 0}, NULL, true, false, false, NULL, PLAIN}, &r);
+    /* 1x1 stride 1 (straight GEMM), and 1x1 stride 2 (im2col) */
+    check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1),
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 2, 13, 17, 1, SP2(9, 7), SP2(1, 1), SP2(2, 2), SP2(1, 1),
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* one output channel per group, and one output pixel (GEMV) */
+    check_conv((conv_spec){2, 2, 4, 2, 2, SP2(6, 5), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 2, 5, 7, 1, SP2(5, 5), SP2(5, 5), SP2(1, 1), SP2(1, 1),
+                           {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 2, 3, 4, 1, SP2(2, 3), SP2(3, 4), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* wide enough to span several N blocks and K blocks */
+    check_conv((conv_spec){2, 1, 40, 30, 1, SP2(37, 41), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+}
+
+Test(conv_op, depthwise) {
+    q8t_rng r = q8t_seed(32);
+    check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                           {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 6, 12, 6, SP2(9, 7), SP2(3, 3), SP2(2, 2), SP2(1, 1),
+                           {1, 0, 1, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 4, 4, 4, SP2(9, 8), SP2(3, 2), SP2(1, 3), SP2(2, 2),
+                           {2, 1, 0, 1}, NULL, false, false, false, "Relu", PLAIN},
+               &r);
+    check_conv((conv_spec){1, 2, 5, 5, 5, {11, 1, 1}, {3, 1, 1}, ONE3, {2, 1, 1},
+                           {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+}
+
+Test(conv_op, conv1d_and_3d) {
+    q8t_rng r = q8t_seed(33);
+    check_conv((conv_spec){1, 2, 5, 6, 1, {13, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
+                           {1, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){1, 1, 6, 4, 2, {9, 1, 1}, {1, 1, 1}, ONE3, ONE3,
+                           {0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){3, 2, 4, 5, 1, {5, 6, 7}, {3, 2, 3}, {1, 2, 1}, {1, 1, 2},
+                           {1, 0, 1, 0, 1, 2}, NULL, true, true, false, NULL, PLAIN},
+               &r);
+    check_conv((conv_spec){3, 1, 6, 6, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
+                           {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
+               &r);
+    /* 3-D depthwise (direct loops on planes; im2col/shift forced too) */
+    check_conv((conv_spec){3, 1, 3, 3, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
+                           {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
+               &r);
+}
+
+Test(conv_op, auto_pad) {
+    q8t_rng r = q8t_seed(34);
+    const char *modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID", "NOTSET"};
+    for (int i = 0; i < 4; i++) {
+        check_conv((conv_spec){2, 2, 3, 4, 1, SP2(9, 7), SP2(4, 3), SP2(2, 3), SP2(1, 1),
+                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
+        check_conv((conv_spec){2, 1, 4, 4, 4, SP2(8, 7), SP2(2, 3), SP2(1, 2), SP2(2, 1),
+                               {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
+    }
+}
+
+Test(conv_op, fused_activations) {
+    q8t_rng r = q8t_seed(35);
+    for (size_t i = 1; i < sizeof acts / sizeof acts[0]; i++) {
+        check_conv((conv_spec){2, 1, 5, 7, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], PLAIN}, &r);
+        check_conv((conv_spec){2, 1, 5, 5, 5, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                               {1, 1, 1, 1}, NULL, true, true, false, acts[i], PLAIN}, &r);
+        check_conv((conv_spec){2, 1, 5, 7, 1, SP2(3, 3), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                               {0, 0, 0, 0}, NULL, true, true, false, acts[i], PLAIN}, &r);
+    }
+}
+
+Test(conv_op, errors) {
+    float w[512] = {0};
+    q8t_in ins[3] = {{"X", Q8_F32, 4, {1, 6, 9, 7}, NULL}, {"W", Q8_F32, 4, {4, 4, 3, 3}, w},
+                     {"B", Q8_F32, 1, {4}, w}};
+    q8_graph *g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    expect_error(g, "weight has 4 input channels per group, expected C/group = 6/2 = 3");
+    ins[1].dims[1] = 3;
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 4);
+    expect_error(g, "group 4 does not divide the 6 input channels");
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_ints(g, "kernel_shape", (int64_t[]){3, 5}, 2);
+    expect_error(g, "kernel_shape[1] is 5 but the weight has 3");
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_ints(g, "kernel_shape", (int64_t[]){3}, 1);
+    expect_error(g, "kernel_shape has 1 values, expected 2");
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_ints(g, "strides", (int64_t[]){1, 0}, 2);
+    expect_error(g, "strides[1] is 0");
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_str(g, "auto_pad", "SAME");
+    expect_error(g, "auto_pad 'SAME'");
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_ints(g, "dilations", (int64_t[]){5, 1}, 2);
+    expect_error(g, "smaller than the dilated kernel");
+    ins[2].dims[0] = 5;
+    g = q8t_graph1("Conv", ins, 3, 1);
+    q8t_attr_int(g, "group", 2);
+    expect_error(g, "bias must have shape [4]");
+    ins[1].ndim = 3;
+    expect_error(q8t_graph1("Conv", ins, 2, 1), "weight has rank 3");
+    q8t_in ins2[2] = {{"X", Q8_F32, 2, {1, 6}, NULL}, {"W", Q8_F32, 2, {4, 6}, w}};
+    expect_error(q8t_graph1("Conv", ins2, 2, 1), "only 1 to 3 spatial dims");
+    ins[1].ndim = 4;
+    ins[2].dims[0] = 4;
+    g = q8t_graph1("Conv", ins, 2, 1);
+    q8t_attr_int(g, "group", 2);
+    q8t_attr_str(g, "_conv_impl", "winograd");
+    expect_error(g, "_conv_impl 'winograd'");
+}
+
+/* --------------------------------------------------------- ConvTranspose */
+
+static q8_graph *build_convt(const void *v) {
+    const conv_spec *s = v;
+    q8_graph *g = build_conv_common(s, "ConvTranspose", s->c, s->m / s->g);
+    bool any = false;
+    for (int i = 0; i < s->nsp; i++) any |= s->opad[i] != 0;
+    if (any) q8t_attr_ints(g, "output_padding", s->opad, s->nsp);
+    if (s->oshape[0] > 0) q8t_attr_ints(g, "output_shape", s->oshape, s->nsp);
+    return g;
+}
+
+static int64_t floordiv2(int64_t v) { return v >= 0 ? v / 2 : -((1 - v) / 2); }
+
+/* Output dims and start pads from the ONNX ConvTranspose text. */
+static void ref_convt_geom(const conv_spec *s, int64_t *pb, int64_t *out) {
+    for (int i = 0; i < s->nsp; i++) {
+        int64_t ext = (s->k[i] - 1) * s->d[i] + 1;
+        int64_t full = s->s[i] * (s->in[i] - 1) + s->opad[i] + ext;
+        int64_t want = s->oshape[0] > 0 ? s->oshape[i] : -1;
+        if (want < 0 && s->auto_pad && strncmp(s->auto_pad, "SAME", 4) == 0)
+            want = s->in[i] * s->s[i];
+        if (want >= 0) {
+            int64_t total = full - want;
+            bool upper = s->auto_pad && !strcmp(s->auto_pad, "SAME_UPPER");
+            pb[i] = upper ? floordiv2(total) : total - floordiv2(total);
+            out[i] = want;
+        } else if (s->auto_pad && !strcmp(s->auto_pad, "VALID")) {
+            pb[i] = 0;
+            out[i] = full;
+        } else {
+            pb[i] = s->pads[i];
+            out[i] = full - s->pads[i] - s->pads[s->nsp + i];
+        }
+    }
+}
+
+static void check_convt(conv_spec s, q8t_rng *r) {
+    int64_t isp = 1, ksp = 1, pb[3], out[3], osp = 1;
+    for (int i = 0; i < s.nsp; i++) {
+        isp *= s.in[i];
+        ksp *= s.k[i];
+    }
+    ref_convt_geom(&s, pb, out);
+    for (int i = 0; i < s.nsp; i++) osp *= out[i];
+    int64_t cg = s.c / s.g, mg = s.m / s.g;
+    int64_t xn = s.n * s.c * isp, wn = s.c * mg * ksp;
+    float *x = fmalloc(xn), *w = fmalloc(wn), *b = fmalloc(s.m);
+    q8t_fill(r, x, xn, -1, 1);
+    q8t_fill(r, w, wn, -1, 1);
+    q8t_fill(r, b, s.m, -1, 1);
+    s.w = w;
+    s.b = b;
+    double *acc = calloc((size_t)(s.n * s.m * osp), sizeof(double));
+    int64_t I[3] = {1, 1, 1}, K[3] = {1, 1, 1}, O[3] = {1, 1, 1}, S[3] = {1, 1, 1},
+            D[3] = {1, 1, 1}, P[3] = {0, 0, 0};
+    for (int i = 0; i < s.nsp; i++) {
+        int j = 3 - s.nsp + i;
+        I[j] = s.in[i];
+        K[j] = s.k[i];
+        O[j] = out[i];
+        S[j] = s.s[i];
+        D[j] = s.d[i];
+        P[j] = pb[i];
+    }
+    for (int64_t n = 0; n < s.n; n++)
+        for (int64_t c = 0; c < s.c; c++)
+            for (int64_t mo = 0; mo < mg; mo++) {
+                int64_t m = (c / cg) * mg + mo;
+                for (int64_t i0 = 0; i0 < I[0]; i0++)
+                    for (int64_t i1 = 0; i1 < I[1]; i1++)
+                        for (int64_t i2 = 0; i2 < I[2]; i2++)
+                            for (int64_t k0 = 0; k0 < K[0]; k0++)
+                                for (int64_t k1 = 0; k1 < K[1]; k1++)
+                                    for (int64_t k2 = 0; k2 < K[2]; k2++) {
+                                        int64_t o0 = i0 * S[0] - P[0] + k0 * D[0];
+                                        int64_t o1 = i1 * S[1] - P[1] + k1 * D[1];
+                                        int64_t o2 = i2 * S[2] - P[2] + k2 * D[2];
+                                        if (o0 < 0 || o0 >= O[0] || o1 < 0 || o1 >= O[1] ||
+                                            o2 < 0 || o2 >= O[2])
+                                            continue;
+                                        double xv = x[(((n * s.c + c) * I[0] + i0) * I[1] + i1) *
+                                                          I[2] + i2];
+                                        double wv = w[(((c * mg + mo) * K[0] + k0) * K[1] + k1) *
+                                                          K[2] + k2];
+                                        acc[(((n * s.m + m) * O[0] + o0) * O[1] + o1) * O[2] +
+                                            o2] += xv * wv;
+                                    }
+            }
+    float *want = fmalloc(s.n * s.m * osp);
+    for (int64_t i = 0; i < s.n * s.m * osp; i++)
+        want[i] = (float)(acc[i] + (s.bias ? b[(i / osp) % s.m] : 0));
+    apply_ref_act(s.act, want, s.n * s.m * osp);
+    const void *in[2] = {x, w};
+    q8_tensor_info info;
+    float *got = run_both(build_convt, &s, in, &info);
+    cr_assert_eq(info.ndim, s.nsp + 2);
+    cr_assert(info.dims[0] == s.n && info.dims[1] == s.m);
+    for (int i = 0; i < s.nsp; i++)
+        cr_assert_eq(info.dims[2 + i], out[i], "out dim %d: %lld vs %lld", i,
+                     (long long)info.dims[2 + i], (long long)out[i]);
+    q8t_assert_close(got, want, s.n * s.m * osp, 1e-4f, 1e-5f * (float)(cg * ksp + 1),
+                     "ConvTranspose");
+    free(got);
+    free(acc);
+    free(x);
+    free(w);
+    free(b);
+    free(want);
+}
+
+Test(convtranspose_op, shapes) {
+    q8t_rng r = q8t_seed(41);
+    /* plain, c=13, 9x7 */
+    check_convt((conv_spec){2, 2, 13, 5, 1, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* strides, dilations, asymmetric pads, output_padding, unpacked W */
+    check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 2), SP2(2, 3), SP2(2, 1),
+                            {1, 0, 2, 1}, NULL, true, false, false, NULL, {1, 2, 0}, {0}, NULL,
+                            NULL, NULL}, &r);
+    /* groups 2 and 3 */
+    check_convt((conv_spec){2, 2, 6, 4, 2, SP2(5, 6), SP2(3, 3), SP2(2, 2), SP2(1, 1),
+                            {1, 1, 0, 0}, NULL, true, true, false, NULL, {1, 1, 0}, {0}, NULL,
+                            NULL, NULL}, &r);
+    check_convt((conv_spec){2, 1, 9, 6, 3, SP2(4, 3), SP2(2, 3), SP2(1, 2), SP2(1, 1),
+                            {0, 1, 0, 1}, NULL, false, true, true, NULL, PLAIN}, &r);
+    /* depthwise-like */
+    check_convt((conv_spec){2, 1, 5, 5, 5, SP2(6, 6), SP2(4, 4), SP2(2, 2), SP2(1, 1),
+                            {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* one input pixel (GEMV) */
+    check_convt((conv_spec){2, 2, 7, 3, 1, SP2(1, 1), SP2(4, 4), SP2(1, 1), SP2(1, 1),
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    /* 1-D and 3-D */
+    check_convt((conv_spec){1, 2, 3, 4, 1, {7, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
+                            {1, 0}, NULL, true, true, false, NULL, {1, 0, 0}, {0}, NULL, NULL,
+                            NULL}, &r);
+    check_convt((conv_spec){3, 1, 4, 4, 2, {3, 4, 2}, {2, 3, 2}, {2, 1, 2}, ONE3,
+                            {0, 1, 0, 1, 0, 1}, NULL, true, true, false, NULL, PLAIN},
+                &r);
+    /* activation */
+    check_convt((conv_spec){2, 1, 4, 6, 1, SP2(5, 4), SP2(3, 3), SP2(2, 2), SP2(1, 1),
+                            {1, 1, 1, 1}, NULL, true, true, false, "Clip", PLAIN},
+                &r);
+}
+
+Test(convtranspose_op, output_shape_and_auto_pad) {
+    q8t_rng r = q8t_seed(42);
+    const char *modes[] = {"SAME_UPPER", "SAME_LOWER", "VALID"};
+    for (int i = 0; i < 3; i++)
+        check_convt((conv_spec){2, 2, 3, 4, 1, SP2(5, 4), SP2(3, 4), SP2(2, 3), SP2(1, 1),
+                                {0, 0, 0, 0}, modes[i], true, true, false, NULL, PLAIN}, &r);
+    /* output_shape bigger and smaller than the full output */
+    check_convt((conv_spec){2, 1, 3, 2, 1, SP2(3, 3), SP2(3, 3), SP2(3, 2), SP2(1, 1),
+                            {0, 0, 0, 0}, NULL, true, true, false, NULL, {0}, {10, 8, 0}, NULL,
+                            NULL, NULL}, &r);
+    check_convt((conv_spec){2, 1, 3, 2, 1, SP2(3, 3), SP2(3, 3), SP2(2, 2), SP2(1, 1),
+                            {0, 0, 0, 0}, "SAME_UPPER", true, true, false, NULL, {0}, {5, 6, 0},
+                            NULL, NULL, NULL}, &r);
+}
+
+Test(convtranspose_op, errors) {
+    float w[512] = {0};
+    q8t_in ins[3] = {{"X", Q8_F32, 4, {1, 6, 5, 5}, NULL}, {"W", Q8_F32, 4, {4, 2, 3, 3}, w},
+                     {"B", Q8_F32, 1, {2}, w}};
+    expect_error(q8t_graph1("ConvTranspose", ins, 2, 1), "weight has 4 input channels");
+    ins[1].dims[0] = 6;
+    q8_graph *g = q8t_graph1("ConvTranspose", ins, 2, 1);
+    q8t_attr_ints(g, "output_padding", (int64_t[]){1, 1}, 2);
+    expect_error(g, "output_padding 1 must be");
+    g = q8t_graph1("ConvTranspose", ins, 2, 1);
+    q8t_attr_ints(g, "pads", (int64_t[]){5, 5, 5, 5}, 4);
+    expect_error(g, "output spatial dim 0 would be -3");
+    g = q8t_graph1("ConvTranspose", ins, 2, 1);
+    q8t_attr_int(g, "group", 4);
+    expect_error(g, "group 4 does not divide");
+    g = q8t_graph1("ConvTranspose", ins, 3, 1);
+    q8t_attr_int(g, "group", 3);
+    expect_error(g, "bias must have shape [6]");
+}
