@@ -4,9 +4,11 @@
  * with the constant W_g packed once in infer. How B (col) is made, by mode
  * (conv_impl.h): 1x1 convs read X as B; most others pad X into stride-phase
  * planes where each kernel tap is a contiguous shifted row (shift mode);
- * the rest gather B panels straight from X (implicit im2col); one output
- * pixel gathers its column into scratch (GEMV); depthwise convs (one input
- * channel per group, 1-D/2-D) run direct loops. */
+ * the rest gather B panels straight from X (implicit im2col; a rough cost
+ * model picks between the two); one output pixel gathers its column into
+ * scratch (GEMV); depthwise convs (one input channel per group) run direct
+ * loops on the planes. The internal attribute _conv_impl ("im2col",
+ * "shift") forces a GEMM lowering, for tests. */
 #include <string.h>
 
 #include "conv_impl.h"
