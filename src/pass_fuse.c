@@ -59,21 +59,20 @@ q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err) {
             continue;
         q8_node *p = g->nodes[xt->producer];
         if (p->dead || !gemm_like(p) || q8_attr_find(p, "_act") || p->outputs[0] != x) continue;
+        /* each set may move the attribute array: use the pointer at once */
         q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
         if (!at || !(at->s = q8_strdup(a->op_type))) {
             s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
             break;
         }
-        q8_attr *amin = q8_node_set_attr(p, "_act_min", Q8_ATTR_FLOAT);
-        q8_attr *amax = q8_node_set_attr(p, "_act_max", Q8_ATTR_FLOAT);
-        q8_attr *aal = q8_node_set_attr(p, "_act_alpha", Q8_ATTR_FLOAT);
-        if (!amin || !amax || !aal) {
-            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            break;
+        const char *names[3] = {"_act_min", "_act_max", "_act_alpha"};
+        float vals[3] = {lo, hi, alpha};
+        for (int k = 0; k < 3 && s == Q8_OK; k++) {
+            q8_attr *v = q8_node_set_attr(p, names[k], Q8_ATTR_FLOAT);
+            if (!v) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            else v->f = vals[k];
         }
-        amin->f = lo;
-        amax->f = hi;
-        aal->f = alpha;
+        if (s != Q8_OK) break;
         p->outputs[0] = a->outputs[0];
         g->tensors[a->outputs[0]]->producer = xt->producer;
         a->dead = true;

@@ -162,10 +162,12 @@ static q8_status try_layernorm(pctx *c, q8_node *div, bool *hit, q8_error *err) 
         if (dead[i] && dead[i] != last) dead[i]->dead = true;
     int in[3] = {x, gamma, beta};
     Q8_TRY(rewrite(g, last, "LayerNormalization", in, beta >= 0 ? 3 : 2, err));
+    /* each set may move the attribute array: use the pointer at once */
     q8_attr *a = q8_node_set_attr(last, "axis", Q8_ATTR_INT);
-    q8_attr *e = q8_node_set_attr(last, "epsilon", Q8_ATTR_FLOAT);
-    if (!a || !e) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     a->i = f1;
+    q8_attr *e = q8_node_set_attr(last, "epsilon", Q8_ATTR_FLOAT);
+    if (!e) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     e->f = eps;
     *hit = true;
     return q8_node_reinfer(g, last, err);

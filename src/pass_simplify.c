@@ -96,6 +96,9 @@ q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err)
     q8_pass_remove_identity(g);
     Q8_TRY(q8_pass_fold_bn(g, err));
     q8_pass_dce(g);
+    Q8_TRY(q8_pass_fuse_patterns(g, err));
+    Q8_TRY(q8_pass_fuse_activations(g, err));
+    q8_pass_dce(g);
     q8_pass_drop_unused_consts(g);
     return Q8_OK;
 }

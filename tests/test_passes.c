@@ -1,0 +1,367 @@
+/* Graph passes: pattern fusion (LayerNorm, GELU), activation fusion, BN
+ * folding, Identity removal, If inlining, dead-node removal. Each rewrite
+ * must leave the results unchanged and the graph smaller. */
+#include <string.h>
+
+#include "passes.h"
+#include "testutil.h"
+
+/* ---- a tiny graph builder: tensors by name ---- */
+
+static int T(q8_graph *g, const char *name) {
+    int t = q8_graph_find(g, name);
+    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
+    cr_assert(t >= 0);
+    return t;
+}
+
+static void input(q8_graph *g, const char *name, int ndim, const int64_t *dims) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, dims, ndim);
+    g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
+    g->inputs[g->n_inputs++] = t;
+}
+
+static void output(q8_graph *g, const char *name) {
+    g->outputs = realloc(g->outputs, sizeof(int) * (size_t)(g->n_outputs + 1));
+    g->outputs[g->n_outputs++] = T(g, name);
+}
+
+static void cf(q8_graph *g, const char *name, int ndim, const int64_t *dims, const float *v) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, dims, ndim);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    memcpy(g->tensors[t]->data, v, q8_tensor_nbytes(g->tensors[t]));
+}
+
+static void ci(q8_graph *g, const char *name, int n, const int64_t *v) {
+    int t = T(g, name);
+    int64_t d = n;
+    q8_tensor_set_shape(g->tensors[t], Q8_I64, &d, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    memcpy(g->tensors[t]->data, v, sizeof(int64_t) * (size_t)n);
+}
+
+static void scalar(q8_graph *g, const char *name, float v) {
+    int64_t one = 1;
+    cf(g, name, 0, &one, &v);
+}
+
+/* node(g, "Op", "a,b", "y"): "" entries are absent optional inputs */
+static q8_node *node(q8_graph *g, const char *op, const char *ins, const char *outs) {
+    int in[16], out[8], ni = 0, no = 0;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", ins);
+    for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
+        e = strchr(p, ',');
+        if (e) *e = 0;
+        in[ni++] = *p ? T(g, p) : -1;
+    }
+    snprintf(buf, sizeof buf, "%s", outs);
+    for (char *p = buf, *e; p; p = e ? e + 1 : NULL) {
+        e = strchr(p, ',');
+        if (e) *e = 0;
+        out[no++] = T(g, p);
+    }
+    char name[64];
+    snprintf(name, sizeof name, "%s_%d", op, g->n_nodes);
+    int k = q8_graph_add_node(g, name, op);
+    cr_assert_eq(q8_node_set_io(g->nodes[k], in, ni, out, no, NULL), Q8_OK);
+    return g->nodes[k];
+}
+
+static void set_ints(q8_node *n, const char *name, const int64_t *v, int c) {
+    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_INTS);
+    a->n = c;
+    a->ints = malloc(sizeof(int64_t) * (size_t)c);
+    memcpy(a->ints, v, sizeof(int64_t) * (size_t)c);
+}
+
+static int count_op(const q8_graph *g, const char *op) {
+    int c = 0;
+    for (int i = 0; i < g->n_nodes; i++) c += strcmp(g->nodes[i]->op_type, op) == 0;
+    return c;
+}
+
+/* Run g (already through the passes) on one float input; returns output 0. */
+static float *run1(q8_graph *g, const float *x) {
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    const void *in[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    /* q8t_run runs the passes again: they must be idempotent */
+    cr_assert_eq(q8t_run(g, in, 2, out, info, 1, &err), Q8_OK, "%s", err.msg);
+    return out[0];
+}
+
+static q8_graph *layernorm_pattern(bool affine, bool use_pow) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[3] = {2, 5, 13}, vd[1] = {13};
+    input(g, "x", 3, xd);
+    int64_t ax[1] = {-1};
+    set_ints(node(g, "ReduceMean", "x", "mean"), "axes", ax, 1);
+    node(g, "Sub", "x,mean", "d");
+    if (use_pow) {
+        scalar(g, "two", 2.0f);
+        node(g, "Pow", "d,two", "sq");
+    } else {
+        node(g, "Mul", "d,d", "sq");
+    }
+    set_ints(node(g, "ReduceMean", "sq", "var"), "axes", ax, 1);
+    scalar(g, "eps", 1e-5f);
+    node(g, "Add", "var,eps", "ve");
+    node(g, "Sqrt", "ve", "std");
+    if (affine) {
+        node(g, "Div", "d,std", "nrm");
+        float gam[13], bet[13];
+        for (int i = 0; i < 13; i++) gam[i] = 0.5f + 0.1f * (float)i, bet[i] = -0.3f + 0.05f * (float)i;
+        cf(g, "gamma", 1, vd, gam);
+        cf(g, "beta", 1, vd, bet);
+        node(g, "Mul", "nrm,gamma", "sc");
+        node(g, "Add", "beta,sc", "y"); /* bias first, as some exporters write */
+    } else {
+        node(g, "Div", "d,std", "y");
+    }
+    output(g, "y");
+    return g;
+}
+
+static void layernorm_reference(const float *x, float *y, bool affine) {
+    for (int r = 0; r < 10; r++) {
+        const float *v = x + r * 13;
+        double m = 0, var = 0;
+        for (int i = 0; i < 13; i++) m += v[i];
+        m /= 13;
+        for (int i = 0; i < 13; i++) var += (v[i] - m) * (v[i] - m);
+        var /= 13;
+        for (int i = 0; i < 13; i++) {
+            double n = (v[i] - m) / sqrt(var + 1e-5);
+            y[r * 13 + i] = (float)(affine ? n * (0.5 + 0.1 * i) + (-0.3 + 0.05 * i) : n);
+        }
+    }
+}
+
+Test(passes, layernorm_pattern_becomes_one_op) {
+    for (int variant = 0; variant < 4; variant++) {
+        bool affine = variant & 1, use_pow = variant & 2;
+        q8_graph *g = layernorm_pattern(affine, use_pow);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_nodes, 1, "variant %d: %d nodes left", variant, g->n_nodes);
+        cr_assert_str_eq(g->nodes[0]->op_type, "LayerNormalization");
+        cr_assert_eq(q8_attr_int(g->nodes[0], "axis", -99), 2);
+        q8_graph_free(g);
+        float x[130], want[130];
+        q8t_rng r = q8t_seed(11 + variant);
+        q8t_fill(&r, x, 130, -3, 3);
+        layernorm_reference(x, want, affine);
+        float *got = run1(layernorm_pattern(affine, use_pow), x);
+        q8t_assert_close(got, want, 130, 1e-4f, 1e-5f, "layernorm");
+        free(got);
+    }
+}
+
+Test(passes, layernorm_pattern_with_an_outside_reader_is_left_alone) {
+    q8_graph *g = layernorm_pattern(false, true);
+    output(g, "d"); /* the centered value is also an output */
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "LayerNormalization"), 0);
+    q8_graph_free(g);
+}
+
+static q8_graph *gelu_pattern(int form) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[2] = {9, 7};
+    input(g, "x", 2, xd);
+    if (form == 0) {
+        scalar(g, "sqrt2", 1.4142135f);
+        node(g, "Div", "x,sqrt2", "a");
+    } else {
+        scalar(g, "isqrt2", 0.70710678f);
+        node(g, "Mul", "x,isqrt2", "a");
+    }
+    node(g, "Erf", "a", "b");
+    scalar(g, "one", 1.0f);
+    node(g, "Add", "b,one", "c");
+    scalar(g, "half", 0.5f);
+    if (form == 0) { /* (x * c) * 0.5 */
+        node(g, "Mul", "x,c", "d");
+        node(g, "Mul", "d,half", "y");
+    } else { /* (x * 0.5) * c */
+        node(g, "Mul", "x,half", "h");
+        node(g, "Mul", "h,c", "y");
+    }
+    output(g, "y");
+    return g;
+}
+
+Test(passes, gelu_erf_pattern_becomes_one_op) {
+    for (int form = 0; form < 2; form++) {
+        q8_graph *g = gelu_pattern(form);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_nodes, 1);
+        cr_assert_str_eq(g->nodes[0]->op_type, "Gelu");
+        q8_graph_free(g);
+        float x[63], want[63];
+        q8t_rng r = q8t_seed(5);
+        q8t_fill(&r, x, 63, -5, 5);
+        for (int i = 0; i < 63; i++) want[i] = (float)(0.5 * x[i] * (1 + erf(x[i] / sqrt(2.0))));
+        float *got = run1(gelu_pattern(form), x);
+        q8t_assert_close(got, want, 63, 1e-5f, 1e-6f, "gelu");
+        free(got);
+    }
+}
+
+/* x -> Conv(3x3, pad 1) -> BatchNormalization -> Relu */
+static q8_graph *conv_bn_relu(bool bn, bool relu) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {2, 3, 9, 7}, wd[4] = {5, 3, 3, 3}, cd[1] = {5};
+    input(g, "x", 4, xd);
+    float w[135], b[5], gam[5], bet[5], mean[5], var[5];
+    q8t_rng r = q8t_seed(3);
+    q8t_fill(&r, w, 135, -0.5f, 0.5f);
+    q8t_fill(&r, b, 5, -0.2f, 0.2f);
+    q8t_fill(&r, gam, 5, 0.5f, 1.5f);
+    q8t_fill(&r, bet, 5, -0.5f, 0.5f);
+    q8t_fill(&r, mean, 5, -0.3f, 0.3f);
+    q8t_fill(&r, var, 5, 0.2f, 2.0f);
+    cf(g, "w", 4, wd, w);
+    cf(g, "b", 1, cd, b);
+    int64_t pads[4] = {1, 1, 1, 1};
+    set_ints(node(g, "Conv", "x,w,b", bn ? "c" : relu ? "bo" : "y"), "pads", pads, 4);
+    if (bn) {
+        cf(g, "gam", 1, cd, gam);
+        cf(g, "bet", 1, cd, bet);
+        cf(g, "mean", 1, cd, mean);
+        cf(g, "var", 1, cd, var);
+        node(g, "BatchNormalization", "c,gam,bet,mean,var", relu ? "bo" : "y");
+    }
+    if (relu) node(g, "Relu", "bo", "y");
+    output(g, "y");
+    return g;
+}
+
+Test(passes, batchnorm_and_relu_fold_into_the_conv) {
+    q8_graph *g = conv_bn_relu(true, true);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert_str_eq(g->nodes[0]->op_type, "Conv");
+    cr_assert_str_eq(q8_attr_str(g->nodes[0], "_act", ""), "Relu");
+    q8_graph_free(g);
+    /* reference: unfused Conv, then BN and Relu by hand */
+    float x[378];
+    q8t_rng r = q8t_seed(8);
+    q8t_fill(&r, x, 378, -2, 2);
+    float *conv = run1(conv_bn_relu(false, false), x);
+    float *got = run1(conv_bn_relu(true, true), x);
+    float gam[5], bet[5], mean[5], var[5], skip[140];
+    q8t_rng r2 = q8t_seed(3);
+    q8t_fill(&r2, skip, 135 + 5, 0, 1); /* same draws as the builder */
+    q8t_fill(&r2, gam, 5, 0.5f, 1.5f);
+    q8t_fill(&r2, bet, 5, -0.5f, 0.5f);
+    q8t_fill(&r2, mean, 5, -0.3f, 0.3f);
+    q8t_fill(&r2, var, 5, 0.2f, 2.0f);
+    float want[630];
+    for (int i = 0; i < 630; i++) {
+        int c = (i / 63) % 5;
+        float v = (conv[i] - mean[c]) / sqrtf(var[c] + 1e-5f) * gam[c] + bet[c];
+        want[i] = v > 0 ? v : 0;
+    }
+    q8t_assert_close(got, want, 630, 1e-4f, 1e-5f, "conv+bn+relu");
+    free(conv);
+    free(got);
+}
+
+Test(passes, identity_and_dropout_disappear) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[1] = {4};
+    input(g, "x", 1, d);
+    node(g, "Identity", "x", "a");
+    node(g, "Relu", "a", "b");
+    node(g, "Dropout", "b", "c");
+    node(g, "Identity", "c", "y");
+    output(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert_str_eq(g->nodes[0]->op_type, "Relu");
+    cr_assert_str_eq(g->tensors[g->outputs[0]]->name, "y", "the output keeps its name");
+    q8_graph_free(g);
+}
+
+Test(passes, if_with_a_constant_condition_is_inlined) {
+    for (int cond = 0; cond < 2; cond++) {
+        q8_graph *g = q8_graph_new();
+        int64_t d[1] = {3};
+        input(g, "x", 1, d);
+        int ct = T(g, "cond");
+        q8_tensor_set_shape(g->tensors[ct], Q8_BOOL, d, 0);
+        q8_tensor_alloc_data(g->tensors[ct], NULL);
+        *(uint8_t *)g->tensors[ct]->data = (uint8_t)cond;
+        q8_node *n = node(g, "If", "cond", "y");
+        const char *br[2] = {"else_branch", "then_branch"};
+        const char *op[2] = {"Neg", "Abs"};
+        for (int k = 0; k < 2; k++) {
+            q8_graph *b = q8_graph_new();
+            b->parent = g;
+            int xo = T(b, "x");
+            b->tensors[xo]->outer = true;
+            char out[16];
+            snprintf(out, sizeof out, "r%d", k);
+            node(b, op[k], "x", out);
+            output(b, out);
+            q8_node_set_attr(n, br[k], Q8_ATTR_GRAPH)->g = b;
+        }
+        output(g, "y");
+        float x[3] = {-1, 2, -3};
+        float *got = run1(g, x);
+        for (int i = 0; i < 3; i++) cr_assert_float_eq(got[i], cond ? fabsf(x[i]) : -x[i], 0);
+        free(got);
+    }
+}
+
+Test(passes, dead_nodes_and_unused_constants_go) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[1] = {4};
+    input(g, "x", 1, d);
+    node(g, "Relu", "x", "y");
+    node(g, "Neg", "x", "unused");
+    float w[4] = {1, 2, 3, 4};
+    cf(g, "w", 1, d, w);
+    node(g, "Mul", "unused,w", "unused2");
+    output(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert(!g->tensors[q8_graph_find(g, "w")]->data, "the unused constant is freed");
+    q8_graph_free(g);
+}
+
+Test(passes, shape_subgraph_folds_and_reshape_is_a_view) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[4] = {2, 3, 4, 5};
+    input(g, "x", 4, d);
+    node(g, "Shape", "x", "s");
+    int64_t idx0[1] = {0};
+    ci(g, "i0", 1, idx0);
+    node(g, "Gather", "s,i0", "n");
+    int64_t m1[1] = {-1};
+    ci(g, "m1", 1, m1);
+    q8_node *cc = node(g, "Concat", "n,m1", "shape");
+    q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 0;
+    node(g, "Reshape", "x,shape", "y");
+    output(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert_str_eq(g->nodes[0]->op_type, "Reshape");
+    const q8_tensor *y = g->tensors[g->outputs[0]];
+    cr_assert_eq(y->ndim, 2);
+    cr_assert_eq(y->dims[0], 2);
+    cr_assert_eq(y->dims[1], 60);
+    q8_graph_free(g);
+}
