@@ -22,7 +22,9 @@ struct q8_pool {
     void *arg;
     int64_t n_items, chunk, n_chunks;
     atomic_int_fast64_t next;   /* next chunk to take */
-    atomic_int pending;         /* workers not yet done with this job */
+    atomic_bool open;           /* the job accepts workers */
+    atomic_int active;          /* workers inside a job (never reset: it
+                                   returns to 0 on its own) */
 };
 
 typedef struct worker_arg {
@@ -66,8 +68,12 @@ static void *worker_main(void *v) {
         }
         if (atomic_load(&p->stop)) break;
         seen = atomic_load(&p->gen);
-        run_chunks(p, tid);
-        if (atomic_fetch_sub(&p->pending, 1) == 1) {
+        /* Join only an open job: the caller does not wait for workers that
+         * wake up late (descheduled on a busy machine); it closes the job
+         * once every chunk is taken and waits only for workers inside. */
+        atomic_fetch_add(&p->active, 1);
+        if (atomic_load(&p->open)) run_chunks(p, tid);
+        if (atomic_fetch_sub(&p->active, 1) == 1 && !atomic_load(&p->open)) {
             pthread_mutex_lock(&p->mu);
             pthread_cond_signal(&p->cv_done);
             pthread_mutex_unlock(&p->mu);
@@ -150,16 +156,18 @@ void q8_parallel_for(q8_pool *p, int64_t n, int64_t grain, q8_range_fn fn, void 
     p->chunk = chunk;
     p->n_chunks = (n + chunk - 1) / chunk;
     atomic_store(&p->next, 0);
-    atomic_store(&p->pending, nt - 1);
+    atomic_store(&p->open, true);
     pthread_mutex_lock(&p->mu);
     atomic_fetch_add(&p->gen, 1);
     pthread_cond_broadcast(&p->cv_work);
     pthread_mutex_unlock(&p->mu);
     run_chunks(p, 0);
-    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->pending) > 0; i++) cpu_relax();
-    if (atomic_load(&p->pending) > 0) {
+    /* every chunk is taken: late workers must not join any more */
+    atomic_store(&p->open, false);
+    for (int i = 0; i < SPIN_ITERS && atomic_load(&p->active) > 0; i++) cpu_relax();
+    if (atomic_load(&p->active) > 0) {
         pthread_mutex_lock(&p->mu);
-        while (atomic_load(&p->pending) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
+        while (atomic_load(&p->active) > 0) pthread_cond_wait(&p->cv_done, &p->mu);
         pthread_mutex_unlock(&p->mu);
     }
 }
