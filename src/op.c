@@ -5,7 +5,7 @@
 #include "registry.h"
 
 static const q8_op_def *const *const families[] = {
-    q8_ops_math, q8_ops_nn, q8_ops_tensor, q8_ops_nn2,
+    q8_ops_math, q8_ops_nn, q8_ops_tensor, q8_ops_nn2, q8_ops_q8,
 };
 
 const q8_op_def *q8_op_find(const char *domain, const char *op_type) {

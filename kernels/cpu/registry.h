@@ -9,5 +9,6 @@ extern const q8_op_def *const q8_ops_math[];   /* elementwise, activations */
 extern const q8_op_def *const q8_ops_nn[];     /* GEMM, conv, pooling, norms, softmax, reduce, resize */
 extern const q8_op_def *const q8_ops_tensor[]; /* shape and data movement */
 extern const q8_op_def *const q8_ops_nn2[];    /* pooling, norms, softmax, reduce, resize */
+extern const q8_op_def *const q8_ops_q8[];     /* INT8: q8.Q* ops, Quantize/DequantizeLinear */
 
 #endif

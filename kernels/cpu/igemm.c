@@ -1,0 +1,277 @@
+/* INT8 GEMM driver: path selection, operand packing, the tile loop and the
+ * portable C kernel. The SIMD kernels live in igemm_<isa>.c. */
+#include "igemm.h"
+
+#include <string.h>
+
+#include "common.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ---- paths -------------------------------------------------------------- */
+
+const char *q8_igemm_path_name(q8_igemm_path p) {
+    switch (p) {
+    case Q8_IGEMM_AUTO: return "auto";
+    case Q8_IGEMM_C: return "c";
+    case Q8_IGEMM_AVX2: return "avx2";
+    case Q8_IGEMM_AVXVNNI: return "avxvnni";
+    case Q8_IGEMM_AVX512VNNI: return "avx512vnni";
+    default: return "?";
+    }
+}
+
+bool q8_igemm_path_supported(q8_igemm_path p) {
+    switch (p) {
+    case Q8_IGEMM_AUTO:
+    case Q8_IGEMM_C: return true;
+#if defined(__x86_64__) || defined(__i386__)
+    case Q8_IGEMM_AVX2: return __builtin_cpu_supports("avx2");
+    case Q8_IGEMM_AVXVNNI:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case Q8_IGEMM_AVX512VNNI:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+#endif
+    default: return false;
+    }
+}
+
+q8_igemm_path q8_igemm_resolve(q8_igemm_path p) {
+    if (p != Q8_IGEMM_AUTO) return p;
+    static const q8_igemm_path order[] = {Q8_IGEMM_AVX512VNNI, Q8_IGEMM_AVXVNNI, Q8_IGEMM_AVX2};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (q8_igemm_path_supported(order[i])) return order[i];
+    return Q8_IGEMM_C;
+}
+
+static q8_ig_kernel kernel_for(q8_igemm_path p) {
+    switch (q8_igemm_resolve(p)) {
+#if defined(__x86_64__) || defined(__i386__)
+    case Q8_IGEMM_AVX2: return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2};
+    case Q8_IGEMM_AVXVNNI: return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2};
+    case Q8_IGEMM_AVX512VNNI:
+        return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512};
+#endif
+    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c};
+    }
+}
+
+void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *acc, int64_t n,
+                     int64_t ch0, void *out) {
+    kernel_for(path).epi(e, acc, n, ch0, out);
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+typedef struct pack_rows_args {
+    const int8_t *src;
+    int64_t ld, K, kp;
+    uint8_t x;
+    uint8_t *dst;
+    int32_t *rowsum;
+} pack_rows_args;
+
+static void pack_rows_range(void *p, int64_t b, int64_t e, int t) {
+    const pack_rows_args *a = p;
+    for (int64_t i = b; i < e; i++) {
+        const int8_t *s = a->src + i * a->ld;
+        uint8_t *d = a->dst + i * a->kp;
+        int32_t sum = 0;
+        for (int64_t k = 0; k < a->K; k++) {
+            d[k] = (uint8_t)s[k] ^ a->x;
+            sum += s[k];
+        }
+        for (int64_t k = a->K; k < a->kp; k++) d[k] = a->x;
+        if (a->rowsum) a->rowsum[i] = sum;
+    }
+}
+
+void q8_ig_pack_rows(const int8_t *src, int64_t ld, int64_t I, int64_t K, bool to_u8,
+                     uint8_t *dst, int32_t *rowsum, q8_pool *pool) {
+    pack_rows_args a = {src, ld, K, q8_ig_kpad(K), to_u8 ? 0x80 : 0, dst, rowsum};
+    q8_parallel_for(pool, I, 1 + 16384 / (a.kp + 1), pack_rows_range, &a);
+}
+
+/* Byte offset of element (j, k) in a lanes operand. */
+static inline size_t lane_off(int64_t j, int64_t k, int64_t kp) {
+    return ((size_t)(j / Q8_IG_LANES) * (size_t)(kp / 4) + (size_t)(k / 4)) * 64 +
+           (size_t)(j % Q8_IG_LANES) * 4 + (size_t)(k % 4);
+}
+
+void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
+                         uint8_t *dst, int32_t *rowsum) {
+    int64_t kp = q8_ig_kpad(K), jp = q8_ig_panels(J) * Q8_IG_LANES;
+    uint8_t x = to_u8 ? 0x80 : 0;
+    for (int64_t j = 0; j < jp; j++) {
+        int32_t sum = 0;
+        for (int64_t k = 0; k < kp; k++) {
+            int8_t v = j < J && k < K ? src[j * ld + k] : 0;
+            dst[lane_off(j, k, kp)] = (uint8_t)v ^ x;
+            sum += v;
+        }
+        if (rowsum && j < J) rowsum[j] = sum;
+    }
+}
+
+typedef struct pack_lanes_args {
+    const int8_t *src;
+    int64_t ld, K, J;
+    bool to_u8;
+    uint8_t *dst;
+} pack_lanes_args;
+
+/* Panels [pb, pe), portable. */
+static void pack_lanes_kj_c(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                            uint8_t *dst, int64_t pb, int64_t pe) {
+    int64_t kp = q8_ig_kpad(K);
+    uint8_t x = to_u8 ? 0x80 : 0;
+    for (int64_t p = pb; p < pe; p++)
+        for (int64_t k = 0; k < kp; k++)
+            for (int64_t l = 0; l < Q8_IG_LANES; l++) {
+                int64_t j = p * Q8_IG_LANES + l;
+                int8_t v = j < J && k < K ? src[k * ld + j] : 0;
+                dst[lane_off(j, k, kp)] = (uint8_t)v ^ x;
+            }
+}
+
+static void pack_lanes_range(void *p, int64_t b, int64_t e, int t) {
+    const pack_lanes_args *a = p;
+#if defined(__SSE2__)
+    q8_ig_pack_lanes_kj_sse2(a->src, a->ld, a->K, a->J, a->to_u8, a->dst, b, e);
+#else
+    pack_lanes_kj_c(a->src, a->ld, a->K, a->J, a->to_u8, a->dst, b, e);
+#endif
+}
+
+void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                         uint8_t *dst, q8_pool *pool) {
+    pack_lanes_args a = {src, ld, K, J, to_u8, dst};
+    int64_t per_panel = Q8_IG_LANES * q8_ig_kpad(K);
+    q8_parallel_for(pool, q8_ig_panels(J), 1 + 32768 / (per_panel + 1), pack_lanes_range, &a);
+}
+
+#if defined(__SSE2__)
+/* 4 k-rows x 16 lanes -> one 64-byte chunk (lane-major, 4 k per lane) by
+ * two rounds of byte/word interleaving; edges fall back to the C loop. */
+void q8_ig_pack_lanes_kj_sse2(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                              uint8_t *dst, int64_t pb, int64_t pe) {
+    int64_t kp = q8_ig_kpad(K), k4full = K / 4;
+    const __m128i x = _mm_set1_epi8(to_u8 ? (char)0x80 : 0);
+    for (int64_t p = pb; p < pe; p++) {
+        int64_t j = p * Q8_IG_LANES;
+        if (j + Q8_IG_LANES > J) {
+            pack_lanes_kj_c(src, ld, K, J, to_u8, dst, p, p + 1);
+            continue;
+        }
+        uint8_t *d = dst + (size_t)p * (size_t)(kp / 4) * 64;
+        for (int64_t k4 = 0; k4 < k4full; k4++, d += 64) {
+            const int8_t *s = src + 4 * k4 * ld + j;
+            __m128i r0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)s), x);
+            __m128i r1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + ld)), x);
+            __m128i r2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + 2 * ld)), x);
+            __m128i r3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + 3 * ld)), x);
+            __m128i a0 = _mm_unpacklo_epi8(r0, r1), a1 = _mm_unpackhi_epi8(r0, r1);
+            __m128i b0 = _mm_unpacklo_epi8(r2, r3), b1 = _mm_unpackhi_epi8(r2, r3);
+            _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(a0, b0));
+            _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(a0, b0));
+            _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(a1, b1));
+            _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(a1, b1));
+        }
+        if (k4full * 4 < kp) { /* the last, partial group of k rows */
+            for (int64_t l = 0; l < Q8_IG_LANES; l++)
+                for (int64_t kk = 0; kk < 4; kk++) {
+                    int64_t k = k4full * 4 + kk;
+                    int8_t v = k < K ? src[k * ld + j + l] : 0;
+                    d[l * 4 + kk] = (uint8_t)v ^ (to_u8 ? 0x80 : 0);
+                }
+        }
+    }
+}
+#endif
+
+/* ---- portable kernel ---------------------------------------------------- */
+
+/* Unsigned 32-bit sums: they wrap instead of overflowing (see igemm.h). */
+static inline __attribute__((always_inline)) void tile_c(const q8_igemm_args *a, int64_t i0,
+                                                         int mr, int64_t p0, int np,
+                                                         int32_t *tile, bool rows_u8) {
+    int64_t kp = q8_ig_kpad(a->K);
+    for (int v = 0; v < np; v++) {
+        uint32_t acc[4][Q8_IG_LANES] = {{0}};
+        const uint8_t *L = a->lanes + (size_t)(p0 + v) * (size_t)kp * Q8_IG_LANES;
+        for (int64_t k4 = 0; k4 < kp / 4; k4++, L += 64)
+            for (int r = 0; r < mr; r++) {
+                const uint8_t *R = a->rows + (size_t)(i0 + r) * (size_t)kp + 4 * k4;
+                for (int l = 0; l < Q8_IG_LANES; l++) {
+                    int32_t s = 0;
+                    for (int kk = 0; kk < 4; kk++)
+                        s += rows_u8 ? (int32_t)R[kk] * (int8_t)L[l * 4 + kk]
+                                     : (int32_t)(int8_t)R[kk] * L[l * 4 + kk];
+                    acc[r][l] += (uint32_t)s;
+                }
+            }
+        for (int r = 0; r < mr; r++)
+            for (int l = 0; l < Q8_IG_LANES; l++)
+                tile[r * 64 + v * Q8_IG_LANES + l] = (int32_t)acc[r][l];
+    }
+}
+
+void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np, int32_t *tile) {
+    if (a->rows_u8) tile_c(a, i0, mr, p0, np, tile, true);
+    else tile_c(a, i0, mr, p0, np, tile, false);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+#define MAX_MR 8
+
+typedef struct ig_ctx {
+    const q8_igemm_args *a;
+    q8_ig_kernel k;
+    int64_t n_ib, n_panels;
+    size_t esize;
+} ig_ctx;
+
+static void ig_range(void *p, int64_t b, int64_t e, int t) {
+    const ig_ctx *c = p;
+    const q8_igemm_args *a = c->a;
+    const q8_epilogue *ep = a->epi;
+    _Alignas(64) int32_t tile[MAX_MR * 64];
+    for (int64_t it = b; it < e; it++) {
+        /* Consecutive items share a lanes block, which stays in cache. */
+        int64_t jb = it / c->n_ib, ib = it % c->n_ib;
+        int64_t i0 = ib * c->k.mr, p0 = jb * c->k.np;
+        int mr = (int)(a->I - i0 < c->k.mr ? a->I - i0 : c->k.mr);
+        int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
+        c->k.tile(a, i0, mr, p0, np, tile);
+        int64_t j0 = p0 * Q8_IG_LANES;
+        int64_t nj = a->J - j0 < np * Q8_IG_LANES ? a->J - j0 : np * Q8_IG_LANES;
+        for (int r = 0; r < mr; r++) {
+            int32_t *row = tile + r * 64;
+            uint32_t ir = a->init_row ? (uint32_t)a->init_row[i0 + r] : 0;
+            if (a->init_col)
+                for (int64_t j = 0; j < nj; j++)
+                    row[j] = (int32_t)((uint32_t)row[j] + ir + (uint32_t)a->init_col[j0 + j]);
+            else if (ir)
+                for (int64_t j = 0; j < nj; j++) row[j] = (int32_t)((uint32_t)row[j] + ir);
+            int64_t ch0 = q8_epi_ch0(ep, i0 + r, j0);
+            if (ep->chan != Q8_CH_ONE) ch0 += a->chan_offset;
+            char *out = (char *)a->out + ((i0 + r) * a->ldo + j0) * (int64_t)c->esize;
+            c->k.epi(ep, row, nj, ch0, out);
+        }
+    }
+}
+
+void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
+    if (a->I <= 0 || a->J <= 0) return;
+    ig_ctx c = {.a = a, .k = kernel_for(path), .n_panels = q8_ig_panels(a->J)};
+    Q8_ASSERT(c.k.mr <= MAX_MR && c.k.np <= 4);
+    c.n_ib = (a->I + c.k.mr - 1) / c.k.mr;
+    int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
+    c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
+    int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
+    q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
+}

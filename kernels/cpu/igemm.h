@@ -1,0 +1,122 @@
+/* INT8 GEMM with exact INT32 accumulation and a fused epilogue.
+ *
+ *   acc[i][j] = init_row[i] + init_col[j] + sum_k R[i][k] * L[j][k]
+ *   out(i, j) = epilogue(acc[i][j])          at out + (i * ldo + j) elements
+ *
+ * Both operands are K-contiguous ("TN"). R, the "rows" operand, is
+ * broadcast; L, the "lanes" operand, fills the vector lanes, so j is the
+ * contiguous output index. The q8 ops use it two ways:
+ *   QConv:  R = weights [M][K] (packed once), L = im2col pixels  -> Y[m][p]
+ *   QGemm:  R = activations [M][K],  L = weights [N][K] (packed)  -> Y[m][n]
+ *
+ * Packed layouts (kp = K rounded up to a multiple of 4, zero padded):
+ *   R: row-major [I][kp] bytes
+ *   L: panels of 16 rows: [ceil(J / 16)][kp / 4][16][4] bytes
+ * vpdpbusd multiplies unsigned by signed bytes, so exactly one operand is
+ * stored as uint8 = int8 + 128 (rows_u8 says which). The caller's init then
+ * holds -128 * sum_k (the other operand) for the rows/lanes it belongs to,
+ * and acc is the exact signed sum on every path (intermediate int32 sums
+ * wrap; the final value is exact when it fits in int32, which infer
+ * guarantees by bounding K). */
+#ifndef Q8_KERNELS_CPU_IGEMM_H
+#define Q8_KERNELS_CPU_IGEMM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "requant.h"
+#include "threadpool.h"
+
+#define Q8_IG_LANES 16
+
+/* Longest reduction for which |sum of int8 products| < 2^31. */
+#define Q8_IG_MAX_K 131071
+
+typedef enum q8_igemm_path {
+    Q8_IGEMM_AUTO = 0,      /* the best one this CPU supports */
+    Q8_IGEMM_C,             /* portable C */
+    Q8_IGEMM_AVX2,          /* vpmaddwd on 16-bit widened bytes */
+    Q8_IGEMM_AVXVNNI,       /* 256-bit vpdpbusd (VEX) */
+    Q8_IGEMM_AVX512VNNI,    /* 512-bit vpdpbusd */
+    Q8_IGEMM_PATH_COUNT
+} q8_igemm_path;
+
+const char *q8_igemm_path_name(q8_igemm_path p);
+bool q8_igemm_path_supported(q8_igemm_path p);
+/* AUTO -> the best supported path; others are returned unchanged. */
+q8_igemm_path q8_igemm_resolve(q8_igemm_path p);
+
+static inline int64_t q8_ig_kpad(int64_t K) { return (K + 3) & ~(int64_t)3; }
+static inline int64_t q8_ig_panels(int64_t J) { return (J + Q8_IG_LANES - 1) / Q8_IG_LANES; }
+static inline size_t q8_ig_rows_bytes(int64_t I, int64_t K) {
+    return (size_t)I * (size_t)q8_ig_kpad(K);
+}
+static inline size_t q8_ig_lanes_bytes(int64_t J, int64_t K) {
+    return (size_t)q8_ig_panels(J) * Q8_IG_LANES * (size_t)q8_ig_kpad(K);
+}
+
+/* R from src[i * ld + k] (i < I, k < K); to_u8 adds 128. rowsum (optional)
+ * gets sum_k src[i][k]. */
+void q8_ig_pack_rows(const int8_t *src, int64_t ld, int64_t I, int64_t K, bool to_u8,
+                     uint8_t *dst, int32_t *rowsum, q8_pool *pool);
+/* L from src[j * ld + k] (each lane row K-contiguous: weights [N][K]);
+ * rowsum (optional) gets sum_k src[j][k]. Serial (used at infer). */
+void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
+                         uint8_t *dst, int32_t *rowsum);
+/* L from src[k * ld + j] (k-major, e.g. im2col rows or NCHW channels). */
+void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                         uint8_t *dst, q8_pool *pool);
+
+typedef struct q8_igemm_args {
+    int64_t I, J, K;
+    const uint8_t *rows;        /* R, packed */
+    const uint8_t *lanes;       /* L, packed */
+    bool rows_u8;               /* R holds int8 + 128 (else L does) */
+    const int32_t *init_row;    /* [I] or NULL */
+    const int32_t *init_col;    /* [J] or NULL */
+    const q8_epilogue *epi;
+    int64_t chan_offset;        /* added to the channel index (conv groups) */
+    void *out;
+    int64_t ldo;                /* in elements */
+} q8_igemm_args;
+
+void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);
+
+/* One output row segment through the epilogue on the given path (depthwise
+ * and transposed conv); ch0 as in q8_epilogue_row_c. */
+void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *acc, int64_t n,
+                     int64_t ch0, void *out);
+
+/* ---- internal: per-path kernels (igemm_*.c) ------------------------------- */
+
+/* Compute the tile rows [i0, i0 + mr) x panels [p0, p0 + np) into
+ * tile[r * 64 + lane] (np <= 4, mr <= the path's rows per tile). */
+typedef void (*q8_ig_tile_fn)(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                              int32_t *tile);
+typedef void (*q8_ig_epi_fn)(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
+                             void *out);
+
+typedef struct q8_ig_kernel {
+    int mr;                 /* rows per tile */
+    int np;                 /* 16-lane panels per tile (<= 4) */
+    q8_ig_tile_fn tile;
+    q8_ig_epi_fn epi;
+} q8_ig_kernel;
+
+void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np, int32_t *tile);
+#if defined(__x86_64__) || defined(__i386__)
+void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                     int32_t *tile);
+void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                        int32_t *tile);
+void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                           int32_t *tile);
+void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
+                      void *out);
+void q8_ig_pack_lanes_kj_sse2(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                              uint8_t *dst, int64_t pb, int64_t pe);
+#endif
+
+#endif

@@ -1,0 +1,119 @@
+/* AVX-512 VNNI path: vpdpbusd tiles of up to 6 rows x 64 lanes, and the
+ * AVX-512 epilogue (64-bit requantization, masked tails). Compiled for
+ * these ISAs whatever the build flags; only called when the CPU has them. */
+#if defined(__x86_64__) || defined(__i386__)
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
+#pragma GCC optimize("fp-contract=off")
+
+#include <immintrin.h>
+
+#include "igemm.h"
+
+typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
+
+/* rows_u8: the broadcast row bytes are the unsigned operand. */
+static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args *a, int64_t i0,
+                                                            int64_t p0, int32_t *tile, int MR,
+                                                            int NP, bool rows_u8) {
+    int64_t kp = q8_ig_kpad(a->K), n4 = kp / 4;
+    size_t pstride = (size_t)kp * Q8_IG_LANES;
+    const uint8_t *L = a->lanes + (size_t)p0 * pstride;
+    const uint8_t *R = a->rows + (size_t)i0 * (size_t)kp;
+    __m512i acc[6][4];
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < NP; v++) acc[r][v] = _mm512_setzero_si512();
+    for (int64_t k4 = 0; k4 < n4; k4++) {
+        __m512i l[4];
+        for (int v = 0; v < NP; v++)
+            l[v] = _mm512_loadu_si512((const void *)(L + v * pstride + (size_t)k4 * 64));
+        for (int r = 0; r < MR; r++) {
+            __m512i b = _mm512_set1_epi32(*(const i32u *)(R + (size_t)r * (size_t)kp + 4 * k4));
+            for (int v = 0; v < NP; v++)
+                acc[r][v] = rows_u8 ? _mm512_dpbusd_epi32(acc[r][v], b, l[v])
+                                    : _mm512_dpbusd_epi32(acc[r][v], l[v], b);
+        }
+    }
+    for (int r = 0; r < MR; r++)
+        for (int v = 0; v < NP; v++)
+            _mm512_store_si512((void *)(tile + r * 64 + v * 16), acc[r][v]);
+}
+
+#define TILE_CASE(MR, NP)                                                                   \
+    case MR * 8 + NP:                                                                       \
+        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true);                           \
+        else tile_vnni(a, i0, p0, tile, MR, NP, false);                                     \
+        break;
+#define TILE_ROW(MR) TILE_CASE(MR, 1) TILE_CASE(MR, 2) TILE_CASE(MR, 3) TILE_CASE(MR, 4)
+
+void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                           int32_t *tile) {
+    switch (mr * 8 + np) {
+        TILE_ROW(1) TILE_ROW(2) TILE_ROW(3) TILE_ROW(4) TILE_ROW(5) TILE_ROW(6)
+    default: __builtin_unreachable();
+    }
+}
+
+/* ---- epilogue ----------------------------------------------------------- */
+
+/* 16 accumulators -> requantized, clamped int32 (q8_epi_i8 before the lut). */
+static inline __m512i requant16(__m512i acc, __m512i mult, __m512i shift, __m512i lo,
+                                __m512i hi) {
+    const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
+    __m512i se = _mm512_and_si512(shift, low32), so = _mm512_srli_epi64(shift, 32);
+    __m512i pe = _mm512_mul_epi32(acc, mult);
+    __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(mult, 32));
+    pe = _mm512_add_epi64(pe, _mm512_sllv_epi64(one, _mm512_sub_epi64(se, one)));
+    po = _mm512_add_epi64(po, _mm512_sllv_epi64(one, _mm512_sub_epi64(so, one)));
+    pe = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(pe, se), lo), hi);
+    po = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(po, so), lo), hi);
+    return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
+}
+
+void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
+                      void *out) {
+    bool col = e->chan == Q8_CH_COL;
+    int64_t c = e->chan == Q8_CH_ONE ? 0 : ch0;
+    if (e->kind == Q8_EPI_I32) {
+        for (int64_t j = 0; j < n; j += 16) {
+            __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+            _mm512_mask_storeu_epi32((int32_t *)out + j, m, _mm512_maskz_loadu_epi32(m, acc + j));
+        }
+    } else if (e->kind == Q8_EPI_I8) {
+        const __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
+        __m512i mult = _mm512_set1_epi32(e->mult[c]), shift = _mm512_set1_epi32(e->shift[c]);
+        for (int64_t j = 0; j < n; j += 16) {
+            __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+            if (col) {
+                mult = _mm512_maskz_loadu_epi32(m, e->mult + c + j);
+                shift = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1), m, e->shift + c + j);
+            }
+            __m512i y = requant16(_mm512_maskz_loadu_epi32(m, acc + j), mult, shift, lo, hi);
+            if (e->leaky_lut) {
+                _Alignas(64) int32_t t[16];
+                _mm512_store_si512((void *)t, y);
+                for (int l = 0; l < 16; l++)
+                    if (t[l] < 0) t[l] = e->leaky_lut[t[l] + 128];
+                y = _mm512_load_si512((const void *)t);
+            }
+            _mm512_mask_cvtepi32_storeu_epi8((int8_t *)out + j, m, y);
+        }
+    } else {
+        const __m512 flo = _mm512_set1_ps(e->flo), fhi = _mm512_set1_ps(e->fhi);
+        const __m512 alpha = _mm512_set1_ps(e->alpha), zero = _mm512_setzero_ps();
+        __m512 scale = _mm512_set1_ps(e->scale[c]);
+        for (int64_t j = 0; j < n; j += 16) {
+            __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+            if (col) scale = _mm512_maskz_loadu_ps(m, e->scale + c + j);
+            __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_maskz_loadu_epi32(m, acc + j)),
+                                     scale);
+            if (e->clip) y = _mm512_min_ps(_mm512_max_ps(y, flo), fhi);
+            if (e->leaky) {
+                __mmask16 neg = _mm512_cmp_ps_mask(y, zero, _CMP_LT_OQ);
+                y = _mm512_mask_mul_ps(y, neg, y, alpha);
+            }
+            _mm512_mask_storeu_ps((float *)out + j, m, y);
+        }
+    }
+}
+
+#endif

@@ -1,0 +1,16 @@
+/* INT8 ops: the q8.Q* ops the quantizer emits (domain "q8") and the ONNX
+ * quantization ops. */
+#include "registry.h"
+
+extern const q8_op_def q8_op_qconv, q8_op_qconvtranspose, q8_op_qgemm, q8_op_qmatmul,
+    q8_op_quantizelinear, q8_op_dequantizelinear;
+
+const q8_op_def *const q8_ops_q8[] = {
+    &q8_op_qconv,
+    &q8_op_qconvtranspose,
+    &q8_op_qgemm,
+    &q8_op_qmatmul,
+    &q8_op_quantizelinear,
+    &q8_op_dequantizelinear,
+    NULL,
+};

@@ -1,0 +1,215 @@
+/* q8.QConv: INT8 convolution, 1-D or 2-D (docs/int8-ops.md). Each (image,
+ * group) is one INT8 GEMM: the group's output-channel weights (packed once
+ * in infer) against the im2col matrix of its input channels, or the input
+ * itself for 1x1 stride-1 unpadded convs. Convs with one input channel per
+ * group (depthwise) use a direct int8 kernel instead. Padding is the
+ * quantized zero (0). */
+#include <string.h>
+
+#include "qconv_geom.h"
+#include "qop_util.h"
+
+typedef struct qconv_params {
+    q8_qconv_geom geo;
+    int64_t Cg, Mg, K, P;       /* per group: input channels, output channels, K; P = OH*OW */
+    bool depthwise;             /* Cg == 1: direct kernel */
+    bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
+    q8_igemm_path path;
+    q8_qepi epi;
+    size_t off_w, off_init;     /* packed: weights, init[M] (bias and +128 correction) */
+} qconv_params;
+
+static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
+    float sx, sy;
+    bool i8;
+    const float *sw;
+    const int32_t *bias;
+    q8_act act;
+    q8_qconv_geom geo;
+    q8_igemm_path path;
+    Q8_TRY(q8_qop_act_scale(g, n, 0, "X", &sx, err));
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    Q8_TRY(q8_qconv_geom_parse(g, n, false, &geo, err));
+    Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
+    Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
+    Q8_TRY(q8_qop_act(n, &act, err));
+    Q8_TRY(q8_qop_out_scale(n, &i8, &sy, err));
+    Q8_TRY(q8_qop_path(n, &path, err));
+    int64_t Cg = geo.C / geo.group, K = Cg * geo.KH * geo.KW;
+    Q8_TRY(q8_qop_check_k(n, K, err));
+
+    int64_t dims[4] = {geo.N, geo.M, geo.OH, geo.OW};
+    if (geo.nsp == 1) dims[2] = geo.OW;
+    Q8_TRY(q8_set_output(g, n, 0, i8 ? Q8_I8 : Q8_F32, dims, 2 + geo.nsp, err));
+    if (i8) Q8_TRY(q8_qop_set_out_scale(g, n, sy, err));
+
+    qconv_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
+    p->geo = geo;
+    p->Cg = Cg;
+    p->Mg = geo.M / geo.group;
+    p->K = K;
+    p->P = geo.OH * geo.OW;
+    p->depthwise = Cg == 1;
+    p->direct = geo.KH == 1 && geo.KW == 1 && geo.sh == 1 && geo.sw == 1 && !geo.pt &&
+                !geo.pl && !geo.pb && !geo.pr;
+    p->path = path;
+    q8_qepi_init(&p->epi, &act, i8, sy, geo.M);
+
+    size_t off = 0;
+    p->off_w = q8_qop_reserve(&off, p->depthwise ? (size_t)(geo.M * K)
+                                                 : q8_ig_rows_bytes(geo.M, K));
+    p->off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo.M);
+    q8_qepi_place(&p->epi, &off);
+    char *pk = n->packed = q8_aligned_alloc(off + 64);
+    if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+    n->packed_bytes = off;
+    const int8_t *w = q8_in(g, n, 1)->data;
+    int32_t *init = (int32_t *)(pk + p->off_init);
+    if (p->depthwise) {
+        memcpy(pk + p->off_w, w, (size_t)(geo.M * K));
+        for (int64_t m = 0; m < geo.M; m++) init[m] = bias ? bias[m] : 0;
+    } else {
+        /* The im2col side carries the +128: subtract 128 * sum of each row. */
+        q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
+        for (int64_t m = 0; m < geo.M; m++)
+            init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
+    }
+    q8_qepi_fill(&p->epi, pk, sx, sw, 0, sy);
+    return Q8_OK;
+}
+
+static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+    const qconv_params *p = n->params;
+    if (p->depthwise)
+        return (size_t)n_threads * q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64);
+    size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
+    return lanes + (p->direct ? 0 : (size_t)(p->K * p->P));
+}
+
+/* ---- im2col GEMM ---------------------------------------------------------- */
+
+typedef struct im2col_args {
+    const qconv_params *p;
+    const int8_t *x;    /* the group's first input channel */
+    int8_t *col;        /* [K][P] */
+} im2col_args;
+
+static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
+    const im2col_args *a = arg;
+    const q8_qconv_geom *q = &a->p->geo;
+    for (int64_t k = b; k < e; k++) {
+        int64_t c = k / (q->KH * q->KW), kh = k / q->KW % q->KH, kw = k % q->KW;
+        int64_t off = kw * q->dw - q->pl, lo, hi;
+        q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
+        for (int64_t oh = 0; oh < q->OH; oh++) {
+            int8_t *d = a->col + k * a->p->P + oh * q->OW;
+            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+            if (ih < 0 || ih >= q->H) {
+                memset(d, 0, (size_t)q->OW);
+                continue;
+            }
+            const int8_t *s = a->x + (c * q->H + ih) * q->W; /* s[ow * sw + off] */
+            memset(d, 0, (size_t)lo);
+            if (q->sw == 1) memcpy(d + lo, s + lo + off, (size_t)(hi - lo));
+            else
+                for (int64_t ow = lo; ow < hi; ow++) d[ow] = s[ow * q->sw + off];
+            memset(d + hi, 0, (size_t)(q->OW - hi));
+        }
+    }
+}
+
+static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
+    const qconv_params *p = n->params;
+    const q8_qconv_geom *q = &p->geo;
+    const int8_t *X = Q8_IN_PTR(x, n, 0);
+    char *Y = Q8_OUT_PTR(x, n, 0);
+    size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
+    uint8_t *lanes = x->scratch;
+    int8_t *col = (int8_t *)x->scratch + q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
+    const char *pk = n->packed;
+    int64_t kp = q8_ig_kpad(p->K);
+    for (int64_t img = 0; img < q->N; img++)
+        for (int64_t grp = 0; grp < q->group; grp++) {
+            const int8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
+            if (!p->direct) {
+                im2col_args ia = {p, src, col};
+                q8_parallel_for(x->pool, p->K, 1 + 16384 / (p->P + 1), im2col_range, &ia);
+                src = col;
+            }
+            q8_ig_pack_lanes_kj(src, p->P, p->K, p->P, true, lanes, x->pool);
+            q8_igemm_args a = {
+                .I = p->Mg, .J = p->P, .K = p->K,
+                .rows = (const uint8_t *)pk + p->off_w + (size_t)(grp * p->Mg * kp),
+                .lanes = lanes, .rows_u8 = false,
+                .init_row = (const int32_t *)(pk + p->off_init) + grp * p->Mg,
+                .epi = e, .chan_offset = grp * p->Mg,
+                .out = Y + (size_t)((img * q->M + grp * p->Mg) * p->P) * es, .ldo = p->P};
+            q8_igemm(&a, x->pool, p->path);
+        }
+}
+
+/* ---- depthwise (one input channel per group) ------------------------------ */
+
+typedef struct dw_args {
+    const qconv_params *p;
+    const q8_epilogue *e;
+    const int8_t *x, *w;
+    const int32_t *init;
+    char *y;
+    uint8_t *scratch;
+} dw_args;
+
+static void dw_range(void *arg, int64_t b, int64_t e, int t) {
+    const dw_args *a = arg;
+    const qconv_params *p = a->p;
+    const q8_qconv_geom *q = &p->geo;
+    /* Unsigned sums wrap instead of overflowing (the exact result fits). */
+    uint32_t *acc = (uint32_t *)(a->scratch +
+                                 (size_t)t * q8_align_up(sizeof(int32_t) * (size_t)q->OW, 64));
+    size_t es = a->e->kind == Q8_EPI_I8 ? 1 : 4;
+    for (int64_t it = b; it < e; it++) {
+        int64_t img = it / (q->M * q->OH), m = it / q->OH % q->M, oh = it % q->OH;
+        const int8_t *xc = a->x + (img * q->C + m / p->Mg) * q->H * q->W;
+        for (int64_t ow = 0; ow < q->OW; ow++) acc[ow] = (uint32_t)a->init[m];
+        for (int64_t kh = 0; kh < q->KH; kh++) {
+            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+            if (ih < 0 || ih >= q->H) continue;
+            for (int64_t kw = 0; kw < q->KW; kw++) {
+                int32_t w = a->w[(m * q->KH + kh) * q->KW + kw];
+                int64_t off = kw * q->dw - q->pl, lo, hi;
+                q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
+                const int8_t *s = xc + ih * q->W; /* s[ow * sw + off] */
+                if (q->sw == 1)
+                    for (int64_t ow = lo; ow < hi; ow++) acc[ow] += (uint32_t)(w * s[ow + off]);
+                else
+                    for (int64_t ow = lo; ow < hi; ow++)
+                        acc[ow] += (uint32_t)(w * s[ow * q->sw + off]);
+            }
+        }
+        q8_epilogue_row(p->path, a->e, (const int32_t *)acc, q->OW, m,
+                        a->y + (size_t)(((img * q->M + m) * q->OH + oh) * q->OW) * es);
+    }
+}
+
+static void qconv_run(const q8_exec *x, const q8_node *n) {
+    const qconv_params *p = n->params;
+    q8_epilogue e;
+    q8_qepi_view(&p->epi, n->packed, Q8_CH_ROW, &e);
+    if (!p->depthwise) {
+        qconv_gemm_run(x, n, &e);
+        return;
+    }
+    const q8_qconv_geom *q = &p->geo;
+    const char *pk = n->packed;
+    dw_args a = {p, &e, Q8_IN_PTR(x, n, 0), (const int8_t *)pk + p->off_w,
+                 (const int32_t *)(pk + p->off_init), Q8_OUT_PTR(x, n, 0), x->scratch};
+    int64_t grain = 1 + 8192 / (q->KH * q->KW * q->OW + 1);
+    q8_parallel_for(x->pool, q->N * q->M * q->OH, grain, dw_range, &a);
+}
+
+const q8_op_def q8_op_qconv = {
+    .name = "QConv", .domain = "q8", .infer = qconv_infer, .run = qconv_run,
+    .scratch_bytes = qconv_scratch,
+};

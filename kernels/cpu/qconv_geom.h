@@ -1,0 +1,32 @@
+/* Geometry of q8.QConv / q8.QConvTranspose: ONNX Conv / ConvTranspose
+ * attributes (auto_pad, dilations, group, kernel_shape, pads, strides,
+ * output_padding, output_shape) checked and resolved into one 2-D
+ * description (1-D convolutions have H = KH = OH = 1). */
+#ifndef Q8_KERNELS_CPU_QCONV_GEOM_H
+#define Q8_KERNELS_CPU_QCONV_GEOM_H
+
+#include "registry.h"
+
+typedef struct q8_qconv_geom {
+    int nsp;                    /* spatial dims of the model: 1 or 2 */
+    int64_t N, C, M, group;     /* M: output channels */
+    int64_t H, W, OH, OW;       /* input and output spatial size */
+    int64_t KH, KW, sh, sw, dh, dw;
+    int64_t pt, pl, pb, pr;     /* pads: top, left, bottom, right */
+} q8_qconv_geom;
+
+/* X is input 0, W input 1 ([M, C/group, *kernel] for both ops). */
+q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpose,
+                              q8_qconv_geom *o, q8_error *err);
+
+/* [*lo, *hi): the indices i in [0, count) for which i * s + off lies in
+ * [0, size) (output columns that read a real input column). */
+static inline void q8_qconv_valid_cols(int64_t off, int64_t s, int64_t size, int64_t count,
+                                       int64_t *lo, int64_t *hi) {
+    int64_t a = off >= 0 ? 0 : (-off + s - 1) / s;
+    int64_t b = size - 1 - off >= 0 ? (size - 1 - off) / s + 1 : 0;
+    *lo = a < count ? a : count;
+    *hi = b < *lo ? *lo : b > count ? count : b;
+}
+
+#endif

@@ -1,0 +1,253 @@
+#include "qop_util.h"
+
+#include <math.h>
+#include <string.h>
+
+static bool good_scale(float s) { return s > 0 && isfinite(s); }
+
+q8_status q8_qop_act_scale(const q8_graph *g, const q8_node *n, int i, const char *what,
+                           float *scale, q8_error *err) {
+    Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
+    const q8_tensor *t = q8_in(g, n, i);
+    if (t->dtype != Q8_I8)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "%s '%s' is %s, expected int8", what,
+                            t->name, q8_dtype_name(t->dtype));
+    if (t->q.n == 0)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "%s '%s' has no quantization scale (an int8 activation needs one "
+                            "per-tensor scale)", what, t->name);
+    if (t->q.n != 1)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "%s '%s' has %d scales, expected one per-tensor scale", what,
+                            t->name, t->q.n);
+    if (t->q.zero_point != 0)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "%s '%s' has zero point %d, only symmetric int8 (0) is supported",
+                            what, t->name, (int)t->q.zero_point);
+    if (!good_scale(t->q.scale[0]))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s '%s' has scale %g (must be positive)",
+                            what, t->name, t->q.scale[0]);
+    *scale = t->q.scale[0];
+    return Q8_OK;
+}
+
+q8_status q8_qop_weight_scales(const q8_graph *g, const q8_node *n, int i, int64_t channels,
+                               const float **scales, q8_error *err) {
+    Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
+    const q8_tensor *t = q8_in(g, n, i);
+    if (t->dtype != Q8_I8)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "W '%s' is %s, expected int8 (quantized weights)", t->name,
+                            q8_dtype_name(t->dtype));
+    if (!t->data)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant", i,
+                            t->name);
+    if (t->q.n != channels || (t->q.axis != 0 && !(channels == 1 && t->q.axis == -1)))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "W '%s' needs per-channel scales (%lld on axis 0), it has %d on "
+                            "axis %d", t->name, (long long)channels, t->q.n, t->q.axis);
+    for (int c = 0; c < t->q.n; c++)
+        if (!good_scale(t->q.scale[c]))
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "W '%s' scale %d is %g (must be positive)",
+                                t->name, c, t->q.scale[c]);
+    *scales = t->q.scale;
+    return Q8_OK;
+}
+
+q8_status q8_qop_bias(const q8_graph *g, const q8_node *n, int i, int64_t channels,
+                      const int32_t **bias, q8_error *err) {
+    *bias = NULL;
+    const q8_tensor *t = q8_in(g, n, i);
+    if (!t) return Q8_OK;
+    Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
+    if (t->dtype != Q8_I32)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "B '%s' is %s, expected int32 (in the accumulator's scale)", t->name,
+                            q8_dtype_name(t->dtype));
+    if (!t->data)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant", i,
+                            t->name);
+    if (t->ndim != 1 || t->dims[0] != channels)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "B '%s' has %lld values, expected %lld (one per output channel)",
+                            t->name, (long long)q8_tensor_numel(t), (long long)channels);
+    *bias = t->data;
+    return Q8_OK;
+}
+
+q8_status q8_qop_check_k(const q8_node *n, int64_t K, q8_error *err) {
+    if (K > Q8_IG_MAX_K)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "reduction length %lld is too long for int32 accumulators (at "
+                            "most %d)", (long long)K, Q8_IG_MAX_K);
+    return Q8_OK;
+}
+
+q8_status q8_qop_act(const q8_node *n, q8_act *act, q8_error *err) {
+    *act = (q8_act){Q8_ACT_NONE, -INFINITY, INFINITY, 0.01f};
+    const char *s = q8_attr_str(n, "_act", NULL);
+    if (!s) return Q8_OK;
+    if (strcmp(s, "Relu") == 0) act->kind = Q8_ACT_RELU;
+    else if (strcmp(s, "Clip") == 0) act->kind = Q8_ACT_CLIP;
+    else if (strcmp(s, "LeakyRelu") == 0) act->kind = Q8_ACT_LEAKY;
+    else
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "fused activation '%s' is not supported (Relu, Clip, LeakyRelu)", s);
+    act->lo = q8_attr_float(n, "_act_min", -INFINITY);
+    act->hi = q8_attr_float(n, "_act_max", INFINITY);
+    act->alpha = q8_attr_float(n, "_act_alpha", 0.01f);
+    if (isnan(act->lo) || isnan(act->hi) || !isfinite(act->alpha))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "fused %s has a NaN or infinite parameter",
+                            s);
+    return Q8_OK;
+}
+
+q8_status q8_qop_out_scale(const q8_node *n, bool *i8, float *sy, q8_error *err) {
+    const q8_attr *a = q8_attr_find(n, "y_scale");
+    *i8 = a != NULL;
+    *sy = 0;
+    if (!a) return Q8_OK;
+    if (a->type != Q8_ATTR_FLOAT)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "y_scale must be a float attribute");
+    if (!good_scale(a->f))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "y_scale is %g, must be positive and finite",
+                            a->f);
+    *sy = a->f;
+    return Q8_OK;
+}
+
+q8_status q8_qop_set_out_scale(q8_graph *g, const q8_node *n, float sy, q8_error *err) {
+    q8_tensor *t = q8_out(g, n, 0);
+    if (!t) return Q8_OK;
+    float *s = malloc(sizeof(float));
+    if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    free(t->q.scale);
+    s[0] = sy;
+    t->q = (q8_qparams){.axis = -1, .n = 1, .scale = s, .zero_point = 0};
+    return Q8_OK;
+}
+
+q8_status q8_qop_path(const q8_node *n, q8_igemm_path *path, q8_error *err) {
+    *path = Q8_IGEMM_AUTO;
+    const char *s = q8_attr_str(n, "_igemm_path", NULL);
+    if (!s) return Q8_OK;
+    for (int p = 0; p < Q8_IGEMM_PATH_COUNT; p++)
+        if (strcmp(s, q8_igemm_path_name(p)) == 0) {
+            if (!q8_igemm_path_supported(p))
+                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                                    "_igemm_path '%s' is not supported by this CPU", s);
+            *path = p;
+            return Q8_OK;
+        }
+    return q8_node_fail(err, Q8_ERR_FORMAT, n, "unknown _igemm_path '%s'", s);
+}
+
+void q8_qepi_init(q8_qepi *q, const q8_act *act, bool out_i8, float sy, int64_t channels) {
+    memset(q, 0, sizeof *q);
+    q->channels = channels;
+    if (out_i8) {
+        q->kind = Q8_EPI_I8;
+        q8_act_i8_bounds(act, sy, &q->lo, &q->hi);
+        if (act->kind == Q8_ACT_LEAKY) {
+            q->has_lut = true;
+            q8_act_leaky_lut(act->alpha, q->lut);
+        }
+        return;
+    }
+    q->kind = Q8_EPI_F32;
+    q8_epilogue e = {0};
+    q8_epilogue_set_f32_act(&e, act);
+    q->clip = e.clip;
+    q->leaky = e.leaky;
+    q->flo = e.flo;
+    q->fhi = e.fhi;
+    q->alpha = e.alpha;
+}
+
+void q8_qepi_place(q8_qepi *q, size_t *off) {
+    size_t b = (size_t)q->channels * 4;
+    if (q->kind == Q8_EPI_I8) {
+        q->off_mult = q8_qop_reserve(off, b);
+        q->off_shift = q8_qop_reserve(off, b);
+    } else {
+        q->off_scale = q8_qop_reserve(off, b);
+    }
+}
+
+void q8_qepi_fill(const q8_qepi *q, void *packed, double sx, const float *sw, float sw1,
+                  float sy) {
+    char *p = packed;
+    for (int64_t c = 0; c < q->channels; c++) {
+        double s = sx * (double)(sw ? sw[c] : sw1);
+        if (q->kind == Q8_EPI_I8) {
+            q8_requant r = q8_requant_make(s / (double)sy);
+            ((int32_t *)(p + q->off_mult))[c] = r.mult;
+            ((int32_t *)(p + q->off_shift))[c] = r.shift;
+        } else {
+            ((float *)(p + q->off_scale))[c] = (float)s;
+        }
+    }
+}
+
+void q8_qepi_view(const q8_qepi *q, const void *packed, q8_epi_chan chan, q8_epilogue *e) {
+    const char *p = packed;
+    *e = (q8_epilogue){.kind = q->kind, .chan = chan, .lo = q->lo, .hi = q->hi,
+                       .leaky_lut = q->has_lut ? q->lut : NULL, .clip = q->clip,
+                       .leaky = q->leaky, .flo = q->flo, .fhi = q->fhi, .alpha = q->alpha};
+    if (q->kind == Q8_EPI_I8) {
+        e->mult = (const int32_t *)(p + q->off_mult);
+        e->shift = (const int32_t *)(p + q->off_shift);
+    } else {
+        e->scale = (const float *)(p + q->off_scale);
+    }
+}
+
+q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error *err) {
+    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
+    const q8_tensor *x = q8_in(g, n, 0), *s = q8_in(g, n, 1), *z = q8_in(g, n, 2);
+    if (!s) return q8_node_fail(err, Q8_ERR_FORMAT, n, "the scale (input 1) is missing");
+    for (int i = 1; i <= 2; i++) {
+        const q8_tensor *t = i == 1 ? s : z;
+        if (t && !t->data)
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant",
+                                i, t->name);
+    }
+    if (s->dtype != Q8_F32)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "scale '%s' is %s, only float32 is "
+                            "supported", s->name, q8_dtype_name(s->dtype));
+    int64_t cnt = q8_tensor_numel(s);
+    if (z && q8_tensor_numel(z) != cnt)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "zero point '%s' has %lld values, the scale "
+                            "%lld", z->name, (long long)q8_tensor_numel(z), (long long)cnt);
+    o->zp_type = z ? z->dtype : Q8_UNDEFINED;
+    o->count = 1;
+    o->inner = 1;
+    o->axis = -1;
+    if (cnt != 1) { /* per axis (opset 13) */
+        int64_t axis = q8_attr_int(n, "axis", 1);
+        int ax;
+        if (g->opset < 13)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "scale '%s' has %lld values; per-axis "
+                                "scales need opset 13 (the model has %d)", s->name,
+                                (long long)cnt, g->opset);
+        if (s->ndim != 1)
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "scale '%s' has rank %d, expected a "
+                                "scalar or 1-D", s->name, s->ndim);
+        if (!q8_norm_axis(axis, x->ndim, &ax))
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
+                                (long long)axis, x->ndim);
+        if (x->dims[ax] != cnt)
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "scale '%s' has %lld values, axis %d of "
+                                "x has %lld", s->name, (long long)cnt, ax,
+                                (long long)x->dims[ax]);
+        o->axis = ax;
+        o->count = cnt;
+        for (int i = ax + 1; i < x->ndim; i++) o->inner *= x->dims[i];
+    }
+    const float *sc = s->data;
+    for (int64_t c = 0; c < cnt; c++)
+        if (!good_scale(sc[c]))
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "scale %lld is %g, must be positive and "
+                                "finite", (long long)c, sc[c]);
+    return Q8_OK;
+}

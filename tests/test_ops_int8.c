@@ -1,0 +1,1308 @@
+/* INT8: requantization, the INT8 GEMM on every code path, the q8.Q* ops and
+ * QuantizeLinear/DequantizeLinear. Everything integer is compared for exact
+ * equality with plain references written here from docs/int8-ops.md (int64
+ * loops, __int128 for the requantization). */
+#include <math.h>
+#include <string.h>
+
+#include "igemm.h"
+#include "requant.h"
+#include "testutil.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static int8_t rnd_i8(q8t_rng *r) { return (int8_t)(q8t_next(r) >> 56); }
+
+/* Fill with random int8, or with one extreme value everywhere (mode 1: -128,
+ * mode 2: 127, mode 3: alternating -128/127). */
+static void fill_i8(q8t_rng *r, int8_t *x, int64_t n, int mode) {
+    for (int64_t i = 0; i < n; i++)
+        x[i] = mode == 0 ? rnd_i8(r) : mode == 1 ? -128 : mode == 2 ? 127 : (i & 1 ? 127 : -128);
+}
+
+/* round_half_up(num / 2^sh) for an exact rational, in 128 bits. */
+static __int128 rhu_shift(__int128 num, int sh) {
+    __int128 d = (__int128)1 << sh;
+    __int128 q = num / d, rem = num % d;
+    if (rem < 0) {
+        q -= 1;
+        rem += d;
+    }
+    return 2 * rem >= d ? q + 1 : q;
+}
+
+/* ---- requantization ----------------------------------------------------- */
+
+Test(requant, make_matches_the_spec) {
+    q8_requant r = q8_requant_make(1.0);
+    cr_assert_eq(r.mult, 1 << 30);
+    cr_assert_eq(r.shift, 30);
+    r = q8_requant_make(0.5);
+    cr_assert_eq(r.mult, 1 << 30);
+    cr_assert_eq(r.shift, 31);
+    /* m just below 1 rounds up to 2^31: mult 2^30, e + 1 */
+    r = q8_requant_make(1.0 - 1e-12);
+    cr_assert_eq(r.mult, 1 << 30);
+    cr_assert_eq(r.shift, 30);
+    r = q8_requant_make(1e-30); /* 31 - e > 62 */
+    cr_assert_eq(r.mult, 0);
+    cr_assert_eq(q8_requant_raw(2147483647, r.mult, r.shift), 0);
+    r = q8_requant_make(1e12); /* shift clamped to 1 */
+    cr_assert_eq(r.shift, 1);
+    cr_assert(r.mult >= 1 << 30);
+}
+
+Test(requant, half_way_rounds_up) {
+    q8_requant r = q8_requant_make(0.5);
+    cr_assert_eq(q8_requant_raw(3, r.mult, r.shift), 2);   /* 1.5 */
+    cr_assert_eq(q8_requant_raw(-3, r.mult, r.shift), -1); /* -1.5 */
+    cr_assert_eq(q8_requant_raw(-1, r.mult, r.shift), 0);  /* -0.5 */
+    cr_assert_eq(q8_requant_raw(1, r.mult, r.shift), 1);   /* 0.5 */
+    r = q8_requant_make(0.25);
+    cr_assert_eq(q8_requant_raw(-6, r.mult, r.shift), -1); /* -1.5 */
+    cr_assert_eq(q8_requant_raw(-10, r.mult, r.shift), -2); /* -2.5 */
+}
+
+/* M with at most 31 significant bits is represented exactly: the result is
+ * round_half_up of the exact rational acc * M. */
+Test(requant, exact_for_exactly_representable_multipliers) {
+    q8t_rng g = q8t_seed(11);
+    for (int t = 0; t < 200000; t++) {
+        int64_t m = (int64_t)(q8t_next(&g) >> 33) | 1; /* odd, < 2^31 */
+        int e = 10 + (int)(q8t_next(&g) % 50);          /* M = m / 2^e */
+        double M = ldexp((double)m, -e);
+        if (!(M >= 1e-9 && M <= 1e4)) continue;
+        int32_t acc = (int32_t)(q8t_next(&g) >> 32);
+        if (t % 3 == 0) acc >>= q8t_next(&g) % 31;
+        q8_requant r = q8_requant_make(M);
+        int64_t got = q8_requant_raw(acc, r.mult, r.shift);
+        __int128 want = rhu_shift((__int128)acc * m, e);
+        cr_assert(got == (int64_t)want, "M=%.17g acc=%d: got %lld want %lld", M, acc,
+                  (long long)got, (long long)want);
+    }
+}
+
+/* Any M: the fixed-point product is computed exactly (checked in 128 bits)
+ * and lies within 1 of acc * M where |acc * M| < 2^30. */
+Test(requant, within_one_of_the_double_product) {
+    q8t_rng g = q8t_seed(12);
+    for (int t = 0; t < 200000; t++) {
+        double M = exp(log(1e-6) + (log(100.0) - log(1e-6)) * (q8t_next(&g) >> 11) * 0x1p-53);
+        int32_t acc = (int32_t)(q8t_next(&g) >> 32);
+        acc >>= q8t_next(&g) % 32;
+        q8_requant r = q8_requant_make(M);
+        int64_t got = q8_requant_raw(acc, r.mult, r.shift);
+        cr_assert(got == (int64_t)rhu_shift((__int128)acc * r.mult, r.shift));
+        /* exact: M = mant * 2^ex with a 53-bit integer mant */
+        int ex;
+        double fr = frexp(M, &ex);
+        int64_t mant = (int64_t)ldexp(fr, 53);
+        ex -= 53;
+        __int128 num = (__int128)acc * mant; /* acc * M = num * 2^ex, ex < 0 here */
+        __int128 want = rhu_shift(num, -ex);
+        if (fabs((double)acc * M) < 0x1p30) {
+            __int128 d = (__int128)got - want;
+            cr_assert(d >= -1 && d <= 1, "M=%.17g acc=%d: got %lld exact %lld", M, acc,
+                      (long long)got, (long long)want);
+        }
+    }
+}
+
+Test(requant, act_bounds_and_leaky_table) {
+    int32_t lo, hi;
+    q8_act a = {Q8_ACT_RELU, -INFINITY, INFINITY, 0};
+    q8_act_i8_bounds(&a, 0.1f, &lo, &hi);
+    cr_assert(lo == 0 && hi == 127);
+    a = (q8_act){Q8_ACT_CLIP, 0.0f, 6.0f, 0};
+    q8_act_i8_bounds(&a, 0.05f, &lo, &hi); /* 6 / 0.05 = 120 */
+    cr_assert(lo == 0 && hi == 120, "%d %d", lo, hi);
+    a = (q8_act){Q8_ACT_CLIP, -1.0f, 1.0f, 0};
+    q8_act_i8_bounds(&a, 0.004f, &lo, &hi); /* +-250 -> saturate */
+    cr_assert(lo == -128 && hi == 127);
+    a = (q8_act){Q8_ACT_CLIP, -0.25f, 0.25f, 0};
+    q8_act_i8_bounds(&a, 0.5f, &lo, &hi); /* +-0.5 -> even: 0 */
+    cr_assert(lo == 0 && hi == 0, "%d %d", lo, hi);
+    a = (q8_act){Q8_ACT_CLIP, -0.75f, 0.75f, 0};
+    q8_act_i8_bounds(&a, 0.5f, &lo, &hi); /* +-1.5 -> even: +-2 */
+    cr_assert(lo == -2 && hi == 2, "%d %d", lo, hi);
+    int8_t lut[128];
+    q8_act_leaky_lut(0.1f, lut);
+    cr_assert_eq(lut[-5 + 128], -1);   /* -0.5 -> away from zero */
+    cr_assert_eq(lut[-128 + 128], -13); /* -12.8 */
+    cr_assert_eq(lut[-4 + 128], 0);    /* -0.4 */
+    q8_act_leaky_lut(2.0f, lut);
+    cr_assert_eq(lut[-100 + 128], -128); /* clamped */
+}
+
+/* ---- INT8 GEMM ---------------------------------------------------------- */
+
+static const q8_igemm_path k_paths[] = {Q8_IGEMM_C, Q8_IGEMM_AVX2, Q8_IGEMM_AVXVNNI,
+                                        Q8_IGEMM_AVX512VNNI};
+#define N_PATHS (int)(sizeof k_paths / sizeof k_paths[0])
+
+/* One GEMM problem with its exact reference accumulators. R is [I][K], L is
+ * [J][K]; bias goes with rows (conv orientation) or columns (gemm). */
+typedef struct gemm_case {
+    int64_t I, J, K;
+    bool conv; /* rows = signed weights, lanes = unsigned activations */
+    int8_t *R, *L;
+    int32_t *bias;
+    int32_t *ref;
+    /* packed */
+    uint8_t *rows, *lanes;
+    int32_t *init;
+} gemm_case;
+
+static void gemm_case_init(gemm_case *c, int64_t I, int64_t J, int64_t K, bool conv, int mode,
+                           uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    c->I = I, c->J = J, c->K = K, c->conv = conv;
+    c->R = malloc((size_t)(I * K + 1));
+    c->L = malloc((size_t)(J * K + 1));
+    fill_i8(&g, c->R, I * K, mode);
+    fill_i8(&g, c->L, J * K, mode == 3 ? 1 : mode);
+    int64_t nb = conv ? I : J;
+    c->bias = malloc(sizeof(int32_t) * (size_t)nb);
+    bool room = K * 16384 + 1000000 <= INT32_MAX; /* else no bias: the sums need it all */
+    for (int64_t i = 0; i < nb; i++)
+        c->bias[i] = room ? (int32_t)(q8t_next(&g) % 2000001) - 1000000 : 0;
+    c->ref = malloc(sizeof(int32_t) * (size_t)(I * J));
+    for (int64_t i = 0; i < I; i++)
+        for (int64_t j = 0; j < J; j++) {
+            int64_t s = c->bias[conv ? i : j];
+            for (int64_t k = 0; k < K; k++) s += (int64_t)c->R[i * K + k] * c->L[j * K + k];
+            cr_assert(s >= INT32_MIN && s <= INT32_MAX);
+            c->ref[i * J + j] = (int32_t)s;
+        }
+    c->rows = q8_aligned_alloc(q8_ig_rows_bytes(I, K) + 64);
+    c->lanes = q8_aligned_alloc(q8_ig_lanes_bytes(J, K) + 64);
+    int32_t *sums = malloc(sizeof(int32_t) * (size_t)nb);
+    c->init = malloc(sizeof(int32_t) * (size_t)nb);
+    if (conv) {
+        q8_ig_pack_rows(c->R, K, I, K, false, c->rows, sums, NULL);
+        int8_t *lt = malloc((size_t)(J * K + 1)); /* [K][J] */
+        for (int64_t j = 0; j < J; j++)
+            for (int64_t k = 0; k < K; k++) lt[k * J + j] = c->L[j * K + k];
+        q8_ig_pack_lanes_kj(lt, J, K, J, true, c->lanes, NULL);
+        free(lt);
+    } else {
+        q8_ig_pack_rows(c->R, K, I, K, true, c->rows, NULL, NULL);
+        q8_ig_pack_lanes_jk(c->L, K, J, K, false, c->lanes, sums);
+    }
+    for (int64_t i = 0; i < nb; i++)
+        c->init[i] = (int32_t)((uint32_t)c->bias[i] - 128u * (uint32_t)sums[i]);
+    free(sums);
+}
+
+static void gemm_case_free(gemm_case *c) {
+    free(c->R);
+    free(c->L);
+    free(c->bias);
+    free(c->ref);
+    q8_aligned_free(c->rows);
+    q8_aligned_free(c->lanes);
+    free(c->init);
+}
+
+static void gemm_case_run(const gemm_case *c, const q8_epilogue *e, q8_igemm_path path,
+                          q8_pool *pool, void *out) {
+    q8_igemm_args a = {.I = c->I, .J = c->J, .K = c->K, .rows = c->rows, .lanes = c->lanes,
+                       .rows_u8 = !c->conv, .init_row = c->conv ? c->init : NULL,
+                       .init_col = c->conv ? NULL : c->init, .epi = e, .out = out,
+                       .ldo = c->J};
+    q8_igemm(&a, pool, path);
+}
+
+/* The scalar epilogue applied to the reference accumulators. */
+static void ref_epilogue(const gemm_case *c, const q8_epilogue *e, void *out) {
+    size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
+    for (int64_t i = 0; i < c->I; i++)
+        q8_epilogue_row_c(e, c->ref + i * c->J, c->J, q8_epi_ch0(e, i, 0),
+                          (char *)out + (size_t)(i * c->J) * es);
+}
+
+static void check_gemm_i32(int64_t I, int64_t J, int64_t K, bool conv, int mode,
+                           q8_pool *pool3) {
+    gemm_case c;
+    gemm_case_init(&c, I, J, K, conv, mode, (uint64_t)(I * 1000003 + J * 1009 + K + mode));
+    q8_epilogue e = {.kind = Q8_EPI_I32, .chan = conv ? Q8_CH_ROW : Q8_CH_COL};
+    int32_t *out = malloc(sizeof(int32_t) * (size_t)(I * J) + 64);
+    for (int p = 0; p < N_PATHS; p++) {
+        if (!q8_igemm_path_supported(k_paths[p])) continue;
+        for (int th = 0; th < 2; th++) {
+            memset(out, 0x5a, sizeof(int32_t) * (size_t)(I * J) + 64);
+            gemm_case_run(&c, &e, k_paths[p], th ? pool3 : NULL, out);
+            for (int64_t x = 0; x < I * J; x++)
+                cr_assert(out[x] == c.ref[x],
+                          "%s %s I=%lld J=%lld K=%lld mode %d threads %d: [%lld][%lld] = %d, "
+                          "want %d", q8_igemm_path_name(k_paths[p]), conv ? "conv" : "gemm",
+                          (long long)I, (long long)J, (long long)K, mode, th ? 3 : 1,
+                          (long long)(x / J), (long long)(x % J), out[x], c.ref[x]);
+            const uint8_t *guard = (const uint8_t *)(out + I * J);
+            for (int x = 0; x < 64; x++) cr_assert(guard[x] == 0x5a, "wrote past the output");
+        }
+    }
+    free(out);
+    gemm_case_free(&c);
+}
+
+Test(igemm, exact_on_awkward_shapes_every_path) {
+    static const int64_t sz[] = {1, 3, 13, 17, 64, 65, 127, 255, 1000};
+    q8_pool *pool = q8_pool_create(3);
+    for (int a = 0; a < 9; a++)
+        for (int b = 0; b < 9; b++)
+            for (int k = 0; k < 9; k++) {
+                int64_t I = sz[a], J = sz[b], K = sz[k];
+                if (I * J * K > 300000 && !(I * J * K <= 20000000 && (a + b + k) % 7 == 0))
+                    continue;
+                check_gemm_i32(I, J, K, (a + b + k) & 1, 0, pool);
+            }
+    q8_pool_free(pool);
+}
+
+/* -128/127 everywhere: the products that saturate vpmaddubsw (and a careless
+ * +128 correction) */
+Test(igemm, extreme_values) {
+    q8_pool *pool = q8_pool_create(3);
+    for (int mode = 1; mode <= 3; mode++)
+        for (int conv = 0; conv < 2; conv++) {
+            check_gemm_i32(17, 65, 1000, conv, mode, pool);
+            check_gemm_i32(7, 33, 8191, conv, mode, pool);
+            check_gemm_i32(3, 17, 3, conv, mode, pool);
+        }
+    q8_pool_free(pool);
+}
+
+/* The largest K whose sums still fit in int32, all products +2^14. */
+Test(igemm, longest_reduction) {
+    check_gemm_i32(2, 17, Q8_IG_MAX_K, false, 1, NULL);
+    check_gemm_i32(2, 17, Q8_IG_MAX_K, true, 1, NULL);
+}
+
+static void check_epilogues(int64_t I, int64_t J, int64_t K, bool conv, q8_pool *pool3) {
+    gemm_case c;
+    gemm_case_init(&c, I, J, K, conv, 0, (uint64_t)(I * 31 + J * 7 + K));
+    int64_t nc = conv ? I : J;
+    int32_t *mult = malloc(sizeof(int32_t) * (size_t)nc);
+    int32_t *shift = malloc(sizeof(int32_t) * (size_t)nc);
+    float *scale = malloc(sizeof(float) * (size_t)nc);
+    q8t_rng g = q8t_seed(5);
+    for (int64_t i = 0; i < nc; i++) {
+        /* multipliers around 1/(sqrt(K) * 64): outputs spread over the int8 range */
+        double M = q8t_uniform(&g, 0.2f, 3.0f) / (sqrt((double)K) * 64.0);
+        if (i % 5 == 4) M *= 100; /* many saturate */
+        q8_requant r = q8_requant_make(M);
+        mult[i] = r.mult;
+        shift[i] = r.shift;
+        scale[i] = (float)M * q8t_uniform(&g, 0.5f, 2.0f);
+    }
+    int8_t lut[128];
+    q8_act_leaky_lut(0.1f, lut);
+    struct { q8_act act; } acts[] = {
+        {{Q8_ACT_NONE, -INFINITY, INFINITY, 0}}, {{Q8_ACT_RELU, -INFINITY, INFINITY, 0}},
+        {{Q8_ACT_CLIP, -0.5f, 1.5f, 0}}, {{Q8_ACT_LEAKY, -INFINITY, INFINITY, 0.1f}},
+    };
+    size_t nb = (size_t)(I * J) * 4;
+    void *want = malloc(nb), *got = malloc(nb);
+    for (int kind = Q8_EPI_I8; kind <= Q8_EPI_F32; kind++)
+        for (int ch = 0; ch < 3; ch++)
+            for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++) {
+                if ((ch == Q8_CH_ROW && !conv) || (ch == Q8_CH_COL && conv)) continue;
+                q8_epilogue e = {.kind = kind, .chan = ch, .mult = mult, .shift = shift,
+                                 .scale = scale};
+                if (kind == Q8_EPI_I8) {
+                    q8_act_i8_bounds(&acts[ai].act, 0.01f, &e.lo, &e.hi);
+                    if (acts[ai].act.kind == Q8_ACT_LEAKY) e.leaky_lut = lut;
+                } else {
+                    q8_epilogue_set_f32_act(&e, &acts[ai].act);
+                }
+                ref_epilogue(&c, &e, want);
+                for (int p = 0; p < N_PATHS; p++) {
+                    if (!q8_igemm_path_supported(k_paths[p])) continue;
+                    for (int th = 0; th < 2; th++) {
+                        memset(got, 0x33, nb);
+                        gemm_case_run(&c, &e, k_paths[p], th ? pool3 : NULL, got);
+                        size_t n = (size_t)(I * J) * (kind == Q8_EPI_I8 ? 1 : 4);
+                        cr_assert(memcmp(got, want, n) == 0,
+                                  "%s epilogue %d chan %d act %zu I=%lld J=%lld: differs",
+                                  q8_igemm_path_name(k_paths[p]), kind, ch, ai, (long long)I,
+                                  (long long)J);
+                    }
+                }
+            }
+    free(want);
+    free(got);
+    free(mult);
+    free(shift);
+    free(scale);
+    gemm_case_free(&c);
+}
+
+Test(igemm, epilogues_bit_identical_on_every_path) {
+    q8_pool *pool = q8_pool_create(3);
+    check_epilogues(13, 65, 77, true, pool);
+    check_epilogues(13, 65, 77, false, pool);
+    check_epilogues(64, 255, 300, true, pool);
+    check_epilogues(65, 127, 64, false, pool);
+    check_epilogues(1, 1000, 17, false, pool);
+    q8_pool_free(pool);
+}
+
+Test(igemm, reports_paths) {
+    for (int p = 0; p < N_PATHS; p++)
+        cr_log_info("igemm path %s: %s", q8_igemm_path_name(k_paths[p]),
+                    q8_igemm_path_supported(k_paths[p]) ? "supported" : "not supported here");
+    cr_assert(q8_igemm_path_supported(Q8_IGEMM_C));
+}
+
+/* ---- op harness ---------------------------------------------------------- */
+
+#include "passes.h"
+
+/* Inputs of a one-node test graph; scales != NULL gives the tensor
+ * quantization parameters (axis -1 for one scale, else 0). */
+typedef struct qin {
+    const char *name;
+    q8_dtype dtype;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+    const void *data; /* constant, or NULL for a graph input */
+    const float *scales;
+    int nscales;
+} qin;
+
+typedef struct qattrs {
+    const char *act;        /* NULL, "Relu", "Clip", "LeakyRelu" */
+    float act_min, act_max, act_alpha;
+    float y_scale;          /* 0: float32 output */
+} qattrs;
+
+static void set_q(q8_tensor *t, const float *s, int n, int axis) {
+    free(t->q.scale);
+    t->q.scale = malloc(sizeof(float) * (size_t)n);
+    memcpy(t->q.scale, s, sizeof(float) * (size_t)n);
+    t->q.n = n;
+    t->q.axis = axis;
+    t->q.zero_point = 0;
+}
+
+static q8_graph *qgraph(const char *op, const char *domain, const qin *ins, int n_in,
+                        const qattrs *qa, const char *path) {
+    q8t_in tin[8];
+    for (int i = 0; i < n_in; i++) {
+        tin[i] = (q8t_in){ins[i].name, ins[i].dtype, ins[i].ndim, {0}, ins[i].data};
+        memcpy(tin[i].dims, ins[i].dims, sizeof tin[i].dims);
+    }
+    q8_graph *g = q8t_graph1(op, tin, n_in, 1);
+    q8_node *n = g->nodes[g->n_nodes - 1];
+    free(n->domain);
+    n->domain = q8_strdup(domain);
+    for (int i = 0; i < n_in; i++)
+        if (ins[i].name && ins[i].scales)
+            set_q(g->tensors[q8_graph_find(g, ins[i].name)], ins[i].scales, ins[i].nscales,
+                  ins[i].nscales == 1 && ins[i].data == NULL ? -1 : 0);
+    if (qa) {
+        if (qa->act) {
+            q8t_attr_str(g, "_act", qa->act);
+            q8t_attr_float(g, "_act_min", qa->act_min);
+            q8t_attr_float(g, "_act_max", qa->act_max);
+            q8t_attr_float(g, "_act_alpha", qa->act_alpha);
+        }
+        if (qa->y_scale > 0) q8t_attr_float(g, "y_scale", qa->y_scale);
+    }
+    if (path) q8t_attr_str(g, "_igemm_path", path);
+    return g;
+}
+
+typedef q8_graph *(*qbuild_fn)(const void *ctx, const char *path);
+
+/* Run with 1 and 3 threads on every supported GEMM path (or once, without
+ * choosing one: paths false); the output must equal want exactly (int8 and
+ * uint8: bytes; float32: ==, so -0 matches +0). */
+static void check_op_paths(qbuild_fn build, const void *ctx, const void *const *in, q8_dtype dt,
+                           const int64_t *dims, int ndim, const void *want, const char *what,
+                           bool paths) {
+    int64_t numel = 1;
+    for (int d = 0; d < ndim; d++) numel *= dims[d];
+    for (int p = 0; p < (paths ? N_PATHS : 1); p++) {
+        if (!q8_igemm_path_supported(k_paths[p])) continue;
+        for (int th = 1; th <= 3; th += 2) {
+            q8_graph *g = build(ctx, paths ? q8_igemm_path_name(k_paths[p]) : NULL);
+            void *out[1] = {0};
+            q8_tensor_info info[1];
+            q8_error err = {0};
+            q8_status s = q8t_run(g, in, th, out, info, 1, &err);
+            cr_assert_eq(s, Q8_OK, "%s: %s", what, err.msg);
+            cr_assert_eq(info[0].dtype, dt, "%s: output is %s", what,
+                         q8_dtype_name(info[0].dtype));
+            cr_assert_eq(info[0].ndim, ndim, "%s: output rank %d, want %d", what, info[0].ndim,
+                         ndim);
+            for (int d = 0; d < ndim; d++)
+                cr_assert_eq(info[0].dims[d], dims[d], "%s: dim %d is %lld, want %lld", what, d,
+                             (long long)info[0].dims[d], (long long)dims[d]);
+            for (int64_t i = 0; i < numel; i++) {
+                bool ok;
+                double gv, wv;
+                if (dt == Q8_F32) {
+                    gv = ((const float *)out[0])[i];
+                    wv = ((const float *)want)[i];
+                    ok = ((const float *)out[0])[i] == ((const float *)want)[i];
+                } else if (dt == Q8_I8) {
+                    gv = ((const int8_t *)out[0])[i];
+                    wv = ((const int8_t *)want)[i];
+                    ok = gv == wv;
+                } else {
+                    gv = ((const uint8_t *)out[0])[i];
+                    wv = ((const uint8_t *)want)[i];
+                    ok = gv == wv;
+                }
+                cr_assert(ok, "%s (%s, %d threads): [%lld] = %.9g, want %.9g", what,
+                          q8_igemm_path_name(k_paths[p]), th, (long long)i, gv, wv);
+            }
+            free(out[0]);
+        }
+    }
+}
+
+static void check_op(qbuild_fn build, const void *ctx, const void *const *in, q8_dtype dt,
+                     const int64_t *dims, int ndim, const void *want, const char *what) {
+    check_op_paths(build, ctx, in, dt, dims, ndim, want, what, true);
+}
+
+/* Expect the passes to fail with a message containing needle. */
+static void check_fails(q8_graph *g, const char *needle, const char *what) {
+    q8_error err = {0};
+    q8_status s = q8_passes_run(g, NULL, &err);
+    cr_assert_neq(s, Q8_OK, "%s: expected an error", what);
+    cr_assert(strstr(err.msg, needle), "%s: message '%s' lacks '%s'", what, err.msg, needle);
+    q8_graph_free(g);
+}
+
+/* ---- the spec's epilogue, written out ----------------------------------- */
+
+static int32_t clamp8(double v) { return v < -128 ? -128 : v > 127 ? 127 : (int32_t)v; }
+
+static int8_t spec_i8(int64_t acc, double M, const qattrs *qa) {
+    q8_requant r = q8_requant_make(M);
+    int64_t y = (int64_t)rhu_shift((__int128)acc * r.mult, r.shift);
+    int64_t lo = -128, hi = 127;
+    if (qa->act && strcmp(qa->act, "Relu") == 0) lo = 0;
+    if (qa->act && strcmp(qa->act, "Clip") == 0) {
+        lo = clamp8(nearbyint((double)qa->act_min / qa->y_scale));
+        hi = clamp8(nearbyint((double)qa->act_max / qa->y_scale));
+    }
+    y = y < lo ? lo : y;
+    y = y > hi ? hi : y;
+    if (qa->act && strcmp(qa->act, "LeakyRelu") == 0 && y < 0)
+        y = clamp8(roundf((float)y * qa->act_alpha));
+    return (int8_t)y;
+}
+
+static float spec_f32(int64_t acc, double sxw, const qattrs *qa) {
+    float y = (float)acc * (float)sxw;
+    if (qa->act && strcmp(qa->act, "Relu") == 0) y = y > 0 ? y : 0;
+    if (qa->act && strcmp(qa->act, "Clip") == 0) y = fminf(fmaxf(y, qa->act_min), qa->act_max);
+    if (qa->act && strcmp(qa->act, "LeakyRelu") == 0) y = y < 0 ? y * qa->act_alpha : y;
+    return y;
+}
+
+/* Output value for accumulator acc of a channel with input scale product sxw. */
+static void spec_out(void *out, int64_t i, int64_t acc, double sxw, const qattrs *qa) {
+    if (qa->y_scale > 0) ((int8_t *)out)[i] = spec_i8(acc, sxw / qa->y_scale, qa);
+    else ((float *)out)[i] = spec_f32(acc, sxw, qa);
+}
+
+static const qattrs k_acts[] = {
+    {NULL, 0, 0, 0, 0},           {NULL, 0, 0, 0, 0.05f},
+    {"Relu", -INFINITY, INFINITY, 0, 0.04f}, {"Relu", -INFINITY, INFINITY, 0, 0},
+    {"Clip", -0.5f, 2.0f, 0, 0.02f},        {"Clip", 0.0f, 6.0f, 0, 0},
+    {"LeakyRelu", -INFINITY, INFINITY, 0.1f, 0.03f}, {"LeakyRelu", -INFINITY, INFINITY, 0.2f, 0},
+};
+#define N_ACTS (int)(sizeof k_acts / sizeof k_acts[0])
+
+static float *rand_scales(q8t_rng *g, int64_t n, float lo, float hi) {
+    float *s = malloc(sizeof(float) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) s[i] = q8t_uniform(g, lo, hi);
+    return s;
+}
+
+static int8_t *rand_i8(q8t_rng *g, int64_t n, int lo) {
+    int8_t *x = malloc((size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        int8_t v = rnd_i8(g);
+        x[i] = v < lo ? (int8_t)lo : v;
+    }
+    return x;
+}
+
+static int32_t *rand_bias(q8t_rng *g, int64_t n) {
+    int32_t *b = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) b[i] = (int32_t)(q8t_next(g) % 20001) - 10000;
+    return b;
+}
+
+/* ---- q8.QConv / q8.QConvTranspose --------------------------------------- */
+
+typedef struct conv_case {
+    const char *what;
+    bool transpose;
+    int nsp;
+    int64_t N, C, H, W, M, KH, KW, sh, sw, dh, dw, group;
+    int64_t pads[4];        /* resolved top, left, bottom, right (the reference's) */
+    const char *auto_pad;   /* given to the op instead of pads */
+    int64_t oph, opw;       /* transpose: output_padding */
+    bool give_oshape;       /* transpose: output_shape instead of pads */
+    bool bias;
+    /* filled by conv_setup */
+    qattrs qa;
+    int8_t *x, *w;
+    int32_t *b;
+    float sx, *swc;
+    int64_t OH, OW;
+} conv_case;
+
+static void conv_setup(conv_case *c, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    if (c->nsp == 1) c->H = c->KH = c->sh = c->dh = 1;
+    int64_t Cg = c->C / c->group;
+    c->x = rand_i8(&g, c->N * c->C * c->H * c->W, -128);
+    c->w = rand_i8(&g, c->M * Cg * c->KH * c->KW, -127);
+    c->b = c->bias ? rand_bias(&g, c->M) : NULL;
+    c->sx = q8t_uniform(&g, 0.01f, 0.05f);
+    c->swc = rand_scales(&g, c->M, 0.001f, 0.02f);
+    int64_t eh = (c->KH - 1) * c->dh + 1, ew = (c->KW - 1) * c->dw + 1;
+    if (!c->transpose) {
+        c->OH = (c->H + c->pads[0] + c->pads[2] - eh) / c->sh + 1;
+        c->OW = (c->W + c->pads[1] + c->pads[3] - ew) / c->sw + 1;
+    } else {
+        c->OH = c->sh * (c->H - 1) + c->oph + eh - c->pads[0] - c->pads[2];
+        c->OW = c->sw * (c->W - 1) + c->opw + ew - c->pads[1] - c->pads[3];
+    }
+}
+
+static void conv_free(conv_case *c) {
+    free(c->x);
+    free(c->w);
+    free(c->b);
+    free(c->swc);
+}
+
+static q8_graph *conv_build(const void *ctx, const char *path) {
+    const conv_case *c = ctx;
+    int r = 2 + c->nsp;
+    qin ins[3] = {
+        {"x", Q8_I8, r, {c->N, c->C, c->H, c->W}, NULL, &c->sx, 1},
+        {"w", Q8_I8, r, {c->M, c->C / c->group, c->KH, c->KW}, c->w, c->swc, (int)c->M},
+        {"b", Q8_I32, 1, {c->M}, c->b, NULL, 0},
+    };
+    if (c->nsp == 1) {
+        ins[0].dims[2] = c->W;
+        ins[1].dims[2] = c->KW;
+    }
+    q8_graph *g = qgraph(c->transpose ? "QConvTranspose" : "QConv", "q8", ins, c->bias ? 3 : 2,
+                         &c->qa, path);
+    int64_t s[2] = {c->sh, c->sw}, d[2] = {c->dh, c->dw}, k[2] = {c->KH, c->KW};
+    int64_t p[4] = {c->pads[0], c->pads[1], c->pads[2], c->pads[3]};
+    int64_t op[2] = {c->oph, c->opw}, os[2] = {c->OH, c->OW};
+    int o = c->nsp == 1; /* 1-D: the W entries only */
+    int64_t p1[2] = {c->pads[1], c->pads[3]};
+    q8t_attr_ints(g, "strides", s + o, c->nsp);
+    q8t_attr_ints(g, "dilations", d + o, c->nsp);
+    q8t_attr_ints(g, "kernel_shape", k + o, c->nsp);
+    q8t_attr_int(g, "group", c->group);
+    if (c->auto_pad) q8t_attr_str(g, "auto_pad", c->auto_pad);
+    else if (c->give_oshape) q8t_attr_ints(g, "output_shape", os + o, c->nsp);
+    else q8t_attr_ints(g, "pads", c->nsp == 1 ? p1 : p, 2 * c->nsp);
+    if (c->transpose && (c->oph || c->opw)) q8t_attr_ints(g, "output_padding", op + o, c->nsp);
+    return g;
+}
+
+/* int64 reference accumulators [N][M][OH][OW] straight from the definition. */
+static int64_t *conv_ref_acc(const conv_case *c) {
+    int64_t Cg = c->C / c->group, Mg = c->M / c->group;
+    int64_t *acc = calloc((size_t)(c->N * c->M * c->OH * c->OW) + 1, sizeof(int64_t));
+    for (int64_t n = 0; n < c->N; n++)
+        for (int64_t m = 0; m < c->M; m++) {
+            int64_t *a = acc + (n * c->M + m) * c->OH * c->OW;
+            for (int64_t i = 0; i < c->OH * c->OW; i++) a[i] = c->b ? c->b[m] : 0;
+            int64_t grp = m / Mg;
+            for (int64_t cl = 0; cl < Cg; cl++)
+                for (int64_t kh = 0; kh < c->KH; kh++)
+                    for (int64_t kw = 0; kw < c->KW; kw++) {
+                        int64_t wv = c->w[((m * Cg + cl) * c->KH + kh) * c->KW + kw];
+                        const int8_t *xc = c->x + (n * c->C + grp * Cg + cl) * c->H * c->W;
+                        if (!c->transpose) {
+                            for (int64_t oh = 0; oh < c->OH; oh++)
+                                for (int64_t ow = 0; ow < c->OW; ow++) {
+                                    int64_t ih = oh * c->sh - c->pads[0] + kh * c->dh;
+                                    int64_t iw = ow * c->sw - c->pads[1] + kw * c->dw;
+                                    if (ih >= 0 && ih < c->H && iw >= 0 && iw < c->W)
+                                        a[oh * c->OW + ow] += wv * xc[ih * c->W + iw];
+                                }
+                        } else {
+                            for (int64_t ih = 0; ih < c->H; ih++)
+                                for (int64_t iw = 0; iw < c->W; iw++) {
+                                    int64_t oh = ih * c->sh - c->pads[0] + kh * c->dh;
+                                    int64_t ow = iw * c->sw - c->pads[1] + kw * c->dw;
+                                    if (oh >= 0 && oh < c->OH && ow >= 0 && ow < c->OW)
+                                        a[oh * c->OW + ow] += wv * xc[ih * c->W + iw];
+                                }
+                        }
+                    }
+        }
+    return acc;
+}
+
+static void check_conv(conv_case c, uint64_t seed) {
+    conv_setup(&c, seed);
+    int64_t *acc = conv_ref_acc(&c);
+    int64_t P = c.OH * c.OW, total = c.N * c.M * P;
+    void *want = malloc(sizeof(float) * (size_t)(total + 1));
+    const void *in[1] = {c.x};
+    int64_t dims[4] = {c.N, c.M, c.OH, c.OW};
+    if (c.nsp == 1) dims[2] = c.OW;
+    for (int a = 0; a < N_ACTS; a++) {
+        c.qa = k_acts[a];
+        for (int64_t i = 0; i < total; i++)
+            spec_out(want, i, acc[i], (double)c.sx * c.swc[i / P % c.M], &c.qa);
+        char what[160];
+        snprintf(what, sizeof what, "%s, act %s, %s output", c.what, c.qa.act ? c.qa.act : "none",
+                 c.qa.y_scale > 0 ? "int8" : "float32");
+        check_op(conv_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, 2 + c.nsp, want,
+                 what);
+    }
+    free(want);
+    free(acc);
+    conv_free(&c);
+}
+
+Test(qconv, im2col_and_direct) {
+    check_conv((conv_case){.what = "3x3 pad 1, C=13 M=17, 9x7, N=2", .nsp = 2, .N = 2, .C = 13,
+                           .H = 9, .W = 7, .M = 17, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true}, 1);
+    check_conv((conv_case){.what = "1x1 direct, C=64 M=65 5x5", .nsp = 2, .N = 1, .C = 64,
+                           .H = 5, .W = 5, .M = 65, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 1, .bias = true}, 2);
+    check_conv((conv_case){.what = "1x1 stride 2", .nsp = 2, .N = 1, .C = 16, .H = 9, .W = 8,
+                           .M = 8, .KH = 1, .KW = 1, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
+                           .group = 1}, 3);
+    check_conv((conv_case){.what = "5x3 stride (2,3) dilation (2,1) asymmetric pads", .nsp = 2,
+                           .N = 1, .C = 5, .H = 17, .W = 13, .M = 7, .KH = 5, .KW = 3, .sh = 2,
+                           .sw = 3, .dh = 2, .dw = 1, .group = 1, .pads = {2, 0, 1, 3},
+                           .bias = true}, 4);
+    check_conv((conv_case){.what = "grouped 3x3 dilation 2, group 4", .nsp = 2, .N = 2, .C = 8,
+                           .H = 11, .W = 10, .M = 12, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
+                           .dh = 2, .dw = 2, .group = 4, .pads = {1, 0, 2, 1}, .bias = true}, 5);
+    check_conv((conv_case){.what = "7x7 stride 2 pad 3 (a stem), C=3 M=16 23x19", .nsp = 2,
+                           .N = 1, .C = 3, .H = 23, .W = 19, .M = 16, .KH = 7, .KW = 7, .sh = 2,
+                           .sw = 2, .dh = 1, .dw = 1, .group = 1, .pads = {3, 3, 3, 3},
+                           .bias = true}, 6);
+}
+
+Test(qconv, depthwise_direct_kernel) {
+    check_conv((conv_case){.what = "depthwise 3x3 stride 2 pad 1, C=M=13", .nsp = 2, .N = 2,
+                           .C = 13, .H = 9, .W = 7, .M = 13, .KH = 3, .KW = 3, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 13, .pads = {1, 1, 1, 1}, .bias = true}, 7);
+    check_conv((conv_case){.what = "depthwise multiplier 2, 5x5 dilation 2", .nsp = 2, .N = 1,
+                           .C = 5, .H = 12, .W = 13, .M = 10, .KH = 5, .KW = 5, .sh = 1,
+                           .sw = 1, .dh = 2, .dw = 2, .group = 5, .pads = {4, 4, 3, 2}}, 8);
+    check_conv((conv_case){.what = "one input channel, M=8 (group 1)", .nsp = 2, .N = 1, .C = 1,
+                           .H = 6, .W = 5, .M = 8, .KH = 3, .KW = 2, .sh = 1, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .bias = true}, 9);
+    check_conv((conv_case){.what = "depthwise 3x3 stride 1 pad 1, 33x40", .nsp = 2, .N = 1,
+                           .C = 3, .H = 33, .W = 40, .M = 3, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
+                           .dh = 1, .dw = 1, .group = 3, .pads = {1, 1, 1, 1}, .bias = true}, 10);
+}
+
+Test(qconv, auto_pad) {
+    /* in 7, k 4, s 1: out 7, total pad 3 -> SAME_UPPER (1, 2), SAME_LOWER (2, 1) */
+    check_conv((conv_case){.what = "SAME_UPPER", .nsp = 2, .N = 1, .C = 3, .H = 7, .W = 7,
+                           .M = 4, .KH = 4, .KW = 4, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                           .group = 1, .pads = {1, 1, 2, 2}, .auto_pad = "SAME_UPPER"}, 11);
+    check_conv((conv_case){.what = "SAME_LOWER", .nsp = 2, .N = 1, .C = 3, .H = 7, .W = 7,
+                           .M = 4, .KH = 4, .KW = 4, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+                           .group = 1, .pads = {2, 2, 1, 1}, .auto_pad = "SAME_LOWER"}, 12);
+    /* in 9, k 3, s 2: out 5, total 2 */
+    check_conv((conv_case){.what = "SAME_UPPER stride 2", .nsp = 2, .N = 1, .C = 2, .H = 9,
+                           .W = 9, .M = 3, .KH = 3, .KW = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
+                           .group = 1, .pads = {1, 1, 1, 1}, .auto_pad = "SAME_UPPER"}, 13);
+    check_conv((conv_case){.what = "VALID", .nsp = 2, .N = 1, .C = 2, .H = 9, .W = 8, .M = 3,
+                           .KH = 3, .KW = 2, .sh = 2, .sw = 1, .dh = 1, .dw = 1, .group = 1,
+                           .auto_pad = "VALID"}, 14);
+}
+
+Test(qconv, one_d) {
+    check_conv((conv_case){.what = "1-D k5 stride 2 pad 2 dilation 2", .nsp = 1, .N = 2, .C = 6,
+                           .W = 20, .M = 4, .KW = 5, .sw = 2, .dw = 2, .group = 1,
+                           .pads = {0, 2, 0, 2}, .bias = true}, 15);
+    check_conv((conv_case){.what = "1-D depthwise k3", .nsp = 1, .N = 1, .C = 4, .W = 17, .M = 4,
+                           .KW = 3, .sw = 1, .dw = 1, .group = 4, .pads = {0, 1, 0, 1}}, 16);
+    check_conv((conv_case){.what = "1-D 1x1 direct", .nsp = 1, .N = 1, .C = 9, .W = 33, .M = 5,
+                           .KW = 1, .sw = 1, .dw = 1, .group = 1, .bias = true}, 17);
+}
+
+Test(qconvtranspose, shapes_and_attributes) {
+    check_conv((conv_case){.what = "T 3x3 stride 2 pad 1 output_padding 1", .transpose = true,
+                           .nsp = 2, .N = 2, .C = 5, .H = 4, .W = 6, .M = 7, .KH = 3, .KW = 3,
+                           .sh = 2, .sw = 2, .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1},
+                           .oph = 1, .opw = 1, .bias = true}, 21);
+    check_conv((conv_case){.what = "T grouped, dilation 2, stride (1,3)", .transpose = true,
+                           .nsp = 2, .N = 1, .C = 6, .H = 5, .W = 4, .M = 4, .KH = 2, .KW = 3,
+                           .sh = 1, .sw = 3, .dh = 2, .dw = 1, .group = 2, .pads = {0, 1, 1, 0},
+                           .bias = true}, 22);
+    check_conv((conv_case){.what = "T 4x4 stride 2 no pad (upsampling)", .transpose = true,
+                           .nsp = 2, .N = 1, .C = 16, .H = 7, .W = 9, .M = 8, .KH = 4, .KW = 4,
+                           .sh = 2, .sw = 2, .dh = 1, .dw = 1, .group = 1}, 23);
+    /* output_shape 8x8 from 4x4, k3 s2: full 9 -> total 1, pads begin 1 (NOTSET) */
+    check_conv((conv_case){.what = "T output_shape", .transpose = true, .nsp = 2, .N = 1, .C = 3,
+                           .H = 4, .W = 4, .M = 2, .KH = 3, .KW = 3, .sh = 2, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .pads = {1, 1, 0, 0}, .give_oshape = true}, 24);
+    /* SAME_UPPER: out = in * s = 8, total 1 -> end gets it */
+    check_conv((conv_case){.what = "T SAME_UPPER", .transpose = true, .nsp = 2, .N = 1, .C = 3,
+                           .H = 4, .W = 4, .M = 2, .KH = 3, .KW = 3, .sh = 2, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .pads = {0, 0, 1, 1}, .auto_pad = "SAME_UPPER"},
+               25);
+    check_conv((conv_case){.what = "T 1-D depthwise-like group 3", .transpose = true, .nsp = 1,
+                           .N = 2, .C = 3, .W = 10, .M = 6, .KW = 4, .sw = 2, .dw = 1,
+                           .group = 3, .pads = {0, 1, 0, 2}, .bias = true}, 26);
+}
+
+/* ---- q8.QGemm ------------------------------------------------------------ */
+
+typedef struct gemm_op_case {
+    int ndim;
+    int64_t adims[4];       /* A's dims; the last is K */
+    int64_t N;
+    bool bias;
+    qattrs qa;
+    int8_t *a, *w;
+    int32_t *b;
+    float sa, *sw;
+} gemm_op_case;
+
+static q8_graph *qgemm_build(const void *ctx, const char *path) {
+    const gemm_op_case *c = ctx;
+    int64_t K = c->adims[c->ndim - 1];
+    qin ins[3] = {{"a", Q8_I8, c->ndim, {0}, NULL, &c->sa, 1},
+                  {"w", Q8_I8, 2, {c->N, K}, c->w, c->sw, (int)c->N},
+                  {"b", Q8_I32, 1, {c->N}, c->b, NULL, 0}};
+    memcpy(ins[0].dims, c->adims, sizeof c->adims);
+    return qgraph("QGemm", "q8", ins, c->bias ? 3 : 2, &c->qa, path);
+}
+
+static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, uint64_t seed) {
+    gemm_op_case c = {.ndim = ndim, .N = N, .bias = bias};
+    memcpy(c.adims, adims, sizeof(int64_t) * (size_t)ndim);
+    q8t_rng g = q8t_seed(seed);
+    int64_t K = adims[ndim - 1], M = 1;
+    for (int i = 0; i < ndim - 1; i++) M *= adims[i];
+    c.a = rand_i8(&g, M * K, -128);
+    c.w = rand_i8(&g, N * K, -127);
+    c.b = bias ? rand_bias(&g, N) : NULL;
+    c.sa = q8t_uniform(&g, 0.01f, 0.1f);
+    c.sw = rand_scales(&g, N, 0.001f, 0.01f);
+    int64_t *acc = malloc(sizeof(int64_t) * (size_t)(M * N + 1));
+    for (int64_t m = 0; m < M; m++)
+        for (int64_t n = 0; n < N; n++) {
+            int64_t s = bias ? c.b[n] : 0;
+            for (int64_t k = 0; k < K; k++) s += (int64_t)c.a[m * K + k] * c.w[n * K + k];
+            acc[m * N + n] = s;
+        }
+    int64_t dims[4];
+    memcpy(dims, adims, sizeof(int64_t) * (size_t)ndim);
+    dims[ndim - 1] = N;
+    void *want = malloc(sizeof(float) * (size_t)(M * N + 1));
+    const void *in[1] = {c.a};
+    for (int a = 0; a < N_ACTS; a++) {
+        c.qa = k_acts[a];
+        for (int64_t i = 0; i < M * N; i++)
+            spec_out(want, i, acc[i], (double)c.sa * c.sw[i % N], &c.qa);
+        char what[128];
+        snprintf(what, sizeof what, "QGemm M=%lld N=%lld K=%lld act %s %s", (long long)M,
+                 (long long)N, (long long)K, c.qa.act ? c.qa.act : "none",
+                 c.qa.y_scale > 0 ? "int8" : "float32");
+        check_op(qgemm_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, ndim, want, what);
+    }
+    free(want);
+    free(acc);
+    free(c.a);
+    free(c.w);
+    free(c.b);
+    free(c.sw);
+}
+
+Test(qgemm, shapes_and_activations) {
+    check_qgemm(2, (int64_t[]){13, 77}, 65, true, 31);
+    check_qgemm(2, (int64_t[]){1, 1000}, 17, true, 32);
+    check_qgemm(3, (int64_t[]){2, 3, 64}, 10, false, 33);
+    check_qgemm(1, (int64_t[]){255}, 3, true, 34);
+    check_qgemm(2, (int64_t[]){65, 3}, 129, true, 35);
+    check_qgemm(2, (int64_t[]){0, 16}, 8, true, 36); /* no rows */
+}
+
+/* ---- q8.QMatMul ---------------------------------------------------------- */
+
+typedef struct matmul_case {
+    int ra, rb;
+    int64_t ad[4], bd[4];
+    qattrs qa;
+    int8_t *a, *b;
+    float sa, sb;
+} matmul_case;
+
+static q8_graph *qmatmul_build(const void *ctx, const char *path) {
+    const matmul_case *c = ctx;
+    qin ins[2] = {{"a", Q8_I8, c->ra, {0}, NULL, &c->sa, 1},
+                  {"b", Q8_I8, c->rb, {0}, NULL, &c->sb, 1}};
+    memcpy(ins[0].dims, c->ad, sizeof c->ad);
+    memcpy(ins[1].dims, c->bd, sizeof c->bd);
+    return qgraph("QMatMul", "q8", ins, 2, &c->qa, path);
+}
+
+static void check_qmatmul(int ra, const int64_t *ad, int rb, const int64_t *bd, uint64_t seed) {
+    matmul_case c = {.ra = ra, .rb = rb};
+    memcpy(c.ad, ad, sizeof(int64_t) * (size_t)ra);
+    memcpy(c.bd, bd, sizeof(int64_t) * (size_t)rb);
+    q8t_rng g = q8t_seed(seed);
+    int64_t M = ad[ra - 2], K = ad[ra - 1], N = bd[rb - 1];
+    /* broadcast batch dims, right-aligned */
+    int nb = (ra > rb ? ra : rb) - 2;
+    int64_t od[6], na = 1, nbb = 1, batches = 1;
+    for (int i = 0; i < ra - 2; i++) na *= ad[i];
+    for (int i = 0; i < rb - 2; i++) nbb *= bd[i];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
+        int64_t da = ia >= 0 ? ad[ia] : 1, db = ib >= 0 ? bd[ib] : 1;
+        od[i] = da == 1 ? db : da;
+        batches *= od[i];
+    }
+    od[nb] = M;
+    od[nb + 1] = N;
+    c.a = rand_i8(&g, na * M * K, -128);
+    c.b = rand_i8(&g, nbb * K * N, -128);
+    c.sa = q8t_uniform(&g, 0.01f, 0.1f);
+    c.sb = q8t_uniform(&g, 0.01f, 0.1f);
+    int64_t *acc = malloc(sizeof(int64_t) * (size_t)(batches * M * N + 1));
+    for (int64_t bt = 0; bt < batches; bt++) {
+        /* unravel bt over od, then index A and B (size-1 dims broadcast) */
+        int64_t ia = 0, ib = 0, r = bt, sa = 1, sb = 1;
+        for (int i = nb - 1; i >= 0; i--) {
+            int64_t idx = r % od[i];
+            r /= od[i];
+            int xa = i - (nb - (ra - 2)), xb = i - (nb - (rb - 2));
+            if (xa >= 0) {
+                ia += (ad[xa] == 1 ? 0 : idx) * sa;
+                sa *= ad[xa];
+            }
+            if (xb >= 0) {
+                ib += (bd[xb] == 1 ? 0 : idx) * sb;
+                sb *= bd[xb];
+            }
+        }
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t s = 0;
+                for (int64_t k = 0; k < K; k++)
+                    s += (int64_t)c.a[(ia * M + m) * K + k] * c.b[(ib * K + k) * N + n];
+                acc[(bt * M + m) * N + n] = s;
+            }
+    }
+    void *want = malloc(sizeof(float) * (size_t)(batches * M * N + 1));
+    const void *in[2] = {c.a, c.b};
+    for (int a = 0; a < N_ACTS; a++) {
+        c.qa = k_acts[a];
+        for (int64_t i = 0; i < batches * M * N; i++)
+            spec_out(want, i, acc[i], (double)c.sa * c.sb, &c.qa);
+        char what[128];
+        snprintf(what, sizeof what, "QMatMul M=%lld K=%lld N=%lld batches %lld act %s %s",
+                 (long long)M, (long long)K, (long long)N, (long long)batches,
+                 c.qa.act ? c.qa.act : "none", c.qa.y_scale > 0 ? "int8" : "float32");
+        check_op(qmatmul_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, od, nb + 2, want,
+                 what);
+    }
+    free(want);
+    free(acc);
+    free(c.a);
+    free(c.b);
+}
+
+Test(qmatmul, broadcasting_and_activations) {
+    check_qmatmul(2, (int64_t[]){13, 17}, 2, (int64_t[]){17, 9}, 41);
+    check_qmatmul(4, (int64_t[]){2, 1, 5, 33}, 3, (int64_t[]){3, 33, 20}, 42);
+    check_qmatmul(3, (int64_t[]){3, 7, 64}, 2, (int64_t[]){64, 65}, 43);
+    check_qmatmul(2, (int64_t[]){1, 255}, 3, (int64_t[]){2, 255, 3}, 44);
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ---------------------------------- */
+
+typedef struct qdq_case {
+    const char *op;
+    int opset;
+    q8_dtype xt, zt;        /* zt Q8_UNDEFINED: no zero point */
+    int ndim;
+    int64_t dims[4];
+    int64_t nscale;         /* 1: per tensor (scalar), else per axis (1-D) */
+    int64_t axis;           /* attribute, when per axis */
+    bool const_x;
+    float *scale;
+    void *zp;
+    void *x;
+} qdq_case;
+
+static q8_graph *qdq_build(const void *ctx, const char *path) {
+    const qdq_case *c = ctx;
+    qin ins[3] = {{"x", c->xt, c->ndim, {0}, c->const_x ? c->x : NULL, NULL, 0},
+                  {"s", Q8_F32, c->nscale > 1, {c->nscale}, c->scale, NULL, 0},
+                  {"z", c->zt, c->nscale > 1, {c->nscale}, c->zp, NULL, 0}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    q8_graph *g = qgraph(c->op, "", ins, c->zt ? 3 : 2, NULL, path);
+    g->opset = c->opset;
+    if (c->nscale > 1) q8t_attr_int(g, "axis", c->axis);
+    return g;
+}
+
+static int64_t qdq_numel(const qdq_case *c) {
+    int64_t n = 1;
+    for (int i = 0; i < c->ndim; i++) n *= c->dims[i];
+    return n;
+}
+
+/* Channel of element i (per axis) or 0. */
+static int64_t qdq_chan(const qdq_case *c, int64_t i) {
+    if (c->nscale == 1) return 0;
+    int ax = (int)(c->axis < 0 ? c->axis + c->ndim : c->axis);
+    int64_t inner = 1;
+    for (int d = ax + 1; d < c->ndim; d++) inner *= c->dims[d];
+    return i / inner % c->dims[ax];
+}
+
+static int64_t zp_at(const qdq_case *c, int64_t ch) {
+    if (!c->zt) return 0;
+    return c->zt == Q8_I8 ? ((const int8_t *)c->zp)[ch] : c->zt == Q8_U8
+                                                            ? ((const uint8_t *)c->zp)[ch]
+                                                            : ((const int32_t *)c->zp)[ch];
+}
+
+static void check_quantize(qdq_case c, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    int64_t n = qdq_numel(&c);
+    c.op = "QuantizeLinear";
+    c.scale = rand_scales(&g, c.nscale, 0.02f, 0.1f);
+    c.scale[0] = 0.5f; /* halfway cases below are exact */
+    c.zp = malloc((size_t)c.nscale & 0xffff);
+    for (int64_t i = 0; i < c.nscale; i++)
+        ((uint8_t *)c.zp)[i] = c.zt == Q8_I8 ? (uint8_t)(int8_t)(q8t_next(&g) % 21 - 10)
+                                             : (uint8_t)(120 + q8t_next(&g) % 16);
+    c.x = malloc(sizeof(float) * (size_t)n);
+    static const float special[] = {0.25f, 0.75f, -0.25f, -0.75f, 1.25f, -1.25f, 2.75f, 1e6f,
+                                    -1e6f, 63.25f, -64.25f, 0.0f, -0.0f, 127.75f};
+    for (int64_t i = 0; i < n; i++) {
+        float v = q8t_uniform(&g, -8, 8);
+        if (c.xt == Q8_I32) ((int32_t *)c.x)[i] = (int32_t)(v * 40);
+        else ((float *)c.x)[i] = i % 3 == 0 ? special[i / 3 % 14] : v;
+    }
+    bool i8 = c.zt == Q8_I8;
+    uint8_t *want = malloc((size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ch = qdq_chan(&c, i);
+        float xv = c.xt == Q8_I32 ? (float)((int32_t *)c.x)[i] : ((float *)c.x)[i];
+        double q = nearbyint((double)(xv / c.scale[ch])) + (double)zp_at(&c, ch);
+        double lo = i8 ? -128 : 0, hi = i8 ? 127 : 255;
+        q = q < lo ? lo : q > hi ? hi : q;
+        want[i] = i8 ? (uint8_t)(int8_t)q : (uint8_t)q;
+    }
+    const void *in[1] = {c.x};
+    char what[96];
+    snprintf(what, sizeof what, "QuantizeLinear opset %d %s x, %s, %lld scales", c.opset,
+             q8_dtype_name(c.xt), c.zt ? q8_dtype_name(c.zt) : "no zero point",
+             (long long)c.nscale);
+    check_op_paths(qdq_build, &c, c.const_x ? NULL : in, i8 ? Q8_I8 : Q8_U8, c.dims, c.ndim, want,
+                   what, false);
+    /* the output's quantization parameters */
+    q8_graph *gr = qdq_build(&c, NULL);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(gr, NULL, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *y = gr->tensors[gr->outputs[0]];
+    bool uniform = true;
+    for (int64_t i = 1; i < c.nscale; i++) uniform &= zp_at(&c, i) == zp_at(&c, 0);
+    if (uniform) {
+        cr_assert_eq(y->q.n, c.nscale, "%s: output has %d scales", what, y->q.n);
+        int ax = (int)(c.axis < 0 ? c.axis + c.ndim : c.axis);
+        cr_assert_eq(y->q.axis, c.nscale > 1 ? ax : -1);
+        for (int64_t i = 0; i < c.nscale; i++) cr_assert_eq(y->q.scale[i], c.scale[i]);
+        cr_assert_eq(y->q.zero_point, zp_at(&c, 0));
+    } else {
+        cr_assert_eq(y->q.n, 0, "%s: mixed zero points give no parameters", what);
+    }
+    q8_graph_free(gr);
+    free(want);
+    free(c.x);
+    free(c.zp);
+    free(c.scale);
+}
+
+Test(quantizelinear, per_tensor_per_axis_halfway_saturation) {
+    check_quantize((qdq_case){.opset = 13, .xt = Q8_F32, .zt = Q8_I8, .ndim = 3,
+                              .dims = {2, 3, 7}, .nscale = 1}, 51);
+    check_quantize((qdq_case){.opset = 13, .xt = Q8_F32, .zt = Q8_U8, .ndim = 3,
+                              .dims = {2, 3, 7}, .nscale = 1}, 52);
+    check_quantize((qdq_case){.opset = 10, .xt = Q8_F32, .ndim = 2, .dims = {13, 9},
+                              .nscale = 1}, 53); /* uint8, no zero point */
+    check_quantize((qdq_case){.opset = 13, .xt = Q8_F32, .zt = Q8_I8, .ndim = 4,
+                              .dims = {2, 5, 3, 4}, .nscale = 5, .axis = 1}, 54);
+    check_quantize((qdq_case){.opset = 13, .xt = Q8_F32, .zt = Q8_U8, .ndim = 3,
+                              .dims = {3, 2, 6}, .nscale = 6, .axis = -1}, 55);
+    check_quantize((qdq_case){.opset = 17, .xt = Q8_I32, .zt = Q8_I8, .ndim = 2,
+                              .dims = {4, 33}, .nscale = 1}, 56);
+    check_quantize((qdq_case){.opset = 13, .xt = Q8_F32, .zt = Q8_I8, .ndim = 2,
+                              .dims = {6, 5}, .nscale = 6, .axis = 0, .const_x = true}, 57);
+}
+
+static void check_dequantize(qdq_case c, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    int64_t n = qdq_numel(&c);
+    c.op = "DequantizeLinear";
+    c.scale = rand_scales(&g, c.nscale, 0.001f, 0.1f);
+    size_t es = q8_dtype_size(c.xt);
+    c.zp = malloc(es * (size_t)c.nscale);
+    c.x = malloc(es * (size_t)n);
+    for (int64_t i = 0; i < c.nscale; i++) {
+        int32_t v = (int32_t)(q8t_next(&g) % 41) - 20 + (c.xt == Q8_U8 ? 128 : 0);
+        if (c.xt == Q8_I32) ((int32_t *)c.zp)[i] = v * 1000;
+        else ((uint8_t *)c.zp)[i] = (uint8_t)v;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = q8t_next(&g);
+        if (c.xt == Q8_I32) ((int32_t *)c.x)[i] = (int32_t)(r >> 32) >> (r % 24);
+        else ((uint8_t *)c.x)[i] = (uint8_t)(r >> 56);
+    }
+    float *want = malloc(sizeof(float) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t ch = qdq_chan(&c, i), xv;
+        xv = c.xt == Q8_I8 ? ((int8_t *)c.x)[i] : c.xt == Q8_U8 ? ((uint8_t *)c.x)[i]
+                                                                 : ((int32_t *)c.x)[i];
+        want[i] = (float)(xv - zp_at(&c, ch)) * c.scale[ch];
+    }
+    const void *in[1] = {c.x};
+    char what[96];
+    snprintf(what, sizeof what, "DequantizeLinear %s x, %s, %lld scales", q8_dtype_name(c.xt),
+             c.zt ? "zero point" : "no zero point", (long long)c.nscale);
+    check_op_paths(qdq_build, &c, in, Q8_F32, c.dims, c.ndim, want, what, false);
+    free(want);
+    free(c.x);
+    free(c.zp);
+    free(c.scale);
+}
+
+Test(dequantizelinear, types_and_axes) {
+    check_dequantize((qdq_case){.opset = 13, .xt = Q8_I8, .zt = Q8_I8, .ndim = 3,
+                                .dims = {2, 3, 7}, .nscale = 1}, 61);
+    check_dequantize((qdq_case){.opset = 10, .xt = Q8_U8, .zt = Q8_U8, .ndim = 2,
+                                .dims = {9, 13}, .nscale = 1}, 62);
+    check_dequantize((qdq_case){.opset = 13, .xt = Q8_I8, .ndim = 1, .dims = {100},
+                                .nscale = 1}, 63);
+    check_dequantize((qdq_case){.opset = 13, .xt = Q8_I32, .ndim = 2, .dims = {5, 17},
+                                .nscale = 1}, 64);
+    check_dequantize((qdq_case){.opset = 13, .xt = Q8_I32, .zt = Q8_I32, .ndim = 2,
+                                .dims = {5, 17}, .nscale = 17, .axis = 1}, 65);
+    check_dequantize((qdq_case){.opset = 13, .xt = Q8_U8, .zt = Q8_U8, .ndim = 4,
+                                .dims = {2, 4, 3, 3}, .nscale = 4, .axis = -3}, 66);
+}
+
+/* ---- errors --------------------------------------------------------------- */
+
+static const float k_s1 = 0.05f;
+static const float k_s4[4] = {0.01f, 0.02f, 0.03f, 0.04f};
+static const int8_t k_w[4 * 3 * 2 * 2] = {1, 2, 3};
+static const float k_wf[4 * 3 * 2 * 2] = {1, 2, 3};
+static const int32_t k_b[5] = {1, 2, 3, 4, 5};
+static const float k_bf[4] = {1, 2, 3, 4};
+
+static q8_graph *conv_graph(qin x, qin w, const qin *b) {
+    qin ins[3] = {x, w, b ? *b : (qin){0}};
+    return qgraph("QConv", "q8", ins, b ? 3 : 2, NULL, NULL);
+}
+
+Test(errors, qconv_messages) {
+    qin x = {"x", Q8_I8, 4, {1, 3, 5, 5}, NULL, &k_s1, 1};
+    qin w = {"w", Q8_I8, 4, {4, 3, 2, 2}, k_w, k_s4, 4};
+    qin wf = {"w", Q8_F32, 4, {4, 3, 2, 2}, k_wf, k_s4, 4};
+    qin wnos = {"w", Q8_I8, 4, {4, 3, 2, 2}, k_w, NULL, 0};
+    qin wone = {"w", Q8_I8, 4, {4, 3, 2, 2}, k_w, &k_s1, 1};
+    qin wvar = {"w", Q8_I8, 4, {4, 3, 2, 2}, NULL, k_s4, 4};
+    qin xnos = {"x", Q8_I8, 4, {1, 3, 5, 5}, NULL, NULL, 0};
+    qin xf = {"x", Q8_F32, 4, {1, 3, 5, 5}, NULL, NULL, 0};
+    qin b5 = {"b", Q8_I32, 1, {5}, k_b, NULL, 0};
+    qin bf = {"b", Q8_F32, 1, {4}, k_bf, NULL, 0};
+    check_fails(conv_graph(x, wf, NULL), "W 'w' is float32, expected int8", "float W");
+    check_fails(conv_graph(x, wnos, NULL), "needs per-channel scales (4 on axis 0), it has 0",
+                "W without scales");
+    check_fails(conv_graph(x, wone, NULL), "needs per-channel scales", "W with one scale");
+    check_fails(conv_graph(x, wvar, NULL), "must be a constant", "W not constant");
+    check_fails(conv_graph(xnos, w, NULL), "X 'x' has no quantization scale", "X without scale");
+    check_fails(conv_graph(xf, w, NULL), "X 'x' is float32, expected int8", "float X");
+    check_fails(conv_graph(x, w, &b5), "B 'b' has 5 values, expected 4", "bias length");
+    check_fails(conv_graph(x, w, &bf), "B 'b' is float32, expected int32", "float bias");
+    q8_graph *g = conv_graph(x, w, NULL);
+    q8t_attr_str(g, "_act", "Gelu");
+    check_fails(g, "fused activation 'Gelu' is not supported", "unknown activation");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_float(g, "y_scale", -1.0f);
+    check_fails(g, "y_scale is -1, must be positive", "negative y_scale");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_int(g, "group", 2);
+    check_fails(g, "group 2 must divide", "bad group");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_ints(g, "strides", (int64_t[]){1}, 1);
+    check_fails(g, "strides has 1 values, expected 2", "strides length");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_ints(g, "pads", (int64_t[]){0, 0, -1, 0}, 4);
+    check_fails(g, "pads[2] is -1", "negative pad");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_str(g, "auto_pad", "SAME");
+    check_fails(g, "auto_pad 'SAME' is not one of", "bad auto_pad");
+    g = conv_graph(x, w, NULL);
+    q8t_attr_str(g, "_igemm_path", "sse9");
+    check_fails(g, "unknown _igemm_path 'sse9'", "bad path");
+    qin xs = {"x", Q8_I8, 4, {1, 3, 1, 5}, NULL, &k_s1, 1};
+    check_fails(conv_graph(xs, w, NULL), "smaller than the dilated kernel", "input too small");
+}
+
+Test(errors, gemm_matmul_qdq_messages) {
+    static const int8_t w[1] = {0};
+    qin a = {"a", Q8_I8, 2, {3, 5}, NULL, &k_s1, 1};
+    qin wk = {"w", Q8_I8, 2, {4, 6}, k_w, k_s4, 4};
+    qin ins[2] = {a, wk};
+    check_fails(qgraph("QGemm", "q8", ins, 2, NULL, NULL), "has 5 values per row, W has K = 6",
+                "QGemm K");
+    /* K too long for int32 sums (the check comes before W is read) */
+    int8_t *big = calloc(Q8_IG_MAX_K + 1, 1);
+    qin along = {"a", Q8_I8, 2, {1, Q8_IG_MAX_K + 1}, NULL, &k_s1, 1};
+    qin wlong = {"w", Q8_I8, 2, {1, Q8_IG_MAX_K + 1}, big, &k_s1, 1};
+    qin ins2[2] = {along, wlong};
+    check_fails(qgraph("QGemm", "q8", ins2, 2, NULL, NULL), "too long for int32", "long K");
+    free(big);
+    qin b = {"b", Q8_I8, 2, {6, 2}, NULL, &k_s1, 1};
+    qin ins3[2] = {a, b};
+    check_fails(qgraph("QMatMul", "q8", ins3, 2, NULL, NULL), "A has K = 5, B has 6 rows",
+                "QMatMul K");
+    qin bnos = {"b", Q8_I8, 2, {5, 2}, NULL, NULL, 0};
+    qin ins4[2] = {a, bnos};
+    check_fails(qgraph("QMatMul", "q8", ins4, 2, NULL, NULL), "B 'b' has no quantization scale",
+                "QMatMul B scale");
+    (void)w;
+    /* QuantizeLinear: non-constant scale, per-axis length, opset */
+    float sc[3] = {0.1f, 0.2f, 0.3f};
+    qin qx = {"x", Q8_F32, 2, {2, 4}, NULL, NULL, 0};
+    qin qs_var = {"s", Q8_F32, 0, {0}, NULL, NULL, 0};
+    qin qs3 = {"s", Q8_F32, 1, {3}, sc, NULL, 0};
+    qin q1[2] = {qx, qs_var};
+    check_fails(qgraph("QuantizeLinear", "", q1, 2, NULL, NULL), "input 1 ('s') must be a constant",
+                "variable scale");
+    qin q2[2] = {qx, qs3};
+    check_fails(qgraph("QuantizeLinear", "", q2, 2, NULL, NULL), "axis 1 of x has 4",
+                "per-axis length");
+    q8_graph *g = qgraph("QuantizeLinear", "", q2, 2, NULL, NULL);
+    g->opset = 10;
+    check_fails(g, "per-axis scales need opset 13", "per-axis at opset 10");
+    float zero = 0;
+    qin qs0 = {"s", Q8_F32, 0, {0}, &zero, NULL, 0};
+    qin q3[2] = {qx, qs0};
+    check_fails(qgraph("QuantizeLinear", "", q3, 2, NULL, NULL), "must be positive",
+                "zero scale");
+    qin dx = {"x", Q8_F32, 2, {2, 4}, NULL, NULL, 0};
+    qin d1[2] = {dx, {"s", Q8_F32, 0, {0}, &k_s1, NULL, 0}};
+    check_fails(qgraph("DequantizeLinear", "", d1, 2, NULL, NULL), "expected int8, uint8 or int32",
+                "float DequantizeLinear");
+}
+
+/* ---- int8 through other ops ---------------------------------------------- */
+
+/* x -> QuantizeLinear -> (pass-through op) -> Identity -> q8.QGemm: the
+ * int8 tensor keeps QuantizeLinear's scale through the ops in between. */
+static void check_passthrough(const char *mid, uint64_t seed) {
+    q8t_rng r = q8t_seed(seed);
+    float x[24], s = 0.03f, sw[5];
+    int8_t w[5 * 4], zp = 0;
+    q8t_fill(&r, x, 24, -3, 3);
+    for (int i = 0; i < 20; i++) w[i] = rnd_i8(&r) | 1;
+    for (int i = 0; i < 5; i++) sw[i] = q8t_uniform(&r, 0.01f, 0.02f);
+    int64_t shape[2] = {6, 4};
+    q8_graph *g = q8_graph_new();
+    int tx = q8_graph_add_tensor(g, "x", NULL), ts = q8_graph_add_tensor(g, "s", NULL);
+    int tz = q8_graph_add_tensor(g, "z", NULL), tq = q8_graph_add_tensor(g, "q", NULL);
+    int tsh = q8_graph_add_tensor(g, "shape", NULL), tm = q8_graph_add_tensor(g, "m", NULL);
+    int ti = q8_graph_add_tensor(g, "i", NULL), tw = q8_graph_add_tensor(g, "w", NULL);
+    int ty = q8_graph_add_tensor(g, "y", NULL);
+    q8_tensor_set_shape(g->tensors[tx], Q8_F32, (int64_t[]){2, 12}, 2);
+    struct { int t; q8_dtype dt; int nd; int64_t d; const void *src; } consts[] = {
+        {ts, Q8_F32, 0, 0, &s}, {tz, Q8_I8, 0, 0, &zp}, {tsh, Q8_I64, 1, 2, shape},
+        {tw, Q8_I8, 2, 5, w}};
+    for (int k = 0; k < 4; k++) {
+        q8_tensor *t = g->tensors[consts[k].t];
+        int64_t dims[2] = {consts[k].d, 4};
+        q8_tensor_set_shape(t, consts[k].dt, dims, consts[k].nd);
+        cr_assert_eq(q8_tensor_alloc_data(t, NULL), Q8_OK);
+        memcpy(t->data, consts[k].src, q8_tensor_nbytes(t));
+    }
+    set_q(g->tensors[tw], sw, 5, 0);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = tx;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = ty;
+    int n0 = q8_graph_add_node(g, "quant", "QuantizeLinear");
+    q8_node_set_io(g->nodes[n0], (int[]){tx, ts, tz}, 3, &tq, 1, NULL);
+    int n1 = q8_graph_add_node(g, "mid", mid);
+    if (strcmp(mid, "Reshape") == 0)
+        q8_node_set_io(g->nodes[n1], (int[]){tq, tsh}, 2, &tm, 1, NULL);
+    else q8_node_set_io(g->nodes[n1], &tq, 1, &tm, 1, NULL);
+    if (strcmp(mid, "Transpose") == 0) {
+        q8_attr *a = q8_node_set_attr(g->nodes[n1], "perm", Q8_ATTR_INTS);
+        a->n = 2;
+        a->ints = malloc(2 * sizeof(int64_t));
+        a->ints[0] = 1, a->ints[1] = 0;
+    }
+    int n2 = q8_graph_add_node(g, "id", "Identity");
+    q8_node_set_io(g->nodes[n2], &tm, 1, &ti, 1, NULL);
+    int n3 = q8_graph_add_node(g, "gemm", "QGemm");
+    free(g->nodes[n3]->domain);
+    g->nodes[n3]->domain = q8_strdup("q8");
+    q8_node_set_io(g->nodes[n3], (int[]){ti, tw}, 2, &ty, 1, NULL);
+    /* Reshape: [2,12] -> [6,4], K = 4; Transpose: [12,2], K = 2 */
+    bool tr = strcmp(mid, "Transpose") == 0;
+    if (tr) {
+        q8_tensor *t = g->tensors[tw];
+        t->dims[1] = 2; /* W [5, 2] */
+    }
+    int64_t M = tr ? 12 : 6, K = tr ? 2 : 4;
+    int8_t q[24];
+    for (int i = 0; i < 24; i++) {
+        double v = nearbyint((double)(x[i] / s));
+        q[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    }
+    float want[12 * 5];
+    for (int64_t m = 0; m < M; m++)
+        for (int n = 0; n < 5; n++) {
+            int64_t acc = 0;
+            for (int64_t k = 0; k < K; k++) {
+                int8_t a = tr ? q[k * 12 + m] : q[m * K + k];
+                acc += (int64_t)a * w[n * K + k];
+            }
+            want[m * 5 + n] = (float)acc * (float)((double)s * sw[n]);
+        }
+    const void *in[1] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(g, in, 1, out, info, 1, &err), Q8_OK, "%s: %s", mid, err.msg);
+    cr_assert_eq(info[0].dims[0], M);
+    for (int64_t i = 0; i < M * 5; i++)
+        cr_assert(((float *)out[0])[i] == want[i], "%s: y[%lld] = %g, want %g", mid,
+                  (long long)i, ((float *)out[0])[i], want[i]);
+    free(out[0]);
+}
+
+Test(passthrough, int8_keeps_its_scale) {
+    check_passthrough("Reshape", 71);
+    check_passthrough("Transpose", 72);
+}

@@ -1,0 +1,83 @@
+/* Throughput of the INT8 GEMM per code path (not built by CMake: a
+ * developer tool). Build and run from the repository root after a Release
+ * build:
+ *   cc -O2 -Isrc -Ikernels/cpu tools/bench/igemm_bench.c build/libq8.a \
+ *      -lprotobuf-c -lpthread -lm -o build/igemm_bench
+ *   build/igemm_bench [M N K [threads]]     (default: 64 3136 576, 512^3)
+ * C[m][n] = sum_k A[m][k] * B[n][k] as QGemm runs it (A activations packed
+ * per call, B the pre-packed weights), int8 output with per-channel
+ * requantization; GOP/s counts 2*M*N*K per call, median of the timed runs. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common.h"
+#include "igemm.h"
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int cmp_d(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void bench(int64_t M, int64_t N, int64_t K, int threads) {
+    int8_t *A = malloc((size_t)(M * K)), *B = malloc((size_t)(N * K));
+    uint64_t s = 88172645463325252ull;
+    for (int64_t i = 0; i < M * K; i++) A[i] = (int8_t)((s = s * 6364136223846793005ull + 1) >> 56);
+    for (int64_t i = 0; i < N * K; i++) B[i] = (int8_t)((s = s * 6364136223846793005ull + 1) >> 56);
+    uint8_t *rows = q8_aligned_alloc(q8_ig_rows_bytes(M, K));
+    uint8_t *lanes = q8_aligned_alloc(q8_ig_lanes_bytes(N, K));
+    int32_t *init = calloc((size_t)N, sizeof(int32_t)), *mult = malloc(sizeof(int32_t) * N),
+            *shift = malloc(sizeof(int32_t) * N);
+    q8_ig_pack_lanes_jk(B, K, N, K, false, lanes, init);
+    for (int64_t n = 0; n < N; n++) {
+        init[n] *= -128;
+        q8_requant r = q8_requant_make(0.001 + 1e-6 * (double)n);
+        mult[n] = r.mult, shift[n] = r.shift;
+    }
+    int8_t *C = malloc((size_t)(M * N));
+    q8_epilogue e = {.kind = Q8_EPI_I8, .chan = Q8_CH_COL, .mult = mult, .shift = shift,
+                     .lo = -128, .hi = 127};
+    q8_pool *pool = threads > 1 ? q8_pool_create(threads) : NULL;
+    printf("M=%lld N=%lld K=%lld threads=%d\n", (long long)M, (long long)N, (long long)K, threads);
+    for (int p = Q8_IGEMM_C; p < Q8_IGEMM_PATH_COUNT; p++) {
+        if (!q8_igemm_path_supported(p)) continue;
+        q8_igemm_args a = {.I = M, .J = N, .K = K, .rows = rows, .lanes = lanes, .rows_u8 = true,
+                           .init_col = init, .epi = &e, .out = C, .ldo = N};
+        double ops = 2.0 * (double)M * (double)N * (double)K, t[64];
+        int runs = 0;
+        double t_end = now() + (p == Q8_IGEMM_C ? 3.0 : 1.0);
+        for (int w = 0; w < 2; w++) {
+            q8_ig_pack_rows(A, K, M, K, true, rows, NULL, pool);
+            q8_igemm(&a, pool, p);
+        }
+        while (runs < 64 && (runs < 5 || now() < t_end)) {
+            double t0 = now();
+            q8_ig_pack_rows(A, K, M, K, true, rows, NULL, pool);
+            q8_igemm(&a, pool, p);
+            t[runs++] = now() - t0;
+        }
+        qsort(t, (size_t)runs, sizeof t[0], cmp_d);
+        printf("  %-11s %8.1f GOP/s  (median %.3f ms of %d runs)\n", q8_igemm_path_name(p),
+               ops / t[runs / 2] * 1e-9, t[runs / 2] * 1e3, runs);
+    }
+    q8_pool_free(pool);
+    free(A), free(B), free(C), free(init), free(mult), free(shift);
+    q8_aligned_free(rows), q8_aligned_free(lanes);
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 4) {
+        bench(atoll(argv[1]), atoll(argv[2]), atoll(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
+        return 0;
+    }
+    bench(64, 3136, 576, 1);
+    bench(512, 512, 512, 1);
+    return 0;
+}
