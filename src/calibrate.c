@@ -208,3 +208,21 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
     if (st != Q8_OK) q8_calibration_free(out);
     return st;
 }
+
+q8_status q8_calibration_by_name(const q8_calibration *from, const q8_graph *src,
+                                 const q8_graph *dst, q8_calibration *out, q8_error *err) {
+    memset(out, 0, sizeof *out);
+    out->n_tensors = dst->n_tensors;
+    out->n_samples = from->n_samples;
+    out->threshold = calloc((size_t)dst->n_tensors + 1, sizeof(float));
+    out->hist = calloc((size_t)dst->n_tensors + 1, sizeof(q8_hist *));
+    if (!out->threshold || !out->hist) {
+        q8_calibration_free(out);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (int t = 0; t < dst->n_tensors; t++) {
+        int k = q8_graph_find(src, dst->tensors[t]->name);
+        if (k >= 0 && k < from->n_tensors) out->threshold[t] = from->threshold[k];
+    }
+    return Q8_OK;
+}

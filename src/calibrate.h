@@ -41,5 +41,9 @@ typedef struct q8_calibration {
 q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
                        q8_calibration *out, q8_error *err);
 void q8_calibration_free(q8_calibration *c);
+/* The thresholds of `from` (measured on graph src) for the tensors of dst
+ * with the same names; tensors without a match get 0 (left in FP32). */
+q8_status q8_calibration_by_name(const q8_calibration *from, const q8_graph *src,
+                                 const q8_graph *dst, q8_calibration *out, q8_error *err);
 
 #endif

@@ -181,7 +181,7 @@ static int int8_of(qctx *c, int t) {
     float s = act_scale(c, t);
     int sc = scalar_const(c, nm, "_q8_scale", Q8_F32, s), zp = scalar_const(c, nm, "_q8_zp", Q8_I8, 0);
     int q = add_tensor(c, nm, "_q8");
-    if (sc < 0 || zp < 0 || q < 0) return -1;
+    if (sc < 0 || zp < 0 || q < 0 || set_scale(c->g->tensors[q], s, c->err) != Q8_OK) return -1;
     nm = c->g->tensors[t]->name; /* tensors may have moved */
     int in[3] = {t, sc, zp};
     char node[600];

@@ -62,39 +62,51 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_sha256_hex(buf, len, sha);
     free(buf);
 
-    q8_graph *g = NULL;
+    q8_graph *g = NULL, *gcal = NULL;
     q8_sample_set samples = {0};
-    q8_calibration cal = {0};
+    q8_calibration cal = {0}, moved = {0};
     q8_meta meta = {0};
     q8_plan plan = {0};
     q8_input_shape shapes[64];
-    q8_status s = q8_onnx_load(onnx_path, &g, err);
-    if (s == Q8_OK) s = q8_samples_from_dir(o->calib_dir, g, &samples, err);
-    /* Input shapes: given, or from the first calibration sample. */
-    q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};
-    if (s == Q8_OK && o->n_input_shapes == 0) {
-        if (samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
-        for (int k = 0; k < samples.n_inputs && s == Q8_OK; k++) {
-            q8_tensor *t;
-            s = q8_sample_load(&samples, 0, k, &t, err);
-            if (s != Q8_OK) break;
-            shapes[k].name = g->tensors[g->inputs[k]]->name;
-            shapes[k].ndim = t->ndim;
-            memcpy(shapes[k].dims, t->dims, sizeof shapes[k].dims);
-            q8_tensor_free(t);
-        }
-        lo.input_shapes = shapes;
-        lo.n_input_shapes = samples.n_inputs;
+    /* Calibration runs at the samples' shapes; the model is then built for
+     * the deployment shapes (--input-shape, e.g. a larger batch) and takes
+     * the thresholds by tensor name. */
+    q8_status s = q8_onnx_load(onnx_path, &gcal, err);
+    if (s == Q8_OK) s = q8_samples_from_dir(o->calib_dir, gcal, &samples, err);
+    if (s == Q8_OK && samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
+    for (int k = 0; s == Q8_OK && k < samples.n_inputs; k++) {
+        q8_tensor *t;
+        s = q8_sample_load(&samples, 0, k, &t, err);
+        if (s != Q8_OK) break;
+        shapes[k].name = gcal->tensors[gcal->inputs[k]]->name;
+        shapes[k].ndim = t->ndim;
+        memcpy(shapes[k].dims, t->dims, sizeof shapes[k].dims);
+        q8_tensor_free(t);
     }
-    /* shape names point into g's tensors, which the passes keep */
-    if (s == Q8_OK) s = q8_passes_run(g, &lo, err);
+    q8_load_options lcal = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
+    if (s == Q8_OK) s = q8_passes_run(gcal, &lcal, err);
+    if (s != Q8_OK) q8_fail_prefix(err, "at the calibration samples' shapes");
+    if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &meta, err);
+    q8_calib_options co = {.method = o->method, .percentile = o->percentile, .n_threads = o->n_threads};
+    if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
+    if (s == Q8_OK && o->n_input_shapes) {
+        q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};
+        s = q8_onnx_load(onnx_path, &g, err);
+        if (s == Q8_OK) s = q8_passes_run(g, &lo, err);
+        if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
+        if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
+        if (s == Q8_OK) {
+            q8_calibration_free(&cal);
+            cal = moved;
+        }
+    } else if (s == Q8_OK) {
+        g = gcal;
+        gcal = NULL;
+    }
     if (s == Q8_OK) {
         r->fp32_arena_bytes = plan_arena(g, &plan, err);
         q8_plan_free(&plan);
     }
-    if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
-    q8_calib_options co = {.method = o->method, .percentile = o->percentile, .n_threads = o->n_threads};
-    if (s == Q8_OK) s = q8_calibrate(g, &samples, &co, &cal, err);
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &o->quant, &meta, err);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
     char shapes_s[1024];
@@ -132,6 +144,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_samples_free(&samples);
     q8_meta_free(&meta);
     q8_graph_free(g);
+    q8_graph_free(gcal);
     r->seconds = now_s() - t0;
     return s;
 }
