@@ -71,15 +71,22 @@ static double kl_divergence(const double *p, const double *q, int n) {
  * 2048, P = the first i bins with the clipped tail folded into the last;
  * Q = those i bins merged into 128 levels and spread back evenly over the
  * non-empty bins of each level. Choose the cut with the least KL(P||Q). */
-static float entropy_threshold(const q8_hist *h) {
+static float entropy_threshold(const q8_hist *hist) {
     const int levels = 128;
     double *p = malloc(sizeof(double) * Q8_HIST_BINS);
     double *q = malloc(sizeof(double) * Q8_HIST_BINS);
-    if (!p || !q) {
+    q8_hist *h = malloc(sizeof *h);
+    if (!p || !q || !h) {
         free(p);
         free(q);
-        return (float)h->amax; /* no memory: fall back to minmax */
+        free(h);
+        return (float)hist->amax; /* no memory: fall back to minmax */
     }
+    /* The zero bin (ReLU outputs: half the values) would dominate both
+     * distributions and make every cut look alike; count it like its
+     * neighbour, as TensorRT's calibrator does. */
+    *h = *hist;
+    h->bins[0] = h->bins[1];
     double tail = 0;
     for (int b = levels; b < Q8_HIST_BINS; b++) tail += (double)h->bins[b];
     double best = INFINITY;
@@ -116,14 +123,16 @@ static float entropy_threshold(const q8_hist *h) {
             q[b] /= qtotal;
         }
         double d = kl_divergence(p, q, i);
-        if (d < best) {
+        if (d <= best) { /* ties: the larger range */
             best = d;
             best_i = i;
         }
     }
+    float t = (float)((best_i + 0.5) * (h->amax / Q8_HIST_BINS));
     free(p);
     free(q);
-    return (float)((best_i + 0.5) * (h->amax / Q8_HIST_BINS));
+    free(h);
+    return t;
 }
 
 float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile) {
@@ -131,7 +140,13 @@ float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile)
     if (h->amax <= 0 || h->count == 0) return Q8_MIN_THRESHOLD;
     switch (m) {
     case Q8_CALIB_PERCENTILE: t = percentile_threshold(h, percentile); break;
-    case Q8_CALIB_ENTROPY: t = entropy_threshold(h); break;
+    case Q8_CALIB_ENTROPY:
+        /* KL cannot see clipping when the cut falls on a dominant spike
+         * (a constant image background, a saturated activation): both
+         * distributions are then nearly one point and the divergence is ~0.
+         * Guard: never clip more than 0.1% of the values. */
+        t = fmaxf(entropy_threshold(h), percentile_threshold(h, Q8_ENTROPY_GUARD_PERCENTILE));
+        break;
     default: t = (float)h->amax; break;
     }
     if (t > (float)h->amax) t = (float)h->amax;

@@ -8,6 +8,8 @@
 #include "common.h"
 
 #define Q8_HIST_BINS 2048
+/* Entropy never clips more than this percentile of |x| (see calib.c). */
+#define Q8_ENTROPY_GUARD_PERCENTILE 99.9
 
 typedef enum q8_calib_method {
     Q8_CALIB_MINMAX = 0,

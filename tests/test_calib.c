@@ -101,3 +101,18 @@ Test(sha256, known_vectors) {
     q8_sha256_hex(m, strlen(m), hex);
     cr_assert_str_eq(hex, "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
 }
+
+/* A constant background (80% of values at one point) fools plain KL into
+ * cutting at the spike; the guard keeps 99.9% of the values unclipped. */
+Test(calib, entropy_guard_on_a_spiky_distribution) {
+    enum { N = 50000 };
+    float *x = malloc(sizeof(float) * N);
+    q8t_rng r = q8t_seed(21);
+    for (int i = 0; i < N; i++) x[i] = i % 5 ? -0.4242f : q8t_uniform(&r, 0, 2.82f);
+    q8_hist h;
+    two_pass(&h, x, N);
+    float te = q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0);
+    float p999 = q8_calib_threshold(&h, Q8_CALIB_PERCENTILE, 99.9);
+    cr_assert(te >= p999 && te > 2.7f, "entropy %g, 99.9th percentile %g", te, p999);
+    free(x);
+}
