@@ -262,9 +262,13 @@ static q8_status import_value_info(import_ctx *c, q8_graph *g, const Onnx__Value
         bool known = true;
         for (int i = 0; i < t->ndim; i++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+            bool has_value = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            if (has_value && d->dim_value < -1)
+                return q8_fail(err, Q8_ERR_FORMAT, "graph input '%s': dim %d is %lld", name, i,
+                               (long long)d->dim_value);
+            if (has_value && d->dim_value >= 0) {
                 t->dims[i] = d->dim_value;
-            } else {
+            } else { /* dim_param, nothing, or -1 (old exporters): dynamic */
                 t->dims[i] = -1;
                 known = false;
                 const char *p = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
@@ -435,6 +439,9 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
         g->outputs = malloc(sizeof(int) * gp->n_output);
         if (!g->outputs) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
+    bool *listed = NULL;
+    if (s == Q8_OK && !parent && !(listed = calloc((size_t)g->n_tensors + 1, sizeof(bool))))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < gp->n_output && s == Q8_OK; i++) {
         const char *name = str_or(gp->output[i]->name, "");
         int ti = q8_graph_find(g, name);
@@ -445,8 +452,13 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
         } else if (ti < 0) {
             s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is not produced by any node", name);
         }
+        /* Two outputs of one name would be written to one file. */
+        if (s == Q8_OK && listed && listed[ti])
+            s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is listed twice", name);
+        if (s == Q8_OK && listed) listed[ti] = true;
         if (s == Q8_OK) g->outputs[g->n_outputs++] = ti;
     }
+    free(listed);
     if (s == Q8_OK && !parent && g->n_outputs == 0)
         s = q8_fail(err, Q8_ERR_FORMAT, "the graph has no outputs");
     if (s != Q8_OK) {
