@@ -160,3 +160,16 @@ bool q8_cli_parse_int(const char *s, long lo, long hi, long *out) {
     *out = v;
     return true;
 }
+
+void q8_cli_error(const char *tool, const char *msg) {
+    char line[4 * sizeof ((q8_error *)0)->msg + 64];
+    size_t k = 0;
+    if (!msg || !*msg) msg = "failed (no message)";
+    for (const unsigned char *p = (const unsigned char *)msg; *p && k + 5 < sizeof line; p++) {
+        if (*p == '\n') k += (size_t)snprintf(line + k, sizeof line - k, "\\n");
+        else if (*p < 0x20 || *p == 0x7f) k += (size_t)snprintf(line + k, sizeof line - k, "\\x%02x", *p);
+        else line[k++] = (char)*p;
+    }
+    line[k] = 0;
+    fprintf(stderr, "%s: %s\n", tool, line);
+}

@@ -25,6 +25,10 @@ void q8_cli_stats(double *v, int n, double *median, double *mn, double *mx);
 /* Print "NAME=VALUE" style tensor preview: up to max values. */
 void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *dims, int ndim,
                          const void *data, int max);
+/* Print "TOOL: MSG" as one line: control characters in msg (which may
+ * quote names from a model file) are escaped, so a crafted name can neither
+ * add lines nor send terminal escapes. An empty msg prints a generic one. */
+void q8_cli_error(const char *tool, const char *msg);
 /* Parse a positive int; false on junk. */
 bool q8_cli_parse_int(const char *s, long lo, long hi, long *out);
 

@@ -4,6 +4,7 @@
  *         [--device cpu|cuda] [--threads N] [--bench N] [--json]
  *         [--input-shape NAME=DIMS]...
  */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -27,11 +28,6 @@ typedef struct input_arg {
     const char *path;
     q8_tensor *t;
 } input_arg;
-
-static int fail(const q8_error *e) {
-    fprintf(stderr, "q8run: %s\n", e->msg);
-    return 1;
-}
 
 int main(int argc, char **argv) {
     static const struct option opts[] = {
@@ -140,7 +136,7 @@ int main(int argc, char **argv) {
     if (q8_model_load(model_path, &lo, &m, &err) != Q8_OK) goto done;
     int n_model_in = q8_model_num_inputs(m);
     if (n_inputs != n_model_in) {
-        fprintf(stderr, "q8run: the model has %d inputs, %d --input given\n", n_model_in, n_inputs);
+        q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in, n_inputs);
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device};
@@ -161,7 +157,7 @@ int main(int argc, char **argv) {
     int runs = bench > 0 ? (int)bench : 1;
     double *times = malloc(sizeof(double) * (size_t)runs);
     if (!times) {
-        fprintf(stderr, "q8run: out of memory\n");
+        q8_fail(&err, Q8_ERR_NOMEM, "out of memory");
         goto done;
     }
     /* Warm-up: caches, page faults, thread start-up. */
@@ -183,8 +179,10 @@ int main(int argc, char **argv) {
     q8_cli_stats(times, runs, &med, &mn, &mx);
     free(times);
 
+    errno = 0;
     if (out_dir && !q8_cli_mkdirs(out_dir)) {
-        fprintf(stderr, "q8run: cannot create the output folder '%s'\n", out_dir);
+        q8_fail(&err, Q8_ERR_IO, "cannot create the output folder '%s': %s", out_dir,
+                errno ? strerror(errno) : "not a folder");
         goto done;
     }
     int n_out = q8_model_num_outputs(m);
@@ -221,7 +219,7 @@ int main(int argc, char **argv) {
     }
     rc = 0;
 done:
-    if (rc && err.msg[0]) fail(&err);
+    if (rc) q8_cli_error("q8run", err.msg);
     q8_session_free(s);
     q8_model_free(m);
     for (int i = 0; i < n_inputs; i++) q8_tensor_free(inputs[i].t);
