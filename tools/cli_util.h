@@ -29,6 +29,11 @@ void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *
  * quote names from a model file) are escaped, so a crafted name can neither
  * add lines nor send terminal escapes. An empty msg prints a generic one. */
 void q8_cli_error(const char *tool, const char *msg);
+/* Write n files all or nothing: each to a temp file beside it (fsync'd),
+ * then all renamed into place. On failure no temp file is left and no
+ * target has been replaced, except when a rename itself fails midway. */
+q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const size_t *len, int n,
+                             q8_error *err);
 /* Parse a positive int; false on junk. */
 bool q8_cli_parse_int(const char *s, long lo, long hi, long *out);
 

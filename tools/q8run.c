@@ -29,6 +29,51 @@ typedef struct input_arg {
     q8_tensor *t;
 } input_arg;
 
+/* Encode every output first, check that their file names differ, then
+ * write them all or none. */
+static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8_error *err) {
+    char **paths = calloc((size_t)n_out + 1, sizeof *paths);
+    uint8_t **bufs = calloc((size_t)n_out + 1, sizeof *bufs);
+    size_t *lens = calloc((size_t)n_out + 1, sizeof *lens);
+    const char **names = calloc((size_t)n_out + 1, sizeof *names);
+    q8_status st = paths && bufs && lens && names ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n_out && st == Q8_OK; i++) {
+        q8_tensor_info info;
+        const void *data;
+        q8_session_output(s, i, &info, &data);
+        names[i] = info.name;
+        char fname[256];
+        q8_cli_sanitize(info.name, fname, sizeof fname);
+        size_t plen = strlen(out_dir) + strlen(fname) + 8;
+        if (!(paths[i] = malloc(plen))) {
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(paths[i], plen, "%s/%s.npy", out_dir, fname);
+        for (int j = 0; j < i && st == Q8_OK; j++)
+            if (strcmp(paths[i], paths[j]) == 0)
+                st = q8_fail(err, Q8_ERR_ARG, "outputs '%s' and '%s' would both be written to '%s'",
+                             names[j], names[i], paths[i]);
+        if (st == Q8_OK)
+            st = q8_npy_encode(info.dtype, info.dims, info.ndim, data, &bufs[i], &lens[i], err);
+        if (st != Q8_OK && st != Q8_ERR_ARG) q8_fail_prefix(err, "output '%s'", info.name);
+    }
+    errno = 0;
+    if (st == Q8_OK && !q8_cli_mkdirs(out_dir))
+        st = q8_fail(err, Q8_ERR_IO, "cannot create the output folder '%s': %s", out_dir,
+                     errno ? strerror(errno) : "not a folder");
+    if (st == Q8_OK) st = q8_cli_write_files(paths, bufs, lens, n_out, err);
+    for (int i = 0; i < n_out && paths && bufs; i++) {
+        free(paths[i]);
+        free(bufs[i]);
+    }
+    free(paths);
+    free(bufs);
+    free(lens);
+    free(names);
+    return st;
+}
+
 int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"input", required_argument, 0, 'i'},  {"out", required_argument, 0, 'o'},
@@ -179,23 +224,16 @@ int main(int argc, char **argv) {
     q8_cli_stats(times, runs, &med, &mn, &mx);
     free(times);
 
-    errno = 0;
-    if (out_dir && !q8_cli_mkdirs(out_dir)) {
-        q8_fail(&err, Q8_ERR_IO, "cannot create the output folder '%s': %s", out_dir,
-                errno ? strerror(errno) : "not a folder");
-        goto done;
-    }
     int n_out = q8_model_num_outputs(m);
+    if (out_dir && write_outputs(s, n_out, out_dir, &err) != Q8_OK) goto done;
     for (int i = 0; i < n_out; i++) {
         q8_tensor_info info;
         const void *data;
         q8_session_output(s, i, &info, &data);
         if (out_dir) {
-            char fname[256], path[4096];
+            char fname[256];
             q8_cli_sanitize(info.name, fname, sizeof fname);
-            snprintf(path, sizeof path, "%s/%s.npy", out_dir, fname);
-            if (q8_npy_write(path, info.dtype, info.dims, info.ndim, data, &err) != Q8_OK) goto done;
-            if (!json) printf("wrote %s\n", path);
+            if (!json) printf("wrote %s/%s.npy\n", out_dir, fname);
         } else if (!json || bench == 0) {
             q8_cli_print_tensor(stdout, info.name, info.dtype, info.dims, info.ndim, data,
                                 (int)print_max);
