@@ -562,7 +562,7 @@ q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
         goto out;
     }
     for (int i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
-    memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
+    if (nn) memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
     free(sorted);
     q8_graph_fix_producers(g);
 out:
