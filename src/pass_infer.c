@@ -115,15 +115,17 @@ static q8_status insert_nodes(q8_graph *g, int pos, q8_node **nodes, int count, 
 static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
     q8_node *n = g->nodes[pos];
     const q8_tensor *cond = q8_in(g, n, 0);
+    /* Check the size before reading the value. */
+    if (q8_tensor_numel(cond) != 1)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "condition must hold one value");
     bool c = false;
     switch (cond->dtype) {
     case Q8_BOOL: case Q8_U8: case Q8_I8: c = *(const uint8_t *)cond->data != 0; break;
-    case Q8_I32: case Q8_F32: c = *(const uint32_t *)cond->data != 0; break;
+    case Q8_I32: c = *(const int32_t *)cond->data != 0; break;
+    case Q8_F32: c = *(const float *)cond->data != 0.0f; break; /* -0.0 is false */
     case Q8_I64: c = *(const int64_t *)cond->data != 0; break;
     default: return q8_node_fail(err, Q8_ERR_FORMAT, n, "condition has dtype %s", q8_dtype_name(cond->dtype));
     }
-    if (q8_tensor_numel(cond) != 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "condition must hold one value");
     const char *which = c ? "then_branch" : "else_branch";
     q8_attr *a = (q8_attr *)q8_attr_find(n, which);
     if (!a || a->type != Q8_ATTR_GRAPH || !a->g)
