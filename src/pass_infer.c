@@ -59,10 +59,9 @@ q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error 
     return Q8_OK;
 }
 
-q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
+/* ptr: n_tensors entries, all NULL; left all NULL again. */
+static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
     const q8_op_def *op = n->op;
-    void **ptr = calloc((size_t)g->n_tensors, sizeof(void *));
-    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status s = Q8_OK;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = g->tensors[n->inputs[i]]->data;
@@ -91,6 +90,17 @@ q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
         for (int i = 0; i < n->n_outputs; i++)
             if (n->outputs[i] >= 0) q8_tensor_free_data(g->tensors[n->outputs[i]]);
     q8_aligned_free(scratch);
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0) ptr[n->inputs[i]] = NULL;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] >= 0) ptr[n->outputs[i]] = NULL;
+    return s;
+}
+
+q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
+    void **ptr = calloc((size_t)g->n_tensors + 1, sizeof(void *));
+    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = fold_node(g, n, ptr, err);
     free(ptr);
     return s;
 }
@@ -237,7 +247,26 @@ static q8_status infer_node(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
+/* One pointer table for all the folds of the pass: a fresh one per node made
+ * a graph of N constant nodes O(N^2). It grows when If inlining adds
+ * tensors. */
+typedef struct fold_table {
+    void **ptr;
+    int cap;
+} fold_table;
+
+static q8_status fold_table_fit(fold_table *ft, int n_tensors, q8_error *err) {
+    if (n_tensors <= ft->cap) return Q8_OK;
+    int cap = n_tensors + n_tensors / 2 + 16;
+    void **p = realloc(ft->ptr, sizeof(void *) * (size_t)cap);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    memset(p + ft->cap, 0, sizeof(void *) * (size_t)(cap - ft->cap));
+    ft->ptr = p;
+    ft->cap = cap;
+    return Q8_OK;
+}
+
+static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
@@ -260,10 +289,18 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
         }
         Q8_TRY(infer_node(g, n, err));
         if (foldable(g, n)) {
-            Q8_TRY(q8_fold_node(g, n, err));
+            Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
+            Q8_TRY(fold_node(g, n, ft->ptr, err));
             n->dead = true;
         }
     }
-    q8_graph_compact(g);
     return Q8_OK;
+}
+
+q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
+    fold_table ft = {0};
+    q8_status s = infer_all(g, &ft, err);
+    free(ft.ptr);
+    if (s == Q8_OK) q8_graph_compact(g);
+    return s;
 }
