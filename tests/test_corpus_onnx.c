@@ -229,6 +229,104 @@ Test(corpus_onnx, q8run_fails_cleanly, .timeout = 600) {
     cr_assert_eq(bad, 0, "%d of %d corpus files misbehave in q8run (see above)", bad, n);
 }
 
+/* ---- valid models: load, run, and give the expected outputs ---- */
+
+static double value_at(q8_dtype dt, const void *p, int64_t i) {
+    switch (dt) {
+    case Q8_F32: return ((const float *)p)[i];
+    case Q8_I64: return (double)((const int64_t *)p)[i];
+    default: return NAN;
+    }
+}
+
+/* One EXPECTED line: run the model on x = [-1, 2] (dynamic dims fixed by
+ * the input) and compare each named output. Returns false with a reason. */
+static bool check_valid(const char *file, char *spec, char *why, size_t wn) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/valid/%s", CORPUS, file);
+    const float x[2] = {-1, 2};
+    q8_input_shape shape = {"x", 1, {2}};
+    q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_error err = {0};
+    bool ok = false;
+    const int64_t d2 = 2;
+    if (q8_model_load(path, &lo, &m, &err) != Q8_OK || q8_session_create(m, NULL, &s, &err) != Q8_OK ||
+        q8_session_set_input(s, "x", Q8_F32, &d2, 1, x, &err) != Q8_OK ||
+        q8_session_run(s, &err) != Q8_OK) {
+        snprintf(why, wn, "%s", err.msg);
+        goto out;
+    }
+    int n_found = 0;
+    for (char *save = NULL, *item = strtok_r(spec, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+        char *eq = strchr(item, '=');
+        *eq = 0;
+        int oi = -1;
+        q8_tensor_info info;
+        const void *data = NULL;
+        for (int i = 0; i < q8_model_num_outputs(m); i++) {
+            q8_session_output(s, i, &info, &data);
+            if (strcmp(info.name, item) == 0) {
+                oi = i;
+                break;
+            }
+        }
+        if (oi < 0) {
+            snprintf(why, wn, "no output '%s'", item);
+            goto out;
+        }
+        n_found++;
+        int64_t numel = 1;
+        for (int d = 0; d < info.ndim; d++) numel *= info.dims[d];
+        int64_t k = 0;
+        for (char *sv = NULL, *v = strtok_r(eq + 1, ",", &sv); v; v = strtok_r(NULL, ",", &sv), k++) {
+            if (k >= numel || value_at(info.dtype, data, k) != atof(v)) {
+                snprintf(why, wn, "output '%s'[%lld] is %g, expected %s", item, (long long)k,
+                         k < numel ? value_at(info.dtype, data, k) : NAN, v);
+                goto out;
+            }
+        }
+        if (k != numel) {
+            snprintf(why, wn, "output '%s' has %lld values, expected %lld", item, (long long)numel,
+                     (long long)k);
+            goto out;
+        }
+    }
+    if (n_found != q8_model_num_outputs(m)) {
+        snprintf(why, wn, "the model has %d outputs, EXPECTED lists %d", q8_model_num_outputs(m),
+                 n_found);
+        goto out;
+    }
+    ok = true;
+out:
+    q8_session_free(s);
+    q8_model_free(m);
+    return ok;
+}
+
+Test(corpus_onnx, valid_models_run) {
+    FILE *f = fopen(CORPUS "/valid/EXPECTED", "r");
+    cr_assert(f, "no %s/valid/EXPECTED", CORPUS);
+    char line[1024], why[600];
+    int n = 0, bad = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n') continue;
+        line[strcspn(line, "\n")] = 0;
+        char *spec = strchr(line, '\t');
+        cr_assert(spec, "bad EXPECTED line %s", line);
+        *spec++ = 0;
+        n++;
+        if (!check_valid(line, spec, why, sizeof why)) {
+            cr_log_error("%s: %s", line, why);
+            bad++;
+        }
+    }
+    fclose(f);
+    cr_expect_gt(n, 10);
+    cr_assert_eq(bad, 0, "%d of %d valid models fail", bad, n);
+}
+
 /* ---- external data cases that need a folder of their own ---- */
 
 Test(corpus_onnx, external_data_symlink_escape) {
@@ -288,7 +386,7 @@ Test(q8run, usage_errors_exit_2) {
     char xnpy[4096];
     snprintf(xnpy, sizeof xnpy, "%s/x.npy", tmp);
     write_x_npy(xnpy);
-    char *m = CORPUS "/../../fuzz/seeds_onnx/relu.onnx";
+    char *m = CORPUS "/valid/relu.onnx";
     char *cases[][8] = {
         {Q8RUN, NULL},
         {Q8RUN, m, NULL},                                   /* no --input */
@@ -336,7 +434,7 @@ Test(q8run, bad_files_exit_1) {
     snprintf(xnpy, sizeof xnpy, "%s/x.npy", tmp);
     write_x_npy(xnpy);
     snprintf(out, sizeof out, "%s/out", tmp);
-    char *m = CORPUS "/../../fuzz/seeds_onnx/relu.onnx";
+    char *m = CORPUS "/valid/relu.onnx";
     snprintf(bad, sizeof bad, "%s/bad.npy", tmp);
     FILE *f = fopen(bad, "wb");
     cr_assert(f && fwrite("\x93NUMPY\x01\x00\xff\xff", 1, 10, f) == 10 && fclose(f) == 0);
@@ -377,7 +475,7 @@ Test(q8run, writes_outputs) {
     snprintf(xnpy, sizeof xnpy, "%s/x.npy", tmp);
     write_x_npy(xnpy);
     snprintf(out, sizeof out, "%s/out/sub", tmp);
-    char *a[] = {Q8RUN, CORPUS "/../../fuzz/seeds_onnx/relu.onnx", "--input", xnpy, "--out", out, NULL};
+    char *a[] = {Q8RUN, CORPUS "/valid/relu.onnx", "--input", xnpy, "--out", out, NULL};
     run_result r = run_cmd(tmp, a);
     cr_assert(r.exited && r.code == 0, "exit %d: %s", r.code, r.err);
     cr_expect_str_empty(r.err);

@@ -6,7 +6,8 @@
 # SECONDS is the total, split evenly between the harnesses. BUILD_DIR
 # (default build-fuzz) is configured with clang and -DQ8_FUZZ=ON if needed;
 # the growing corpora live in BUILD_DIR/fuzz-corpus/<harness> (seeded from
-# tests/fuzz/seeds_* and tests/corpus/*), crash reproducers in
+# tests/corpus/onnx/valid, tests/fuzz/seeds_npy and the corrupt corpora in
+# tests/corpus), crash reproducers in
 # BUILD_DIR/fuzz-artifacts. Exits non-zero if a harness found anything.
 # Reproduce: BUILD_DIR/tests/fuzz/fuzz_onnx BUILD_DIR/fuzz-artifacts/crash-...
 set -eu
@@ -31,7 +32,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
 for h in fuzz_onnx fuzz_npy; do
     case $h in
-    fuzz_onnx) seeds="$src/tests/fuzz/seeds_onnx $src/tests/corpus/onnx"; dict="-dict=$src/tests/fuzz/onnx.dict" ;;
+    fuzz_onnx) seeds="$src/tests/corpus/onnx/valid $src/tests/corpus/onnx"; dict="-dict=$src/tests/fuzz/onnx.dict" ;;
     fuzz_npy) seeds="$src/tests/fuzz/seeds_npy $src/tests/corpus/npy"; dict="-dict=$src/tests/fuzz/npy.dict" ;;
     esac
     corpus="$build/fuzz-corpus/$h"

@@ -10,8 +10,10 @@ float32[2] input x.npy, must exit 1 with one stderr line containing
 Q8RUN_SUBSTRING (SUBSTRING when absent), or, where Q8RUN_SUBSTRING is OK,
 succeed (the input file fixes what the model left open).
 
-Models that are valid ONNX (for the fuzzer's seed corpus) go to ../../fuzz/
-seeds_onnx/. Deterministic: running it twice gives the same bytes.
+Valid models go to valid/ with their expected outputs in valid/EXPECTED
+(they must load and run; they are also the fuzzer's seeds). special/ holds
+inputs for tests that build their own folder. Deterministic: running it
+twice gives the same bytes.
 """
 import os
 import random
@@ -22,7 +24,6 @@ import onnx
 from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SEEDS = os.path.join(HERE, "..", "..", "fuzz", "seeds_onnx")
 
 F = TensorProto.FLOAT
 
@@ -144,6 +145,13 @@ def main():
         cut = gstart + 2 + int((glen - 2) * frac)
         add("trunc_graph_%d.onnx" % i, valid[:cut], "runs past the end")
     add("trunc_half.onnx", valid[: len(valid) // 2], "not a valid ONNX model")
+    # Cut inside a top-level varint of the model itself (model_version, 6 bytes).
+    m = relu_model()
+    m.model_version = 1 << 40
+    mv = ser(m)
+    at = mv.index(key(5, 0) + varint(1 << 40))
+    add("trunc_mid_varint.onnx", mv[: at + 3], "truncated varint")
+    add("trunc_mid_key.onnx", mv[:at] + b"\xa8", "truncated field key")
     add("bad_wiretype.onnx", valid + key(3, 7), "invalid wire type")
     add("group_wiretype.onnx", valid + key(3, 3), "invalid wire type")
     add("len_past_end.onnx", valid + key(20, 2) + varint(1000) + b"abc", "runs past the end")
@@ -470,63 +478,102 @@ def main():
     with open(os.path.join(sp, "b_bf16.pb"), "wb") as f:
         f.write(tensor("b", [2], TensorProto.BFLOAT16, int32_data=[0x3f80, 0x4000]).SerializeToString())
 
-    # ---- valid seeds for the fuzzer ----
-    os.makedirs(SEEDS, exist_ok=True)
-    seeds = {
-        "relu.onnx": relu_model(),
-        "identity_chain.onnx": model([helper.make_node("Identity", ["x"], ["a"]),
-                                      helper.make_node("Relu", ["a"], ["b"]),
-                                      helper.make_node("Identity", ["b"], ["y"])]),
-        "unsorted.onnx": model([helper.make_node("Relu", ["a"], ["y"], name="second"),
-                                helper.make_node("Relu", ["x"], ["a"], name="first")]),
-        "const_fold.onnx": model([helper.make_node("Constant", [], ["c"], value=tensor("v", [2], float_data=[-1, 2])),
-                                  helper.make_node("Relu", ["c"], ["d"]),
-                                  helper.make_node("Relu", ["x"], ["y"])],
-                                 outputs=[vi("y"), vi("d")]),
-        "initializers.onnx": model([helper.make_node("Relu", ["w"], ["v"]),
-                                    helper.make_node("Relu", ["x"], ["y"])],
-                                   outputs=[vi("y"), vi("v")],
-                                   inits=[tensor("w", [2], raw_data=np.array([1, -1], np.float32).tobytes()),
-                                          tensor("i8", [3], TensorProto.INT8, int32_data=[1, 2, 3]),
-                                          tensor("i64", [1], TensorProto.INT64, int64_data=[7])]),
-        "if_const.onnx": model([helper.make_node("If", ["c"], ["y"], name="if",
-                                                 then_branch=then_b, else_branch=else_b)],
-                               inits=[cond]),
-        "if_nested.onnx": model([helper.make_node(
-            "If", ["c"], ["y"], name="outer",
-            then_branch=branch([helper.make_node("If", ["c"], ["m"], name="inner",
-                                                 then_branch=then_b, else_branch=else_b)],
-                               [vi("m")], "mid"),
-            else_branch=else_b)], inits=[cond]),
-        "if_branch_reads_later_value.onnx": model(
-            [helper.make_node("If", ["c"], ["y"], name="if", else_branch=else_b,
-                              then_branch=branch([helper.make_node("Relu", ["z"], ["t"], name="inner")],
-                                                 [vi("t")], "late")),
-             helper.make_node("Relu", ["x"], ["z"], name="after")],
-            outputs=[vi("y"), vi("z")], inits=[cond]),
-        "if_branch_unsorted.onnx": model(
-            [helper.make_node("If", ["c"], ["y"], name="if", else_branch=else_b,
-                              then_branch=branch([helper.make_node("Relu", ["u"], ["t"], name="second"),
-                                                  helper.make_node("Relu", ["x"], ["u"], name="first")],
-                                                 [vi("t")], "unsorted"))],
-            inits=[cond]),
-        "dynamic.onnx": model([helper.make_node("Relu", ["x"], ["y"])], inputs=[vi("x", dims=("n",))]),
-        "no_shape.onnx": model([helper.make_node("Relu", ["x"], ["y"])], inputs=[vi("x", dims=None)]),
-        "attrs.onnx": model([helper.make_node("Relu", ["x"], ["y"], name="r", alpha=1.0, ints=[1, 2],
-                                              s="str", strs=["a", "b"], fl=[1.5])]),
-        "passthrough.onnx": model([], outputs=[vi("x")]),
-        "constant_forms.onnx": model([helper.make_node("Constant", [], ["c1"], value_float=2.0),
-                                      helper.make_node("Constant", [], ["c2"], value_ints=[1, 2]),
-                                      helper.make_node("Constant", [], ["c3"], value_floats=[1.0, 2.0]),
-                                      helper.make_node("Constant", [], ["c4"], value_int=3),
-                                      helper.make_node("Relu", ["x"], ["y"])],
-                                     outputs=[vi("y"), vi("c1"), vi("c2")]),
-        "old_ir.onnx": relu_model(ir=3, opset=7),
-    }
-    for fname, m in sorted(seeds.items()):
-        with open(os.path.join(SEEDS, fname), "wb") as f:
-            f.write(ser(m))
-    print("wrote %d corpus files, %d seeds" % (len(entries), len(seeds)), file=sys.stderr)
+    # ---- valid models: must load and run; also the fuzzer's seeds ----
+    # With x = [-1, 2], outputs must hold these values (EXPECTED lines:
+    # FILE<TAB>NAME=V,V;NAME=V...).
+    R, X = [0, 2], [-1, 2]
+    relu = lambda i, o, **kw: helper.make_node("Relu", [i], [o], **kw)
+    ident = lambda i, o, **kw: helper.make_node("Identity", [i], [o], **kw)
+    w_init = tensor("w", [2], raw_data=np.array([1, -1], np.float32).tobytes())
+    valid = [
+        ("relu.onnx", relu_model(), {"y": R}),
+        ("identity_chain.onnx", model([ident("x", "a"), relu("a", "b"), ident("b", "y")]), {"y": R}),
+        ("unsorted.onnx", model([relu("a", "y", name="second"), relu("x", "a", name="first")]), {"y": R}),
+        ("const_fold.onnx",
+         model([helper.make_node("Constant", [], ["c"], value=tensor("v", [2], float_data=[-1, 2])),
+                relu("c", "d"), relu("x", "y")], outputs=[vi("y"), vi("d")]),
+         {"y": R, "d": R}),
+        ("initializers.onnx",
+         model([relu("w", "v"), relu("x", "y")], outputs=[vi("y"), vi("v")],
+               inits=[w_init, tensor("i8", [3], TensorProto.INT8, int32_data=[1, 2, 3]),
+                      tensor("i64", [1], TensorProto.INT64, int64_data=[7])]),
+         {"y": R, "v": [1, 0]}),
+        ("if_const.onnx",
+         model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b, else_branch=else_b)],
+               inits=[cond]),
+         {"y": R}),
+        ("if_else.onnx",
+         model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b,
+                                 else_branch=branch([ident("x", "e")], [vi("e")], "else_id"))],
+               inits=[tensor("c", [], TensorProto.BOOL, int32_data=[0])]),
+         {"y": X}),
+        ("if_nested.onnx",
+         model([helper.make_node(
+             "If", ["c"], ["y"], name="outer",
+             then_branch=branch([helper.make_node("If", ["c"], ["m"], name="inner",
+                                                  then_branch=then_b, else_branch=else_b)],
+                                [vi("m")], "mid"),
+             else_branch=else_b)], inits=[cond]),
+         {"y": R}),
+        ("if_branch_reads_later_value.onnx",
+         model([helper.make_node("If", ["c"], ["y"], name="if", else_branch=else_b,
+                                 then_branch=branch([relu("z", "t", name="inner")], [vi("t")], "late")),
+                relu("x", "z", name="after")],
+               outputs=[vi("y"), vi("z")], inits=[cond]),
+         {"y": R, "z": R}),
+        ("if_branch_unsorted.onnx",
+         model([helper.make_node("If", ["c"], ["y"], name="if", else_branch=else_b,
+                                 then_branch=branch([relu("u", "t", name="second"),
+                                                     relu("x", "u", name="first")],
+                                                    [vi("t")], "unsorted"))],
+               inits=[cond]),
+         {"y": R}),
+        ("dynamic.onnx", model([relu("x", "y")], inputs=[vi("x", dims=("n",))]), {"y": R}),
+        ("dynamic_minus_one.onnx", model([relu("x", "y")], inputs=[vi("x", dims=(-1,))]), {"y": R}),
+        ("no_shape.onnx", model([relu("x", "y")], inputs=[vi("x", dims=None)]), {"y": R}),
+        ("attrs.onnx",
+         model([helper.make_node("Relu", ["x"], ["y"], name="r", alpha=1.0, ints=[1, 2],
+                                 s="str", strs=["a", "b"], fl=[1.5])]),
+         {"y": R}),
+        ("passthrough.onnx", model([], outputs=[vi("x")]), {"x": X}),
+        ("constant_forms.onnx",
+         model([helper.make_node("Constant", [], ["c1"], value_float=2.0),
+                helper.make_node("Constant", [], ["c2"], value_ints=[1, 2]),
+                helper.make_node("Constant", [], ["c3"], value_floats=[1.0, 2.0]),
+                helper.make_node("Constant", [], ["c4"], value_int=3),
+                relu("x", "y")],
+               outputs=[vi("y"), vi("c1", dims=()), vi("c2", elem=TensorProto.INT64)]),
+         {"y": R, "c1": [2], "c2": [1, 2]}),
+        ("old_ir.onnx", relu_model(ir=3, opset=7), {"y": R}),
+        # Identity removal: renaming a producer's output, readers before and
+        # after the Identity, chains, outputs that must stay.
+        ("id_rename.onnx", model([relu("x", "a"), ident("a", "y")]), {"y": R}),
+        ("id_rename_earlier_reader.onnx",
+         model([relu("x", "a", name="p"), relu("a", "b", name="k"), ident("a", "y", name="i")],
+               outputs=[vi("y"), vi("b")]),
+         {"y": R, "b": R}),
+        ("id_both_outputs.onnx", model([relu("x", "a"), ident("a", "y")], outputs=[vi("a"), vi("y")]),
+         {"a": R, "y": R}),
+        ("id_input_to_output.onnx", model([ident("x", "y"), relu("x", "z")], outputs=[vi("y"), vi("z")]),
+         {"y": X, "z": R}),
+        ("id_chain_rename.onnx",
+         model([relu("x", "a"), ident("a", "b"), ident("b", "c"), relu("a", "d"), relu("b", "e")],
+               outputs=[vi("c"), vi("d"), vi("e")]),
+         {"c": R, "d": R, "e": R}),
+        ("id_const_output.onnx", model([ident("w", "k"), relu("x", "y")], outputs=[vi("y"), vi("k")],
+                                       inits=[w_init]),
+         {"y": R, "k": [1, -1]}),
+    ]
+    vdir = os.path.join(HERE, "valid")
+    os.makedirs(vdir, exist_ok=True)
+    with open(os.path.join(vdir, "EXPECTED"), "w") as ex:
+        ex.write("# file<TAB>output=values;... for input x = [-1, 2]; generated by make_corpus.py\n")
+        for fname, m, outs in valid:
+            with open(os.path.join(vdir, fname), "wb") as f:
+                f.write(ser(m))
+            ex.write("%s\t%s\n" % (fname, ";".join(
+                "%s=%s" % (k, ",".join(str(v) for v in vals)) for k, vals in outs.items())))
+    print("wrote %d corpus files, %d valid models" % (len(entries), len(valid)), file=sys.stderr)
 
 
 if __name__ == "__main__":
