@@ -1,9 +1,10 @@
 /* libFuzzer harness: the whole ONNX load pipeline from a buffer (parse,
  * import, passes), then, for graphs small enough, a CPU session that runs
  * once on zeros. Any crash, leak, sanitizer report, assertion or hang is a
- * bug; a failure must come with a message. External data is refused
- * (base_dir NULL), so no file is touched. */
+ * bug; a failure must come with a message. External data is read from a
+ * temp folder holding one 64-byte file, data.bin. */
 #include <string.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "onnx_import.h"
@@ -81,11 +82,30 @@ static void run_session(q8_graph *g) {
     q8_model_free(m);
 }
 
+static char base_dir[64] = "/tmp/q8fuzzXXXXXX", data_file[96];
+
+static void cleanup(void) {
+    unlink(data_file);
+    rmdir(base_dir);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerInitialize(int *argc, char ***argv) {
+    check(mkdtemp(base_dir) != NULL, "mkdtemp");
+    snprintf(data_file, sizeof data_file, "%s/data.bin", base_dir);
+    FILE *f = fopen(data_file, "wb");
+    check(f != NULL, "fopen data.bin");
+    for (int i = 0; i < 64; i++) fputc(i * 7, f);
+    fclose(f);
+    atexit(cleanup);
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     q8_graph *g = NULL;
     q8_error err = {0};
-    q8_status s = q8_onnx_parse(data, size, NULL, &g, &err);
+    q8_status s = q8_onnx_parse(data, size, base_dir, &g, &err);
     if (s != Q8_OK) {
         check_failure(s, &err);
         check(g == NULL, "graph returned on failure");

@@ -32,7 +32,7 @@ export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
 for h in fuzz_onnx fuzz_npy; do
     case $h in
-    fuzz_onnx) seeds="$src/tests/corpus/onnx/valid $src/tests/corpus/onnx"; dict="-dict=$src/tests/fuzz/onnx.dict" ;;
+    fuzz_onnx) seeds="$src/tests/corpus/onnx/valid $src/tests/corpus/onnx $src/tests/fuzz/seeds_onnx"; dict="-dict=$src/tests/fuzz/onnx.dict" ;;
     fuzz_npy) seeds="$src/tests/fuzz/seeds_npy $src/tests/corpus/npy"; dict="-dict=$src/tests/fuzz/npy.dict" ;;
     esac
     corpus="$build/fuzz-corpus/$h"
