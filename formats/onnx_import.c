@@ -209,7 +209,9 @@ static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodePro
     Q8_TRY(check_attr(nname, "Constant", true, ap, &type, err));
     int64_t one = 1;
     if (strcmp(an, "value") == 0) {
-        if (!ap->t) return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): 'value' has no tensor", nname);
+        if (!ap->t)
+            return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): 'value' has no tensor",
+                           nname);
         if (q8_onnx_tensor_fill(ap->t, c->base_dir, t, err) != Q8_OK)
             return q8_fail_prefix(err, "node '%s' (Constant)", nname);
         return Q8_OK;

@@ -186,8 +186,9 @@ q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
         const char *field;
         size_t have = typed_count(tp, dt, &field);
         if (have != (size_t)numel)
-            return q8_fail(err, Q8_ERR_FORMAT, "tensor '%s': %s has %zu values, its shape needs %lld",
-                           name, field, have, (long long)numel);
+            return q8_fail(err, Q8_ERR_FORMAT,
+                           "tensor '%s': %s has %zu values, its shape needs %lld", name, field,
+                           have, (long long)numel);
     }
     q8_tensor_set_shape(t, dt, tp->dims, (int)tp->n_dims);
     q8_status s = q8_tensor_alloc_data(t, err);

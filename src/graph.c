@@ -553,7 +553,8 @@ q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
             if (next < 0) break;
             v = next;
         }
-        st = q8_node_fail(err, Q8_ERR_FORMAT, g->nodes[v], "the graph has a cycle through this node");
+        st = q8_node_fail(err, Q8_ERR_FORMAT, g->nodes[v],
+                          "the graph has a cycle through this node");
         goto out;
     }
     q8_node **sorted = malloc(sizeof *sorted * ((size_t)nn + 1));

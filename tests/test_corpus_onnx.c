@@ -252,14 +252,16 @@ static bool check_valid(const char *file, char *spec, char *why, size_t wn) {
     q8_error err = {0};
     bool ok = false;
     const int64_t d2 = 2;
-    if (q8_model_load(path, &lo, &m, &err) != Q8_OK || q8_session_create(m, NULL, &s, &err) != Q8_OK ||
+    if (q8_model_load(path, &lo, &m, &err) != Q8_OK ||
+        q8_session_create(m, NULL, &s, &err) != Q8_OK ||
         q8_session_set_input(s, "x", Q8_F32, &d2, 1, x, &err) != Q8_OK ||
         q8_session_run(s, &err) != Q8_OK) {
         snprintf(why, wn, "%s", err.msg);
         goto out;
     }
     int n_found = 0;
-    for (char *save = NULL, *item = strtok_r(spec, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
+    char *save = NULL;
+    for (char *item = strtok_r(spec, ";", &save); item; item = strtok_r(NULL, ";", &save)) {
         char *eq = strchr(item, '=');
         *eq = 0;
         int oi = -1;
@@ -280,7 +282,8 @@ static bool check_valid(const char *file, char *spec, char *why, size_t wn) {
         int64_t numel = 1;
         for (int d = 0; d < info.ndim; d++) numel *= info.dims[d];
         int64_t k = 0;
-        for (char *sv = NULL, *v = strtok_r(eq + 1, ",", &sv); v; v = strtok_r(NULL, ",", &sv), k++) {
+        char *sv = NULL;
+        for (char *v = strtok_r(eq + 1, ",", &sv); v; v = strtok_r(NULL, ",", &sv), k++) {
             if (k >= numel || value_at(info.dtype, data, k) != atof(v)) {
                 snprintf(why, wn, "output '%s'[%lld] is %g, expected %s", item, (long long)k,
                          k < numel ? value_at(info.dtype, data, k) : NAN, v);
@@ -506,7 +509,8 @@ Test(q8run, outputs_all_or_nothing) {
     FILE *f = fopen(keep, "wb");
     cr_assert(f && fputs("old", f) >= 0 && fclose(f) == 0);
 
-    char *a1[] = {Q8RUN, CORPUS "/special/out_name_clash.onnx", "--input", xnpy, "--out", out, NULL};
+    char *a1[] = {Q8RUN, CORPUS "/special/out_name_clash.onnx", "--input", xnpy, "--out", out,
+                  NULL};
     expect_fail1(tmp, a1, "outputs 'a/b' and 'a_b' would both be written to");
     char bx[4096];
     snprintf(bx, sizeof bx, "x=%s", xnpy);

@@ -87,7 +87,8 @@ Test(npy, round_trip_every_dtype_and_rank) {
                 uint8_t *data = malloc(nbytes + 1);
                 fill_random(&r, dt, data, nbytes);
                 char path[4096];
-                snprintf(path, sizeof path, "%s/t_%s_%d_%d.npy", tmp, q8_dtype_name(dt), rank, empty);
+                snprintf(path, sizeof path, "%s/t_%s_%d_%d.npy", tmp, q8_dtype_name(dt), rank,
+                         empty);
                 q8_error err = {0};
                 cr_assert_eq(q8_npy_write(path, dt, dims, rank, data, &err), Q8_OK, "%s", err.msg);
                 q8_tensor *t = NULL;
@@ -97,7 +98,8 @@ Test(npy, round_trip_every_dtype_and_rank) {
                 for (int i = 0; i < rank && i < t->ndim; i++)
                     cr_expect_eq(t->dims[i], dims[i], "%s dim %d", path, i);
                 cr_expect(t->shape_known && t->data);
-                if (nbytes) cr_expect_eq(memcmp(t->data, data, nbytes), 0, "%s: data differs", path);
+                if (nbytes)
+                    cr_expect_eq(memcmp(t->data, data, nbytes), 0, "%s: data differs", path);
                 q8_tensor_free(t);
                 /* The data starts on a 64-byte boundary, as numpy writes it. */
                 uint8_t *buf;
@@ -263,10 +265,14 @@ Test(pb, typed_fields) {
     /* int32_data carries every type of 32 bits or less. */
     int32_t i32[4] = {-128, -1, 127, 1000000};
     struct { int32_t type; q8_dtype dt; } small[] = {
-        {ONNX__TENSOR_PROTO__DATA_TYPE__INT32, Q8_I32},   {ONNX__TENSOR_PROTO__DATA_TYPE__INT16, Q8_I16},
-        {ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, Q8_U16},  {ONNX__TENSOR_PROTO__DATA_TYPE__INT8, Q8_I8},
-        {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, Q8_U8},    {ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, Q8_BOOL},
-        {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, Q8_F16}, {ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, Q8_BF16},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__INT32, Q8_I32},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__INT16, Q8_I16},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__UINT16, Q8_U16},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__INT8, Q8_I8},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, Q8_U8},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__BOOL, Q8_BOOL},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16, Q8_F16},
+        {ONNX__TENSOR_PROTO__DATA_TYPE__BFLOAT16, Q8_BF16},
     };
     for (size_t k = 0; k < sizeof small / sizeof small[0]; k++) {
         init_tp(&tp, small[k].type, dims, 2);
@@ -279,7 +285,8 @@ Test(pb, typed_fields) {
             switch (q8_dtype_size(small[k].dt)) {
             case 1: got = small[k].dt == Q8_I8 ? ((int8_t *)t->data)[i] : ((uint8_t *)t->data)[i];
                     want = small[k].dt == Q8_I8 ? (int8_t)i32[i] : (uint8_t)i32[i]; break;
-            case 2: got = small[k].dt == Q8_I16 ? ((int16_t *)t->data)[i] : ((uint16_t *)t->data)[i];
+            case 2: got = small[k].dt == Q8_I16 ? ((int16_t *)t->data)[i]
+                                                : ((uint16_t *)t->data)[i];
                     want = small[k].dt == Q8_I16 ? (int16_t)i32[i] : (uint16_t)i32[i]; break;
             default: got = ((int32_t *)t->data)[i]; break;
             }

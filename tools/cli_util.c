@@ -168,7 +168,8 @@ void q8_cli_error(const char *tool, const char *msg) {
     if (!msg || !*msg) msg = "failed (no message)";
     for (const unsigned char *p = (const unsigned char *)msg; *p && k + 5 < sizeof line; p++) {
         if (*p == '\n') k += (size_t)snprintf(line + k, sizeof line - k, "\\n");
-        else if (*p < 0x20 || *p == 0x7f) k += (size_t)snprintf(line + k, sizeof line - k, "\\x%02x", *p);
+        else if (*p < 0x20 || *p == 0x7f)
+            k += (size_t)snprintf(line + k, sizeof line - k, "\\x%02x", *p);
         else line[k++] = (char)*p;
     }
     line[k] = 0;
@@ -217,7 +218,8 @@ q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const siz
     char **tmp = calloc((size_t)n + 1, sizeof *tmp);
     if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status s = Q8_OK;
-    for (int i = 0; i < n && s == Q8_OK; i++) s = write_temp(paths[i], data[i], len[i], &tmp[i], err);
+    for (int i = 0; i < n && s == Q8_OK; i++)
+        s = write_temp(paths[i], data[i], len[i], &tmp[i], err);
     for (int i = 0; i < n && s == Q8_OK; i++) {
         if (rename(tmp[i], paths[i]) != 0) {
             s = q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));

@@ -36,7 +36,8 @@ static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8
     uint8_t **bufs = calloc((size_t)n_out + 1, sizeof *bufs);
     size_t *lens = calloc((size_t)n_out + 1, sizeof *lens);
     const char **names = calloc((size_t)n_out + 1, sizeof *names);
-    q8_status st = paths && bufs && lens && names ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status st = Q8_OK;
+    if (!paths || !bufs || !lens || !names) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n_out && st == Q8_OK; i++) {
         q8_tensor_info info;
         const void *data;
@@ -181,7 +182,8 @@ int main(int argc, char **argv) {
     if (q8_model_load(model_path, &lo, &m, &err) != Q8_OK) goto done;
     int n_model_in = q8_model_num_inputs(m);
     if (n_inputs != n_model_in) {
-        q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in, n_inputs);
+        q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in,
+                n_inputs);
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device};

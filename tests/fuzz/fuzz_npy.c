@@ -26,7 +26,8 @@ static void round_trip(const q8_tensor *t) {
     s = q8_npy_parse(buf, len, "re-encoded", &u, &err);
     check(s == Q8_OK, "cannot re-read what q8_npy_encode wrote");
     check(u->dtype == t->dtype && u->ndim == t->ndim, "round trip changed dtype or rank");
-    check(memcmp(u->dims, t->dims, sizeof(int64_t) * (size_t)t->ndim) == 0, "round trip changed dims");
+    check(memcmp(u->dims, t->dims, sizeof(int64_t) * (size_t)t->ndim) == 0,
+          "round trip changed dims");
     check(memcmp(u->data, t->data, q8_tensor_nbytes(t)) == 0, "round trip changed data");
     q8_tensor_free(u);
     free(buf);

@@ -34,7 +34,8 @@ static int fix_shapes(const q8_graph *g, q8_input_shape *shapes, int max) {
         q8_input_shape *s = &shapes[n++];
         s->name = t->name;
         s->ndim = t->ndim < 0 ? 1 : t->ndim;
-        for (int d = 0; d < s->ndim; d++) s->dims[d] = t->ndim < 0 || t->dims[d] < 0 ? 2 : t->dims[d];
+        for (int d = 0; d < s->ndim; d++)
+            s->dims[d] = t->ndim < 0 || t->dims[d] < 0 ? 2 : t->dims[d];
     }
     return n;
 }
