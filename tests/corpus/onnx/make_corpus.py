@@ -360,6 +360,17 @@ def main():
     a.attribute[0].type = onnx.AttributeProto.UNDEFINED
     a.attribute[0].ClearField("i")
     add("attr_no_type.onnx", model([a]), "attribute 'axis' has no value")
+    # AttributeProto.type = 99 (protobuf refuses to build it: byte surgery).
+    raw = ser(model([helper.make_node("Relu", ["x"], ["y"], name="r", foo=1)]))
+    assert raw.count(key(20, 0) + varint(2)) == 1
+    add("attr_unknown_type.onnx", raw.replace(key(20, 0) + varint(2), key(20, 0) + varint(99)),
+        "attribute 'foo' has unknown type 99")
+    k = helper.make_node("Constant", [], ["c"], name="k")
+    at = k.attribute.add()
+    at.name = "value"
+    at.type = onnx.AttributeProto.TENSOR
+    add("constant_value_no_tensor.onnx", model([k, helper.make_node("Relu", ["x"], ["y"])]),
+        "node 'k' (Constant): 'value' has no tensor")
     a = helper.make_node("Relu", ["x"], ["y"], name="r")
     at = a.attribute.add()
     at.name = "g"
