@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "onnx_attr_types.h"
 #include "onnx_tensor.h"
 #include "proto_guard.h"
 
@@ -46,12 +47,73 @@ static q8_tensor *new_standalone_tensor(const char *name) {
     return t;
 }
 
+static const char *attr_type_name(int type) {
+    static const char *const names[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH",
+                                        "FLOATS", "INTS", "STRINGS", "TENSORS", "GRAPHS",
+                                        "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO",
+                                        "TYPE_PROTOS"};
+    return type >= 0 && type < (int)(sizeof names / sizeof names[0]) ? names[type] : "unknown";
+}
+
+/* The attribute's type: its type field or, in files from before that field
+ * (IR 0.0.1), the value field that is set; 0 if there is none. */
+static int attr_type(const Onnx__AttributeProto *ap) {
+    if (ap->has_type && ap->type != ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__UNDEFINED)
+        return (int)ap->type;
+    if (ap->has_f) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT;
+    if (ap->has_i) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INT;
+    if (ap->has_s) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING;
+    if (ap->t) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    if (ap->g) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (ap->sparse_tensor) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR;
+    if (ap->tp) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO;
+    if (ap->n_floats) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOATS;
+    if (ap->n_ints) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__INTS;
+    if (ap->n_strings) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRINGS;
+    if (ap->n_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS;
+    if (ap->n_graphs) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS;
+    if (ap->n_sparse_tensors) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS;
+    if (ap->n_type_protos) return ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS;
+    return 0;
+}
+
+static int cmp_attr_type(const void *key, const void *elem) {
+    const q8_onnx_attr_type *k = key, *e = elem;
+    int c = strcmp(k->op, e->op);
+    return c ? c : strcmp(k->attr, e->attr);
+}
+
+/* Check an attribute's type against the ai.onnx schemas: an op reading a
+ * wrongly typed attribute would see it as absent and silently use its
+ * default. Attributes the schemas do not know are left to the op. */
+static q8_status check_attr(const char *node, const char *op, bool onnx_dom,
+                            const Onnx__AttributeProto *ap, int *type, q8_error *err) {
+    const char *an = str_or(ap->name, "");
+    *type = attr_type(ap);
+    if (*type == 0)
+        return q8_fail(err, Q8_ERR_FORMAT, "node '%.60s' (%.40s): attribute '%s' has no value",
+                       node, op, an);
+    if (!onnx_dom) return Q8_OK;
+    q8_onnx_attr_type key = {.op = op, .attr = an};
+    const q8_onnx_attr_type *e = bsearch(&key, q8_onnx_attr_types, (size_t)q8_onnx_n_attr_types,
+                                         sizeof *e, cmp_attr_type);
+    if (e && (*type >= 32 || !(e->mask & (1u << *type)))) {
+        int want = 0;
+        while (want < 31 && !(e->mask & (1u << want))) want++;
+        return q8_fail(err, Q8_ERR_FORMAT,
+                       "node '%.60s' (%.40s): attribute '%s' has type %s, ONNX defines it as %s",
+                       node, op, an, attr_type_name(*type), attr_type_name(want));
+    }
+    return Q8_OK;
+}
+
 static q8_status convert_attr(import_ctx *c, q8_graph *g, const q8_node *n,
                               const Onnx__AttributeProto *ap, q8_attr *a) {
     q8_error *err = c->err;
     a->name = q8_strdup(str_or(ap->name, ""));
     if (!a->name) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    int type = ap->has_type ? (int)ap->type : 0;
+    int type;
+    Q8_TRY(check_attr(n->name, n->op_type, !*n->domain, ap, &type, err));
     switch (type) {
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__FLOAT:
         a->type = Q8_ATTR_FLOAT;
@@ -108,12 +170,19 @@ static q8_status convert_attr(import_ctx *c, q8_graph *g, const q8_node *n,
         if (!ap->g) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has no graph", a->name);
         Q8_TRY(import_graph(c, ap->g, g, &a->g));
         break;
-    default:
-        /* Sparse tensors, type protos, lists of tensors/graphs: kept by name
-         * only; no supported op reads them, and the op's infer will reject a
-         * missing attribute it needs. */
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTO:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSORS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPHS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__SPARSE_TENSORS:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TYPE_PROTOS:
+        /* Kept by name only; no supported op reads them, and the op's infer
+         * will reject a missing attribute it needs. */
         a->type = Q8_ATTR_STRING;
         break;
+    default:
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has unknown type %d", a->name,
+                            type);
     }
     return Q8_OK;
 }
@@ -136,8 +205,13 @@ static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodePro
     q8_tensor *t = g->tensors[ti];
     const Onnx__AttributeProto *ap = np->attribute[0];
     const char *an = str_or(ap->name, "");
+    int type;
+    Q8_TRY(check_attr(nname, "Constant", true, ap, &type, err));
     int64_t one = 1;
-    if (strcmp(an, "value") == 0 && ap->t) {
+    if (strcmp(an, "value") == 0) {
+        if (!ap->t)
+            return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): 'value' has no tensor",
+                           nname);
         if (q8_onnx_tensor_fill(ap->t, c->base_dir, t, err) != Q8_OK)
             return q8_fail_prefix(err, "node '%s' (Constant)", nname);
         return Q8_OK;
@@ -190,9 +264,13 @@ static q8_status import_value_info(import_ctx *c, q8_graph *g, const Onnx__Value
         bool known = true;
         for (int i = 0; i < t->ndim; i++) {
             const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE && d->dim_value >= 0) {
+            bool has_value = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            if (has_value && d->dim_value < -1)
+                return q8_fail(err, Q8_ERR_FORMAT, "graph input '%s': dim %d is %lld", name, i,
+                               (long long)d->dim_value);
+            if (has_value && d->dim_value >= 0) {
                 t->dims[i] = d->dim_value;
-            } else {
+            } else { /* dim_param, nothing, or -1 (old exporters): dynamic */
                 t->dims[i] = -1;
                 known = false;
                 const char *p = d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM
@@ -363,6 +441,9 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
         g->outputs = malloc(sizeof(int) * gp->n_output);
         if (!g->outputs) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
+    bool *listed = NULL;
+    if (s == Q8_OK && !parent && !(listed = calloc((size_t)g->n_tensors + 1, sizeof(bool))))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < gp->n_output && s == Q8_OK; i++) {
         const char *name = str_or(gp->output[i]->name, "");
         int ti = q8_graph_find(g, name);
@@ -373,8 +454,13 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
         } else if (ti < 0) {
             s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is not produced by any node", name);
         }
+        /* Two outputs of one name would be written to one file. */
+        if (s == Q8_OK && listed && listed[ti])
+            s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is listed twice", name);
+        if (s == Q8_OK && listed) listed[ti] = true;
         if (s == Q8_OK) g->outputs[g->n_outputs++] = ti;
     }
+    free(listed);
     if (s == Q8_OK && !parent && g->n_outputs == 0)
         s = q8_fail(err, Q8_ERR_FORMAT, "the graph has no outputs");
     if (s != Q8_OK) {

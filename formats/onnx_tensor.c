@@ -41,10 +41,12 @@ static bool parse_u64(const char *s, uint64_t *v) {
 }
 
 /* External data must stay inside the model's folder: no absolute paths, no
- * "..", and the resolved path (symlinks followed) must be under base_dir. */
-static q8_status read_external(const Onnx__TensorProto *tp, const char *base_dir,
-                               const char *name, q8_tensor *t, size_t nbytes,
-                               q8_error *err) {
+ * "..", and the resolved path (symlinks followed) must be under base_dir.
+ * Opens the file and checks that it holds nbytes at the offset, before the
+ * caller allocates anything; *f is positioned at the data. */
+static q8_status open_external(const Onnx__TensorProto *tp, const char *base_dir,
+                               const char *name, size_t nbytes, FILE **out, q8_error *err) {
+    *out = NULL;
     const char *loc = NULL;
     uint64_t offset = 0, length = nbytes;
     bool has_len = false;
@@ -82,6 +84,7 @@ static q8_status read_external(const Onnx__TensorProto *tp, const char *base_dir
         return q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot open external data '%s': %s", name,
                        path, strerror(errno));
     size_t dl = strlen(real_dir);
+    if (dl == 1) dl = 0; /* the model is in "/" */
     if (strncmp(real_file, real_dir, dl) != 0 || real_file[dl] != '/')
         return q8_fail(err, Q8_ERR_FORMAT,
                        "tensor '%s': external data '%s' resolves outside the model's folder",
@@ -99,20 +102,51 @@ static q8_status read_external(const Onnx__TensorProto *tp, const char *base_dir
         s = q8_fail(err, Q8_ERR_FORMAT,
                     "tensor '%s': external data '%s' has %lld bytes, needs %zu at offset %llu",
                     name, path, (long long)st.st_size, nbytes, (unsigned long long)offset);
-    } else if ((s = q8_tensor_alloc_data(t, err)) != Q8_OK) {
-        /* message set */
-    } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0 ||
-               (nbytes && fread(t->data, 1, nbytes, f) != nbytes)) {
+    } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0) {
         s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot read external data '%s'", name, path);
     }
-    fclose(f);
-    return s;
+    if (s != Q8_OK) {
+        fclose(f);
+        return s;
+    }
+    *out = f;
+    return Q8_OK;
 }
 
-static q8_status count_mismatch(const char *name, const char *field, size_t have,
-                                int64_t want, q8_error *err) {
-    return q8_fail(err, Q8_ERR_FORMAT, "tensor '%s': %s has %zu values, its shape needs %lld",
-                   name, field, have, (long long)want);
+/* The typed field that holds dt's values when there is no raw_data. */
+static size_t typed_count(const Onnx__TensorProto *tp, q8_dtype dt, const char **field) {
+    switch (dt) {
+    case Q8_F32: *field = "float_data"; return tp->n_float_data;
+    case Q8_F64: *field = "double_data"; return tp->n_double_data;
+    case Q8_I64: *field = "int64_data"; return tp->n_int64_data;
+    case Q8_U32: case Q8_U64: *field = "uint64_data"; return tp->n_uint64_data;
+    default: *field = "int32_data"; return tp->n_int32_data; /* every type of <= 32 bits */
+    }
+}
+
+static void copy_typed(const Onnx__TensorProto *tp, q8_dtype dt, int64_t numel, uint8_t *dst) {
+    size_t es = q8_dtype_size(dt);
+    switch (dt) {
+    case Q8_F32: memcpy(dst, tp->float_data, (size_t)numel * es); break;
+    case Q8_F64: memcpy(dst, tp->double_data, (size_t)numel * es); break;
+    case Q8_I64: memcpy(dst, tp->int64_data, (size_t)numel * es); break;
+    case Q8_U32: case Q8_U64:
+        for (int64_t i = 0; i < numel; i++) {
+            if (dt == Q8_U32) ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i];
+            else ((uint64_t *)dst)[i] = tp->uint64_data[i];
+        }
+        break;
+    default:
+        for (int64_t i = 0; i < numel; i++) {
+            int32_t v = tp->int32_data[i];
+            switch (es) {
+            case 1: dst[i] = (uint8_t)v; break;
+            case 2: ((uint16_t *)dst)[i] = (uint16_t)v; break;
+            default: ((int32_t *)dst)[i] = v; break;
+            }
+        }
+        break;
+    }
 }
 
 q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
@@ -135,52 +169,43 @@ q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
     if (!q8_shape_numel(tp->dims, (int)tp->n_dims, &numel))
         return q8_fail(err, Q8_ERR_FORMAT, "tensor '%s': shape has negative dims or is too large",
                        name);
-    q8_tensor_set_shape(t, dt, tp->dims, (int)tp->n_dims);
     size_t es = q8_dtype_size(dt), nbytes = (size_t)numel * es;
     bool external = tp->has_data_location &&
                     tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
-    if (external) return read_external(tp, base_dir, name, t, nbytes, err);
-    /* Check that the data is all there before allocating for the shape: a
-     * bogus shape must not cost memory. */
-    const char *field = NULL;
-    size_t have = 0;
-    if (tp->has_raw_data) {
+    /* Check that the data is all there before allocating: a few bytes of
+     * model must not make us allocate (and zero) gigabytes. */
+    FILE *f = NULL;
+    if (external) {
+        Q8_TRY(open_external(tp, base_dir, name, nbytes, &f, err));
+    } else if (tp->has_raw_data) {
         if (tp->raw_data.len != nbytes)
             return q8_fail(err, Q8_ERR_FORMAT,
-                           "tensor '%s': raw_data has %zu bytes, its shape (%s) needs %zu", name,
+                           "tensor '%s': raw_data has %zu bytes, its %s shape needs %zu", name,
                            tp->raw_data.len, q8_dtype_name(dt), nbytes);
-    } else if (numel > 0) {
-        switch (dt) {
-        case Q8_F32: field = "float_data", have = tp->n_float_data; break;
-        case Q8_F64: field = "double_data", have = tp->n_double_data; break;
-        case Q8_I64: field = "int64_data", have = tp->n_int64_data; break;
-        case Q8_U32: case Q8_U64: field = "uint64_data", have = tp->n_uint64_data; break;
-        default: field = "int32_data", have = tp->n_int32_data; break; /* <= 32-bit types */
-        }
-        if (have != (size_t)numel) return count_mismatch(name, field, have, numel, err);
+    } else {
+        const char *field;
+        size_t have = typed_count(tp, dt, &field);
+        if (have != (size_t)numel)
+            return q8_fail(err, Q8_ERR_FORMAT,
+                           "tensor '%s': %s has %zu values, its shape needs %lld", name, field,
+                           have, (long long)numel);
     }
-    Q8_TRY(q8_tensor_alloc_data(t, err));
-    uint8_t *dst = t->data;
-    if (tp->has_raw_data) {
-        if (nbytes) memcpy(dst, tp->raw_data.data, nbytes); /* little-endian hosts only */
-        return Q8_OK;
-    }
-    for (int64_t i = 0; i < numel; i++) {
-        switch (dt) {
-        case Q8_F32: ((float *)dst)[i] = tp->float_data[i]; break;
-        case Q8_F64: ((double *)dst)[i] = tp->double_data[i]; break;
-        case Q8_I64: ((int64_t *)dst)[i] = tp->int64_data[i]; break;
-        case Q8_U32: ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i]; break;
-        case Q8_U64: ((uint64_t *)dst)[i] = tp->uint64_data[i]; break;
-        default:
-            switch (es) {
-            case 1: dst[i] = (uint8_t)tp->int32_data[i]; break;
-            case 2: ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; break;
-            default: ((int32_t *)dst)[i] = tp->int32_data[i]; break;
-            }
+    q8_tensor_set_shape(t, dt, tp->dims, (int)tp->n_dims);
+    q8_status s = q8_tensor_alloc_data(t, err);
+    if (s == Q8_OK) {
+        uint8_t *dst = t->data;
+        if (external) {
+            if (nbytes && fread(dst, 1, nbytes, f) != nbytes)
+                s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot read its external data", name);
+        } else if (tp->has_raw_data) {
+            if (nbytes) memcpy(dst, tp->raw_data.data, nbytes); /* little-endian hosts only */
+        } else if (numel) {
+            copy_typed(tp, dt, numel, dst);
         }
     }
-    return Q8_OK;
+    if (f) fclose(f);
+    if (s != Q8_OK) q8_tensor_free_data(t);
+    return s;
 }
 
 q8_status q8_pb_parse(const uint8_t *buf, size_t len, const char *what,

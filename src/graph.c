@@ -400,18 +400,119 @@ void q8_graph_compact(q8_graph *g) {
     q8_graph_fix_producers(g);
 }
 
+/* ---- topological sort ---- */
+
+typedef struct edge_list {
+    int *from, *to;
+    size_t n, cap;
+    bool oom;
+} edge_list;
+
+static void edge_add(edge_list *e, int from, int to) {
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        int *f = realloc(e->from, cap * sizeof *f);
+        if (f) e->from = f;
+        int *t = realloc(e->to, cap * sizeof *t);
+        if (t) e->to = t;
+        if (!f || !t) {
+            e->oom = true;
+            return;
+        }
+        e->cap = cap;
+    }
+    e->from[e->n] = from;
+    e->to[e->n] = to;
+    e->n++;
+}
+
+/* The tensor of g that an outer-scope name used in sub refers to: -1 when a
+ * graph between sub and g defines the name itself. */
+static int outer_ref(const q8_graph *g, const q8_graph *sub, const char *name) {
+    for (const q8_graph *p = sub->parent; p && p != g; p = p->parent) {
+        int t = q8_graph_find(p, name);
+        if (t >= 0 && !p->tensors[t]->outer) return -1;
+    }
+    return q8_graph_find(g, name);
+}
+
+/* A node with subgraphs (If) depends on the producers of every value of g
+ * its subgraphs read, at any depth. */
+static void subgraph_deps(const q8_graph *g, const q8_graph *sub, const int *producer, int node,
+                          edge_list *e) {
+    for (int i = 0; i < sub->n_tensors; i++) {
+        if (!sub->tensors[i]->outer) continue;
+        int t = outer_ref(g, sub, sub->tensors[i]->name);
+        if (t >= 0 && producer[t] >= 0) edge_add(e, producer[t], node);
+    }
+    for (int i = 0; i < sub->n_nodes; i++)
+        for (int k = 0; k < sub->nodes[i]->n_attrs; k++)
+            if (sub->nodes[i]->attrs[k].g)
+                subgraph_deps(g, sub->nodes[i]->attrs[k].g, producer, node, e);
+}
+
+/* Compressed adjacency: the edges of node v are idx[start[v] .. start[v+1]). */
+static bool csr_build(int nn, const edge_list *e, bool by_from, int **start, int **idx) {
+    *start = calloc((size_t)nn + 1, sizeof(int));
+    *idx = malloc(sizeof(int) * (e->n ? e->n : 1));
+    if (!*start || !*idx) return false;
+    for (size_t k = 0; k < e->n; k++) (*start)[(by_from ? e->from : e->to)[k] + 1]++;
+    for (int v = 0; v < nn; v++) (*start)[v + 1] += (*start)[v];
+    int *fill = malloc(sizeof(int) * ((size_t)nn + 1));
+    if (!fill) return false;
+    memcpy(fill, *start, sizeof(int) * ((size_t)nn + 1));
+    for (size_t k = 0; k < e->n; k++) {
+        int v = (by_from ? e->from : e->to)[k];
+        (*idx)[fill[v]++] = (by_from ? e->to : e->from)[k];
+    }
+    free(fill);
+    return true;
+}
+
+static void heap_push(int *h, int *n, int v) {
+    int i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static int heap_pop(int *h, int *n) {
+    int top = h[0], v = h[--*n], i = 0;
+    for (;;) {
+        int c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    h[i] = v;
+    return top;
+}
+
 /* Kahn's algorithm, stable: among ready nodes the earliest in file order goes
- * first, so an already sorted graph keeps its order. */
+ * first, so an already sorted graph keeps its order. O((N + E) log N).
+ * Subgraphs are sorted too. */
 q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
     int nn = g->n_nodes, nt = g->n_tensors;
     int *producer = malloc(sizeof(int) * (size_t)(nt ? nt : 1));
     int *order = malloc(sizeof(int) * (size_t)(nn ? nn : 1));
+    int *indeg = calloc((size_t)(nn ? nn : 1), sizeof(int));
+    int *heap = malloc(sizeof(int) * (size_t)(nn ? nn : 1));
     bool *done = calloc((size_t)(nn ? nn : 1), sizeof(bool));
+    int *out_start = NULL, *out_idx = NULL, *in_start = NULL, *in_idx = NULL;
+    edge_list e = {0};
     q8_status st = Q8_OK;
-    if (!producer || !order || !done) {
+    if (!producer || !order || !indeg || !heap || !done) {
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;
     }
+    for (int i = 0; i < nn && st == Q8_OK; i++)
+        for (int k = 0; k < g->nodes[i]->n_attrs && st == Q8_OK; k++)
+            if (g->nodes[i]->attrs[k].g) st = q8_graph_toposort(g->nodes[i]->attrs[k].g, err);
+    if (st != Q8_OK) goto out;
     for (int i = 0; i < nt; i++) producer[i] = -1;
     for (int i = 0; i < nn; i++) {
         const q8_node *n = g->nodes[i];
@@ -433,34 +534,48 @@ q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
             producer[t] = i;
         }
     }
-    /* Simple repeated sweep: O(n^2) worst case but linear for sorted graphs,
-     * which almost every exporter writes. */
-    int placed = 0;
-    bool progress = true;
-    while (placed < nn && progress) {
-        progress = false;
-        for (int i = 0; i < nn; i++) {
-            if (done[i]) continue;
-            const q8_node *n = g->nodes[i];
-            bool ready = true;
-            for (int j = 0; j < n->n_inputs && ready; j++) {
-                int t = n->inputs[j];
-                if (t >= 0 && producer[t] >= 0 && !done[producer[t]]) ready = false;
-            }
-            if (ready) {
-                done[i] = true;
-                order[placed++] = i;
-                progress = true;
-            }
-        }
+    for (int i = 0; i < nn; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int j = 0; j < n->n_inputs; j++)
+            if (n->inputs[j] >= 0 && producer[n->inputs[j]] >= 0)
+                edge_add(&e, producer[n->inputs[j]], i);
+        for (int k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].g) subgraph_deps(g, n->attrs[k].g, producer, i, &e);
+    }
+    if (e.oom || !csr_build(nn, &e, true, &out_start, &out_idx)) {
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < e.n; k++) indeg[e.to[k]]++;
+    int placed = 0, nheap = 0;
+    for (int i = 0; i < nn; i++)
+        if (!indeg[i]) heap_push(heap, &nheap, i);
+    while (nheap) {
+        int v = heap_pop(heap, &nheap);
+        done[v] = true;
+        order[placed++] = v;
+        for (int k = out_start[v]; k < out_start[v + 1]; k++)
+            if (--indeg[out_idx[k]] == 0) heap_push(heap, &nheap, out_idx[k]);
     }
     if (placed < nn) {
-        for (int i = 0; i < nn; i++)
-            if (!done[i]) {
-                st = q8_node_fail(err, Q8_ERR_FORMAT, g->nodes[i],
-                                  "the graph has a cycle through this node");
-                goto out;
-            }
+        /* Walk back through unplaced predecessors: after nn steps the walk
+         * is on a cycle, so the message names a node on it. */
+        if (!csr_build(nn, &e, false, &in_start, &in_idx)) {
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            goto out;
+        }
+        int v = 0;
+        while (done[v]) v++;
+        for (int step = 0; step < nn; step++) {
+            int next = -1;
+            for (int k = in_start[v]; k < in_start[v + 1] && next < 0; k++)
+                if (!done[in_idx[k]]) next = in_idx[k];
+            if (next < 0) break;
+            v = next;
+        }
+        st = q8_node_fail(err, Q8_ERR_FORMAT, g->nodes[v],
+                          "the graph has a cycle through this node");
+        goto out;
     }
     q8_node **sorted = malloc(sizeof *sorted * ((size_t)nn + 1));
     if (!sorted) {
@@ -468,12 +583,20 @@ q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
         goto out;
     }
     for (int i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
-    if (nn) memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn); /* nodes is NULL when empty */
+    if (nn) memcpy(g->nodes, sorted, sizeof *sorted * (size_t)nn);
     free(sorted);
     q8_graph_fix_producers(g);
 out:
     free(producer);
     free(order);
+    free(indeg);
+    free(heap);
     free(done);
+    free(e.from);
+    free(e.to);
+    free(out_start);
+    free(out_idx);
+    free(in_start);
+    free(in_idx);
     return st;
 }

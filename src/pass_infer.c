@@ -59,10 +59,9 @@ q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error 
     return Q8_OK;
 }
 
-q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
+/* ptr: n_tensors entries, all NULL; left all NULL again. */
+static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
     const q8_op_def *op = n->op;
-    void **ptr = calloc((size_t)g->n_tensors, sizeof(void *));
-    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status s = Q8_OK;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = g->tensors[n->inputs[i]]->data;
@@ -91,6 +90,17 @@ q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
         for (int i = 0; i < n->n_outputs; i++)
             if (n->outputs[i] >= 0) q8_tensor_free_data(g->tensors[n->outputs[i]]);
     q8_aligned_free(scratch);
+    for (int i = 0; i < n->n_inputs; i++)
+        if (n->inputs[i] >= 0) ptr[n->inputs[i]] = NULL;
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] >= 0) ptr[n->outputs[i]] = NULL;
+    return s;
+}
+
+q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
+    void **ptr = calloc((size_t)g->n_tensors + 1, sizeof(void *));
+    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = fold_node(g, n, ptr, err);
     free(ptr);
     return s;
 }
@@ -115,15 +125,17 @@ static q8_status insert_nodes(q8_graph *g, int pos, q8_node **nodes, int count, 
 static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
     q8_node *n = g->nodes[pos];
     const q8_tensor *cond = q8_in(g, n, 0);
+    /* Check the size before reading the value. */
+    if (q8_tensor_numel(cond) != 1)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "condition must hold one value");
     bool c = false;
     switch (cond->dtype) {
     case Q8_BOOL: case Q8_U8: case Q8_I8: c = *(const uint8_t *)cond->data != 0; break;
-    case Q8_I32: case Q8_F32: c = *(const uint32_t *)cond->data != 0; break;
+    case Q8_I32: c = *(const int32_t *)cond->data != 0; break;
+    case Q8_F32: c = *(const float *)cond->data != 0.0f; break; /* -0.0 is false */
     case Q8_I64: c = *(const int64_t *)cond->data != 0; break;
     default: return q8_node_fail(err, Q8_ERR_FORMAT, n, "condition has dtype %s", q8_dtype_name(cond->dtype));
     }
-    if (q8_tensor_numel(cond) != 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "condition must hold one value");
     const char *which = c ? "then_branch" : "else_branch";
     q8_attr *a = (q8_attr *)q8_attr_find(n, which);
     if (!a || a->type != Q8_ATTR_GRAPH || !a->g)
@@ -253,7 +265,26 @@ q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
+/* One pointer table for all the folds of the pass: a fresh one per node made
+ * a graph of N constant nodes O(N^2). It grows when If inlining adds
+ * tensors. */
+typedef struct fold_table {
+    void **ptr;
+    int cap;
+} fold_table;
+
+static q8_status fold_table_fit(fold_table *ft, int n_tensors, q8_error *err) {
+    if (n_tensors <= ft->cap) return Q8_OK;
+    int cap = n_tensors + n_tensors / 2 + 16;
+    void **p = realloc(ft->ptr, sizeof(void *) * (size_t)cap);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    memset(p + ft->cap, 0, sizeof(void *) * (size_t)(cap - ft->cap));
+    ft->ptr = p;
+    ft->cap = cap;
+    return Q8_OK;
+}
+
+static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
@@ -276,10 +307,18 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
         }
         Q8_TRY(q8_node_reinfer(g, n, err));
         if (foldable(g, n)) {
-            Q8_TRY(q8_fold_node(g, n, err));
+            Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
+            Q8_TRY(fold_node(g, n, ft->ptr, err));
             n->dead = true;
         }
     }
-    q8_graph_compact(g);
     return Q8_OK;
+}
+
+q8_status q8_pass_infer(q8_graph *g, q8_error *err) {
+    fold_table ft = {0};
+    q8_status s = infer_all(g, &ft, err);
+    free(ft.ptr);
+    if (s == Q8_OK) q8_graph_compact(g);
+    return s;
 }

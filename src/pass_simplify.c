@@ -14,12 +14,6 @@ void q8_graph_replace_uses(q8_graph *g, int from, int to) {
     }
 }
 
-static bool is_graph_input(const q8_graph *g, int t) {
-    for (int i = 0; i < g->n_inputs; i++)
-        if (g->inputs[i] == t) return true;
-    return false;
-}
-
 static bool is_passthrough(const q8_graph *g, const q8_node *n) {
     if (strcmp(n->op_type, "Identity") == 0) return n->n_inputs == 1 && n->n_outputs == 1;
     if (strcmp(n->op_type, "Dropout") == 0) {
@@ -33,29 +27,65 @@ static bool is_passthrough(const q8_graph *g, const q8_node *n) {
     return false;
 }
 
+static int resolve(const int *alias, int t, int limit) {
+    for (int k = 0; t >= 0 && alias[t] != t; k++) {
+        Q8_ASSERT(k < limit); /* aliases follow the (acyclic) graph */
+        t = alias[t];
+    }
+    return t;
+}
+
+/* One pass in node order with a tensor alias map instead of rewriting every
+ * use at each removal (which made a chain of N Identity nodes O(N^2): a
+ * 1.4 MB model took a minute). An optimization only: skipped if out of
+ * memory. */
 void q8_pass_remove_identity(q8_graph *g) {
+    int nt = g->n_tensors;
+    int *alias = malloc(sizeof(int) * (size_t)(nt + 1));
+    int *producer = malloc(sizeof(int) * (size_t)(nt + 1));
+    bool *is_out = calloc((size_t)nt + 1, sizeof(bool));
+    bool *is_in = calloc((size_t)nt + 1, sizeof(bool));
+    if (!alias || !producer || !is_out || !is_in) goto out;
+    for (int t = 0; t < nt; t++) {
+        alias[t] = t;
+        producer[t] = g->tensors[t]->producer;
+    }
+    for (int i = 0; i < g->n_outputs; i++) is_out[g->outputs[i]] = true;
+    for (int i = 0; i < g->n_inputs; i++) is_in[g->inputs[i]] = true;
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
-        if (n->dead || *n->domain || !is_passthrough(g, n)) continue;
+        if (n->dead) continue;
+        for (int j = 0; j < n->n_inputs; j++) n->inputs[j] = resolve(alias, n->inputs[j], nt);
+        if (*n->domain || !is_passthrough(g, n)) continue;
         int x = n->inputs[0], y = n->outputs[0];
         if (x < 0 || y < 0) continue;
-        if (!q8_graph_is_output(g, y)) {
-            q8_graph_replace_uses(g, y, x);
+        if (!is_out[y]) {
+            alias[y] = x; /* readers of y read x */
             n->dead = true;
             continue;
         }
         /* y is a graph output: rename the producer's output x to y instead,
          * when x is an ordinary intermediate value. */
-        q8_tensor *xt = g->tensors[x];
-        if (xt->data || is_graph_input(g, x) || q8_graph_is_output(g, x) || xt->producer < 0)
-            continue;
-        q8_node *p = g->nodes[xt->producer];
+        const q8_tensor *xt = g->tensors[x];
+        if (xt->data || is_in[x] || is_out[x] || producer[x] < 0) continue;
+        q8_node *p = g->nodes[producer[x]];
         for (int k = 0; k < p->n_outputs; k++)
             if (p->outputs[k] == x) p->outputs[k] = y;
+        producer[y] = producer[x];
+        producer[x] = -1;
+        alias[x] = y; /* readers of x, before or after this node, read y */
         n->dead = true;
-        q8_graph_replace_uses(g, x, y);
-        q8_graph_fix_producers(g);
     }
+    for (int i = 0; i < g->n_nodes; i++) {
+        q8_node *n = g->nodes[i];
+        if (n->dead) continue;
+        for (int j = 0; j < n->n_inputs; j++) n->inputs[j] = resolve(alias, n->inputs[j], nt);
+    }
+out:
+    free(alias);
+    free(producer);
+    free(is_out);
+    free(is_in);
     q8_graph_compact(g);
 }
 

@@ -5,6 +5,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tensor_file.h"
 
@@ -167,4 +168,78 @@ bool q8_cli_parse_int(const char *s, long lo, long hi, long *out) {
     if (!*s || *end || errno || v < lo || v > hi) return false;
     *out = v;
     return true;
+}
+
+void q8_cli_error(const char *tool, const char *msg) {
+    char line[4 * sizeof ((q8_error *)0)->msg + 64];
+    size_t k = 0;
+    if (!msg || !*msg) msg = "failed (no message)";
+    for (const unsigned char *p = (const unsigned char *)msg; *p && k + 5 < sizeof line; p++) {
+        if (*p == '\n') k += (size_t)snprintf(line + k, sizeof line - k, "\\n");
+        else if (*p < 0x20 || *p == 0x7f)
+            k += (size_t)snprintf(line + k, sizeof line - k, "\\x%02x", *p);
+        else line[k++] = (char)*p;
+    }
+    line[k] = 0;
+    fprintf(stderr, "%s: %s\n", tool, line);
+}
+
+static q8_status write_temp(const char *path, const uint8_t *data, size_t len, char **tmp_out,
+                            q8_error *err) {
+    size_t plen = strlen(path) + 16;
+    char *tmp = malloc(plen);
+    if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    snprintf(tmp, plen, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        q8_status s = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", path,
+                              strerror(errno));
+        free(tmp);
+        return s;
+    }
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, data, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        data += w;
+        left -= (size_t)w;
+    }
+    int e = left ? (errno ? errno : EIO) : 0;
+    if (!e && fsync(fd) != 0) e = errno;
+    if (close(fd) != 0 && !e) e = errno;
+    /* mkstemp creates 0600; give the file the usual permissions. */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (!e && chmod(tmp, 0666 & ~mask) != 0) e = errno;
+    if (e) {
+        unlink(tmp);
+        free(tmp);
+        return q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+    }
+    *tmp_out = tmp;
+    return Q8_OK;
+}
+
+q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const size_t *len, int n,
+                             q8_error *err) {
+    char **tmp = calloc((size_t)n + 1, sizeof *tmp);
+    if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status s = Q8_OK;
+    for (int i = 0; i < n && s == Q8_OK; i++)
+        s = write_temp(paths[i], data[i], len[i], &tmp[i], err);
+    for (int i = 0; i < n && s == Q8_OK; i++) {
+        if (rename(tmp[i], paths[i]) != 0) {
+            s = q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));
+            break;
+        }
+        free(tmp[i]);
+        tmp[i] = NULL;
+    }
+    for (int i = 0; i < n; i++) {
+        if (tmp[i]) unlink(tmp[i]);
+        free(tmp[i]);
+    }
+    free(tmp);
+    return s;
 }

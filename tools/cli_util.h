@@ -25,6 +25,15 @@ void q8_cli_stats(double *v, int n, double *median, double *mn, double *mx);
 /* Print "NAME=VALUE" style tensor preview: up to max values. */
 void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *dims, int ndim,
                          const void *data, int max);
+/* Print "TOOL: MSG" as one line: control characters in msg (which may
+ * quote names from a model file) are escaped, so a crafted name can neither
+ * add lines nor send terminal escapes. An empty msg prints a generic one. */
+void q8_cli_error(const char *tool, const char *msg);
+/* Write n files all or nothing: each to a temp file beside it (fsync'd),
+ * then all renamed into place. On failure no temp file is left and no
+ * target has been replaced, except when a rename itself fails midway. */
+q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const size_t *len, int n,
+                             q8_error *err);
 /* Parse a positive int; false on junk. */
 bool q8_cli_parse_int(const char *s, long lo, long hi, long *out);
 

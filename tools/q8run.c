@@ -4,6 +4,7 @@
  *         [--device cpu|cuda] [--threads N] [--bench N] [--json]
  *         [--input-shape NAME=DIMS]...
  */
+#include <errno.h>
 #include <getopt.h>
 #include <string.h>
 
@@ -65,9 +66,50 @@ static bool top1_accuracy(const q8_session *s, const char *path, double *acc, q8
     return ok;
 }
 
-static int fail(const q8_error *e) {
-    fprintf(stderr, "q8run: %s\n", e->msg);
-    return 1;
+/* Encode every output first, check that their file names differ, then
+ * write them all or none. */
+static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8_error *err) {
+    char **paths = calloc((size_t)n_out + 1, sizeof *paths);
+    uint8_t **bufs = calloc((size_t)n_out + 1, sizeof *bufs);
+    size_t *lens = calloc((size_t)n_out + 1, sizeof *lens);
+    const char **names = calloc((size_t)n_out + 1, sizeof *names);
+    q8_status st = Q8_OK;
+    if (!paths || !bufs || !lens || !names) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n_out && st == Q8_OK; i++) {
+        q8_tensor_info info;
+        const void *data;
+        q8_session_output(s, i, &info, &data);
+        names[i] = info.name;
+        char fname[256];
+        q8_cli_sanitize(info.name, fname, sizeof fname);
+        size_t plen = strlen(out_dir) + strlen(fname) + 8;
+        if (!(paths[i] = malloc(plen))) {
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(paths[i], plen, "%s/%s.npy", out_dir, fname);
+        for (int j = 0; j < i && st == Q8_OK; j++)
+            if (strcmp(paths[i], paths[j]) == 0)
+                st = q8_fail(err, Q8_ERR_ARG, "outputs '%s' and '%s' would both be written to '%s'",
+                             names[j], names[i], paths[i]);
+        if (st == Q8_OK)
+            st = q8_npy_encode(info.dtype, info.dims, info.ndim, data, &bufs[i], &lens[i], err);
+        if (st != Q8_OK && st != Q8_ERR_ARG) q8_fail_prefix(err, "output '%s'", info.name);
+    }
+    errno = 0;
+    if (st == Q8_OK && !q8_cli_mkdirs(out_dir))
+        st = q8_fail(err, Q8_ERR_IO, "cannot create the output folder '%s': %s", out_dir,
+                     errno ? strerror(errno) : "not a folder");
+    if (st == Q8_OK) st = q8_cli_write_files(paths, bufs, lens, n_out, err);
+    for (int i = 0; i < n_out && paths && bufs; i++) {
+        free(paths[i]);
+        free(bufs[i]);
+    }
+    free(paths);
+    free(bufs);
+    free(lens);
+    free(names);
+    return st;
 }
 
 int main(int argc, char **argv) {
@@ -180,7 +222,8 @@ int main(int argc, char **argv) {
     if (q8_model_load(model_path, &lo, &m, &err) != Q8_OK) goto done;
     int n_model_in = q8_model_num_inputs(m);
     if (n_inputs != n_model_in) {
-        fprintf(stderr, "q8run: the model has %d inputs, %d --input given\n", n_model_in, n_inputs);
+        q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in,
+                n_inputs);
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device};
@@ -201,7 +244,7 @@ int main(int argc, char **argv) {
     int runs = bench > 0 ? (int)bench : 1;
     double *times = malloc(sizeof(double) * (size_t)runs);
     if (!times) {
-        fprintf(stderr, "q8run: out of memory\n");
+        q8_fail(&err, Q8_ERR_NOMEM, "out of memory");
         goto done;
     }
     /* Warm-up: caches, page faults, thread start-up. */
@@ -223,21 +266,16 @@ int main(int argc, char **argv) {
     q8_cli_stats(times, runs, &med, &mn, &mx);
     free(times);
 
-    if (out_dir && !q8_cli_mkdirs(out_dir)) {
-        fprintf(stderr, "q8run: cannot create the output folder '%s'\n", out_dir);
-        goto done;
-    }
     int n_out = q8_model_num_outputs(m);
+    if (out_dir && write_outputs(s, n_out, out_dir, &err) != Q8_OK) goto done;
     for (int i = 0; i < n_out; i++) {
         q8_tensor_info info;
         const void *data;
         q8_session_output(s, i, &info, &data);
         if (out_dir) {
-            char fname[256], path[4096];
+            char fname[256];
             q8_cli_sanitize(info.name, fname, sizeof fname);
-            snprintf(path, sizeof path, "%s/%s.npy", out_dir, fname);
-            if (q8_npy_write(path, info.dtype, info.dims, info.ndim, data, &err) != Q8_OK) goto done;
-            if (!json) printf("wrote %s\n", path);
+            if (!json) printf("wrote %s/%s.npy\n", out_dir, fname);
         } else if ((!json || bench == 0) && (!labels_path || print_given)) {
             q8_cli_print_tensor(stdout, info.name, info.dtype, info.dims, info.ndim, data,
                                 (int)print_max);
@@ -265,7 +303,7 @@ int main(int argc, char **argv) {
     }
     rc = 0;
 done:
-    if (rc && err.msg[0]) fail(&err);
+    if (rc) q8_cli_error("q8run", err.msg);
     q8_session_free(s);
     q8_model_free(m);
     for (int i = 0; i < n_inputs; i++) q8_tensor_free(inputs[i].t);
