@@ -210,9 +210,10 @@ def main():
         "op NoSuchOp is not supported")
     add("relu_two_inputs.onnx", model([helper.make_node("Relu", ["x", "x"], ["y"], name="r")]),
         "has 2 inputs, expected 1 to 1")
-    add("relu_int_input.onnx",
-        model([helper.make_node("Relu", ["x"], ["y"], name="r")], inputs=[vi("x", elem=TensorProto.INT64)]),
-        "only float32 is supported")
+    add("sigmoid_int_input.onnx",
+        model([helper.make_node("Sigmoid", ["x"], ["y"], name="r")],
+              inputs=[vi("x", elem=TensorProto.INT64)]),
+        "dtype int64 is not supported")
 
     # -- graph inputs --
     add("input_sequence.onnx", model([helper.make_node("Relu", ["x"], ["y"])],
