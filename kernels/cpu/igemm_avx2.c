@@ -3,9 +3,17 @@
  * AVX2 epilogue, shared with the AVX-VNNI path. Only called when the CPU
  * has AVX2. */
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC target("avx2")
 /* no-tree-pre: with it GCC 12 copies every accumulator each iteration */
 #pragma GCC optimize("fp-contract=off", "no-tree-pre")
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif
 
 #include <immintrin.h>
 
@@ -149,4 +157,7 @@ void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

@@ -2,8 +2,14 @@
  * AVX-512 epilogue (64-bit requantization, masked tails). Compiled for
  * these ISAs whatever the build flags; only called when the CPU has them. */
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))), \
+                             apply_to = function)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <immintrin.h>
 
@@ -139,4 +145,7 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif
