@@ -712,6 +712,12 @@ Test(qconv, depthwise_direct_kernel) {
     check_conv((conv_case){.what = "depthwise 3x3 stride 1 pad 1, 33x40", .nsp = 2, .N = 1,
                            .C = 3, .H = 33, .W = 40, .M = 3, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
                            .dh = 1, .dw = 1, .group = 3, .pads = {1, 1, 1, 1}, .bias = true}, 10);
+    check_conv((conv_case){.what = "depthwise 2x4 (even taps), stride (2,1), 9x70", .nsp = 2,
+                           .N = 1, .C = 4, .H = 9, .W = 70, .M = 4, .KH = 2, .KW = 4, .sh = 2,
+                           .sw = 1, .dh = 1, .dw = 2, .group = 4, .pads = {0, 3, 1, 0}}, 18);
+    check_conv((conv_case){.what = "depthwise 1x1 (one tap), 3x15", .nsp = 2, .N = 2, .C = 5,
+                           .H = 3, .W = 15, .M = 5, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 5, .bias = true}, 19);
 }
 
 Test(qconv, auto_pad) {

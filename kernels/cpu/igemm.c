@@ -76,6 +76,34 @@ void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *ac
     kernel_for(path).epi(e, acc, n, ch0, out);
 }
 
+static void dw_row_c(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                     int32_t init, int64_t n, int32_t *out) {
+    for (int64_t o = 0; o < n; o++) {
+        uint32_t s = (uint32_t)init;
+        for (int64_t t = 0; t < taps; t++) s += (uint32_t)(w[t] * x[off[t] + o]);
+        out[o] = (int32_t)s;
+    }
+}
+
+void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+               int64_t taps, int32_t init, int64_t n, int32_t *out) {
+    switch (q8_igemm_resolve(path)) {
+#if defined(__x86_64__) || defined(__i386__)
+    case Q8_IGEMM_AVX2:
+    case Q8_IGEMM_AVXVNNI: {
+        /* 16 at a time; a ragged end is one more block, overlapping the last */
+        int64_t done = n / 16 * 16;
+        q8_dw_row_avx2(x, off, w, taps, init, done, out);
+        if (done < n && n >= 16) q8_dw_row_avx2(x + n - 16, off, w, taps, init, 16, out + n - 16);
+        else dw_row_c(x + done, off, w, taps, init, n - done, out + done);
+        break;
+    }
+    case Q8_IGEMM_AVX512VNNI: q8_dw_row_avx512(x, off, w, taps, init, n, out); break;
+#endif
+    default: dw_row_c(x, off, w, taps, init, n, out);
+    }
+}
+
 /* ---- packing ------------------------------------------------------------ */
 
 typedef struct pack_rows_args {

@@ -88,6 +88,13 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);
 void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *acc, int64_t n,
                      int64_t ch0, void *out);
 
+/* One output row of a stride-1 depthwise conv on the given path:
+ * out[o] = init + sum_{t < taps} w[t] * x[off[t] + o] for o < n, in int32
+ * sums that wrap like every accumulator here. The caller pads x so that
+ * every read is in bounds. */
+void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+               int64_t taps, int32_t init, int64_t n, int32_t *out);
+
 /* ---- internal: per-path kernels (igemm_*.c) ------------------------------- */
 
 /* Compute the tile rows [i0, i0 + mr) x panels [p0, p0 + np) into
@@ -109,6 +116,10 @@ void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np
 void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                      int32_t *tile);
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                    int32_t init, int64_t n, int32_t *out);
+void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                      int32_t init, int64_t n, int32_t *out);
 void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                         int32_t *tile);
 void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,

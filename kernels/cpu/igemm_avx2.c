@@ -79,6 +79,36 @@ void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int
     }
 }
 
+/* ---- depthwise row ------------------------------------------------------- */
+
+/* 16 outputs at a time, all taps in registers. Two taps per vpmaddwd: the
+ * widened inputs of taps t and t+1 interleaved as int16 pairs against
+ * (w[t], w[t+1]); unpacklo/hi leave the outputs in 128-bit blocks
+ * 0-3 8-11 | 4-7 12-15, put back in order at the store. n is a multiple of
+ * 16. */
+static inline __m256i dw_wpair(const int8_t *w, int64_t t, int64_t taps) {
+    uint32_t hi = t + 1 < taps ? (uint16_t)w[t + 1] : 0;
+    return _mm256_set1_epi32((int32_t)((uint16_t)w[t] | hi << 16));
+}
+
+void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                    int32_t init, int64_t n, int32_t *out) {
+    for (int64_t o = 0; o < n; o += 16) {
+        __m256i lo = _mm256_set1_epi32(init), hi = lo;
+        for (int64_t t = 0; t < taps; t += 2) {
+            __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + off[t] + o)));
+            __m256i x1 = t + 1 < taps ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                            (const __m128i *)(x + off[t + 1] + o)))
+                                      : x0;
+            __m256i wp = dw_wpair(w, t, taps);
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), wp));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), wp));
+        }
+        _mm256_storeu_si256((__m256i *)(out + o), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + o + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
+    }
+}
+
 /* ---- epilogue ----------------------------------------------------------- */
 
 /* q8_requant_raw + clamp on 8 lanes. AVX2 has no 64-bit arithmetic shift:

@@ -82,6 +82,34 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
     }
 }
 
+/* ---- depthwise row ------------------------------------------------------- */
+
+/* 32 outputs at a time, all taps in registers, the tail masked. Two taps
+ * per vpmaddwd as in the AVX2 version; unpacklo/hi leave the outputs in
+ * 128-bit blocks 0-3 8-11 16-19 24-27 | 4-7 12-15 20-23 28-31. */
+void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                      int32_t init, int64_t n, int32_t *out) {
+    const __m512i i0 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i i1 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    for (int64_t o = 0; o < n; o += 32) {
+        __mmask32 m = n - o >= 32 ? 0xffffffffu : (__mmask32)((1u << (n - o)) - 1);
+        __m512i lo = _mm512_set1_epi32(init), hi = lo;
+        for (int64_t t = 0; t < taps; t += 2) {
+            __m512i x0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x + off[t] + o));
+            __m512i x1 = t + 1 < taps
+                             ? _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x + off[t + 1] + o))
+                             : x0;
+            uint32_t w1 = t + 1 < taps ? (uint16_t)w[t + 1] : 0;
+            __m512i wp = _mm512_set1_epi32((int32_t)((uint16_t)w[t] | w1 << 16));
+            lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1), wp));
+            hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1), wp));
+        }
+        _mm512_mask_storeu_epi32(out + o, (__mmask16)m, _mm512_permutex2var_epi64(lo, i0, hi));
+        _mm512_mask_storeu_epi32(out + o + 16, (__mmask16)(m >> 16),
+                                 _mm512_permutex2var_epi64(lo, i1, hi));
+    }
+}
+
 /* ---- epilogue ----------------------------------------------------------- */
 
 /* 16 accumulators -> requantized, clamped int32 (q8_epi_i8 before the lut). */
