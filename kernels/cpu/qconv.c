@@ -100,36 +100,6 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) 
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
 
-typedef struct im2col_args {
-    const qconv_params *p;
-    const int8_t *x;    /* the group's first input channel */
-    int8_t *col;        /* [K][P] */
-} im2col_args;
-
-static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
-    const im2col_args *a = arg;
-    const q8_qconv_geom *q = &a->p->geo;
-    for (int64_t k = b; k < e; k++) {
-        int64_t c = k / (q->KH * q->KW), kh = k / q->KW % q->KH, kw = k % q->KW;
-        int64_t off = kw * q->dw - q->pl, lo, hi;
-        q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
-        for (int64_t oh = 0; oh < q->OH; oh++) {
-            int8_t *d = a->col + k * a->p->P + oh * q->OW;
-            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-            if (ih < 0 || ih >= q->H) {
-                memset(d, 0, (size_t)q->OW);
-                continue;
-            }
-            const int8_t *s = a->x + (c * q->H + ih) * q->W; /* s[ow * sw + off] */
-            memset(d, 0, (size_t)lo);
-            if (q->sw == 1) memcpy(d + lo, s + lo + off, (size_t)(hi - lo));
-            else
-                for (int64_t ow = lo; ow < hi; ow++) d[ow] = s[ow * q->sw + off];
-            memset(d + hi, 0, (size_t)(q->OW - hi));
-        }
-    }
-}
-
 static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
     const qconv_params *p = n->params;
     const q8_qconv_geom *q = &p->geo;
@@ -144,8 +114,7 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
         for (int64_t grp = 0; grp < q->group; grp++) {
             const int8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
             if (!p->direct) {
-                im2col_args ia = {p, src, col};
-                q8_parallel_for(x->pool, p->K, 1 + 16384 / (p->P + 1), im2col_range, &ia);
+                q8_qconv_im2col(q, (const uint8_t *)src, 0, (uint8_t *)col, x->pool);
                 src = col;
             }
             q8_ig_pack_lanes_kj(src, p->P, p->K, p->P, true, lanes, x->pool);
