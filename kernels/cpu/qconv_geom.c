@@ -21,9 +21,9 @@ static q8_status dims_attr(const q8_node *n, const char *name, int want, int64_t
     return Q8_OK;
 }
 
-q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpose,
+q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, int wi, bool transpose,
                               q8_qconv_geom *o, q8_error *err) {
-    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, wi);
     if (x->ndim != 3 && x->ndim != 4)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                             "X has rank %d; 1-D and 2-D convolutions (rank 3 or 4) are supported",
@@ -125,21 +125,21 @@ q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpos
         }
     }
     /* 1-D: the spatial dim becomes W, with a trivial H. */
-    int wi = ns - 1;
+    int last = ns - 1;
     o->H = ns == 2 ? in[0] : 1;
-    o->W = in[wi];
+    o->W = in[last];
     o->OH = ns == 2 ? out[0] : 1;
-    o->OW = out[wi];
+    o->OW = out[last];
     o->KH = ns == 2 ? k[0] : 1;
-    o->KW = k[wi];
+    o->KW = k[last];
     o->sh = ns == 2 ? s[0] : 1;
-    o->sw = s[wi];
+    o->sw = s[last];
     o->dh = ns == 2 ? d[0] : 1;
-    o->dw = d[wi];
+    o->dw = d[last];
     o->pt = ns == 2 ? pads[0] : 0;
     o->pb = ns == 2 ? pads[ns] : 0;
-    o->pl = pads[wi];
-    o->pr = pads[ns + wi];
+    o->pl = pads[last];
+    o->pr = pads[ns + last];
     return Q8_OK;
 }
 

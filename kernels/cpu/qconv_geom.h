@@ -15,8 +15,8 @@ typedef struct q8_qconv_geom {
     int64_t pt, pl, pb, pr;     /* pads: top, left, bottom, right */
 } q8_qconv_geom;
 
-/* X is input 0, W input 1 ([M, C/group, *kernel] for both ops). */
-q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpose,
+/* X is input 0, W input wi ([M, C/group, *kernel] for all these ops). */
+q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, int wi, bool transpose,
                               q8_qconv_geom *o, q8_error *err);
 
 /* im2col of one group: col[k][p] for k = (c, kh, kw) over the group's
