@@ -388,7 +388,7 @@ static void set_q(q8_tensor *t, const float *s, int n, int axis) {
 
 static q8_graph *qgraph(const char *op, const char *domain, const qin *ins, int n_in,
                         const qattrs *qa, const char *path) {
-    q8t_in tin[8];
+    q8t_in tin[16];
     for (int i = 0; i < n_in; i++) {
         tin[i] = (q8t_in){ins[i].name, ins[i].dtype, ins[i].ndim, {0}, ins[i].data};
         memcpy(tin[i].dims, ins[i].dims, sizeof tin[i].dims);
@@ -712,6 +712,12 @@ Test(qconv, depthwise_direct_kernel) {
     check_conv((conv_case){.what = "depthwise 3x3 stride 1 pad 1, 33x40", .nsp = 2, .N = 1,
                            .C = 3, .H = 33, .W = 40, .M = 3, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
                            .dh = 1, .dw = 1, .group = 3, .pads = {1, 1, 1, 1}, .bias = true}, 10);
+    check_conv((conv_case){.what = "depthwise 2x4 (even taps), stride (2,1), 9x70", .nsp = 2,
+                           .N = 1, .C = 4, .H = 9, .W = 70, .M = 4, .KH = 2, .KW = 4, .sh = 2,
+                           .sw = 1, .dh = 1, .dw = 2, .group = 4, .pads = {0, 3, 1, 0}}, 18);
+    check_conv((conv_case){.what = "depthwise 1x1 (one tap), 3x15", .nsp = 2, .N = 2, .C = 5,
+                           .H = 3, .W = 15, .M = 5, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 5, .bias = true}, 19);
 }
 
 Test(qconv, auto_pad) {
@@ -1305,4 +1311,343 @@ static void check_passthrough(const char *mid, uint64_t seed) {
 Test(passthrough, int8_keeps_its_scale) {
     check_passthrough("Reshape", 71);
     check_passthrough("Transpose", 72);
+}
+
+/* ---- ONNX integer ops: MatMulInteger, QLinearMatMul, ConvInteger,
+ *      QLinearConv, DynamicQuantizeLinear ---------------------------------- */
+
+static int32_t rnd_byte(q8t_rng *g, bool u8) {
+    uint8_t b = (uint8_t)(q8t_next(g) >> 56);
+    return u8 ? (int32_t)b : (int32_t)(int8_t)b;
+}
+
+static void *bytes_of(const int32_t *v, int64_t n) {
+    uint8_t *b = malloc((size_t)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) b[i] = (uint8_t)v[i];
+    return b;
+}
+
+/* requantized QLinear output, the multiplier in float as in ONNX Runtime */
+static int32_t ql_out(int64_t acc, float sa, float sb, float sy, int32_t zy, bool u8) {
+    float m = sa * sb / sy;
+    double q = nearbyint((double)((float)acc * m)) + zy;
+    double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    return (int32_t)(q < lo ? lo : q > hi ? hi : q);
+}
+
+typedef struct imm_case {
+    bool qlinear, a_u8, b_u8, y_u8;
+    int ra, rb;
+    int64_t ad[4], bd[4];
+    int64_t nza, nzb;       /* zero point counts: 0 (absent), 1, M or N */
+    void *a, *b, *za, *zb;
+    float *sa, *sb, sy;
+    int64_t nsa, nsb;
+    uint8_t zy;
+} imm_case;
+
+static q8_graph *imm_build(const void *ctx, const char *path) {
+    const imm_case *c = ctx;
+    q8_dtype at = c->a_u8 ? Q8_U8 : Q8_I8, bt = c->b_u8 ? Q8_U8 : Q8_I8;
+    qin a = {"a", at, c->ra, {0}, NULL, NULL, 0}, b = {"b", bt, c->rb, {0}, NULL, NULL, 0};
+    memcpy(a.dims, c->ad, sizeof c->ad);
+    memcpy(b.dims, c->bd, sizeof c->bd);
+    qin za = {c->nza ? "za" : NULL, at, 1, {c->nza}, c->za, NULL, 0};
+    qin zb = {c->nzb ? "zb" : NULL, bt, 1, {c->nzb}, c->zb, NULL, 0};
+    if (!c->qlinear) {
+        qin ins[4] = {a, b, za, zb};
+        return qgraph("MatMulInteger", "", ins, 4, NULL, path);
+    }
+    qin ins[8] = {a, {"sa", Q8_F32, 1, {c->nsa}, c->sa, NULL, 0}, za, b,
+                  {"sb", Q8_F32, 1, {c->nsb}, c->sb, NULL, 0}, zb,
+                  {"sy", Q8_F32, 0, {0}, &c->sy, NULL, 0},
+                  {"zy", c->y_u8 ? Q8_U8 : Q8_I8, 0, {0}, &c->zy, NULL, 0}};
+    return qgraph("QLinearMatMul", "", ins, 8, NULL, path);
+}
+
+static void check_imm(imm_case c, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    int ra = c.ra, rb = c.rb;
+    int64_t M = c.ad[ra - 2], K = c.ad[ra - 1], N = c.bd[rb - 1];
+    int nb = (ra > rb ? ra : rb) - 2;
+    int64_t od[6], na = 1, nbb = 1, batches = 1;
+    for (int i = 0; i < ra - 2; i++) na *= c.ad[i];
+    for (int i = 0; i < rb - 2; i++) nbb *= c.bd[i];
+    for (int i = 0; i < nb; i++) {
+        int ia = i - (nb - (ra - 2)), ib = i - (nb - (rb - 2));
+        int64_t da = ia >= 0 ? c.ad[ia] : 1, db = ib >= 0 ? c.bd[ib] : 1;
+        od[i] = da == 1 ? db : da;
+        batches *= od[i];
+    }
+    od[nb] = M;
+    od[nb + 1] = N;
+    int32_t *av = malloc(sizeof(int32_t) * (size_t)(na * M * K));
+    int32_t *bv = malloc(sizeof(int32_t) * (size_t)(nbb * K * N));
+    int32_t zav[1024], zbv[1024];
+    for (int64_t i = 0; i < na * M * K; i++) av[i] = rnd_byte(&g, c.a_u8);
+    for (int64_t i = 0; i < nbb * K * N; i++) bv[i] = rnd_byte(&g, c.b_u8);
+    for (int64_t i = 0; i < 1024; i++) {
+        zav[i] = c.nza ? rnd_byte(&g, c.a_u8) : 0;
+        zbv[i] = c.nzb ? rnd_byte(&g, c.b_u8) : 0;
+    }
+    c.a = bytes_of(av, na * M * K);
+    c.b = bytes_of(bv, nbb * K * N);
+    c.za = bytes_of(zav, 1024);
+    c.zb = bytes_of(zbv, 1024);
+    c.sa = rand_scales(&g, c.nsa, 0.01f, 0.05f);
+    c.sb = rand_scales(&g, c.nsb, 0.01f, 0.05f);
+    c.sy = q8t_uniform(&g, 0.5f, 4.0f);
+    c.zy = (uint8_t)(q8t_next(&g) >> 56);
+    size_t es = c.qlinear ? 1 : 4;
+    void *want = malloc(es * (size_t)(batches * M * N));
+    for (int64_t bt = 0; bt < batches; bt++) {
+        int64_t ia = 0, ib = 0, r = bt, sa = 1, sb = 1;
+        for (int i = nb - 1; i >= 0; i--) {
+            int64_t idx = r % od[i];
+            r /= od[i];
+            int xa = i - (nb - (ra - 2)), xb = i - (nb - (rb - 2));
+            if (xa >= 0) {
+                ia += (c.ad[xa] == 1 ? 0 : idx) * sa;
+                sa *= c.ad[xa];
+            }
+            if (xb >= 0) {
+                ib += (c.bd[xb] == 1 ? 0 : idx) * sb;
+                sb *= c.bd[xb];
+            }
+        }
+        for (int64_t m = 0; m < M; m++)
+            for (int64_t n = 0; n < N; n++) {
+                int64_t s = 0, za = zav[c.nza > 1 ? m : 0], zb = zbv[c.nzb > 1 ? n : 0];
+                for (int64_t k = 0; k < K; k++)
+                    s += (av[(ia * M + m) * K + k] - za) * (bv[(ib * K + k) * N + n] - zb);
+                int64_t o = (bt * M + m) * N + n;
+                if (!c.qlinear) ((int32_t *)want)[o] = (int32_t)s;
+                else
+                    ((uint8_t *)want)[o] = (uint8_t)ql_out(s, c.sa[c.nsa > 1 ? m : 0],
+                                                         c.sb[c.nsb > 1 ? n : 0], c.sy,
+                                                         c.y_u8 ? c.zy : (int8_t)c.zy, c.y_u8);
+            }
+    }
+    const void *in[2] = {c.a, c.b};
+    char what[128];
+    snprintf(what, sizeof what, "%s %s x %s, M=%lld K=%lld N=%lld, zp counts %lld/%lld",
+             c.qlinear ? "QLinearMatMul" : "MatMulInteger", c.a_u8 ? "u8" : "s8",
+             c.b_u8 ? "u8" : "s8", (long long)M, (long long)K, (long long)N, (long long)c.nza,
+             (long long)c.nzb);
+    q8_dtype yt = !c.qlinear ? Q8_I32 : c.y_u8 ? Q8_U8 : Q8_I8;
+    check_op(imm_build, &c, in, yt, od, nb + 2, want, what);
+    free(want);
+    free(av);
+    free(bv);
+    free(c.a);
+    free(c.b);
+    free(c.za);
+    free(c.zb);
+    free(c.sa);
+    free(c.sb);
+}
+
+Test(matmulinteger, types_zero_points_broadcasting) {
+    check_imm((imm_case){.a_u8 = true, .b_u8 = true, .ra = 2, .ad = {13, 17}, .rb = 2,
+                         .bd = {17, 9}, .nza = 1, .nzb = 1}, 81);
+    check_imm((imm_case){.a_u8 = true, .b_u8 = false, .ra = 2, .ad = {13, 65}, .rb = 2,
+                         .bd = {65, 33}, .nza = 13, .nzb = 33}, 82);
+    check_imm((imm_case){.a_u8 = false, .b_u8 = true, .ra = 3, .ad = {2, 5, 64}, .rb = 2,
+                         .bd = {64, 20}, .nza = 0, .nzb = 20}, 83);
+    check_imm((imm_case){.a_u8 = false, .b_u8 = false, .ra = 4, .ad = {2, 1, 3, 7}, .rb = 3,
+                         .bd = {3, 7, 5}, .nza = 1, .nzb = 0}, 84);
+    check_imm((imm_case){.a_u8 = true, .b_u8 = true, .ra = 2, .ad = {1, 1000}, .rb = 2,
+                         .bd = {1000, 17}, .nza = 1, .nzb = 17}, 85);
+}
+
+Test(qlinearmatmul, requantized_outputs) {
+    check_imm((imm_case){.qlinear = true, .a_u8 = true, .b_u8 = true, .y_u8 = true, .ra = 2,
+                         .ad = {13, 17}, .rb = 2, .bd = {17, 9}, .nza = 1, .nzb = 1, .nsa = 1,
+                         .nsb = 1}, 91);
+    check_imm((imm_case){.qlinear = true, .a_u8 = true, .b_u8 = false, .y_u8 = false, .ra = 3,
+                         .ad = {2, 6, 40}, .rb = 3, .bd = {2, 40, 19}, .nza = 6, .nzb = 19,
+                         .nsa = 6, .nsb = 19}, 92);
+    check_imm((imm_case){.qlinear = true, .a_u8 = false, .b_u8 = false, .y_u8 = true, .ra = 2,
+                         .ad = {65, 64}, .rb = 2, .bd = {64, 65}, .nza = 1, .nzb = 1,
+                         .nsa = 1, .nsb = 65}, 93);
+}
+
+typedef struct iconv_case {
+    bool qlinear, x_u8, w_u8, y_u8, bias;
+    int64_t N, C, H, W, M, KH, KW, s, d, group;
+    int64_t pads[4];
+    int64_t nzw;            /* 0, 1 or M */
+    void *x, *w, *zx, *zw;
+    int32_t *b;
+    float xs, *ws, ys;
+    uint8_t zy;
+    int64_t OH, OW;
+} iconv_case;
+
+static q8_graph *iconv_build(const void *ctx, const char *path) {
+    const iconv_case *c = ctx;
+    q8_dtype xt = c->x_u8 ? Q8_U8 : Q8_I8, wt = c->w_u8 ? Q8_U8 : Q8_I8;
+    qin x = {"x", xt, 4, {c->N, c->C, c->H, c->W}, NULL, NULL, 0};
+    qin w = {"w", wt, 4, {c->M, c->C / c->group, c->KH, c->KW}, c->w, NULL, 0};
+    qin zx = {"zx", xt, 0, {0}, c->zx, NULL, 0};
+    qin zw = {c->nzw ? "zw" : NULL, wt, 1, {c->nzw}, c->zw, NULL, 0};
+    q8_graph *g;
+    if (!c->qlinear) {
+        qin ins[4] = {x, w, zx, zw};
+        g = qgraph("ConvInteger", "", ins, 4, NULL, path);
+    } else {
+        qin ins[9] = {x, {"xs", Q8_F32, 0, {0}, &c->xs, NULL, 0}, zx, w,
+                      {"ws", Q8_F32, 1, {c->M}, c->ws, NULL, 0}, zw,
+                      {"ys", Q8_F32, 0, {0}, &c->ys, NULL, 0},
+                      {"zy", c->y_u8 ? Q8_U8 : Q8_I8, 0, {0}, &c->zy, NULL, 0},
+                      {"b", Q8_I32, 1, {c->M}, c->b, NULL, 0}};
+        g = qgraph("QLinearConv", "", ins, c->bias ? 9 : 8, NULL, path);
+    }
+    q8t_attr_ints(g, "strides", (int64_t[]){c->s, c->s}, 2);
+    q8t_attr_ints(g, "dilations", (int64_t[]){c->d, c->d}, 2);
+    q8t_attr_ints(g, "pads", c->pads, 4);
+    q8t_attr_int(g, "group", c->group);
+    return g;
+}
+
+static void check_iconv(iconv_case c, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
+    int64_t Cg = c.C / c.group, Mg = c.M / c.group, nx = c.N * c.C * c.H * c.W;
+    int64_t nw = c.M * Cg * c.KH * c.KW;
+    c.OH = (c.H + c.pads[0] + c.pads[2] - ((c.KH - 1) * c.d + 1)) / c.s + 1;
+    c.OW = (c.W + c.pads[1] + c.pads[3] - ((c.KW - 1) * c.d + 1)) / c.s + 1;
+    int32_t *xv = malloc(sizeof(int32_t) * (size_t)nx), *wv = malloc(sizeof(int32_t) * (size_t)nw);
+    int32_t zxv = rnd_byte(&g, c.x_u8), zwv[256];
+    for (int64_t i = 0; i < nx; i++) xv[i] = rnd_byte(&g, c.x_u8);
+    for (int64_t i = 0; i < nw; i++) wv[i] = rnd_byte(&g, c.w_u8);
+    for (int i = 0; i < 256; i++) zwv[i] = c.nzw ? rnd_byte(&g, c.w_u8) : 0;
+    c.x = bytes_of(xv, nx);
+    c.w = bytes_of(wv, nw);
+    c.zx = bytes_of(&zxv, 1);
+    c.zw = bytes_of(zwv, 256);
+    c.b = rand_bias(&g, c.M);
+    c.xs = q8t_uniform(&g, 0.01f, 0.05f);
+    c.ws = rand_scales(&g, c.M, 0.01f, 0.05f);
+    c.ys = q8t_uniform(&g, 0.5f, 4.0f);
+    c.zy = (uint8_t)(q8t_next(&g) >> 56);
+    int64_t P = c.OH * c.OW, total = c.N * c.M * P;
+    size_t es = c.qlinear ? 1 : 4;
+    void *want = malloc(es * (size_t)total);
+    for (int64_t n = 0; n < c.N; n++)
+        for (int64_t m = 0; m < c.M; m++)
+            for (int64_t oh = 0; oh < c.OH; oh++)
+                for (int64_t ow = 0; ow < c.OW; ow++) {
+                    int64_t s = c.qlinear && c.bias ? c.b[m] : 0, zw = zwv[c.nzw > 1 ? m : 0];
+                    for (int64_t cl = 0; cl < Cg; cl++)
+                        for (int64_t kh = 0; kh < c.KH; kh++)
+                            for (int64_t kw = 0; kw < c.KW; kw++) {
+                                int64_t ih = oh * c.s - c.pads[0] + kh * c.d;
+                                int64_t iw = ow * c.s - c.pads[1] + kw * c.d;
+                                if (ih < 0 || ih >= c.H || iw < 0 || iw >= c.W) continue;
+                                int64_t ci = m / Mg * Cg + cl;
+                                s += (int64_t)(xv[((n * c.C + ci) * c.H + ih) * c.W + iw] - zxv) *
+                                     (wv[((m * Cg + cl) * c.KH + kh) * c.KW + kw] - zw);
+                            }
+                    int64_t o = ((n * c.M + m) * c.OH + oh) * c.OW + ow;
+                    if (!c.qlinear) ((int32_t *)want)[o] = (int32_t)s;
+                    else
+                        ((uint8_t *)want)[o] = (uint8_t)ql_out(s, c.xs, c.ws[m], c.ys,
+                                                             c.y_u8 ? c.zy : (int8_t)c.zy, c.y_u8);
+                }
+    const void *in[1] = {c.x};
+    char what[128];
+    snprintf(what, sizeof what, "%s x %s w %s, %lldx%lld k%lld s%lld d%lld group %lld",
+             c.qlinear ? "QLinearConv" : "ConvInteger", c.x_u8 ? "u8" : "s8",
+             c.w_u8 ? "u8" : "s8", (long long)c.H, (long long)c.W, (long long)c.KH,
+             (long long)c.s, (long long)c.d, (long long)c.group);
+    int64_t dims[4] = {c.N, c.M, c.OH, c.OW};
+    q8_dtype yt = !c.qlinear ? Q8_I32 : c.y_u8 ? Q8_U8 : Q8_I8;
+    check_op(iconv_build, &c, in, yt, dims, 4, want, what);
+    free(want);
+    free(xv);
+    free(wv);
+    free(c.x);
+    free(c.w);
+    free(c.zx);
+    free(c.zw);
+    free(c.b);
+    free(c.ws);
+}
+
+Test(convinteger, types_zero_points_padding) {
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = true, .N = 2, .C = 5, .H = 9, .W = 7,
+                             .M = 6, .KH = 3, .KW = 3, .s = 1, .d = 1, .group = 1,
+                             .pads = {1, 1, 1, 1}, .nzw = 1}, 101);
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = false, .N = 1, .C = 8, .H = 10, .W = 11,
+                             .M = 12, .KH = 3, .KW = 2, .s = 2, .d = 2, .group = 4,
+                             .pads = {2, 0, 1, 3}, .nzw = 12}, 102);
+    check_iconv((iconv_case){.x_u8 = false, .w_u8 = true, .N = 1, .C = 16, .H = 5, .W = 6,
+                             .M = 17, .KH = 1, .KW = 1, .s = 1, .d = 1, .group = 1,
+                             .nzw = 0}, 103); /* direct 1x1 */
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = false, .N = 1, .C = 6, .H = 8, .W = 8,
+                             .M = 6, .KH = 3, .KW = 3, .s = 1, .d = 1, .group = 6,
+                             .pads = {1, 1, 1, 1}, .nzw = 6}, 104); /* depthwise */
+}
+
+Test(qlinearconv, requantized_outputs) {
+    check_iconv((iconv_case){.qlinear = true, .x_u8 = true, .w_u8 = true, .y_u8 = true,
+                             .bias = true, .N = 1, .C = 5, .H = 9, .W = 7, .M = 6, .KH = 3,
+                             .KW = 3, .s = 1, .d = 1, .group = 1, .pads = {1, 1, 1, 1},
+                             .nzw = 1}, 111);
+    check_iconv((iconv_case){.qlinear = true, .x_u8 = true, .w_u8 = false, .y_u8 = false,
+                             .N = 2, .C = 4, .H = 12, .W = 9, .M = 8, .KH = 3, .KW = 3,
+                             .s = 2, .d = 1, .group = 2, .pads = {1, 1, 0, 0}, .nzw = 8}, 112);
+    check_iconv((iconv_case){.qlinear = true, .x_u8 = false, .w_u8 = false, .y_u8 = true,
+                             .bias = true, .N = 1, .C = 32, .H = 7, .W = 7, .M = 65, .KH = 1,
+                             .KW = 1, .s = 1, .d = 1, .group = 1, .nzw = 65}, 113);
+}
+
+static q8_graph *dql_build(const void *ctx, const char *path) {
+    const int64_t *n = ctx;
+    qin x = {"x", Q8_F32, 1, {*n}, NULL, NULL, 0};
+    return qgraph("DynamicQuantizeLinear", "", &x, 1, NULL, path);
+}
+
+Test(dynamicquantizelinear, scale_zero_point_and_data) {
+    static const int64_t sizes[] = {6, 1000, 1};
+    for (int t = 0; t < 3; t++) {
+        int64_t n = sizes[t];
+        q8t_rng g = q8t_seed(120 + t);
+        float *x = malloc(sizeof(float) * (size_t)n);
+        q8t_fill(&g, x, n, t == 1 ? 0.5f : -3.0f, t == 1 ? 4.0f : 2.0f);
+        if (t == 2) x[0] = 0;
+        float mn = 0, mx = 0;
+        for (int64_t i = 0; i < n; i++) {
+            mn = fminf(mn, x[i]);
+            mx = fmaxf(mx, x[i]);
+        }
+        float s = (mx - mn) / 255.0f;
+        double zpf = s > 0 ? nearbyint(fmin(255, fmax(0, 0 - mn / s))) : 0;
+        uint8_t *want = malloc((size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            double q = s > 0 ? nearbyint((double)(x[i] / s)) + zpf : 0;
+            want[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
+        }
+        const void *in[1] = {x};
+        q8_graph *gr = dql_build(&n, NULL);
+        /* three outputs: build by hand on the one-node graph */
+        q8_node *nd = gr->nodes[0];
+        int t1 = q8_graph_add_tensor(gr, "scale", NULL), t2 = q8_graph_add_tensor(gr, "zp", NULL);
+        int outs[3] = {nd->outputs[0], t1, t2};
+        q8_node_set_io(nd, nd->inputs, 1, outs, 3, NULL);
+        gr->outputs = realloc(gr->outputs, 3 * sizeof(int));
+        gr->outputs[1] = t1;
+        gr->outputs[2] = t2;
+        gr->n_outputs = 3;
+        void *out[3];
+        q8_tensor_info info[3];
+        q8_error err = {0};
+        cr_assert_eq(q8t_run(gr, in, 3, out, info, 3, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(*(float *)out[1], s, "scale %g, want %g", *(float *)out[1], s);
+        cr_assert_eq(*(uint8_t *)out[2], (uint8_t)zpf);
+        cr_assert(memcmp(out[0], want, (size_t)n) == 0, "n=%lld: data differs", (long long)n);
+        for (int k = 0; k < 3; k++) free(out[k]);
+        free(want);
+        free(x);
+    }
 }

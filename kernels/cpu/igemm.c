@@ -9,6 +9,9 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
 
 /* ---- paths -------------------------------------------------------------- */
 
@@ -23,14 +26,23 @@ const char *q8_igemm_path_name(q8_igemm_path p) {
     }
 }
 
+#if defined(__x86_64__) || defined(__i386__)
+/* AVX-VNNI (CPUID.(EAX=7,ECX=1):EAX[4]); older compilers lack the
+ * __builtin_cpu_supports name. The OS saves ymm state if AVX2 is usable. */
+static bool has_avxvnni(void) {
+    unsigned a, b, c, d;
+    return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
+           (a >> 4 & 1);
+}
+#endif
+
 bool q8_igemm_path_supported(q8_igemm_path p) {
     switch (p) {
     case Q8_IGEMM_AUTO:
     case Q8_IGEMM_C: return true;
 #if defined(__x86_64__) || defined(__i386__)
     case Q8_IGEMM_AVX2: return __builtin_cpu_supports("avx2");
-    case Q8_IGEMM_AVXVNNI:
-        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("avxvnni");
+    case Q8_IGEMM_AVXVNNI: return has_avxvnni();
     case Q8_IGEMM_AVX512VNNI:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
@@ -64,12 +76,51 @@ void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *ac
     kernel_for(path).epi(e, acc, n, ch0, out);
 }
 
+static void dw_row_c(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                     int32_t init, int64_t n, int32_t *out) {
+    for (int64_t o = 0; o < n; o++) {
+        uint32_t s = (uint32_t)init;
+        for (int64_t t = 0; t < taps; t++) s += (uint32_t)(w[t] * x[off[t] + o]);
+        out[o] = (int32_t)s;
+    }
+}
+
+void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+               int64_t taps, int32_t init, int64_t n, int32_t *out) {
+    switch (q8_igemm_resolve(path)) {
+#if defined(__x86_64__) || defined(__i386__)
+    case Q8_IGEMM_AVX2:
+    case Q8_IGEMM_AVXVNNI: {
+        /* 16 at a time; a ragged end is one more block, overlapping the last */
+        int64_t done = n / 16 * 16;
+        q8_dw_row_avx2(x, off, w, taps, init, done, out);
+        if (done < n && n >= 16) q8_dw_row_avx2(x + n - 16, off, w, taps, init, 16, out + n - 16);
+        else dw_row_c(x + done, off, w, taps, init, n - done, out + done);
+        break;
+    }
+    case Q8_IGEMM_AVX512VNNI: q8_dw_row_avx512(x, off, w, taps, init, n, out); break;
+#endif
+    default: dw_row_c(x, off, w, taps, init, n, out);
+    }
+}
+
 /* ---- packing ------------------------------------------------------------ */
 
+/* The bytes of a packed operand: stored = source ^ x, and the kernels read
+ * value (int8)(stored ^ z), z = 0x80 on the unsigned side (stored = value +
+ * 128) and 0 on the signed one. Padding stores z: the value 0. */
+typedef struct pack_bytes {
+    uint8_t x, z;
+} pack_bytes;
+
+static pack_bytes bytes_for(bool side_u8, bool src_u8) {
+    return (pack_bytes){(uint8_t)(side_u8 != src_u8 ? 0x80 : 0), (uint8_t)(side_u8 ? 0x80 : 0)};
+}
+
 typedef struct pack_rows_args {
-    const int8_t *src;
+    const uint8_t *src;
     int64_t ld, K, kp;
-    uint8_t x;
+    pack_bytes b;
     uint8_t *dst;
     int32_t *rowsum;
 } pack_rows_args;
@@ -77,22 +128,27 @@ typedef struct pack_rows_args {
 static void pack_rows_range(void *p, int64_t b, int64_t e, int t) {
     const pack_rows_args *a = p;
     for (int64_t i = b; i < e; i++) {
-        const int8_t *s = a->src + i * a->ld;
+        const uint8_t *s = a->src + i * a->ld;
         uint8_t *d = a->dst + i * a->kp;
         int32_t sum = 0;
         for (int64_t k = 0; k < a->K; k++) {
-            d[k] = (uint8_t)s[k] ^ a->x;
-            sum += s[k];
+            d[k] = s[k] ^ a->b.x;
+            sum += (int8_t)(d[k] ^ a->b.z);
         }
-        for (int64_t k = a->K; k < a->kp; k++) d[k] = a->x;
+        for (int64_t k = a->K; k < a->kp; k++) d[k] = a->b.z;
         if (a->rowsum) a->rowsum[i] = sum;
     }
 }
 
+void q8_ig_pack_rows_ex(const uint8_t *src, int64_t ld, int64_t I, int64_t K, bool side_u8,
+                        bool src_u8, uint8_t *dst, int32_t *rowsum, q8_pool *pool) {
+    pack_rows_args a = {src, ld, K, q8_ig_kpad(K), bytes_for(side_u8, src_u8), dst, rowsum};
+    q8_parallel_for(pool, I, 1 + 16384 / (a.kp + 1), pack_rows_range, &a);
+}
+
 void q8_ig_pack_rows(const int8_t *src, int64_t ld, int64_t I, int64_t K, bool to_u8,
                      uint8_t *dst, int32_t *rowsum, q8_pool *pool) {
-    pack_rows_args a = {src, ld, K, q8_ig_kpad(K), to_u8 ? 0x80 : 0, dst, rowsum};
-    q8_parallel_for(pool, I, 1 + 16384 / (a.kp + 1), pack_rows_range, &a);
+    q8_ig_pack_rows_ex((const uint8_t *)src, ld, I, K, to_u8, false, dst, rowsum, pool);
 }
 
 /* Byte offset of element (j, k) in a lanes operand. */
@@ -101,74 +157,60 @@ static inline size_t lane_off(int64_t j, int64_t k, int64_t kp) {
            (size_t)(j % Q8_IG_LANES) * 4 + (size_t)(k % 4);
 }
 
-void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
-                         uint8_t *dst, int32_t *rowsum) {
+void q8_ig_pack_lanes_jk_ex(const uint8_t *src, int64_t ld, int64_t J, int64_t K, bool side_u8,
+                            bool src_u8, uint8_t *dst, int32_t *rowsum) {
     int64_t kp = q8_ig_kpad(K), jp = q8_ig_panels(J) * Q8_IG_LANES;
-    uint8_t x = to_u8 ? 0x80 : 0;
+    pack_bytes pb = bytes_for(side_u8, src_u8);
     for (int64_t j = 0; j < jp; j++) {
         int32_t sum = 0;
         for (int64_t k = 0; k < kp; k++) {
-            int8_t v = j < J && k < K ? src[j * ld + k] : 0;
-            dst[lane_off(j, k, kp)] = (uint8_t)v ^ x;
-            sum += v;
+            uint8_t v = j < J && k < K ? src[j * ld + k] ^ pb.x : pb.z;
+            dst[lane_off(j, k, kp)] = v;
+            sum += (int8_t)(v ^ pb.z);
         }
         if (rowsum && j < J) rowsum[j] = sum;
     }
 }
 
+void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
+                         uint8_t *dst, int32_t *rowsum) {
+    q8_ig_pack_lanes_jk_ex((const uint8_t *)src, ld, J, K, to_u8, false, dst, rowsum);
+}
+
 typedef struct pack_lanes_args {
-    const int8_t *src;
+    const uint8_t *src;
     int64_t ld, K, J;
-    bool to_u8;
+    pack_bytes b;
     uint8_t *dst;
 } pack_lanes_args;
 
 /* Panels [pb, pe), portable. */
-static void pack_lanes_kj_c(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
-                            uint8_t *dst, int64_t pb, int64_t pe) {
-    int64_t kp = q8_ig_kpad(K);
-    uint8_t x = to_u8 ? 0x80 : 0;
+static void pack_lanes_kj_c(const pack_lanes_args *a, int64_t pb, int64_t pe) {
+    int64_t kp = q8_ig_kpad(a->K);
     for (int64_t p = pb; p < pe; p++)
         for (int64_t k = 0; k < kp; k++)
             for (int64_t l = 0; l < Q8_IG_LANES; l++) {
                 int64_t j = p * Q8_IG_LANES + l;
-                int8_t v = j < J && k < K ? src[k * ld + j] : 0;
-                dst[lane_off(j, k, kp)] = (uint8_t)v ^ x;
+                a->dst[lane_off(j, k, kp)] =
+                    j < a->J && k < a->K ? a->src[k * a->ld + j] ^ a->b.x : a->b.z;
             }
-}
-
-static void pack_lanes_range(void *p, int64_t b, int64_t e, int t) {
-    const pack_lanes_args *a = p;
-#if defined(__SSE2__)
-    q8_ig_pack_lanes_kj_sse2(a->src, a->ld, a->K, a->J, a->to_u8, a->dst, b, e);
-#else
-    pack_lanes_kj_c(a->src, a->ld, a->K, a->J, a->to_u8, a->dst, b, e);
-#endif
-}
-
-void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
-                         uint8_t *dst, q8_pool *pool) {
-    pack_lanes_args a = {src, ld, K, J, to_u8, dst};
-    int64_t per_panel = Q8_IG_LANES * q8_ig_kpad(K);
-    q8_parallel_for(pool, q8_ig_panels(J), 1 + 32768 / (per_panel + 1), pack_lanes_range, &a);
 }
 
 #if defined(__SSE2__)
 /* 4 k-rows x 16 lanes -> one 64-byte chunk (lane-major, 4 k per lane) by
  * two rounds of byte/word interleaving; edges fall back to the C loop. */
-void q8_ig_pack_lanes_kj_sse2(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
-                              uint8_t *dst, int64_t pb, int64_t pe) {
-    int64_t kp = q8_ig_kpad(K), k4full = K / 4;
-    const __m128i x = _mm_set1_epi8(to_u8 ? (char)0x80 : 0);
+static void pack_lanes_kj_sse2(const pack_lanes_args *a, int64_t pb, int64_t pe) {
+    int64_t kp = q8_ig_kpad(a->K), k4full = a->K / 4, ld = a->ld;
+    const __m128i x = _mm_set1_epi8((char)a->b.x);
     for (int64_t p = pb; p < pe; p++) {
         int64_t j = p * Q8_IG_LANES;
-        if (j + Q8_IG_LANES > J) {
-            pack_lanes_kj_c(src, ld, K, J, to_u8, dst, p, p + 1);
+        if (j + Q8_IG_LANES > a->J) {
+            pack_lanes_kj_c(a, p, p + 1);
             continue;
         }
-        uint8_t *d = dst + (size_t)p * (size_t)(kp / 4) * 64;
+        uint8_t *d = a->dst + (size_t)p * (size_t)(kp / 4) * 64;
         for (int64_t k4 = 0; k4 < k4full; k4++, d += 64) {
-            const int8_t *s = src + 4 * k4 * ld + j;
+            const uint8_t *s = a->src + 4 * k4 * ld + j;
             __m128i r0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)s), x);
             __m128i r1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + ld)), x);
             __m128i r2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + 2 * ld)), x);
@@ -180,17 +222,35 @@ void q8_ig_pack_lanes_kj_sse2(const int8_t *src, int64_t ld, int64_t K, int64_t 
             _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(a1, b1));
             _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(a1, b1));
         }
-        if (k4full * 4 < kp) { /* the last, partial group of k rows */
+        if (k4full * 4 < kp) /* the last, partial group of k rows */
             for (int64_t l = 0; l < Q8_IG_LANES; l++)
                 for (int64_t kk = 0; kk < 4; kk++) {
                     int64_t k = k4full * 4 + kk;
-                    int8_t v = k < K ? src[k * ld + j + l] : 0;
-                    d[l * 4 + kk] = (uint8_t)v ^ (to_u8 ? 0x80 : 0);
+                    d[l * 4 + kk] = k < a->K ? a->src[k * ld + j + l] ^ a->b.x : a->b.z;
                 }
-        }
     }
 }
 #endif
+
+static void pack_lanes_range(void *p, int64_t b, int64_t e, int t) {
+#if defined(__SSE2__)
+    pack_lanes_kj_sse2(p, b, e);
+#else
+    pack_lanes_kj_c(p, b, e);
+#endif
+}
+
+void q8_ig_pack_lanes_kj_ex(const uint8_t *src, int64_t ld, int64_t K, int64_t J, bool side_u8,
+                            bool src_u8, uint8_t *dst, q8_pool *pool) {
+    pack_lanes_args a = {src, ld, K, J, bytes_for(side_u8, src_u8), dst};
+    int64_t per_panel = Q8_IG_LANES * q8_ig_kpad(K);
+    q8_parallel_for(pool, q8_ig_panels(J), 1 + 32768 / (per_panel + 1), pack_lanes_range, &a);
+}
+
+void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
+                         uint8_t *dst, q8_pool *pool) {
+    q8_ig_pack_lanes_kj_ex((const uint8_t *)src, ld, K, J, to_u8, false, dst, pool);
+}
 
 /* ---- portable kernel ---------------------------------------------------- */
 

@@ -68,6 +68,17 @@ void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bo
 void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
                          uint8_t *dst, q8_pool *pool);
 
+/* The same from int8 (src_u8 false) or uint8 (true) sources, for the side
+ * the kernel reads as unsigned (side_u8) or signed. Either way the kernel's
+ * value is the source value, minus 128 for uint8 sources; rowsum gets the
+ * sums of those values. (The plain versions: int8 sources.) */
+void q8_ig_pack_rows_ex(const uint8_t *src, int64_t ld, int64_t I, int64_t K, bool side_u8,
+                        bool src_u8, uint8_t *dst, int32_t *rowsum, q8_pool *pool);
+void q8_ig_pack_lanes_jk_ex(const uint8_t *src, int64_t ld, int64_t J, int64_t K, bool side_u8,
+                            bool src_u8, uint8_t *dst, int32_t *rowsum);
+void q8_ig_pack_lanes_kj_ex(const uint8_t *src, int64_t ld, int64_t K, int64_t J, bool side_u8,
+                            bool src_u8, uint8_t *dst, q8_pool *pool);
+
 typedef struct q8_igemm_args {
     int64_t I, J, K;
     const uint8_t *rows;        /* R, packed */
@@ -87,6 +98,13 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);
  * and transposed conv); ch0 as in q8_epilogue_row_c. */
 void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *acc, int64_t n,
                      int64_t ch0, void *out);
+
+/* One output row of a stride-1 depthwise conv on the given path:
+ * out[o] = init + sum_{t < taps} w[t] * x[off[t] + o] for o < n, in int32
+ * sums that wrap like every accumulator here. The caller pads x so that
+ * every read is in bounds. */
+void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+               int64_t taps, int32_t init, int64_t n, int32_t *out);
 
 /* ---- internal: per-path kernels (igemm_*.c) ------------------------------- */
 
@@ -109,14 +127,16 @@ void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np
 void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                      int32_t *tile);
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                    int32_t init, int64_t n, int32_t *out);
+void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                      int32_t init, int64_t n, int32_t *out);
 void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                         int32_t *tile);
 void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                            int32_t *tile);
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out);
-void q8_ig_pack_lanes_kj_sse2(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
-                              uint8_t *dst, int64_t pb, int64_t pe);
 #endif
 
 #endif

@@ -3,8 +3,17 @@
  * AVX2 epilogue, shared with the AVX-VNNI path. Only called when the CPU
  * has AVX2. */
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2"))), apply_to = function)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC target("avx2")
-#pragma GCC optimize("fp-contract=off")
+/* no-tree-pre: with it GCC 12 copies every accumulator each iteration */
+#pragma GCC optimize("fp-contract=off", "no-tree-pre")
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif
 
 #include <immintrin.h>
 
@@ -14,34 +23,45 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
 /* A lanes chunk holds 16 lanes x 4 k; each 16 bytes widen to 4 lanes x 4 k
  * int16 and vpmaddwd against the row's (k0..k3) x 4 gives per lane the
- * sums of k0k1 and k2k3 in adjacent int32, added at the end with vphaddd. */
+ * sums of k0k1 and k2k3 in adjacent int32, added at the end with vphaddd.
+ * Named accumulators: GCC copies an array of vectors every iteration. U:
+ * the row bytes are the unsigned operand. MR is 1 or 2. */
+#define WIDEN_ROW(t) (U ? _mm256_cvtepu8_epi16(t) : _mm256_cvtepi8_epi16(t))
+#define WIDEN_LANE(t) (U ? _mm256_cvtepi8_epi16(t) : _mm256_cvtepu8_epi16(t))
+#define MAC(c, l, b) c = _mm256_add_epi32(c, _mm256_madd_epi16(l, b))
+
 static inline __attribute__((always_inline)) void tile_avx2(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            bool rows_u8) {
-    int64_t kp = q8_ig_kpad(a->K), n4 = kp / 4;
-    const uint8_t *L = a->lanes + (size_t)p0 * (size_t)kp * Q8_IG_LANES;
-    const uint8_t *R = a->rows + (size_t)i0 * (size_t)kp;
-    __m256i acc[2][4];
-    for (int r = 0; r < MR; r++)
-        for (int v = 0; v < 4; v++) acc[r][v] = _mm256_setzero_si256();
-    for (int64_t k4 = 0; k4 < n4; k4++, L += 64) {
-        __m256i b[2];
-        for (int r = 0; r < MR; r++) {
-            __m128i t = _mm_set1_epi32(*(const i32u *)(R + (size_t)r * (size_t)kp + 4 * k4));
-            b[r] = rows_u8 ? _mm256_cvtepu8_epi16(t) : _mm256_cvtepi8_epi16(t);
-        }
-        for (int v = 0; v < 4; v++) {
-            __m128i t = _mm_loadu_si128((const __m128i *)(L + 16 * v));
-            __m256i l = rows_u8 ? _mm256_cvtepi8_epi16(t) : _mm256_cvtepu8_epi16(t);
-            for (int r = 0; r < MR; r++)
-                acc[r][v] = _mm256_add_epi32(acc[r][v], _mm256_madd_epi16(l, b[r]));
-        }
+                                                            bool U) {
+    size_t kp = (size_t)q8_ig_kpad(a->K);
+    const uint8_t *L = a->lanes + (size_t)p0 * kp * Q8_IG_LANES, *R = a->rows + (size_t)i0 * kp;
+    __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
+    __m256i c10 = c00, c11 = c00, c12 = c00, c13 = c00;
+    for (size_t k4 = 0; k4 < kp / 4; k4++, L += 64, R += 4) {
+        __m256i b0 = WIDEN_ROW(_mm_set1_epi32(*(const i32u *)R));
+        __m256i b1 = MR > 1 ? WIDEN_ROW(_mm_set1_epi32(*(const i32u *)(R + kp))) : b0;
+        __m256i l = WIDEN_LANE(_mm_loadu_si128((const __m128i *)L));
+        MAC(c00, l, b0);
+        if (MR > 1) MAC(c10, l, b1);
+        l = WIDEN_LANE(_mm_loadu_si128((const __m128i *)(L + 16)));
+        MAC(c01, l, b0);
+        if (MR > 1) MAC(c11, l, b1);
+        l = WIDEN_LANE(_mm_loadu_si128((const __m128i *)(L + 32)));
+        MAC(c02, l, b0);
+        if (MR > 1) MAC(c12, l, b1);
+        l = WIDEN_LANE(_mm_loadu_si128((const __m128i *)(L + 48)));
+        MAC(c03, l, b0);
+        if (MR > 1) MAC(c13, l, b1);
     }
-    for (int r = 0; r < MR; r++) {
-        __m256i lo = _mm256_hadd_epi32(acc[r][0], acc[r][1]); /* l0 l1 l4 l5 | l2 l3 l6 l7 */
-        __m256i hi = _mm256_hadd_epi32(acc[r][2], acc[r][3]);
-        _mm256_store_si256((__m256i *)(tile + r * 64), _mm256_permute4x64_epi64(lo, 0xD8));
-        _mm256_store_si256((__m256i *)(tile + r * 64 + 8), _mm256_permute4x64_epi64(hi, 0xD8));
+    /* hadd gives l0 l1 l4 l5 | l2 l3 l6 l7; the permute restores the order */
+    __m256i lo = _mm256_hadd_epi32(c00, c01), hi = _mm256_hadd_epi32(c02, c03);
+    _mm256_store_si256((__m256i *)tile, _mm256_permute4x64_epi64(lo, 0xD8));
+    _mm256_store_si256((__m256i *)(tile + 8), _mm256_permute4x64_epi64(hi, 0xD8));
+    if (MR > 1) {
+        lo = _mm256_hadd_epi32(c10, c11);
+        hi = _mm256_hadd_epi32(c12, c13);
+        _mm256_store_si256((__m256i *)(tile + 64), _mm256_permute4x64_epi64(lo, 0xD8));
+        _mm256_store_si256((__m256i *)(tile + 72), _mm256_permute4x64_epi64(hi, 0xD8));
     }
 }
 
@@ -56,6 +76,36 @@ void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int
             if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 1, true);
             else tile_avx2(a, i0, p0 + v, t, 1, false);
         }
+    }
+}
+
+/* ---- depthwise row ------------------------------------------------------- */
+
+/* 16 outputs at a time, all taps in registers. Two taps per vpmaddwd: the
+ * widened inputs of taps t and t+1 interleaved as int16 pairs against
+ * (w[t], w[t+1]); unpacklo/hi leave the outputs in 128-bit blocks
+ * 0-3 8-11 | 4-7 12-15, put back in order at the store. n is a multiple of
+ * 16. */
+static inline __m256i dw_wpair(const int8_t *w, int64_t t, int64_t taps) {
+    uint32_t hi = t + 1 < taps ? (uint16_t)w[t + 1] : 0;
+    return _mm256_set1_epi32((int32_t)((uint16_t)w[t] | hi << 16));
+}
+
+void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                    int32_t init, int64_t n, int32_t *out) {
+    for (int64_t o = 0; o < n; o += 16) {
+        __m256i lo = _mm256_set1_epi32(init), hi = lo;
+        for (int64_t t = 0; t < taps; t += 2) {
+            __m256i x0 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(x + off[t] + o)));
+            __m256i x1 = t + 1 < taps ? _mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                            (const __m128i *)(x + off[t + 1] + o)))
+                                      : x0;
+            __m256i wp = dw_wpair(w, t, taps);
+            lo = _mm256_add_epi32(lo, _mm256_madd_epi16(_mm256_unpacklo_epi16(x0, x1), wp));
+            hi = _mm256_add_epi32(hi, _mm256_madd_epi16(_mm256_unpackhi_epi16(x0, x1), wp));
+        }
+        _mm256_storeu_si256((__m256i *)(out + o), _mm256_permute2x128_si256(lo, hi, 0x20));
+        _mm256_storeu_si256((__m256i *)(out + o + 8), _mm256_permute2x128_si256(lo, hi, 0x31));
     }
 }
 
@@ -137,4 +187,7 @@ void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

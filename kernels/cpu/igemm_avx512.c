@@ -2,8 +2,14 @@
  * AVX-512 epilogue (64-bit requantization, masked tails). Compiled for
  * these ISAs whatever the build flags; only called when the CPU has them. */
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))), \
+                             apply_to = function)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni")
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include <immintrin.h>
 
@@ -11,31 +17,54 @@
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
-/* rows_u8: the broadcast row bytes are the unsigned operand. */
+/* A tile of MR rows x NP panels (MR, NP compile-time constants after
+ * inlining) with named accumulators: GCC keeps an array of vectors in
+ * registers too, but then copies every one of them each iteration. U: the
+ * broadcast row bytes are the unsigned operand. */
+#define DP(c, b, l) c = U ? _mm512_dpbusd_epi32(c, b, l) : _mm512_dpbusd_epi32(c, l, b)
+#define ROW(r, c0, c1, c2, c3)                                                              \
+    if (MR > r) {                                                                           \
+        __m512i b = _mm512_set1_epi32(*(const i32u *)(R + (r) * kp));                       \
+        DP(c0, b, l0);                                                                      \
+        if (NP > 1) DP(c1, b, l1);                                                          \
+        if (NP > 2) DP(c2, b, l2);                                                          \
+        if (NP > 3) DP(c3, b, l3);                                                          \
+    }
+#define STORE(r, c0, c1, c2, c3)                                                            \
+    if (MR > r) {                                                                           \
+        _mm512_store_si512((void *)(tile + (r) * 64), c0);                                  \
+        if (NP > 1) _mm512_store_si512((void *)(tile + (r) * 64 + 16), c1);                 \
+        if (NP > 2) _mm512_store_si512((void *)(tile + (r) * 64 + 32), c2);                 \
+        if (NP > 3) _mm512_store_si512((void *)(tile + (r) * 64 + 48), c3);                 \
+    }
+
 static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            int NP, bool rows_u8) {
-    int64_t kp = q8_ig_kpad(a->K), n4 = kp / 4;
-    size_t pstride = (size_t)kp * Q8_IG_LANES;
-    const uint8_t *L = a->lanes + (size_t)p0 * pstride;
-    const uint8_t *R = a->rows + (size_t)i0 * (size_t)kp;
-    __m512i acc[6][4];
-    for (int r = 0; r < MR; r++)
-        for (int v = 0; v < NP; v++) acc[r][v] = _mm512_setzero_si512();
-    for (int64_t k4 = 0; k4 < n4; k4++) {
-        __m512i l[4];
-        for (int v = 0; v < NP; v++)
-            l[v] = _mm512_loadu_si512((const void *)(L + v * pstride + (size_t)k4 * 64));
-        for (int r = 0; r < MR; r++) {
-            __m512i b = _mm512_set1_epi32(*(const i32u *)(R + (size_t)r * (size_t)kp + 4 * k4));
-            for (int v = 0; v < NP; v++)
-                acc[r][v] = rows_u8 ? _mm512_dpbusd_epi32(acc[r][v], b, l[v])
-                                    : _mm512_dpbusd_epi32(acc[r][v], l[v], b);
-        }
+                                                            int NP, bool U) {
+    size_t kp = (size_t)q8_ig_kpad(a->K), ps = kp * Q8_IG_LANES;
+    const uint8_t *L = a->lanes + (size_t)p0 * ps, *R = a->rows + (size_t)i0 * kp;
+    __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
+    __m512i c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00;
+    __m512i c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00, c40 = c00, c41 = c00;
+    __m512i c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
+    for (size_t k4 = 0; k4 < kp / 4; k4++, L += 64, R += 4) {
+        __m512i l0 = _mm512_loadu_si512((const void *)L), l1 = l0, l2 = l0, l3 = l0;
+        if (NP > 1) l1 = _mm512_loadu_si512((const void *)(L + ps));
+        if (NP > 2) l2 = _mm512_loadu_si512((const void *)(L + 2 * ps));
+        if (NP > 3) l3 = _mm512_loadu_si512((const void *)(L + 3 * ps));
+        ROW(0, c00, c01, c02, c03)
+        ROW(1, c10, c11, c12, c13)
+        ROW(2, c20, c21, c22, c23)
+        ROW(3, c30, c31, c32, c33)
+        ROW(4, c40, c41, c42, c43)
+        ROW(5, c50, c51, c52, c53)
     }
-    for (int r = 0; r < MR; r++)
-        for (int v = 0; v < NP; v++)
-            _mm512_store_si512((void *)(tile + r * 64 + v * 16), acc[r][v]);
+    STORE(0, c00, c01, c02, c03)
+    STORE(1, c10, c11, c12, c13)
+    STORE(2, c20, c21, c22, c23)
+    STORE(3, c30, c31, c32, c33)
+    STORE(4, c40, c41, c42, c43)
+    STORE(5, c50, c51, c52, c53)
 }
 
 #define TILE_CASE(MR, NP)                                                                   \
@@ -50,6 +79,34 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
     switch (mr * 8 + np) {
         TILE_ROW(1) TILE_ROW(2) TILE_ROW(3) TILE_ROW(4) TILE_ROW(5) TILE_ROW(6)
     default: __builtin_unreachable();
+    }
+}
+
+/* ---- depthwise row ------------------------------------------------------- */
+
+/* 32 outputs at a time, all taps in registers, the tail masked. Two taps
+ * per vpmaddwd as in the AVX2 version; unpacklo/hi leave the outputs in
+ * 128-bit blocks 0-3 8-11 16-19 24-27 | 4-7 12-15 20-23 28-31. */
+void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                      int32_t init, int64_t n, int32_t *out) {
+    const __m512i i0 = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i i1 = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    for (int64_t o = 0; o < n; o += 32) {
+        __mmask32 m = n - o >= 32 ? 0xffffffffu : (__mmask32)((1u << (n - o)) - 1);
+        __m512i lo = _mm512_set1_epi32(init), hi = lo;
+        for (int64_t t = 0; t < taps; t += 2) {
+            __m512i x0 = _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x + off[t] + o));
+            __m512i x1 = t + 1 < taps
+                             ? _mm512_cvtepi8_epi16(_mm256_maskz_loadu_epi8(m, x + off[t + 1] + o))
+                             : x0;
+            uint32_t w1 = t + 1 < taps ? (uint16_t)w[t + 1] : 0;
+            __m512i wp = _mm512_set1_epi32((int32_t)((uint16_t)w[t] | w1 << 16));
+            lo = _mm512_add_epi32(lo, _mm512_madd_epi16(_mm512_unpacklo_epi16(x0, x1), wp));
+            hi = _mm512_add_epi32(hi, _mm512_madd_epi16(_mm512_unpackhi_epi16(x0, x1), wp));
+        }
+        _mm512_mask_storeu_epi32(out + o, (__mmask16)m, _mm512_permutex2var_epi64(lo, i0, hi));
+        _mm512_mask_storeu_epi32(out + o + 16, (__mmask16)(m >> 16),
+                                 _mm512_permutex2var_epi64(lo, i1, hi));
     }
 }
 
@@ -116,4 +173,7 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

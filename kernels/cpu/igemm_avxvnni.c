@@ -2,7 +2,11 @@
  * without AVX-512): tiles of up to 6 rows x 16 lanes; the epilogue is the
  * AVX2 one. Only called when the CPU has AVX2 and AVX-VNNI. */
 #if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,avxvnni"))), apply_to = function)
+#else
 #pragma GCC target("avx2,avxvnni")
+#endif
 
 #include <immintrin.h>
 
@@ -56,4 +60,7 @@ void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, 
     }
 }
 
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
 #endif

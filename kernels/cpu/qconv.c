@@ -2,8 +2,8 @@
  * group) is one INT8 GEMM: the group's output-channel weights (packed once
  * in infer) against the im2col matrix of its input channels, or the input
  * itself for 1x1 stride-1 unpadded convs. Convs with one input channel per
- * group (depthwise) use a direct int8 kernel instead. Padding is the
- * quantized zero (0). */
+ * group (depthwise) use a direct int8 kernel instead, on a zero-padded copy
+ * of each input plane. Padding is the quantized zero (0). */
 #include <string.h>
 
 #include "qconv_geom.h"
@@ -14,9 +14,11 @@ typedef struct qconv_params {
     int64_t Cg, Mg, K, P;       /* per group: input channels, output channels, K; P = OH*OW */
     bool depthwise;             /* Cg == 1: direct kernel */
     bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
+    int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
     q8_qepi epi;
     size_t off_w, off_init;     /* packed: weights, init[M] (bias and +128 correction) */
+    size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
 } qconv_params;
 
 static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
@@ -30,7 +32,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_igemm_path path;
     Q8_TRY(q8_qop_act_scale(g, n, 0, "X", &sx, err));
     Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    Q8_TRY(q8_qconv_geom_parse(g, n, false, &geo, err));
+    Q8_TRY(q8_qconv_geom_parse(g, n, 1, false, &geo, err));
     Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
     Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
     Q8_TRY(q8_qop_act(n, &act, err));
@@ -54,6 +56,8 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->depthwise = Cg == 1;
     p->direct = geo.KH == 1 && geo.KW == 1 && geo.sh == 1 && geo.sw == 1 && !geo.pt &&
                 !geo.pl && !geo.pb && !geo.pr;
+    p->Hp = geo.H + geo.pt + geo.pb;
+    p->Wp = geo.W + geo.pl + geo.pr;
     p->path = path;
     q8_qepi_init(&p->epi, &act, i8, sy, geo.M);
 
@@ -61,6 +65,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->off_w = q8_qop_reserve(&off, p->depthwise ? (size_t)(geo.M * K)
                                                  : q8_ig_rows_bytes(geo.M, K));
     p->off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo.M);
+    p->off_taps = q8_qop_reserve(&off, p->depthwise ? sizeof(int64_t) * (size_t)K : 0);
     q8_qepi_place(&p->epi, &off);
     char *pk = n->packed = q8_aligned_alloc(off + 64);
     if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
@@ -70,6 +75,10 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (p->depthwise) {
         memcpy(pk + p->off_w, w, (size_t)(geo.M * K));
         for (int64_t m = 0; m < geo.M; m++) init[m] = bias ? bias[m] : 0;
+        int64_t *taps = (int64_t *)(pk + p->off_taps);
+        for (int64_t kh = 0; kh < geo.KH; kh++)
+            for (int64_t kw = 0; kw < geo.KW; kw++)
+                taps[kh * geo.KW + kw] = kh * geo.dh * p->Wp + kw * geo.dw;
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
         q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
@@ -83,42 +92,13 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
     const qconv_params *p = n->params;
     if (p->depthwise)
-        return (size_t)n_threads * q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64);
+        return (size_t)n_threads * (q8_align_up((size_t)(p->Hp * p->Wp), 64) +
+                                    q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
     return lanes + (p->direct ? 0 : (size_t)(p->K * p->P));
 }
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
-
-typedef struct im2col_args {
-    const qconv_params *p;
-    const int8_t *x;    /* the group's first input channel */
-    int8_t *col;        /* [K][P] */
-} im2col_args;
-
-static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
-    const im2col_args *a = arg;
-    const q8_qconv_geom *q = &a->p->geo;
-    for (int64_t k = b; k < e; k++) {
-        int64_t c = k / (q->KH * q->KW), kh = k / q->KW % q->KH, kw = k % q->KW;
-        int64_t off = kw * q->dw - q->pl, lo, hi;
-        q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
-        for (int64_t oh = 0; oh < q->OH; oh++) {
-            int8_t *d = a->col + k * a->p->P + oh * q->OW;
-            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-            if (ih < 0 || ih >= q->H) {
-                memset(d, 0, (size_t)q->OW);
-                continue;
-            }
-            const int8_t *s = a->x + (c * q->H + ih) * q->W; /* s[ow * sw + off] */
-            memset(d, 0, (size_t)lo);
-            if (q->sw == 1) memcpy(d + lo, s + lo + off, (size_t)(hi - lo));
-            else
-                for (int64_t ow = lo; ow < hi; ow++) d[ow] = s[ow * q->sw + off];
-            memset(d + hi, 0, (size_t)(q->OW - hi));
-        }
-    }
-}
 
 static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
     const qconv_params *p = n->params;
@@ -134,8 +114,7 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
         for (int64_t grp = 0; grp < q->group; grp++) {
             const int8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
             if (!p->direct) {
-                im2col_args ia = {p, src, col};
-                q8_parallel_for(x->pool, p->K, 1 + 16384 / (p->P + 1), im2col_range, &ia);
+                q8_qconv_im2col(q, (const uint8_t *)src, 0, (uint8_t *)col, x->pool);
                 src = col;
             }
             q8_ig_pack_lanes_kj(src, p->P, p->K, p->P, true, lanes, x->pool);
@@ -157,6 +136,7 @@ typedef struct dw_args {
     const q8_epilogue *e;
     const int8_t *x, *w;
     const int32_t *init;
+    const int64_t *taps;
     char *y;
     uint8_t *scratch;
 } dw_args;
@@ -165,31 +145,34 @@ static void dw_range(void *arg, int64_t b, int64_t e, int t) {
     const dw_args *a = arg;
     const qconv_params *p = a->p;
     const q8_qconv_geom *q = &p->geo;
-    /* Unsigned sums wrap instead of overflowing (the exact result fits). */
-    uint32_t *acc = (uint32_t *)(a->scratch +
-                                 (size_t)t * q8_align_up(sizeof(int32_t) * (size_t)q->OW, 64));
+    size_t plane = q8_align_up((size_t)(p->Hp * p->Wp), 64);
+    int8_t *xp = (int8_t *)a->scratch +
+                 (size_t)t * (plane + q8_align_up(sizeof(int32_t) * (size_t)q->OW, 64));
+    int32_t *acc = (int32_t *)(xp + plane);
     size_t es = a->e->kind == Q8_EPI_I8 ? 1 : 4;
-    for (int64_t it = b; it < e; it++) {
-        int64_t img = it / (q->M * q->OH), m = it / q->OH % q->M, oh = it % q->OH;
+    int64_t taps = q->KH * q->KW;
+    for (int64_t it = b; it < e; it++) { /* one output channel of one image */
+        int64_t img = it / q->M, m = it % q->M;
         const int8_t *xc = a->x + (img * q->C + m / p->Mg) * q->H * q->W;
-        for (int64_t ow = 0; ow < q->OW; ow++) acc[ow] = (uint32_t)a->init[m];
-        for (int64_t kh = 0; kh < q->KH; kh++) {
-            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-            if (ih < 0 || ih >= q->H) continue;
-            for (int64_t kw = 0; kw < q->KW; kw++) {
-                int32_t w = a->w[(m * q->KH + kh) * q->KW + kw];
-                int64_t off = kw * q->dw - q->pl, lo, hi;
-                q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
-                const int8_t *s = xc + ih * q->W; /* s[ow * sw + off] */
-                if (q->sw == 1)
-                    for (int64_t ow = lo; ow < hi; ow++) acc[ow] += (uint32_t)(w * s[ow + off]);
-                else
-                    for (int64_t ow = lo; ow < hi; ow++)
-                        acc[ow] += (uint32_t)(w * s[ow * q->sw + off]);
+        memset(xp, 0, (size_t)(p->Hp * p->Wp));
+        for (int64_t h = 0; h < q->H; h++)
+            memcpy(xp + (h + q->pt) * p->Wp + q->pl, xc + h * q->W, (size_t)q->W);
+        const int8_t *w = a->w + m * taps;
+        for (int64_t oh = 0; oh < q->OH; oh++) {
+            const int8_t *row = xp + oh * q->sh * p->Wp;
+            if (q->sw == 1) {
+                q8_dw_row(p->path, row, a->taps, w, taps, a->init[m], q->OW, acc);
+            } else {
+                for (int64_t ow = 0; ow < q->OW; ow++) {
+                    uint32_t s = (uint32_t)a->init[m];
+                    for (int64_t k = 0; k < taps; k++)
+                        s += (uint32_t)(w[k] * row[a->taps[k] + ow * q->sw]);
+                    acc[ow] = (int32_t)s;
+                }
             }
+            q8_epilogue_row(p->path, a->e, acc, q->OW, m,
+                            a->y + (size_t)(((img * q->M + m) * q->OH + oh) * q->OW) * es);
         }
-        q8_epilogue_row(p->path, a->e, (const int32_t *)acc, q->OW, m,
-                        a->y + (size_t)(((img * q->M + m) * q->OH + oh) * q->OW) * es);
     }
 }
 
@@ -204,9 +187,10 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
     const q8_qconv_geom *q = &p->geo;
     const char *pk = n->packed;
     dw_args a = {p, &e, Q8_IN_PTR(x, n, 0), (const int8_t *)pk + p->off_w,
-                 (const int32_t *)(pk + p->off_init), Q8_OUT_PTR(x, n, 0), x->scratch};
-    int64_t grain = 1 + 8192 / (q->KH * q->KW * q->OW + 1);
-    q8_parallel_for(x->pool, q->N * q->M * q->OH, grain, dw_range, &a);
+                 (const int32_t *)(pk + p->off_init), (const int64_t *)(pk + p->off_taps),
+                 Q8_OUT_PTR(x, n, 0), x->scratch};
+    q8_parallel_for(x->pool, q->N * q->M, 1 + 8192 / (q->KH * q->KW * p->geo.OW * q->OH + 1),
+                    dw_range, &a);
 }
 
 const q8_op_def q8_op_qconv = {

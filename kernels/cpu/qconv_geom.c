@@ -21,9 +21,9 @@ static q8_status dims_attr(const q8_node *n, const char *name, int want, int64_t
     return Q8_OK;
 }
 
-q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpose,
+q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, int wi, bool transpose,
                               q8_qconv_geom *o, q8_error *err) {
-    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, wi);
     if (x->ndim != 3 && x->ndim != 4)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                             "X has rank %d; 1-D and 2-D convolutions (rank 3 or 4) are supported",
@@ -125,20 +125,59 @@ q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpos
         }
     }
     /* 1-D: the spatial dim becomes W, with a trivial H. */
-    int wi = ns - 1;
+    int last = ns - 1;
     o->H = ns == 2 ? in[0] : 1;
-    o->W = in[wi];
+    o->W = in[last];
     o->OH = ns == 2 ? out[0] : 1;
-    o->OW = out[wi];
+    o->OW = out[last];
     o->KH = ns == 2 ? k[0] : 1;
-    o->KW = k[wi];
+    o->KW = k[last];
     o->sh = ns == 2 ? s[0] : 1;
-    o->sw = s[wi];
+    o->sw = s[last];
     o->dh = ns == 2 ? d[0] : 1;
-    o->dw = d[wi];
+    o->dw = d[last];
     o->pt = ns == 2 ? pads[0] : 0;
     o->pb = ns == 2 ? pads[ns] : 0;
-    o->pl = pads[wi];
-    o->pr = pads[ns + wi];
+    o->pl = pads[last];
+    o->pr = pads[ns + last];
     return Q8_OK;
+}
+
+typedef struct im2col_args {
+    const q8_qconv_geom *q;
+    const uint8_t *x;
+    uint8_t pad;
+    uint8_t *col;
+} im2col_args;
+
+static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
+    const im2col_args *a = arg;
+    const q8_qconv_geom *q = a->q;
+    int64_t P = q->OH * q->OW;
+    for (int64_t k = b; k < e; k++) {
+        int64_t c = k / (q->KH * q->KW), kh = k / q->KW % q->KH, kw = k % q->KW;
+        int64_t off = kw * q->dw - q->pl, lo, hi;
+        q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
+        for (int64_t oh = 0; oh < q->OH; oh++) {
+            uint8_t *d = a->col + k * P + oh * q->OW;
+            int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+            if (ih < 0 || ih >= q->H) {
+                memset(d, a->pad, (size_t)q->OW);
+                continue;
+            }
+            const uint8_t *s = a->x + (c * q->H + ih) * q->W; /* s[ow * sw + off] */
+            memset(d, a->pad, (size_t)lo);
+            if (q->sw == 1) memcpy(d + lo, s + lo + off, (size_t)(hi - lo));
+            else
+                for (int64_t ow = lo; ow < hi; ow++) d[ow] = s[ow * q->sw + off];
+            memset(d + hi, a->pad, (size_t)(q->OW - hi));
+        }
+    }
+}
+
+void q8_qconv_im2col(const q8_qconv_geom *q, const uint8_t *x, uint8_t pad, uint8_t *col,
+                     q8_pool *pool) {
+    im2col_args a = {q, x, pad, col};
+    int64_t K = q->C / q->group * q->KH * q->KW;
+    q8_parallel_for(pool, K, 1 + 16384 / (q->OH * q->OW + 1), im2col_range, &a);
 }

@@ -15,9 +15,15 @@ typedef struct q8_qconv_geom {
     int64_t pt, pl, pb, pr;     /* pads: top, left, bottom, right */
 } q8_qconv_geom;
 
-/* X is input 0, W input 1 ([M, C/group, *kernel] for both ops). */
-q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, bool transpose,
+/* X is input 0, W input wi ([M, C/group, *kernel] for all these ops). */
+q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, int wi, bool transpose,
                               q8_qconv_geom *o, q8_error *err);
+
+/* im2col of one group: col[k][p] for k = (c, kh, kw) over the group's
+ * C / group channels starting at x, p = (oh, ow); pad fills the padding
+ * (the quantized zero). */
+void q8_qconv_im2col(const q8_qconv_geom *q, const uint8_t *x, uint8_t pad, uint8_t *col,
+                     q8_pool *pool);
 
 /* [*lo, *hi): the indices i in [0, count) for which i * s + off lies in
  * [0, size) (output columns that read a real input column). */

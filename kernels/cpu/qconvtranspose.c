@@ -29,7 +29,7 @@ static q8_status qconvt_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_igemm_path path;
     Q8_TRY(q8_qop_act_scale(g, n, 0, "X", &sx, err));
     Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    Q8_TRY(q8_qconv_geom_parse(g, n, true, &geo, err));
+    Q8_TRY(q8_qconv_geom_parse(g, n, 1, true, &geo, err));
     Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
     Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
     Q8_TRY(q8_qop_act(n, &act, err));

@@ -251,3 +251,60 @@ q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error 
                                 "finite", (long long)c, sc[c]);
     return Q8_OK;
 }
+
+q8_status q8_ql_const(const q8_graph *g, const q8_node *n, int i, const char *what,
+                      q8_dtype dtype, int64_t nmax, int64_t *count, q8_error *err) {
+    *count = 0;
+    const q8_tensor *t = q8_in(g, n, i);
+    if (!t) return Q8_OK;
+    if (!t->data)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant", i,
+                            t->name);
+    if (t->dtype != dtype)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "%s '%s' is %s, expected %s", what,
+                            t->name, q8_dtype_name(t->dtype), q8_dtype_name(dtype));
+    int64_t c = q8_tensor_numel(t);
+    if (c != 1 && c != nmax)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "%s '%s' has %lld values, expected 1 or %lld",
+                            what, t->name, (long long)c, (long long)nmax);
+    if (dtype == Q8_F32)
+        for (int64_t k = 0; k < c; k++)
+            if (!good_scale(((const float *)t->data)[k]))
+                return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s '%s' value %lld is %g, must be "
+                                    "positive and finite", what, t->name, (long long)k,
+                                    ((const float *)t->data)[k]);
+    *count = c;
+    return Q8_OK;
+}
+
+int32_t q8_ql_zp(const q8_graph *g, const q8_node *n, int i, int64_t c) {
+    const q8_tensor *t = q8_in(g, n, i);
+    if (!t) return 0;
+    if (q8_tensor_numel(t) == 1) c = 0;
+    return t->dtype == Q8_U8 ? ((const uint8_t *)t->data)[c] : ((const int8_t *)t->data)[c];
+}
+
+float q8_ql_scale(const q8_graph *g, const q8_node *n, int i, int64_t c) {
+    const q8_tensor *t = q8_in(g, n, i);
+    if (q8_tensor_numel(t) == 1) c = 0;
+    return ((const float *)t->data)[c];
+}
+
+q8_status q8_ql_data(const q8_graph *g, const q8_node *n, int i, const char *what, bool *u8,
+                     q8_error *err) {
+    Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
+    const q8_tensor *t = q8_in(g, n, i);
+    if (t->dtype != Q8_I8 && t->dtype != Q8_U8)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "%s '%s' is %s, expected int8 or uint8",
+                            what, t->name, q8_dtype_name(t->dtype));
+    *u8 = t->dtype == Q8_U8;
+    return Q8_OK;
+}
+
+q8_status q8_ql_check_k(const q8_node *n, int64_t K, int64_t ma, int64_t mb, q8_error *err) {
+    if (K > 0 && K > (((int64_t)1 << 31) - 1) / (ma * mb))
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "reduction length %lld is too long for int32 accumulators with "
+                            "these zero points", (long long)K);
+    return Q8_OK;
+}

@@ -70,6 +70,33 @@ typedef struct q8_qdq {
 
 q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error *err);
 
+/* round_half_even(v) + zp saturated to [lo, hi]; NaN counts as 0. The
+ * rounding adds and removes 1.5 * 2^23 (exact for |v| <= 2^22, where the
+ * float grid is the integers; larger values saturate anyway). */
+static inline int32_t q8_round_sat(float v, int32_t zp, int32_t lo, int32_t hi) {
+    if (v != v) v = 0;
+    v = v > 4194304.0f ? 4194304.0f : v < -4194304.0f ? -4194304.0f : v;
+    v = (v + 12582912.0f) - 12582912.0f;
+    int32_t q = (int32_t)v + zp;
+    return q < lo ? lo : q > hi ? hi : q;
+}
+
+/* ---- ONNX integer ops (MatMulInteger, ConvInteger, QLinear*) ------------ */
+
+/* Optional constant input i with 1 or n values of dtype (zero points:
+ * int8/uint8 matching their data; scales: float32). Absent: count 0. The
+ * values are read with q8_ql_zp / q8_ql_scale. */
+q8_status q8_ql_const(const q8_graph *g, const q8_node *n, int i, const char *what,
+                      q8_dtype dtype, int64_t nmax, int64_t *count, q8_error *err);
+/* Value c (c < count, or 0 when count is 1) of a zero point (0 if absent). */
+int32_t q8_ql_zp(const q8_graph *g, const q8_node *n, int i, int64_t c);
+float q8_ql_scale(const q8_graph *g, const q8_node *n, int i, int64_t c);
+/* Integer data input: int8 or uint8 (*u8). */
+q8_status q8_ql_data(const q8_graph *g, const q8_node *n, int i, const char *what, bool *u8,
+                     q8_error *err);
+/* |sum of K products| stays below 2^31 with values in [-ma, ma] x [-mb, mb]. */
+q8_status q8_ql_check_k(const q8_node *n, int64_t K, int64_t ma, int64_t mb, q8_error *err);
+
 /* Byte offset helper for packed blobs: reserve bytes at *off (64-aligned). */
 static inline size_t q8_qop_reserve(size_t *off, size_t bytes) {
     size_t at = q8_align_up(*off, 64);

@@ -45,16 +45,9 @@ static q8_status quant_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-/* round_half_even(x / s) + z, saturated to [lo, hi]; NaN gives z. The
- * rounding adds and removes 1.5 * 2^23 (exact for |v| <= 2^22, where the
- * float grid is the integers); larger values saturate anyway. */
+/* round_half_even(x / s) + z, saturated to [lo, hi]; NaN gives z. */
 static inline int32_t quant1(float x, float s, int32_t z, int32_t lo, int32_t hi) {
-    float v = x / s;
-    if (v != v) v = 0;
-    v = v > 4194304.0f ? 4194304.0f : v < -4194304.0f ? -4194304.0f : v;
-    v = (v + 12582912.0f) - 12582912.0f;
-    int32_t q = (int32_t)v + z;
-    return q < lo ? lo : q > hi ? hi : q;
+    return q8_round_sat(x / s, z, lo, hi);
 }
 
 typedef struct quant_args {

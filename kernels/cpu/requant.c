@@ -1,6 +1,10 @@
 /* Requantization parameters and the scalar epilogue. No FMA contraction:
  * the SIMD paths do the same float operations one by one. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#else
 #pragma GCC optimize("fp-contract=off")
+#endif
 
 #include "requant.h"
 
