@@ -28,6 +28,8 @@ typedef struct q8_backend {
     /* Host pointer to a tensor's data after sync (valid until next run). */
     const void *(*tensor_data)(void *ctx, int tensor);
     void (*memory)(void *ctx, q8_memory_info *mi);
+    /* Optional: milliseconds spent in node i so far (profiling), or -1. */
+    double (*node_ms)(void *ctx, int node);
     /* Optional: observe every node's outputs during run (NULL to stop). */
     void (*set_observer)(void *ctx, q8_node_observer fn, void *arg);
 } q8_backend;

@@ -1,6 +1,7 @@
 /* The CPU backend: the planned arena in host memory, nodes run in order on
  * a thread pool. No allocation happens in run. */
 #include <string.h>
+#include <time.h>
 
 #include "backend.h"
 #include "op.h"
@@ -16,7 +17,14 @@ typedef struct cpu_ctx {
     size_t weights_bytes;
     q8_node_observer observer;
     void *observer_arg;
+    double *node_ms;            /* profiling, or NULL */
 } cpu_ctx;
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
 
 static bool cpu_supports(const q8_graph *g, const q8_node *n) {
     (void)g;
@@ -35,6 +43,7 @@ static void cpu_destroy(void *p) {
     q8_plan_free(&c->plan);
     q8_aligned_free(c->arena);
     free(c->ptr);
+    free(c->node_ms);
     free(c);
 }
 
@@ -52,6 +61,8 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void
             s = q8_fail(err, Q8_ERR_NOMEM, "cannot allocate the %zu-byte activation arena",
                         c->plan.arena_bytes);
     }
+    if (s == Q8_OK && o->profile && !(c->node_ms = calloc((size_t)g->n_nodes + 1, sizeof(double))))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     if (s == Q8_OK && c->n_threads > 1 && !(c->pool = q8_pool_create(c->n_threads)))
         s = q8_fail(err, Q8_ERR_NOMEM, "cannot start %d threads", c->n_threads);
     if (s != Q8_OK) {
@@ -101,10 +112,17 @@ static q8_status cpu_run(void *p, q8_error *err) {
         }
         q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
                      .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
+        double t0 = c->node_ms ? now_ms() : 0;
         n->op->run(&x, n);
+        if (c->node_ms) c->node_ms[i] += now_ms() - t0;
         if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
     }
     return Q8_OK;
+}
+
+static double cpu_node_ms(void *p, int i) {
+    const cpu_ctx *c = p;
+    return c->node_ms ? c->node_ms[i] : -1;
 }
 
 static void cpu_set_observer(void *p, q8_node_observer fn, void *arg) {
@@ -138,4 +156,5 @@ const q8_backend q8_backend_cpu = {
     .tensor_data = cpu_tensor_data,
     .memory = cpu_memory,
     .set_observer = cpu_set_observer,
+    .node_ms = cpu_node_ms,
 };

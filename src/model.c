@@ -225,6 +225,18 @@ q8_status q8_session_set_observer(q8_session *s, q8_node_observer fn, void *arg,
     return Q8_OK;
 }
 
+int q8_session_num_nodes(const q8_session *s) { return s->m->g->n_nodes; }
+
+q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
+                                  const char **op_type, double *total_ms) {
+    const q8_graph *g = s->m->g;
+    if (i < 0 || i >= g->n_nodes) return Q8_ERR_ARG;
+    *name = g->nodes[i]->name;
+    *op_type = g->nodes[i]->op_type;
+    *total_ms = s->backend->node_ms ? s->backend->node_ms(s->ctx, i) : -1;
+    return Q8_OK;
+}
+
 void q8_session_memory(const q8_session *s, q8_memory_info *mi) {
     memset(mi, 0, sizeof *mi);
     s->backend->memory(s->ctx, mi);

@@ -82,6 +82,7 @@ typedef enum q8_device {
 typedef struct q8_session_options {
     int n_threads;       /* 0: one per online CPU */
     q8_device device;
+    int profile;         /* 1: time every node (see q8_session_node_profile) */
 } q8_session_options;
 
 /* Sizes of the session's buffers, for reports and --json. */
@@ -119,6 +120,12 @@ q8_status q8_session_run(q8_session *s, q8_error *err);
 q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info,
                             const void **data);
 void q8_session_memory(const q8_session *s, q8_memory_info *mi);
+
+/* Nodes of the optimized graph, in execution order. With profile set in the
+ * session options, total_ms is the time spent in node i over all runs. */
+int q8_session_num_nodes(const q8_session *s);
+q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
+                                  const char **op_type, double *total_ms);
 
 #ifdef __cplusplus
 }

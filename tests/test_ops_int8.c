@@ -1651,3 +1651,28 @@ Test(dynamicquantizelinear, scale_zero_point_and_data) {
         free(x);
     }
 }
+
+#include "qop_util.h"
+#include "quant_simd.h"
+
+/* The vectorized QuantizeLinear kernel gives the scalar formula's bytes. */
+Test(int8, quantize_simd_matches_scalar) {
+    enum { N = 1000 };
+    float x[N];
+    q8t_rng r = q8t_seed(77);
+    for (int i = 0; i < N; i++) x[i] = q8t_uniform(&r, -300, 300);
+    x[3] = NAN, x[4] = INFINITY, x[5] = -INFINITY, x[6] = 1e30f, x[7] = 2.5f, x[8] = -2.5f;
+    x[9] = 0.5f, x[10] = -0.5f, x[11] = 3.5f;
+    for (int i8 = 0; i8 < 2; i8++)
+        for (int n = 0; n < 40; n++) { /* every tail length, and the whole */
+            int len = n < 39 ? n : N;
+            uint8_t got[N], want[N];
+            q8_quantize_f32(x, got, len, 1.0f + 0.37f * (float)i8, i8 ? 3 : 100, i8);
+            for (int i = 0; i < len; i++) {
+                int32_t q = q8_round_sat(x[i] / (1.0f + 0.37f * (float)i8), i8 ? 3 : 100,
+                                         i8 ? -128 : 0, i8 ? 127 : 255);
+                want[i] = (uint8_t)q;
+            }
+            cr_assert_eq(memcmp(got, want, (size_t)len), 0, "len %d, int8 %d", len, i8);
+        }
+}

@@ -30,6 +30,61 @@ typedef struct input_arg {
     q8_tensor *t;
 } input_arg;
 
+/* Time per op type and the slowest nodes, per run (stderr, so that --json's
+ * last stdout line stays the JSON). */
+static void print_profile(const q8_session *s, int runs) {
+    int n = q8_session_num_nodes(s);
+    const char *types[256];
+    double type_ms[256] = {0}, total = 0;
+    int type_count[256] = {0}, nt = 0;
+    double *ms = calloc((size_t)n + 1, sizeof(double));
+    int *order = malloc(sizeof(int) * ((size_t)n + 1));
+    if (!ms || !order) {
+        free(ms);
+        free(order);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *name, *op;
+        q8_session_node_profile(s, i, &name, &op, &ms[i]);
+        ms[i] /= runs;
+        total += ms[i];
+        order[i] = i;
+        int k = 0;
+        while (k < nt && strcmp(types[k], op) != 0) k++;
+        if (k == nt && nt < 256) types[nt++] = op;
+        if (k < 256) {
+            type_ms[k] += ms[i];
+            type_count[k]++;
+        }
+    }
+    fprintf(stderr, "profile: %.3f ms per run in %d nodes\n", total, n);
+    for (int a = 0; a < nt; a++)
+        for (int b = a + 1; b < nt; b++)
+            if (type_ms[b] > type_ms[a]) {
+                double t = type_ms[a]; type_ms[a] = type_ms[b]; type_ms[b] = t;
+                int c = type_count[a]; type_count[a] = type_count[b]; type_count[b] = c;
+                const char *x = types[a]; types[a] = types[b]; types[b] = x;
+            }
+    for (int k = 0; k < nt; k++)
+        fprintf(stderr, "  %-24s %4d nodes %9.3f ms %5.1f%%\n", types[k], type_count[k], type_ms[k],
+                total > 0 ? 100 * type_ms[k] / total : 0);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (ms[order[b]] > ms[order[a]]) {
+                int t = order[a]; order[a] = order[b]; order[b] = t;
+            }
+    fprintf(stderr, "  slowest nodes:\n");
+    for (int k = 0; k < n && k < 12; k++) {
+        const char *name, *op;
+        double x;
+        q8_session_node_profile(s, order[k], &name, &op, &x);
+        fprintf(stderr, "  %9.3f ms  %s (%s)\n", ms[order[k]], name, op);
+    }
+    free(ms);
+    free(order);
+}
+
 /* Top-1 accuracy of output 0 (argmax over its last axis) against integer
  * labels, one per row; prints it unless --json. */
 static bool top1_accuracy(const q8_session *s, const char *path, double *acc, q8_error *err) {
@@ -118,18 +173,19 @@ int main(int argc, char **argv) {
         {"device", required_argument, 0, 'd'}, {"threads", required_argument, 0, 't'},
         {"bench", required_argument, 0, 'b'},  {"json", no_argument, 0, 'j'},
         {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
-        {"labels", required_argument, 0, 'l'},  {"help", no_argument, 0, 'h'},
+        {"labels", required_argument, 0, 'l'},  {"profile", no_argument, 0, 'P'},
+        {"help", no_argument, 0, 'h'},
         {0, 0, 0, 0}};
     input_arg inputs[MAX_INPUTS];
     q8_input_shape shapes[MAX_INPUTS];
     int n_inputs = 0, n_shapes = 0;
     const char *out_dir = NULL, *labels_path = NULL;
     long threads = 0, bench = 0, print_max = 16;
-    bool json = false, print_given = false;
+    bool json = false, print_given = false, profile = false;
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:Ph", opts, NULL)) != -1) {
         switch (c) {
         case 'i': {
             if (n_inputs == MAX_INPUTS) {
@@ -185,6 +241,7 @@ int main(int argc, char **argv) {
             }
             break;
         case 'l': labels_path = optarg; break;
+        case 'P': profile = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "q8run: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -226,7 +283,7 @@ int main(int argc, char **argv) {
                 n_inputs);
         goto done;
     }
-    q8_session_options so = {.n_threads = (int)threads, .device = device};
+    q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile};
     if (q8_session_create(m, &so, &s, &err) != Q8_OK) goto done;
     for (int i = 0; i < n_inputs; i++) {
         const char *name = inputs[i].name;
@@ -283,6 +340,7 @@ int main(int argc, char **argv) {
     }
     double top1 = -1;
     if (labels_path && !top1_accuracy(s, labels_path, &top1, &err)) goto done;
+    if (profile) print_profile(s, runs + warm);
     q8_memory_info mi;
     q8_session_memory(s, &mi);
     if (bench > 0 && !json)

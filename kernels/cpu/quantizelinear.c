@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "qop_util.h"
+#include "quant_simd.h"
 
 typedef struct quant_params {
     q8_qdq q;
@@ -77,11 +78,23 @@ static void quant_range(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
+/* float32 with one scale: vectorized, split over elements */
+static void quant_flat_range(void *arg, int64_t b, int64_t e, int t) {
+    const quant_args *a = arg;
+    int32_t z = !a->zp ? 0 : a->p->out_i8 ? *(const int8_t *)a->zp : *(const uint8_t *)a->zp;
+    q8_quantize_f32((const float *)a->x + b, (uint8_t *)a->y + b, e - b, a->scale[0], z,
+                    a->p->out_i8);
+}
+
 static void quant_run(const q8_exec *x, const q8_node *n) {
     const quant_params *p = n->params;
     quant_args a = {p, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1),
                     n->n_inputs > 2 && n->inputs[2] >= 0 ? Q8_IN_PTR(x, n, 2) : NULL,
                     Q8_OUT_PTR(x, n, 0)};
+    if (p->q.count == 1 && !p->in_i32) {
+        q8_parallel_for(x->pool, p->rows * p->q.inner, 16384, quant_flat_range, &a);
+        return;
+    }
     q8_parallel_for(x->pool, p->rows, 1 + 16384 / (p->q.inner + 1), quant_range, &a);
 }
 
