@@ -35,7 +35,7 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, uint8_t *enc, uin
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
     int64_t nnz = numel >= 64 ? count_nonzero(t->data, numel, es) : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
-    if (!q8_wbuf_align(data, Q8_FILE_ALIGN)) return false;
+    if (!q8_wbuf_align(data, q8_file_data_align(sparse < dense ? sparse : dense))) return false;
     *off = data->len;
     if (sparse < dense) {
         *enc = Q8_ENC_BITMASK;
@@ -85,14 +85,38 @@ static bool put_attr(q8_wbuf *b, const q8_attr *a) {
     return false;
 }
 
-static q8_status encode_graph(const q8_graph *g, q8_wbuf *gb, q8_wbuf *data, q8_error *err) {
+/* New indices for the tensors that nodes or the graph's inputs/outputs use:
+ * the rest (values folded away, weights replaced by their int8 copies) are
+ * not written. map[old] = new or -1; returns the count. */
+static int live_tensors(const q8_graph *g, int *map) {
+    for (int i = 0; i < g->n_tensors; i++) map[i] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) map[n->inputs[k]] = 0;
+        for (int k = 0; k < n->n_outputs; k++)
+            if (n->outputs[k] >= 0) map[n->outputs[k]] = 0;
+    }
+    for (int i = 0; i < g->n_inputs; i++) map[g->inputs[i]] = 0;
+    for (int i = 0; i < g->n_outputs; i++) map[g->outputs[i]] = 0;
+    int k = 0;
+    for (int i = 0; i < g->n_tensors; i++)
+        if (map[i] == 0) map[i] = k++;
+    return k;
+}
+
+static int32_t remap(const int *map, int t) { return t < 0 ? -1 : map[t]; }
+
+static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_wbuf *gb,
+                              q8_wbuf *data, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++)
         for (int k = 0; k < g->nodes[i]->n_attrs; k++)
             if (g->nodes[i]->attrs[k].type == Q8_ATTR_GRAPH)
                 return q8_node_fail(err, Q8_ERR_UNSUPPORTED, g->nodes[i],
                                     "subgraph attributes cannot be stored in a .q8 file");
-    bool ok = q8_wbuf_u32(gb, (uint32_t)g->opset) && q8_wbuf_u32(gb, (uint32_t)g->n_tensors);
+    bool ok = q8_wbuf_u32(gb, (uint32_t)g->opset) && q8_wbuf_u32(gb, (uint32_t)n_live);
     for (int i = 0; ok && i < g->n_tensors; i++) {
+        if (map[i] < 0) continue;
         const q8_tensor *t = g->tensors[i];
         uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0);
         uint8_t enc = 0;
@@ -114,16 +138,16 @@ static q8_status encode_graph(const q8_graph *g, q8_wbuf *gb, q8_wbuf *data, q8_
         const q8_node *n = g->nodes[i];
         ok = q8_wbuf_str(gb, n->name) && q8_wbuf_str(gb, n->op_type) && q8_wbuf_str(gb, n->domain) &&
              q8_wbuf_u32(gb, (uint32_t)n->n_inputs);
-        for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, n->inputs[k]);
+        for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->inputs[k]));
         ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_outputs);
-        for (int k = 0; ok && k < n->n_outputs; k++) ok = q8_wbuf_i32(gb, n->outputs[k]);
+        for (int k = 0; ok && k < n->n_outputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->outputs[k]));
         ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_attrs);
         for (int k = 0; ok && k < n->n_attrs; k++) ok = put_attr(gb, &n->attrs[k]);
     }
     ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_inputs);
-    for (int i = 0; ok && i < g->n_inputs; i++) ok = q8_wbuf_i32(gb, g->inputs[i]);
+    for (int i = 0; ok && i < g->n_inputs; i++) ok = q8_wbuf_i32(gb, remap(map, g->inputs[i]));
     ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_outputs);
-    for (int i = 0; ok && i < g->n_outputs; i++) ok = q8_wbuf_i32(gb, g->outputs[i]);
+    for (int i = 0; ok && i < g->n_outputs; i++) ok = q8_wbuf_i32(gb, remap(map, g->outputs[i]));
     return ok ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the graph");
 }
 
@@ -140,13 +164,13 @@ static bool encode_meta(const q8_meta *m, q8_wbuf *b) {
     return ok;
 }
 
-static bool encode_plan(const q8_plan *p, const q8_graph *g, q8_wbuf *b) {
+static bool encode_plan(const q8_plan *p, const q8_graph *g, const int *map, q8_wbuf *b) {
     uint32_t n = 0;
-    for (int t = 0; t < p->n_tensors; t++) n += p->offset[t] != Q8_PLAN_NONE;
+    for (int t = 0; t < p->n_tensors; t++) n += p->offset[t] != Q8_PLAN_NONE && map[t] >= 0;
     bool ok = q8_wbuf_u64(b, p->arena_bytes) && q8_wbuf_u32(b, n);
     for (int t = 0; ok && t < p->n_tensors; t++)
-        if (p->offset[t] != Q8_PLAN_NONE)
-            ok = q8_wbuf_i32(b, t) && q8_wbuf_u64(b, p->offset[t]) &&
+        if (p->offset[t] != Q8_PLAN_NONE && map[t] >= 0)
+            ok = q8_wbuf_i32(b, map[t]) && q8_wbuf_u64(b, p->offset[t]) &&
                  q8_wbuf_u64(b, q8_tensor_nbytes(g->tensors[t]));
     return ok;
 }
@@ -155,9 +179,14 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *
                          uint8_t **out, size_t *out_len, q8_error *err) {
     q8_wbuf sec[4] = {{0}};   /* META, GRAPH, PLAN, DATA */
     const uint32_t kinds[4] = {Q8_SECTION_META, Q8_SECTION_GRAPH, Q8_SECTION_PLAN, Q8_SECTION_DATA};
-    q8_status s = encode_graph(g, &sec[1], &sec[3], err);
-    if (s == Q8_OK && (!encode_meta(meta, &sec[0]) || (plan && !encode_plan(plan, g, &sec[2]))))
+    int *map = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
+    if (!map) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    int n_live = live_tensors(g, map);
+    q8_status s = encode_graph(g, map, n_live, &sec[1], &sec[3], err);
+    if (s == Q8_OK &&
+        (!encode_meta(meta, &sec[0]) || (plan && !encode_plan(plan, g, map, &sec[2]))))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
+    free(map);
     int nsec = 0;
     uint32_t kind_of[4];
     q8_wbuf *buf_of[4];
@@ -379,7 +408,9 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
             return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
                        t->name, (unsigned long long)off, (unsigned long long)size,
                        (unsigned long long)data.size);
-        if (off % Q8_FILE_ALIGN) return BAD("tensor '%s': data is not 64-byte aligned", t->name);
+        if (off % q8_file_data_align((size_t)size))
+            return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
+                       (unsigned long long)off, q8_file_data_align((size_t)size));
         if (enc == Q8_ENC_DENSE) {
             if (size != q8_tensor_nbytes(t))
                 return BAD("tensor '%s': %llu data bytes, its shape needs %zu", t->name,

@@ -25,6 +25,12 @@ enum {
     Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
 };
 
+/* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants
+ * smaller than 64 bytes (scales, zero points, shapes). */
+static inline size_t q8_file_data_align(size_t stored_bytes) {
+    return stored_bytes >= Q8_FILE_ALIGN ? Q8_FILE_ALIGN : 8;
+}
+
 /* Write g (no subgraphs), meta and plan (may be NULL) atomically to path.
  * Constants that are sparse enough are stored as bitmask + non-zeros. */
 q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta,

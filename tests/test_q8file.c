@@ -52,8 +52,8 @@ static q8_graph *sample_graph(void) {
     q8_node *n = g->nodes[ni];
     free(n->domain);
     n->domain = q8_strdup("q8");
-    int in[4] = {x, w, -1, s8}, out[1] = {y};
-    q8_node_set_io(n, in, 4, out, 1, NULL);
+    int in[5] = {x, w, -1, s8, ii}, out[1] = {y};
+    q8_node_set_io(n, in, 5, out, 1, NULL);
     q8_node_set_attr(n, "f", Q8_ATTR_FLOAT)->f = 0.5f;
     q8_node_set_attr(n, "i", Q8_ATTR_INT)->i = -42;
     q8_node_set_attr(n, "s", Q8_ATTR_STRING)->s = q8_strdup("half_pixel");
@@ -123,7 +123,7 @@ Test(q8file, round_trip_keeps_everything) {
     const q8_node *n = h->nodes[0];
     cr_assert_str_eq(n->name, "node/with:odd name");
     cr_assert_str_eq(n->domain, "q8");
-    cr_assert_eq(n->n_inputs, 4);
+    cr_assert_eq(n->n_inputs, 5);
     cr_assert_eq(n->inputs[2], -1);
     cr_assert_float_eq(q8_attr_float(n, "f", 0), 0.5f, 0);
     cr_assert_eq(q8_attr_int(n, "i", 0), -42);
