@@ -1613,7 +1613,8 @@ Test(dynamicquantizelinear, scale_zero_point_and_data) {
     for (int t = 0; t < 3; t++) {
         int64_t n = sizes[t];
         q8t_rng g = q8t_seed(120 + t);
-        float *x = malloc(sizeof(float) * (size_t)n);
+        size_t nb = n > 0 ? (size_t)n : 1; /* a range GCC can see */
+        float *x = malloc(sizeof(float) * nb);
         q8t_fill(&g, x, n, t == 1 ? 0.5f : -3.0f, t == 1 ? 4.0f : 2.0f);
         if (t == 2) x[0] = 0;
         float mn = 0, mx = 0;
@@ -1623,7 +1624,7 @@ Test(dynamicquantizelinear, scale_zero_point_and_data) {
         }
         float s = (mx - mn) / 255.0f;
         double zpf = s > 0 ? nearbyint(fmin(255, fmax(0, 0 - mn / s))) : 0;
-        uint8_t *want = malloc((size_t)n);
+        uint8_t *want = malloc(nb);
         for (int64_t i = 0; i < n; i++) {
             double q = s > 0 ? nearbyint((double)(x[i] / s)) + zpf : 0;
             want[i] = (uint8_t)(q < 0 ? 0 : q > 255 ? 255 : q);
