@@ -3,7 +3,7 @@
 #
 #   tests/fuzz/run.sh SECONDS [BUILD_DIR]
 #
-# SECONDS is the total, split evenly between the harnesses. BUILD_DIR
+# SECONDS is the total, split evenly between the harnesses (ONNX, npy/pb, .q8). BUILD_DIR
 # (default build-fuzz) is configured with clang and -DQ8_FUZZ=ON if needed;
 # the growing corpora live in BUILD_DIR/fuzz-corpus/<harness> (seeded from
 # tests/corpus/onnx/valid, tests/fuzz/seeds_npy and the corrupt corpora in
@@ -20,9 +20,9 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
     cmake -S "$src" -B "$build" -DQ8_FUZZ=ON -DCMAKE_C_COMPILER=clang -DQ8_WERROR=ON \
         -DCMAKE_BUILD_TYPE=Debug >/dev/null
 fi
-cmake --build "$build" -j"$jobs" --target fuzz_onnx fuzz_npy >/dev/null
+cmake --build "$build" -j"$jobs" --target fuzz_onnx fuzz_npy fuzz_q8 >/dev/null
 
-per=$((secs / 2))
+per=$((secs / 3))
 [ "$per" -ge 1 ] || per=1
 mkdir -p "$build/fuzz-artifacts"
 # A single allocation above 2 GiB, or 2 GiB of RSS, counts as a bug: the
@@ -30,10 +30,11 @@ mkdir -p "$build/fuzz-artifacts"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
-for h in fuzz_onnx fuzz_npy; do
+for h in fuzz_onnx fuzz_npy fuzz_q8; do
     case $h in
     fuzz_onnx) seeds="$src/tests/corpus/onnx/valid $src/tests/corpus/onnx $src/tests/fuzz/seeds_onnx"; dict="-dict=$src/tests/fuzz/onnx.dict" ;;
     fuzz_npy) seeds="$src/tests/fuzz/seeds_npy $src/tests/corpus/npy"; dict="-dict=$src/tests/fuzz/npy.dict" ;;
+    fuzz_q8) seeds="$src/tests/fuzz/seeds_q8"; dict="" ;;
     esac
     corpus="$build/fuzz-corpus/$h"
     mkdir -p "$corpus"
