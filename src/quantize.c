@@ -20,7 +20,11 @@
 #include "op.h"
 #include "passes.h"
 
-enum { K_FP32 = 0, K_QCOMPUTE, K_PASS };
+enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT };
+
+/* Elementwise float functions that run on int8 as a 256-entry table. */
+static const char *const lut_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
+                                      "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign"};
 
 typedef struct qctx {
     q8_graph *g;
@@ -88,6 +92,10 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
             return K_QCOMPUTE;
         return K_FP32;
     }
+    for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
+        if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
+            calibrated(c, n->outputs[0]) && !listed(o, n->name))
+            return K_LUT;
     /* PASS candidates: all other inputs must be constants */
     static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
                                            "Unsqueeze", "Transpose", "Slice", "Identity",
@@ -115,6 +123,7 @@ static bool takes_int8(const qctx *c, const q8_node *n, int ni, int t) {
         if (n->inputs[0] == t) return true;
         return is_op(n, "MatMul") && n->n_inputs > 1 && n->inputs[1] == t && !c->g->tensors[t]->data;
     }
+    if (c->kind[ni] == K_LUT) return n->inputs[0] == t;
     if (c->kind[ni] == K_PASS) {
         if (is_op(n, "Concat")) {
             for (int k = 0; k < n->n_inputs; k++)
@@ -451,6 +460,80 @@ static q8_status rewrite_pass(qctx *c, int ni) {
     return dequant_if_needed(c, y, out);
 }
 
+static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
+    if (a->type != Q8_ATTR_FLOAT && a->type != Q8_ATTR_INT && a->type != Q8_ATTR_STRING)
+        return Q8_OK; /* the unary activations have no other kinds */
+    q8_attr *b = q8_node_set_attr(dst, a->name, a->type);
+    if (!b || (a->type == Q8_ATTR_STRING && !(b->s = q8_strdup(a->s ? a->s : ""))))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    b->f = a->f;
+    b->i = a->i;
+    return Q8_OK;
+}
+
+/* T[q + 128] = quantize(f(q * sx), sy) for the FP32 op of node n, computed
+ * by the op's own kernel (constant folding of a one-node graph). */
+static q8_status lut_table(const qctx *c, const q8_node *n, float sx, float sy, int8_t *table) {
+    q8_graph *t = q8_graph_new();
+    if (!t) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    t->opset = c->g->opset;
+    int x = q8_graph_add_tensor(t, "x", NULL), y = q8_graph_add_tensor(t, "y", NULL);
+    int ni = q8_graph_add_node(t, n->name, n->op_type);
+    q8_status s = x < 0 || y < 0 || ni < 0 ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    if (s == Q8_OK) {
+        int64_t d = 256;
+        q8_tensor_set_shape(t->tensors[x], Q8_F32, &d, 1);
+        s = q8_tensor_alloc_data(t->tensors[x], c->err);
+    }
+    if (s == Q8_OK) {
+        for (int q = -128; q < 128; q++) ((float *)t->tensors[x]->data)[q + 128] = (float)q * sx;
+        s = q8_node_set_io(t->nodes[ni], &x, 1, &y, 1, c->err);
+    }
+    for (int k = 0; s == Q8_OK && k < n->n_attrs; k++) s = copy_attr(t->nodes[ni], &n->attrs[k], c->err);
+    if (s == Q8_OK) s = q8_pass_infer(t, c->err); /* folds the node: y becomes constant */
+    if (s == Q8_OK) {
+        const q8_tensor *yt = t->tensors[y];
+        Q8_ASSERT(yt->data && yt->dtype == Q8_F32 && q8_tensor_numel(yt) == 256);
+        for (int i = 0; i < 256; i++) {
+            float v = ((const float *)yt->data)[i] / sy;
+            v = v != v ? 0 : nearbyintf(v < -128 ? -128 : v > 127 ? 127 : v);
+            table[i] = (int8_t)v;
+        }
+    }
+    q8_graph_free(t);
+    return s;
+}
+
+/* LUT node with an int8 input: becomes q8.QLut. */
+static q8_status rewrite_lut(qctx *c, int ni) {
+    q8_graph *g = c->g;
+    q8_node *n = g->nodes[ni];
+    int x = n->inputs[0], y = n->outputs[0];
+    int xq = c->q8ver[x];
+    float sx = g->tensors[xq]->q.scale[0], sy = act_scale(c, y);
+    int8_t table[256];
+    Q8_TRY(lut_table(c, n, sx, sy, table));
+    int tt = add_tensor(c, g->tensors[y]->name, "_lut");
+    int out = tt < 0 ? -1 : add_tensor(c, g->tensors[y]->name, "_q8");
+    if (tt < 0 || out < 0) return c->err->status;
+    int64_t d = 256;
+    q8_tensor_set_shape(g->tensors[tt], Q8_I8, &d, 1);
+    Q8_TRY(q8_tensor_alloc_data(g->tensors[tt], c->err));
+    memcpy(g->tensors[tt]->data, table, 256);
+    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
+    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
+    n->n_attrs = 0;
+    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    ys->f = sy;
+    Q8_TRY(set_op(c, n, "QLut"));
+    int in[2] = {xq, tt};
+    Q8_TRY(q8_node_set_io(n, in, 2, &out, 1, c->err));
+    c->q8ver[y] = out;
+    c->order[c->n_order++] = ni;
+    return dequant_if_needed(c, y, out);
+}
+
 /* Concat stays int8 only when every input is produced by a QCOMPUTE node
  * that feeds nothing else: those nodes then all write the Concat's scale. */
 static bool concat_int8(qctx *c, const q8_node *n) {
@@ -495,7 +578,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
                 for (int k = 0; k < g->nodes[j]->n_inputs; k++)
                     if (g->nodes[j]->inputs[k] == y && takes_int8(&c, g->nodes[j], j, y)) any = true;
             if (any) c.q8ver[y] = -2;
-        } else if (c.kind[i] == K_PASS) {
+        } else if (c.kind[i] == K_PASS || c.kind[i] == K_LUT) {
             bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[0]] == -2;
             if (in8) c.q8ver[y] = -2;
             else c.kind[i] = K_FP32;
@@ -524,6 +607,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
             s = rewrite_qcompute(&c, i);
         } else if (c.kind[i] == K_PASS) {
             s = rewrite_pass(&c, i);
+        } else if (c.kind[i] == K_LUT) {
+            s = rewrite_lut(&c, i);
         } else {
             c.order[c.n_order++] = i;
         }

@@ -1,0 +1,278 @@
+/* The quantizer on small hand-built graphs: which nodes become INT8, where
+ * the quantize/dequantize boundaries go, shared scales, table activations,
+ * --fp32-layers, degenerate weights, and the pruning patterns. */
+#include <string.h>
+#include <unistd.h>
+
+#include "calibrate.h"
+#include "model.h"
+#include "npy.h"
+#include "passes.h"
+#include "quantize.h"
+#include "testutil.h"
+
+static int T(q8_graph *g, const char *name) {
+    int t = q8_graph_find(g, name);
+    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
+    return t;
+}
+
+static void weight(q8_graph *g, const char *name, int nd, const int64_t *dims, q8t_rng *r) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, dims, nd);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    q8t_fill(r, g->tensors[t]->data, q8_tensor_numel(g->tensors[t]), -0.5f, 0.5f);
+}
+
+static q8_node *node(q8_graph *g, const char *name, const char *op, int n_in, const char **in,
+                     const char *out) {
+    int ii[8], oo = T(g, out);
+    for (int i = 0; i < n_in; i++) ii[i] = T(g, in[i]);
+    int k = q8_graph_add_node(g, name, op);
+    cr_assert_eq(q8_node_set_io(g->nodes[k], ii, n_in, &oo, 1, NULL), Q8_OK);
+    return g->nodes[k];
+}
+
+static void pads1(q8_node *n) {
+    q8_attr *a = q8_node_set_attr(n, "pads", Q8_ATTR_INTS);
+    a->n = 4;
+    a->ints = malloc(4 * sizeof(int64_t));
+    for (int i = 0; i < 4; i++) a->ints[i] = 1;
+}
+
+/* x[1,3,8,8] -> conv1 -> act -> conv2 [-> more] -> y */
+static q8_graph *conv_chain(const char *act, bool concat) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    node(g, "act", act, 1, (const char *[]){"c1"}, "a1");
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
+    const char *last = "c2";
+    if (concat) {
+        weight(g, "w3", 4, w2, &r);
+        pads1(node(g, "conv3", "Conv", 2, (const char *[]){"a1", "w3"}, "c3"));
+        q8_node *cc = node(g, "cat", "Concat", 2, (const char *[]){"c2", "c3"}, "cat_out");
+        q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 1;
+        last = "cat_out";
+    }
+    node(g, "pool", "MaxPool", 1, (const char *[]){last}, "y");
+    q8_attr *k = q8_node_set_attr(g->nodes[g->n_nodes - 1], "kernel_shape", Q8_ATTR_INTS);
+    k->n = 2;
+    k->ints = malloc(2 * sizeof(int64_t));
+    k->ints[0] = k->ints[1] = 2;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* Write n random samples of shape [1,3,8,8] into a fresh folder. */
+static char *sample_dir(int n) {
+    static char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/q8qt%dXXXXXX", (int)getpid());
+    cr_assert(mkdtemp(dir));
+    q8t_rng r = q8t_seed(9);
+    int64_t d[4] = {1, 3, 8, 8};
+    float x[192];
+    for (int i = 0; i < n; i++) {
+        q8t_fill(&r, x, 192, -1, 1);
+        char p[128];
+        snprintf(p, sizeof p, "%s/s%02d.npy", dir, i);
+        cr_assert_eq(q8_npy_write(p, Q8_F32, d, 4, x, NULL), Q8_OK);
+    }
+    return dir;
+}
+
+static void rm_dir(const char *dir, int n) {
+    for (int i = 0; i < n; i++) {
+        char p[128];
+        snprintf(p, sizeof p, "%s/s%02d.npy", dir, i);
+        unlink(p);
+    }
+    rmdir(dir);
+}
+
+/* Optimize, calibrate on 8 random samples, quantize; keep a copy of the FP32
+ * graph's output on sample 0 in *ref. */
+static q8_graph *quantized(q8_graph *g, const q8_quant_options *qo) {
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    char *dir = sample_dir(8);
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
+    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
+    q8_calibration cal;
+    cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
+    q8_meta meta = {0};
+    cr_assert_eq(q8_quantize_graph(g, &cal, qo, &meta, &err), Q8_OK, "%s", err.msg);
+    q8_meta_free(&meta);
+    q8_calibration_free(&cal);
+    q8_samples_free(&s);
+    rm_dir(dir, 8);
+    return g;
+}
+
+static int count(const q8_graph *g, const char *op) {
+    int c = 0;
+    for (int i = 0; i < g->n_nodes; i++) c += strcmp(g->nodes[i]->op_type, op) == 0;
+    return c;
+}
+
+/* Run graph g (consumed) on one input; returns output 0 (malloc'd). */
+static float *run(q8_graph *g, const float *x) {
+    q8_error err = {0};
+    q8_model *m;
+    cr_assert_eq(q8_model_from_graph(g, "t", &m, &err), Q8_OK);
+    q8_session *s;
+    q8_session_options so = {.n_threads = 2};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    int64_t d[4] = {1, 3, 8, 8};
+    cr_assert_eq(q8_session_set_input(s, NULL, Q8_F32, d, 4, x, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const void *o;
+    q8_session_output(s, 0, &info, &o);
+    size_t nb = q8_dtype_size(info.dtype);
+    for (int i = 0; i < info.ndim; i++) nb *= (size_t)info.dims[i];
+    float *r = malloc(nb);
+    memcpy(r, o, nb);
+    cr_assert_eq(info.dtype, Q8_F32);
+    q8_session_free(s);
+    q8_model_free(m);
+    return r;
+}
+
+static void compare_to_fp32(const char *act, bool concat, q8_graph *q, int n_out) {
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = conv_chain(act, concat);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(q, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < n_out; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    double sqnr = 10 * log10(num / (den + 1e-30));
+    cr_assert_gt(sqnr, 25.0, "%s: SQNR %.1f dB against FP32", act, sqnr);
+    free(want);
+    free(got);
+}
+
+Test(quantize, int8_flows_through_relu_and_maxpool) {
+    q8_graph *g = quantized(conv_chain("Relu", false), NULL);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
+    cr_assert_eq(count(g, "Relu"), 0, "Relu fused into conv1's epilogue");
+    cr_assert_str_eq(g->tensors[g->outputs[0]]->name, "y", "the output keeps its name");
+    compare_to_fp32("Relu", false, g, 8 * 4 * 4);
+}
+
+Test(quantize, smooth_activations_become_tables) {
+    const char *acts[] = {"HardSwish", "Sigmoid", "Gelu", "Tanh"};
+    for (int i = 0; i < 4; i++) {
+        q8_graph *g = quantized(conv_chain(acts[i], false), NULL);
+        cr_assert_eq(count(g, "QLut"), 1, "%s", acts[i]);
+        cr_assert_eq(count(g, "DequantizeLinear"), 1, "%s", acts[i]);
+        compare_to_fp32(acts[i], false, g, 8 * 4 * 4);
+    }
+}
+
+Test(quantize, concat_shares_one_scale) {
+    q8_graph *g = quantized(conv_chain("Relu", true), NULL);
+    cr_assert_eq(count(g, "QConv"), 3);
+    int cat = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->op_type, "Concat")) cat = i;
+    cr_assert(cat >= 0);
+    const q8_node *n = g->nodes[cat];
+    const q8_tensor *a = g->tensors[n->inputs[0]], *b = g->tensors[n->inputs[1]],
+                    *o = g->tensors[n->outputs[0]];
+    cr_assert_eq(a->dtype, Q8_I8);
+    cr_assert_eq(a->q.scale[0], b->q.scale[0]);
+    cr_assert_eq(a->q.scale[0], o->q.scale[0]);
+    compare_to_fp32("Relu", true, g, 16 * 4 * 4);
+}
+
+Test(quantize, fp32_layers_stay_fp32) {
+    const char *keep[1] = {"conv2"};
+    q8_quant_options qo = {.fp32_layers = keep, .n_fp32_layers = 1};
+    q8_graph *g = quantized(conv_chain("Relu", false), &qo);
+    cr_assert_eq(count(g, "QConv"), 1);
+    cr_assert_eq(count(g, "Conv"), 1);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->name, "conv2")) cr_assert_str_eq(g->nodes[i]->op_type, "Conv");
+    q8_graph_free(g);
+}
+
+Test(quantize, zero_and_tiny_channels_get_finite_scales) {
+    float w[3 * 4] = {0, 0, 0, 0, 1e-38f, -1e-39f, 0, 0, 0.5f, -0.25f, 0.125f, 1};
+    int8_t q[12];
+    float s[3];
+    q8_quantize_weights(w, 3, 4, q, s);
+    for (int c = 0; c < 3; c++) cr_assert(isfinite(s[c]) && s[c] > 0, "channel %d scale %g", c, s[c]);
+    for (int i = 0; i < 4; i++) cr_assert_eq(q[i], 0);
+    cr_assert_eq(q[11], 127);
+    cr_assert_eq(q[8], 64);  /* 0.5 / (1/127) = 63.5 -> 64 (half to even) */
+    cr_assert_eq(q[9], -32); /* -31.75 -> -32 */
+}
+
+static double zero_fraction(const q8_tensor *t) {
+    int64_t z = 0, n = q8_tensor_numel(t);
+    for (int64_t i = 0; i < n; i++) z += ((const float *)t->data)[i] == 0.0f;
+    return (double)z / (double)n;
+}
+
+Test(quantize, pruning_patterns) {
+    q8_meta meta = {0};
+    q8_error err = {0};
+    /* per layer: exactly floor(0.5 * numel) zeros in each */
+    q8_graph *g = conv_chain("Relu", false);
+    q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5};
+    cr_assert_eq(q8_prune(g, &po, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w1")]), 0.5, 1e-9); /* 108 of 216 */
+    cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w2")]), 0.5, 1e-9);
+    cr_assert(q8_meta_get(&meta, "layer.conv1.sparsity"));
+    q8_graph_free(g);
+    /* skip */
+    g = conv_chain("Relu", false);
+    const char *skip[1] = {"conv1"};
+    po.skip = skip;
+    po.n_skip = 1;
+    cr_assert_eq(q8_prune(g, &po, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w1")]), 0.0, 1e-9);
+    q8_graph_free(g);
+    /* 2:4 along the input channels: at most 2 non-zeros of every 4 */
+    g = conv_chain("Relu", false);
+    q8_prune_options p24 = {.mode = Q8_PRUNE_2_4};
+    cr_assert_eq(q8_prune(g, &p24, &meta, &err), Q8_OK, "%s", err.msg);
+    const float *w2 = g->tensors[q8_graph_find(g, "w2")]->data; /* [8, 8, 3, 3] */
+    for (int o = 0; o < 8; o++)
+        for (int k = 0; k < 9; k++)
+            for (int c0 = 0; c0 < 8; c0 += 4) {
+                int nz = 0;
+                for (int c = c0; c < c0 + 4; c++) nz += w2[(o * 8 + c) * 9 + k] != 0.0f;
+                cr_assert_leq(nz, 2);
+            }
+    cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w2")]), 0.5, 1e-9);
+    q8_graph_free(g);
+    /* global: one threshold over both layers, total fraction 0.5 */
+    g = conv_chain("Relu", false);
+    q8_prune_options pg = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5, .global = true};
+    cr_assert_eq(q8_prune(g, &pg, &meta, &err), Q8_OK, "%s", err.msg);
+    double z1 = zero_fraction(g->tensors[q8_graph_find(g, "w1")]) * 216,
+           z2 = zero_fraction(g->tensors[q8_graph_find(g, "w2")]) * 576;
+    cr_assert_float_eq(z1 + z2, 396.0, 1e-6); /* half of 792, split by magnitude */
+    cr_assert_neq(z1, 108.0, "one global threshold: layers are not pruned evenly");
+    q8_graph_free(g);
+    q8_meta_free(&meta);
+}
