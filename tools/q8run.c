@@ -87,7 +87,8 @@ static void print_profile(const q8_session *s, int runs) {
 
 /* Top-1 accuracy of output 0 (argmax over its last axis) against integer
  * labels, one per row; prints it unless --json. */
-static bool top1_accuracy(const q8_session *s, const char *path, double *acc, q8_error *err) {
+static bool top1_accuracy(const q8_session *s, const char *model, const char *path, double *acc,
+                          q8_error *err) {
     q8_tensor *lab = NULL;
     if (q8_cli_load_tensor(path, &lab, err) != Q8_OK) return false;
     q8_tensor_info info;
@@ -115,7 +116,8 @@ static bool top1_accuracy(const q8_session *s, const char *path, double *acc, q8
     }
     if (ok) {
         *acc = (double)hits / (double)rows;
-        printf("top-1 accuracy: %.4f (%lld of %lld)\n", *acc, (long long)hits, (long long)rows);
+        printf("%s: top-1 accuracy %.4f (%lld of %lld)\n", model, *acc, (long long)hits,
+               (long long)rows);
     }
     q8_tensor_free(lab);
     return ok;
@@ -339,7 +341,7 @@ int main(int argc, char **argv) {
         }
     }
     double top1 = -1;
-    if (labels_path && !top1_accuracy(s, labels_path, &top1, &err)) goto done;
+    if (labels_path && !top1_accuracy(s, model_path, labels_path, &top1, &err)) goto done;
     if (profile) print_profile(s, runs + warm);
     q8_memory_info mi;
     q8_session_memory(s, &mi);
