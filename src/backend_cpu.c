@@ -75,7 +75,10 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void
         cpu_destroy(c);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    for (int i = 0; i < g->n_nodes; i++)
+    /* Weights: the constants nodes read plus the kernels' pre-packed copies
+     * of them (both stay in memory). */
+    for (int i = 0; i < g->n_nodes; i++) {
+        c->weights_bytes += g->nodes[i]->packed_bytes;
         for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
             int t = g->nodes[i]->inputs[j];
             if (t >= 0 && g->tensors[t]->data && !seen[t]) {
@@ -83,6 +86,7 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void
                 c->weights_bytes += q8_tensor_nbytes(g->tensors[t]);
             }
         }
+    }
     free(seen);
     for (int t = 0; t < g->n_tensors; t++) {
         const q8_tensor *tt = g->tensors[t];

@@ -87,7 +87,8 @@ typedef struct q8_session_options {
 
 /* Sizes of the session's buffers, for reports and --json. */
 typedef struct q8_memory_info {
-    size_t weights_bytes;   /* constant tensors used by the run */
+    size_t weights_bytes;   /* constants the run uses, plus the kernels'
+                               pre-packed copies of weights */
     size_t arena_bytes;     /* planned activation + scratch peak */
     size_t device_bytes;    /* bytes q8 allocated on the device (CUDA) */
 } q8_memory_info;
