@@ -112,6 +112,14 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
                           q8_report *r, q8_error *err);
 void q8_report_free(q8_report *r);
 
+/* The samples in data_dir for the model at onnx_path (input names from its
+ * raw import), and the shapes of sample 0: names (owned by *inputs, free
+ * with q8_report_inputs_free) and shapes (malloc'd, names point into
+ * *inputs). "--calib" in messages becomes "--data". */
+q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8_sample_set *s,
+                                 q8_tensor_info **inputs, q8_input_shape **shapes, q8_error *err);
+void q8_report_inputs_free(q8_tensor_info *inputs, int n);
+
 /* Cost of one model, measured in a forked child process (so that models do
  * not share a heap or a peak): load with the samples' shapes, set sample 0,
  * warm up, time `runs` runs, read the memory sizes and VmHWM. Call it from a

@@ -24,6 +24,50 @@ static q8_status as_data_flag(q8_error *err, q8_status st) {
     return st;
 }
 
+void q8_report_inputs_free(q8_tensor_info *inputs, int n) {
+    for (int i = 0; inputs && i < n; i++) free((char *)inputs[i].name);
+    free(inputs);
+}
+
+q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8_sample_set *s,
+                                 q8_tensor_info **inputs, q8_input_shape **shapes, q8_error *err) {
+    *inputs = NULL;
+    *shapes = NULL;
+    q8_graph *raw = NULL;
+    q8_status st = q8_onnx_load(onnx_path, &raw, err);
+    if (st == Q8_OK) st = as_data_flag(err, q8_samples_from_dir(data_dir, raw, s, err));
+    int n = st == Q8_OK ? s->n_inputs : 0;
+    if (st == Q8_OK) {
+        *inputs = calloc((size_t)n, sizeof(q8_tensor_info));
+        *shapes = calloc((size_t)n, sizeof(q8_input_shape));
+        if (!*inputs || !*shapes) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (int k = 0; st == Q8_OK && k < n; k++) {
+        q8_tensor *t;
+        st = q8_sample_load(s, 0, k, &t, err);
+        if (st != Q8_OK) break;
+        q8_tensor_info *in = &(*inputs)[k];
+        in->name = q8_strdup(raw->tensors[raw->inputs[k]]->name);
+        in->dtype = t->dtype;
+        in->ndim = t->ndim;
+        memcpy(in->dims, t->dims, sizeof in->dims);
+        q8_tensor_free(t);
+        if (!in->name) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        (*shapes)[k].name = in->name;
+        (*shapes)[k].ndim = in->ndim;
+        memcpy((*shapes)[k].dims, in->dims, sizeof in->dims);
+    }
+    q8_graph_free(raw);
+    if (st != Q8_OK) {
+        q8_report_inputs_free(*inputs, n);
+        free(*shapes);
+        *inputs = NULL;
+        *shapes = NULL;
+        q8_samples_free(s);
+    }
+    return st;
+}
+
 static int file_kind(const char *path, q8_error *err) {
     FILE *f = fopen(path, "rb");
     if (!f) {
@@ -39,8 +83,7 @@ static int file_kind(const char *path, q8_error *err) {
 void q8_report_free(q8_report *r) {
     for (int i = 0; i < r->n_models; i++) q8_report_model_free(&r->models[i]);
     free(r->models);
-    for (int i = 0; r->inputs && i < r->n_inputs; i++) free((char *)r->inputs[i].name);
-    free(r->inputs);
+    q8_report_inputs_free(r->inputs, r->n_inputs);
     free(r->data_dir);
     free(r->labels_path);
     memset(r, 0, sizeof *r);
@@ -120,36 +163,14 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
         if (!(r->models[i].path = q8_strdup(paths[i]))) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
 
-    /* The samples and their shapes (input names from the raw FP32 graph). */
+    /* The samples and their shapes. */
     q8_sample_set samples = {0};
     q8_input_shape *shapes = NULL;
-    q8_graph *raw = NULL;
-    if (st == Q8_OK) st = q8_onnx_load(paths[0], &raw, err);
-    if (st == Q8_OK) st = as_data_flag(err, q8_samples_from_dir(o->data_dir, raw, &samples, err));
+    if (st == Q8_OK) st = q8_report_open_samples(paths[0], o->data_dir, &samples, &r->inputs, &shapes, err);
     if (st == Q8_OK) {
         r->n_samples = samples.n_samples;
         r->n_inputs = samples.n_inputs;
-        r->inputs = calloc((size_t)samples.n_inputs, sizeof(q8_tensor_info));
-        shapes = calloc((size_t)samples.n_inputs, sizeof(q8_input_shape));
-        if (!r->inputs || !shapes) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    for (int k = 0; st == Q8_OK && k < samples.n_inputs; k++) {
-        q8_tensor *t;
-        st = q8_sample_load(&samples, 0, k, &t, err);
-        if (st != Q8_OK) break;
-        q8_tensor_info *in = &r->inputs[k];
-        in->name = q8_strdup(raw->tensors[raw->inputs[k]]->name);
-        in->dtype = t->dtype;
-        in->ndim = t->ndim;
-        memcpy(in->dims, t->dims, sizeof in->dims);
-        q8_tensor_free(t);
-        if (!in->name) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        shapes[k].name = in->name;
-        shapes[k].ndim = in->ndim;
-        memcpy(shapes[k].dims, in->dims, sizeof shapes[k].dims);
-    }
-    q8_graph_free(raw);
-    raw = NULL;
     /* Give the parser's freed memory back before forking the measurements. */
     malloc_trim(0);
 
