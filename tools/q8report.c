@@ -5,9 +5,11 @@
  *
  * Writes report.html, report.json and report.md side by side (all or none,
  * each through a temp file and a rename). See docs/reports.md. */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli_util.h"
 #include "report_text.h"
@@ -126,6 +128,17 @@ int main(int argc, char **argv) {
     int rc = 1;
     if (!paths[0] || !paths[1] || !paths[2]) {
         q8_fail(&err, Q8_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* The folder must be writable before minutes of measuring, not after. */
+    char dir[4096];
+    const char *slash = strrchr(out, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out) : 1, slash ? out : ".");
+    if (!*dir) snprintf(dir, sizeof dir, "/");
+    errno = 0;
+    if (!q8_cli_mkdirs(dir) || access(dir, W_OK) != 0) {
+        q8_fail(&err, Q8_ERR_IO, "cannot write the report into '%s': %s", dir,
+                errno ? strerror(errno) : "not a folder");
         goto done;
     }
     if (q8_report_build((const char *const *)argv + optind, argc - optind, &o, &r, &err) != Q8_OK)
