@@ -119,6 +119,28 @@ static q8_status read_meta(const q8_model *m, const char *fp32_sha, q8_report_mo
     return Q8_OK;
 }
 
+/* A .q8 has fixed input shapes: when they are not the samples', say so. */
+static void shape_hint(const char *path, const q8_tensor_info *in, int n, q8_error *err) {
+    q8_model *m = NULL;
+    q8_error e2 = {0};
+    if (q8_model_load(path, NULL, &m, &e2) != Q8_OK) return;
+    for (int k = 0; k < n && k < m->g->n_inputs; k++) {
+        const q8_tensor *t = m->g->tensors[m->g->inputs[k]];
+        bool same = t->ndim == in[k].ndim;
+        for (int d = 0; same && d < t->ndim; d++) same = t->dims[d] == in[k].dims[d];
+        if (same) continue;
+        char a[96], b[96], msg[sizeof err->msg];
+        q8_shape_str(t->dims, t->ndim, a, sizeof a);
+        q8_shape_str(in[k].dims, in[k].ndim, b, sizeof b);
+        snprintf(msg, sizeof msg, "%s: it was built for %s=%s and the --data samples are %s; "
+                 "quantize it with --input-shape %s=%s (or give samples of its shape)",
+                 path, t->name, a, b, t->name, b);
+        memcpy(err->msg, msg, sizeof msg);
+        break;
+    }
+    q8_model_free(m);
+}
+
 static q8_status sha_of_file(const char *path, char out[65], q8_error *err) {
     uint8_t *buf;
     size_t len;
@@ -179,6 +201,7 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
                                &r->models[i].cost, err);
         if (st != Q8_OK && strncmp(err->msg, paths[i], strlen(paths[i])))
             q8_fail_prefix(err, "%s", paths[i]);
+        if (st != Q8_OK && i > 0) shape_hint(paths[i], r->inputs, r->n_inputs, err);
     }
 
     /* Accuracy, on the CPU. */

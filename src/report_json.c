@@ -88,7 +88,7 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
     cost_json(b, r, &m->cost);
     num_field(b, I, "rows", (double)m->rows, true);
     num_field(b, I, "top1", q8_report_top1(m) >= 0 ? q8_report_top1(m) : NAN, true);
-    num_field(b, I, "top1_hits", m->top1_hits >= 0 ? (double)m->top1_hits : NAN, !m->quantized);
+    num_field(b, I, "top1_hits", m->top1_hits >= 0 ? (double)m->top1_hits : NAN, true);
     if (!m->quantized) {
         q8_sb_puts(b, "      \"note\": \"the reference: every quantized model is compared with it\"\n");
         q8_sb_puts(b, mi + 1 < r->n_models ? "    },\n" : "    }\n");

@@ -112,8 +112,10 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
             double t = q8_report_top1(&r->models[i]);
             if (t < 0) q8_sb_puts(&b, " n/a |");
             else if (i == 0) q8_sb_printf(&b, " %.2f%% |", 100 * t);
-            else q8_sb_printf(&b, " %.2f%% (%+.2f points) |", 100 * t,
-                              -q8_report_delta_of(f, &r->models[i]).top1_drop_points);
+            else {
+                double d = -q8_report_delta_of(f, &r->models[i]).top1_drop_points;
+                q8_sb_printf(&b, " %.2f%% (%+.2f points) |", 100 * t, fabs(d) < 5e-5 ? 0.0 : d);
+            }
         }
         q8_sb_puts(&b, "\n");
     }

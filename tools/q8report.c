@@ -46,7 +46,7 @@ static void print_summary(const q8_report *r, char *const *paths) {
                q8_fmt_sig(d.latency_ratio, c, sizeof c));
         if (!isnan(d.top1_drop_points))
             printf(", top-1 %.2f%% -> %.2f%% (%+.2f points)", 100 * q8_report_top1(f),
-                   100 * q8_report_top1(q), -d.top1_drop_points);
+                   100 * q8_report_top1(q), fabs(d.top1_drop_points) < 5e-5 ? 0.0 : -d.top1_drop_points);
         if (!isnan(d.agreement)) printf(", agrees with FP32 on %.2f%%", 100 * d.agreement);
         if (q->n_layers) {
             char db[32];
@@ -143,6 +143,11 @@ int main(int argc, char **argv) {
     }
     if (q8_report_build((const char *const *)argv + optind, argc - optind, &o, &r, &err) != Q8_OK)
         goto done;
+    for (int i = 1; i < r.n_models; i++)
+        if (r.models[i].source_matches == 0)
+            fprintf(stderr, "q8report: warning: %s was quantized from a different ONNX file than %s "
+                    "(source.sha256 differs): the comparison may be meaningless\n", r.models[i].path,
+                    r.models[0].path);
     if (q8_report_html(&r, &docs[0], &err) != Q8_OK || q8_report_json(&r, &docs[1], &err) != Q8_OK ||
         q8_report_markdown(&r, &docs[2], &err) != Q8_OK)
         goto done;
