@@ -81,6 +81,12 @@ typedef struct q8_report_model {
     char **fp32_layers;     /* nodes kept in FP32 (layer.<node>.fp32) */
     int n_fp32_layers;
     int source_matches;     /* source.sha256 vs the FP32 file: 1 same, 0 differs, -1 unknown */
+    /* made by quantize --max-drop (search.* metadata); search_trials 0 if not */
+    int search_trials;
+    bool search_met;
+    double search_max_drop, search_drop;
+    char *search_metric;
+    char *search_dense;     /* comma-separated layers the search made dense */
 } q8_report_model;
 
 typedef struct q8_report {
@@ -113,7 +119,8 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
 void q8_report_free(q8_report *r);
 
 /* The samples in data_dir for the model at onnx_path (input names from its
- * raw import), and the shapes of sample 0: names (owned by *inputs, free
+ * raw import; data_dir may also be one .npy/.pb file: one sample of a
+ * one-input model), and the shapes of sample 0: names (owned by *inputs, free
  * with q8_report_inputs_free) and shapes (malloc'd, names point into
  * *inputs). "--calib" in messages becomes "--data". */
 q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8_sample_set *s,

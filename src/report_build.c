@@ -3,6 +3,7 @@
  * still small and has no threads), then accuracy. */
 #include <errno.h>
 #include <malloc.h>
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -24,6 +25,27 @@ static q8_status as_data_flag(q8_error *err, q8_status st) {
     return st;
 }
 
+/* --data FILE: one sample of a one-input model. */
+static q8_status one_sample(const char *path, const q8_graph *g, q8_sample_set *s, q8_error *err) {
+    memset(s, 0, sizeof *s);
+    if (g->n_inputs != 1)
+        return q8_fail(err, Q8_ERR_ARG, "--data %s: the model has %d inputs: give a folder with one "
+                       "subfolder per input", path, g->n_inputs);
+    if (!q8_is_tensor_file_name(path))
+        return q8_fail(err, Q8_ERR_ARG, "--data %s: not a folder nor a .npy/.pb file", path);
+    s->paths = calloc(1, sizeof(char **));
+    if (s->paths) s->paths[0] = calloc(1, sizeof(char *));
+    if (!s->paths || !s->paths[0] || !(s->paths[0][0] = q8_strdup(path))) {
+        if (s->paths) free(s->paths[0]);
+        free(s->paths);
+        s->paths = NULL;
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    s->n_inputs = 1;
+    s->n_samples = 1;
+    return Q8_OK;
+}
+
 void q8_report_inputs_free(q8_tensor_info *inputs, int n) {
     for (int i = 0; inputs && i < n; i++) free((char *)inputs[i].name);
     free(inputs);
@@ -35,7 +57,10 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8
     *shapes = NULL;
     q8_graph *raw = NULL;
     q8_status st = q8_onnx_load(onnx_path, &raw, err);
-    if (st == Q8_OK) st = as_data_flag(err, q8_samples_from_dir(data_dir, raw, s, err));
+    struct stat sb;
+    bool one_file = stat(data_dir, &sb) == 0 && S_ISREG(sb.st_mode);
+    if (st == Q8_OK && one_file) st = one_sample(data_dir, raw, s, err);
+    else if (st == Q8_OK) st = as_data_flag(err, q8_samples_from_dir(data_dir, raw, s, err));
     int n = st == Q8_OK ? s->n_inputs : 0;
     if (st == Q8_OK) {
         *inputs = calloc((size_t)n, sizeof(q8_tensor_info));
@@ -104,6 +129,21 @@ static q8_status read_meta(const q8_model *m, const char *fp32_sha, q8_report_mo
     rm->prune_fraction = e && e->type == Q8_META_FLOAT ? e->f : 0;
     e = q8_meta_get(meta, "source.sha256");
     rm->source_matches = e && e->type == Q8_META_STR && fp32_sha ? !strcmp(e->s, fp32_sha) : -1;
+    if ((e = q8_meta_get(meta, "search.trials")) && e->type == Q8_META_INT) {
+        rm->search_trials = (int)e->i;
+        e = q8_meta_get(meta, "search.met");
+        rm->search_met = e && e->type == Q8_META_INT && e->i;
+        e = q8_meta_get(meta, "search.max_drop_points");
+        rm->search_max_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
+        e = q8_meta_get(meta, "search.drop_points");
+        rm->search_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
+        e = q8_meta_get(meta, "search.metric");
+        if (e && e->type == Q8_META_STR && !(rm->search_metric = q8_strdup(e->s)))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        e = q8_meta_get(meta, "search.dense_layers");
+        if (e && e->type == Q8_META_STR && !(rm->search_dense = q8_strdup(e->s)))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
     rm->fp32_layers = calloc((size_t)meta->n + 1, sizeof(char *));
     if (!rm->fp32_layers) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int i = 0; i < meta->n; i++) {

@@ -212,6 +212,8 @@ void q8_report_model_free(q8_report_model *m) {
     free(m->fp32_layers);
     free(m->calib_method);
     free(m->prune_mode);
+    free(m->search_metric);
+    free(m->search_dense);
     free(m->path);
     memset(m, 0, sizeof *m);
 }

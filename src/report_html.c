@@ -39,6 +39,7 @@ static const char *const css =
     "vertical-align:-1px}\n"
     "tr.hl td{background:#fff5f5}\n"
     ".scroll{overflow-x:auto}\n"
+    "code.wrap{word-break:normal;overflow-wrap:normal}\n"
     "td code.node{white-space:nowrap;word-break:normal}\n";
 
 #define C_FP32 "#8c959f"
@@ -65,6 +66,16 @@ static void head_label(const char *s, int max, char *out, size_t n) {
     size_t len = strlen(s);
     if ((int)len <= max) snprintf(out, n, "%s", s);
     else snprintf(out, n, "%.*s...", max - 3, s);
+}
+
+/* A node name that may wrap after each '/' (not inside a word). */
+static void html_name(q8_sbuf *b, const char *s) {
+    char one[2] = {0};
+    for (; *s; s++) {
+        one[0] = *s;
+        q8_sb_html(b, one);
+        if (*s == '/' && s[1]) q8_sb_puts(b, "<wbr>");
+    }
 }
 
 /* ---- the cost charts: one row per model, one or two bars per row ---- */
@@ -96,8 +107,9 @@ static void hbar_chart(q8_sbuf *b, const char *title, const char *const *series,
     if (ns > 1) {
         q8_sb_printf(b, "<rect x=\"%.0f\" y=\"4\" width=\"10\" height=\"10\" fill=\"" C_INT8 "\"/>"
                         "<text x=\"%.0f\" y=\"13\">%s</text>\n", x0, x0 + 14, series[0]);
+        double x1 = x0 + 14 + 6.5 * (double)strlen(series[0]) + 18;
         q8_sb_printf(b, "<rect x=\"%.0f\" y=\"4\" width=\"10\" height=\"10\" fill=\"" C_INT8_2 "\"/>"
-                        "<text x=\"%.0f\" y=\"13\">%s</text>\n", x0 + 150, x0 + 164, series[1]);
+                        "<text x=\"%.0f\" y=\"13\">%s</text>\n", x1, x1 + 14, series[1]);
     }
     double y = top;
     for (int i = 0; i < nr; i++) {
@@ -157,10 +169,10 @@ static double no_neg_zero(double v) { return fabs(v) < 5e-5 ? 0.0 : v; }
 
 static void answers(q8_sbuf *b, const q8_report *r) {
     const q8_report_model *f = &r->models[0];
-    char s1[32], s2[32], s3[32];
+    char s1[32], s2[32], s3[32], s4[32];
     q8_sb_puts(b, "<h2>The answers</h2>\n<table>\n<tr><th>quantized model</th><th>size</th>"
                   "<th>peak memory</th><th>latency</th><th>accuracy lost</th>"
-                  "<th>where: most damaged layers</th></tr>\n");
+                  "<th>where: most damaged layer outputs</th></tr>\n");
     for (int i = 1; i < r->n_models; i++) {
         const q8_report_model *q = &r->models[i];
         q8_report_delta d = q8_report_delta_of(f, q);
@@ -176,9 +188,12 @@ static void answers(q8_sbuf *b, const q8_report *r) {
             q8_sb_printf(b, "<br><span class=\"sub\">device %s &rarr; %s</span>",
                          q8_fmt_bytes((double)f->cost.device_bytes, s1, sizeof s1),
                          q8_fmt_bytes((double)q->cost.device_bytes, s2, sizeof s2));
-        q8_sb_printf(b, "<br><span class=\"sub\">peak host %s &rarr; %s</span></td><td>",
+        q8_sb_printf(b, "<br><span class=\"sub\">peak host %s &rarr; %s<br>weights %s &rarr; %s"
+                        "</span></td><td>",
                      q8_fmt_bytes((double)f->cost.peak_rss_bytes, s1, sizeof s1),
-                     q8_fmt_bytes((double)q->cost.peak_rss_bytes, s2, sizeof s2));
+                     q8_fmt_bytes((double)q->cost.peak_rss_bytes, s2, sizeof s2),
+                     q8_fmt_bytes((double)f->cost.weights_bytes, s3, sizeof s3),
+                     q8_fmt_bytes((double)q->cost.weights_bytes, s4, sizeof s4));
         ratio_words(b, d.latency_ratio, "faster", "slower");
         q8_sb_printf(b, "<br><span class=\"sub\">median %s &rarr; %s ms</span></td><td>",
                      q8_fmt_sig(f->cost.lat.median_ms, s1, sizeof s1),
@@ -197,9 +212,9 @@ static void answers(q8_sbuf *b, const q8_report *r) {
         q8_sb_printf(b, "%soutput SQNR %s</span></td><td>", isnan(d.agreement) ? "<span class=\"sub\">" : ", ",
                      q8_fmt_db(q8_report_worst_output_sqnr(q), s3, sizeof s3));
         for (int k = 0; k < q->n_layers && k < 3; k++) {
-            q8_sb_printf(b, "<span class=\"sub\">%s</span> <code>",
+            q8_sb_printf(b, "<span class=\"sub\">%s</span> <code class=\"wrap\">",
                          q8_fmt_db(q8_err_sqnr_db(&q->layers[k].in_model), s1, sizeof s1));
-            q8_sb_html(b, q->layers[k].node);
+            html_name(b, q->layers[k].node);
             q8_sb_puts(b, "</code><br>");
         }
         if (!q->n_layers) q8_sb_puts(b, "no INT8 layers");
@@ -446,27 +461,7 @@ static void layers_section(q8_sbuf *b, const q8_report *r, const q8_report_model
     q8_sb_puts(b, "<h2>Per-layer error: <code>");
     q8_sb_html(b, q8_report_basename(m->path));
     q8_sb_puts(b, "</code></h2>\n<p class=\"note\">");
-    if (m->calib_method) {
-        q8_sb_puts(b, "Calibration: ");
-        q8_sb_html(b, m->calib_method);
-        q8_sb_puts(b, ". ");
-    }
-    if (m->prune_mode && strcmp(m->prune_mode, "none"))
-        q8_sb_printf(b, "Pruning: %s, %.0f%% of the weights. ", !strcmp(m->prune_mode, "2:4") ? "2:4" : "unstructured",
-                     100 * m->prune_fraction);
-    else
-        q8_sb_puts(b, "No pruning. ");
-    if (m->n_fp32_layers) {
-        q8_sb_printf(b, "Kept in FP32 (%d): ", m->n_fp32_layers);
-        for (int i = 0; i < m->n_fp32_layers; i++) {
-            q8_sb_puts(b, i ? ", <code>" : "<code>");
-            q8_sb_html(b, m->fp32_layers[i]);
-            q8_sb_puts(b, "</code>");
-        }
-        q8_sb_puts(b, ".");
-    } else {
-        q8_sb_puts(b, "No layer kept in FP32.");
-    }
+    q8_report_provenance(b, m, true);
     q8_sb_puts(b, "</p>\n");
     if (m->source_matches == 0)
         q8_sb_puts(b, "<p class=\"warn\">This .q8 was quantized from a different ONNX file than the "
@@ -481,15 +476,31 @@ static void layers_section(q8_sbuf *b, const q8_report *r, const q8_report_model
                   "the same tensor on the same inputs: <b>in the model</b> carries the error of "
                   "everything upstream; <b>alone</b> is the layer fed with the FP32 values, so its "
                   "own error (quantization and pruning of that layer). The table lists the most "
-                  "damaged first: the candidates for <code>quantize --fp32-layers</code> "
-                  "(<code>quantize --max-drop</code> tries them for you).</p>\n");
+                  "damaged outputs first.</p>\n");
     layer_plot(b, m);
     layer_table(b, m);
-    q8_sb_puts(b, "<p class=\"note\">To keep the three most damaged layers in FP32:</p><pre><code>"
+    /* The causes: the lowest SQNR alone (a layer whose output is damaged
+     * only by what it inherits is no candidate). */
+    const q8_report_layer *pick[3];
+    int np = q8_report_causes(m, pick, 3);
+    if (!np) return;
+    char s1[32];
+    bool pruned = false;
+    q8_sb_puts(b, "<p class=\"note\">Where the error comes from: the lowest SQNR <b>alone</b> is in ");
+    for (int i = 0; i < np; i++) {
+        q8_sb_puts(b, i == 0 ? "<code class=\"wrap\">" : i + 1 == np ? " and <code class=\"wrap\">"
+                                                              : ", <code class=\"wrap\">");
+        html_name(b, pick[i]->node);
+        q8_sb_printf(b, "</code> (%s)", q8_fmt_db(q8_err_sqnr_db(&pick[i]->alone), s1, sizeof s1));
+        pruned |= pick[i]->sparsity > 0;
+    }
+    q8_sb_puts(b, ": the layers to try first in FP32");
+    if (pruned) q8_sb_puts(b, ", or unpruned with <code>--prune-skip</code> (they are pruned)");
+    q8_sb_puts(b, ". <code>quantize --max-drop</code> runs this search for you.</p><pre><code>"
                   "quantize ... --fp32-layers ");
-    for (int i = 0; i < m->n_layers && i < 3; i++) {
+    for (int i = 0; i < np; i++) {
         if (i) q8_sb_puts(b, ",");
-        q8_sb_html(b, m->layers[i].node);
+        q8_sb_html(b, pick[i]->node);
     }
     q8_sb_puts(b, "</code></pre>\n");
 }

@@ -138,8 +138,22 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
         if (i) q8_sb_puts(b, ", ");
         q8_sb_json_str(b, m->fp32_layers[i]);
     }
-    q8_sb_printf(b, "], \"source_matches\": %s},\n",
+    q8_sb_printf(b, "], \"source_matches\": %s, \"search\": ",
                  m->source_matches < 0 ? "null" : m->source_matches ? "true" : "false");
+    if (m->search_trials > 0) {
+        q8_sb_puts(b, "{\"max_drop_points\": ");
+        q8_sb_json_num(b, m->search_max_drop);
+        q8_sb_puts(b, ", \"drop_points\": ");
+        q8_sb_json_num(b, m->search_drop);
+        q8_sb_printf(b, ", \"met\": %s, \"trials\": %d, \"metric\": ", m->search_met ? "true" : "false",
+                     m->search_trials);
+        q8_sb_json_str(b, m->search_metric);
+        q8_sb_puts(b, ", \"dense_layers\": ");
+        q8_sb_json_str(b, m->search_dense);
+        q8_sb_puts(b, "}},\n");
+    } else {
+        q8_sb_puts(b, "null},\n");
+    }
     q8_sb_puts(b, "      \"layers\": [\n");
     for (int i = 0; i < m->n_layers; i++) layer_json(b, &m->layers[i], i + 1, i + 1 == m->n_layers);
     q8_sb_puts(b, "      ]\n");

@@ -30,7 +30,11 @@ static void bytes_row(q8_sbuf *b, const q8_report *r, const char *label, cost_fi
 }
 
 static void layers_md(q8_sbuf *b, const q8_report_model *m) {
-    q8_sb_printf(b, "\n## Per-layer error: %s\n\n", q8_report_basename(m->path));
+    q8_sb_puts(b, "\n## Per-layer error: ");
+    q8_sb_md(b, q8_report_basename(m->path));
+    q8_sb_puts(b, "\n\n");
+    q8_report_provenance(b, m, false);
+    q8_sb_puts(b, "\n\n");
     if (!m->n_layers) {
         q8_sb_puts(b, "No INT8 layers.\n");
         return;
@@ -55,14 +59,14 @@ static void layers_md(q8_sbuf *b, const q8_report_model *m) {
         if (L->out_scale > 0) q8_sb_printf(b, " | %.4g |\n", L->out_scale);
         else q8_sb_puts(b, " | float |\n");
     }
-    if (m->n_fp32_layers) {
-        q8_sb_puts(b, "\nKept in FP32: ");
-        for (int i = 0; i < m->n_fp32_layers; i++) {
-            q8_sb_puts(b, i ? ", `" : "`");
-            q8_sb_md(b, m->fp32_layers[i]);
-            q8_sb_puts(b, "`");
-        }
-        q8_sb_puts(b, ".\n");
+    const q8_report_layer *pick[3];
+    int np = q8_report_causes(m, pick, 3);
+    for (int i = 0; i < np; i++) {
+        char s[32];
+        q8_sb_puts(b, i ? ", `" : "\nWhere the error comes from (lowest SQNR alone): `");
+        q8_sb_md(b, pick[i]->node);
+        q8_sb_printf(b, "` (%s)", q8_fmt_db(q8_err_sqnr_db(&pick[i]->alone), s, sizeof s));
+        if (i + 1 == np) q8_sb_puts(b, ".\n");
     }
 }
 

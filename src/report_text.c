@@ -169,3 +169,76 @@ const char *q8_report_basename(const char *path) {
     const char *s = strrchr(path, '/');
     return s && s[1] ? s + 1 : path;
 }
+
+int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max) {
+    int np = 0;
+    while (np < max) {
+        const q8_report_layer *best = NULL;
+        for (int i = 0; i < m->n_layers; i++) {
+            const q8_report_layer *L = &m->layers[i];
+            double a = q8_err_sqnr_db(&L->alone);
+            bool taken = false;
+            for (int j = 0; j < np; j++) taken |= out[j] == L;
+            if (!taken && !isnan(a) && (!best || a < q8_err_sqnr_db(&best->alone))) best = L;
+        }
+        if (!best) break;
+        out[np++] = best;
+    }
+    return np;
+}
+
+static void name_item(q8_sbuf *b, const char *name, bool html) {
+    q8_sb_puts(b, html ? "<code class=\"wrap\">" : "`");
+    if (html) {
+        char one[2] = {0};
+        for (const char *c = name; *c; c++) { /* may wrap after each '/' */
+            one[0] = *c;
+            q8_sb_html(b, one);
+            if (*c == '/' && c[1]) q8_sb_puts(b, "<wbr>");
+        }
+    } else {
+        q8_sb_md(b, name);
+    }
+    q8_sb_puts(b, html ? "</code>" : "`");
+}
+
+void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html) {
+    if (m->calib_method) {
+        q8_sb_puts(b, "Calibration: ");
+        name_item(b, m->calib_method, html);
+        q8_sb_puts(b, ". ");
+    }
+    if (m->prune_mode && strcmp(m->prune_mode, "none"))
+        q8_sb_printf(b, "Pruning: %s, %.0f%% of the weights. ",
+                     !strcmp(m->prune_mode, "2:4") ? "2:4" : "unstructured", 100 * m->prune_fraction);
+    else
+        q8_sb_puts(b, "No pruning. ");
+    if (m->n_fp32_layers) {
+        q8_sb_printf(b, "Kept in FP32 (%d): ", m->n_fp32_layers);
+        for (int i = 0; i < m->n_fp32_layers; i++) {
+            if (i) q8_sb_puts(b, ", ");
+            name_item(b, m->fp32_layers[i], html);
+        }
+        q8_sb_puts(b, ". ");
+    } else {
+        q8_sb_puts(b, "No layer kept in FP32. ");
+    }
+    if (m->search_trials > 0) {
+        const char *c0 = html ? "<code>" : "`", *c1 = html ? "</code>" : "`";
+        q8_sb_printf(b, "Made by %squantize --max-drop %g%s (%s): drop %.2f points after %d "
+                        "trial%s, target %s. ", c0, m->search_max_drop, c1,
+                     m->search_metric ? m->search_metric : "?", m->search_drop, m->search_trials,
+                     m->search_trials == 1 ? "" : "s", m->search_met ? "met" : "NOT met");
+        if (m->search_dense && *m->search_dense) {
+            q8_sb_puts(b, "Pruning removed by the search from: ");
+            char *list = q8_strdup(m->search_dense);
+            int k = 0;
+            for (char *t = list ? strtok(list, ",") : NULL; t; t = strtok(NULL, ","), k++) {
+                if (k) q8_sb_puts(b, ", ");
+                name_item(b, t, html);
+            }
+            free(list);
+            q8_sb_puts(b, ".");
+        }
+    }
+}

@@ -43,6 +43,12 @@ typedef struct q8_report_delta {
 } q8_report_delta;
 
 q8_report_delta q8_report_delta_of(const q8_report_model *f, const q8_report_model *q);
+/* The layers with the lowest SQNR alone (their own error: the ones to try
+ * in FP32 first), up to max, lowest first; returns the count. */
+int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max);
+/* How a .q8 was made, in sentences (calibration, pruning, FP32 layers,
+ * the --max-drop search), as HTML or Markdown. */
+void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html);
 /* Worst output SQNR over the model's outputs (NaN if none). */
 double q8_report_worst_output_sqnr(const q8_report_model *q);
 
