@@ -521,7 +521,14 @@ q8_status q8_report_html(const q8_report *r, char **out, q8_error *err) {
     q8_sb_puts(&b, "</code>. Data <code>");
     q8_sb_html(&b, r->data_dir);
     q8_sb_printf(&b, "</code>: %d sample file%s", r->n_samples, r->n_samples == 1 ? "" : "s");
-    if (f->rows) q8_sb_printf(&b, ", %lld rows of output 0", (long long)f->rows);
+    if (f->rows) {
+        q8_sb_printf(&b, ", %lld rows of scores", (long long)f->rows);
+        if (r->n_models > 1 && r->models[1].n_outputs) {
+            q8_sb_puts(&b, " in <code>");
+            q8_sb_html(&b, r->models[1].outputs[0].name);
+            q8_sb_puts(&b, "</code>");
+        }
+    }
     if (r->labels_path) {
         q8_sb_puts(&b, ", labels <code>");
         q8_sb_html(&b, r->labels_path);

@@ -78,7 +78,14 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
     q8_sb_puts(&b, "\n\nData: `");
     q8_sb_md(&b, r->data_dir);
     q8_sb_printf(&b, "`, %d sample file%s", r->n_samples, r->n_samples == 1 ? "" : "s");
-    if (f->rows) q8_sb_printf(&b, ", %lld rows of output 0", (long long)f->rows);
+    if (f->rows) {
+        q8_sb_printf(&b, ", %lld rows of scores", (long long)f->rows);
+        if (r->n_models > 1 && r->models[1].n_outputs) {
+            q8_sb_puts(&b, " in `");
+            q8_sb_md(&b, r->models[1].outputs[0].name);
+            q8_sb_puts(&b, "`");
+        }
+    }
     if (r->labels_path) {
         q8_sb_puts(&b, "; labels `");
         q8_sb_md(&b, r->labels_path);
