@@ -41,7 +41,7 @@ static void layers_md(q8_sbuf *b, const q8_report_model *m) {
     }
     q8_sb_puts(b, "SQNR of each INT8 layer's output against the FP32 model's value of the same "
                   "tensor on the same inputs (higher is better; 'alone': the layer fed with FP32 "
-                  "values, so only its own error). Most damaged first.\n\n");
+                  "values, so only its own error). Sorted by SQNR in the model, most damaged first.\n\n");
     q8_sb_puts(b, "| # | node | op | SQNR in model | SQNR alone | sparsity | weight scales | "
                   "output scale |\n|---:|---|---|---:|---:|---:|---|---:|\n");
     for (int i = 0; i < m->n_layers; i++) {
@@ -97,7 +97,7 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
     q8_sb_puts(&b, "| | ");
     for (int i = 0; i < r->n_models; i++) {
         q8_sb_md(&b, q8_report_basename(r->models[i].path));
-        q8_sb_puts(&b, i ? " | " : " (FP32) | ");
+        q8_sb_puts(&b, i ? (i + 1 < r->n_models ? " | " : " |") : " (FP32) | ");
     }
     q8_sb_puts(&b, "\n|---|");
     for (int i = 0; i < r->n_models; i++) q8_sb_puts(&b, "---:|");

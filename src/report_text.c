@@ -241,4 +241,5 @@ void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html) {
             q8_sb_puts(b, ".");
         }
     }
+    if (!b->oom && b->len && b->p[b->len - 1] == ' ') b->p[--b->len] = 0;
 }
