@@ -195,9 +195,9 @@ static void answers(q8_sbuf *b, const q8_report *r) {
                      q8_fmt_bytes((double)f->cost.weights_bytes, s3, sizeof s3),
                      q8_fmt_bytes((double)q->cost.weights_bytes, s4, sizeof s4));
         ratio_words(b, d.latency_ratio, "faster", "slower");
-        q8_sb_printf(b, "<br><span class=\"sub\">median %s &rarr; %s ms</span></td><td>",
-                     q8_fmt_sig(f->cost.lat.median_ms, s1, sizeof s1),
-                     q8_fmt_sig(q->cost.lat.median_ms, s2, sizeof s2));
+        q8_sb_printf(b, "<br><span class=\"sub\">median %s &rarr; %s</span></td><td>",
+                     q8_fmt_ms(f->cost.lat.median_ms, s1, sizeof s1),
+                     q8_fmt_ms(q->cost.lat.median_ms, s2, sizeof s2));
         if (!isnan(d.top1_drop_points)) {
             double drop = no_neg_zero(d.top1_drop_points);
             q8_sb_printf(b, "<span class=\"big %s\">%.2f points</span><br><span class=\"sub\">"
@@ -265,8 +265,7 @@ static void cost_charts(q8_sbuf *b, const q8_report *r) {
         rows[i].v[1] = NAN;
         rows[i].lo = l->min_ms;
         rows[i].hi = l->max_ms;
-        char s[32];
-        snprintf(rows[i].text[0], sizeof rows[i].text[0], "%s ms", q8_fmt_sig(l->median_ms, s, sizeof s));
+        q8_fmt_ms(l->median_ms, rows[i].text[0], sizeof rows[i].text[0]);
     }
     static const char *const lat_s[] = {"median"};
     hbar_chart(b, "Latency (median; whisker: min to max)", lat_s, 1, rows, n);
@@ -309,9 +308,9 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
     q8_sb_puts(b, "<tr><td>latency, median (min .. max)</td>");
     for (int i = 0; i < r->n_models; i++) {
         const q8_report_latency *l = &r->models[i].cost.lat;
-        q8_sb_printf(b, "<td class=\"num\">%s ms <span class=\"sub\">(%s .. %s)</span></td>",
-                     q8_fmt_sig(l->median_ms, s1, sizeof s1), q8_fmt_sig(l->min_ms, s2, sizeof s2),
-                     q8_fmt_sig(l->max_ms, s3, sizeof s3));
+        q8_sb_printf(b, "<td class=\"num\">%s <span class=\"sub\">(%s .. %s)</span></td>",
+                     q8_fmt_ms(l->median_ms, s1, sizeof s1), q8_fmt_ms(l->min_ms, s2, sizeof s2),
+                     q8_fmt_ms(l->max_ms, s3, sizeof s3));
     }
     q8_sb_puts(b, "</tr>\n");
     if (r->labels_path) {

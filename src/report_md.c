@@ -111,8 +111,8 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
     for (int i = 0; i < r->n_models; i++) {
         const q8_report_latency *l = &r->models[i].cost.lat;
         char s1[32], s2[32], s3[32];
-        q8_sb_printf(&b, " %s ms (%s .. %s)", q8_fmt_sig(l->median_ms, s1, sizeof s1),
-                     q8_fmt_sig(l->min_ms, s2, sizeof s2), q8_fmt_sig(l->max_ms, s3, sizeof s3));
+        q8_sb_printf(&b, " %s (%s .. %s)", q8_fmt_ms(l->median_ms, s1, sizeof s1),
+                     q8_fmt_ms(l->min_ms, s2, sizeof s2), q8_fmt_ms(l->max_ms, s3, sizeof s3));
         if (i) cell_ratio(&b, q8_report_delta_of(f, &r->models[i]).latency_ratio);
         q8_sb_puts(&b, " |");
     }

@@ -122,6 +122,13 @@ const char *q8_fmt_bytes(double bytes, char *buf, size_t n) {
     return buf;
 }
 
+const char *q8_fmt_ms(double ms, char *buf, size_t n) {
+    char s[32];
+    if (isfinite(ms) && ms < 1) snprintf(buf, n, "%s \xc2\xb5s", q8_fmt_sig(ms * 1000, s, sizeof s));
+    else snprintf(buf, n, "%s ms", q8_fmt_sig(ms, s, sizeof s));
+    return buf;
+}
+
 const char *q8_fmt_db(double db, char *buf, size_t n) {
     if (isnan(db)) snprintf(buf, n, "n/a");
     else if (db == INFINITY) snprintf(buf, n, "exact");

@@ -24,6 +24,8 @@ q8_status q8_sb_finish(q8_sbuf *b, char **out, q8_error *err);
 
 /* "1.23 MiB", "308 KiB", "512 B" */
 const char *q8_fmt_bytes(double bytes, char *buf, size_t n);
+/* "47.9 ms", "8.63 us" (microseconds below 1 ms) */
+const char *q8_fmt_ms(double ms, char *buf, size_t n);
 /* "12.3 dB", "exact" (no error), "n/a" */
 const char *q8_fmt_db(double db, char *buf, size_t n);
 /* Three significant digits for a ratio or a time: "3.58", "0.142", "125" */
