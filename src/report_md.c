@@ -91,9 +91,10 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
         q8_sb_md(&b, r->labels_path);
         q8_sb_puts(&b, "`");
     }
-    q8_sb_printf(&b, ". Latency and memory on %s (%d threads, median of %d runs on the first "
+    q8_sb_printf(&b, ". Latency and memory on %s (%d thread%s, median of %d runs on the first "
                  "sample, each model in its own process); accuracy on the CPU. Created %s.\n\n",
-                 r->device == Q8_DEVICE_CUDA ? "CUDA" : "the CPU", r->n_threads, r->runs, r->created);
+                 r->device == Q8_DEVICE_CUDA ? "CUDA" : "the CPU", r->n_threads,
+                 r->n_threads == 1 ? "" : "s", r->runs, r->created);
     q8_sb_puts(&b, "| | ");
     for (int i = 0; i < r->n_models; i++) {
         q8_sb_md(&b, q8_report_basename(r->models[i].path));
