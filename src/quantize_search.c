@@ -75,7 +75,8 @@ bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
     double v = strtod(s, &end);
     bool unit = !strcmp(end, "pt") || !strcmp(end, "%") || !strcmp(end, "points");
     if (end == s || errno || (*end && !unit) || !isfinite(v)) {
-        snprintf(msg, n, "--max-drop wants percentage points, e.g. 0.5 (half a point), not '%s'", s);
+        snprintf(msg, n, "--max-drop wants percentage points, e.g. 0.5 (half a point), not '%s'",
+                 s);
         return false;
     }
     if (v < 0 || v > 100) {
@@ -83,9 +84,11 @@ bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
         return false;
     }
     if (!unit && v > 0 && v < 0.1) {
-        snprintf(msg, n, "--max-drop %s is ambiguous: it is read in percentage points (0.5 = half a "
+        snprintf(msg, n,
+                 "--max-drop %s is ambiguous: it is read in percentage points (0.5 = half a "
                  "point), and %s reads like a fraction; write %gpt for %g points, or %g for the "
-                 "fraction %s", s, s, v, v, 100 * v, s);
+                 "fraction %s",
+                 s, s, v, v, 100 * v, s);
         return false;
     }
     *points = v;
@@ -94,7 +97,8 @@ bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
 
 static bool same_file(const char *a, const char *b) {
     struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+        sa.st_ino == sb.st_ino;
 }
 
 /* Quantize with the current fallbacks and measure it. rep[0..1] are filled
@@ -152,7 +156,8 @@ static q8_status set_lists(q8_search_result *r, const name_list *fp32, const nam
     r->dense_layers = calloc((size_t)dense->n + 1, sizeof(char *));
     if (!r->fp32_layers || !r->dense_layers) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int i = 0; i < fp32->n; i++) {
-        if (!(r->fp32_layers[i] = q8_strdup(fp32->v[i]))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (!(r->fp32_layers[i] = q8_strdup(fp32->v[i])))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         r->n_fp32_layers++;
     }
     /* only the layers the search made dense, not the user's --prune-skip, nor
@@ -169,7 +174,8 @@ static q8_status set_lists(q8_search_result *r, const name_list *fp32, const nam
 static q8_status search_meta(const q8_search_result *r, const q8_search_options *so, q8_meta *m,
                              q8_error *err) {
     Q8_TRY(q8_meta_set_float(m, "search.max_drop_points", so->max_drop, err));
-    Q8_TRY(q8_meta_set_str(m, "search.metric", r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
+    Q8_TRY(q8_meta_set_str(m, "search.metric",
+                           r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
     Q8_TRY(q8_meta_set_float(m, "search.drop_points", r->best.drop, err));
     Q8_TRY(q8_meta_set_int(m, "search.met", r->met, err));
     Q8_TRY(q8_meta_set_int(m, "search.trials", r->trials, err));
@@ -194,7 +200,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     if (so->max_trials < 1) return q8_fail(err, Q8_ERR_ARG, "--max-trials must be >= 1");
     if (!(so->max_drop >= 0 && so->max_drop <= 100))
         return q8_fail(err, Q8_ERR_ARG, "--max-drop must be in [0, 100] percentage points");
-    if (same_file(onnx, out)) return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx);
+    if (same_file(onnx, out))
+        return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx);
 
     q8_sample_set samples = {0};
     q8_tensor_info *inputs = NULL;
@@ -207,7 +214,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     char *trial = malloc(strlen(out) + 16);
     int n_in = 0;
     q8_status st = trial ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    if (st == Q8_OK) st = q8_report_open_samples(onnx, so->data_dir, &samples, &inputs, &shapes, err);
+    if (st == Q8_OK)
+        st = q8_report_open_samples(onnx, so->data_dir, &samples, &inputs, &shapes, err);
     n_in = samples.n_inputs;
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in};
     if (st == Q8_OK) st = q8_model_load(onnx, &lo, &fm, err);
@@ -215,7 +223,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         st = q8_tensor_file_read(so->labels_path, &labels, err);
         if (st != Q8_OK) q8_fail_prefix(err, "--labels");
     }
-    for (int i = 0; st == Q8_OK && i < o->quant.n_fp32_layers; i++) st = nl_add(&fp32, o->quant.fp32_layers[i], err);
+    for (int i = 0; st == Q8_OK && i < o->quant.n_fp32_layers; i++)
+        st = nl_add(&fp32, o->quant.fp32_layers[i], err);
     for (int i = 0; st == Q8_OK && i < o->prune.n_skip; i++) {
         st = nl_add(&dense, o->prune.skip[i], err);
         if (st == Q8_OK) st = nl_add(&user_dense, o->prune.skip[i], err);
@@ -223,7 +232,9 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     if (st == Q8_OK) {
         snprintf(trial, strlen(out) + 16, "%s.trialXXXXXX", out);
         int fd = mkstemp(trial);
-        if (fd < 0) st = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", out, strerror(errno));
+        if (fd < 0)
+            st = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", out,
+                         strerror(errno));
         else close(fd);
     }
     bool have_trial_file = st == Q8_OK;
@@ -234,8 +245,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     double changed_db = NAN;
     while (st == Q8_OK && r->trials < so->max_trials) {
         q8_quantize_result qr;
-        st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels, o->n_threads,
-                       rep, &qr, err);
+        st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels,
+                       o->n_threads, rep, &qr, err);
         if (st != Q8_OK) break;
         if (rep[0].rows <= 0) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
@@ -272,7 +283,9 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
             st = nl_add(&fp32, L->node, err);
             if (st == Q8_OK && o->prune.mode != Q8_PRUNE_NONE) st = nl_add(&dense, L->node, err);
         }
-        changed = st == Q8_OK ? (action == Q8_SEARCH_DENSE ? dense.v[dense.n - 1] : fp32.v[fp32.n - 1]) : NULL;
+        changed = st == Q8_OK
+            ? (action == Q8_SEARCH_DENSE ? dense.v[dense.n - 1] : fp32.v[fp32.n - 1])
+            : NULL;
         changed_db = q8_err_sqnr_db(&L->alone);
         q8_report_model_free(&rep[0]);
         q8_report_model_free(&rep[1]);
@@ -286,11 +299,14 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     if (st == Q8_OK) {
         q8_quantize_options fo = *o;
         name_list bf = {0}, bd = {0};
-        for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++) st = nl_add(&bf, r->fp32_layers[i], err);
+        for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
+            st = nl_add(&bf, r->fp32_layers[i], err);
         if (st == Q8_OK) st = nl_copy(&bd, &user_dense, err);
-        for (int i = 0; st == Q8_OK && i < r->n_dense_layers; i++) st = nl_add(&bd, r->dense_layers[i], err);
+        for (int i = 0; st == Q8_OK && i < r->n_dense_layers; i++)
+            st = nl_add(&bd, r->dense_layers[i], err);
         if (o->prune.mode != Q8_PRUNE_NONE)
-            for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++) st = nl_add(&bd, r->fp32_layers[i], err);
+            for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
+                st = nl_add(&bd, r->fp32_layers[i], err);
         fo.quant.fp32_layers = (const char *const *)bf.v;
         fo.quant.n_fp32_layers = bf.n;
         fo.prune.skip = (const char *const *)bd.v;

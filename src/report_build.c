@@ -29,8 +29,10 @@ static q8_status as_data_flag(q8_error *err, q8_status st) {
 static q8_status one_sample(const char *path, const q8_graph *g, q8_sample_set *s, q8_error *err) {
     memset(s, 0, sizeof *s);
     if (g->n_inputs != 1)
-        return q8_fail(err, Q8_ERR_ARG, "--data %s: the model has %d inputs: give a folder with one "
-                       "subfolder per input", path, g->n_inputs);
+        return q8_fail(err, Q8_ERR_ARG,
+                       "--data %s: the model has %d inputs: give a folder with one "
+                       "subfolder per input",
+                       path, g->n_inputs);
     if (!q8_is_tensor_file_name(path))
         return q8_fail(err, Q8_ERR_ARG, "--data %s: not a folder nor a .npy/.pb file", path);
     s->paths = calloc(1, sizeof(char **));
@@ -199,8 +201,11 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     for (int i = 0; i < n; i++) {
         int k = file_kind(paths[i], err);
         if (k < 0) return err->status;
-        if (i == 0 && k) return q8_fail(err, Q8_ERR_ARG, "%s is a .q8: the first model must be the FP32 .onnx", paths[0]);
-        if (i > 0 && !k) return q8_fail(err, Q8_ERR_ARG, "%s is not a .q8 file (made by quantize)", paths[i]);
+        if (i == 0 && k)
+            return q8_fail(err, Q8_ERR_ARG, "%s is a .q8: the first model must be the FP32 .onnx",
+                           paths[0]);
+        if (i > 0 && !k)
+            return q8_fail(err, Q8_ERR_ARG, "%s is not a .q8 file (made by quantize)", paths[i]);
     }
     r->device = o->device;
     r->n_threads = o->n_threads > 0 ? o->n_threads : q8_cpu_count();
@@ -222,13 +227,15 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
         r->models[i].quantized = i > 0;
         r->models[i].top1_hits = r->models[i].agree = -1;
         r->models[i].source_matches = -1;
-        if (!(r->models[i].path = q8_strdup(paths[i]))) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (!(r->models[i].path = q8_strdup(paths[i])))
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
 
     /* The samples and their shapes. */
     q8_sample_set samples = {0};
     q8_input_shape *shapes = NULL;
-    if (st == Q8_OK) st = q8_report_open_samples(paths[0], o->data_dir, &samples, &r->inputs, &shapes, err);
+    if (st == Q8_OK)
+        st = q8_report_open_samples(paths[0], o->data_dir, &samples, &r->inputs, &shapes, err);
     if (st == Q8_OK) {
         r->n_samples = samples.n_samples;
         r->n_inputs = samples.n_inputs;

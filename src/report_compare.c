@@ -144,7 +144,8 @@ static int node_index(qmodel *c, const q8_graph *g, const q8_node *n) {
     return i < g->n_nodes ? i : -1;
 }
 
-static void compare_tensor(q8_err_stats *s, const q8_tensor *t, const void *data, const float *ref) {
+static void compare_tensor(q8_err_stats *s, const q8_tensor *t, const void *data,
+                           const float *ref) {
     int64_t n = q8_tensor_numel(t);
     if (t->dtype == Q8_I8) q8_err_stats_i8(s, ref, data, t->q.scale[0], n);
     else q8_err_stats_f32(s, ref, data, n);
@@ -173,7 +174,8 @@ static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *con
         int t = n->outputs[0], f = c->fmap[t];
         const float *ref = f >= 0 ? c->refs->ref[f] : NULL;
         q8_report_layer *L = &c->rep->layers[li];
-        if (ref && ptr[t]) compare_tensor(c->alone ? &L->alone : &L->in_model, g->tensors[t], ptr[t], ref);
+        if (ref && ptr[t])
+            compare_tensor(c->alone ? &L->alone : &L->in_model, g->tensors[t], ptr[t], ref);
     }
     if (!c->alone) return;
     for (int k = 0; k < n->n_outputs; k++) {
@@ -187,7 +189,8 @@ static void ref_observer(void *arg, const q8_graph *g, const q8_node *n, void *c
     ref_set *r = arg;
     for (int k = 0; k < n->n_outputs; k++) {
         int t = n->outputs[k];
-        if (t >= 0 && r->buf[t] && ptr[t]) memcpy(r->buf[t], ptr[t], q8_tensor_nbytes(g->tensors[t]));
+        if (t >= 0 && r->buf[t] && ptr[t])
+            memcpy(r->buf[t], ptr[t], q8_tensor_nbytes(g->tensors[t]));
     }
 }
 
@@ -325,7 +328,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         qm[k].refs = &refs;
         st = setup_qmodel(&qm[k], f, err);
         if (st == Q8_OK) st = q8_session_create(q[k], &so, &qm[k].sess, err);
-        if (st == Q8_OK && o->per_layer) st = q8_session_set_observer(qm[k].sess, q_observer, &qm[k], err);
+        if (st == Q8_OK && o->per_layer)
+            st = q8_session_set_observer(qm[k].sess, q_observer, &qm[k], err);
         if (st != Q8_OK) q8_fail_prefix(err, "%s", q[k]->path);
     }
     /* FP32 copies: every activation a quantized tensor maps to. */
@@ -356,7 +360,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
     }
     if (rows && o->labels) {
         const q8_tensor *l = o->labels;
-        if ((l->dtype != Q8_I64 && l->dtype != Q8_I32) || q8_tensor_numel(l) != rows * s->n_samples) {
+        if ((l->dtype != Q8_I64 && l->dtype != Q8_I32) ||
+            q8_tensor_numel(l) != rows * s->n_samples) {
             st = q8_fail(err, Q8_ERR_SHAPE,
                          "--labels: %lld %s labels, expected %lld int64/int32 labels (one per row "
                          "of output '%s' over %d sample file(s))",
@@ -418,12 +423,15 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                 const void *qd;
                 q8_session_output(c->sess, j, &qi, &qd);
                 q8_session_output(fs, c->out_f[j], &fi, &fd);
-                if (qi.dtype == Q8_F32) q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd, q8_tensor_numel(g->tensors[g->outputs[j]]));
+                if (qi.dtype == Q8_F32)
+                    q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd,
+                                     q8_tensor_numel(g->tensors[g->outputs[j]]));
                 if (rows && c->out_f[j] == 0) {
                     argmax_rows(qd, rows, row, am_q);
                     for (int64_t r = 0; r < rows; r++) {
                         c->rep->agree += am_q[r] == am_f[r];
-                        if (o->labels) c->rep->top1_hits += am_q[r] == label_at(o->labels, i * rows + r);
+                        if (o->labels)
+                            c->rep->top1_hits += am_q[r] == label_at(o->labels, i * rows + r);
                     }
                 }
             }

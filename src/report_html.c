@@ -108,8 +108,10 @@ static void hbar_chart(q8_sbuf *b, const char *title, const char *const *series,
         q8_sb_printf(b, "<rect x=\"%.0f\" y=\"4\" width=\"10\" height=\"10\" fill=\"" C_INT8 "\"/>"
                         "<text x=\"%.0f\" y=\"13\">%s</text>\n", x0, x0 + 14, series[0]);
         double x1 = x0 + 14 + 6.5 * (double)strlen(series[0]) + 18;
-        q8_sb_printf(b, "<rect x=\"%.0f\" y=\"4\" width=\"10\" height=\"10\" fill=\"" C_INT8_2 "\"/>"
-                        "<text x=\"%.0f\" y=\"13\">%s</text>\n", x1, x1 + 14, series[1]);
+        q8_sb_printf(b,
+                     "<rect x=\"%.0f\" y=\"4\" width=\"10\" height=\"10\" fill=\"" C_INT8_2 "\"/>"
+                     "<text x=\"%.0f\" y=\"13\">%s</text>\n",
+                     x1, x1 + 14, series[1]);
     }
     double y = top;
     for (int i = 0; i < nr; i++) {
@@ -127,10 +129,12 @@ static void hbar_chart(q8_sbuf *b, const char *title, const char *const *series,
             double by = y + k * (bar_h + gap);
             double v = r->v[k];
             double w = isfinite(v) && mx > 0 ? v / mx * span : 0;
-            const char *fill = k == 0 ? (r->quantized ? C_INT8 : C_FP32) : (r->quantized ? C_INT8_2 : C_FP32_2);
+            const char *fill =
+                k == 0 ? (r->quantized ? C_INT8 : C_FP32) : (r->quantized ? C_INT8_2 : C_FP32_2);
             if (isfinite(v))
-                q8_sb_printf(b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"/>",
-                             x0, by, w < 1 ? 1 : w, bar_h, fill);
+                q8_sb_printf(
+                    b, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.0f\" fill=\"%s\"/>",
+                    x0, by, w < 1 ? 1 : w, bar_h, fill);
             double tx = x0 + w + 4;
             if (k == 0 && isfinite(r->lo) && isfinite(r->hi) && mx > 0) {
                 double a = x0 + r->lo / mx * span, c = x0 + r->hi / mx * span, m = by + bar_h / 2;
@@ -157,9 +161,11 @@ static void ratio_words(q8_sbuf *b, double ratio, const char *less, const char *
     if (isnan(ratio) || ratio <= 0) {
         q8_sb_puts(b, "<span class=\"big flat\">n/a</span>");
     } else if (ratio < 0.97) {
-        q8_sb_printf(b, "<span class=\"big good\">%sx %s</span>", q8_fmt_sig(1 / ratio, s, sizeof s), less);
+        q8_sb_printf(b, "<span class=\"big good\">%sx %s</span>",
+                     q8_fmt_sig(1 / ratio, s, sizeof s), less);
     } else if (ratio > 1.03) {
-        q8_sb_printf(b, "<span class=\"big bad\">%sx %s</span>", q8_fmt_sig(ratio, s, sizeof s), more);
+        q8_sb_printf(b, "<span class=\"big bad\">%sx %s</span>", q8_fmt_sig(ratio, s, sizeof s),
+                     more);
     } else {
         q8_sb_puts(b, "<span class=\"big flat\">about the same</span>");
     }
@@ -183,7 +189,8 @@ static void answers(q8_sbuf *b, const q8_report *r) {
         q8_sb_printf(b, "<br><span class=\"sub\">file %s &rarr; %s</span></td><td>",
                      q8_fmt_bytes((double)f->cost.file_bytes, s1, sizeof s1),
                      q8_fmt_bytes((double)q->cost.file_bytes, s2, sizeof s2));
-        ratio_words(b, r->device == Q8_DEVICE_CUDA ? d.device_ratio : d.peak_rss_ratio, "less", "more");
+        ratio_words(b, r->device == Q8_DEVICE_CUDA ? d.device_ratio : d.peak_rss_ratio, "less",
+                    "more");
         if (r->device == Q8_DEVICE_CUDA)
             q8_sb_printf(b, "<br><span class=\"sub\">device %s &rarr; %s</span>",
                          q8_fmt_bytes((double)f->cost.device_bytes, s1, sizeof s1),
@@ -209,7 +216,8 @@ static void answers(q8_sbuf *b, const q8_report *r) {
             q8_sb_printf(b, "%s%.2f%%%s agree with FP32", isnan(d.top1_drop_points) ?
                          "<span class=\"big\">" : "<span class=\"sub\">", 100 * d.agreement,
                          isnan(d.top1_drop_points) ? "</span><br><span class=\"sub\">" : "");
-        q8_sb_printf(b, "%soutput SQNR %s</span></td><td>", isnan(d.agreement) ? "<span class=\"sub\">" : ", ",
+        q8_sb_printf(b, "%soutput SQNR %s</span></td><td>",
+                     isnan(d.agreement) ? "<span class=\"sub\">" : ", ",
                      q8_fmt_db(q8_report_worst_output_sqnr(q), s3, sizeof s3));
         for (int k = 0; k < q->n_layers && k < 3; k++) {
             q8_sb_printf(b, "<span class=\"sub\">%s</span> <code class=\"wrap\">",
@@ -221,11 +229,12 @@ static void answers(q8_sbuf *b, const q8_report *r) {
         q8_sb_puts(b, "</td></tr>\n");
     }
     q8_sb_puts(b, "</table>\n");
-    q8_sb_puts(b, "<p class=\"note\">Ratios are the quantized model against the FP32 one. Accuracy "
-                  "lost is top-1 against the labels in percentage points; agreement is the share of "
-                  "rows whose top-1 class is the FP32 model's. Output SQNR is the worst over the "
-                  "outputs (higher is better: 30 dB means noise ~3% of the signal's amplitude). "
-                  "Layers: see the per-layer sections below.</p>\n");
+    q8_sb_puts(b,
+               "<p class=\"note\">Ratios are the quantized model against the FP32 one. Accuracy "
+               "lost is top-1 against the labels in percentage points; agreement is the share of "
+               "rows whose top-1 class is the FP32 model's. Output SQNR is the worst over the "
+               "outputs (higher is better: 30 dB means noise ~3% of the signal's amplitude). "
+               "Layers: see the per-layer sections below.</p>\n");
 }
 
 static void cost_charts(q8_sbuf *b, const q8_report *r) {
@@ -276,8 +285,20 @@ static void cost_charts(q8_sbuf *b, const q8_report *r) {
 static void td_bytes(q8_sbuf *b, double v, double base, bool show_ratio) {
     char s[32], t[32];
     q8_sb_printf(b, "<td class=\"num\">%s", q8_fmt_bytes(v, s, sizeof s));
-    if (show_ratio && base > 0) q8_sb_printf(b, " <span class=\"sub\">(%sx)</span>", q8_fmt_sig(v / base, t, sizeof t));
+    if (show_ratio && base > 0)
+        q8_sb_printf(b, " <span class=\"sub\">(%sx)</span>", q8_fmt_sig(v / base, t, sizeof t));
     q8_sb_puts(b, "</td>");
+}
+
+/* The byte counts of the full table, by row. */
+static size_t cost_row(const q8_report_cost *c, int row) {
+    switch (row) {
+    case 0: return c->file_bytes;
+    case 1: return c->weights_bytes;
+    case 2: return c->arena_bytes;
+    case 3: return c->peak_rss_bytes;
+    default: return c->device_bytes;
+    }
 }
 
 static void full_table(q8_sbuf *b, const q8_report *r) {
@@ -297,11 +318,7 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
         q8_sb_printf(b, "<tr><td>%s</td>", labels[row]);
         for (int i = 0; i < r->n_models; i++) {
             const q8_report_cost *c = &r->models[i].cost, *c0 = &f->cost;
-            size_t v = row == 0 ? c->file_bytes : row == 1 ? c->weights_bytes : row == 2 ? c->arena_bytes
-                       : row == 3 ? c->peak_rss_bytes : c->device_bytes;
-            size_t v0 = row == 0 ? c0->file_bytes : row == 1 ? c0->weights_bytes : row == 2 ? c0->arena_bytes
-                        : row == 3 ? c0->peak_rss_bytes : c0->device_bytes;
-            td_bytes(b, (double)v, (double)v0, i > 0);
+            td_bytes(b, (double)cost_row(c, row), (double)cost_row(c0, row), i > 0);
         }
         q8_sb_puts(b, "</tr>\n");
     }
@@ -318,8 +335,10 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
         for (int i = 0; i < r->n_models; i++) {
             double t = q8_report_top1(&r->models[i]);
             if (t < 0) q8_sb_puts(b, "<td class=\"num\">n/a</td>");
-            else q8_sb_printf(b, "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of %lld)</span></td>",
-                              100 * t, (long long)r->models[i].top1_hits, (long long)r->models[i].rows);
+            else
+                q8_sb_printf(
+                    b, "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of %lld)</span></td>",
+                    100 * t, (long long)r->models[i].top1_hits, (long long)r->models[i].rows);
         }
         q8_sb_puts(b, "</tr>\n");
     }
@@ -327,8 +346,10 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
     for (int i = 1; i < r->n_models; i++) {
         double a = q8_report_agreement(&r->models[i]);
         if (a < 0) q8_sb_puts(b, "<td class=\"num\">n/a</td>");
-        else q8_sb_printf(b, "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of %lld)</span></td>",
-                          100 * a, (long long)r->models[i].agree, (long long)r->models[i].rows);
+        else
+            q8_sb_printf(b,
+                         "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of %lld)</span></td>",
+                         100 * a, (long long)r->models[i].agree, (long long)r->models[i].rows);
     }
     q8_sb_puts(b, "</tr>\n");
     for (int o = 0; o < r->models[1].n_outputs; o++) {
@@ -341,8 +362,8 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
                 continue;
             }
             const q8_err_stats *s = &r->models[i].outputs[o].err;
-            q8_sb_printf(b, "<td class=\"num\">%s, %.5f, %.4g</td>", q8_fmt_db(q8_err_sqnr_db(s), s1, sizeof s1),
-                         q8_err_cosine(s), s->max_abs);
+            q8_sb_printf(b, "<td class=\"num\">%s, %.5f, %.4g</td>",
+                         q8_fmt_db(q8_err_sqnr_db(s), s1, sizeof s1), q8_err_cosine(s), s->max_abs);
         }
         q8_sb_puts(b, "</tr>\n");
     }
@@ -359,7 +380,8 @@ static void layer_plot(q8_sbuf *b, const q8_report_model *m) {
         return;
     }
     for (int i = 0; i < n; i++)
-        if (m->layers[i].index >= 0 && m->layers[i].index < n) byidx[m->layers[i].index] = &m->layers[i];
+        if (m->layers[i].index >= 0 && m->layers[i].index < n)
+            byidx[m->layers[i].index] = &m->layers[i];
     double mx = 40;
     for (int i = 0; i < n; i++) {
         double a = q8_err_sqnr_db(&m->layers[i].in_model), c = q8_err_sqnr_db(&m->layers[i].alone);
@@ -372,7 +394,8 @@ static void layer_plot(q8_sbuf *b, const q8_report_model *m) {
     double H = top + n * row_h + bottom, span = W - label_w - right;
     q8_sb_puts(b, "<figure class=\"wide\"><figcaption>SQNR of each INT8 layer, in execution order "
                   "(higher is better)</figcaption>\n");
-    q8_sb_printf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"per-layer SQNR\">\n", W, H);
+    q8_sb_printf(b, "<svg viewBox=\"0 0 %.0f %.0f\" role=\"img\" aria-label=\"per-layer SQNR\">\n",
+                 W, H);
     /* legend and column heads */
     q8_sb_printf(b, "<rect x=\"%.0f\" y=\"6\" width=\"10\" height=\"10\" fill=\"" C_RED "\"/>"
                     "<text x=\"%.0f\" y=\"15\">&lt; 20 dB</text>", label_w, label_w + 14);
@@ -403,8 +426,8 @@ static void layer_plot(q8_sbuf *b, const q8_report_model *m) {
         tail_label(L->node, 46, lab, sizeof lab);
         q8_sb_puts(b, "<g><title>");
         q8_sb_html(b, L->node);
-        q8_sb_printf(b, " (%s): in the model %s, alone %s</title>", L->op, q8_fmt_db(a, s1, sizeof s1),
-                     q8_fmt_db(c, s2, sizeof s2));
+        q8_sb_printf(b, " (%s): in the model %s, alone %s</title>", L->op,
+                     q8_fmt_db(a, s1, sizeof s1), q8_fmt_db(c, s2, sizeof s2));
         if (i % 2) q8_sb_printf(b, "<rect x=\"0\" y=\"%.1f\" width=\"%.0f\" height=\"%.0f\" "
                                    "fill=\"#f6f8fa\"/>", y, W, row_h);
         q8_sb_printf(b, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">", label_w - 6, y + 11.5);
@@ -428,11 +451,12 @@ static void layer_plot(q8_sbuf *b, const q8_report_model *m) {
 
 static void layer_table(q8_sbuf *b, const q8_report_model *m) {
     char s1[32], s2[32];
-    q8_sb_puts(b, "<div class=\"scroll\"><table>\n<tr><th class=\"num\">#</th><th>node</th><th>op</th>"
-                  "<th class=\"num\">SQNR in the model</th><th class=\"num\">SQNR alone</th>"
-                  "<th class=\"num\">cosine</th><th class=\"num\">max abs error</th>"
-                  "<th class=\"num\">sparsity</th><th class=\"num\">weight scales</th>"
-                  "<th class=\"num\">output scale</th></tr>\n");
+    q8_sb_puts(b,
+               "<div class=\"scroll\"><table>\n<tr><th class=\"num\">#</th><th>node</th><th>op</th>"
+               "<th class=\"num\">SQNR in the model</th><th class=\"num\">SQNR alone</th>"
+               "<th class=\"num\">cosine</th><th class=\"num\">max abs error</th>"
+               "<th class=\"num\">sparsity</th><th class=\"num\">weight scales</th>"
+               "<th class=\"num\">output scale</th></tr>\n");
     for (int i = 0; i < m->n_layers; i++) {
         const q8_report_layer *L = &m->layers[i];
         double a = q8_err_sqnr_db(&L->in_model);
@@ -463,19 +487,21 @@ static void layers_section(q8_sbuf *b, const q8_report *r, const q8_report_model
     q8_report_provenance(b, m, true);
     q8_sb_puts(b, "</p>\n");
     if (m->source_matches == 0)
-        q8_sb_puts(b, "<p class=\"warn\">This .q8 was quantized from a different ONNX file than the "
-                      "FP32 model of this report (source.sha256 differs): layer names and numbers "
-                      "may not correspond.</p>\n");
+        q8_sb_puts(b,
+                   "<p class=\"warn\">This .q8 was quantized from a different ONNX file than the "
+                   "FP32 model of this report (source.sha256 differs): layer names and numbers "
+                   "may not correspond.</p>\n");
     (void)r;
     if (!m->n_layers) {
         q8_sb_puts(b, "<p>No INT8 layers.</p>\n");
         return;
     }
-    q8_sb_puts(b, "<p class=\"note\">Each INT8 layer's output compared with the FP32 model's value of "
-                  "the same tensor on the same inputs: <b>in the model</b> carries the error of "
-                  "everything upstream; <b>alone</b> is the layer fed with the FP32 values, so its "
-                  "own error (quantization and pruning of that layer). The table lists the most "
-                  "damaged outputs first.</p>\n");
+    q8_sb_puts(b,
+               "<p class=\"note\">Each INT8 layer's output compared with the FP32 model's value of "
+               "the same tensor on the same inputs: <b>in the model</b> carries the error of "
+               "everything upstream; <b>alone</b> is the layer fed with the FP32 values, so its "
+               "own error (quantization and pruning of that layer). The table lists the most "
+               "damaged outputs first.</p>\n");
     layer_plot(b, m);
     layer_table(b, m);
     /* The causes: the lowest SQNR alone (a layer whose output is damaged
@@ -485,7 +511,8 @@ static void layers_section(q8_sbuf *b, const q8_report *r, const q8_report_model
     if (!np) return;
     char s1[32];
     bool pruned = false;
-    q8_sb_puts(b, "<p class=\"note\">Where the error comes from: the lowest SQNR <b>alone</b> is in ");
+    q8_sb_puts(b,
+               "<p class=\"note\">Where the error comes from: the lowest SQNR <b>alone</b> is in ");
     for (int i = 0; i < np; i++) {
         q8_sb_puts(b, i == 0 ? "<code class=\"wrap\">" : i + 1 == np ? " and <code class=\"wrap\">"
                                                               : ", <code class=\"wrap\">");
@@ -533,10 +560,11 @@ q8_status q8_report_html(const q8_report *r, char **out, q8_error *err) {
         q8_sb_html(&b, r->labels_path);
         q8_sb_puts(&b, "</code>");
     }
-    q8_sb_printf(&b, ".<br>Latency and memory: %s, %d thread%s, median of %d runs on the first "
-                     "sample, each model measured in its own process. Accuracy: CPU. Created %s.</p>\n",
-                 r->device == Q8_DEVICE_CUDA ? "CUDA" : "CPU", r->n_threads, r->n_threads == 1 ? "" : "s",
-                 r->runs, r->created);
+    q8_sb_printf(&b,
+                 ".<br>Latency and memory: %s, %d thread%s, median of %d runs on the first "
+                 "sample, each model measured in its own process. Accuracy: CPU. Created %s.</p>\n",
+                 r->device == Q8_DEVICE_CUDA ? "CUDA" : "CPU", r->n_threads,
+                 r->n_threads == 1 ? "" : "s", r->runs, r->created);
     for (int i = 1; i < r->n_models; i++)
         if (r->models[i].source_matches == 0) {
             q8_sb_puts(&b, "<p class=\"warn\"><code>");

@@ -90,7 +90,8 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
     num_field(b, I, "top1", q8_report_top1(m) >= 0 ? q8_report_top1(m) : NAN, true);
     num_field(b, I, "top1_hits", m->top1_hits >= 0 ? (double)m->top1_hits : NAN, true);
     if (!m->quantized) {
-        q8_sb_puts(b, "      \"note\": \"the reference: every quantized model is compared with it\"\n");
+        q8_sb_puts(
+            b, "      \"note\": \"the reference: every quantized model is compared with it\"\n");
         q8_sb_puts(b, mi + 1 < r->n_models ? "    },\n" : "    }\n");
         return;
     }
@@ -145,8 +146,8 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
         q8_sb_json_num(b, m->search_max_drop);
         q8_sb_puts(b, ", \"drop_points\": ");
         q8_sb_json_num(b, m->search_drop);
-        q8_sb_printf(b, ", \"met\": %s, \"trials\": %d, \"metric\": ", m->search_met ? "true" : "false",
-                     m->search_trials);
+        q8_sb_printf(b, ", \"met\": %s, \"trials\": %d, \"metric\": ",
+                     m->search_met ? "true" : "false", m->search_trials);
         q8_sb_json_str(b, m->search_metric);
         q8_sb_puts(b, ", \"dense_layers\": ");
         q8_sb_json_str(b, m->search_dense);
@@ -175,7 +176,8 @@ q8_status q8_report_json(const q8_report *r, char **out, q8_error *err) {
         q8_sb_puts(&b, k ? ", {\"name\": " : "{\"name\": ");
         q8_sb_json_str(&b, t->name);
         q8_sb_printf(&b, ", \"dtype\": \"%s\", \"shape\": [", q8_dtype_name(t->dtype));
-        for (int d = 0; d < t->ndim; d++) q8_sb_printf(&b, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
+        for (int d = 0; d < t->ndim; d++)
+            q8_sb_printf(&b, "%s%lld", d ? ", " : "", (long long)t->dims[d]);
         q8_sb_puts(&b, "]}");
     }
     q8_sb_puts(&b, "]},\n");

@@ -39,9 +39,11 @@ static void layers_md(q8_sbuf *b, const q8_report_model *m) {
         q8_sb_puts(b, "No INT8 layers.\n");
         return;
     }
-    q8_sb_puts(b, "SQNR of each INT8 layer's output against the FP32 model's value of the same "
-                  "tensor on the same inputs (higher is better; 'alone': the layer fed with FP32 "
-                  "values, so only its own error). Sorted by SQNR in the model, most damaged first.\n\n");
+    q8_sb_puts(
+        b,
+        "SQNR of each INT8 layer's output against the FP32 model's value of the same "
+        "tensor on the same inputs (higher is better; 'alone': the layer fed with FP32 "
+        "values, so only its own error). Sorted by SQNR in the model, most damaged first.\n\n");
     q8_sb_puts(b, "| # | node | op | SQNR in model | SQNR alone | sparsity | weight scales | "
                   "output scale |\n|---:|---|---|---:|---:|---:|---|---:|\n");
     for (int i = 0; i < m->n_layers; i++) {

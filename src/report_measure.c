@@ -50,9 +50,9 @@ static double pct(const double *v, int n, double p) {
     return v[i < 0 ? 0 : i >= n ? n - 1 : i];
 }
 
-static q8_status measure_here(const char *path, const q8_sample_set *s, const q8_input_shape *shapes,
-                              q8_device device, int n_threads, int runs, q8_report_cost *c,
-                              q8_error *err) {
+static q8_status measure_here(const char *path, const q8_sample_set *s,
+                              const q8_input_shape *shapes, q8_device device, int n_threads,
+                              int runs, q8_report_cost *c, q8_error *err) {
     q8_model *m = NULL;
     q8_session *sess = NULL;
     q8_tensor **in = calloc((size_t)s->n_inputs + 1, sizeof(q8_tensor *));
@@ -167,8 +167,8 @@ q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_i
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     } else if (got != sizeof *r) {
         if (WIFSIGNALED(ws))
-            st = q8_fail(err, Q8_ERR_BACKEND, "%s: the measuring process died (signal %d, %s)", path,
-                         WTERMSIG(ws), strsignal(WTERMSIG(ws)));
+            st = q8_fail(err, Q8_ERR_BACKEND, "%s: the measuring process died (signal %d, %s)",
+                         path, WTERMSIG(ws), strsignal(WTERMSIG(ws)));
         else
             st = q8_fail(err, Q8_ERR_BACKEND, "%s: the measuring process exited (status %d) "
                          "without a result", path, WIFEXITED(ws) ? WEXITSTATUS(ws) : -1);

@@ -124,7 +124,8 @@ const char *q8_fmt_bytes(double bytes, char *buf, size_t n) {
 
 const char *q8_fmt_ms(double ms, char *buf, size_t n) {
     char s[32];
-    if (isfinite(ms) && ms < 1) snprintf(buf, n, "%s \xc2\xb5s", q8_fmt_sig(ms * 1000, s, sizeof s));
+    if (isfinite(ms) && ms < 1)
+        snprintf(buf, n, "%s \xc2\xb5s", q8_fmt_sig(ms * 1000, s, sizeof s));
     else snprintf(buf, n, "%s ms", q8_fmt_sig(ms, s, sizeof s));
     return buf;
 }
@@ -217,7 +218,8 @@ void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html) {
     }
     if (m->prune_mode && strcmp(m->prune_mode, "none"))
         q8_sb_printf(b, "Pruning: %s, %.0f%% of the weights. ",
-                     !strcmp(m->prune_mode, "2:4") ? "2:4" : "unstructured", 100 * m->prune_fraction);
+                     !strcmp(m->prune_mode, "2:4") ? "2:4" : "unstructured",
+                     100 * m->prune_fraction);
     else
         q8_sb_puts(b, "No pruning. ");
     if (m->n_fp32_layers) {

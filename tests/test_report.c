@@ -53,8 +53,8 @@ static void write_rows(const char *dir, const char *name, int64_t first, int64_t
     mkdir(p, 0777);
     snprintf(p, sizeof p, "%s/data/%s.npy", dir, name);
     int64_t dims[4] = {rows, 1, 28, 28};
-    cr_assert_eq(q8_npy_write(p, Q8_F32, dims, 4, (const float *)x->data + first * 784, &err), Q8_OK,
-                 "%s", err.msg);
+    cr_assert_eq(q8_npy_write(p, Q8_F32, dims, 4, (const float *)x->data + first * 784, &err),
+                 Q8_OK, "%s", err.msg);
     q8_tensor_free(x);
 }
 
@@ -201,8 +201,8 @@ static const float *run_file(q8_session *s, const char *path) {
     q8_tensor *x = NULL;
     q8_error err = {0};
     cr_assert_eq(q8_npy_read(path, &x, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, x->data, &err), Q8_OK, "%s",
-                 err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, x->data, &err), Q8_OK,
+                 "%s", err.msg);
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
     q8_tensor_free(x);
     q8_tensor_info info;
@@ -263,8 +263,9 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
         }
         free(ref);
     }
-    cr_log_info("MLP 2:4 on 200 digits: SQNR %.2f dB, cosine %.5f, agreement %lld, top-1 %lld -> %lld",
-                sqnr(&s), cosine(&s), (long long)agree, (long long)hit_f, (long long)hit_q);
+    cr_log_info(
+        "MLP 2:4 on 200 digits: SQNR %.2f dB, cosine %.5f, agreement %lld, top-1 %lld -> %lld",
+        sqnr(&s), cosine(&s), (long long)agree, (long long)hit_f, (long long)hit_q);
     const char *int8 = "\"kind\": \"int8\"";
     assert_rel(jnum(json, int8, "sqnr_db"), sqnr(&s), 1e-6, "output SQNR");
     assert_rel(jnum(json, int8, "cosine"), cosine(&s), 1e-6, "output cosine");
@@ -283,10 +284,11 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
     assert_rel(jnum(json, int8, "file_bytes"), (double)file_size(q8p), 0, "file bytes");
     assert_rel(jnum(json, int8, "weights_bytes"), (double)mi.weights_bytes, 0, "weights bytes");
     assert_rel(jnum(json, int8, "arena_bytes"), (double)mi.arena_bytes, 0, "arena bytes");
-    assert_rel(jnum(json, int8, "size_ratio"), (double)file_size(q8p) / (double)file_size(MNIST "/mlp.onnx"),
-               1e-6, "size ratio");
+    assert_rel(jnum(json, int8, "size_ratio"),
+               (double)file_size(q8p) / (double)file_size(MNIST "/mlp.onnx"), 1e-6, "size ratio");
     cr_assert_gt(jnum(json, int8, "peak_rss_bytes"), 0);
-    double med = jnum(json, int8, "median"), mn = jnum(json, int8, "min"), mx = jnum(json, int8, "max");
+    double med = jnum(json, int8, "median"), mn = jnum(json, int8, "min"),
+           mx = jnum(json, int8, "max");
     cr_assert(mn > 0 && mn <= med && med <= mx, "latency %g <= %g <= %g", mn, med, mx);
     /* sparsity from the .q8 metadata: 2:4 zeroes half of every layer */
     assert_rel(jnum(json, "\"node\": \"/net/net.1/Gemm\"", "sparsity"), 0.5, 1e-9, "sparsity");
@@ -395,7 +397,8 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
     cr_assert_eq(q8_session_create(mf, NULL, &sf, &err), Q8_OK, "%s", err.msg);
     q8_tensor *x0;
     cr_assert_eq(q8_sample_load(&s, 0, 0, &x0, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(q8_session_set_input(sf, "x", Q8_F32, x0->dims, 2, x0->data, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(sf, "x", Q8_F32, x0->dims, 2, x0->data, &err), Q8_OK, "%s",
+                 err.msg);
     cr_assert_eq(q8_session_run(sf, &err), Q8_OK, "%s", err.msg);
     q8_tensor_info info;
     const void *yv, *hv;
@@ -518,8 +521,8 @@ Test(report, known_perturbation_gives_40_db) {
 /* ---- the HTML ---- */
 
 static bool is_void(const char *tag) {
-    static const char *const v[] = {"meta", "br", "hr", "img", "input", "link", "area", "base", "col",
-                                    "embed", "source", "track", "wbr"};
+    static const char *const v[] = {"meta", "br",  "hr",    "img",    "input", "link", "area",
+                                    "base", "col", "embed", "source", "track", "wbr"};
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
         if (!strcmp(tag, v[i])) return true;
     return false;
@@ -561,7 +564,8 @@ static int check_tags(const char *html) {
         }
         p = end + 1;
     }
-    cr_assert_eq(depth, 0, "%d unclosed tags, the innermost <%s>", depth, depth ? stack[depth - 1] : "");
+    cr_assert_eq(depth, 0, "%d unclosed tags, the innermost <%s>", depth,
+                 depth ? stack[depth - 1] : "");
     return svgs;
 }
 
@@ -598,8 +602,9 @@ Test(report, html_is_well_formed_and_self_contained, .timeout = 120) {
     cr_assert_eq(count(html, "aria-label=\"Latency"), 1);
     cr_assert_eq(count(html, "aria-label=\"per-layer SQNR\""), 2);
     /* nothing to fetch */
-    static const char *const external[] = {"<script", "<link", "<img", "<iframe", "<object", "http:",
-                                           "https:", "url(", "@import", "src=", "href=", "//"};
+    static const char *const external[] = {"<script", "<link", "<img",   "<iframe",
+                                           "<object", "http:", "https:", "url(",
+                                           "@import", "src=",  "href=",  "//"};
     for (size_t i = 0; i < sizeof external / sizeof external[0]; i++)
         cr_assert_null(strstr(html, external[i]), "the HTML contains '%s'", external[i]);
     cr_assert(strstr(html, "mlp_2of4 &lt;&amp;&gt;.q8"), "names are escaped");
@@ -618,9 +623,9 @@ Test(report, html_is_well_formed_and_self_contained, .timeout = 120) {
 
 /* ---- quantize --max-drop ---- */
 
-static q8_search_result search(const char *onnx, const char *out, q8_prune_mode mode, double fraction,
-                               const char *skip, const char *data, const char *labels, double max_drop,
-                               int trials, int64_t batch) {
+static q8_search_result search(const char *onnx, const char *out, q8_prune_mode mode,
+                               double fraction, const char *skip, const char *data,
+                               const char *labels, double max_drop, int trials, int64_t batch) {
     q8_input_shape sh = {.name = "input", .ndim = 4, .dims = {batch, 1, 28, 28}};
     const char *sk[1] = {skip};
     q8_quantize_options o = {.input_shapes = &sh, .n_input_shapes = 1, .calib_dir = MNIST "/calib",
@@ -631,7 +636,8 @@ static q8_search_result search(const char *onnx, const char *out, q8_prune_mode 
                             .max_trials = trials};
     q8_search_result r;
     q8_error err = {0};
-    cr_assert_eq(q8_quantize_search(onnx, out, &o, &so, NULL, NULL, &r, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_quantize_search(onnx, out, &o, &so, NULL, NULL, &r, &err), Q8_OK, "%s",
+                 err.msg);
     return r;
 }
 
@@ -655,7 +661,8 @@ Test(report, max_drop_meets_its_target_where_plain_int8_misses_it, .timeout = 12
                                 MNIST "/test_y.npy", 1.0, 8, 1000);
     cr_log_info("as asked %.2f points, best %.2f after %d trials, %d dense, %d FP32", r.first.drop,
                 r.best.drop, r.trials, r.n_dense_layers, r.n_fp32_layers);
-    cr_assert_gt(r.first.drop, 1.0, "plain 2:4 INT8 should miss the target (drop %.2f)", r.first.drop);
+    cr_assert_gt(r.first.drop, 1.0, "plain 2:4 INT8 should miss the target (drop %.2f)",
+                 r.first.drop);
     cr_assert(r.met);
     cr_assert_leq(r.best.drop, 1.0);
     cr_assert_gt(r.trials, 1);
@@ -695,9 +702,10 @@ Test(report, max_drop_reports_a_miss_honestly, .timeout = 120) {
     path_in(out, sizeof out, dir, "vit.q8");
     path_in(data, sizeof data, dir, "data");
     path_in(lab, sizeof lab, dir, "labels.npy");
-    q8_search_result r = search(MNIST "/vit.onnx", out, Q8_PRUNE_UNSTRUCTURED, 0.5, "/patch/Conv", data,
-                                lab, 0.5, 2, 200);
-    cr_log_info("as asked %.2f points, best %.2f after %d trials", r.first.drop, r.best.drop, r.trials);
+    q8_search_result r = search(MNIST "/vit.onnx", out, Q8_PRUNE_UNSTRUCTURED, 0.5, "/patch/Conv",
+                                data, lab, 0.5, 2, 200);
+    cr_log_info("as asked %.2f points, best %.2f after %d trials", r.first.drop, r.best.drop,
+                r.trials);
     cr_assert_not(r.met);
     cr_assert_eq(r.trials, 2);
     cr_assert_gt(r.best.drop, 0.5);
@@ -775,16 +783,18 @@ Test(report, cli_errors_are_one_line_and_leave_no_files, .timeout = 120) {
     snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s/nope -o %s", tool, q, dir, out);
     cr_assert_eq(sh(dir, cmd, err, sizeof err), 1);
     assert_one_line(err, "--data");
-    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s --labels " MNIST "/test_y.npy -o %s",
-             tool, q, data, out);
+    snprintf(cmd, sizeof cmd,
+             "%s " MNIST "/mlp.onnx %s --data %s --labels " MNIST "/test_y.npy -o %s", tool, q,
+             data, out);
     cr_assert_eq(sh(dir, cmd, err, sizeof err), 1);
     assert_one_line(err, "expected 50 int64/int32 labels");
     /* a .q8 built for another batch: the shapes, and how to fix it */
-    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data " MNIST "/calib -o %s", tool, q, out);
+    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data " MNIST "/calib -o %s", tool, q,
+             out);
     cr_assert_eq(sh(dir, cmd, err, sizeof err), 1);
     assert_one_line(err, "--input-shape input=1x1x28x28");
-    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s --device cuda --runs 1 -o %s", tool, q,
-             data, out);
+    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s --device cuda --runs 1 -o %s",
+             tool, q, data, out);
     int rc = sh(dir, cmd, err, sizeof err);
     if (rc != 0) assert_one_line(err, "CUDA");
     else cr_log_info("this build has CUDA: --device cuda ran");
@@ -798,8 +808,8 @@ Test(report, cli_errors_are_one_line_and_leave_no_files, .timeout = 120) {
         cr_assert_eq(n, 0, "a failed run left %d files", n);
     }
     /* success: three files, nothing else */
-    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s --runs 1 --threads 2 -o %s", tool, q,
-             data, out);
+    snprintf(cmd, sizeof cmd, "%s " MNIST "/mlp.onnx %s --data %s --runs 1 --threads 2 -o %s", tool,
+             q, data, out);
     cr_assert_eq(sh(dir, cmd, err, sizeof err), 0, "%s", err);
     static const char *const names[] = {"out/r.html", "out/r.json", "out/r.md"};
     for (int i = 0; i < 3; i++) {

@@ -41,12 +41,13 @@ static void print_summary(const q8_report *r, char *const *paths) {
         const q8_report_model *q = &r->models[i];
         q8_report_delta d = q8_report_delta_of(f, q);
         char a[32], b[32], c[32];
-        printf("%s: %sx the file size, %sx the peak memory, %sx the latency", q8_report_basename(q->path),
-               q8_fmt_sig(d.size_ratio, a, sizeof a), q8_fmt_sig(d.peak_rss_ratio, b, sizeof b),
-               q8_fmt_sig(d.latency_ratio, c, sizeof c));
+        printf("%s: %sx the file size, %sx the peak memory, %sx the latency",
+               q8_report_basename(q->path), q8_fmt_sig(d.size_ratio, a, sizeof a),
+               q8_fmt_sig(d.peak_rss_ratio, b, sizeof b), q8_fmt_sig(d.latency_ratio, c, sizeof c));
         if (!isnan(d.top1_drop_points))
             printf(", top-1 %.2f%% -> %.2f%% (%+.2f points)", 100 * q8_report_top1(f),
-                   100 * q8_report_top1(q), fabs(d.top1_drop_points) < 5e-5 ? 0.0 : -d.top1_drop_points);
+                   100 * q8_report_top1(q),
+                   fabs(d.top1_drop_points) < 5e-5 ? 0.0 : -d.top1_drop_points);
         if (!isnan(d.agreement)) printf(", agrees with FP32 on %.2f%%", 100 * d.agreement);
         if (q->n_layers) {
             char db[32];
@@ -90,7 +91,8 @@ int main(int argc, char **argv) {
             break;
         case 't':
             if (!q8_cli_parse_int(optarg, 1, 1024, &v)) {
-                fprintf(stderr, "q8report: --threads needs a number from 1 to 1024, not '%s'\n", optarg);
+                fprintf(stderr, "q8report: --threads needs a number from 1 to 1024, not '%s'\n",
+                        optarg);
                 return 2;
             }
             o.n_threads = (int)v;
@@ -119,7 +121,8 @@ int main(int argc, char **argv) {
     for (int i = optind; i < argc; i++)
         for (int k = 0; k < 3; k++)
             if (paths[k] && !strcmp(paths[k], argv[i])) {
-                fprintf(stderr, "q8report: refusing to overwrite the model '%s' with the report\n", argv[i]);
+                fprintf(stderr, "q8report: refusing to overwrite the model '%s' with the report\n",
+                        argv[i]);
                 return 2;
             }
     q8_error err = {0};
@@ -145,10 +148,12 @@ int main(int argc, char **argv) {
         goto done;
     for (int i = 1; i < r.n_models; i++)
         if (r.models[i].source_matches == 0)
-            fprintf(stderr, "q8report: warning: %s was quantized from a different ONNX file than %s "
-                    "(source.sha256 differs): the comparison may be meaningless\n", r.models[i].path,
-                    r.models[0].path);
-    if (q8_report_html(&r, &docs[0], &err) != Q8_OK || q8_report_json(&r, &docs[1], &err) != Q8_OK ||
+            fprintf(stderr,
+                    "q8report: warning: %s was quantized from a different ONNX file than %s "
+                    "(source.sha256 differs): the comparison may be meaningless\n",
+                    r.models[i].path, r.models[0].path);
+    if (q8_report_html(&r, &docs[0], &err) != Q8_OK ||
+        q8_report_json(&r, &docs[1], &err) != Q8_OK ||
         q8_report_markdown(&r, &docs[2], &err) != Q8_OK)
         goto done;
     size_t lens[3];
