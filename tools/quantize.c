@@ -53,11 +53,16 @@ static void print_written(const char *out, const q8_quantize_result *r) {
 
 static void print_trial(void *arg, const q8_search_trial *t) {
     const q8_search_options *so = arg;
-    if (t->index == 1) printf("trial 1: as asked");
-    else printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
-                t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node, t->layer_sqnr_db);
-    if (so->labels_path) printf(": top-1 %.2f%%, drop %.2f points", 100 * t->top1, t->drop);
-    else printf(": top-1 agreement with FP32 %.2f%%, drop %.2f points", 100 * t->agreement, t->drop);
+    if (t->index == 1)
+        printf("trial 1: as asked");
+    else
+        printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
+               t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node,
+               t->layer_sqnr_db);
+    if (so->labels_path)
+        printf(": top-1 %.2f%%, drop %.2f points", 100 * t->top1, t->drop);
+    else
+        printf(": top-1 agreement with FP32 %.2f%%, drop %.2f points", 100 * t->agreement, t->drop);
     printf(", %zu bytes\n", t->q8_bytes);
     fflush(stdout);
 }
@@ -88,8 +93,8 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
                "(as asked: %.2f)\n", 100 * r.best.agreement, (long long)r.rows, r.best.drop,
                r.first.drop);
     if (r.met)
-        printf("criterion met: drop %.2f <= %g points after %d trial%s\n", r.best.drop, so->max_drop,
-               r.trials, r.trials == 1 ? "" : "s");
+        printf("criterion met: drop %.2f <= %g points after %d trial%s\n", r.best.drop,
+               so->max_drop, r.trials, r.trials == 1 ? "" : "s");
     else
         printf("criterion NOT met: the best drop found is %.2f > %g points after %d trial%s (%s); "
                "writing the best model found anyway\n", r.best.drop, so->max_drop, r.trials,
@@ -236,7 +241,8 @@ int main(int argc, char **argv) {
     }
     bool search = so.max_drop >= 0;
     if (search && !so.data_dir) {
-        fprintf(stderr, "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
+        fprintf(stderr,
+                "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
         return 2;
     }
     if (!search && (so.data_dir || so.labels_path || trials_given)) {
