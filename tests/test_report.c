@@ -518,6 +518,68 @@ Test(report, known_perturbation_gives_40_db) {
     rm_tree(dir);
 }
 
+/* Two inputs, one subfolder each: y = (a + b) W, against W scaled by 1.01. */
+static q8_graph *two_inputs(float w_mul) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {4, 6};
+    g->inputs = malloc(sizeof(int) * 2);
+    for (int i = 0; i < 2; i++) {
+        int t = T(g, i ? "b" : "a");
+        q8_tensor_set_shape(g->tensors[t], Q8_F32, d, 2);
+        g->inputs[g->n_inputs++] = t;
+    }
+    int in[2] = {T(g, "a"), T(g, "b")}, out = T(g, "s");
+    int k = q8_graph_add_node(g, "add", "Add");
+    cr_assert_eq(q8_node_set_io(g->nodes[k], in, 2, &out, 1, NULL), Q8_OK);
+    weight(g, "W", 6, 3, 3, w_mul);
+    matmul(g, "mm", "s", "W", "y");
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    return g;
+}
+
+Test(report, multi_input_samples_from_subfolders) {
+    char *dir = tmp_dir();
+    q8t_rng rng = q8t_seed(11);
+    for (int i = 0; i < 2; i++) {
+        char sub[256], p[300];
+        snprintf(sub, sizeof sub, "%s/%s", dir, i ? "b" : "a");
+        mkdir(sub, 0777);
+        for (int k = 0; k < 3; k++) {
+            float x[24];
+            q8t_fill(&rng, x, 24, -1, 1);
+            snprintf(p, sizeof p, "%s/%d.npy", sub, k);
+            int64_t d[2] = {4, 6};
+            q8_error err = {0};
+            cr_assert_eq(q8_npy_write(p, Q8_F32, d, 2, x, &err), Q8_OK, "%s", err.msg);
+        }
+    }
+    q8_graph *ga = two_inputs(1), *gb = two_inputs(1.01f);
+    q8_error err = {0};
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, ga, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(s.n_samples, 3);
+    cr_assert_eq(s.n_inputs, 2);
+    q8_model *ma, *mb;
+    cr_assert_eq(q8_model_from_graph(ga, "a", &ma, &err), Q8_OK);
+    cr_assert_eq(q8_model_from_graph(gb, "b", &mb, &err), Q8_OK);
+    q8_report_model out[2] = {{0}};
+    q8_compare_options co = {.per_layer = true, .n_threads = 1};
+    const q8_model *qs[1] = {mb};
+    cr_assert_eq(q8_report_compare(ma, qs, 1, &s, &co, out, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(out[1].outputs[0].err.n, 3 * 12);
+    cr_assert_float_eq(q8_err_sqnr_db(&out[1].outputs[0].err), 40.0, 1e-3);
+    cr_assert_eq(out[1].agree, 4 * 3, "scaling the scores keeps every argmax");
+    q8_report_model_free(&out[0]);
+    q8_report_model_free(&out[1]);
+    q8_model_free(ma);
+    q8_model_free(mb);
+    q8_samples_free(&s);
+    rm_tree(dir);
+}
+
 /* ---- the HTML ---- */
 
 static bool is_void(const char *tag) {
