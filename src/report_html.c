@@ -182,7 +182,7 @@ static void answers(q8_sbuf *b, const q8_report *r) {
     for (int i = 1; i < r->n_models; i++) {
         const q8_report_model *q = &r->models[i];
         q8_report_delta d = q8_report_delta_of(f, q);
-        q8_sb_puts(b, "<tr><td><code>");
+        q8_sb_puts(b, "<tr><td><code class=\"node\">");
         q8_sb_html(b, q8_report_basename(q->path));
         q8_sb_puts(b, "</code></td><td>");
         ratio_words(b, d.size_ratio, "smaller", "larger");
