@@ -520,7 +520,7 @@ static void layers_section(q8_sbuf *b, const q8_report *r, const q8_report_model
         q8_sb_printf(b, "</code> (%s)", q8_fmt_db(q8_err_sqnr_db(&pick[i]->alone), s1, sizeof s1));
         pruned |= pick[i]->sparsity > 0;
     }
-    q8_sb_puts(b, ": the layers to try first in FP32");
+    q8_sb_puts(b, ": if the accuracy lost is too much, the layers to try first in FP32");
     if (pruned) q8_sb_puts(b, ", or unpruned with <code>--prune-skip</code> (they are pruned)");
     q8_sb_puts(b, ". <code>quantize --max-drop</code> runs this search for you.</p><pre><code>"
                   "quantize ... --fp32-layers ");
