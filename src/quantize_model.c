@@ -129,6 +129,12 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
             s = q8_meta_set_float(&meta, "prune.fraction",
                                   o->prune.mode == Q8_PRUNE_2_4 ? 0.5 : o->prune.mode ? o->prune.fraction : 0, err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.scope", o->prune.global ? "global" : "layer", err);
+        for (int i = 0; s == Q8_OK && o->extra_meta && i < o->extra_meta->n; i++) {
+            const q8_meta_entry *e = &o->extra_meta->e[i];
+            s = e->type == Q8_META_STR ? q8_meta_set_str(&meta, e->key, e->s, err)
+                : e->type == Q8_META_INT ? q8_meta_set_int(&meta, e->key, e->i, err)
+                                         : q8_meta_set_float(&meta, e->key, e->f, err);
+        }
     }
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;

@@ -13,6 +13,7 @@ typedef struct q8_quantize_options {
     q8_prune_options prune;
     q8_quant_options quant;
     int n_threads;                      /* for calibration; 0 = all CPUs */
+    const q8_meta *extra_meta;          /* more metadata to record (e.g. search.*), or NULL */
 } q8_quantize_options;
 
 typedef struct q8_quantize_result {

@@ -5,13 +5,16 @@
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope layer|global] [--prune-skip NAME,...]
  *            [--fp32-layers NAME,...] [--threads N]
+ *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <math.h>
+
 #include "cli_util.h"
-#include "quantize_model.h"
+#include "quantize_search.h"
 
 #define MAX_LIST 1024
 
@@ -22,8 +25,13 @@ static void usage(FILE *f) {
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
             "                [--fp32-layers NAME,...] [--threads N]\n"
+            "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
-            "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n");
+            "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
+            "  --max-drop: measure the model on the --data samples and fall back on the most\n"
+            "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
+            "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
+            "  writes the best model found; exit status 3 if the target was not reached.\n");
 }
 
 /* Split "a,b,c" in place into list; returns the count or -1 if too many. */
@@ -35,6 +43,71 @@ static int split_list(char *s, const char **list, int max, int have) {
     return have;
 }
 
+static void print_written(const char *out, const q8_quantize_result *r) {
+    printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
+           "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
+           out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,
+           r->onnx_bytes, r->n_quantized, r->n_samples, r->q8_arena_bytes, r->fp32_arena_bytes,
+           r->seconds);
+}
+
+static void print_trial(void *arg, const q8_search_trial *t) {
+    const q8_search_options *so = arg;
+    if (t->index == 1)
+        printf("trial 1: as asked");
+    else
+        printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
+               t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node,
+               t->layer_sqnr_db);
+    if (so->labels_path)
+        printf(": top-1 %.2f%%, drop %.2f points", 100 * t->top1, t->drop);
+    else
+        printf(": top-1 agreement with FP32 %.2f%%, drop %.2f points", 100 * t->agreement, t->drop);
+    printf(", %zu bytes\n", t->q8_bytes);
+    fflush(stdout);
+}
+
+static void print_list(const char *what, char *const *v, int n) {
+    printf("  %s (%d)%s", what, n, n ? ": " : "\n");
+    for (int i = 0; i < n; i++) printf("%s%s", v[i], i + 1 < n ? ", " : "\n");
+}
+
+/* --max-drop: exit 0 when met, 3 when the best model found misses it. */
+static int run_search(const char *onnx, const char *out, const q8_quantize_options *o,
+                      const q8_search_options *so) {
+    q8_error err = {0};
+    q8_search_result r;
+    printf("searching: at most %g points of %s on %s, at most %d trials\n", so->max_drop,
+           so->labels_path ? "top-1 vs the labels" : "top-1 agreement with FP32", so->data_dir,
+           so->max_trials);
+    if (q8_quantize_search(onnx, out, o, so, print_trial, (void *)so, &r, &err) != Q8_OK) {
+        q8_cli_error("quantize", err.msg);
+        return 1;
+    }
+    if (r.labels)
+        printf("FP32 top-1 %.2f%% on %lld rows; best model: top-1 %.2f%%, drop %.2f points "
+               "(as asked: %.2f)\n", 100 * r.fp32_top1, (long long)r.rows, 100 * r.best.top1,
+               r.best.drop, r.first.drop);
+    else
+        printf("best model: top-1 agreement with FP32 %.2f%% on %lld rows, drop %.2f points "
+               "(as asked: %.2f)\n", 100 * r.best.agreement, (long long)r.rows, r.best.drop,
+               r.first.drop);
+    if (r.met)
+        printf("criterion met: drop %.2f <= %g points after %d trial%s\n", r.best.drop,
+               so->max_drop, r.trials, r.trials == 1 ? "" : "s");
+    else
+        printf("criterion NOT met: the best drop found is %.2f > %g points after %d trial%s (%s); "
+               "writing the best model found anyway\n", r.best.drop, so->max_drop, r.trials,
+               r.trials == 1 ? "" : "s",
+               r.exhausted ? "no layer left to fall back on" : "the --max-trials budget");
+    print_list("layers made dense (no pruning)", r.dense_layers, r.n_dense_layers);
+    print_list("layers kept in FP32", r.fp32_layers, r.n_fp32_layers);
+    print_written(out, &r.q);
+    int rc = r.met ? 0 : 3;
+    q8_search_result_free(&r);
+    return rc;
+}
+
 int main(int argc, char **argv) {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},       {"calib", required_argument, 0, 'c'},
@@ -43,6 +116,8 @@ int main(int argc, char **argv) {
         {"prune-mode", required_argument, 0, 'M'},   {"prune-scope", required_argument, 0, 'S'},
         {"prune-skip", required_argument, 0, 'k'},   {"fp32-layers", required_argument, 0, 'f'},
         {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
+        {"max-drop", required_argument, 0, 'X'},     {"data", required_argument, 0, 'D'},
+        {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
         {0, 0, 0, 0}};
     static q8_input_shape shapes[64];
     static const char *skip[MAX_LIST], *fp32[MAX_LIST];
@@ -50,6 +125,8 @@ int main(int argc, char **argv) {
     const char *out = NULL;
     bool prune_given = false, mode_given = false;
     q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99};
+    q8_search_options so = {.max_drop = -1, .max_trials = 12};
+    bool trials_given = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:c:s:m:P:p:M:S:k:f:t:h", opts, NULL)) != -1) {
@@ -125,6 +202,24 @@ int main(int argc, char **argv) {
             }
             o.n_threads = (int)v;
             break;
+        case 'X': {
+            char msg[400];
+            if (!q8_parse_max_drop(optarg, &so.max_drop, msg, sizeof msg)) {
+                fprintf(stderr, "quantize: %s\n", msg);
+                return 2;
+            }
+            break;
+        }
+        case 'D': so.data_dir = optarg; break;
+        case 'L': so.labels_path = optarg; break;
+        case 'T':
+            if (!q8_cli_parse_int(optarg, 1, 10000, &v)) {
+                fprintf(stderr, "quantize: --max-trials needs a number from 1 to 10000\n");
+                return 2;
+            }
+            so.max_trials = (int)v;
+            trials_given = true;
+            break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "quantize: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -144,6 +239,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quantize: --prune-mode unstructured needs --prune FRACTION\n");
         return 2;
     }
+    bool search = so.max_drop >= 0;
+    if (search && !so.data_dir) {
+        fprintf(stderr,
+                "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
+        return 2;
+    }
+    if (!search && (so.data_dir || so.labels_path || trials_given)) {
+        fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop\n");
+        return 2;
+    }
     o.input_shapes = shapes;
     o.n_input_shapes = n_shapes;
     o.prune.skip = skip;
@@ -152,13 +257,11 @@ int main(int argc, char **argv) {
     o.quant.n_fp32_layers = n_fp32;
     q8_error err = {0};
     q8_quantize_result r;
+    if (search) return run_search(argv[optind], out, &o, &so);
     if (q8_quantize_model(argv[optind], out, &o, &r, &err) != Q8_OK) {
         fprintf(stderr, "quantize: %s\n", err.msg);
         return 1;
     }
-    printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
-           "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
-           out, r.q8_bytes, r.onnx_bytes ? (double)r.q8_bytes / (double)r.onnx_bytes : 0.0,
-           r.onnx_bytes, r.n_quantized, r.n_samples, r.q8_arena_bytes, r.fp32_arena_bytes, r.seconds);
+    print_written(out, &r);
     return 0;
 }

@@ -1,0 +1,331 @@
+/* quantize --max-drop: a greedy search over per-layer fallbacks.
+ *
+ * Trial 1 quantizes with the options as given. Each trial is measured on
+ * the --data samples against the FP32 model (q8_report_compare): the drop
+ * in top-1 (with labels) or the share of rows whose top-1 changed (without),
+ * and every INT8 layer's sensitivity: its SQNR alone, i.e. fed with the FP32
+ * values of its inputs, so its own error. While the drop is above the
+ * limit, the next trial takes one step on the layer with the lowest SQNR
+ * alone: a pruned layer becomes dense (still INT8); a dense one is kept in
+ * FP32. The best trial (smallest drop; the earliest on ties, i.e. the fewest
+ * fallbacks) is written at the end with the user's shapes.
+ *
+ * Trials are built at the --data samples' shapes (so they can run on them);
+ * calibration does not depend on that shape, so the model written at the
+ * deployment shape (--input-shape) computes the same per-row results. */
+#include "quantize_search.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "tensor_file.h"
+
+typedef struct name_list {
+    char **v;
+    int n, cap;
+} name_list;
+
+static bool nl_has(const name_list *l, const char *s) {
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], s)) return true;
+    return false;
+}
+
+static q8_status nl_add(name_list *l, const char *s, q8_error *err) {
+    if (nl_has(l, s)) return Q8_OK;
+    if (l->n == l->cap) {
+        int cap = l->cap ? 2 * l->cap : 16;
+        char **v = realloc(l->v, sizeof(char *) * (size_t)cap);
+        if (!v) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        l->v = v;
+        l->cap = cap;
+    }
+    if (!(l->v[l->n] = q8_strdup(s))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    l->n++;
+    return Q8_OK;
+}
+
+static void nl_free(name_list *l) {
+    for (int i = 0; i < l->n; i++) free(l->v[i]);
+    free(l->v);
+    memset(l, 0, sizeof *l);
+}
+
+static q8_status nl_copy(name_list *dst, const name_list *src, q8_error *err) {
+    nl_free(dst);
+    for (int i = 0; i < src->n; i++) Q8_TRY(nl_add(dst, src->v[i], err));
+    return Q8_OK;
+}
+
+void q8_search_result_free(q8_search_result *r) {
+    for (int i = 0; i < r->n_fp32_layers; i++) free(r->fp32_layers[i]);
+    free(r->fp32_layers);
+    for (int i = 0; i < r->n_dense_layers; i++) free(r->dense_layers[i]);
+    free(r->dense_layers);
+    memset(r, 0, sizeof *r);
+}
+
+bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    bool unit = !strcmp(end, "pt") || !strcmp(end, "%") || !strcmp(end, "points");
+    if (end == s || errno || (*end && !unit) || !isfinite(v)) {
+        snprintf(msg, n, "--max-drop wants percentage points, e.g. 0.5 (half a point), not '%s'",
+                 s);
+        return false;
+    }
+    if (v < 0 || v > 100) {
+        snprintf(msg, n, "--max-drop %s: the drop in percentage points must be in [0, 100]", s);
+        return false;
+    }
+    if (!unit && v > 0 && v < 0.1) {
+        snprintf(msg, n,
+                 "--max-drop %s is ambiguous: it is read in percentage points (0.5 = half a "
+                 "point), and %s reads like a fraction; write %gpt for %g points, or %g for the "
+                 "fraction %s",
+                 s, s, v, v, 100 * v, s);
+        return false;
+    }
+    *points = v;
+    return true;
+}
+
+static bool same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+        sa.st_ino == sb.st_ino;
+}
+
+/* Quantize with the current fallbacks and measure it. rep[0..1] are filled
+ * (the caller frees them). */
+static q8_status run_trial(const char *onnx, const char *path, const q8_quantize_options *base,
+                           const q8_input_shape *shapes, int n_shapes, const name_list *fp32,
+                           const name_list *dense, const q8_model *fm, const q8_sample_set *s,
+                           const q8_tensor *labels, int n_threads, q8_report_model rep[2],
+                           q8_quantize_result *qr, q8_error *err) {
+    q8_quantize_options o = *base;
+    o.input_shapes = shapes;
+    o.n_input_shapes = n_shapes;
+    o.prune.skip = (const char *const *)dense->v;
+    o.prune.n_skip = dense->n;
+    o.quant.fp32_layers = (const char *const *)fp32->v;
+    o.quant.n_fp32_layers = fp32->n;
+    o.extra_meta = NULL;
+    Q8_TRY(q8_quantize_model(onnx, path, &o, qr, err));
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+    q8_model *qm = NULL;
+    Q8_TRY(q8_model_load(path, &lo, &qm, err));
+    memset(rep, 0, 2 * sizeof *rep);
+    q8_compare_options co = {.labels = labels, .per_layer = true, .n_threads = n_threads};
+    const q8_model *qs[1] = {qm};
+    q8_status st = q8_report_compare(fm, qs, 1, s, &co, rep, err);
+    q8_model_free(qm);
+    return st;
+}
+
+/* The next step, from the layers of the trial just measured: the lowest
+ * SQNR alone among the layers still quantized. */
+static const q8_report_layer *next_layer(const q8_report_model *m, const name_list *fp32) {
+    const q8_report_layer *best = NULL;
+    double bs = INFINITY;
+    for (int i = 0; i < m->n_layers; i++) {
+        const q8_report_layer *L = &m->layers[i];
+        double db = q8_err_sqnr_db(&L->alone);
+        if (isnan(db) || nl_has(fp32, L->node)) continue;
+        if (!best || db < bs) {
+            best = L;
+            bs = db;
+        }
+    }
+    return best;
+}
+
+static q8_status set_lists(q8_search_result *r, const name_list *fp32, const name_list *dense,
+                           const name_list *user_dense, q8_error *err) {
+    for (int i = 0; i < r->n_fp32_layers; i++) free(r->fp32_layers[i]);
+    for (int i = 0; i < r->n_dense_layers; i++) free(r->dense_layers[i]);
+    r->n_fp32_layers = r->n_dense_layers = 0;
+    free(r->fp32_layers);
+    free(r->dense_layers);
+    r->fp32_layers = calloc((size_t)fp32->n + 1, sizeof(char *));
+    r->dense_layers = calloc((size_t)dense->n + 1, sizeof(char *));
+    if (!r->fp32_layers || !r->dense_layers) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < fp32->n; i++) {
+        if (!(r->fp32_layers[i] = q8_strdup(fp32->v[i])))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        r->n_fp32_layers++;
+    }
+    /* only the layers the search made dense, not the user's --prune-skip, nor
+     * those it then moved to FP32 */
+    for (int i = 0; i < dense->n; i++) {
+        if (nl_has(user_dense, dense->v[i]) || nl_has(fp32, dense->v[i])) continue;
+        if (!(r->dense_layers[r->n_dense_layers] = q8_strdup(dense->v[i])))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        r->n_dense_layers++;
+    }
+    return Q8_OK;
+}
+
+static q8_status search_meta(const q8_search_result *r, const q8_search_options *so, q8_meta *m,
+                             q8_error *err) {
+    Q8_TRY(q8_meta_set_float(m, "search.max_drop_points", so->max_drop, err));
+    Q8_TRY(q8_meta_set_str(m, "search.metric",
+                           r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
+    Q8_TRY(q8_meta_set_float(m, "search.drop_points", r->best.drop, err));
+    Q8_TRY(q8_meta_set_int(m, "search.met", r->met, err));
+    Q8_TRY(q8_meta_set_int(m, "search.trials", r->trials, err));
+    size_t len = 1;
+    for (int i = 0; i < r->n_dense_layers; i++) len += strlen(r->dense_layers[i]) + 1;
+    char *s = calloc(len, 1);
+    if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < r->n_dense_layers; i++) {
+        if (i) strcat(s, ",");
+        strcat(s, r->dense_layers[i]);
+    }
+    q8_status st = q8_meta_set_str(m, "search.dense_layers", s, err);
+    free(s);
+    return st;
+}
+
+q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantize_options *o,
+                             const q8_search_options *so, q8_search_progress progress, void *arg,
+                             q8_search_result *r, q8_error *err) {
+    memset(r, 0, sizeof *r);
+    if (!so->data_dir) return q8_fail(err, Q8_ERR_ARG, "--max-drop needs --data DIR to measure on");
+    if (so->max_trials < 1) return q8_fail(err, Q8_ERR_ARG, "--max-trials must be >= 1");
+    if (!(so->max_drop >= 0 && so->max_drop <= 100))
+        return q8_fail(err, Q8_ERR_ARG, "--max-drop must be in [0, 100] percentage points");
+    if (same_file(onnx, out))
+        return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx);
+
+    q8_sample_set samples = {0};
+    q8_tensor_info *inputs = NULL;
+    q8_input_shape *shapes = NULL;
+    q8_model *fm = NULL;
+    q8_tensor *labels = NULL;
+    name_list fp32 = {0}, dense = {0}, user_dense = {0};
+    q8_report_model rep[2] = {{0}};
+    q8_meta meta = {0};
+    char *trial = malloc(strlen(out) + 16);
+    int n_in = 0;
+    q8_status st = trial ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (st == Q8_OK)
+        st = q8_report_open_samples(onnx, so->data_dir, &samples, &inputs, &shapes, err);
+    n_in = samples.n_inputs;
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in};
+    if (st == Q8_OK) st = q8_model_load(onnx, &lo, &fm, err);
+    if (st == Q8_OK && so->labels_path) {
+        st = q8_tensor_file_read(so->labels_path, &labels, err);
+        if (st != Q8_OK) q8_fail_prefix(err, "--labels");
+    }
+    for (int i = 0; st == Q8_OK && i < o->quant.n_fp32_layers; i++)
+        st = nl_add(&fp32, o->quant.fp32_layers[i], err);
+    for (int i = 0; st == Q8_OK && i < o->prune.n_skip; i++) {
+        st = nl_add(&dense, o->prune.skip[i], err);
+        if (st == Q8_OK) st = nl_add(&user_dense, o->prune.skip[i], err);
+    }
+    if (st == Q8_OK) {
+        snprintf(trial, strlen(out) + 16, "%s.trialXXXXXX", out);
+        int fd = mkstemp(trial);
+        if (fd < 0)
+            st = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", out,
+                         strerror(errno));
+        else close(fd);
+    }
+    bool have_trial_file = st == Q8_OK;
+    r->labels = labels != NULL;
+    r->best.drop = INFINITY;
+    q8_search_action action = Q8_SEARCH_AS_ASKED;
+    const char *changed = NULL;
+    double changed_db = NAN;
+    while (st == Q8_OK && r->trials < so->max_trials) {
+        q8_quantize_result qr;
+        st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels,
+                       o->n_threads, rep, &qr, err);
+        if (st != Q8_OK) break;
+        if (rep[0].rows <= 0) {
+            st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
+                         "float score tensor in this model");
+            break;
+        }
+        r->trials++;
+        r->rows = rep[0].rows;
+        r->fp32_top1 = q8_report_top1(&rep[0]);
+        q8_search_trial t = {.index = r->trials, .action = action, .node = changed,
+                             .layer_sqnr_db = changed_db, .top1 = q8_report_top1(&rep[1]),
+                             .agreement = q8_report_agreement(&rep[1]), .q8_bytes = qr.q8_bytes};
+        t.drop = labels ? (r->fp32_top1 - t.top1) * 100 : (1 - t.agreement) * 100;
+        if (fabs(t.drop) < 1e-9) t.drop = 0;
+        if (progress) progress(arg, &t);
+        t.node = NULL; /* points into lists that change */
+        if (r->trials == 1) r->first = t;
+        if (t.drop < r->best.drop) {
+            r->best = t;
+            st = set_lists(r, &fp32, &dense, &user_dense, err);
+        }
+        if (st != Q8_OK || t.drop <= so->max_drop) break;
+        if (r->trials == so->max_trials) break;
+        const q8_report_layer *L = next_layer(&rep[1], &fp32);
+        if (!L) {
+            r->exhausted = true;
+            break;
+        }
+        if (L->sparsity > 0 && !nl_has(&dense, L->node)) {
+            action = Q8_SEARCH_DENSE;
+            st = nl_add(&dense, L->node, err);
+        } else {
+            action = Q8_SEARCH_FP32;
+            st = nl_add(&fp32, L->node, err);
+            if (st == Q8_OK && o->prune.mode != Q8_PRUNE_NONE) st = nl_add(&dense, L->node, err);
+        }
+        changed = st == Q8_OK
+            ? (action == Q8_SEARCH_DENSE ? dense.v[dense.n - 1] : fp32.v[fp32.n - 1])
+            : NULL;
+        changed_db = q8_err_sqnr_db(&L->alone);
+        q8_report_model_free(&rep[0]);
+        q8_report_model_free(&rep[1]);
+    }
+    q8_report_model_free(&rep[0]);
+    q8_report_model_free(&rep[1]);
+    if (have_trial_file) unlink(trial);
+    r->met = st == Q8_OK && r->best.drop <= so->max_drop;
+    /* The best trial, at the deployment shapes, with the search's record. */
+    if (st == Q8_OK) st = search_meta(r, so, &meta, err);
+    if (st == Q8_OK) {
+        q8_quantize_options fo = *o;
+        name_list bf = {0}, bd = {0};
+        for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
+            st = nl_add(&bf, r->fp32_layers[i], err);
+        if (st == Q8_OK) st = nl_copy(&bd, &user_dense, err);
+        for (int i = 0; st == Q8_OK && i < r->n_dense_layers; i++)
+            st = nl_add(&bd, r->dense_layers[i], err);
+        if (o->prune.mode != Q8_PRUNE_NONE)
+            for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
+                st = nl_add(&bd, r->fp32_layers[i], err);
+        fo.quant.fp32_layers = (const char *const *)bf.v;
+        fo.quant.n_fp32_layers = bf.n;
+        fo.prune.skip = (const char *const *)bd.v;
+        fo.prune.n_skip = bd.n;
+        fo.extra_meta = &meta;
+        if (st == Q8_OK) st = q8_quantize_model(onnx, out, &fo, &r->q, err);
+        nl_free(&bf);
+        nl_free(&bd);
+    }
+    q8_meta_free(&meta);
+    nl_free(&fp32);
+    nl_free(&dense);
+    nl_free(&user_dense);
+    q8_tensor_free(labels);
+    q8_model_free(fm);
+    q8_report_inputs_free(inputs, n_in);
+    free(shapes);
+    q8_samples_free(&samples);
+    free(trial);
+    if (st != Q8_OK) q8_search_result_free(r);
+    return st;
+}

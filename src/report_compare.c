@@ -1,0 +1,464 @@
+/* Accuracy of quantized models against their FP32 source, one sample at a
+ * time, through the node observer:
+ *
+ * 1. FP32 run: the observer copies every activation some quantized model
+ *    has a counterpart of (buffers allocated once: one sample's worth).
+ * 2. Each quantized model, normal run: its layers' outputs are compared
+ *    with those copies as they are produced ("in the model": the error the
+ *    layer's output carries, including everything upstream); then its graph
+ *    outputs with the FP32 outputs (cosine, max error, SQNR, argmax).
+ * 3. Each quantized model again, the observer now overwriting every tensor
+ *    it sees with its FP32 value (quantized to the tensor's int8 scale where
+ *    it is int8) after comparing the layer outputs: each layer then reads
+ *    FP32 values, so its error is its own ("alone").
+ *
+ * Tensors map by name: the quantizer keeps FP32 names; the int8 version of
+ * tensor t is "t_q8" (or "t_q8__K" when that name was taken). */
+#include <math.h>
+#include <string.h>
+
+#include "report.h"
+
+/* ---- error statistics ---- */
+
+void q8_err_stats_f32(q8_err_stats *s, const float *ref, const float *q, int64_t n) {
+    double ref2 = 0, q2 = 0, dot = 0, err2 = 0, mx = s->max_abs;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], v = q[i];
+        if (!isfinite(r) || !isfinite(v)) {
+            bad++;
+            continue;
+        }
+        double d = v - r;
+        ref2 += r * r;
+        q2 += v * v;
+        dot += r * v;
+        err2 += d * d;
+        if (fabs(d) > mx) mx = fabs(d);
+    }
+    s->ref2 += ref2;
+    s->q2 += q2;
+    s->dot += dot;
+    s->err2 += err2;
+    s->max_abs = mx;
+    s->n += n - bad;
+    s->nonfinite += bad;
+}
+
+void q8_err_stats_i8(q8_err_stats *s, const float *ref, const int8_t *q, float scale, int64_t n) {
+    double ref2 = 0, q2 = 0, dot = 0, err2 = 0, mx = s->max_abs;
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double r = ref[i], v = (double)scale * q[i];
+        if (!isfinite(r) || !isfinite(v)) {
+            bad++;
+            continue;
+        }
+        double d = v - r;
+        ref2 += r * r;
+        q2 += v * v;
+        dot += r * v;
+        err2 += d * d;
+        if (fabs(d) > mx) mx = fabs(d);
+    }
+    s->ref2 += ref2;
+    s->q2 += q2;
+    s->dot += dot;
+    s->err2 += err2;
+    s->max_abs = mx;
+    s->n += n - bad;
+    s->nonfinite += bad;
+}
+
+double q8_err_sqnr_db(const q8_err_stats *s) {
+    if (s->n == 0) return NAN;
+    if (s->err2 == 0) return INFINITY;
+    return 10.0 * log10(s->ref2 / s->err2);
+}
+
+double q8_err_cosine(const q8_err_stats *s) {
+    if (s->n == 0 || s->ref2 == 0 || s->q2 == 0) return NAN;
+    return s->dot / (sqrt(s->ref2) * sqrt(s->q2));
+}
+
+/* ---- the models being compared ---- */
+
+typedef struct ref_set {
+    const q8_graph *g;      /* FP32 graph */
+    void **buf;             /* per tensor: owned copy of this sample's value, or NULL */
+    const void **ref;       /* per tensor: this sample's FP32 value (copy, constant or input) */
+} ref_set;
+
+typedef struct qmodel {
+    const q8_model *m;
+    q8_session *sess;
+    int *fmap;              /* per tensor: FP32 tensor index, or -1 */
+    int *layer_of;          /* per node: layer index, or -1 */
+    int *out_f;             /* per graph output: FP32 graph output index */
+    q8_report_model *rep;
+    const ref_set *refs;
+    bool alone;             /* the injecting run */
+    int next_node;          /* observer: expected node index */
+} qmodel;
+
+static bool is_layer(const q8_node *n) {
+    return !strcmp(n->domain, "q8") && n->n_outputs >= 1 && n->outputs[0] >= 0;
+}
+
+/* The FP32 tensor that quantized tensor t stands for, or -1. */
+static int counterpart(const q8_graph *f, const q8_tensor *t) {
+    if (t->data || !t->shape_known) return -1;
+    char name[600];
+    snprintf(name, sizeof name, "%s", t->name);
+    if (t->dtype == Q8_I8) {
+        if (t->q.n != 1 || !t->q.scale || !(t->q.scale[0] > 0)) return -1;
+        size_t len = strlen(name);
+        char *k = strstr(name, "_q8__");
+        if (len > 3 && !strcmp(name + len - 3, "_q8")) {
+            name[len - 3] = 0;
+        } else if (k) {
+            char *last = k;
+            while ((k = strstr(k + 1, "_q8__"))) last = k;
+            if (!last[5] || strspn(last + 5, "0123456789") != strlen(last + 5)) return -1;
+            *last = 0;
+        } else {
+            return -1;
+        }
+    } else if (t->dtype != Q8_F32) {
+        return -1;
+    }
+    int i = q8_graph_find(f, name);
+    if (i < 0) return -1;
+    const q8_tensor *ft = f->tensors[i];
+    if (ft->dtype != Q8_F32 || !ft->shape_known || q8_tensor_numel(ft) != q8_tensor_numel(t))
+        return -1;
+    return i;
+}
+
+static int node_index(qmodel *c, const q8_graph *g, const q8_node *n) {
+    int i = c->next_node;
+    if (i < 0 || i >= g->n_nodes || g->nodes[i] != n)
+        for (i = 0; i < g->n_nodes && g->nodes[i] != n; i++) {}
+    c->next_node = i + 1;
+    return i < g->n_nodes ? i : -1;
+}
+
+static void compare_tensor(q8_err_stats *s, const q8_tensor *t, const void *data,
+                           const float *ref) {
+    int64_t n = q8_tensor_numel(t);
+    if (t->dtype == Q8_I8) q8_err_stats_i8(s, ref, data, t->q.scale[0], n);
+    else q8_err_stats_f32(s, ref, data, n);
+}
+
+static void inject(const q8_tensor *t, void *data, const float *ref) {
+    int64_t n = q8_tensor_numel(t);
+    if (t->dtype == Q8_F32) {
+        if (data != (const void *)ref) memcpy(data, ref, sizeof(float) * (size_t)n);
+        return;
+    }
+    int8_t *q = data;
+    float inv = 1.0f / t->q.scale[0];
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf(ref[i] * inv);
+        q[i] = (int8_t)(v >= 127 ? 127 : v <= -128 ? -128 : v == v ? v : 0);
+    }
+}
+
+static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
+    qmodel *c = arg;
+    int ni = node_index(c, g, n);
+    if (ni < 0) return;
+    int li = c->layer_of[ni];
+    if (li >= 0) {
+        int t = n->outputs[0], f = c->fmap[t];
+        const float *ref = f >= 0 ? c->refs->ref[f] : NULL;
+        q8_report_layer *L = &c->rep->layers[li];
+        if (ref && ptr[t])
+            compare_tensor(c->alone ? &L->alone : &L->in_model, g->tensors[t], ptr[t], ref);
+    }
+    if (!c->alone) return;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int t = n->outputs[k];
+        int f = t >= 0 ? c->fmap[t] : -1;
+        if (f >= 0 && c->refs->ref[f] && ptr[t]) inject(g->tensors[t], ptr[t], c->refs->ref[f]);
+    }
+}
+
+static void ref_observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
+    ref_set *r = arg;
+    for (int k = 0; k < n->n_outputs; k++) {
+        int t = n->outputs[k];
+        if (t >= 0 && r->buf[t] && ptr[t])
+            memcpy(r->buf[t], ptr[t], q8_tensor_nbytes(g->tensors[t]));
+    }
+}
+
+static double meta_float(const q8_meta *m, const char *node, const char *what) {
+    char key[700];
+    snprintf(key, sizeof key, "layer.%s.%s", node, what);
+    const q8_meta_entry *e = q8_meta_get(m, key);
+    if (!e) return -1;
+    return e->type == Q8_META_FLOAT ? e->f : e->type == Q8_META_INT ? (double)e->i : -1;
+}
+
+void q8_report_model_free(q8_report_model *m) {
+    for (int i = 0; i < m->n_outputs; i++) free(m->outputs[i].name);
+    free(m->outputs);
+    for (int i = 0; i < m->n_layers; i++) {
+        free(m->layers[i].node);
+        free(m->layers[i].op);
+        free(m->layers[i].tensor);
+    }
+    free(m->layers);
+    for (int i = 0; i < m->n_fp32_layers; i++) free(m->fp32_layers[i]);
+    free(m->fp32_layers);
+    free(m->calib_method);
+    free(m->prune_mode);
+    free(m->search_metric);
+    free(m->search_dense);
+    free(m->path);
+    memset(m, 0, sizeof *m);
+}
+
+/* Maps, layers and outputs of quantized model c against FP32 graph f. */
+static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
+    const q8_graph *g = c->m->g;
+    c->fmap = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
+    c->layer_of = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    c->out_f = malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
+    c->rep->outputs = calloc((size_t)g->n_outputs + 1, sizeof(q8_report_output));
+    int nl = 0;
+    for (int i = 0; i < g->n_nodes; i++) nl += is_layer(g->nodes[i]);
+    c->rep->layers = calloc((size_t)nl + 1, sizeof(q8_report_layer));
+    if (!c->fmap || !c->layer_of || !c->out_f || !c->rep->outputs || !c->rep->layers)
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < g->n_tensors; t++) c->fmap[t] = counterpart(f, g->tensors[t]);
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        c->layer_of[i] = -1;
+        if (!is_layer(n)) continue;
+        q8_report_layer *L = &c->rep->layers[c->rep->n_layers];
+        c->layer_of[i] = c->rep->n_layers;
+        L->index = c->rep->n_layers++;
+        const q8_tensor *y = g->tensors[n->outputs[0]];
+        int fi = c->fmap[n->outputs[0]];
+        L->node = q8_strdup(n->name);
+        L->op = q8_strdup(n->op_type);
+        L->tensor = fi >= 0 ? q8_strdup(f->tensors[fi]->name) : NULL;
+        if (!L->node || !L->op || (fi >= 0 && !L->tensor))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        L->out_scale = y->dtype == Q8_I8 && y->q.n == 1 ? y->q.scale[0] : 0;
+        L->sparsity = meta_float(&c->m->meta, n->name, "sparsity");
+        L->w_scale_min = meta_float(&c->m->meta, n->name, "weight_scale_min");
+        L->w_scale_max = meta_float(&c->m->meta, n->name, "weight_scale_max");
+    }
+    /* Outputs: by name, else by position. */
+    for (int i = 0; i < g->n_outputs; i++) {
+        const q8_tensor *t = g->tensors[g->outputs[i]];
+        int j = 0;
+        while (j < f->n_outputs && strcmp(f->tensors[f->outputs[j]]->name, t->name)) j++;
+        if (j == f->n_outputs) j = i < f->n_outputs ? i : -1;
+        const q8_tensor *ft = j >= 0 ? f->tensors[f->outputs[j]] : NULL;
+        if (!ft || ft->dtype != t->dtype || q8_tensor_numel(ft) != q8_tensor_numel(t)) {
+            char a[96], b[96];
+            return q8_fail(err, Q8_ERR_SHAPE,
+                           "%s: output '%s' (%s %s) has no FP32 counterpart of the same type and "
+                           "size%s%s", c->m->path, t->name, q8_dtype_name(t->dtype),
+                           q8_shape_str(t->dims, t->ndim, a, sizeof a), ft ? ": FP32 has " : "",
+                           ft ? q8_shape_str(ft->dims, ft->ndim, b, sizeof b) : "");
+        }
+        c->out_f[i] = j;
+        c->rep->outputs[i].name = q8_strdup(t->name);
+        if (!c->rep->outputs[i].name) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        c->rep->n_outputs++;
+    }
+    return Q8_OK;
+}
+
+static void argmax_rows(const float *v, int64_t rows, int64_t row, int64_t *out) {
+    for (int64_t r = 0; r < rows; r++) {
+        const float *x = v + r * row;
+        int64_t am = 0;
+        for (int64_t i = 1; i < row; i++)
+            if (x[i] > x[am] || (x[am] != x[am] && x[i] == x[i])) am = i;
+        out[r] = am;
+    }
+}
+
+static int64_t label_at(const q8_tensor *l, int64_t i) {
+    return l->dtype == Q8_I64 ? ((const int64_t *)l->data)[i] : ((const int32_t *)l->data)[i];
+}
+
+static int cmp_layers(const void *a, const void *b) {
+    double x = q8_err_sqnr_db(&((const q8_report_layer *)a)->in_model);
+    double y = q8_err_sqnr_db(&((const q8_report_layer *)b)->in_model);
+    /* NaN (not compared) last; then ascending, +inf after every finite value */
+    if (isnan(x) || isnan(y)) return isnan(x) - isnan(y);
+    if (x != y) return x < y ? -1 : 1;
+    return ((const q8_report_layer *)a)->index - ((const q8_report_layer *)b)->index;
+}
+
+q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int nq,
+                            const q8_sample_set *s, const q8_compare_options *o,
+                            q8_report_model *out, q8_error *err) {
+    const q8_graph *f = fp32->g;
+    q8_status st = Q8_OK;
+    ref_set refs = {.g = f};
+    qmodel *qm = calloc((size_t)nq + 1, sizeof(qmodel));
+    q8_session *fs = NULL;
+    q8_tensor **in = calloc((size_t)s->n_inputs + 1, sizeof(q8_tensor *));
+    refs.buf = calloc((size_t)f->n_tensors + 1, sizeof(void *));
+    refs.ref = calloc((size_t)f->n_tensors + 1, sizeof(void *));
+    int64_t *am_f = NULL, *am_q = NULL;
+    if (!qm || !in || !refs.buf || !refs.ref) {
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (s->n_inputs != f->n_inputs) {
+        st = q8_fail(err, Q8_ERR_ARG, "the samples have %d inputs, the model %d", s->n_inputs,
+                     f->n_inputs);
+        goto done;
+    }
+    q8_session_options so = {.n_threads = o->n_threads, .device = Q8_DEVICE_CPU};
+    st = q8_session_create(fp32, &so, &fs, err);
+    for (int k = 0; st == Q8_OK && k < nq; k++) {
+        qm[k].m = q[k];
+        qm[k].rep = &out[k + 1];
+        qm[k].refs = &refs;
+        st = setup_qmodel(&qm[k], f, err);
+        if (st == Q8_OK) st = q8_session_create(q[k], &so, &qm[k].sess, err);
+        if (st == Q8_OK && o->per_layer)
+            st = q8_session_set_observer(qm[k].sess, q_observer, &qm[k], err);
+        if (st != Q8_OK) q8_fail_prefix(err, "%s", q[k]->path);
+    }
+    /* FP32 copies: every activation a quantized tensor maps to. */
+    for (int k = 0; st == Q8_OK && o->per_layer && k < nq; k++)
+        for (int t = 0; t < q[k]->g->n_tensors && st == Q8_OK; t++) {
+            int fi = qm[k].fmap[t];
+            const q8_tensor *ft = fi >= 0 ? f->tensors[fi] : NULL;
+            if (!ft || refs.buf[fi]) continue;
+            if (ft->data) {
+                refs.ref[fi] = ft->data;
+            } else if (ft->producer >= 0) {
+                if (!(refs.buf[fi] = malloc(q8_tensor_nbytes(ft) + 1)))
+                    st = q8_fail(err, Q8_ERR_NOMEM, "out of memory for the FP32 activations");
+                refs.ref[fi] = refs.buf[fi];
+            }
+        }
+    if (st == Q8_OK && o->per_layer) st = q8_session_set_observer(fs, ref_observer, &refs, err);
+    if (st != Q8_OK) goto done;
+
+    /* top-1 over output 0's last axis, when it is a float score tensor */
+    const q8_tensor *o0 = f->n_outputs ? f->tensors[f->outputs[0]] : NULL;
+    int64_t row = o0 && o0->dtype == Q8_F32 && o0->ndim >= 1 ? o0->dims[o0->ndim - 1] : 0;
+    int64_t rows = row > 0 ? q8_tensor_numel(o0) / row : 0;
+    for (int k = 0; k <= nq; k++) {
+        out[k].rows = rows * s->n_samples;
+        out[k].top1_hits = rows && o->labels ? 0 : -1;
+        out[k].agree = rows && k > 0 ? 0 : -1;
+    }
+    if (rows && o->labels) {
+        const q8_tensor *l = o->labels;
+        if ((l->dtype != Q8_I64 && l->dtype != Q8_I32) ||
+            q8_tensor_numel(l) != rows * s->n_samples) {
+            st = q8_fail(err, Q8_ERR_SHAPE,
+                         "--labels: %lld %s labels, expected %lld int64/int32 labels (one per row "
+                         "of output '%s' over %d sample file(s))",
+                         (long long)q8_tensor_numel(l), q8_dtype_name(l->dtype),
+                         (long long)(rows * s->n_samples), o0->name, s->n_samples);
+            goto done;
+        }
+    } else if (o->labels) {
+        st = q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor",
+                     o0 ? o0->name : "?");
+        goto done;
+    }
+    am_f = malloc(sizeof(int64_t) * ((size_t)rows + 1));
+    am_q = malloc(sizeof(int64_t) * ((size_t)rows + 1));
+    if (!am_f || !am_q) {
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+
+    for (int i = 0; i < s->n_samples && st == Q8_OK; i++) {
+        for (int k = 0; k < s->n_inputs; k++) {
+            q8_tensor_free(in[k]);
+            in[k] = NULL;
+        }
+        for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
+            const char *name = f->tensors[f->inputs[k]]->name;
+            st = q8_sample_load(s, i, k, &in[k], err);
+            if (st == Q8_OK)
+                st = q8_session_set_input(fs, name, in[k]->dtype, in[k]->dims, in[k]->ndim,
+                                          in[k]->data, err);
+            for (int m = 0; m < nq && st == Q8_OK; m++)
+                st = q8_session_set_input(qm[m].sess, name, in[k]->dtype, in[k]->dims, in[k]->ndim,
+                                          in[k]->data, err);
+            if (st == Q8_OK && in[k]->dtype == Q8_F32) refs.ref[f->inputs[k]] = in[k]->data;
+            if (st != Q8_OK) q8_fail_prefix(err, "%s", s->paths[i][k]);
+        }
+        if (st == Q8_OK) st = q8_session_run(fs, err);
+        if (st != Q8_OK) break;
+        q8_tensor_info fi;
+        const void *fd;
+        if (rows) {
+            q8_session_output(fs, 0, &fi, &fd);
+            argmax_rows(fd, rows, row, am_f);
+            for (int64_t r = 0; r < rows && o->labels; r++)
+                out[0].top1_hits += am_f[r] == label_at(o->labels, i * rows + r);
+        }
+        for (int m = 0; m < nq && st == Q8_OK; m++) {
+            qmodel *c = &qm[m];
+            c->alone = false;
+            c->next_node = 0;
+            st = q8_session_run(c->sess, err);
+            if (st != Q8_OK) {
+                q8_fail_prefix(err, "%s", c->m->path);
+                break;
+            }
+            const q8_graph *g = c->m->g;
+            for (int j = 0; j < g->n_outputs; j++) {
+                q8_tensor_info qi;
+                const void *qd;
+                q8_session_output(c->sess, j, &qi, &qd);
+                q8_session_output(fs, c->out_f[j], &fi, &fd);
+                if (qi.dtype == Q8_F32)
+                    q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd,
+                                     q8_tensor_numel(g->tensors[g->outputs[j]]));
+                if (rows && c->out_f[j] == 0) {
+                    argmax_rows(qd, rows, row, am_q);
+                    for (int64_t r = 0; r < rows; r++) {
+                        c->rep->agree += am_q[r] == am_f[r];
+                        if (o->labels)
+                            c->rep->top1_hits += am_q[r] == label_at(o->labels, i * rows + r);
+                    }
+                }
+            }
+            if (o->per_layer) {
+                c->alone = true;
+                c->next_node = 0;
+                st = q8_session_run(c->sess, err);
+            }
+        }
+    }
+    for (int k = 0; st == Q8_OK && k < nq; k++)
+        qsort(out[k + 1].layers, (size_t)out[k + 1].n_layers, sizeof(q8_report_layer), cmp_layers);
+done:
+    for (int k = 0; qm && k < nq; k++) {
+        q8_session_free(qm[k].sess);
+        free(qm[k].fmap);
+        free(qm[k].layer_of);
+        free(qm[k].out_f);
+    }
+    free(qm);
+    q8_session_free(fs);
+    for (int k = 0; in && k < s->n_inputs; k++) q8_tensor_free(in[k]);
+    free(in);
+    for (int t = 0; refs.buf && t < f->n_tensors; t++) free(refs.buf[t]);
+    free(refs.buf);
+    free(refs.ref);
+    free(am_f);
+    free(am_q);
+    return st;
+}

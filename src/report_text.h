@@ -1,0 +1,57 @@
+/* A growing text buffer and the number formats the report renderers share. */
+#ifndef Q8_REPORT_TEXT_H
+#define Q8_REPORT_TEXT_H
+
+#include "report.h"
+
+typedef struct q8_sbuf {
+    char *p;
+    size_t len, cap;
+    bool oom;               /* an append failed: the text is incomplete */
+} q8_sbuf;
+
+void q8_sb_printf(q8_sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void q8_sb_puts(q8_sbuf *b, const char *s);
+/* JSON string literal with quotes; JSON number, or null when not finite. */
+void q8_sb_json_str(q8_sbuf *b, const char *s);
+void q8_sb_json_num(q8_sbuf *b, double v);
+/* Text with & < > " ' escaped, for HTML content and attribute values. */
+void q8_sb_html(q8_sbuf *b, const char *s);
+/* Markdown table cell: | and newlines escaped, backticks dropped. */
+void q8_sb_md(q8_sbuf *b, const char *s);
+/* Hand the text over (NUL-terminated) or fail on out-of-memory. */
+q8_status q8_sb_finish(q8_sbuf *b, char **out, q8_error *err);
+
+/* "1.23 MiB", "308 KiB", "512 B" */
+const char *q8_fmt_bytes(double bytes, char *buf, size_t n);
+/* "47.9 ms", "8.63 us" (microseconds below 1 ms) */
+const char *q8_fmt_ms(double ms, char *buf, size_t n);
+/* "12.3 dB", "exact" (no error), "n/a" */
+const char *q8_fmt_db(double db, char *buf, size_t n);
+/* Three significant digits for a ratio or a time: "3.58", "0.142", "125" */
+const char *q8_fmt_sig(double v, char *buf, size_t n);
+
+/* Derived numbers of quantized model q against FP32 model f. */
+typedef struct q8_report_delta {
+    double size_ratio;          /* q.file / f.file */
+    double weights_ratio;
+    double arena_ratio;
+    double peak_rss_ratio;
+    double device_ratio;        /* NaN when not measured */
+    double latency_ratio;       /* median q / median f */
+    double top1_drop_points;    /* (f.top1 - q.top1) * 100, NaN without labels */
+    double agreement;           /* fraction, NaN if n/a */
+    double disagree_points;     /* (1 - agreement) * 100 */
+} q8_report_delta;
+
+q8_report_delta q8_report_delta_of(const q8_report_model *f, const q8_report_model *q);
+/* The layers with the lowest SQNR alone (their own error: the ones to try
+ * in FP32 first), up to max, lowest first; returns the count. */
+int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max);
+/* How a .q8 was made, in sentences (calibration, pruning, FP32 layers,
+ * the --max-drop search), as HTML or Markdown. */
+void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html);
+/* Worst output SQNR over the model's outputs (NaN if none). */
+double q8_report_worst_output_sqnr(const q8_report_model *q);
+
+#endif

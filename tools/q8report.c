@@ -1,0 +1,172 @@
+/* q8report: an FP32 model and its quantized versions side by side.
+ *
+ *   q8report MODEL.onnx MODEL.q8 [MORE.q8 ...] --data DIR [--labels FILE.npy]
+ *            [--device cpu|cuda] [--runs N] [--threads N] -o report.html
+ *
+ * Writes report.html, report.json and report.md side by side (all or none,
+ * each through a temp file and a rename). See docs/reports.md. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli_util.h"
+#include "report_text.h"
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: q8report MODEL.onnx MODEL.q8 [MORE.q8 ...] --data DIR [--labels FILE.npy]\n"
+            "                [--device cpu|cuda] [--runs N] [--threads N] -o REPORT.html\n"
+            "  Compares each .q8 with the FP32 model: size, memory, latency, accuracy and\n"
+            "  per-layer error on the samples in DIR (one .npy/.pb file per sample, one\n"
+            "  subfolder per input for multi-input models). Writes REPORT.html, REPORT.json\n"
+            "  and REPORT.md.\n");
+}
+
+/* "out/report.html" -> "out/report" + each extension */
+static char *with_ext(const char *base, size_t blen, const char *ext) {
+    char *p = malloc(blen + strlen(ext) + 1);
+    if (p) {
+        memcpy(p, base, blen);
+        strcpy(p + blen, ext);
+    }
+    return p;
+}
+
+/* The answers, in a few lines. */
+static void print_summary(const q8_report *r, char *const *paths) {
+    const q8_report_model *f = &r->models[0];
+    for (int i = 1; i < r->n_models; i++) {
+        const q8_report_model *q = &r->models[i];
+        q8_report_delta d = q8_report_delta_of(f, q);
+        char a[32], b[32], c[32];
+        printf("%s: %sx the file size, %sx the peak memory, %sx the latency",
+               q8_report_basename(q->path), q8_fmt_sig(d.size_ratio, a, sizeof a),
+               q8_fmt_sig(d.peak_rss_ratio, b, sizeof b), q8_fmt_sig(d.latency_ratio, c, sizeof c));
+        if (!isnan(d.top1_drop_points))
+            printf(", top-1 %.2f%% -> %.2f%% (%+.2f points)", 100 * q8_report_top1(f),
+                   100 * q8_report_top1(q),
+                   fabs(d.top1_drop_points) < 5e-5 ? 0.0 : -d.top1_drop_points);
+        if (!isnan(d.agreement)) printf(", agrees with FP32 on %.2f%%", 100 * d.agreement);
+        if (q->n_layers) {
+            char db[32];
+            printf("; worst layer %s (%s)", q->layers[0].node,
+                   q8_fmt_db(q8_err_sqnr_db(&q->layers[0].in_model), db, sizeof db));
+        }
+        printf("\n");
+    }
+    printf("wrote %s, %s, %s\n", paths[0], paths[1], paths[2]);
+}
+
+int main(int argc, char **argv) {
+    static const struct option opts[] = {
+        {"data", required_argument, 0, 'd'},   {"labels", required_argument, 0, 'l'},
+        {"device", required_argument, 0, 'D'}, {"runs", required_argument, 0, 'r'},
+        {"threads", required_argument, 0, 't'}, {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    q8_report_options o = {.runs = 10, .device = Q8_DEVICE_CPU};
+    const char *out = NULL;
+    long v;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "d:l:D:r:t:o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd': o.data_dir = optarg; break;
+        case 'l': o.labels_path = optarg; break;
+        case 'D':
+            if (!strcmp(optarg, "cpu")) o.device = Q8_DEVICE_CPU;
+            else if (!strcmp(optarg, "cuda")) o.device = Q8_DEVICE_CUDA;
+            else {
+                fprintf(stderr, "q8report: --device must be cpu or cuda, not '%s'\n", optarg);
+                return 2;
+            }
+            break;
+        case 'r':
+            if (!q8_cli_parse_int(optarg, 1, 1000000, &v)) {
+                fprintf(stderr, "q8report: --runs needs a number of runs >= 1, not '%s'\n", optarg);
+                return 2;
+            }
+            o.runs = (int)v;
+            break;
+        case 't':
+            if (!q8_cli_parse_int(optarg, 1, 1024, &v)) {
+                fprintf(stderr, "q8report: --threads needs a number from 1 to 1024, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            o.n_threads = (int)v;
+            break;
+        case 'o': out = optarg; break;
+        case 'h': usage(stdout); return 0;
+        default:
+            fprintf(stderr, "q8report: unknown or incomplete option '%s'\n", argv[optind - 1]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    const char *missing = argc - optind < 2 ? "give the FP32 MODEL.onnx and at least one MODEL.q8"
+                          : !o.data_dir      ? "--data DIR is required (the samples to compare on)"
+                          : !out             ? "-o REPORT.html is required"
+                                             : NULL;
+    if (missing) {
+        fprintf(stderr, "q8report: %s\n", missing);
+        usage(stderr);
+        return 2;
+    }
+    size_t blen = strlen(out);
+    if (blen > 5 && !strcmp(out + blen - 5, ".html")) blen -= 5;
+    char *paths[3] = {with_ext(out, blen, ".html"), with_ext(out, blen, ".json"),
+                      with_ext(out, blen, ".md")};
+    for (int i = optind; i < argc; i++)
+        for (int k = 0; k < 3; k++)
+            if (paths[k] && !strcmp(paths[k], argv[i])) {
+                fprintf(stderr, "q8report: refusing to overwrite the model '%s' with the report\n",
+                        argv[i]);
+                return 2;
+            }
+    q8_error err = {0};
+    q8_report r = {0};
+    char *docs[3] = {0};
+    int rc = 1;
+    if (!paths[0] || !paths[1] || !paths[2]) {
+        q8_fail(&err, Q8_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* The folder must be writable before minutes of measuring, not after. */
+    char dir[4096];
+    const char *slash = strrchr(out, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - out) : 1, slash ? out : ".");
+    if (!*dir) snprintf(dir, sizeof dir, "/");
+    errno = 0;
+    if (!q8_cli_mkdirs(dir) || access(dir, W_OK) != 0) {
+        q8_fail(&err, Q8_ERR_IO, "cannot write the report into '%s': %s", dir,
+                errno ? strerror(errno) : "not a folder");
+        goto done;
+    }
+    if (q8_report_build((const char *const *)argv + optind, argc - optind, &o, &r, &err) != Q8_OK)
+        goto done;
+    for (int i = 1; i < r.n_models; i++)
+        if (r.models[i].source_matches == 0)
+            fprintf(stderr,
+                    "q8report: warning: %s was quantized from a different ONNX file than %s "
+                    "(source.sha256 differs): the comparison may be meaningless\n",
+                    r.models[i].path, r.models[0].path);
+    if (q8_report_html(&r, &docs[0], &err) != Q8_OK ||
+        q8_report_json(&r, &docs[1], &err) != Q8_OK ||
+        q8_report_markdown(&r, &docs[2], &err) != Q8_OK)
+        goto done;
+    size_t lens[3];
+    for (int k = 0; k < 3; k++) lens[k] = strlen(docs[k]);
+    if (q8_cli_write_files(paths, (uint8_t *const *)docs, lens, 3, &err) != Q8_OK) goto done;
+    print_summary(&r, paths);
+    rc = 0;
+done:
+    if (rc) q8_cli_error("q8report", err.msg);
+    q8_report_free(&r);
+    for (int k = 0; k < 3; k++) {
+        free(docs[k]);
+        free(paths[k]);
+    }
+    return rc;
+}
