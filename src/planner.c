@@ -91,11 +91,14 @@ q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_grap
         p->buffer[t] = -1;
     }
     /* Lifetimes of non-constant tensors. */
+    /* Graph inputs live through the whole run: their values are set once
+     * and must survive for repeated runs (q8run --bench), so no other
+     * tensor may reuse their bytes. */
     for (int i = 0; i < g->n_inputs; i++) {
         int t = g->inputs[i];
         live[t] = true;
         first[t] = 0;
-        if (last[t] < 0) last[t] = 0;
+        last[t] = nn + 1;
     }
     for (int i = 0; i < nn; i++) {
         const q8_node *n = g->nodes[i];

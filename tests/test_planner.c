@@ -130,3 +130,49 @@ Test(planner, session_reports_the_planned_arena) {
     q8_session_free(s);
     q8_model_free(m);
 }
+
+/* Inputs are set once and must survive repeated runs: no other tensor may
+ * reuse their bytes, even after their last reader (a reuse made q8run
+ * --bench compute on garbage from its second run on). */
+Test(planner, graph_inputs_are_never_reused) {
+    q8_graph *g = relu_chain(5);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_plan p;
+    cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
+    int x = g->inputs[0];
+    size_t xo = p.offset[x], xe = xo + q8_tensor_nbytes(g->tensors[x]);
+    for (int t = 0; t < g->n_tensors; t++) {
+        if (t == x || p.buffer[t] < 0 || p.buffer[t] == p.buffer[x]) continue;
+        size_t o = p.offset[t], e = o + q8_tensor_nbytes(g->tensors[t]);
+        cr_assert(e <= xo || xe <= o, "tensor %s reuses the input's bytes", g->tensors[t]->name);
+    }
+    q8_plan_free(&p);
+    q8_graph_free(g);
+}
+
+Test(planner, repeated_runs_without_new_inputs_agree) {
+    q8_error err = {0};
+    q8_input_shape sh = {.name = NULL, .ndim = 4, .dims = {1, 1, 28, 28}};
+    q8_load_options lo = {&sh, 1};
+    q8_model *m;
+    cr_assert_eq(q8_model_load(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &lo, &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *s;
+    q8_session_options so = {.n_threads = 2};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    float x[784];
+    q8t_rng r = q8t_seed(2);
+    q8t_fill(&r, x, 784, -0.4f, 2.8f);
+    cr_assert_eq(q8_session_set_input(s, NULL, Q8_F32, sh.dims, 4, x, &err), Q8_OK, "%s", err.msg);
+    float first[10];
+    for (int run = 0; run < 3; run++) {
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const float *y;
+        q8_session_output(s, 0, &info, (const void **)&y);
+        if (run == 0) memcpy(first, y, sizeof first);
+        else cr_assert_eq(memcmp(first, y, sizeof first), 0, "run %d differs from run 0", run);
+    }
+    q8_session_free(s);
+    q8_model_free(m);
+}
