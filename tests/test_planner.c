@@ -139,13 +139,19 @@ Test(planner, graph_inputs_are_never_reused) {
     q8_error err = {0};
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     q8_plan p;
-    cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
+    /* per-node scratch appears after the input's last reader: it must not
+     * land on the input */
+    cr_assert_eq(q8_plan_build(g, big_scratch, NULL, &p, &err), Q8_OK);
     int x = g->inputs[0];
     size_t xo = p.offset[x], xe = xo + q8_tensor_nbytes(g->tensors[x]);
     for (int t = 0; t < g->n_tensors; t++) {
         if (t == x || p.buffer[t] < 0 || p.buffer[t] == p.buffer[x]) continue;
         size_t o = p.offset[t], e = o + q8_tensor_nbytes(g->tensors[t]);
         cr_assert(e <= xo || xe <= o, "tensor %s reuses the input's bytes", g->tensors[t]->name);
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        size_t o = p.scratch_offset[i], e = o + p.scratch_bytes[i];
+        cr_assert(e <= xo || xe <= o, "node %d's scratch reuses the input's bytes", i);
     }
     q8_plan_free(&p);
     q8_graph_free(g);
