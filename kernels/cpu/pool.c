@@ -15,6 +15,8 @@ typedef struct pool_params {
     int64_t k[3], s[3], d[3], pb[3], pe[3];
     bool avg, include_pad, col_major;
     q8_dtype dtype;
+    bool dil1;             /* no dilation */
+    int64_t ow_lo, ow_hi;  /* output columns whose window lies inside the input */
 } pool_params;
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -134,6 +136,12 @@ static q8_status pool_infer(q8_graph *g, q8_node *n, q8_error *err, bool avg) {
         p->pe[j] = pe;
         ydims[2 + i] = out;
     }
+    p->dil1 = p->d[0] == 1 && p->d[1] == 1 && p->d[2] == 1;
+    /* columns ow with 0 <= ow*s - pb and ow*s - pb + k <= in (no dilation) */
+    p->ow_lo = (p->pb[2] + p->s[2] - 1) / p->s[2];
+    p->ow_hi = p->in[2] + p->pb[2] >= p->k[2] ? (p->in[2] + p->pb[2] - p->k[2]) / p->s[2] + 1 : 0;
+    if (p->ow_hi > p->out[2]) p->ow_hi = p->out[2];
+    if (p->ow_lo > p->ow_hi) p->ow_lo = p->ow_hi;
     Q8_TRY(q8_set_output(g, n, 0, x->dtype, ydims, x->ndim, err));
     return q8_set_output(g, n, 1, Q8_I64, ydims, x->ndim, err);
 }
@@ -197,7 +205,44 @@ typedef struct pool_args {
         for (int64_t r = b; r < e; r++) {                                                          \
             POOL_ROW_PREAMBLE                                                                      \
             int64_t dw = p->d[2];                                                                  \
+            /* Windows wholly inside the input, without dilation or Indices: \
+             * a tight loop (the usual 2x2 / 3x3 pooling spends its time here) */                  \
+            bool full = !a->idx && p->dil1 && dlo == 0 && dhi == p->k[0] && hlo == 0 &&            \
+                        hhi == p->k[1];                                                            \
+            if (full) {                                                                            \
+                const T *w0p = x + plane + (d0 * H + h0) * W - p->pb[2];                           \
+                T *yr = y + yo;                                                                    \
+                int64_t sw = p->s[2];                                                              \
+                if (p->k[0] == 1 && p->k[1] == 2 && p->k[2] == 2) { /* 2x2: unrolled */            \
+                    for (int64_t ow = p->ow_lo; ow < p->ow_hi; ow++) {                             \
+                        const T *q = w0p + ow * sw;                                                \
+                        T m0 = q[0] > q[1] ? q[0] : q[1], m1 = q[W] > q[W + 1] ? q[W] : q[W + 1];  \
+                        T m = m0 > m1 ? m0 : m1;                                                   \
+                        bool nan = q[0] != q[0] || q[1] != q[1] || q[W] != q[W] ||                 \
+                                   q[W + 1] != q[W + 1];                                           \
+                        yr[ow] = nan ? (T)(NANV) : m;                                              \
+                    }                                                                              \
+                } else {                                                                           \
+                    for (int64_t ow = p->ow_lo; ow < p->ow_hi; ow++) {                             \
+                        const T *q = w0p + ow * sw;                                                \
+                        T best = q[0];                                                             \
+                        bool nan = false;                                                          \
+                        for (int64_t kd = 0; kd < p->k[0]; kd++)                                   \
+                            for (int64_t kh = 0; kh < p->k[1]; kh++) {                             \
+                                const T *row = q + (kd * H + kh) * W;                              \
+                                for (int64_t kw = 0; kw < p->k[2]; kw++) {                         \
+                                    T v = row[kw];                                                 \
+                                    best = v > best ? v : best;                                    \
+                                    nan |= v != v;                                                 \
+                                }                                                                  \
+                            }                                                                      \
+                        yr[ow] = nan ? (T)(NANV) : best;                                           \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
             for (int64_t ow = 0; ow < p->out[2]; ow++) {                                           \
+                if (full && ow == p->ow_lo) ow = p->ow_hi; /* done above */                        \
+                if (ow >= p->out[2]) break;                                                        \
                 int64_t wlo, whi, wcnt;                                                            \
                 taps(p, 2, ow, &wlo, &whi, &wcnt);                                                 \
                 int64_t w0 = ow * p->s[2] - p->pb[2];                                              \
