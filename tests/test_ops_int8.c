@@ -1677,3 +1677,48 @@ Test(int8, quantize_simd_matches_scalar) {
             cr_assert_eq(memcmp(got, want, (size_t)len), 0, "len %d, int8 %d", len, i8);
         }
 }
+
+/* ---- SIMD requantization: every shift, extreme accumulators -------------- */
+
+/* q8_epilogue_row on every path against the scalar reference, for shifts 1..62
+ * (the SIMD paths have a fast case for shift >= 33), per-row and per-column
+ * channels, ragged lengths. */
+Test(igemm, epilogue_every_shift) {
+    enum { N = 203 };
+    int32_t acc[N], mult[N], shift[N];
+    q8t_rng r = q8t_seed(901);
+    for (int i = 0; i < N; i++) {
+        uint64_t v = q8t_next(&r);
+        acc[i] = i % 7 == 0 ? INT32_MIN + i : i % 7 == 1 ? INT32_MAX - i : (int32_t)v;
+        if (i % 7 == 2) acc[i] = (int32_t)(v % 2001) - 1000;
+    }
+    int8_t lut[128];
+    q8_act_leaky_lut(0.3f, lut);
+    for (int s = 1; s <= 62; s++)
+        for (int ch = Q8_CH_ROW; ch <= Q8_CH_COL; ch++) {
+            for (int i = 0; i < N; i++) {
+                mult[i] = (int32_t)((1u << 30) + (uint32_t)(q8t_next(&r) % (1u << 30)));
+                /* per column: mostly s, some lanes below 33 to take the slow case */
+                shift[i] = ch == Q8_CH_COL && i % 29 == 5 ? 1 + (int)(q8t_next(&r) % 62) : s;
+            }
+            if (s == 40) mult[0] = 0; /* a multiplier too small to matter */
+            for (int leaky = 0; leaky < 2; leaky++) {
+                q8_epilogue e = {.kind = Q8_EPI_I8, .chan = ch, .mult = mult, .shift = shift,
+                                 .lo = leaky ? -128 : -100, .hi = leaky ? 127 : 90,
+                                 .leaky_lut = leaky ? lut : NULL};
+                for (int len = 1; len <= N; len += len < 40 ? 1 : 37) {
+                    int8_t want[N], got[N + 16];
+                    q8_epilogue_row_c(&e, acc, len, 0, want);
+                    for (int p = 0; p < N_PATHS; p++) {
+                        if (!q8_igemm_path_supported(k_paths[p])) continue;
+                        memset(got, 0x55, sizeof got);
+                        q8_epilogue_row(k_paths[p], &e, acc, len, 0, got);
+                        cr_assert(memcmp(got, want, (size_t)len) == 0,
+                                  "%s shift %d chan %d leaky %d len %d",
+                                  q8_igemm_path_name(k_paths[p]), s, ch, leaky, len);
+                        cr_assert_eq(got[len], 0x55, "wrote past the end");
+                    }
+                }
+            }
+        }
+}

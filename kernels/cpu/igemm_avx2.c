@@ -18,6 +18,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
+#include "qsimd_avx2.h"
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
@@ -111,35 +112,6 @@ void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_
 
 /* ---- epilogue ----------------------------------------------------------- */
 
-/* q8_requant_raw + clamp on 8 lanes. AVX2 has no 64-bit arithmetic shift:
- * (x + 2^62) >> s (logical) = (x >> s) + 2^(62 - s) for |x| < 2^62. */
-static inline __m256i requant8(__m256i acc, __m256i mult, __m256i shift, __m256i lo,
-                               __m256i hi) {
-    const __m256i one = _mm256_set1_epi64x(1), low32 = _mm256_set1_epi64x(0xffffffff);
-    const __m256i b62 = _mm256_set1_epi64x((int64_t)1 << 62), c62 = _mm256_set1_epi64x(62);
-    __m256i s[2] = {_mm256_and_si256(shift, low32), _mm256_srli_epi64(shift, 32)};
-    __m256i p[2] = {_mm256_mul_epi32(acc, mult),
-                    _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(mult, 32))};
-    for (int h = 0; h < 2; h++) {
-        __m256i add = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(s[h], one)), b62);
-        __m256i y = _mm256_srlv_epi64(_mm256_add_epi64(p[h], add), s[h]);
-        y = _mm256_sub_epi64(y, _mm256_sllv_epi64(one, _mm256_sub_epi64(c62, s[h])));
-        y = _mm256_blendv_epi8(y, lo, _mm256_cmpgt_epi64(lo, y));
-        p[h] = _mm256_blendv_epi8(y, hi, _mm256_cmpgt_epi64(y, hi));
-    }
-    return _mm256_blend_epi32(p[0], _mm256_slli_epi64(p[1], 32), 0xAA);
-}
-
-/* Low byte of each int32 lane (values already in [-128, 127]) -> 8 bytes. */
-static inline void store8_i8(int8_t *out, __m256i y) {
-    const __m256i sel = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, -1);
-    __m256i t = _mm256_shuffle_epi8(y, sel);
-    t = _mm256_permutevar8x32_epi32(t, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
-    _mm_storel_epi64((__m128i *)out, _mm256_castsi256_si128(t));
-}
-
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out) {
     bool col = e->chan == Q8_CH_COL;
     int64_t c = e->chan == Q8_CH_ONE ? 0 : ch0, j = 0;
@@ -148,23 +120,27 @@ void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t
             _mm256_storeu_si256((__m256i *)((int32_t *)out + j),
                                 _mm256_loadu_si256((const __m256i *)(acc + j)));
     } else if (e->kind == Q8_EPI_I8) {
-        const __m256i lo = _mm256_set1_epi64x(e->lo), hi = _mm256_set1_epi64x(e->hi);
-        __m256i mult = _mm256_set1_epi32(e->mult[c]), shift = _mm256_set1_epi32(e->shift[c]);
-        for (; j + 8 <= n; j += 8) {
-            if (col) {
-                mult = _mm256_loadu_si256((const __m256i *)(e->mult + c + j));
-                shift = _mm256_loadu_si256((const __m256i *)(e->shift + c + j));
+        int8_t *o = out;
+        if (!col && e->shift[c] >= 33) { /* one channel: the fast requantization */
+            q8v8_rq r = q8v8_rq_chan(e->mult[c], e->shift[c], e->lo, e->hi);
+            for (; j + 8 <= n; j += 8) {
+                __m256i y = q8v8_requant_fast(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                                              r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
+                if (e->leaky_lut) y = q8v8_leaky(y, e->leaky_lut);
+                _mm_storel_epi64((__m128i *)(o + j), q8v8_pack_i8(y));
             }
-            __m256i y = requant8(_mm256_loadu_si256((const __m256i *)(acc + j)), mult, shift, lo,
-                                 hi);
-            if (e->leaky_lut) {
-                _Alignas(32) int32_t t[8];
-                _mm256_store_si256((__m256i *)t, y);
-                for (int l = 0; l < 8; l++)
-                    if (t[l] < 0) t[l] = e->leaky_lut[t[l] + 128];
-                y = _mm256_load_si256((const __m256i *)t);
+        } else {
+            __m256i mult = _mm256_set1_epi32(e->mult[c]), shift = _mm256_set1_epi32(e->shift[c]);
+            for (; j + 8 <= n; j += 8) {
+                if (col) {
+                    mult = _mm256_loadu_si256((const __m256i *)(e->mult + c + j));
+                    shift = _mm256_loadu_si256((const __m256i *)(e->shift + c + j));
+                }
+                __m256i y = q8v8_requant_lanes(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                                               mult, shift, e->lo, e->hi);
+                if (e->leaky_lut) y = q8v8_leaky(y, e->leaky_lut);
+                _mm_storel_epi64((__m128i *)(o + j), q8v8_pack_i8(y));
             }
-            store8_i8((int8_t *)out + j, y);
         }
     } else {
         const __m256 flo = _mm256_set1_ps(e->flo), fhi = _mm256_set1_ps(e->fhi);

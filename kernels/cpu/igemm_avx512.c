@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
+#include "qsimd_avx512.h"
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
@@ -112,20 +113,6 @@ void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int6
 
 /* ---- epilogue ----------------------------------------------------------- */
 
-/* 16 accumulators -> requantized, clamped int32 (q8_epi_i8 before the lut). */
-static inline __m512i requant16(__m512i acc, __m512i mult, __m512i shift, __m512i lo,
-                                __m512i hi) {
-    const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
-    __m512i se = _mm512_and_si512(shift, low32), so = _mm512_srli_epi64(shift, 32);
-    __m512i pe = _mm512_mul_epi32(acc, mult);
-    __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(mult, 32));
-    pe = _mm512_add_epi64(pe, _mm512_sllv_epi64(one, _mm512_sub_epi64(se, one)));
-    po = _mm512_add_epi64(po, _mm512_sllv_epi64(one, _mm512_sub_epi64(so, one)));
-    pe = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(pe, se), lo), hi);
-    po = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(po, so), lo), hi);
-    return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-}
-
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out) {
     bool col = e->chan == Q8_CH_COL;
@@ -136,7 +123,18 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
             _mm512_mask_storeu_epi32((int32_t *)out + j, m, _mm512_maskz_loadu_epi32(m, acc + j));
         }
     } else if (e->kind == Q8_EPI_I8) {
-        const __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
+        int8_t *o = out;
+        if (!col && e->shift[c] >= 33) { /* one channel: the fast requantization */
+            q8v16_rq r = q8v16_rq_chan(e->mult[c], e->shift[c], e->lo, e->hi);
+            for (int64_t j = 0; j < n; j += 16) {
+                __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+                __m512i y = q8v16_requant_fast(_mm512_maskz_loadu_epi32(m, acc + j), r.mult,
+                                               r.mult, r.rnd, r.sh, r.lo, r.hi);
+                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+                _mm512_mask_cvtepi32_storeu_epi8(o + j, m, y);
+            }
+            return;
+        }
         __m512i mult = _mm512_set1_epi32(e->mult[c]), shift = _mm512_set1_epi32(e->shift[c]);
         for (int64_t j = 0; j < n; j += 16) {
             __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
@@ -144,15 +142,10 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
                 mult = _mm512_maskz_loadu_epi32(m, e->mult + c + j);
                 shift = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1), m, e->shift + c + j);
             }
-            __m512i y = requant16(_mm512_maskz_loadu_epi32(m, acc + j), mult, shift, lo, hi);
-            if (e->leaky_lut) {
-                _Alignas(64) int32_t t[16];
-                _mm512_store_si512((void *)t, y);
-                for (int l = 0; l < 16; l++)
-                    if (t[l] < 0) t[l] = e->leaky_lut[t[l] + 128];
-                y = _mm512_load_si512((const void *)t);
-            }
-            _mm512_mask_cvtepi32_storeu_epi8((int8_t *)out + j, m, y);
+            __m512i y = q8v16_requant_lanes(_mm512_maskz_loadu_epi32(m, acc + j), mult, shift, m,
+                                            e->lo, e->hi);
+            if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+            _mm512_mask_cvtepi32_storeu_epi8(o + j, m, y);
         }
     } else {
         const __m512 flo = _mm512_set1_ps(e->flo), fhi = _mm512_set1_ps(e->fhi);
