@@ -1722,3 +1722,140 @@ Test(igemm, epilogue_every_shift) {
             }
         }
 }
+
+/* ---- depthwise SIMD kernels (qconv_dw.h) --------------------------------- */
+
+#include "qconv_dw.h"
+
+/* check_conv with the given activations (y_scale 0: float32 output). */
+static void check_conv_acts(conv_case c, uint64_t seed, const qattrs *acts, int n_acts) {
+    conv_setup(&c, seed);
+    int64_t *acc = conv_ref_acc(&c);
+    int64_t P = c.OH * c.OW, total = c.N * c.M * P;
+    void *want = malloc(sizeof(float) * (size_t)(total + 1));
+    const void *in[1] = {c.x};
+    int64_t dims[4] = {c.N, c.M, c.OH, c.OW};
+    if (c.nsp == 1) dims[2] = c.OW;
+    for (int a = 0; a < n_acts; a++) {
+        c.qa = acts[a];
+        for (int64_t i = 0; i < total; i++)
+            spec_out(want, i, acc[i], (double)c.sx * c.swc[i / P % c.M], &c.qa);
+        char what[200];
+        snprintf(what, sizeof what, "%s [%lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,"
+                 "%lld,%lld], act %s, y_scale %g", c.what, (long long)c.H, (long long)c.W,
+                 (long long)c.KH, (long long)c.KW, (long long)c.sh, (long long)c.sw,
+                 (long long)c.dh, (long long)c.dw, (long long)c.pads[0], (long long)c.pads[1],
+                 (long long)c.pads[2], (long long)c.pads[3], c.qa.act ? c.qa.act : "none",
+                 c.qa.y_scale);
+        check_op(conv_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, 2 + c.nsp, want,
+                 what);
+    }
+    free(want);
+    free(acc);
+    conv_free(&c);
+}
+
+/* Small output scales: multipliers above 1/4, the 64-bit requantization. */
+static const qattrs k_dw_acts[] = {
+    {NULL, 0, 0, 0, 0.05f},          {NULL, 0, 0, 0, 0},
+    {"Relu", -INFINITY, INFINITY, 0, 0.0003f},
+    {"Clip", -0.5f, 2.0f, 0, 0.02f}, {"Clip", 0.0f, 6.0f, 0, 0},
+    {"LeakyRelu", -INFINITY, INFINITY, 0.1f, 0.03f},
+    {"LeakyRelu", -INFINITY, INFINITY, 0.2f, 0.0002f},
+};
+#define N_DW_ACTS (int)(sizeof k_dw_acts / sizeof k_dw_acts[0])
+
+static conv_case dw_case(const char *what, int64_t C, int64_t H, int64_t W, int64_t K,
+                         int64_t s, const int64_t pads[4]) {
+    return (conv_case){.what = what, .nsp = 2, .N = 1, .C = C, .H = H, .W = W, .M = C,
+                       .KH = K, .KW = K, .sh = s, .sw = s, .dh = 1, .dw = 1, .group = C,
+                       .pads = {pads[0], pads[1], pads[2], pads[3]}, .bias = true};
+}
+
+/* Every input width 1..67 with strides 1 and 2, 3x3 and 5x5 kernels,
+ * symmetric and asymmetric pads: the border blocks, the row tails, the
+ * narrow-plane blocks (several output rows per vector) and the three-block
+ * rows of the AVX-512 kernel, the even/odd outputs of the AVX2 one. */
+Test(qconv, depthwise_simd_every_width) {
+    static const int64_t pads[4][4] = {{1, 1, 1, 1}, {0, 2, 1, 0}, {2, 0, 0, 1}, {2, 2, 2, 2}};
+    for (int64_t W = 1; W <= 67; W++)
+        for (int64_t s = 1; s <= 2; s++) {
+            int64_t K = (W + s) % 3 == 0 ? 5 : 3;
+            const int64_t *p = pads[(W + 2 * s) % 4];
+            if (K == 3 && p[1] == 2 && p[3] == 2) p = pads[0];
+            int64_t H = 3 + (W * 7 + s) % 8;
+            if (W + p[1] + p[3] < K) continue; /* no output */
+            if (H + p[0] + p[2] < K) H = K;
+            check_conv_acts(dw_case("depthwise width sweep", W % 5 == 0 ? 13 : 2, H, W, K, s,
+                                    p), (uint64_t)(1000 + W * 2 + s),
+                            W % 9 == 0 ? k_dw_acts : k_acts + (W + s) % N_ACTS,
+                            W % 9 == 0 ? N_DW_ACTS : 1);
+        }
+}
+
+Test(qconv, depthwise_simd_shapes) {
+    const int64_t p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0}, pa[4] = {2, 0, 1, 3};
+    check_conv_acts(dw_case("C=13 9x7 3x3 s1", 13, 9, 7, 3, 1, p1), 201, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("C=13 9x7 3x3 s2", 13, 9, 7, 3, 2, pa), 202, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("C=13 9x7 5x5 s1", 13, 9, 7, 5, 1, pa), 203, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("7x7 kernel s1 on 20x70", 3, 20, 70, 7, 1, pa), 204, k_acts, N_ACTS);
+    check_conv_acts(dw_case("7x7 kernel s2 on 11x33", 3, 11, 33, 7, 2, p1), 205, k_acts, N_ACTS);
+    check_conv_acts(dw_case("5x5 s2 unpadded 40x130", 2, 12, 130, 5, 2, p0), 206, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s1 1x200 (one row)", 2, 1, 200, 3, 1, p1), 207, k_acts, 2);
+    check_conv_acts(dw_case("4x4 kernel (generic groups)", 5, 10, 23, 4, 1, pa), 208, k_acts, 3);
+    check_conv_acts(dw_case("2x2 kernel s2", 5, 9, 17, 2, 2, p0), 209, k_acts, 3);
+    check_conv_acts(dw_case("11x11 kernel", 2, 14, 21, 11, 1, p0), 210, k_acts, 2);
+    conv_case c = dw_case("multiplier 3, 3x3 s2", 4, 9, 20, 3, 2, p1);
+    c.M = 12;
+    check_conv_acts(c, 211, k_acts, 3);
+    c = dw_case("N=3, 1x5 kernel, stride (1,2)", 6, 5, 19, 3, 1, pa);
+    c.N = 3, c.KH = 1, c.KW = 5, c.sw = 2, c.pads[0] = c.pads[2] = 0;
+    check_conv_acts(c, 212, k_acts, 3);
+    c = dw_case("5x1 kernel (two taps per group)", 3, 12, 30, 3, 1, p1);
+    c.KH = 5, c.KW = 1, c.pads[1] = c.pads[3] = 0;
+    check_conv_acts(c, 213, k_acts, 3);
+    c = dw_case("dilation 2, stride 1", 3, 13, 40, 3, 1, pa);
+    c.dh = c.dw = 2;
+    check_conv_acts(c, 214, k_acts, 3);
+    c = dw_case("stride 3", 3, 13, 50, 3, 3, p1);
+    check_conv_acts(c, 215, k_acts, 3);
+    c = dw_case("stride (2,1) on a narrow plane", 4, 15, 6, 3, 1, pa);
+    c.sh = 2;
+    check_conv_acts(c, 216, k_acts, 3);
+    c = dw_case("1-D, k=5 s2", 3, 1, 45, 5, 2, p1);
+    c.nsp = 1, c.pads[0] = c.pads[2] = 0;
+    check_conv_acts(c, 217, k_acts, 3);
+    c = dw_case("no bias, 4x4 plane 3x3 s1", 7, 4, 4, 3, 1, p1);
+    c.bias = false;
+    check_conv_acts(c, 218, k_dw_acts, N_DW_ACTS);
+}
+
+/* The plan: the SIMD kernels take the MobileNet shapes on the paths that
+ * have them, the generic loop what they cannot do. */
+Test(qconv, depthwise_plan) {
+    q8_qconv_geom g = {.nsp = 2, .N = 1, .C = 16, .M = 16, .group = 16, .H = 112, .W = 112,
+                       .OH = 56, .OW = 56, .KH = 3, .KW = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
+                       .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+    q8_qdw d;
+    size_t off = 0;
+    q8_qdw_plan(&d, &g, Q8_IGEMM_C, &off);
+    cr_assert_eq(d.kind, Q8_QDW_NONE);
+    if (q8_igemm_path_supported(Q8_IGEMM_AVX2)) {
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX2, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX2);
+    }
+    if (q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) && q8_qdw_has_vbmi()) {
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX512);
+        cr_assert_eq(d.R, 1);
+        g.H = g.W = 14, g.OH = g.OW = 7, g.KH = g.KW = 5, g.pt = g.pl = g.pb = g.pr = 2;
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX512);
+        cr_assert_eq(d.R, 2);
+        cr_assert_eq(d.G, 7);
+        g.sw = 1, g.dw = 5, g.OW = 4; /* a row's bytes (4 lanes) do not fit in 16 or 64 */
+        g.KW = 15;
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_neq(d.kind, Q8_QDW_AVX512);
+    }
+}

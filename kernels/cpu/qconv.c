@@ -2,10 +2,12 @@
  * group) is one INT8 GEMM: the group's output-channel weights (packed once
  * in infer) against the im2col matrix of its input channels, or the input
  * itself for 1x1 stride-1 unpadded convs. Convs with one input channel per
- * group (depthwise) use a direct int8 kernel instead, on a zero-padded copy
- * of each input plane. Padding is the quantized zero (0). */
+ * group (depthwise) use the direct SIMD kernels of qconv_dw.h when the
+ * geometry suits them, else a generic direct loop on a zero-padded copy of
+ * each input plane. Padding is the quantized zero (0). */
 #include <string.h>
 
+#include "qconv_dw.h"
 #include "qconv_geom.h"
 #include "qop_util.h"
 
@@ -19,6 +21,7 @@ typedef struct qconv_params {
     q8_qepi epi;
     size_t off_w, off_init;     /* packed: weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
+    q8_qdw dw;                  /* depthwise: the SIMD kernel, if one fits (dw.kind) */
 } qconv_params;
 
 static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
@@ -62,6 +65,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_qepi_init(&p->epi, &act, i8, sy, geo.M);
 
     size_t off = 0;
+    if (p->depthwise) q8_qdw_plan(&p->dw, &geo, path, &off);
     p->off_w = q8_qop_reserve(&off, p->depthwise ? (size_t)(geo.M * K)
                                                  : q8_ig_rows_bytes(geo.M, K));
     p->off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo.M);
@@ -79,6 +83,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
         for (int64_t kh = 0; kh < geo.KH; kh++)
             for (int64_t kw = 0; kw < geo.KW; kw++)
                 taps[kh * geo.KW + kw] = kh * geo.dh * p->Wp + kw * geo.dw;
+        q8_qdw_pack(&p->dw, w, bias, pk);
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
         q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
@@ -91,6 +96,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 
 static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
     const qconv_params *p = n->params;
+    if (p->depthwise && p->dw.kind != Q8_QDW_NONE) return p->dw.per_thread * (size_t)n_threads;
     if (p->depthwise)
         return (size_t)n_threads * (q8_align_up((size_t)(p->Hp * p->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
@@ -182,6 +188,11 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
     q8_qepi_view(&p->epi, n->packed, Q8_CH_ROW, &e);
     if (!p->depthwise) {
         qconv_gemm_run(x, n, &e);
+        return;
+    }
+    if (p->dw.kind != Q8_QDW_NONE) {
+        q8_qdw_run(&p->dw, n->packed, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
+                   x->pool);
         return;
     }
     const q8_qconv_geom *q = &p->geo;
