@@ -1859,3 +1859,75 @@ Test(qconv, depthwise_plan) {
         cr_assert_neq(d.kind, Q8_QDW_AVX512);
     }
 }
+
+/* ---- q8.QLut kernels ----------------------------------------------------- */
+
+#include "qlut.h"
+
+static const q8_qlut_path k_lut_paths[] = {Q8_QLUT_C, Q8_QLUT_AVX2, Q8_QLUT_AVX512VBMI};
+
+static bool lut_path_ok(q8_qlut_path p) {
+    return p == Q8_QLUT_C || (p == Q8_QLUT_AVX2 && q8_igemm_path_supported(Q8_IGEMM_AVX2)) ||
+           (p == Q8_QLUT_AVX512VBMI && q8_qlut_resolve(Q8_IGEMM_AVX512VNNI) == p);
+}
+
+/* Every path gives t[x + 128] for all 256 values, at every offset and
+ * length (the vector tails), in place too. */
+Test(qlut, simd_matches_the_table) {
+    enum { N = 700 };
+    int8_t t[256], x[N], y[N + 64], want[N];
+    q8t_rng r = q8t_seed(313);
+    for (int trial = 0; trial < 3; trial++) {
+        for (int i = 0; i < 256; i++) t[i] = trial == 0 ? (int8_t)(255 - i) : rnd_i8(&r);
+        for (int i = 0; i < N; i++) x[i] = i < 256 ? (int8_t)(i - 128) : rnd_i8(&r);
+        for (int i = 0; i < N; i++) want[i] = t[x[i] + 128];
+        for (size_t p = 0; p < sizeof k_lut_paths / sizeof k_lut_paths[0]; p++) {
+            if (!lut_path_ok(k_lut_paths[p])) continue;
+            for (int len = 0; len <= N; len += len < 140 ? 1 : 97)
+                for (int off = 0; off < 3 && off + len <= N; off++) {
+                    memset(y, 0x5b, sizeof y);
+                    q8_qlut_apply(k_lut_paths[p], x + off, t, y, len);
+                    cr_assert(memcmp(y, want + off, (size_t)len) == 0,
+                              "path %d len %d off %d", (int)k_lut_paths[p], len, off);
+                    cr_assert_eq(y[len], 0x5b, "path %d len %d: wrote past the end",
+                                 (int)k_lut_paths[p], len);
+                }
+            int8_t in[N]; /* in place */
+            memcpy(in, x, N);
+            q8_qlut_apply(k_lut_paths[p], in, t, in, N);
+            cr_assert(memcmp(in, want, N) == 0, "path %d in place", (int)k_lut_paths[p]);
+        }
+    }
+}
+
+typedef struct qlut_case {
+    int64_t n;
+    const int8_t *t;
+} qlut_case;
+
+static q8_graph *qlut_build(const void *ctx, const char *path) {
+    const qlut_case *c = ctx;
+    static const float s = 0.1f;
+    qin ins[2] = {{"x", Q8_I8, 2, {3, c->n}, NULL, &s, 1},
+                  {"t", Q8_I8, 1, {256}, c->t, NULL, 0}};
+    qattrs qa = {.y_scale = 0.2f};
+    return qgraph("QLut", "q8", ins, 2, &qa, path);
+}
+
+/* The op on every path, 1 and 3 threads. */
+Test(qlut, op_every_path) {
+    static const int64_t sizes[] = {1, 31, 100000};
+    q8t_rng r = q8t_seed(314);
+    int8_t t[256];
+    for (int i = 0; i < 256; i++) t[i] = rnd_i8(&r);
+    for (int k = 0; k < 3; k++) {
+        qlut_case c = {sizes[k], t};
+        int8_t *x = rand_i8(&r, 3 * c.n, -128), *want = malloc((size_t)(3 * c.n));
+        for (int64_t i = 0; i < 3 * c.n; i++) want[i] = t[x[i] + 128];
+        const void *in[1] = {x};
+        int64_t dims[2] = {3, c.n};
+        check_op(qlut_build, &c, in, Q8_I8, dims, 2, want, "QLut");
+        free(x);
+        free(want);
+    }
+}
