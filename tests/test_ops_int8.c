@@ -1931,3 +1931,82 @@ Test(qlut, op_every_path) {
         free(want);
     }
 }
+
+/* ---- im2col straight into packed lanes (AVX-512 VBMI) -------------------- */
+
+/* The same bytes as im2col + pack_lanes_kj: panels crossing output rows
+ * (short rows: several per panel), every K % 4, strides, dilations,
+ * asymmetric pads, planes narrower than a row's bytes. */
+Test(qconv, lanes_vbmi_match_im2col_pack) {
+    if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) {
+        cr_log_info("no AVX-512 VBMI: skipped");
+        return;
+    }
+    q8t_rng r = q8t_seed(4242);
+    int done = 0;
+    for (int trial = 0; done < 300; trial++) {
+        q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1};
+        g.C = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.KH = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.KW = 3 + (int64_t)(q8t_next(&r) % 5);
+        g.sh = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.sw = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.dh = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.dw = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.H = 1 + (int64_t)(q8t_next(&r) % 12);
+        g.W = 1 + (int64_t)(q8t_next(&r) % (trial % 4 ? 30 : 90));
+        g.pt = (int64_t)(q8t_next(&r) % 3), g.pb = (int64_t)(q8t_next(&r) % 3);
+        g.pl = (int64_t)(q8t_next(&r) % 4), g.pr = (int64_t)(q8t_next(&r) % 4);
+        int64_t eh = (g.KH - 1) * g.dh + 1, ew = (g.KW - 1) * g.dw + 1;
+        if (g.H + g.pt + g.pb < eh || g.W + g.pl + g.pr < ew || !q8_qconv_lanes_vbmi_ok(&g))
+            continue;
+        g.OH = (g.H + g.pt + g.pb - eh) / g.sh + 1;
+        g.OW = (g.W + g.pl + g.pr - ew) / g.sw + 1;
+        g.M = 1;
+        int64_t K = g.C * g.KH * g.KW, P = g.OH * g.OW;
+        size_t lb = q8_ig_lanes_bytes(P, K);
+        int8_t *x = rand_i8(&r, g.C * g.H * g.W, -128);
+        uint8_t *col = malloc((size_t)(K * P)), *want = malloc(lb), *got = malloc(lb);
+        uint8_t tab[16 * 64];
+        q8_qconv_im2col(&g, (const uint8_t *)x, 0, col, NULL);
+        q8_ig_pack_lanes_kj((const int8_t *)col, P, K, P, true, want, NULL);
+        q8_qconv_lanes_tab(&g, tab);
+        for (int th = 0; th < 2; th++) {
+            q8_pool *pool = th ? q8_pool_create(3) : NULL;
+            memset(got, 0x3c, lb);
+            q8_qconv_lanes_vbmi(&g, g.C, x, tab, got, pool);
+            for (size_t i = 0; i < lb; i++)
+                cr_assert_eq(got[i], want[i],
+                             "C%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,%lld,"
+                             "%lld: byte %zu of %zu is %d, want %d", (long long)g.C,
+                             (long long)g.H, (long long)g.W, (long long)g.KH, (long long)g.KW,
+                             (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
+                             (long long)g.pt, (long long)g.pl, (long long)g.pb, (long long)g.pr,
+                             i, lb, got[i], want[i]);
+            if (pool) q8_pool_free(pool);
+        }
+        free(x);
+        free(col);
+        free(want);
+        free(got);
+        done++;
+    }
+}
+
+/* Small-K convs (stems) through the op on every path: the packed-lanes
+ * kernel, short rows, K % 4 != 0, groups. */
+Test(qconv, small_k_stems) {
+    check_conv((conv_case){.what = "stem 3x3 s2 C=3 M=16 on 37x35", .nsp = 2, .N = 2, .C = 3,
+                           .H = 37, .W = 35, .M = 16, .KH = 3, .KW = 3, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true},
+               301);
+    check_conv((conv_case){.what = "3x3 s1 C=1 M=5 on 6x5 (panels over 4 rows)", .nsp = 2,
+                           .N = 1, .C = 1, .H = 6, .W = 5, .M = 5, .KH = 3, .KW = 3, .sh = 1,
+                           .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {0, 2, 1, 0}}, 302);
+    check_conv((conv_case){.what = "5x5 s2 C=2 groups 2, M=6, 21x40", .nsp = 2, .N = 1, .C = 4,
+                           .H = 21, .W = 40, .M = 6, .KH = 5, .KW = 5, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 2, .pads = {2, 1, 2, 3}, .bias = true}, 303);
+    check_conv((conv_case){.what = "1-D k=3 s1 C=5 M=7 W=70", .nsp = 1, .N = 1, .C = 5, .W = 70,
+                           .M = 7, .KW = 3, .sw = 1, .dw = 1, .group = 1, .pads = {0, 1, 0, 1},
+                           .bias = true}, 304);
+}

@@ -16,11 +16,13 @@ typedef struct qconv_params {
     int64_t Cg, Mg, K, P;       /* per group: input channels, output channels, K; P = OH*OW */
     bool depthwise;             /* Cg == 1: direct kernel */
     bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
+    bool lanes_vbmi;            /* im2col straight into the packed lanes (AVX-512 VBMI) */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
     q8_qepi epi;
     size_t off_w, off_init;     /* packed: weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
+    size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
     q8_qdw dw;                  /* depthwise: the SIMD kernel, if one fits (dw.kind) */
 } qconv_params;
 
@@ -59,6 +61,8 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->depthwise = Cg == 1;
     p->direct = geo.KH == 1 && geo.KW == 1 && geo.sh == 1 && geo.sw == 1 && !geo.pt &&
                 !geo.pl && !geo.pb && !geo.pr;
+    p->lanes_vbmi = !p->depthwise && !p->direct && q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI &&
+                    q8_qdw_has_vbmi() && q8_qconv_lanes_vbmi_ok(&geo);
     p->Hp = geo.H + geo.pt + geo.pb;
     p->Wp = geo.W + geo.pl + geo.pr;
     p->path = path;
@@ -70,6 +74,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
                                                  : q8_ig_rows_bytes(geo.M, K));
     p->off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo.M);
     p->off_taps = q8_qop_reserve(&off, p->depthwise ? sizeof(int64_t) * (size_t)K : 0);
+    p->off_ltab = q8_qop_reserve(&off, p->lanes_vbmi ? (size_t)geo.KW * 64 : 0);
     q8_qepi_place(&p->epi, &off);
     char *pk = n->packed = q8_aligned_alloc(off + 64);
     if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
@@ -87,6 +92,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
         q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
+        if (p->lanes_vbmi) q8_qconv_lanes_tab(&geo, (uint8_t *)pk + p->off_ltab);
         for (int64_t m = 0; m < geo.M; m++)
             init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
     }
@@ -101,7 +107,7 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) 
         return (size_t)n_threads * (q8_align_up((size_t)(p->Hp * p->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
-    return lanes + (p->direct ? 0 : (size_t)(p->K * p->P));
+    return lanes + (p->direct || p->lanes_vbmi ? 0 : (size_t)(p->K * p->P));
 }
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
@@ -119,11 +125,19 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {
             const int8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
-            if (!p->direct) {
-                q8_qconv_im2col(q, (const uint8_t *)src, 0, (uint8_t *)col, x->pool);
-                src = col;
+#if defined(__x86_64__) || defined(__i386__)
+            if (p->lanes_vbmi) {
+                q8_qconv_lanes_vbmi(q, p->Cg, src, (const uint8_t *)pk + p->off_ltab, lanes,
+                                    x->pool);
+            } else
+#endif
+            {
+                if (!p->direct) {
+                    q8_qconv_im2col(q, (const uint8_t *)src, 0, (uint8_t *)col, x->pool);
+                    src = col;
+                }
+                q8_ig_pack_lanes_kj(src, p->P, p->K, p->P, true, lanes, x->pool);
             }
-            q8_ig_pack_lanes_kj(src, p->P, p->K, p->P, true, lanes, x->pool);
             q8_igemm_args a = {
                 .I = p->Mg, .J = p->P, .K = p->K,
                 .rows = (const uint8_t *)pk + p->off_w + (size_t)(grp * p->Mg * kp),

@@ -181,3 +181,21 @@ void q8_qconv_im2col(const q8_qconv_geom *q, const uint8_t *x, uint8_t pad, uint
     int64_t K = q->C / q->group * q->KH * q->KW;
     q8_parallel_for(pool, K, 1 + 16384 / (q->OH * q->OW + 1), im2col_range, &a);
 }
+
+/* Four consecutive k stay within two (c, kh) rows when KW >= 3; the bytes of
+ * 16 outputs of one input row must fit in one 64-byte load. */
+bool q8_qconv_lanes_vbmi_ok(const q8_qconv_geom *q) {
+    return q->KW >= 3 && 15 * q->sw + (q->KW - 1) * q->dw + 1 <= 64;
+}
+
+/* Table kw0: for lane l and slot s, the byte of k = kw0 + s in the vectors of
+ * rows ra (bytes 0..63) and ra + 1 (64..127) loaded at lane 0's column. */
+void q8_qconv_lanes_tab(const q8_qconv_geom *q, uint8_t *tab) {
+    for (int64_t kw0 = 0; kw0 < q->KW; kw0++)
+        for (int l = 0; l < 16; l++)
+            for (int s = 0; s < 4; s++) {
+                int64_t kw = kw0 + s, next = kw >= q->KW;
+                if (next) kw -= q->KW;
+                tab[kw0 * 64 + l * 4 + s] = (uint8_t)(64 * next + l * q->sw + kw * q->dw);
+            }
+}
