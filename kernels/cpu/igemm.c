@@ -62,12 +62,13 @@ q8_igemm_path q8_igemm_resolve(q8_igemm_path p) {
 static q8_ig_kernel kernel_for(q8_igemm_path p) {
     switch (q8_igemm_resolve(p)) {
 #if defined(__x86_64__) || defined(__i386__)
-    case Q8_IGEMM_AVX2: return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2};
-    case Q8_IGEMM_AVXVNNI: return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2};
+    case Q8_IGEMM_AVX2: return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, NULL};
+    case Q8_IGEMM_AVXVNNI: return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, NULL};
     case Q8_IGEMM_AVX512VNNI:
-        return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512};
+        return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
+                              q8_ig_tile_epi_avx512vnni};
 #endif
-    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c};
+    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL};
     }
 }
 
@@ -300,12 +301,17 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
     const q8_igemm_args *a = c->a;
     const q8_epilogue *ep = a->epi;
     _Alignas(64) int32_t tile[MAX_MR * 64];
+    bool fused = c->k.tile_epi && !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL;
     for (int64_t it = b; it < e; it++) {
         /* Consecutive items share a lanes block, which stays in cache. */
         int64_t jb = it / c->n_ib, ib = it % c->n_ib;
         int64_t i0 = ib * c->k.mr, p0 = jb * c->k.np;
         int mr = (int)(a->I - i0 < c->k.mr ? a->I - i0 : c->k.mr);
         int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
+        if (fused) {
+            c->k.tile_epi(a, i0, mr, p0, np);
+            continue;
+        }
         c->k.tile(a, i0, mr, p0, np, tile);
         int64_t j0 = p0 * Q8_IG_LANES;
         int64_t nj = a->J - j0 < np * Q8_IG_LANES ? a->J - j0 : np * Q8_IG_LANES;

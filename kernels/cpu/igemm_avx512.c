@@ -39,9 +39,69 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
         if (NP > 3) _mm512_store_si512((void *)(tile + (r) * 64 + 48), c3);                 \
     }
 
+/* The epilogue of one tile row (output row i = i0 + r, columns from
+ * j0 = 16 * p0, nj of them valid) from its accumulators, without a trip
+ * through memory: the init_row add, then the per-row requantization / float
+ * scale (rows are channels: Q8_CH_ROW, or Q8_CH_ONE). */
+static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a, int64_t i,
+                                                          int64_t j0, int64_t nj, int NP,
+                                                          __m512i c0, __m512i c1, __m512i c2,
+                                                          __m512i c3) {
+    const q8_epilogue *e = a->epi;
+    __m512i init = _mm512_set1_epi32(a->init_row ? a->init_row[i] : 0);
+    __m512i acc[4] = {_mm512_add_epi32(c0, init), _mm512_add_epi32(c1, init),
+                      _mm512_add_epi32(c2, init), _mm512_add_epi32(c3, init)};
+    __mmask16 m[4];
+    for (int v = 0; v < NP; v++) {
+        int64_t n = nj - 16 * v;
+        m[v] = n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+    }
+    int64_t ch = e->chan == Q8_CH_ONE ? 0 : i + a->chan_offset;
+    if (e->kind == Q8_EPI_I8) {
+        int8_t *o = (int8_t *)a->out + i * a->ldo + j0;
+        int32_t sh = e->shift[ch];
+        if (sh >= 33) {
+            q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
+            for (int v = 0; v < NP; v++) {
+                __m512i y = q8v16_requant_fast(acc[v], r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
+                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+                _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y);
+            }
+        } else {
+            __m512i mult = _mm512_set1_epi32(e->mult[ch]), shift = _mm512_set1_epi32(sh);
+            __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
+            for (int v = 0; v < NP; v++) {
+                __m512i y = q8v16_requant_any(acc[v], mult, shift, lo, hi);
+                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+                _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y);
+            }
+        }
+    } else if (e->kind == Q8_EPI_F32) {
+        float *o = (float *)a->out + i * a->ldo + j0;
+        const __m512 scale = _mm512_set1_ps(e->scale[ch]);
+        for (int v = 0; v < NP; v++) {
+            __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale);
+            if (e->clip)
+                y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(e->flo)), _mm512_set1_ps(e->fhi));
+            if (e->leaky)
+                y = _mm512_mask_mul_ps(y, _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_LT_OQ),
+                                       y, _mm512_set1_ps(e->alpha));
+            _mm512_mask_storeu_ps(o + 16 * v, m[v], y);
+        }
+    } else {
+        int32_t *o = (int32_t *)a->out + i * a->ldo + j0;
+        for (int v = 0; v < NP; v++) _mm512_mask_storeu_epi32(o + 16 * v, m[v], acc[v]);
+    }
+}
+
+#define EPI(r, c0, c1, c2, c3)                                                              \
+    if (MR > r) epi_row(a, i0 + (r), j0, nj, NP, c0, c1, c2, c3);
+
+/* FUSED: the epilogue straight from the accumulators (epi_row) instead of
+ * storing them to tile. */
 static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            int NP, bool U) {
+                                                            int NP, bool U, bool FUSED) {
     size_t kp = (size_t)q8_ig_kpad(a->K), ps = kp * Q8_IG_LANES;
     const uint8_t *L = a->lanes + (size_t)p0 * ps, *R = a->rows + (size_t)i0 * kp;
     __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
@@ -60,18 +120,28 @@ static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args 
         ROW(4, c40, c41, c42, c43)
         ROW(5, c50, c51, c52, c53)
     }
-    STORE(0, c00, c01, c02, c03)
-    STORE(1, c10, c11, c12, c13)
-    STORE(2, c20, c21, c22, c23)
-    STORE(3, c30, c31, c32, c33)
-    STORE(4, c40, c41, c42, c43)
-    STORE(5, c50, c51, c52, c53)
+    if (FUSED) {
+        int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
+        EPI(0, c00, c01, c02, c03)
+        EPI(1, c10, c11, c12, c13)
+        EPI(2, c20, c21, c22, c23)
+        EPI(3, c30, c31, c32, c33)
+        EPI(4, c40, c41, c42, c43)
+        EPI(5, c50, c51, c52, c53)
+    } else {
+        STORE(0, c00, c01, c02, c03)
+        STORE(1, c10, c11, c12, c13)
+        STORE(2, c20, c21, c22, c23)
+        STORE(3, c30, c31, c32, c33)
+        STORE(4, c40, c41, c42, c43)
+        STORE(5, c50, c51, c52, c53)
+    }
 }
 
 #define TILE_CASE(MR, NP)                                                                   \
     case MR * 8 + NP:                                                                       \
-        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true);                           \
-        else tile_vnni(a, i0, p0, tile, MR, NP, false);                                     \
+        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true, false);                    \
+        else tile_vnni(a, i0, p0, tile, MR, NP, false, false);                              \
         break;
 #define TILE_ROW(MR) TILE_CASE(MR, 1) TILE_CASE(MR, 2) TILE_CASE(MR, 3) TILE_CASE(MR, 4)
 
@@ -79,6 +149,19 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
                            int32_t *tile) {
     switch (mr * 8 + np) {
         TILE_ROW(1) TILE_ROW(2) TILE_ROW(3) TILE_ROW(4) TILE_ROW(5) TILE_ROW(6)
+    default: __builtin_unreachable();
+    }
+}
+
+/* The tile with its epilogue: rows are channels (Q8_CH_ROW or Q8_CH_ONE),
+ * no init_col, R signed (the QConv / QMatMul orientation). */
+#define FUSED_CASE(MR, NP)                                                                  \
+    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true); break;
+#define FUSED_ROW(MR) FUSED_CASE(MR, 1) FUSED_CASE(MR, 2) FUSED_CASE(MR, 3) FUSED_CASE(MR, 4)
+
+void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
+    switch (mr * 8 + np) {
+        FUSED_ROW(1) FUSED_ROW(2) FUSED_ROW(3) FUSED_ROW(4) FUSED_ROW(5) FUSED_ROW(6)
     default: __builtin_unreachable();
     }
 }
