@@ -2010,3 +2010,16 @@ Test(qconv, small_k_stems) {
                            .M = 7, .KW = 3, .sw = 1, .dw = 1, .group = 1, .pads = {0, 1, 0, 1},
                            .bias = true}, 304);
 }
+
+/* One output pixel (squeeze-excite convs): the images are the GEMM rows. */
+Test(qconv, one_pixel_gemv) {
+    static const int64_t shapes[][3] = {{1, 576, 144}, {3, 13, 17}, {2, 1, 1}, {1, 130, 33}};
+    for (int i = 0; i < 4; i++)
+        check_conv((conv_case){.what = "1x1 conv on a 1x1 plane", .nsp = 2, .N = shapes[i][0],
+                               .C = shapes[i][1], .H = 1, .W = 1, .M = shapes[i][2], .KH = 1,
+                               .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1,
+                               .bias = i != 2}, 400 + (uint64_t)i);
+    /* 1-D with one output position */
+    check_conv((conv_case){.what = "1-D 1x1 on W=1", .nsp = 1, .N = 2, .C = 20, .W = 1, .M = 40,
+                           .KW = 1, .sw = 1, .dw = 1, .group = 1, .bias = true}, 405);
+}

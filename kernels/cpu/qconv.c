@@ -17,6 +17,8 @@ typedef struct qconv_params {
     bool depthwise;             /* Cg == 1: direct kernel */
     bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
     bool lanes_vbmi;            /* im2col straight into the packed lanes (AVX-512 VBMI) */
+    bool gemv;                  /* one output pixel, direct, one group: the images are the
+                                 * GEMM rows and the weights (packed as lanes) its columns */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
     q8_qepi epi;
@@ -63,6 +65,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
                 !geo.pl && !geo.pb && !geo.pr;
     p->lanes_vbmi = !p->depthwise && !p->direct && q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI &&
                     q8_qdw_has_vbmi() && q8_qconv_lanes_vbmi_ok(&geo);
+    p->gemv = p->direct && !p->depthwise && geo.group == 1 && p->P == 1;
     p->Hp = geo.H + geo.pt + geo.pb;
     p->Wp = geo.W + geo.pl + geo.pr;
     p->path = path;
@@ -71,6 +74,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     size_t off = 0;
     if (p->depthwise) q8_qdw_plan(&p->dw, &geo, path, &off);
     p->off_w = q8_qop_reserve(&off, p->depthwise ? (size_t)(geo.M * K)
+                                    : p->gemv    ? q8_ig_lanes_bytes(geo.M, K)
                                                  : q8_ig_rows_bytes(geo.M, K));
     p->off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo.M);
     p->off_taps = q8_qop_reserve(&off, p->depthwise ? sizeof(int64_t) * (size_t)K : 0);
@@ -91,7 +95,8 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
         q8_qdw_pack(&p->dw, w, bias, pk);
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
-        q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
+        if (p->gemv) q8_ig_pack_lanes_jk(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init);
+        else q8_ig_pack_rows(w, K, geo.M, K, false, (uint8_t *)pk + p->off_w, init, NULL);
         if (p->lanes_vbmi) q8_qconv_lanes_tab(&geo, (uint8_t *)pk + p->off_ltab);
         for (int64_t m = 0; m < geo.M; m++)
             init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
@@ -106,6 +111,7 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) 
     if (p->depthwise)
         return (size_t)n_threads * (q8_align_up((size_t)(p->Hp * p->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
+    if (p->gemv) return q8_ig_rows_bytes(p->geo.N, p->K);
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
     return lanes + (p->direct || p->lanes_vbmi ? 0 : (size_t)(p->K * p->P));
 }
@@ -196,10 +202,28 @@ static void dw_range(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
+/* One output pixel: Y [N][M] = X [N][K] times the weights, as QGemm does it. */
+static void qconv_gemv_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
+    const qconv_params *p = n->params;
+    const char *pk = n->packed;
+    uint8_t *rows = x->scratch;
+    q8_ig_pack_rows(Q8_IN_PTR(x, n, 0), p->K, p->geo.N, p->K, true, rows, NULL, x->pool);
+    q8_igemm_args a = {
+        .I = p->geo.N, .J = p->geo.M, .K = p->K, .rows = rows,
+        .lanes = (const uint8_t *)pk + p->off_w, .rows_u8 = true,
+        .init_col = (const int32_t *)(pk + p->off_init), .epi = e,
+        .out = Q8_OUT_PTR(x, n, 0), .ldo = p->geo.M};
+    q8_igemm(&a, x->pool, p->path);
+}
+
 static void qconv_run(const q8_exec *x, const q8_node *n) {
     const qconv_params *p = n->params;
     q8_epilogue e;
-    q8_qepi_view(&p->epi, n->packed, Q8_CH_ROW, &e);
+    q8_qepi_view(&p->epi, n->packed, p->gemv ? Q8_CH_COL : Q8_CH_ROW, &e);
+    if (p->gemv) {
+        qconv_gemv_run(x, n, &e);
+        return;
+    }
     if (!p->depthwise) {
         qconv_gemm_run(x, n, &e);
         return;
