@@ -39,6 +39,12 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
         if (NP > 3) _mm512_store_si512((void *)(tile + (r) * 64 + 48), c3);                 \
     }
 
+#if defined(__clang__)
+#define EPI_UNROLL
+#else
+#define EPI_UNROLL _Pragma("GCC unroll 4")
+#endif
+
 /* The epilogue of one tile row (output row i = i0 + r, columns from
  * j0 = 16 * p0, nj of them valid) from its accumulators, without a trip
  * through memory: the init_row add, then the per-row requantization / float
@@ -52,7 +58,7 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
     __m512i acc[4] = {_mm512_add_epi32(c0, init), _mm512_add_epi32(c1, init),
                       _mm512_add_epi32(c2, init), _mm512_add_epi32(c3, init)};
     __mmask16 m[4];
-    for (int v = 0; v < NP; v++) {
+    EPI_UNROLL for (int v = 0; v < NP; v++) {
         int64_t n = nj - 16 * v;
         m[v] = n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
     }
@@ -60,26 +66,25 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
     if (e->kind == Q8_EPI_I8) {
         int8_t *o = (int8_t *)a->out + i * a->ldo + j0;
         int32_t sh = e->shift[ch];
+        __m512i y[4];
         if (sh >= 33) {
             q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
-            for (int v = 0; v < NP; v++) {
-                __m512i y = q8v16_requant_fast(acc[v], r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
-                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
-                _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y);
-            }
+            EPI_UNROLL for (int v = 0; v < NP; v++)
+                y[v] = q8v16_requant_fast(acc[v], r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
         } else {
             __m512i mult = _mm512_set1_epi32(e->mult[ch]), shift = _mm512_set1_epi32(sh);
             __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
-            for (int v = 0; v < NP; v++) {
-                __m512i y = q8v16_requant_any(acc[v], mult, shift, lo, hi);
-                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
-                _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y);
-            }
+            EPI_UNROLL for (int v = 0; v < NP; v++)
+                y[v] = q8v16_requant_any(acc[v], mult, shift, lo, hi);
         }
+        if (e->leaky_lut)
+            EPI_UNROLL for (int v = 0; v < NP; v++) y[v] = q8v16_leaky(y[v], e->leaky_lut);
+        EPI_UNROLL for (int v = 0; v < NP; v++)
+            _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
     } else if (e->kind == Q8_EPI_F32) {
         float *o = (float *)a->out + i * a->ldo + j0;
         const __m512 scale = _mm512_set1_ps(e->scale[ch]);
-        for (int v = 0; v < NP; v++) {
+        EPI_UNROLL for (int v = 0; v < NP; v++) {
             __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale);
             if (e->clip)
                 y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(e->flo)), _mm512_set1_ps(e->fhi));
@@ -90,7 +95,7 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
         }
     } else {
         int32_t *o = (int32_t *)a->out + i * a->ldo + j0;
-        for (int v = 0; v < NP; v++) _mm512_mask_storeu_epi32(o + 16 * v, m[v], acc[v]);
+        EPI_UNROLL for (int v = 0; v < NP; v++) _mm512_mask_storeu_epi32(o + 16 * v, m[v], acc[v]);
     }
 }
 
