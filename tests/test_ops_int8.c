@@ -2023,3 +2023,14 @@ Test(qconv, one_pixel_gemv) {
     check_conv((conv_case){.what = "1-D 1x1 on W=1", .nsp = 1, .N = 2, .C = 20, .W = 1, .M = 40,
                            .KW = 1, .sw = 1, .dw = 1, .group = 1, .bias = true}, 405);
 }
+
+/* Strided 1x1 (ResNet downsample) and 2-tap kernels on wide rows: the
+ * im2col stride-2 copy on every path. */
+Test(qconv, strided_im2col_wide_rows) {
+    check_conv((conv_case){.what = "1x1 s2 C=8 M=20 on 9x71", .nsp = 2, .N = 1, .C = 8, .H = 9,
+                           .W = 71, .M = 20, .KH = 1, .KW = 1, .sh = 2, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .bias = true}, 501);
+    check_conv((conv_case){.what = "2x2 s2 C=3 M=5 on 6x100, pads", .nsp = 2, .N = 1, .C = 3,
+                           .H = 6, .W = 100, .M = 5, .KH = 2, .KW = 2, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 0, 1}}, 502);
+}
