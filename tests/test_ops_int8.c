@@ -2034,3 +2034,24 @@ Test(qconv, strided_im2col_wide_rows) {
                            .H = 6, .W = 100, .M = 5, .KH = 2, .KW = 2, .sh = 2, .sw = 2,
                            .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 0, 1}}, 502);
 }
+
+/* The sliding row windows of the AVX-512 kernel: every (R, stride) pairing
+ * of the MobileNet shapes and their neighbours, 1 and 3 threads. */
+Test(qconv, depthwise_simd_row_windows) {
+    const int64_t p2[4] = {2, 2, 2, 2}, p1[4] = {1, 1, 1, 1}, pa[4] = {1, 2, 2, 0};
+    check_conv_acts(dw_case("5x5 s1 7x7 (R 2, slide 2)", 9, 7, 7, 5, 1, p2), 601, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s2 14x14 (R 2, slide 4)", 9, 14, 14, 5, 2, p2), 602, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s1 4x4 (R 4, slide 4)", 9, 4, 4, 5, 1, p2), 603, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s2 8x8 (R 4, reload)", 9, 8, 8, 3, 2, p1), 604, k_acts, 2);
+    check_conv_acts(dw_case("7x7 s1 9x6 asym (R 2)", 5, 9, 6, 7, 1, pa), 605, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s1 14x14 (R 1, slide 1)", 9, 14, 14, 5, 1, p2), 606, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s2 28x28 (R 1, slide 2)", 9, 28, 28, 3, 2, p1), 607, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s1 28x50 (3 blocks, slide 1)", 5, 28, 50, 3, 1, pa), 608,
+                    k_acts, 2);
+    conv_case c = dw_case("3x3 s1 dilation (2,1) (R 1, reload)", 5, 12, 40, 3, 1, p1);
+    c.dh = 2;
+    check_conv_acts(c, 609, k_acts, 2);
+    c = dw_case("3x3 s(3,1) (R 1, reload)", 5, 17, 30, 3, 1, pa);
+    c.sh = 3;
+    check_conv_acts(c, 610, k_acts, 2);
+}

@@ -95,18 +95,20 @@ static inline uint64_t col_mask(int64_t c0, int64_t w, int sb) {
 #define UNROLL _Pragma("GCC unroll 32")
 #endif
 
-/* One channel. KH_, KW_: compile-time kernel (0: from d, groups from its
- * tables); R: output rows per block (1, 2, 4; L = 16 / R lanes each); NB:
- * blocks of 16 outputs along a row sharing the row vectors (R = 1). */
-static inline __attribute__((always_inline)) void chan(const q8_qdw *d, const void *packed,
-                                                       const q8_epilogue *e, int64_t m,
-                                                       const int8_t *x, void *y, const int KH_,
-                                                       const int KW_, const int R,
-                                                       const int NB) {
+/* R > 1 (short rows, OW <= L = 16 / R): a block holds output rows
+ * oh .. oh + R - 1, L lanes each; segment j (bytes j * SB ..) of the vector
+ * of kernel row kh holds the input row of output row oh + j. One column
+ * block, so one column mask; with S = R * sh < KH (dh = 1; 0: reload) the
+ * next block's vectors are these moved up by S, plus S new ones. */
+static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
+                                                             const void *packed,
+                                                             const q8_epilogue *e, int64_t m,
+                                                             const int8_t *x, void *y,
+                                                             const int KH_, const int KW_,
+                                                             const int R, const int S) {
     const q8_qconv_geom *q = &d->geo;
     const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
-    const bool MULTI = R > 1;
-    const int L = 16 / R, SB = 64 / R;
+    const int SB = 64 / R;
     const uint8_t *tab = (const uint8_t *)packed + d->off_tab;
     const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
@@ -116,44 +118,84 @@ static inline __attribute__((always_inline)) void chan(const q8_qdw *d, const vo
     for (int g = 0; g < G; g++) wv[g] = _mm512_set1_epi32(wq[g]);
     const dw_epi E = epi_setup(e, m);
     size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
-    const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW, sw = q->sw, pl = q->pl;
-    const int64_t dhW = q->dh * W, shW = q->sh * W;
-    for (int64_t oh = 0; oh < OH; oh += R) {
-        /* bit kh * R + j: kernel row kh of output row oh + j reads a real
-         * input row (else a padding row: zeros, nothing is read) */
-        uint32_t valid = 0;
-        UNROLL for (int kh = 0; kh < KH; kh++)
-            UNROLL for (int j = 0; j < R; j++) {
-                int64_t ih = (oh + j) * q->sh - q->pt + kh * q->dh;
-                valid |= (uint32_t)(ih >= 0 && ih < H) << (kh * R + j);
-            }
-        bool all_rows = valid == (uint32_t)(((uint64_t)1 << (KH * R)) - 1);
-        /* input row of kernel row 0, output row oh; as an integer, because
-         * it may lie outside the plane (then only masked loads use it) */
-        uintptr_t base = (uintptr_t)x + (uintptr_t)((oh * q->sh - q->pt) * W);
-        for (int64_t o0 = 0; o0 < OW; o0 += NB * L) {
-            int64_t c0 = o0 * sw - pl;
-            int nb = NB == 1 ? 1 : (int)((OW - o0 + 15) / 16 < NB ? (OW - o0 + 15) / 16 : NB);
-            uintptr_t at = base + (uintptr_t)c0;
-            __m512i V[Q8_QDW_MAX_KH];
-            if (!MULTI && all_rows && c0 >= 0 && c0 + 64 <= W) { /* the interior */
-                UNROLL for (int kh = 0; kh < KH; kh++)
-                    V[kh] = _mm512_xor_si512(
-                        _mm512_loadu_si512((const void *)(at + (uintptr_t)(kh * dhW))), x80);
-            } else {
-                uint64_t cm = col_mask(c0, W, SB);
-                UNROLL for (int kh = 0; kh < KH; kh++) {
-                    __m512i v = _mm512_setzero_si512();
-                    UNROLL for (int j = 0; j < R; j++) { /* byte j * SB: column c0 */
-                        uint64_t mk = valid >> (kh * R + j) & 1 ? cm << (j * SB) : 0;
-                        const int8_t *p = (const int8_t *)(at + (uintptr_t)(kh * dhW + j * shW -
-                                                                            j * SB));
-                        v = j == 0 ? _mm512_maskz_loadu_epi8(mk, p)
-                                   : _mm512_mask_loadu_epi8(v, mk, p);
-                    }
-                    V[kh] = _mm512_xor_si512(v, x80);
-                }
-            }
+    const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW, sh = q->sh, dh = q->dh;
+    const int64_t c0 = -q->pl;
+    const uint64_t cm = col_mask(c0, W, SB);
+    /* column c0 of input row 0 (an integer: it may lie outside the plane) */
+    const uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
+    /* the vector of kernel row kh for the block at output row oh */
+#define LOAD_VEC(oh, kh)                                                                    \
+    ({                                                                                      \
+        __m512i v_ = _mm512_setzero_si512();                                                \
+        UNROLL for (int j = 0; j < R; j++) {                                                \
+            int64_t ih = ((oh) + j) * sh - q->pt + (kh) * dh;                               \
+            uint64_t mk = ih >= 0 && ih < H ? cm << (j * SB) : 0;                           \
+            const void *p_ = (const void *)(at + (uintptr_t)(ih * W - j * SB));              \
+            v_ = j == 0 ? _mm512_maskz_loadu_epi8(mk, p_) : _mm512_mask_loadu_epi8(v_, mk, p_); \
+        }                                                                                   \
+        _mm512_xor_si512(v_, x80);                                                          \
+    })
+    __m512i V[Q8_QDW_MAX_KH];
+    UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_VEC(0, kh);
+    for (int64_t oh = 0;; oh += R) {
+        __m512i acc = vinit;
+        UNROLL for (int g = 0; g < G; g++) {
+            int ra = KH_ ? 4 * g / KW_ : d->ra[g];
+            int rb = KH_ ? (4 * g + 3 < KH_ * KW_ ? 4 * g + 3 : KH_ * KW_ - 1) / KW_ : d->rb[g];
+            __m512i idx = _mm512_loadu_si512((const void *)(tab + g * 64));
+            acc = _mm512_dpbusd_epi32(acc, _mm512_permutex2var_epi8(V[ra], idx, V[rb]), wv[g]);
+        }
+        int64_t rows = OH - oh < R ? OH - oh : R, n = rows * OW;
+        epi_store(&E, acc, (char *)y + (size_t)(oh * OW) * es, (__mmask16)((1u << n) - 1), true,
+                  cidx);
+        if (oh + R >= OH) break;
+        if (S) {
+            UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
+            UNROLL for (int kh = KH - S; kh < KH; kh++) V[kh] = LOAD_VEC(oh + R, kh);
+        } else {
+            UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_VEC(oh + R, kh);
+        }
+    }
+#undef LOAD_VEC
+}
+
+/* R = 1: blocks of NB x 16 outputs along a row. The loop runs down the
+ * output rows of one column block, so the column mask is computed once and,
+ * with vertical stride S (1 or 2; 0: reload every row), the row vectors of
+ * the next output row are those of this one moved up by S, plus S new
+ * loads. */
+static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, const void *packed,
+                                                            const q8_epilogue *e, int64_t m,
+                                                            const int8_t *x, void *y,
+                                                            const int KH_, const int KW_,
+                                                            const int NB, const int S) {
+    const q8_qconv_geom *q = &d->geo;
+    const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
+    const uint8_t *tab = (const uint8_t *)packed + d->off_tab;
+    const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
+    const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
+    const __m128i cidx = _mm_setzero_si128();
+    const __m512i x80 = _mm512_set1_epi8((char)0x80), vinit = _mm512_set1_epi32(init[m]);
+    __m512i wv[Q8_QDW_MAX_GROUPS];
+    for (int g = 0; g < G; g++) wv[g] = _mm512_set1_epi32(wq[g]);
+    const dw_epi E = epi_setup(e, m);
+    size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
+    const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW;
+    for (int64_t o0 = 0; o0 < OW; o0 += NB * 16) {
+        int64_t c0 = o0 * q->sw - q->pl;
+        int nb = NB == 1 ? 1 : (int)((OW - o0 + 15) / 16 < NB ? (OW - o0 + 15) / 16 : NB);
+        uint64_t cm = col_mask(c0, W, 64);
+        /* column c0 of input row 0, as an integer: it may lie outside the
+         * plane (then only masked loads use it) */
+        uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
+#define LOAD_ROW(ih)                                                                        \
+    ((ih) >= 0 && (ih) < H                                                                  \
+         ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(cm, (const void *)(at + (uintptr_t)((ih) * W))), \
+                            x80)                                                            \
+         : x80)
+        __m512i V[Q8_QDW_MAX_KH];
+        UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(kh * q->dh - q->pt);
+        for (int64_t oh = 0;; oh++) {
             __m512i acc[3] = {vinit, vinit, vinit};
             UNROLL for (int g = 0; g < G; g++) {
                 int ra = KH_ ? 4 * g / KW_ : d->ra[g];
@@ -166,28 +208,39 @@ static inline __attribute__((always_inline)) void chan(const q8_qdw *d, const vo
                                                  wv[g]);
                 }
             }
-            if (!MULTI) {
-                for (int b = 0; b < NB; b++) {
-                    if (b >= nb) break;
-                    int64_t ob = o0 + 16 * b, n = OW - ob < 16 ? OW - ob : 16;
-                    epi_store(&E, acc[b], (char *)y + (size_t)(oh * OW + ob) * es,
-                              (__mmask16)((1u << n) - 1), false, cidx);
-                }
+            UNROLL for (int b = 0; b < NB; b++) {
+                if (b >= nb) break;
+                int64_t ob = o0 + 16 * b, n = OW - ob < 16 ? OW - ob : 16;
+                epi_store(&E, acc[b], (char *)y + (size_t)(oh * OW + ob) * es,
+                          (__mmask16)((1u << n) - 1), false, cidx);
+            }
+            if (oh + 1 == OH) break;
+            int64_t ih0 = (oh + 1) * q->sh - q->pt; /* kernel row 0 of the next output row */
+            if (S) {
+                UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
+                UNROLL for (int kh = KH - S; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh);
             } else {
-                int64_t rows = OH - oh < R ? OH - oh : R, n = rows * OW;
-                epi_store(&E, acc[0], (char *)y + (size_t)(oh * OW) * es,
-                          (__mmask16)((1u << n) - 1), true, cidx);
+                UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh * q->dh);
             }
         }
+#undef LOAD_ROW
     }
 }
 
-#define CHAN_NB(KH, KW)                                                                     \
+#define CHAN_NB(A, B)                                                                     \
     do {                                                                                    \
-        if (d->R == 4) chan(d, packed, e, m, x, y, KH, KW, 4, 1);                           \
-        else if (d->R == 2) chan(d, packed, e, m, x, y, KH, KW, 2, 1);                      \
-        else if (d->NB == 3) chan(d, packed, e, m, x, y, KH, KW, 1, 3);                     \
-        else chan(d, packed, e, m, x, y, KH, KW, 1, 1);                                     \
+        int64_t S = d->geo.dh == 1 && d->geo.sh < d->geo.KH ? d->geo.sh : 0;                \
+        int64_t SM = d->geo.dh == 1 && d->R * d->geo.sh < d->geo.KH ? d->R * d->geo.sh : 0; \
+        if (d->R == 4 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 4);            \
+        else if (d->R == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 0);                  \
+        else if (d->R == 2 && SM == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 2);       \
+        else if (d->R == 2 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 2, 4);       \
+        else if (d->R == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 0);                  \
+        else if (d->NB == 3 && S == 1) chan_cols(d, packed, e, m, x, y, A, B, 3, 1);      \
+        else if (d->NB == 3) chan_cols(d, packed, e, m, x, y, A, B, 3, 0);                \
+        else if (S == 1) chan_cols(d, packed, e, m, x, y, A, B, 1, 1);                    \
+        else if (S == 2) chan_cols(d, packed, e, m, x, y, A, B, 1, 2);                    \
+        else chan_cols(d, packed, e, m, x, y, A, B, 1, 0);                                \
     } while (0)
 
 void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e, int64_t m,
