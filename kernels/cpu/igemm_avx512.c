@@ -67,6 +67,22 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
         int8_t *o = (int8_t *)a->out + i * a->ldo + j0;
         int32_t sh = e->shift[ch];
         __m512i y[4];
+        if (sh >= 33 && !e->leaky_lut) {
+            /* the clamp to [-128, 127] by saturation when packing */
+            q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
+            EPI_UNROLL for (int v = 0; v < NP; v++) {
+                y[v] = q8v16_requant_fast_raw(acc[v], r.mult, r.mult, r.rnd, r.sh);
+                if (e->lo > -128) y[v] = _mm512_max_epi32(y[v], r.lo);
+                if (e->hi < 127) y[v] = _mm512_min_epi32(y[v], r.hi);
+            }
+            if (NP == 4 && m[3] == 0xffff) {
+                _mm512_storeu_si512((void *)o, q8v16_pack4_sat(y[0], y[1], y[2], y[3]));
+            } else {
+                EPI_UNROLL for (int v = 0; v < NP; v++)
+                    _mm512_mask_cvtsepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
+            }
+            return;
+        }
         if (sh >= 33) {
             q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
             EPI_UNROLL for (int v = 0; v < NP; v++)

@@ -29,13 +29,28 @@ static inline __m512i q8v16_requant_any(__m512i acc, __m512i mult, __m512i shift
  * (|p| < 2^62) and so does the sum. So only the products are 64-bit.
  * mult_odd: mult's odd lanes moved to the even ones (mult itself when
  * broadcast); rnd = 2^(s-33), sh = s - 32, lo/hi: int32 lanes. */
-static inline __m512i q8v16_requant_fast(__m512i acc, __m512i mult, __m512i mult_odd,
-                                         __m512i rnd, __m512i sh, __m512i lo, __m512i hi) {
+static inline __m512i q8v16_requant_fast_raw(__m512i acc, __m512i mult, __m512i mult_odd,
+                                             __m512i rnd, __m512i sh) {
     __m512i pe = _mm512_mul_epi32(acc, mult);
     __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), mult_odd);
     __m512i z = _mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po);
-    z = _mm512_srav_epi32(_mm512_add_epi32(z, rnd), sh);
+    return _mm512_srav_epi32(_mm512_add_epi32(z, rnd), sh); /* not clamped */
+}
+
+static inline __m512i q8v16_requant_fast(__m512i acc, __m512i mult, __m512i mult_odd,
+                                         __m512i rnd, __m512i sh, __m512i lo, __m512i hi) {
+    __m512i z = q8v16_requant_fast_raw(acc, mult, mult_odd, rnd, sh);
     return _mm512_min_epi32(_mm512_max_epi32(z, lo), hi);
+}
+
+/* Four vectors of int32 -> 64 int8 in order, saturating (so a clamp to
+ * [-128, 127] comes free): two packs work within 128-bit lanes, giving in
+ * lane L the dwords y0[4L..], y1[4L..], y2[4L..], y3[4L..]; a vpermd puts
+ * them back in order. */
+static inline __m512i q8v16_pack4_sat(__m512i y0, __m512i y1, __m512i y2, __m512i y3) {
+    __m512i b = _mm512_packs_epi16(_mm512_packs_epi32(y0, y1), _mm512_packs_epi32(y2, y3));
+    return _mm512_permutexvar_epi32(
+        _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15), b);
 }
 
 /* The constants of q8v16_requant_fast for one channel (shift >= 33). */
