@@ -95,6 +95,32 @@ static inline uint64_t col_mask(int64_t c0, int64_t w, int sb) {
 #define UNROLL _Pragma("GCC unroll 32")
 #endif
 
+/* Input row ih (column c0 at address at) xor 0x80; a row outside the plane
+ * reads as 0 (nothing is loaded). */
+static inline __attribute__((always_inline)) __m512i load_row(uintptr_t at, int64_t ih,
+                                                              int64_t H, int64_t W,
+                                                              uint64_t cm) {
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    if (ih < 0 || ih >= H) return x80;
+    return _mm512_xor_si512(
+        _mm512_maskz_loadu_epi8(cm, (const void *)(at + (uintptr_t)(ih * W))), x80);
+}
+
+/* R segments of 64 / R bytes: input rows ih, ih + sh, ... (column c0 at
+ * byte j * 64 / R of segment j), xor 0x80. */
+static inline __attribute__((always_inline)) __m512i load_vec(uintptr_t at, int64_t ih,
+                                                              int64_t sh, int64_t H, int64_t W,
+                                                              uint64_t cm, const int R) {
+    const int SB = 64 / R;
+    __m512i v = _mm512_setzero_si512();
+    UNROLL for (int j = 0; j < R; j++, ih += sh) {
+        uint64_t mk = ih >= 0 && ih < H ? cm << (j * SB) : 0;
+        const void *p = (const void *)(at + (uintptr_t)(ih * W - j * SB));
+        v = j == 0 ? _mm512_maskz_loadu_epi8(mk, p) : _mm512_mask_loadu_epi8(v, mk, p);
+    }
+    return _mm512_xor_si512(v, _mm512_set1_epi8((char)0x80));
+}
+
 /* R > 1 (short rows, OW <= L = 16 / R): a block holds output rows
  * oh .. oh + R - 1, L lanes each; segment j (bytes j * SB ..) of the vector
  * of kernel row kh holds the input row of output row oh + j. One column
@@ -113,7 +139,7 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
     const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
     const __m128i cidx = _mm_loadu_si128((const __m128i *)(tab + d->NB * G * 64));
-    const __m512i x80 = _mm512_set1_epi8((char)0x80), vinit = _mm512_set1_epi32(init[m]);
+    const __m512i vinit = _mm512_set1_epi32(init[m]);
     __m512i wv[Q8_QDW_MAX_GROUPS];
     for (int g = 0; g < G; g++) wv[g] = _mm512_set1_epi32(wq[g]);
     const dw_epi E = epi_setup(e, m);
@@ -123,18 +149,7 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
     const uint64_t cm = col_mask(c0, W, SB);
     /* column c0 of input row 0 (an integer: it may lie outside the plane) */
     const uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
-    /* the vector of kernel row kh for the block at output row oh */
-#define LOAD_VEC(oh, kh)                                                                    \
-    ({                                                                                      \
-        __m512i v_ = _mm512_setzero_si512();                                                \
-        UNROLL for (int j = 0; j < R; j++) {                                                \
-            int64_t ih = ((oh) + j) * sh - q->pt + (kh) * dh;                               \
-            uint64_t mk = ih >= 0 && ih < H ? cm << (j * SB) : 0;                           \
-            const void *p_ = (const void *)(at + (uintptr_t)(ih * W - j * SB));              \
-            v_ = j == 0 ? _mm512_maskz_loadu_epi8(mk, p_) : _mm512_mask_loadu_epi8(v_, mk, p_); \
-        }                                                                                   \
-        _mm512_xor_si512(v_, x80);                                                          \
-    })
+#define LOAD_VEC(oh, kh) load_vec(at, ((oh) * sh - q->pt + (kh) * dh), sh, H, W, cm, R)
     __m512i V[Q8_QDW_MAX_KH];
     UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_VEC(0, kh);
     for (int64_t oh = 0;; oh += R) {
@@ -175,7 +190,7 @@ static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, con
     const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
     const __m128i cidx = _mm_setzero_si128();
-    const __m512i x80 = _mm512_set1_epi8((char)0x80), vinit = _mm512_set1_epi32(init[m]);
+    const __m512i vinit = _mm512_set1_epi32(init[m]);
     __m512i wv[Q8_QDW_MAX_GROUPS];
     for (int g = 0; g < G; g++) wv[g] = _mm512_set1_epi32(wq[g]);
     const dw_epi E = epi_setup(e, m);
@@ -188,11 +203,7 @@ static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, con
         /* column c0 of input row 0, as an integer: it may lie outside the
          * plane (then only masked loads use it) */
         uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
-#define LOAD_ROW(ih)                                                                        \
-    ((ih) >= 0 && (ih) < H                                                                  \
-         ? _mm512_xor_si512(_mm512_maskz_loadu_epi8(cm, (const void *)(at + (uintptr_t)((ih) * W))), \
-                            x80)                                                            \
-         : x80)
+#define LOAD_ROW(ih) load_row(at, ih, H, W, cm)
         __m512i V[Q8_QDW_MAX_KH];
         UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(kh * q->dh - q->pt);
         for (int64_t oh = 0;; oh++) {
