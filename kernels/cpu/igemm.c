@@ -62,8 +62,10 @@ q8_igemm_path q8_igemm_resolve(q8_igemm_path p) {
 static q8_ig_kernel kernel_for(q8_igemm_path p) {
     switch (q8_igemm_resolve(p)) {
 #if defined(__x86_64__) || defined(__i386__)
-    case Q8_IGEMM_AVX2: return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, NULL};
-    case Q8_IGEMM_AVXVNNI: return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, NULL};
+    case Q8_IGEMM_AVX2:
+        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2};
+    case Q8_IGEMM_AVXVNNI:
+        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni};
     case Q8_IGEMM_AVX512VNNI:
         return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
                               q8_ig_tile_epi_avx512vnni};

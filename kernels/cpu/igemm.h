@@ -132,12 +132,14 @@ void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np
 void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                      int32_t *tile);
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_ig_tile_epi_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
 void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                     int32_t init, int64_t n, int32_t *out);
 void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                       int32_t init, int64_t n, int32_t *out);
 void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                         int32_t *tile);
+void q8_ig_tile_epi_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
 void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                            int32_t *tile);
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,

@@ -18,7 +18,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
-#include "qsimd_avx2.h"
+#include "igemm_epi_avx2.h"
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
@@ -31,9 +31,11 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 #define WIDEN_LANE(t) (U ? _mm256_cvtepi8_epi16(t) : _mm256_cvtepu8_epi16(t))
 #define MAC(c, l, b) c = _mm256_add_epi32(c, _mm256_madd_epi16(l, b))
 
+/* FUSED: the epilogue straight from the registers (q8_ig_epi_row16_avx2), else the
+ * accumulators go to tile. */
 static inline __attribute__((always_inline)) void tile_avx2(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            bool U) {
+                                                            bool U, bool FUSED) {
     size_t kp = (size_t)q8_ig_kpad(a->K);
     const uint8_t *L = a->lanes + (size_t)p0 * kp * Q8_IG_LANES, *R = a->rows + (size_t)i0 * kp;
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
@@ -56,6 +58,18 @@ static inline __attribute__((always_inline)) void tile_avx2(const q8_igemm_args 
     }
     /* hadd gives l0 l1 l4 l5 | l2 l3 l6 l7; the permute restores the order */
     __m256i lo = _mm256_hadd_epi32(c00, c01), hi = _mm256_hadd_epi32(c02, c03);
+    if (FUSED) {
+        int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
+        q8_ig_epi_row16_avx2(a, i0, j0, nj, _mm256_permute4x64_epi64(lo, 0xD8),
+                  _mm256_permute4x64_epi64(hi, 0xD8));
+        if (MR > 1) {
+            lo = _mm256_hadd_epi32(c10, c11);
+            hi = _mm256_hadd_epi32(c12, c13);
+            q8_ig_epi_row16_avx2(a, i0 + 1, j0, nj, _mm256_permute4x64_epi64(lo, 0xD8),
+                      _mm256_permute4x64_epi64(hi, 0xD8));
+        }
+        return;
+    }
     _mm256_store_si256((__m256i *)tile, _mm256_permute4x64_epi64(lo, 0xD8));
     _mm256_store_si256((__m256i *)(tile + 8), _mm256_permute4x64_epi64(hi, 0xD8));
     if (MR > 1) {
@@ -71,12 +85,20 @@ void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int
     for (int v = 0; v < np; v++) {
         int32_t *t = tile + v * Q8_IG_LANES;
         if (mr == 2) {
-            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 2, true);
-            else tile_avx2(a, i0, p0 + v, t, 2, false);
+            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 2, true, false);
+            else tile_avx2(a, i0, p0 + v, t, 2, false, false);
         } else {
-            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 1, true);
-            else tile_avx2(a, i0, p0 + v, t, 1, false);
+            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 1, true, false);
+            else tile_avx2(a, i0, p0 + v, t, 1, false, false);
         }
+    }
+}
+
+/* The tile with its epilogue (rows are channels, no init_col, R signed). */
+void q8_ig_tile_epi_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
+    for (int v = 0; v < np; v++) {
+        if (mr == 2) tile_avx2(a, i0, p0 + v, NULL, 2, false, true);
+        else tile_avx2(a, i0, p0 + v, NULL, 1, false, true);
     }
 }
 
