@@ -58,8 +58,10 @@ static bool plan_avx2(q8_qdw *d, const q8_qconv_geom *q) {
     d->OWr = (q->OW + 15) / 16 * 16;
     d->Hp = q->H + q->pt + q->pb;
     int64_t need = q->sw == 1 ? d->OWr + 2 * d->NP - 1 : 2 * d->OWr + 2 * d->NP - 2;
-    int64_t wp = q->W + q->pl + q->pr;
-    d->Wq = ((need > wp ? need : wp) + 15) / 16 * 16;
+    int64_t wp = q->W + q->pl + q->pr, wide = q->pl + (q->W + 15) / 16 * 16;
+    if (wp > need) need = wp;
+    if (wide > need) need = wide;
+    d->Wq = (need + 15) / 16 * 16;
     return true;
 }
 
@@ -77,7 +79,7 @@ void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *
         d->kind = Q8_QDW_AVX2;
         d->off_w = q8_qop_reserve(off, (size_t)(q->M * q->KH * d->NP) * 4);
         d->per_thread = q8_align_up((size_t)(d->Hp * d->Wq) * 2, 64) +
-                        q8_align_up((size_t)d->OWr * 4, 64);
+                        2 * q8_align_up((size_t)d->OWr * 4, 64); /* acc, tmp */
     }
 #else
     (void)path;

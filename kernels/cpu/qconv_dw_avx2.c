@@ -13,22 +13,34 @@
 #include "common.h"
 #include "qconv_dw.h"
 
-/* The plane, zero-padded and widened to int16, rows of Wq values. */
+/* The plane, zero-padded and widened to int16, rows of Wq values (Wq is a
+ * multiple of 16, at least pl + W rounded up to 16): each row zeroed by
+ * vector stores, then the input row widened 16 bytes at a time over it. A
+ * ragged end reads on into the next input row (the last row: one value at
+ * a time) and keeps only its own values. */
 static void widen_plane(const q8_qdw *d, const int8_t *x, int16_t *P) {
     const q8_qconv_geom *q = &d->geo;
-    size_t rowb = (size_t)d->Wq * 2;
-    memset(P, 0, rowb * (size_t)q->pt);
-    memset(P + (q->pt + q->H) * d->Wq, 0, rowb * (size_t)(d->Hp - q->pt - q->H));
-    for (int64_t h = 0; h < q->H; h++) {
-        int16_t *r = P + (q->pt + h) * d->Wq;
+    const __m256i z = _mm256_setzero_si256();
+    for (int64_t r = 0; r < d->Hp; r++) {
+        int16_t *row = P + r * d->Wq;
+        for (int64_t c = 0; c < d->Wq; c += 16) _mm256_storeu_si256((__m256i *)(row + c), z);
+        int64_t h = r - q->pt;
+        if (h < 0 || h >= q->H) continue;
         const int8_t *s = x + h * q->W;
-        memset(r, 0, (size_t)q->pl * 2);
+        int16_t *o = row + q->pl;
         int64_t c = 0;
         for (; c + 16 <= q->W; c += 16)
-            _mm256_storeu_si256((__m256i *)(r + q->pl + c),
+            _mm256_storeu_si256((__m256i *)(o + c),
                                 _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(s + c))));
-        for (; c < q->W; c++) r[q->pl + c] = s[c];
-        memset(r + q->pl + q->W, 0, (size_t)(d->Wq - q->pl - q->W) * 2);
+        if (c < q->W && h + 1 < q->H) {
+            const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
+                                                   14, 15);
+            __m256i keep = _mm256_cmpgt_epi16(_mm256_set1_epi16((short)(q->W - c)), lane);
+            __m256i v = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(s + c)));
+            _mm256_storeu_si256((__m256i *)(o + c), _mm256_and_si256(v, keep));
+        } else {
+            for (; c < q->W; c++) o[c] = s[c];
+        }
     }
 }
 
@@ -39,6 +51,7 @@ void q8_qdw_chan_avx2(const q8_qdw *d, const void *packed, const q8_epilogue *e,
     const q8_qconv_geom *q = &d->geo;
     int16_t *P = scratch;
     int32_t *acc = (int32_t *)((char *)scratch + q8_align_up((size_t)(d->Hp * d->Wq) * 2, 64));
+    char *tmp = (char *)(acc + d->OWr);
     widen_plane(d, x, P);
     const int32_t *wp = (const int32_t *)((const char *)packed + d->off_w) + m * q->KH * d->NP;
     const __m256i init = _mm256_set1_epi32(((const int32_t *)((const char *)packed +
@@ -80,7 +93,17 @@ void q8_qdw_chan_avx2(const q8_qdw *d, const void *packed, const q8_epilogue *e,
             _mm256_store_si256((__m256i *)(acc + o0), a0);
             _mm256_store_si256((__m256i *)(acc + o0 + 8), a1);
         }
-        q8_ig_epi_avx2(e, acc, q->OW, m, (char *)y + (size_t)(oh * q->OW) * es);
+        /* The epilogue on whole vectors (its ragged tail is scalar code): the
+         * extra values land at the start of the next rows of this plane,
+         * which are written later; the last ones go through tmp. */
+        int64_t n8 = (q->OW + 7) / 8 * 8;
+        char *yr = (char *)y + (size_t)(oh * q->OW) * es;
+        if ((oh * q->OW + n8) <= q->OH * q->OW) {
+            q8_ig_epi_avx2(e, acc, n8, m, yr);
+        } else {
+            q8_ig_epi_avx2(e, acc, n8, m, tmp);
+            memcpy(yr, tmp, (size_t)q->OW * es);
+        }
     }
 }
 
