@@ -16,8 +16,8 @@
 /* The plane, zero-padded and widened to int16, rows of Wq values (Wq is a
  * multiple of 16, at least pl + W rounded up to 16): each row zeroed by
  * vector stores, then the input row widened 16 bytes at a time over it. A
- * ragged end reads on into the next input row (the last row: one value at
- * a time) and keeps only its own values. */
+ * ragged end reads on into the next input rows of the plane (where they
+ * are not 16 bytes: one value at a time) and keeps only its own values. */
 static void widen_plane(const q8_qdw *d, const int8_t *x, int16_t *P) {
     const q8_qconv_geom *q = &d->geo;
     const __m256i z = _mm256_setzero_si256();
@@ -32,7 +32,7 @@ static void widen_plane(const q8_qdw *d, const int8_t *x, int16_t *P) {
         for (; c + 16 <= q->W; c += 16)
             _mm256_storeu_si256((__m256i *)(o + c),
                                 _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(s + c))));
-        if (c < q->W && h + 1 < q->H) {
+        if (c < q->W && (h * q->W + c + 16) <= q->H * q->W) {
             const __m256i lane = _mm256_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13,
                                                    14, 15);
             __m256i keep = _mm256_cmpgt_epi16(_mm256_set1_epi16((short)(q->W - c)), lane);
