@@ -1677,3 +1677,381 @@ Test(int8, quantize_simd_matches_scalar) {
             cr_assert_eq(memcmp(got, want, (size_t)len), 0, "len %d, int8 %d", len, i8);
         }
 }
+
+/* ---- SIMD requantization: every shift, extreme accumulators -------------- */
+
+/* q8_epilogue_row on every path against the scalar reference, for shifts 1..62
+ * (the SIMD paths have a fast case for shift >= 33), per-row and per-column
+ * channels, ragged lengths. */
+Test(igemm, epilogue_every_shift) {
+    enum { N = 203 };
+    int32_t acc[N], mult[N], shift[N];
+    q8t_rng r = q8t_seed(901);
+    for (int i = 0; i < N; i++) {
+        uint64_t v = q8t_next(&r);
+        acc[i] = i % 7 == 0 ? INT32_MIN + i : i % 7 == 1 ? INT32_MAX - i : (int32_t)v;
+        if (i % 7 == 2) acc[i] = (int32_t)(v % 2001) - 1000;
+    }
+    int8_t lut[128];
+    q8_act_leaky_lut(0.3f, lut);
+    for (int s = 1; s <= 62; s++)
+        for (int ch = Q8_CH_ROW; ch <= Q8_CH_COL; ch++) {
+            for (int i = 0; i < N; i++) {
+                mult[i] = (int32_t)((1u << 30) + (uint32_t)(q8t_next(&r) % (1u << 30)));
+                /* per column: mostly s, some lanes below 33 to take the slow case */
+                shift[i] = ch == Q8_CH_COL && i % 29 == 5 ? 1 + (int)(q8t_next(&r) % 62) : s;
+            }
+            if (s == 40) mult[0] = 0; /* a multiplier too small to matter */
+            for (int leaky = 0; leaky < 2; leaky++) {
+                q8_epilogue e = {.kind = Q8_EPI_I8, .chan = ch, .mult = mult, .shift = shift,
+                                 .lo = leaky ? -128 : -100, .hi = leaky ? 127 : 90,
+                                 .leaky_lut = leaky ? lut : NULL};
+                for (int len = 1; len <= N; len += len < 40 ? 1 : 37) {
+                    int8_t want[N], got[N + 16];
+                    q8_epilogue_row_c(&e, acc, len, 0, want);
+                    for (int p = 0; p < N_PATHS; p++) {
+                        if (!q8_igemm_path_supported(k_paths[p])) continue;
+                        memset(got, 0x55, sizeof got);
+                        q8_epilogue_row(k_paths[p], &e, acc, len, 0, got);
+                        cr_assert(memcmp(got, want, (size_t)len) == 0,
+                                  "%s shift %d chan %d leaky %d len %d",
+                                  q8_igemm_path_name(k_paths[p]), s, ch, leaky, len);
+                        cr_assert_eq(got[len], 0x55, "wrote past the end");
+                    }
+                }
+            }
+        }
+}
+
+/* ---- depthwise SIMD kernels (qconv_dw.h) --------------------------------- */
+
+#include "qconv_dw.h"
+
+/* check_conv with the given activations (y_scale 0: float32 output). */
+static void check_conv_acts(conv_case c, uint64_t seed, const qattrs *acts, int n_acts) {
+    conv_setup(&c, seed);
+    int64_t *acc = conv_ref_acc(&c);
+    int64_t P = c.OH * c.OW, total = c.N * c.M * P;
+    void *want = malloc(sizeof(float) * (size_t)(total + 1));
+    const void *in[1] = {c.x};
+    int64_t dims[4] = {c.N, c.M, c.OH, c.OW};
+    if (c.nsp == 1) dims[2] = c.OW;
+    for (int a = 0; a < n_acts; a++) {
+        c.qa = acts[a];
+        for (int64_t i = 0; i < total; i++)
+            spec_out(want, i, acc[i], (double)c.sx * c.swc[i / P % c.M], &c.qa);
+        char what[200];
+        snprintf(what, sizeof what, "%s [%lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,"
+                 "%lld,%lld], act %s, y_scale %g", c.what, (long long)c.H, (long long)c.W,
+                 (long long)c.KH, (long long)c.KW, (long long)c.sh, (long long)c.sw,
+                 (long long)c.dh, (long long)c.dw, (long long)c.pads[0], (long long)c.pads[1],
+                 (long long)c.pads[2], (long long)c.pads[3], c.qa.act ? c.qa.act : "none",
+                 c.qa.y_scale);
+        check_op(conv_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, 2 + c.nsp, want,
+                 what);
+    }
+    free(want);
+    free(acc);
+    conv_free(&c);
+}
+
+/* Small output scales: multipliers above 1/4, the 64-bit requantization. */
+static const qattrs k_dw_acts[] = {
+    {NULL, 0, 0, 0, 0.05f},          {NULL, 0, 0, 0, 0},
+    {"Relu", -INFINITY, INFINITY, 0, 0.0003f},
+    {"Clip", -0.5f, 2.0f, 0, 0.02f}, {"Clip", 0.0f, 6.0f, 0, 0},
+    {"LeakyRelu", -INFINITY, INFINITY, 0.1f, 0.03f},
+    {"LeakyRelu", -INFINITY, INFINITY, 0.2f, 0.0002f},
+};
+#define N_DW_ACTS (int)(sizeof k_dw_acts / sizeof k_dw_acts[0])
+
+static conv_case dw_case(const char *what, int64_t C, int64_t H, int64_t W, int64_t K,
+                         int64_t s, const int64_t pads[4]) {
+    return (conv_case){.what = what, .nsp = 2, .N = 1, .C = C, .H = H, .W = W, .M = C,
+                       .KH = K, .KW = K, .sh = s, .sw = s, .dh = 1, .dw = 1, .group = C,
+                       .pads = {pads[0], pads[1], pads[2], pads[3]}, .bias = true};
+}
+
+/* Every input width 1..67 with strides 1 and 2, 3x3 and 5x5 kernels,
+ * symmetric and asymmetric pads: the border blocks, the row tails, the
+ * narrow-plane blocks (several output rows per vector) and the three-block
+ * rows of the AVX-512 kernel, the even/odd outputs of the AVX2 one. */
+Test(qconv, depthwise_simd_every_width) {
+    static const int64_t pads[4][4] = {{1, 1, 1, 1}, {0, 2, 1, 0}, {2, 0, 0, 1}, {2, 2, 2, 2}};
+    for (int64_t W = 1; W <= 67; W++)
+        for (int64_t s = 1; s <= 2; s++) {
+            int64_t K = (W + s) % 3 == 0 ? 5 : 3;
+            const int64_t *p = pads[(W + 2 * s) % 4];
+            if (K == 3 && p[1] == 2 && p[3] == 2) p = pads[0];
+            int64_t H = 3 + (W * 7 + s) % 8;
+            if (W + p[1] + p[3] < K) continue; /* no output */
+            if (H + p[0] + p[2] < K) H = K;
+            check_conv_acts(dw_case("depthwise width sweep", W % 5 == 0 ? 13 : 2, H, W, K, s,
+                                    p), (uint64_t)(1000 + W * 2 + s),
+                            W % 9 == 0 ? k_dw_acts : k_acts + (W + s) % N_ACTS,
+                            W % 9 == 0 ? N_DW_ACTS : 1);
+        }
+}
+
+Test(qconv, depthwise_simd_shapes) {
+    const int64_t p1[4] = {1, 1, 1, 1}, p0[4] = {0, 0, 0, 0}, pa[4] = {2, 0, 1, 3};
+    check_conv_acts(dw_case("C=13 9x7 3x3 s1", 13, 9, 7, 3, 1, p1), 201, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("C=13 9x7 3x3 s2", 13, 9, 7, 3, 2, pa), 202, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("C=13 9x7 5x5 s1", 13, 9, 7, 5, 1, pa), 203, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("7x7 kernel s1 on 20x70", 3, 20, 70, 7, 1, pa), 204, k_acts, N_ACTS);
+    check_conv_acts(dw_case("7x7 kernel s2 on 11x33", 3, 11, 33, 7, 2, p1), 205, k_acts, N_ACTS);
+    check_conv_acts(dw_case("5x5 s2 unpadded 40x130", 2, 12, 130, 5, 2, p0), 206, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s1 1x200 (one row)", 2, 1, 200, 3, 1, p1), 207, k_acts, 2);
+    check_conv_acts(dw_case("4x4 kernel (generic groups)", 5, 10, 23, 4, 1, pa), 208, k_acts, 3);
+    check_conv_acts(dw_case("2x2 kernel s2", 5, 9, 17, 2, 2, p0), 209, k_acts, 3);
+    check_conv_acts(dw_case("11x11 kernel", 2, 14, 21, 11, 1, p0), 210, k_acts, 2);
+    conv_case c = dw_case("multiplier 3, 3x3 s2", 4, 9, 20, 3, 2, p1);
+    c.M = 12;
+    check_conv_acts(c, 211, k_acts, 3);
+    c = dw_case("N=3, 1x5 kernel, stride (1,2)", 6, 5, 19, 3, 1, pa);
+    c.N = 3, c.KH = 1, c.KW = 5, c.sw = 2, c.pads[0] = c.pads[2] = 0;
+    check_conv_acts(c, 212, k_acts, 3);
+    c = dw_case("5x1 kernel (two taps per group)", 3, 12, 30, 3, 1, p1);
+    c.KH = 5, c.KW = 1, c.pads[1] = c.pads[3] = 0;
+    check_conv_acts(c, 213, k_acts, 3);
+    c = dw_case("dilation 2, stride 1", 3, 13, 40, 3, 1, pa);
+    c.dh = c.dw = 2;
+    check_conv_acts(c, 214, k_acts, 3);
+    c = dw_case("stride 3", 3, 13, 50, 3, 3, p1);
+    check_conv_acts(c, 215, k_acts, 3);
+    c = dw_case("stride (2,1) on a narrow plane", 4, 15, 6, 3, 1, pa);
+    c.sh = 2;
+    check_conv_acts(c, 216, k_acts, 3);
+    c = dw_case("1-D, k=5 s2", 3, 1, 45, 5, 2, p1);
+    c.nsp = 1, c.pads[0] = c.pads[2] = 0;
+    check_conv_acts(c, 217, k_acts, 3);
+    c = dw_case("no bias, 4x4 plane 3x3 s1", 7, 4, 4, 3, 1, p1);
+    c.bias = false;
+    check_conv_acts(c, 218, k_dw_acts, N_DW_ACTS);
+}
+
+/* The plan: the SIMD kernels take the MobileNet shapes on the paths that
+ * have them, the generic loop what they cannot do. */
+Test(qconv, depthwise_plan) {
+    q8_qconv_geom g = {.nsp = 2, .N = 1, .C = 16, .M = 16, .group = 16, .H = 112, .W = 112,
+                       .OH = 56, .OW = 56, .KH = 3, .KW = 3, .sh = 2, .sw = 2, .dh = 1, .dw = 1,
+                       .pt = 1, .pl = 1, .pb = 1, .pr = 1};
+    q8_qdw d;
+    size_t off = 0;
+    q8_qdw_plan(&d, &g, Q8_IGEMM_C, &off);
+    cr_assert_eq(d.kind, Q8_QDW_NONE);
+    if (q8_igemm_path_supported(Q8_IGEMM_AVX2)) {
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX2, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX2);
+    }
+    if (q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) && q8_qdw_has_vbmi()) {
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX512);
+        cr_assert_eq(d.R, 1);
+        g.H = g.W = 14, g.OH = g.OW = 7, g.KH = g.KW = 5, g.pt = g.pl = g.pb = g.pr = 2;
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_eq(d.kind, Q8_QDW_AVX512);
+        cr_assert_eq(d.R, 2);
+        cr_assert_eq(d.G, 7);
+        g.sw = 1, g.dw = 5, g.OW = 4; /* a row's bytes (4 lanes) do not fit in 16 or 64 */
+        g.KW = 15;
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        cr_assert_neq(d.kind, Q8_QDW_AVX512);
+    }
+}
+
+/* ---- q8.QLut kernels ----------------------------------------------------- */
+
+#include "qlut.h"
+
+static const q8_qlut_path k_lut_paths[] = {Q8_QLUT_C, Q8_QLUT_AVX2, Q8_QLUT_AVX512VBMI};
+
+static bool lut_path_ok(q8_qlut_path p) {
+    return p == Q8_QLUT_C || (p == Q8_QLUT_AVX2 && q8_igemm_path_supported(Q8_IGEMM_AVX2)) ||
+           (p == Q8_QLUT_AVX512VBMI && q8_qlut_resolve(Q8_IGEMM_AVX512VNNI) == p);
+}
+
+/* Every path gives t[x + 128] for all 256 values, at every offset and
+ * length (the vector tails), in place too. */
+Test(qlut, simd_matches_the_table) {
+    enum { N = 700 };
+    int8_t t[256], x[N], y[N + 64], want[N];
+    q8t_rng r = q8t_seed(313);
+    for (int trial = 0; trial < 3; trial++) {
+        for (int i = 0; i < 256; i++) t[i] = trial == 0 ? (int8_t)(255 - i) : rnd_i8(&r);
+        for (int i = 0; i < N; i++) x[i] = i < 256 ? (int8_t)(i - 128) : rnd_i8(&r);
+        for (int i = 0; i < N; i++) want[i] = t[x[i] + 128];
+        for (size_t p = 0; p < sizeof k_lut_paths / sizeof k_lut_paths[0]; p++) {
+            if (!lut_path_ok(k_lut_paths[p])) continue;
+            for (int len = 0; len <= N; len += len < 140 ? 1 : 97)
+                for (int off = 0; off < 3 && off + len <= N; off++) {
+                    memset(y, 0x5b, sizeof y);
+                    q8_qlut_apply(k_lut_paths[p], x + off, t, y, len);
+                    cr_assert(memcmp(y, want + off, (size_t)len) == 0,
+                              "path %d len %d off %d", (int)k_lut_paths[p], len, off);
+                    cr_assert_eq(y[len], 0x5b, "path %d len %d: wrote past the end",
+                                 (int)k_lut_paths[p], len);
+                }
+            int8_t in[N]; /* in place */
+            memcpy(in, x, N);
+            q8_qlut_apply(k_lut_paths[p], in, t, in, N);
+            cr_assert(memcmp(in, want, N) == 0, "path %d in place", (int)k_lut_paths[p]);
+        }
+    }
+}
+
+typedef struct qlut_case {
+    int64_t n;
+    const int8_t *t;
+} qlut_case;
+
+static q8_graph *qlut_build(const void *ctx, const char *path) {
+    const qlut_case *c = ctx;
+    static const float s = 0.1f;
+    qin ins[2] = {{"x", Q8_I8, 2, {3, c->n}, NULL, &s, 1},
+                  {"t", Q8_I8, 1, {256}, c->t, NULL, 0}};
+    qattrs qa = {.y_scale = 0.2f};
+    return qgraph("QLut", "q8", ins, 2, &qa, path);
+}
+
+/* The op on every path, 1 and 3 threads. */
+Test(qlut, op_every_path) {
+    static const int64_t sizes[] = {1, 31, 100000};
+    q8t_rng r = q8t_seed(314);
+    int8_t t[256];
+    for (int i = 0; i < 256; i++) t[i] = rnd_i8(&r);
+    for (int k = 0; k < 3; k++) {
+        qlut_case c = {sizes[k], t};
+        int8_t *x = rand_i8(&r, 3 * c.n, -128), *want = malloc((size_t)(3 * c.n));
+        for (int64_t i = 0; i < 3 * c.n; i++) want[i] = t[x[i] + 128];
+        const void *in[1] = {x};
+        int64_t dims[2] = {3, c.n};
+        check_op(qlut_build, &c, in, Q8_I8, dims, 2, want, "QLut");
+        free(x);
+        free(want);
+    }
+}
+
+/* ---- im2col straight into packed lanes (AVX-512 VBMI) -------------------- */
+
+/* The same bytes as im2col + pack_lanes_kj: panels crossing output rows
+ * (short rows: several per panel), every K % 4, strides, dilations,
+ * asymmetric pads, planes narrower than a row's bytes. */
+Test(qconv, lanes_vbmi_match_im2col_pack) {
+    if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) {
+        cr_log_info("no AVX-512 VBMI: skipped");
+        return;
+    }
+    q8t_rng r = q8t_seed(4242);
+    int done = 0;
+    for (int trial = 0; done < 300; trial++) {
+        q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1};
+        g.C = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.KH = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.KW = 3 + (int64_t)(q8t_next(&r) % 5);
+        g.sh = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.sw = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.dh = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.dw = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.H = 1 + (int64_t)(q8t_next(&r) % 12);
+        g.W = 1 + (int64_t)(q8t_next(&r) % (trial % 4 ? 30 : 90));
+        g.pt = (int64_t)(q8t_next(&r) % 3), g.pb = (int64_t)(q8t_next(&r) % 3);
+        g.pl = (int64_t)(q8t_next(&r) % 4), g.pr = (int64_t)(q8t_next(&r) % 4);
+        int64_t eh = (g.KH - 1) * g.dh + 1, ew = (g.KW - 1) * g.dw + 1;
+        if (g.H + g.pt + g.pb < eh || g.W + g.pl + g.pr < ew || !q8_qconv_lanes_vbmi_ok(&g))
+            continue;
+        g.OH = (g.H + g.pt + g.pb - eh) / g.sh + 1;
+        g.OW = (g.W + g.pl + g.pr - ew) / g.sw + 1;
+        g.M = 1;
+        int64_t K = g.C * g.KH * g.KW, P = g.OH * g.OW;
+        size_t lb = q8_ig_lanes_bytes(P, K);
+        int8_t *x = rand_i8(&r, g.C * g.H * g.W, -128);
+        uint8_t *col = malloc((size_t)(K * P)), *want = malloc(lb), *got = malloc(lb);
+        uint8_t tab[16 * 64];
+        q8_qconv_im2col(&g, (const uint8_t *)x, 0, col, NULL);
+        q8_ig_pack_lanes_kj((const int8_t *)col, P, K, P, true, want, NULL);
+        q8_qconv_lanes_tab(&g, tab);
+        for (int th = 0; th < 2; th++) {
+            q8_pool *pool = th ? q8_pool_create(3) : NULL;
+            memset(got, 0x3c, lb);
+            q8_qconv_lanes_vbmi(&g, g.C, x, tab, got, pool);
+            for (size_t i = 0; i < lb; i++)
+                cr_assert_eq(got[i], want[i],
+                             "C%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld p%lld,%lld,%lld,"
+                             "%lld: byte %zu of %zu is %d, want %d", (long long)g.C,
+                             (long long)g.H, (long long)g.W, (long long)g.KH, (long long)g.KW,
+                             (long long)g.sh, (long long)g.sw, (long long)g.dh, (long long)g.dw,
+                             (long long)g.pt, (long long)g.pl, (long long)g.pb, (long long)g.pr,
+                             i, lb, got[i], want[i]);
+            if (pool) q8_pool_free(pool);
+        }
+        free(x);
+        free(col);
+        free(want);
+        free(got);
+        done++;
+    }
+}
+
+/* Small-K convs (stems) through the op on every path: the packed-lanes
+ * kernel, short rows, K % 4 != 0, groups. */
+Test(qconv, small_k_stems) {
+    check_conv((conv_case){.what = "stem 3x3 s2 C=3 M=16 on 37x35", .nsp = 2, .N = 2, .C = 3,
+                           .H = 37, .W = 35, .M = 16, .KH = 3, .KW = 3, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true},
+               301);
+    check_conv((conv_case){.what = "3x3 s1 C=1 M=5 on 6x5 (panels over 4 rows)", .nsp = 2,
+                           .N = 1, .C = 1, .H = 6, .W = 5, .M = 5, .KH = 3, .KW = 3, .sh = 1,
+                           .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {0, 2, 1, 0}}, 302);
+    check_conv((conv_case){.what = "5x5 s2 C=2 groups 2, M=6, 21x40", .nsp = 2, .N = 1, .C = 4,
+                           .H = 21, .W = 40, .M = 6, .KH = 5, .KW = 5, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 2, .pads = {2, 1, 2, 3}, .bias = true}, 303);
+    check_conv((conv_case){.what = "1-D k=3 s1 C=5 M=7 W=70", .nsp = 1, .N = 1, .C = 5, .W = 70,
+                           .M = 7, .KW = 3, .sw = 1, .dw = 1, .group = 1, .pads = {0, 1, 0, 1},
+                           .bias = true}, 304);
+}
+
+/* One output pixel (squeeze-excite convs): the images are the GEMM rows. */
+Test(qconv, one_pixel_gemv) {
+    static const int64_t shapes[][3] = {{1, 576, 144}, {3, 13, 17}, {2, 1, 1}, {1, 130, 33}};
+    for (int i = 0; i < 4; i++)
+        check_conv((conv_case){.what = "1x1 conv on a 1x1 plane", .nsp = 2, .N = shapes[i][0],
+                               .C = shapes[i][1], .H = 1, .W = 1, .M = shapes[i][2], .KH = 1,
+                               .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1,
+                               .bias = i != 2}, 400 + (uint64_t)i);
+    /* 1-D with one output position */
+    check_conv((conv_case){.what = "1-D 1x1 on W=1", .nsp = 1, .N = 2, .C = 20, .W = 1, .M = 40,
+                           .KW = 1, .sw = 1, .dw = 1, .group = 1, .bias = true}, 405);
+}
+
+/* Strided 1x1 (ResNet downsample) and 2-tap kernels on wide rows: the
+ * im2col stride-2 copy on every path. */
+Test(qconv, strided_im2col_wide_rows) {
+    check_conv((conv_case){.what = "1x1 s2 C=8 M=20 on 9x71", .nsp = 2, .N = 1, .C = 8, .H = 9,
+                           .W = 71, .M = 20, .KH = 1, .KW = 1, .sh = 2, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .bias = true}, 501);
+    check_conv((conv_case){.what = "2x2 s2 C=3 M=5 on 6x100, pads", .nsp = 2, .N = 1, .C = 3,
+                           .H = 6, .W = 100, .M = 5, .KH = 2, .KW = 2, .sh = 2, .sw = 2,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 0, 1}}, 502);
+}
+
+/* The sliding row windows of the AVX-512 kernel: every (R, stride) pairing
+ * of the MobileNet shapes and their neighbours, 1 and 3 threads. */
+Test(qconv, depthwise_simd_row_windows) {
+    const int64_t p2[4] = {2, 2, 2, 2}, p1[4] = {1, 1, 1, 1}, pa[4] = {1, 2, 2, 0};
+    check_conv_acts(dw_case("5x5 s1 7x7 (R 2, slide 2)", 9, 7, 7, 5, 1, p2), 601, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s2 14x14 (R 2, slide 4)", 9, 14, 14, 5, 2, p2), 602, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s1 4x4 (R 4, slide 4)", 9, 4, 4, 5, 1, p2), 603, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s2 8x8 (R 4, reload)", 9, 8, 8, 3, 2, p1), 604, k_acts, 2);
+    check_conv_acts(dw_case("7x7 s1 9x6 asym (R 2)", 5, 9, 6, 7, 1, pa), 605, k_acts, 2);
+    check_conv_acts(dw_case("5x5 s1 14x14 (R 1, slide 1)", 9, 14, 14, 5, 1, p2), 606, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s2 28x28 (R 1, slide 2)", 9, 28, 28, 3, 2, p1), 607, k_acts, 2);
+    check_conv_acts(dw_case("3x3 s1 28x50 (3 blocks, slide 1)", 5, 28, 50, 3, 1, pa), 608,
+                    k_acts, 2);
+    conv_case c = dw_case("3x3 s1 dilation (2,1) (R 1, reload)", 5, 12, 40, 3, 1, p1);
+    c.dh = 2;
+    check_conv_acts(c, 609, k_acts, 2);
+    c = dw_case("3x3 s(3,1) (R 1, reload)", 5, 17, 30, 3, 1, pa);
+    c.sh = 3;
+    check_conv_acts(c, 610, k_acts, 2);
+}

@@ -62,12 +62,15 @@ q8_igemm_path q8_igemm_resolve(q8_igemm_path p) {
 static q8_ig_kernel kernel_for(q8_igemm_path p) {
     switch (q8_igemm_resolve(p)) {
 #if defined(__x86_64__) || defined(__i386__)
-    case Q8_IGEMM_AVX2: return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2};
-    case Q8_IGEMM_AVXVNNI: return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2};
+    case Q8_IGEMM_AVX2:
+        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2};
+    case Q8_IGEMM_AVXVNNI:
+        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni};
     case Q8_IGEMM_AVX512VNNI:
-        return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512};
+        return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
+                              q8_ig_tile_epi_avx512vnni};
 #endif
-    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c};
+    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL};
     }
 }
 
@@ -184,6 +187,7 @@ typedef struct pack_lanes_args {
     uint8_t *dst;
 } pack_lanes_args;
 
+#if !defined(__SSE2__)
 /* Panels [pb, pe), portable. */
 static void pack_lanes_kj_c(const pack_lanes_args *a, int64_t pb, int64_t pe) {
     int64_t kp = q8_ig_kpad(a->K);
@@ -195,39 +199,40 @@ static void pack_lanes_kj_c(const pack_lanes_args *a, int64_t pb, int64_t pe) {
                     j < a->J && k < a->K ? a->src[k * a->ld + j] ^ a->b.x : a->b.z;
             }
 }
+#endif
 
 #if defined(__SSE2__)
 /* 4 k-rows x 16 lanes -> one 64-byte chunk (lane-major, 4 k per lane) by
- * two rounds of byte/word interleaving; edges fall back to the C loop. */
+ * two rounds of byte/word interleaving. A row past K, or the lanes past J
+ * of the last panel, come from a buffer holding the padding (stored z:
+ * the source value z ^ x). */
 static void pack_lanes_kj_sse2(const pack_lanes_args *a, int64_t pb, int64_t pe) {
-    int64_t kp = q8_ig_kpad(a->K), k4full = a->K / 4, ld = a->ld;
+    int64_t kp = q8_ig_kpad(a->K), ld = a->ld;
     const __m128i x = _mm_set1_epi8((char)a->b.x);
+    _Alignas(16) uint8_t pad[16], part[4][16];
+    memset(pad, a->b.z ^ a->b.x, sizeof pad);
     for (int64_t p = pb; p < pe; p++) {
-        int64_t j = p * Q8_IG_LANES;
-        if (j + Q8_IG_LANES > a->J) {
-            pack_lanes_kj_c(a, p, p + 1);
-            continue;
-        }
+        int64_t j = p * Q8_IG_LANES, nl = a->J - j < Q8_IG_LANES ? a->J - j : Q8_IG_LANES;
         uint8_t *d = a->dst + (size_t)p * (size_t)(kp / 4) * 64;
-        for (int64_t k4 = 0; k4 < k4full; k4++, d += 64) {
-            const uint8_t *s = a->src + 4 * k4 * ld + j;
-            __m128i r0 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)s), x);
-            __m128i r1 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + ld)), x);
-            __m128i r2 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + 2 * ld)), x);
-            __m128i r3 = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(s + 3 * ld)), x);
-            __m128i a0 = _mm_unpacklo_epi8(r0, r1), a1 = _mm_unpackhi_epi8(r0, r1);
-            __m128i b0 = _mm_unpacklo_epi8(r2, r3), b1 = _mm_unpackhi_epi8(r2, r3);
+        for (int64_t k4 = 0; k4 < kp / 4; k4++, d += 64) {
+            __m128i r[4];
+            for (int rr = 0; rr < 4; rr++) {
+                int64_t k = 4 * k4 + rr;
+                const uint8_t *s = k < a->K ? a->src + k * ld + j : pad;
+                if (k < a->K && nl < Q8_IG_LANES) {
+                    memcpy(part[rr], pad, 16);
+                    memcpy(part[rr], s, (size_t)nl);
+                    s = part[rr];
+                }
+                r[rr] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)s), x);
+            }
+            __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpackhi_epi8(r[0], r[1]);
+            __m128i b0 = _mm_unpacklo_epi8(r[2], r[3]), b1 = _mm_unpackhi_epi8(r[2], r[3]);
             _mm_storeu_si128((__m128i *)d, _mm_unpacklo_epi16(a0, b0));
             _mm_storeu_si128((__m128i *)(d + 16), _mm_unpackhi_epi16(a0, b0));
             _mm_storeu_si128((__m128i *)(d + 32), _mm_unpacklo_epi16(a1, b1));
             _mm_storeu_si128((__m128i *)(d + 48), _mm_unpackhi_epi16(a1, b1));
         }
-        if (k4full * 4 < kp) /* the last, partial group of k rows */
-            for (int64_t l = 0; l < Q8_IG_LANES; l++)
-                for (int64_t kk = 0; kk < 4; kk++) {
-                    int64_t k = k4full * 4 + kk;
-                    d[l * 4 + kk] = k < a->K ? a->src[k * ld + j + l] ^ a->b.x : a->b.z;
-                }
     }
 }
 #endif
@@ -300,12 +305,17 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
     const q8_igemm_args *a = c->a;
     const q8_epilogue *ep = a->epi;
     _Alignas(64) int32_t tile[MAX_MR * 64];
+    bool fused = c->k.tile_epi && !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL;
     for (int64_t it = b; it < e; it++) {
         /* Consecutive items share a lanes block, which stays in cache. */
         int64_t jb = it / c->n_ib, ib = it % c->n_ib;
         int64_t i0 = ib * c->k.mr, p0 = jb * c->k.np;
         int mr = (int)(a->I - i0 < c->k.mr ? a->I - i0 : c->k.mr);
         int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
+        if (fused) {
+            c->k.tile_epi(a, i0, mr, p0, np);
+            continue;
+        }
         c->k.tile(a, i0, mr, p0, np, tile);
         int64_t j0 = p0 * Q8_IG_LANES;
         int64_t nj = a->J - j0 < np * Q8_IG_LANES ? a->J - j0 : np * Q8_IG_LANES;

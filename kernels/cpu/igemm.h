@@ -114,12 +114,17 @@ typedef void (*q8_ig_tile_fn)(const q8_igemm_args *a, int64_t i0, int mr, int64_
                               int32_t *tile);
 typedef void (*q8_ig_epi_fn)(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                              void *out);
+/* A tile with its epilogue applied from the registers, when rows are
+ * channels (Q8_CH_ROW / Q8_CH_ONE), init_col is NULL and R is signed. */
+typedef void (*q8_ig_tile_epi_fn)(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0,
+                                  int np);
 
 typedef struct q8_ig_kernel {
     int mr;                 /* rows per tile */
     int np;                 /* 16-lane panels per tile (<= 4) */
     q8_ig_tile_fn tile;
     q8_ig_epi_fn epi;
+    q8_ig_tile_epi_fn tile_epi;     /* optional */
 } q8_ig_kernel;
 
 void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np, int32_t *tile);
@@ -127,16 +132,19 @@ void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np
 void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                      int32_t *tile);
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_ig_tile_epi_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
 void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                     int32_t init, int64_t n, int32_t *out);
 void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                       int32_t init, int64_t n, int32_t *out);
 void q8_ig_tile_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                         int32_t *tile);
+void q8_ig_tile_epi_avxvnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
 void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                            int32_t *tile);
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out);
+void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
 #endif
 
 #endif

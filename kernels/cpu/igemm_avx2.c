@@ -18,6 +18,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
+#include "igemm_epi_avx2.h"
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
@@ -30,9 +31,11 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 #define WIDEN_LANE(t) (U ? _mm256_cvtepi8_epi16(t) : _mm256_cvtepu8_epi16(t))
 #define MAC(c, l, b) c = _mm256_add_epi32(c, _mm256_madd_epi16(l, b))
 
+/* FUSED: the epilogue straight from the registers (q8_ig_epi_row16_avx2), else the
+ * accumulators go to tile. */
 static inline __attribute__((always_inline)) void tile_avx2(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            bool U) {
+                                                            bool U, bool FUSED) {
     size_t kp = (size_t)q8_ig_kpad(a->K);
     const uint8_t *L = a->lanes + (size_t)p0 * kp * Q8_IG_LANES, *R = a->rows + (size_t)i0 * kp;
     __m256i c00 = _mm256_setzero_si256(), c01 = c00, c02 = c00, c03 = c00;
@@ -55,6 +58,18 @@ static inline __attribute__((always_inline)) void tile_avx2(const q8_igemm_args 
     }
     /* hadd gives l0 l1 l4 l5 | l2 l3 l6 l7; the permute restores the order */
     __m256i lo = _mm256_hadd_epi32(c00, c01), hi = _mm256_hadd_epi32(c02, c03);
+    if (FUSED) {
+        int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
+        q8_ig_epi_row16_avx2(a, i0, j0, nj, _mm256_permute4x64_epi64(lo, 0xD8),
+                  _mm256_permute4x64_epi64(hi, 0xD8));
+        if (MR > 1) {
+            lo = _mm256_hadd_epi32(c10, c11);
+            hi = _mm256_hadd_epi32(c12, c13);
+            q8_ig_epi_row16_avx2(a, i0 + 1, j0, nj, _mm256_permute4x64_epi64(lo, 0xD8),
+                      _mm256_permute4x64_epi64(hi, 0xD8));
+        }
+        return;
+    }
     _mm256_store_si256((__m256i *)tile, _mm256_permute4x64_epi64(lo, 0xD8));
     _mm256_store_si256((__m256i *)(tile + 8), _mm256_permute4x64_epi64(hi, 0xD8));
     if (MR > 1) {
@@ -70,12 +85,20 @@ void q8_ig_tile_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int
     for (int v = 0; v < np; v++) {
         int32_t *t = tile + v * Q8_IG_LANES;
         if (mr == 2) {
-            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 2, true);
-            else tile_avx2(a, i0, p0 + v, t, 2, false);
+            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 2, true, false);
+            else tile_avx2(a, i0, p0 + v, t, 2, false, false);
         } else {
-            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 1, true);
-            else tile_avx2(a, i0, p0 + v, t, 1, false);
+            if (a->rows_u8) tile_avx2(a, i0, p0 + v, t, 1, true, false);
+            else tile_avx2(a, i0, p0 + v, t, 1, false, false);
         }
+    }
+}
+
+/* The tile with its epilogue (rows are channels, no init_col, R signed). */
+void q8_ig_tile_epi_avx2(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
+    for (int v = 0; v < np; v++) {
+        if (mr == 2) tile_avx2(a, i0, p0 + v, NULL, 2, false, true);
+        else tile_avx2(a, i0, p0 + v, NULL, 1, false, true);
     }
 }
 
@@ -111,35 +134,6 @@ void q8_dw_row_avx2(const int8_t *x, const int64_t *off, const int8_t *w, int64_
 
 /* ---- epilogue ----------------------------------------------------------- */
 
-/* q8_requant_raw + clamp on 8 lanes. AVX2 has no 64-bit arithmetic shift:
- * (x + 2^62) >> s (logical) = (x >> s) + 2^(62 - s) for |x| < 2^62. */
-static inline __m256i requant8(__m256i acc, __m256i mult, __m256i shift, __m256i lo,
-                               __m256i hi) {
-    const __m256i one = _mm256_set1_epi64x(1), low32 = _mm256_set1_epi64x(0xffffffff);
-    const __m256i b62 = _mm256_set1_epi64x((int64_t)1 << 62), c62 = _mm256_set1_epi64x(62);
-    __m256i s[2] = {_mm256_and_si256(shift, low32), _mm256_srli_epi64(shift, 32)};
-    __m256i p[2] = {_mm256_mul_epi32(acc, mult),
-                    _mm256_mul_epi32(_mm256_srli_epi64(acc, 32), _mm256_srli_epi64(mult, 32))};
-    for (int h = 0; h < 2; h++) {
-        __m256i add = _mm256_add_epi64(_mm256_sllv_epi64(one, _mm256_sub_epi64(s[h], one)), b62);
-        __m256i y = _mm256_srlv_epi64(_mm256_add_epi64(p[h], add), s[h]);
-        y = _mm256_sub_epi64(y, _mm256_sllv_epi64(one, _mm256_sub_epi64(c62, s[h])));
-        y = _mm256_blendv_epi8(y, lo, _mm256_cmpgt_epi64(lo, y));
-        p[h] = _mm256_blendv_epi8(y, hi, _mm256_cmpgt_epi64(y, hi));
-    }
-    return _mm256_blend_epi32(p[0], _mm256_slli_epi64(p[1], 32), 0xAA);
-}
-
-/* Low byte of each int32 lane (values already in [-128, 127]) -> 8 bytes. */
-static inline void store8_i8(int8_t *out, __m256i y) {
-    const __m256i sel = _mm256_setr_epi8(0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, 0, 4, 8, 12, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
-                                         -1, -1);
-    __m256i t = _mm256_shuffle_epi8(y, sel);
-    t = _mm256_permutevar8x32_epi32(t, _mm256_setr_epi32(0, 4, 0, 0, 0, 0, 0, 0));
-    _mm_storel_epi64((__m128i *)out, _mm256_castsi256_si128(t));
-}
-
 void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out) {
     bool col = e->chan == Q8_CH_COL;
     int64_t c = e->chan == Q8_CH_ONE ? 0 : ch0, j = 0;
@@ -148,23 +142,27 @@ void q8_ig_epi_avx2(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t
             _mm256_storeu_si256((__m256i *)((int32_t *)out + j),
                                 _mm256_loadu_si256((const __m256i *)(acc + j)));
     } else if (e->kind == Q8_EPI_I8) {
-        const __m256i lo = _mm256_set1_epi64x(e->lo), hi = _mm256_set1_epi64x(e->hi);
-        __m256i mult = _mm256_set1_epi32(e->mult[c]), shift = _mm256_set1_epi32(e->shift[c]);
-        for (; j + 8 <= n; j += 8) {
-            if (col) {
-                mult = _mm256_loadu_si256((const __m256i *)(e->mult + c + j));
-                shift = _mm256_loadu_si256((const __m256i *)(e->shift + c + j));
+        int8_t *o = out;
+        if (!col && e->shift[c] >= 33) { /* one channel: the fast requantization */
+            q8v8_rq r = q8v8_rq_chan(e->mult[c], e->shift[c], e->lo, e->hi);
+            for (; j + 8 <= n; j += 8) {
+                __m256i y = q8v8_requant_fast(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                                              r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
+                if (e->leaky_lut) y = q8v8_leaky(y, e->leaky_lut);
+                _mm_storel_epi64((__m128i *)(o + j), q8v8_pack_i8(y));
             }
-            __m256i y = requant8(_mm256_loadu_si256((const __m256i *)(acc + j)), mult, shift, lo,
-                                 hi);
-            if (e->leaky_lut) {
-                _Alignas(32) int32_t t[8];
-                _mm256_store_si256((__m256i *)t, y);
-                for (int l = 0; l < 8; l++)
-                    if (t[l] < 0) t[l] = e->leaky_lut[t[l] + 128];
-                y = _mm256_load_si256((const __m256i *)t);
+        } else {
+            __m256i mult = _mm256_set1_epi32(e->mult[c]), shift = _mm256_set1_epi32(e->shift[c]);
+            for (; j + 8 <= n; j += 8) {
+                if (col) {
+                    mult = _mm256_loadu_si256((const __m256i *)(e->mult + c + j));
+                    shift = _mm256_loadu_si256((const __m256i *)(e->shift + c + j));
+                }
+                __m256i y = q8v8_requant_lanes(_mm256_loadu_si256((const __m256i *)(acc + j)),
+                                               mult, shift, e->lo, e->hi);
+                if (e->leaky_lut) y = q8v8_leaky(y, e->leaky_lut);
+                _mm_storel_epi64((__m128i *)(o + j), q8v8_pack_i8(y));
             }
-            store8_i8((int8_t *)out + j, y);
         }
     } else {
         const __m256 flo = _mm256_set1_ps(e->flo), fhi = _mm256_set1_ps(e->fhi);

@@ -14,6 +14,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
+#include "qsimd_avx512.h"
 
 typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 
@@ -38,9 +39,90 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
         if (NP > 3) _mm512_store_si512((void *)(tile + (r) * 64 + 48), c3);                 \
     }
 
+#if defined(__clang__)
+#define EPI_UNROLL
+#else
+#define EPI_UNROLL _Pragma("GCC unroll 4")
+#endif
+
+/* The epilogue of one tile row (output row i = i0 + r, columns from
+ * j0 = 16 * p0, nj of them valid) from its accumulators, without a trip
+ * through memory: the init_row add, then the per-row requantization / float
+ * scale (rows are channels: Q8_CH_ROW, or Q8_CH_ONE). */
+static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a, int64_t i,
+                                                          int64_t j0, int64_t nj, int NP,
+                                                          __m512i c0, __m512i c1, __m512i c2,
+                                                          __m512i c3) {
+    const q8_epilogue *e = a->epi;
+    __m512i init = _mm512_set1_epi32(a->init_row ? a->init_row[i] : 0);
+    __m512i acc[4] = {_mm512_add_epi32(c0, init), _mm512_add_epi32(c1, init),
+                      _mm512_add_epi32(c2, init), _mm512_add_epi32(c3, init)};
+    __mmask16 m[4];
+    EPI_UNROLL for (int v = 0; v < NP; v++) {
+        int64_t n = nj - 16 * v;
+        m[v] = n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+    }
+    int64_t ch = e->chan == Q8_CH_ONE ? 0 : i + a->chan_offset;
+    if (e->kind == Q8_EPI_I8) {
+        int8_t *o = (int8_t *)a->out + i * a->ldo + j0;
+        int32_t sh = e->shift[ch];
+        __m512i y[4];
+        if (sh >= 33 && !e->leaky_lut) {
+            /* the clamp to [-128, 127] by saturation when packing */
+            q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
+            EPI_UNROLL for (int v = 0; v < NP; v++) {
+                y[v] = q8v16_requant_fast_raw(acc[v], r.mult, r.mult, r.rnd, r.sh);
+                if (e->lo > -128) y[v] = _mm512_max_epi32(y[v], r.lo);
+                if (e->hi < 127) y[v] = _mm512_min_epi32(y[v], r.hi);
+            }
+            if (NP == 4 && m[3] == 0xffff) {
+                _mm512_storeu_si512((void *)o, q8v16_pack4_sat(y[0], y[1], y[2], y[3]));
+            } else {
+                EPI_UNROLL for (int v = 0; v < NP; v++)
+                    _mm512_mask_cvtsepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
+            }
+            return;
+        }
+        if (sh >= 33) {
+            q8v16_rq r = q8v16_rq_chan(e->mult[ch], sh, e->lo, e->hi);
+            EPI_UNROLL for (int v = 0; v < NP; v++)
+                y[v] = q8v16_requant_fast(acc[v], r.mult, r.mult, r.rnd, r.sh, r.lo, r.hi);
+        } else {
+            __m512i mult = _mm512_set1_epi32(e->mult[ch]), shift = _mm512_set1_epi32(sh);
+            __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
+            EPI_UNROLL for (int v = 0; v < NP; v++)
+                y[v] = q8v16_requant_any(acc[v], mult, shift, lo, hi);
+        }
+        if (e->leaky_lut)
+            EPI_UNROLL for (int v = 0; v < NP; v++) y[v] = q8v16_leaky(y[v], e->leaky_lut);
+        EPI_UNROLL for (int v = 0; v < NP; v++)
+            _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
+    } else if (e->kind == Q8_EPI_F32) {
+        float *o = (float *)a->out + i * a->ldo + j0;
+        const __m512 scale = _mm512_set1_ps(e->scale[ch]);
+        EPI_UNROLL for (int v = 0; v < NP; v++) {
+            __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale);
+            if (e->clip)
+                y = _mm512_min_ps(_mm512_max_ps(y, _mm512_set1_ps(e->flo)), _mm512_set1_ps(e->fhi));
+            if (e->leaky)
+                y = _mm512_mask_mul_ps(y, _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_LT_OQ),
+                                       y, _mm512_set1_ps(e->alpha));
+            _mm512_mask_storeu_ps(o + 16 * v, m[v], y);
+        }
+    } else {
+        int32_t *o = (int32_t *)a->out + i * a->ldo + j0;
+        EPI_UNROLL for (int v = 0; v < NP; v++) _mm512_mask_storeu_epi32(o + 16 * v, m[v], acc[v]);
+    }
+}
+
+#define EPI(r, c0, c1, c2, c3)                                                              \
+    if (MR > r) epi_row(a, i0 + (r), j0, nj, NP, c0, c1, c2, c3);
+
+/* FUSED: the epilogue straight from the accumulators (epi_row) instead of
+ * storing them to tile. */
 static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            int NP, bool U) {
+                                                            int NP, bool U, bool FUSED) {
     size_t kp = (size_t)q8_ig_kpad(a->K), ps = kp * Q8_IG_LANES;
     const uint8_t *L = a->lanes + (size_t)p0 * ps, *R = a->rows + (size_t)i0 * kp;
     __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
@@ -59,18 +141,28 @@ static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args 
         ROW(4, c40, c41, c42, c43)
         ROW(5, c50, c51, c52, c53)
     }
-    STORE(0, c00, c01, c02, c03)
-    STORE(1, c10, c11, c12, c13)
-    STORE(2, c20, c21, c22, c23)
-    STORE(3, c30, c31, c32, c33)
-    STORE(4, c40, c41, c42, c43)
-    STORE(5, c50, c51, c52, c53)
+    if (FUSED) {
+        int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
+        EPI(0, c00, c01, c02, c03)
+        EPI(1, c10, c11, c12, c13)
+        EPI(2, c20, c21, c22, c23)
+        EPI(3, c30, c31, c32, c33)
+        EPI(4, c40, c41, c42, c43)
+        EPI(5, c50, c51, c52, c53)
+    } else {
+        STORE(0, c00, c01, c02, c03)
+        STORE(1, c10, c11, c12, c13)
+        STORE(2, c20, c21, c22, c23)
+        STORE(3, c30, c31, c32, c33)
+        STORE(4, c40, c41, c42, c43)
+        STORE(5, c50, c51, c52, c53)
+    }
 }
 
 #define TILE_CASE(MR, NP)                                                                   \
     case MR * 8 + NP:                                                                       \
-        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true);                           \
-        else tile_vnni(a, i0, p0, tile, MR, NP, false);                                     \
+        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true, false);                    \
+        else tile_vnni(a, i0, p0, tile, MR, NP, false, false);                              \
         break;
 #define TILE_ROW(MR) TILE_CASE(MR, 1) TILE_CASE(MR, 2) TILE_CASE(MR, 3) TILE_CASE(MR, 4)
 
@@ -78,6 +170,19 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
                            int32_t *tile) {
     switch (mr * 8 + np) {
         TILE_ROW(1) TILE_ROW(2) TILE_ROW(3) TILE_ROW(4) TILE_ROW(5) TILE_ROW(6)
+    default: __builtin_unreachable();
+    }
+}
+
+/* The tile with its epilogue: rows are channels (Q8_CH_ROW or Q8_CH_ONE),
+ * no init_col, R signed (the QConv / QMatMul orientation). */
+#define FUSED_CASE(MR, NP)                                                                  \
+    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true); break;
+#define FUSED_ROW(MR) FUSED_CASE(MR, 1) FUSED_CASE(MR, 2) FUSED_CASE(MR, 3) FUSED_CASE(MR, 4)
+
+void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
+    switch (mr * 8 + np) {
+        FUSED_ROW(1) FUSED_ROW(2) FUSED_ROW(3) FUSED_ROW(4) FUSED_ROW(5) FUSED_ROW(6)
     default: __builtin_unreachable();
     }
 }
@@ -112,20 +217,6 @@ void q8_dw_row_avx512(const int8_t *x, const int64_t *off, const int8_t *w, int6
 
 /* ---- epilogue ----------------------------------------------------------- */
 
-/* 16 accumulators -> requantized, clamped int32 (q8_epi_i8 before the lut). */
-static inline __m512i requant16(__m512i acc, __m512i mult, __m512i shift, __m512i lo,
-                                __m512i hi) {
-    const __m512i one = _mm512_set1_epi64(1), low32 = _mm512_set1_epi64(0xffffffff);
-    __m512i se = _mm512_and_si512(shift, low32), so = _mm512_srli_epi64(shift, 32);
-    __m512i pe = _mm512_mul_epi32(acc, mult);
-    __m512i po = _mm512_mul_epi32(_mm512_srli_epi64(acc, 32), _mm512_srli_epi64(mult, 32));
-    pe = _mm512_add_epi64(pe, _mm512_sllv_epi64(one, _mm512_sub_epi64(se, one)));
-    po = _mm512_add_epi64(po, _mm512_sllv_epi64(one, _mm512_sub_epi64(so, one)));
-    pe = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(pe, se), lo), hi);
-    po = _mm512_min_epi64(_mm512_max_epi64(_mm512_srav_epi64(po, so), lo), hi);
-    return _mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32));
-}
-
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out) {
     bool col = e->chan == Q8_CH_COL;
@@ -136,7 +227,18 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
             _mm512_mask_storeu_epi32((int32_t *)out + j, m, _mm512_maskz_loadu_epi32(m, acc + j));
         }
     } else if (e->kind == Q8_EPI_I8) {
-        const __m512i lo = _mm512_set1_epi64(e->lo), hi = _mm512_set1_epi64(e->hi);
+        int8_t *o = out;
+        if (!col && e->shift[c] >= 33) { /* one channel: the fast requantization */
+            q8v16_rq r = q8v16_rq_chan(e->mult[c], e->shift[c], e->lo, e->hi);
+            for (int64_t j = 0; j < n; j += 16) {
+                __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
+                __m512i y = q8v16_requant_fast(_mm512_maskz_loadu_epi32(m, acc + j), r.mult,
+                                               r.mult, r.rnd, r.sh, r.lo, r.hi);
+                if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+                _mm512_mask_cvtepi32_storeu_epi8(o + j, m, y);
+            }
+            return;
+        }
         __m512i mult = _mm512_set1_epi32(e->mult[c]), shift = _mm512_set1_epi32(e->shift[c]);
         for (int64_t j = 0; j < n; j += 16) {
             __mmask16 m = n - j >= 16 ? 0xffff : (__mmask16)((1u << (n - j)) - 1);
@@ -144,15 +246,10 @@ void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64
                 mult = _mm512_maskz_loadu_epi32(m, e->mult + c + j);
                 shift = _mm512_mask_loadu_epi32(_mm512_set1_epi32(1), m, e->shift + c + j);
             }
-            __m512i y = requant16(_mm512_maskz_loadu_epi32(m, acc + j), mult, shift, lo, hi);
-            if (e->leaky_lut) {
-                _Alignas(64) int32_t t[16];
-                _mm512_store_si512((void *)t, y);
-                for (int l = 0; l < 16; l++)
-                    if (t[l] < 0) t[l] = e->leaky_lut[t[l] + 128];
-                y = _mm512_load_si512((const void *)t);
-            }
-            _mm512_mask_cvtepi32_storeu_epi8((int8_t *)out + j, m, y);
+            __m512i y = q8v16_requant_lanes(_mm512_maskz_loadu_epi32(m, acc + j), mult, shift, m,
+                                            e->lo, e->hi);
+            if (e->leaky_lut) y = q8v16_leaky(y, e->leaky_lut);
+            _mm512_mask_cvtepi32_storeu_epi8(o + j, m, y);
         }
     } else {
         const __m512 flo = _mm512_set1_ps(e->flo), fhi = _mm512_set1_ps(e->fhi);

@@ -25,6 +25,17 @@ q8_status q8_qconv_geom_parse(const q8_graph *g, const q8_node *n, int wi, bool 
 void q8_qconv_im2col(const q8_qconv_geom *q, const uint8_t *x, uint8_t pad, uint8_t *col,
                      q8_pool *pool);
 
+/* The same bytes as q8_qconv_im2col (pad 0) of the group's Cg channels at x
+ * followed by q8_ig_pack_lanes_kj(col, P, K, P, to_u8 = true, lanes), made
+ * directly on AVX-512 VBMI when q8_qconv_lanes_vbmi_ok (the CPU must have
+ * avx512f, avx512bw and avx512vbmi). tab: q8_qconv_lanes_tab's KW x 64 bytes. */
+bool q8_qconv_lanes_vbmi_ok(const q8_qconv_geom *q);
+void q8_qconv_lanes_tab(const q8_qconv_geom *q, uint8_t *tab);
+#if defined(__x86_64__) || defined(__i386__)
+void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
+                         const uint8_t *tab, uint8_t *lanes, q8_pool *pool);
+#endif
+
 /* [*lo, *hi): the indices i in [0, count) for which i * s + off lies in
  * [0, size) (output columns that read a real input column). */
 static inline void q8_qconv_valid_cols(int64_t off, int64_t s, int64_t size, int64_t count,

@@ -1,0 +1,117 @@
+/* im2col straight into the packed lanes of the INT8 GEMM on AVX-512 VBMI
+ * (see qconv_geom.h): the same bytes as q8_qconv_im2col followed by
+ * q8_ig_pack_lanes_kj(..., to_u8 = true), without the K x P intermediate.
+ * A packed chunk holds, for 16 output pixels, four consecutive k = (c, kh,
+ * kw) each; with KW >= 3 they come from at most two input rows (c, kh).
+ * For each run of the 16 pixels on one output row, each input row is one
+ * masked 64-byte load (columns outside the plane and rows outside it read
+ * as 0) and each chunk one vpermi2b of the two rows' vectors, with an
+ * index table chosen by the chunk's first kw. Only called when the CPU has
+ * these ISAs. */
+#if defined(__x86_64__) || defined(__i386__)
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vbmi"))), \
+                             apply_to = function)
+#else
+#pragma GCC target("avx512f,avx512bw,avx512vbmi")
+#endif
+
+#include <immintrin.h>
+
+#include "igemm.h"
+#include "qconv_geom.h"
+
+/* Bits i < 64 of the bytes c0 + i in [0, w). */
+static inline uint64_t cols_mask(int64_t c0, int64_t w) {
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = w - c0;
+    if (hi > 64) hi = 64;
+    if (lo >= hi) return 0;
+    uint64_t mh = hi >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << hi) - 1;
+    return mh & ~(((uint64_t)1 << lo) - 1);
+}
+
+typedef struct lanes_args {
+    const q8_qconv_geom *q;
+    int64_t Cg;
+    const int8_t *x;
+    const uint8_t *tab;
+    uint8_t *lanes;
+} lanes_args;
+
+/* Input row (c, kh) for output row oh at column c0 (masked by cm), zeros in
+ * the padding. */
+static inline __m512i load_row(const lanes_args *a, int64_t c, int64_t kh, int64_t oh,
+                               int64_t c0, uint64_t cm) {
+    const q8_qconv_geom *q = a->q;
+    int64_t ih = oh * q->sh - q->pt + kh * q->dh;
+    if (ih < 0 || ih >= q->H) return _mm512_setzero_si512();
+    uintptr_t at = (uintptr_t)a->x + (uintptr_t)((c * q->H + ih) * q->W + c0);
+    return _mm512_maskz_loadu_epi8(cm, (const void *)at);
+}
+
+/* The chunks of lanes [l, l + len) of panel dst: output row oh from column
+ * ow. first: the panel's first run (stores whole chunks). */
+static inline void run_chunks(const lanes_args *a, uint8_t *dst, int64_t oh, int64_t ow,
+                              int64_t l, int64_t len, bool first, uint64_t last) {
+    const q8_qconv_geom *q = a->q;
+    const int64_t KW = q->KW, KH = q->KH, G = q8_ig_kpad(a->Cg * KH * KW) / 4;
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    int64_t c0 = (ow - l) * q->sw - q->pl; /* lane 0's column */
+    uint64_t cm = cols_mask(c0, q->W);
+    uint64_t lm = (len == 16 ? ~(uint64_t)0 : ((uint64_t)1 << (4 * len)) - 1) << (4 * l);
+    /* va: row (c, kh) of the chunk's first k; vb: the next row, loaded when
+     * a chunk reaches it */
+    int64_t c = 0, kh = 0, kw0 = 0;
+    __m512i va = load_row(a, 0, 0, oh, c0, cm), vb = va;
+    bool have_b = false;
+    for (int64_t g = 0; g < G; g++) {
+        if (kw0 + 3 >= KW && !have_b) {
+            int64_t c1 = kh + 1 == KH ? c + 1 : c, kh1 = kh + 1 == KH ? 0 : kh + 1;
+            vb = c1 < a->Cg ? load_row(a, c1, kh1, oh, c0, cm) : _mm512_setzero_si512();
+            have_b = true;
+        }
+        uint64_t km = g == G - 1 ? lm & last : lm;
+        __m512i idx = _mm512_loadu_si512((const void *)(a->tab + kw0 * 64));
+        __m512i v = _mm512_xor_si512(_mm512_maskz_permutex2var_epi8(km, va, idx, vb), x80);
+        if (first) _mm512_storeu_si512((void *)(dst + g * 64), v);
+        else _mm512_mask_storeu_epi8(dst + g * 64, lm, v);
+        kw0 += 4;
+        if (kw0 >= KW) { /* the next chunk starts one row (or two, for KW = 3) further */
+            int rows = 0;
+            for (; kw0 >= KW; kw0 -= KW, rows++)
+                if (++kh == KH) kh = 0, c++;
+            if (rows == 1 && have_b) va = vb;
+            else if (g + 1 < G) va = load_row(a, c, kh, oh, c0, cm);
+            have_b = false;
+        }
+    }
+}
+
+static void lanes_range(void *arg, int64_t pb, int64_t pe, int t) {
+    const lanes_args *a = arg;
+    const q8_qconv_geom *q = a->q;
+    const int64_t K = a->Cg * q->KH * q->KW, G = q8_ig_kpad(K) / 4, J = q->OH * q->OW;
+    /* the slots k < K of the last chunk, in every lane */
+    const uint64_t last = (((uint64_t)1 << (K - 4 * (G - 1))) - 1) * 0x1111111111111111ull;
+    for (int64_t p = pb; p < pe; p++) {
+        int64_t j0 = p * Q8_IG_LANES, nl = J - j0 < 16 ? J - j0 : 16;
+        int64_t oh = j0 / q->OW, ow = j0 % q->OW;
+        for (int64_t l = 0; l < nl; oh++, ow = 0) { /* lanes [l, l + len): one output row */
+            int64_t len = nl - l < q->OW - ow ? nl - l : q->OW - ow;
+            run_chunks(a, a->lanes + (size_t)(p * G) * 64, oh, ow, l, len, l == 0, last);
+            l += len;
+        }
+    }
+}
+
+void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
+                         const uint8_t *tab, uint8_t *lanes, q8_pool *pool) {
+    lanes_args a = {q, Cg, x, tab, lanes};
+    int64_t G = q8_ig_kpad(Cg * q->KH * q->KW) / 4;
+    q8_parallel_for(pool, q8_ig_panels(q->OH * q->OW), 1 + 2048 / (G + 1), lanes_range, &a);
+}
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
+#endif
