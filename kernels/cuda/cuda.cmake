@@ -39,6 +39,10 @@ target_link_libraries(q8cuda_kernels PUBLIC CUDA::cudart_static)
 target_compile_options(q8cuda_kernels PRIVATE
   $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter,-Wno-unused-function>
   $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CONFIG:Release>>:-O3>)
+if(Q8_SANITIZE) # the kernels' host code (the emulation) is checked too
+  target_compile_options(q8cuda_kernels PRIVATE
+    "$<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fsanitize=address;-Xcompiler=-fsanitize=undefined;-Xcompiler=-fno-sanitize-recover=undefined;-Xcompiler=-fno-omit-frame-pointer>")
+endif()
 if(Q8_WERROR)
   target_compile_options(q8cuda_kernels PRIVATE
     $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
@@ -47,7 +51,7 @@ endif()
 target_sources(q8 PRIVATE ${Q8_CUDA_C})
 # libq8 was created before CUDA was enabled; it links CUDA code.
 set_property(TARGET q8 PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
-target_include_directories(q8 PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda)
+target_include_directories(q8 PUBLIC ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: backend_cuda.h
 # CUDA's headers are not written for -Wstrict-prototypes: include them as
 # system headers so that -Werror applies to q8's own code only.
 target_include_directories(q8 SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
