@@ -36,11 +36,27 @@ q8_status q8_cuda_check(cudaError_t e, const char *stmt, const char *file, int l
                    cudaGetErrorString(e), stmt, file, line);
 }
 
+const char *q8_cublas_status_name(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "an unknown cuBLAS status";
+    }
+}
+
 q8_status q8_cublas_check(cublasStatus_t s, const char *stmt, const char *file, int line,
                           q8_error *err) {
     if (s == CUBLAS_STATUS_SUCCESS) return Q8_OK;
-    return q8_fail(err, Q8_ERR_BACKEND, "cuBLASLt error %s (%s) in %s at %s:%d",
-                   cublasLtGetStatusName(s), cublasLtGetStatusString(s), stmt, file, line);
+    return q8_fail(err, Q8_ERR_BACKEND, "cuBLASLt error %s (%d) in %s at %s:%d",
+                   q8_cublas_status_name(s), (int)s, stmt, file, line);
 }
 
 q8_status q8_cu_launch_check(cudaError_t e, const q8_node *n, const char *what, q8_error *err) {

@@ -26,6 +26,10 @@ q8_status q8_cuda_check(cudaError_t e, const char *stmt, const char *file, int l
 q8_status q8_cublas_check(cublasStatus_t s, const char *stmt, const char *file, int line,
                           q8_error *err);
 
+/* "CUBLAS_STATUS_NOT_SUPPORTED"... (cuBLAS's own name functions are newer
+ * than some of the toolkits q8 builds with). */
+const char *q8_cublas_status_name(cublasStatus_t s);
+
 /* Is there a usable CUDA device? false with the reason in why. */
 bool q8_cuda_device_available(char *why, size_t n);
 

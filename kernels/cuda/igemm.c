@@ -145,9 +145,9 @@ q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const
                                       C, gm->lc, C, gm->lc, &gm->algo, gm->ws, gm->ws_bytes,
                                       st->stream);
     if (s != CUBLAS_STATUS_SUCCESS)
-        return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt error %s (%s) in cublasLtMatmul "
-                            "(m=%lld n=%lld k=%lld)", cublasLtGetStatusName(s),
-                            cublasLtGetStatusString(s), (long long)gm->m, (long long)gm->n,
+        return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt error %s (%d) in cublasLtMatmul "
+                            "(m=%lld n=%lld k=%lld)", q8_cublas_status_name(s), (int)s,
+                            (long long)gm->m, (long long)gm->n,
                             (long long)gm->k);
     return Q8_OK;
 }

@@ -280,7 +280,8 @@ static q8_status reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
             p->out_n *= md[i];
         }
     }
-    if (q8_tensor_numel(x) == 0) return Q8_OK; /* empty: leave it to the CPU semantics */
+    p->last_kept = m == 0 || !mr[m - 1];
+    if (p->out_n == 0) return Q8_OK;
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     nd->run = reduce_run;

@@ -218,13 +218,14 @@ typedef struct q8cu_rowmean_args {
 cudaError_t q8cu_rowmean(const q8cu_stream *s, const q8cu_rowmean_args *p);
 
 /* ReduceSum / Mean / Max / Min: output o decodes over kdims (strides
- * kstride in x), each sums over rdims (rstride). */
+ * kstride in x), each reduces over rdims (rstride) in the CPU's order. */
 enum { Q8CU_R_SUM, Q8CU_R_MEAN, Q8CU_R_MAX, Q8CU_R_MIN };
 
 typedef struct q8cu_reduce_args {
     const float *x;
     float *y;
     int kind, nk, nr;
+    int last_kept;              /* the innermost merged dim is kept (the CPU's two orders) */
     int64_t out_n, red_n;
     int64_t kdims[Q8CU_MAX_DIMS], kstride[Q8CU_MAX_DIMS];
     int64_t rdims[Q8CU_MAX_DIMS], rstride[Q8CU_MAX_DIMS];

@@ -2,15 +2,17 @@
  * Tanh, Gelu, Erf, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Clip) on float32,
  * and Relu / Clip on int8 (the quantized path, exact). The formulas are
  * those of kernels/cpu/unary.c and clip.c, written in the same forms
- * (Gelu in double through erfc, HardSwish piecewise so that -inf gives -0);
- * libm-style functions differ from glibc's by a few ulp at most. One
- * thread per element; in place is safe. */
+ * (Gelu in double through erfc, HardSwish piecewise so that -inf gives -0;
+ * Exp and Sigmoid with the CPU's polynomial exp, so they match it exactly);
+ * Tanh, Erf, Log... are CUDA's, a few ulp from glibc's at most. One thread
+ * per element; in place is safe. */
 #include "common.cuh"
 
+/* kernels/cpu/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
 __host__ __device__ static inline float sigmoidf_(float v) {
-    if (v >= 0.0f) return 1.0f / (1.0f + expf(-v));
-    float e = expf(v);
-    return e / (1.0f + e);
+    if (v != v) return v;
+    float e = q8cu_exp_fast(-fabsf(v));
+    return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 
 __host__ __device__ static inline float geluf_(float v) {
@@ -53,7 +55,7 @@ __host__ __device__ static inline void unary_elem(const q8cu_unary_args *p, int6
     case Q8CU_U_GELU_TANH: r = gelu_tanhf_(v); break;
     case Q8CU_U_ERF: r = erff(v); break;
     case Q8CU_U_SQRT: r = sqrtf(v); break;
-    case Q8CU_U_EXP: r = expf(v); break;
+    case Q8CU_U_EXP: r = q8cu_exp_fast(v); break;
     case Q8CU_U_LOG: r = logf(v); break;
     case Q8CU_U_ABS: r = fabsf(v); break;
     case Q8CU_U_NEG: r = -v; break;
