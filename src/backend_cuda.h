@@ -118,6 +118,7 @@ typedef struct cu_igemm {
     void *ws;                   /* workspace (in the node's scratch) */
     size_t ws_bytes;
     bool ready;                 /* descriptors and algorithm below are set */
+    bool simple;                /* no cuBLASLt algorithm: the plain kernel */
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc;
     cublasLtMatmulAlgo_t algo;

@@ -6,8 +6,10 @@
  * k x m, lda) times B (k x n, ldb). The exact int32 sums are the same on
  * every algorithm; the epilogue kernels requantize them afterwards.
  *
- * In emulation (Q8_CUDA_EMULATE) a reference loop with the same meaning of
- * every parameter replaces cuBLASLt. */
+ * When the heuristic offers no algorithm for a shape, a plain kernel
+ * (igemm_simple.cu) with the same meaning of every parameter runs instead;
+ * in emulation (Q8_CUDA_EMULATE) that kernel's host loop replaces cuBLASLt.
+ * */
 #include <string.h>
 
 #include "backend_cuda.h"
@@ -15,8 +17,9 @@
 /* Create gm's descriptors and take the heuristic's best algorithm that
  * needs at most max_ws workspace bytes. */
 static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_t max_ws,
-                                size_t *ws_needed, q8_error *err) {
+                                size_t *ws_needed, bool *none, q8_error *err) {
     cublasLtMatmulPreference_t pref = NULL;
+    *none = false;
     q8_status s = Q8_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gm->desc, CUBLAS_COMPUTE_32I,
                                                            CUDA_R_32I));
     cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
@@ -61,19 +64,19 @@ static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_
     cublasLtMatmulHeuristicResult_t res;
     memset(&res, 0, sizeof res);
     int found = 0;
-    if (s == Q8_OK)
-        s = Q8_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(q8_cu_lt(c), gm->desc, gm->la, gm->lb,
-                                                          gm->lc, gm->lc, pref, 1, &res, &found));
+    if (s == Q8_OK) {
+        cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(q8_cu_lt(c), gm->desc, gm->la, gm->lb,
+                                                           gm->lc, gm->lc, pref, 1, &res, &found);
+        if (hs == CUBLAS_STATUS_NOT_SUPPORTED) found = 0; /* no algorithm: the fallback */
+        else s = Q8_CUBLAS_CHECK(hs);
+    }
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (s != Q8_OK) {
         q8_fail_prefix(err, "node '%s' (%s)", n->name, n->op_type);
     } else if (found < 1 || res.state != CUBLAS_STATUS_SUCCESS) {
-        s = q8_node_fail(err, Q8_ERR_BACKEND, n,
-                         "cuBLASLt has no INT8 GEMM algorithm for m=%lld n=%lld k=%lld "
-                         "(lda %lld, ldb %lld, ldc %lld, %lld batches, workspace <= %zu B)",
-                         (long long)gm->m, (long long)gm->n, (long long)gm->k,
-                         (long long)gm->lda, (long long)gm->ldb, (long long)gm->ldc,
-                         (long long)gm->batch, max_ws);
+        *none = true; /* the caller falls back to the plain kernel */
+        q8_cu_igemm_free(gm);
+        return Q8_OK;
     } else if (res.workspaceSize > max_ws) {
         s = q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt's algorithm wants %zu workspace "
                          "bytes, more than the %zu allowed", (size_t)res.workspaceSize, max_ws);
@@ -106,38 +109,40 @@ q8_status q8_cu_igemm_plan(cu_prep *pr, const q8_node *n, cu_igemm *gm, int64_t 
         gm->ws = q8_cu_scratch(pr, 0);
         return Q8_OK; /* checking only, or the reference loop: no workspace */
     }
+    /* memo: the workspace to reserve, or NO_ALGO: the plain kernel */
+    const size_t NO_ALGO = SIZE_MAX;
     size_t need = 0;
+    bool none = false;
     if (!pr->fill) {
-        Q8_TRY(igemm_describe(pr->c, n, gm, Q8_CU_LT_WORKSPACE, &need, err));
+        Q8_TRY(igemm_describe(pr->c, n, gm, Q8_CU_LT_WORKSPACE, &need, &none, err));
         q8_cu_igemm_free(gm);
-        *pr->memo = need;
-    } else {
-        Q8_TRY(igemm_describe(pr->c, n, gm, *pr->memo, &need, err));
+        *pr->memo = none ? NO_ALGO : need;
+    } else if (*pr->memo != NO_ALGO) {
+        Q8_TRY(igemm_describe(pr->c, n, gm, *pr->memo, &need, &none, err));
+        if (none) /* the heuristic changed its mind within the same limits */
+            return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt offered an INT8 algorithm "
+                                "for m=%lld n=%lld k=%lld once, then none", (long long)m,
+                                (long long)nn, (long long)k);
         gm->ready = true;
     }
-    gm->ws_bytes = *pr->memo;
+    gm->simple = *pr->memo == NO_ALGO;
+    const char *verbose = getenv("Q8_CUDA_VERBOSE");
+    if (gm->simple && pr->fill && verbose && *verbose && strcmp(verbose, "0") != 0)
+        fprintf(stderr, "q8 cuda: node '%s': cuBLASLt has no INT8 algorithm for m=%lld n=%lld "
+                        "k=%lld (%lld batches): plain kernel\n", n->name, (long long)m,
+                (long long)nn, (long long)k, (long long)batch);
+    gm->ws_bytes = gm->simple ? 0 : *pr->memo;
     gm->ws = q8_cu_scratch(pr, gm->ws_bytes);
     return Q8_OK;
-}
-
-/* The reference: exactly what cuBLASLt computes for these parameters. */
-static void igemm_ref(const cu_igemm *gm, const int8_t *A, const int8_t *B, int32_t *C) {
-    for (int64_t b = 0; b < gm->batch; b++)
-        for (int64_t j = 0; j < gm->n; j++)
-            for (int64_t i = 0; i < gm->m; i++) {
-                const int8_t *a = A + b * gm->sa + i * gm->lda, *bb = B + b * gm->sb + j * gm->ldb;
-                uint32_t acc = 0;
-                for (int64_t k = 0; k < gm->k; k++) acc += (uint32_t)(a[k] * bb[k]);
-                C[b * gm->sc + j * gm->ldc + i] = (int32_t)acc;
-            }
 }
 
 q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const int8_t *A,
                           const int8_t *B, int32_t *C, q8_error *err) {
     const q8cu_stream *st = q8_cu_stream(c);
-    if (st->emu) {
-        igemm_ref(gm, A, B, C);
-        return Q8_OK;
+    if (st->emu || gm->simple) {
+        q8cu_igemm_args a = {A, B, C, gm->m, gm->n, gm->k, gm->lda, gm->ldb, gm->ldc, gm->batch,
+                             gm->sa, gm->sb, gm->sc};
+        return q8_cu_launch_check(q8cu_igemm_simple(st, &a), n, "the plain INT8 GEMM", err);
     }
     Q8_ASSERT(gm->ready);
     int32_t alpha = 1, beta = 0;

@@ -67,6 +67,16 @@ typedef struct q8cu_gemm_epi_args {
 } q8cu_gemm_epi_args;
 cudaError_t q8cu_gemm_epilogue(const q8cu_stream *s, const q8cu_gemm_epi_args *p);
 
+/* The plain INT8 GEMM (cuBLASLt's TN parameters, int32 output): the
+ * fallback for shapes cuBLASLt has no algorithm for, and the emulation's
+ * reference. */
+typedef struct q8cu_igemm_args {
+    const int8_t *A, *B;
+    int32_t *C;
+    int64_t m, n, k, lda, ldb, ldc, batch, sa, sb, sc;
+} q8cu_igemm_args;
+cudaError_t q8cu_igemm_simple(const q8cu_stream *s, const q8cu_igemm_args *p);
+
 /* INT8 im2col of nimg images of one conv group into col [rows_pad][kp]:
  * row r = img * P + (oh * OW + ow), column k = (c * KH + kh) * KW + kw;
  * padding, k >= K and r >= nimg * P are 0. x points at the group's first
