@@ -462,7 +462,8 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     Q8_TRY(setup_staging(c, err));
 
     c->profile = o->profile != 0;
-    c->use_graph = !c->emu && !c->profile && !(getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"));
+    bool no_graph = getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"); /* "0" */
+    c->use_graph = !c->emu && !c->profile && !no_graph;
     if (c->profile) {
         if (!(c->node_ms = calloc(nn, sizeof(double))))
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

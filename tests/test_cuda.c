@@ -77,7 +77,8 @@ typedef struct attr {
 #define AI(nm, v) ((attr){.name = (nm), .type = Q8_ATTR_INT, .i = (v)})
 #define AF(nm, v) ((attr){.name = (nm), .type = Q8_ATTR_FLOAT, .f = (v)})
 #define AS(nm, v) ((attr){.name = (nm), .type = Q8_ATTR_STRING, .s = (v)})
-#define AINTS(nm, cnt, ...) ((attr){.name = (nm), .type = Q8_ATTR_INTS, .n = (cnt), .ints = __VA_ARGS__})
+#define AINTS(nm, cnt, ...)                                                               \
+    ((attr){.name = (nm), .type = Q8_ATTR_INTS, .n = (cnt), .ints = __VA_ARGS__})
 
 typedef struct spec {
     const char *op, *domain;
@@ -246,8 +247,10 @@ static void compare(const result *want, const result *got, tol t, const char *wh
         cr_assert_eq(b->dtype, a->dtype, "%s: output %d is %s, want %s", what, k,
                      q8_dtype_name(b->dtype), q8_dtype_name(a->dtype));
         cr_assert_eq(b->ndim, a->ndim, "%s: output %d rank", what, k);
-        for (int d = 0; d < a->ndim; d++) cr_assert_eq(b->dims[d], a->dims[d], "%s: dim %d", what, d);
-        int64_t n = (int64_t)(want->bytes[k] / (q8_dtype_size(a->dtype) ? q8_dtype_size(a->dtype) : 1));
+        for (int d = 0; d < a->ndim; d++)
+            cr_assert_eq(b->dims[d], a->dims[d], "%s: dim %d", what, d);
+        size_t es = q8_dtype_size(a->dtype);
+        int64_t n = (int64_t)(want->bytes[k] / (es ? es : 1));
         if (a->dtype == Q8_F32) {
             const float *w = want->data[k], *g = got->data[k];
             float mx = 0;
@@ -355,7 +358,8 @@ static void add_act(spec *sp, const qact *a) {
         sp->at[sp->n_attr++] = AF("_act_min", a->lo);
         sp->at[sp->n_attr++] = AF("_act_max", a->hi);
     }
-    if (a->act && strcmp(a->act, "LeakyRelu") == 0) sp->at[sp->n_attr++] = AF("_act_alpha", a->alpha);
+    if (a->act && strcmp(a->act, "LeakyRelu") == 0)
+        sp->at[sp->n_attr++] = AF("_act_alpha", a->alpha);
     if (a->y_scale > 0) sp->at[sp->n_attr++] = AF("y_scale", a->y_scale);
 }
 
@@ -427,7 +431,8 @@ static void conv_check(conv_case c, uint64_t seed) {
             sp.in[1].dims[2] = c.KW;
         }
         int64_t s[2] = {c.sh, c.sw}, d[2] = {c.dh, c.dw}, k[2] = {c.KH, c.KW};
-        int64_t p4[4] = {c.pads[0], c.pads[1], c.pads[2], c.pads[3]}, p2[2] = {c.pads[1], c.pads[3]};
+        int64_t p4[4] = {c.pads[0], c.pads[1], c.pads[2], c.pads[3]};
+        int64_t p2[2] = {c.pads[1], c.pads[3]};
         int64_t op[2] = {c.oph, c.opw};
         attr a = {.name = "strides", .type = Q8_ATTR_INTS, .n = c.nsp};
         memcpy(a.ints, s + o, sizeof(int64_t) * (size_t)c.nsp);
@@ -695,7 +700,8 @@ CU_TEST(binary_broadcast) {
             qin b = {"b", Q8_F32, shapes[s].nb, {0}, NULL, NULL, 0};
             memcpy(a.dims, shapes[s].a, sizeof a.dims[0] * 4);
             memcpy(b.dims, shapes[s].b, sizeof b.dims[0] * 4);
-            float *da = rand_f32(&r, numel_of(&a), -3, 3), *db = rand_f32(&r, numel_of(&b), 0.5f, 3);
+            float *da = rand_f32(&r, numel_of(&a), -3, 3);
+            float *db = rand_f32(&r, numel_of(&b), 0.5f, 3);
             if (shapes[s].b_const) b.data = db;
             spec sp = {.op = ops[k], .n_in = 2, .n_out = 1, .in = {a, b}};
             const void *in[2] = {da, db};
@@ -714,8 +720,8 @@ CU_TEST(softmax) {
     static const struct {
         const char *op;
         int opset, axis;
-    } cases[] = {{"Softmax", 13, -1}, {"Softmax", 13, 1}, {"Softmax", 11, 1}, {"LogSoftmax", 13, -1},
-                 {"LogSoftmax", 13, 0}, {"Softmax", 13, 0}};
+    } cases[] = {{"Softmax", 13, -1}, {"Softmax", 13, 1},    {"Softmax", 11, 1},
+                 {"LogSoftmax", 13, -1}, {"LogSoftmax", 13, 0}, {"Softmax", 13, 0}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spec sp = {.op = cases[c].op, .opset = cases[c].opset, .n_in = 1, .n_out = 1, .n_attr = 1};
         sp.in[0] = (qin){"x", Q8_F32, 3, {3, 7, 13}, NULL, NULL, 0};
@@ -850,7 +856,8 @@ CU_TEST(resize) {
     } cases[] = {
         {"nearest", "asymmetric", "floor", 0, false}, {"nearest", "half_pixel", NULL, 1, false},
         {"linear", "half_pixel", NULL, 0, false},     {"linear", "align_corners", NULL, 2, false},
-        {"linear", "pytorch_half_pixel", NULL, 1, false}, {"nearest", "asymmetric", "floor", 0, true},
+        {"linear", "pytorch_half_pixel", NULL, 1, false},
+        {"nearest", "asymmetric", "floor", 0, true},
         {"nearest", "align_corners", "round_prefer_ceil", 2, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -60,7 +60,8 @@ static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
     for (int i = 0; s == Q8_OK && i < 4; i++)
-        s = Q8_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align));
+        s = Q8_CUBLAS_CHECK(
+            cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align));
     cublasLtMatmulHeuristicResult_t res;
     memset(&res, 0, sizeof res);
     int found = 0;

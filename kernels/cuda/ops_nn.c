@@ -249,8 +249,10 @@ static q8_status reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     }
     PARAMS(q8cu_reduce_args, p);
     const char *op = n->op_type;
-    p->kind = strcmp(op, "ReduceSum") == 0 ? Q8CU_R_SUM : strcmp(op, "ReduceMean") == 0 ? Q8CU_R_MEAN
-              : strcmp(op, "ReduceMax") == 0 ? Q8CU_R_MAX : Q8CU_R_MIN;
+    p->kind = strcmp(op, "ReduceSum") == 0    ? Q8CU_R_SUM
+              : strcmp(op, "ReduceMean") == 0 ? Q8CU_R_MEAN
+              : strcmp(op, "ReduceMax") == 0  ? Q8CU_R_MAX
+                                              : Q8CU_R_MIN;
     /* merge: drop size-1 dims, join neighbours with the same role */
     int64_t md[Q8_MAX_DIMS], st[Q8_MAX_DIMS], stride = 1;
     bool mr[Q8_MAX_DIMS];
@@ -440,7 +442,8 @@ static q8_status resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     if (c.mode == M_LINEAR && x->dtype != Q8_F32)
         return q8_cu_unsupported(err, n, "linear mode on %s", q8_dtype_name(x->dtype));
     size_t es = q8_dtype_size(x->dtype);
-    if (es != 1 && es != 4 && es != 8) return q8_cu_unsupported(err, n, "%s", q8_dtype_name(x->dtype));
+    if (es != 1 && es != 4 && es != 8)
+        return q8_cu_unsupported(err, n, "%s data", q8_dtype_name(x->dtype));
     /* scales as given, or sizes / input (the CPU's rule) */
     double scale[Q8_MAX_DIMS];
     int si = ups || v10 ? 1 : 2;
@@ -474,8 +477,10 @@ static q8_status resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
         if (!ok) return q8_cu_unsupported(err, n, "resizing dims other than the last two");
     }
     PARAMS(q8cu_resize_args, p);
-    int64_t *ih = malloc(sizeof(int64_t) * 2 * (size_t)OH), *iw = malloc(sizeof(int64_t) * 2 * (size_t)OW);
-    float *wh = malloc(sizeof(float) * 2 * (size_t)OH), *ww = malloc(sizeof(float) * 2 * (size_t)OW);
+    int64_t *ih = malloc(sizeof(int64_t) * 2 * (size_t)OH);
+    int64_t *iw = malloc(sizeof(int64_t) * 2 * (size_t)OW);
+    float *wh = malloc(sizeof(float) * 2 * (size_t)OH);
+    float *ww = malloc(sizeof(float) * 2 * (size_t)OW);
     if (!ih || !iw || !wh || !ww) {
         free(ih), free(iw), free(wh), free(ww);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

@@ -239,7 +239,8 @@ static q8_status qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     /* Depthwise and narrow groups: one GEMM per group would be tiny. */
     p->direct = geo.group > 1 && Mg < 16;
     if (p->direct) {
-        p->dc = (q8cu_conv_direct_args){.e = e, .x = X, .w = q8_cu_tensor(pr, g, n->inputs[1]), .y = Y,
+        p->dc = (q8cu_conv_direct_args){.e = e, .x = X, .w = q8_cu_tensor(pr, g, n->inputs[1]),
+                                        .y = Y,
                                    .N = geo.N, .C = geo.C, .H = geo.H, .W = geo.W, .M = geo.M,
                                    .OH = geo.OH, .OW = geo.OW, .Cg = Cg, .Mg = Mg, .KH = geo.KH,
                                    .KW = geo.KW, .sh = geo.sh, .sw = geo.sw, .dh = geo.dh,

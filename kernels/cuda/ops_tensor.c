@@ -215,7 +215,11 @@ static bool value_bytes(q8_dtype dt, float v, uint8_t *out) {
     case Q8_F32: memcpy(out, &v, 4); return true;
     case Q8_I8: case Q8_U8: out[0] = (uint8_t)(int64_t)v; return true;
     case Q8_BOOL: out[0] = v != 0.0f; return true;
-    case Q8_I32: case Q8_U32: { uint32_t x = (uint32_t)(int64_t)v; memcpy(out, &x, 4); return true; }
+    case Q8_I32: case Q8_U32: {
+        uint32_t x = (uint32_t)(int64_t)v;
+        memcpy(out, &x, 4);
+        return true;
+    }
     case Q8_I64: case Q8_U64: { int64_t x = (int64_t)v; memcpy(out, &x, 8); return true; }
     default: return v == 0.0f;
     }

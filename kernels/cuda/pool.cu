@@ -41,7 +41,8 @@ __host__ __device__ static inline void pool_elem(const q8cu_pool_args *p, int64_
     taps(p, 2, ow, &wlo, &whi, &wcnt);
     int64_t D = p->in[0], H = p->in[1], W = p->in[2];
     int64_t plane = nc * D * H * W;
-    int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1], w0 = ow * p->s[2] - p->pb[2];
+    int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1];
+    int64_t w0 = ow * p->s[2] - p->pb[2];
     /* int8 / uint8 values are exact in float, so one float loop serves all */
     float best = p->dtype == Q8CU_I8 ? -128.0f : p->dtype == Q8CU_U8 ? 0.0f : -INFINITY;
     float sum = 0.0f;

@@ -142,7 +142,8 @@ int main(int argc, char **argv) {
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    float *t_gemm = malloc(sizeof(float) * (size_t)runs), *t_all = malloc(sizeof(float) * (size_t)runs);
+    float *t_gemm = malloc(sizeof(float) * (size_t)runs);
+    float *t_all = malloc(sizeof(float) * (size_t)runs);
     for (int pass = 0; pass < 2; pass++)
         for (long r = -5; r < runs; r++) { /* 5 warm-up runs */
             CK(cudaEventRecord(e0, st));
