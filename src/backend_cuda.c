@@ -251,13 +251,15 @@ void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t) {
 
 /* ---- device memory (or host memory in emulation) ------------------------------ */
 
+/* device_bytes counts what would be on the device in emulation too */
 static q8_status dev_alloc(cu_ctx *c, void **p, size_t bytes, q8_error *err) {
     bytes = bytes ? bytes : Q8_CU_ALIGN;
     if (c->emu) {
         *p = q8_aligned_alloc(q8_align_up(bytes, Q8_CU_ALIGN));
-        return *p ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory (%zu bytes)", bytes);
+        if (!*p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory (%zu bytes)", bytes);
+    } else {
+        Q8_TRY(Q8_CUDA_CHECK(cudaMalloc(p, bytes)));
     }
-    Q8_TRY(Q8_CUDA_CHECK(cudaMalloc(p, bytes)));
     c->device_bytes += bytes;
     return Q8_OK;
 }

@@ -207,7 +207,9 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
         result_free(&again);
         q8_memory_info mi;
         q8_session_memory(s, &mi);
-        if (!g_emu) cr_assert_gt(mi.device_bytes, 0);
+        /* weights + arena, one allocation each */
+        cr_assert_geq(mi.device_bytes, mi.arena_bytes);
+        cr_assert_gt(mi.device_bytes, 0);
     }
     q8_session_free(s);
     return st;
