@@ -32,6 +32,15 @@ typedef struct q8_backend {
     double (*node_ms)(void *ctx, int node);
     /* Optional: observe every node's outputs during run (NULL to stop). */
     void (*set_observer)(void *ctx, q8_node_observer fn, void *arg);
+    /* Optional: like supports_op, with the reason in err ("node 'x' (Op): ...");
+     * the session uses it instead of supports_op when present. */
+    q8_status (*check_op)(const q8_graph *g, const q8_node *n, q8_error *err);
+    /* Optional: create, also told the read-only file mapping (.q8) the
+     * constants may point into (map_base NULL: none), so that an integrated
+     * GPU can read them in place. The session uses it instead of create. */
+    q8_status (*create_mapped)(const q8_graph *g, const q8_session_options *opts,
+                               const void *map_base, size_t map_size, void **ctx,
+                               q8_error *err);
 } q8_backend;
 
 extern const q8_backend q8_backend_cpu;

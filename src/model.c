@@ -145,10 +145,15 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
         return q8_fail(err, Q8_ERR_UNSUPPORTED,
                        "this build of q8 has no CUDA backend (rebuild with -DQ8_CUDA=ON)");
     const q8_graph *g = m->g;
-    for (int i = 0; i < g->n_nodes; i++)
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (be->check_op) {
+            Q8_TRY(be->check_op(g, g->nodes[i], err));
+            continue;
+        }
         if (!be->supports_op(g, g->nodes[i]))
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, g->nodes[i], "not supported by the %s backend",
                                 be->name);
+    }
     q8_session *s = calloc(1, sizeof *s);
     if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     s->m = m;
@@ -158,7 +163,9 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
         free(s);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    q8_status st = be->create(g, &o, &s->ctx, err);
+    q8_status st = be->create_mapped
+                       ? be->create_mapped(g, &o, m->map.base, m->map.size, &s->ctx, err)
+                       : be->create(g, &o, &s->ctx, err);
     if (st != Q8_OK) {
         free(s->input_set);
         free(s);

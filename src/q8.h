@@ -91,6 +91,11 @@ typedef struct q8_memory_info {
                                pre-packed copies of weights */
     size_t arena_bytes;     /* planned activation + scratch peak */
     size_t device_bytes;    /* bytes q8 allocated on the device (CUDA) */
+    /* CUDA: how much the device's free memory (cudaMemGetInfo) dropped from
+     * just before the session was created to just after its first run
+     * (library handles, kernels loaded, the CUDA graph; not the CUDA context,
+     * which exists before). Device-wide: other processes can disturb it. */
+    size_t device_delta_bytes;
 } q8_memory_info;
 
 const char *q8_status_str(q8_status s);

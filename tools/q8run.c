@@ -357,7 +357,9 @@ int main(int argc, char **argv) {
                device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads ? threads : (long)q8_cpu_count(),
                runs, med, mn, mx,
                mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
-        if (device == Q8_DEVICE_CUDA) printf(", \"device_bytes\": %zu", mi.device_bytes);
+        if (device == Q8_DEVICE_CUDA)
+            printf(", \"device_bytes\": %zu, \"device_delta_bytes\": %zu", mi.device_bytes,
+                   mi.device_delta_bytes);
         if (top1 >= 0) printf(", \"top1\": %.6f", top1);
         printf("}\n");
     }

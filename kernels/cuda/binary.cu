@@ -1,0 +1,30 @@
+/* Add, Sub, Mul, Div on float32 with numpy broadcasting: the output index
+ * decodes over the collapsed dims of the broadcast plan (q8_bcast_plan_init)
+ * and each input has its own strides (0 where broadcast). One thread per
+ * output element; in place is safe (an input the size of the output is read
+ * at the output's index). */
+#include "common.cuh"
+
+__host__ __device__ static inline void binary_elem(const q8cu_binary_args *p, int64_t i) {
+    int64_t ia = 0, ib = 0, r = i;
+    for (int d = p->ndim - 1; d >= 0; d--) {
+        int64_t c = r % p->dims[d];
+        r /= p->dims[d];
+        ia += c * p->sa[d];
+        ib += c * p->sb[d];
+    }
+    float a = p->a[ia], b = p->b[ib], y;
+    switch (p->op) {
+    case Q8CU_B_ADD: y = a + b; break;
+    case Q8CU_B_SUB: y = a - b; break;
+    case Q8CU_B_MUL: y = a * b; break;
+    default: y = q8cu_div(a, b); break;
+    }
+    p->y[i] = y;
+}
+
+Q8CU_ELEMENTWISE(binary, q8cu_binary_args, binary_elem)
+
+extern "C" cudaError_t q8cu_binary(const q8cu_stream *s, const q8cu_binary_args *p) {
+    return binary_launch(s, p, p->n);
+}

@@ -1,0 +1,524 @@
+/* The CUDA plans of the INT8 ops (docs/int8-ops.md): q8.QGemm, q8.QConv,
+ * q8.QConvTranspose, q8.QMatMul on cuBLASLt INT8 GEMMs + the epilogue
+ * kernel, and QuantizeLinear / DequantizeLinear. Attributes and
+ * quantization parameters are read with the CPU ops' own helpers
+ * (qop_util.h, qconv_geom.h), and the requantization arrays are filled by
+ * q8_qepi_fill, so both backends use the very same multipliers.
+ *
+ * GEMM layouts (cuBLASLt column-major, "TN": both operands K-contiguous, k
+ * padded to a multiple of 16 with zeros, m to a multiple of 4):
+ *   QGemm:  m = N channels (W [Np][kp]), n = rows of A, C [rows][Np]
+ *   QConv:  m = pixels of a chunk of images (im2col [rows][kp]),
+ *           n = the group's output channels (W [M][kp]), C [Mg][rows]
+ *   QConvTranspose: m = input pixels (X^T [rows][Cgp]), n = Mg * KH * KW
+ *           tap rows (W repacked [M*KH*KW][Cgp]), C [R][rows], then col2im
+ *   QMatMul: m = N (B^T packed [b][Np][kp]), n = M (A packed [b][M][kp]),
+ *           strided-batched, C [b][M][Np] */
+#include <string.h>
+
+#include "backend_cuda.h"
+#include "qconv_geom.h"
+#include "qop_util.h"
+
+static int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
+
+/* Scratch budget for image chunks of one conv (im2col + int32 output). */
+#define CHUNK_BYTES ((int64_t)32 << 20)
+
+/* The epilogue arrays of a node: the CPU's q8_qepi (same multipliers),
+ * uploaded once; bias_dev is the int32 bias on the device or NULL. */
+static void make_epi(cu_prep *pr, const q8_qepi *qe, double sx, const float *sw, float sw1,
+                     float sy, const int32_t *bias_dev, q8cu_epi *e) {
+    q8_qepi q = *qe;
+    size_t off = 0;
+    q8_qepi_place(&q, &off);
+    void *host;
+    uint8_t *dev = q8_cu_const(pr, off, &host);
+    if (host) q8_qepi_fill(&q, host, sx, sw, sw1, sy);
+    memset(e, 0, sizeof *e);
+    e->bias = bias_dev;
+    e->lo = q.lo;
+    e->hi = q.hi;
+    e->clip = q.clip;
+    e->leaky = q.leaky;
+    e->flo = q.flo;
+    e->fhi = q.fhi;
+    e->alpha = q.alpha;
+    if (q.kind == Q8_EPI_I8) {
+        e->kind = Q8CU_EPI_I8;
+        e->mult = dev ? (const int32_t *)(dev + q.off_mult) : NULL;
+        e->shift = dev ? (const int32_t *)(dev + q.off_shift) : NULL;
+        if (q.has_lut) {
+            int8_t *lut = q8_cu_const(pr, 128, &host);
+            if (host) memcpy(host, q.lut, 128);
+            e->lut = lut;
+        }
+    } else {
+        e->kind = Q8CU_EPI_F32;
+        e->scale = dev ? (const float *)(dev + q.off_scale) : NULL;
+    }
+}
+
+/* Common checks of the q8.Q* ops: activation, fused act, output scale. */
+typedef struct qcommon {
+    float sx, sy;
+    bool i8;
+    q8_act act;
+} qcommon;
+
+static q8_status q_common(const q8_graph *g, const q8_node *n, const char *what, qcommon *q,
+                          q8_error *err) {
+    Q8_TRY(q8_qop_act_scale(g, n, 0, what, &q->sx, err));
+    Q8_TRY(q8_qop_act(n, &q->act, err));
+    return q8_qop_out_scale(n, &q->i8, &q->sy, err);
+}
+
+/* W [rows][K] int8 as a [rows_pad][kp] zero-padded device constant (or the
+ * tensor itself when it already has that layout). */
+static const int8_t *weights_padded(cu_prep *pr, const q8_graph *g, const q8_node *n, int wi,
+                                    int64_t rows, int64_t K, int64_t rows_pad, int64_t kp) {
+    if (K == kp && rows == rows_pad) return q8_cu_tensor(pr, g, n->inputs[wi]);
+    void *host;
+    int8_t *dev = q8_cu_const(pr, (size_t)(rows_pad * kp), &host);
+    if (host) {
+        const int8_t *w = q8_in(g, n, wi)->data;
+        for (int64_t r = 0; r < rows; r++) memcpy((int8_t *)host + r * kp, w + r * K, (size_t)K);
+    }
+    return dev;
+}
+
+/* ---- q8.QGemm --------------------------------------------------------------- */
+
+typedef struct qgemm_cu {
+    cu_igemm gm;
+    bool pack;
+    q8cu_pack_args pk;
+    const int8_t *W, *X;
+    int32_t *C;
+    q8cu_gemm_epi_args epi;
+} qgemm_cu;
+
+static void qgemm_free(void *p) { q8_cu_igemm_free(&((qgemm_cu *)p)->gm); }
+
+static q8_status qgemm_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    qgemm_cu *p = pp;
+    const q8cu_stream *s = q8_cu_stream(c);
+    if (p->pack) Q8_TRY(q8_cu_launch_check(q8cu_pack(s, &p->pk), n, "pack", err));
+    Q8_TRY(q8_cu_igemm_run(c, n, &p->gm, p->W, p->X, p->C, err));
+    return q8_cu_launch_check(q8cu_gemm_epilogue(s, &p->epi), n, "epilogue", err);
+}
+
+static q8_status qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err) {
+    qcommon q;
+    const float *sw;
+    const int32_t *bias;
+    Q8_TRY(q_common(g, n, "A", &q, err));
+    const q8_tensor *a = q8_in(g, n, 0), *w = q8_in(g, n, 1);
+    if (!w || w->ndim != 2 || a->ndim < 1 || a->dims[a->ndim - 1] != w->dims[1])
+        return q8_cu_unsupported(err, n, "these shapes");
+    int64_t N = w->dims[0], K = w->dims[1], R = q8_tensor_numel(a) / (K ? K : 1);
+    Q8_TRY(q8_qop_weight_scales(g, n, 1, N, &sw, err));
+    Q8_TRY(q8_qop_bias(g, n, 2, N, &bias, err));
+    qgemm_cu *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    nd->free_params = qgemm_free;
+    if (R == 0 || N == 0 || K == 0) {
+        if (N && R && !K) return q8_cu_unsupported(err, n, "K = 0");
+        return Q8_OK; /* empty output: nothing to run */
+    }
+    int64_t kp = round_up(K, 16), Np = round_up(N, 4);
+    p->W = weights_padded(pr, g, n, 1, N, K, Np, kp);
+    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
+    q8_qepi qe;
+    q8_qepi_init(&qe, &q.act, q.i8, q.sy, N);
+    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &p->epi.e);
+    const int8_t *A = q8_cu_tensor(pr, g, n->inputs[0]);
+    p->pack = K != kp;
+    if (p->pack) {
+        int8_t *dst = q8_cu_scratch(pr, (size_t)(R * kp));
+        p->pk = (q8cu_pack_args){.src = A, .dst = dst, .nb = 1, .rows = R, .rows_pad = R, .K = K,
+                            .kp = kp, .s_r = K, .s_k = 1, .nbd = 0};
+        p->X = dst;
+    } else {
+        p->X = A;
+    }
+    p->C = q8_cu_scratch(pr, sizeof(int32_t) * (size_t)(R * Np));
+    Q8_TRY(q8_cu_igemm_plan(pr, n, &p->gm, Np, R, kp, kp, kp, Np, 1, 0, 0, 0, err));
+    p->epi.c = p->C;
+    p->epi.y = q8_cu_tensor(pr, g, n->outputs[0]);
+    p->epi.nb = 1;
+    p->epi.nj = R;
+    p->epi.ni = N;
+    p->epi.c_ld = Np;
+    p->epi.i_div = N;
+    p->epi.y_js = N;
+    p->epi.y_ilo = 1;
+    p->epi.chan = Q8CU_CHAN_I;
+    nd->run = qgemm_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QConv ------------------------------------------------------------------ */
+
+typedef struct qconv_cu {
+    bool direct;
+    q8cu_conv_direct_args dc;
+    /* GEMM path */
+    q8_qconv_geom geo;
+    int64_t nimg, Cg, Mg, P, rows_pad, kp;
+    size_t es;
+    cu_igemm gm;
+    const int8_t *X, *W;
+    int8_t *col;
+    int32_t *C;
+    uint8_t *Y;
+    q8cu_im2col_args ic;             /* per chunk and group: x set at run */
+    q8cu_gemm_epi_args epi;          /* per chunk and group: y, ch_off set at run */
+} qconv_cu;
+
+static void qconv_free(void *p) { q8_cu_igemm_free(&((qconv_cu *)p)->gm); }
+
+static q8_status qconv_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    qconv_cu *p = pp;
+    const q8cu_stream *s = q8_cu_stream(c);
+    if (p->direct) return q8_cu_launch_check(q8cu_conv_direct(s, &p->dc), n, "conv", err);
+    const q8_qconv_geom *q = &p->geo;
+    for (int64_t img = 0; img < q->N; img += p->nimg)
+        for (int64_t grp = 0; grp < q->group; grp++) {
+            q8cu_im2col_args ic = p->ic;
+            ic.x = p->X + (img * q->C + grp * p->Cg) * q->H * q->W;
+            Q8_TRY(q8_cu_launch_check(q8cu_im2col(s, &ic), n, "im2col", err));
+            Q8_TRY(q8_cu_igemm_run(c, n, &p->gm, p->col, p->W + grp * p->Mg * p->kp, p->C, err));
+            q8cu_gemm_epi_args e = p->epi;
+            e.y = p->Y + (size_t)((img * q->M + grp * p->Mg) * p->P) * p->es;
+            e.ch_off = grp * p->Mg;
+            Q8_TRY(q8_cu_launch_check(q8cu_gemm_epilogue(s, &e), n, "epilogue", err));
+        }
+    return Q8_OK;
+}
+
+/* Images per GEMM: the largest divisor of N whose im2col and int32 output
+ * fit the chunk budget (at least 1), so every chunk has the same shape. */
+static int64_t images_per_chunk(int64_t N, int64_t per_image) {
+    int64_t best = 1;
+    for (int64_t d = 1; d <= N; d++)
+        if (N % d == 0 && d * per_image <= CHUNK_BYTES) best = d;
+    return best;
+}
+
+static q8_status qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err) {
+    qcommon q;
+    const float *sw;
+    const int32_t *bias;
+    q8_qconv_geom geo;
+    Q8_TRY(q_common(g, n, "X", &q, err));
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    Q8_TRY(q8_qconv_geom_parse(g, n, 1, false, &geo, err));
+    Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
+    Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
+    qconv_cu *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    nd->free_params = qconv_free;
+    int64_t Cg = geo.C / geo.group, Mg = geo.M / geo.group, K = Cg * geo.KH * geo.KW;
+    int64_t P = geo.OH * geo.OW;
+    if (geo.N == 0 || geo.M == 0 || P == 0) return Q8_OK;
+    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
+    q8_qepi qe;
+    q8_qepi_init(&qe, &q.act, q.i8, q.sy, geo.M);
+    q8cu_epi e;
+    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &e);
+    const int8_t *X = q8_cu_tensor(pr, g, n->inputs[0]);
+    void *Y = q8_cu_tensor(pr, g, n->outputs[0]);
+    p->geo = geo;
+    p->Cg = Cg;
+    p->Mg = Mg;
+    p->P = P;
+    p->es = q.i8 ? 1 : 4;
+    /* Depthwise and narrow groups: one GEMM per group would be tiny. */
+    p->direct = geo.group > 1 && Mg < 16;
+    if (p->direct) {
+        p->dc = (q8cu_conv_direct_args){.e = e, .x = X, .w = q8_cu_tensor(pr, g, n->inputs[1]),
+                                        .y = Y,
+                                   .N = geo.N, .C = geo.C, .H = geo.H, .W = geo.W, .M = geo.M,
+                                   .OH = geo.OH, .OW = geo.OW, .Cg = Cg, .Mg = Mg, .KH = geo.KH,
+                                   .KW = geo.KW, .sh = geo.sh, .sw = geo.sw, .dh = geo.dh,
+                                   .dw = geo.dw, .pt = geo.pt, .pl = geo.pl};
+        nd->run = qconv_run;
+        return Q8_OK;
+    }
+    int64_t kp = round_up(K, 16);
+    p->kp = kp;
+    p->W = weights_padded(pr, g, n, 1, geo.M, K, geo.M, kp);
+    p->nimg = images_per_chunk(geo.N, (P + 4) * (kp + 4 * Mg));
+    int64_t rows = p->nimg * P;
+    p->rows_pad = round_up(rows, 4);
+    p->col = q8_cu_scratch(pr, (size_t)(p->rows_pad * kp));
+    p->C = q8_cu_scratch(pr, sizeof(int32_t) * (size_t)(Mg * p->rows_pad));
+    Q8_TRY(q8_cu_igemm_plan(pr, n, &p->gm, p->rows_pad, Mg, kp, kp, kp, p->rows_pad, 1, 0, 0, 0,
+                            err));
+    p->X = X;
+    p->Y = Y;
+    p->ic = (q8cu_im2col_args){.col = p->col, .nimg = p->nimg, .P = P, .rows_pad = p->rows_pad,
+                          .K = K, .kp = kp, .img_stride = geo.C * geo.H * geo.W, .H = geo.H,
+                          .W = geo.W, .OW = geo.OW, .KH = geo.KH, .KW = geo.KW, .sh = geo.sh,
+                          .sw = geo.sw, .dh = geo.dh, .dw = geo.dw, .pt = geo.pt, .pl = geo.pl};
+    p->epi = (q8cu_gemm_epi_args){.e = e, .c = p->C, .nb = 1, .nj = Mg, .ni = rows,
+                             .c_ld = p->rows_pad, .i_div = P, .y_js = P, .y_ihi = geo.M * P,
+                             .y_ilo = 1, .chan = Q8CU_CHAN_J};
+    nd->run = qconv_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QConvTranspose ------------------------------------------------------------ */
+
+typedef struct qconvt_cu {
+    q8_qconv_geom geo;
+    int64_t nimg, Cg, Mg, R, Pin, cgp;
+    size_t es;
+    cu_igemm gm;
+    const int8_t *X, *W;
+    int8_t *col;
+    int32_t *C;
+    uint8_t *Y;
+    q8cu_im2col_args ic;             /* X^T of the chunk: a 1x1 im2col */
+    q8cu_col2im_args c2;
+} qconvt_cu;
+
+static void qconvt_free(void *p) { q8_cu_igemm_free(&((qconvt_cu *)p)->gm); }
+
+static q8_status qconvt_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    qconvt_cu *p = pp;
+    const q8cu_stream *s = q8_cu_stream(c);
+    const q8_qconv_geom *q = &p->geo;
+    for (int64_t img = 0; img < q->N; img += p->nimg)
+        for (int64_t grp = 0; grp < q->group; grp++) {
+            q8cu_im2col_args ic = p->ic;
+            ic.x = p->X + (img * q->C + grp * p->Cg) * p->Pin;
+            Q8_TRY(q8_cu_launch_check(q8cu_im2col(s, &ic), n, "transpose", err));
+            Q8_TRY(q8_cu_igemm_run(c, n, &p->gm, p->col, p->W + grp * p->R * p->cgp, p->C, err));
+            q8cu_col2im_args c2 = p->c2;
+            c2.y = p->Y + (size_t)(img * q->M * q->OH * q->OW) * p->es;
+            c2.m0 = grp * p->Mg;
+            Q8_TRY(q8_cu_launch_check(q8cu_col2im(s, &c2), n, "col2im", err));
+        }
+    return Q8_OK;
+}
+
+static q8_status qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err) {
+    qcommon q;
+    const float *sw;
+    const int32_t *bias;
+    q8_qconv_geom geo;
+    Q8_TRY(q_common(g, n, "X", &q, err));
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    Q8_TRY(q8_qconv_geom_parse(g, n, 1, true, &geo, err));
+    Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
+    Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
+    qconvt_cu *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    nd->free_params = qconvt_free;
+    int64_t taps = geo.KH * geo.KW, Cg = geo.C / geo.group, Mg = geo.M / geo.group;
+    int64_t Pin = geo.H * geo.W, R = Mg * taps;
+    if (geo.N == 0 || geo.M == 0 || geo.OH * geo.OW == 0) return Q8_OK;
+    if (Cg == 0 || Pin == 0)
+        return q8_cu_unsupported(err, n, "empty input channels or pixels");
+    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
+    q8_qepi qe;
+    q8_qepi_init(&qe, &q.act, q.i8, q.sy, geo.M);
+    q8cu_epi e;
+    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &e);
+    int64_t cgp = round_up(Cg, 16);
+    /* GEMM row (m, kh, kw) holds W[m][c][kh][kw] over c, zero padded. */
+    void *host;
+    p->W = q8_cu_const(pr, (size_t)(geo.M * taps * cgp), &host);
+    if (host) {
+        const int8_t *w = q8_in(g, n, 1)->data;
+        int8_t *t = host;
+        for (int64_t m = 0; m < geo.M; m++)
+            for (int64_t cc = 0; cc < Cg; cc++)
+                for (int64_t k = 0; k < taps; k++)
+                    t[(m * taps + k) * cgp + cc] = w[(m * Cg + cc) * taps + k];
+    }
+    p->geo = geo;
+    p->Cg = Cg;
+    p->Mg = Mg;
+    p->R = R;
+    p->Pin = Pin;
+    p->cgp = cgp;
+    p->es = q.i8 ? 1 : 4;
+    p->nimg = images_per_chunk(geo.N, (Pin + 4) * (cgp + 4 * R));
+    int64_t rows = p->nimg * Pin, rows_pad = round_up(rows, 4);
+    p->col = q8_cu_scratch(pr, (size_t)(rows_pad * cgp));
+    p->C = q8_cu_scratch(pr, sizeof(int32_t) * (size_t)(R * rows_pad));
+    Q8_TRY(q8_cu_igemm_plan(pr, n, &p->gm, rows_pad, R, cgp, cgp, cgp, rows_pad, 1, 0, 0, 0,
+                            err));
+    p->X = q8_cu_tensor(pr, g, n->inputs[0]);
+    p->Y = q8_cu_tensor(pr, g, n->outputs[0]);
+    p->ic = (q8cu_im2col_args){.col = p->col, .nimg = p->nimg, .P = Pin, .rows_pad = rows_pad,
+                          .K = Cg, .kp = cgp, .img_stride = geo.C * Pin, .H = geo.H, .W = geo.W,
+                          .OW = geo.W, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1};
+    p->c2 = (q8cu_col2im_args){.e = e, .col = p->C, .nimg = p->nimg, .Mg = Mg, .OH = geo.OH,
+                          .OW = geo.OW, .H = geo.H, .W = geo.W, .KH = geo.KH, .KW = geo.KW,
+                          .sh = geo.sh, .sw = geo.sw, .dh = geo.dh, .dw = geo.dw, .pt = geo.pt,
+                          .pl = geo.pl, .col_ld = rows_pad, .Pin = Pin,
+                          .y_img_stride = geo.M * geo.OH * geo.OW};
+    nd->run = qconvt_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QMatMul --------------------------------------------------------------------- */
+
+typedef struct qmatmul_cu {
+    cu_igemm gm;
+    q8cu_pack_args pa, pb;
+    int32_t *C;
+    q8cu_gemm_epi_args epi;
+} qmatmul_cu;
+
+static void qmatmul_free(void *p) { q8_cu_igemm_free(&((qmatmul_cu *)p)->gm); }
+
+static q8_status qmatmul_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    qmatmul_cu *p = pp;
+    const q8cu_stream *s = q8_cu_stream(c);
+    Q8_TRY(q8_cu_launch_check(q8cu_pack(s, &p->pa), n, "pack A", err));
+    Q8_TRY(q8_cu_launch_check(q8cu_pack(s, &p->pb), n, "pack B", err));
+    Q8_TRY(q8_cu_igemm_run(c, n, &p->gm, p->pb.dst, p->pa.dst, p->C, err));
+    return q8_cu_launch_check(q8cu_gemm_epilogue(s, &p->epi), n, "epilogue", err);
+}
+
+/* Element strides of t's batch dims against the nb output batch dims (0
+ * where broadcast), as kernels/cpu/qmatmul.c's batch_strides, times the
+ * matrix size. */
+static void batch_strides(const q8_tensor *t, int nb, int64_t mat, int64_t *str) {
+    int tb = t->ndim - 2;
+    int64_t s = mat;
+    for (int i = nb - 1; i >= 0; i--) {
+        int ti = i - (nb - tb);
+        if (ti < 0 || t->dims[ti] == 1) {
+            str[i] = 0;
+        } else {
+            str[i] = s;
+            s *= t->dims[ti];
+        }
+    }
+}
+
+static q8_status qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                              q8_error *err) {
+    qcommon q;
+    float sb;
+    Q8_TRY(q_common(g, n, "A", &q, err));
+    Q8_TRY(q8_qop_act_scale(g, n, 1, "B", &sb, err));
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1), *y = q8_out(g, n, 0);
+    if (a->ndim < 2 || b->ndim < 2 || y->ndim < 2 || y->ndim - 2 > Q8CU_MAX_DIMS)
+        return q8_cu_unsupported(err, n, "these ranks");
+    int64_t M = a->dims[a->ndim - 2], K = a->dims[a->ndim - 1], N = b->dims[b->ndim - 1];
+    int nb = y->ndim - 2;
+    int64_t batches = 1;
+    for (int i = 0; i < nb; i++) batches *= y->dims[i];
+    qmatmul_cu *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    nd->free_params = qmatmul_free;
+    if (batches == 0 || M == 0 || N == 0) return Q8_OK;
+    if (K == 0) return q8_cu_unsupported(err, n, "K = 0");
+    q8_qepi qe;
+    q8_qepi_init(&qe, &q.act, q.i8, q.sy, 1);
+    make_epi(pr, &qe, q.sx, NULL, sb, q.sy, NULL, &p->epi.e);
+    int64_t kp = round_up(K, 16), Np = round_up(N, 4);
+    int8_t *Ap = q8_cu_scratch(pr, (size_t)(batches * M * kp));
+    int8_t *Bp = q8_cu_scratch(pr, (size_t)(batches * Np * kp));
+    p->C = q8_cu_scratch(pr, sizeof(int32_t) * (size_t)(batches * M * Np));
+    p->pa = (q8cu_pack_args){.src = q8_cu_tensor(pr, g, n->inputs[0]), .dst = Ap, .nb = batches,
+                        .rows = M, .rows_pad = M, .K = K, .kp = kp, .s_r = K, .s_k = 1,
+                        .nbd = nb};
+    p->pb = (q8cu_pack_args){.src = q8_cu_tensor(pr, g, n->inputs[1]), .dst = Bp, .nb = batches,
+                        .rows = N, .rows_pad = Np, .K = K, .kp = kp, .s_r = 1, .s_k = N,
+                        .nbd = nb};
+    for (int i = 0; i < nb; i++) p->pa.bdims[i] = p->pb.bdims[i] = y->dims[i];
+    batch_strides(a, nb, M * K, p->pa.bstr);
+    batch_strides(b, nb, K * N, p->pb.bstr);
+    Q8_TRY(q8_cu_igemm_plan(pr, n, &p->gm, Np, M, kp, kp, kp, Np, batches, Np * kp, M * kp,
+                            M * Np, err));
+    p->epi.c = p->C;
+    p->epi.y = q8_cu_tensor(pr, g, n->outputs[0]);
+    p->epi.nb = batches;
+    p->epi.nj = M;
+    p->epi.ni = N;
+    p->epi.c_bs = M * Np;
+    p->epi.c_ld = Np;
+    p->epi.i_div = N;
+    p->epi.y_bs = M * N;
+    p->epi.y_js = N;
+    p->epi.y_ilo = 1;
+    p->epi.chan = Q8CU_CHAN_ONE;
+    nd->run = qmatmul_run;
+    return Q8_OK;
+}
+
+/* ---- QuantizeLinear / DequantizeLinear ----------------------------------------------- */
+
+static q8_status quant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_quantize(q8_cu_stream(c), pp), n, "quantize", err);
+}
+
+static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
+
+static q8_status quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err) {
+    q8_qdq qd;
+    Q8_TRY(q8_qdq_parse(g, n, &qd, err));
+    const q8_tensor *x = q8_in(g, n, 0), *z = has_input(n, 2) ? q8_in(g, n, 2) : NULL;
+    if (x->dtype != Q8_F32 && x->dtype != Q8_I32)
+        return q8_cu_unsupported(err, n, "%s input", q8_dtype_name(x->dtype));
+    if (z && z->dtype != Q8_I8 && z->dtype != Q8_U8)
+        return q8_cu_unsupported(err, n, "a %s zero point", q8_dtype_name(z->dtype));
+    q8cu_quant_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_quant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                      .y = q8_cu_tensor(pr, g, n->outputs[0]),
+                      .scale = q8_cu_tensor(pr, g, n->inputs[1]),
+                      .zp = z ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                      .n = q8_tensor_numel(x), .inner = qd.inner ? qd.inner : 1,
+                      .count = qd.count, .in_i32 = x->dtype == Q8_I32,
+                      .out_i8 = z && z->dtype == Q8_I8};
+    nd->run = quant_run;
+    return Q8_OK;
+}
+
+static q8_status dequant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_dequantize(q8_cu_stream(c), pp), n, "dequantize", err);
+}
+
+static q8_status dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                              q8_error *err) {
+    q8_qdq qd;
+    Q8_TRY(q8_qdq_parse(g, n, &qd, err));
+    const q8_tensor *x = q8_in(g, n, 0), *z = has_input(n, 2) ? q8_in(g, n, 2) : NULL;
+    int xt = x->dtype == Q8_I8 ? Q8CU_T_I8 : x->dtype == Q8_U8 ? Q8CU_T_U8
+             : x->dtype == Q8_I32 ? Q8CU_T_I32 : 0;
+    if (!xt) return q8_cu_unsupported(err, n, "%s input", q8_dtype_name(x->dtype));
+    if (z && z->dtype != x->dtype) return q8_cu_unsupported(err, n, "this zero point type");
+    q8cu_dequant_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_dequant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                        .y = q8_cu_tensor(pr, g, n->outputs[0]),
+                        .scale = q8_cu_tensor(pr, g, n->inputs[1]),
+                        .zp = z ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                        .n = q8_tensor_numel(x), .inner = qd.inner ? qd.inner : 1,
+                        .count = qd.count, .xt = xt};
+    nd->run = dequant_run;
+    return Q8_OK;
+}
+
+const cu_op q8_cu_ops_q8[] = {
+    {"QGemm", "q8", qgemm_plan},
+    {"QConv", "q8", qconv_plan},
+    {"QConvTranspose", "q8", qconvt_plan},
+    {"QMatMul", "q8", qmatmul_plan},
+    {"QuantizeLinear", "", quant_plan},
+    {"DequantizeLinear", "", dequant_plan},
+    {NULL, NULL, NULL},
+};

@@ -1,0 +1,639 @@
+/* The CUDA backend: one device allocation for the constants the kernels
+ * read, one arena (cudaMalloc'd once) for activations, per-node scratch and
+ * the cuBLASLt workspaces, sized by the planner; no allocation while
+ * running. The first run executes eagerly (kernels load lazily, each launch
+ * is checked and named after its node) and is then captured into a CUDA
+ * graph that later runs replay. Inputs go host -> pinned staging -> arena
+ * before the launch, outputs arena -> the same staging after it.
+ *
+ * On an integrated GPU (Jetson) the constants of a .q8 model are read in
+ * place from the mapped file (cudaHostRegister, read-only) instead of being
+ * copied, when the driver allows it.
+ *
+ * Q8_CUDA_EMULATE=1 runs the whole backend on the host: "device" memory is
+ * host memory, every kernel's element function runs in a host loop and the
+ * INT8 GEMM is a reference loop with cuBLASLt's semantics. It exists so that
+ * the planning, pointers and kernels can be tested against the CPU backend
+ * on a machine without a GPU (tests/test_cuda.c). Q8_CUDA_GRAPH=0 turns the
+ * graph off (every run eager); Q8_CUDA_VERBOSE=1 prints decisions to
+ * stderr. */
+#include "backend_cuda.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <time.h>
+
+#include <cuda_runtime_api.h>
+
+#include "op.h"
+
+/* ---- errors ---------------------------------------------------------------- */
+
+q8_status q8_cuda_check(cudaError_t e, const char *stmt, const char *file, int line,
+                        q8_error *err) {
+    if (e == cudaSuccess) return Q8_OK;
+    return q8_fail(err, Q8_ERR_BACKEND, "CUDA error %s (%s) in %s at %s:%d", cudaGetErrorName(e),
+                   cudaGetErrorString(e), stmt, file, line);
+}
+
+const char *q8_cublas_status_name(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
+    case CUBLAS_STATUS_LICENSE_ERROR: return "CUBLAS_STATUS_LICENSE_ERROR";
+    default: return "an unknown cuBLAS status";
+    }
+}
+
+q8_status q8_cublas_check(cublasStatus_t s, const char *stmt, const char *file, int line,
+                          q8_error *err) {
+    if (s == CUBLAS_STATUS_SUCCESS) return Q8_OK;
+    return q8_fail(err, Q8_ERR_BACKEND, "cuBLASLt error %s (%d) in %s at %s:%d",
+                   q8_cublas_status_name(s), (int)s, stmt, file, line);
+}
+
+q8_status q8_cu_launch_check(cudaError_t e, const q8_node *n, const char *what, q8_error *err) {
+    if (e == cudaSuccess) return Q8_OK;
+    return q8_node_fail(err, Q8_ERR_BACKEND, n, "CUDA error %s (%s) launching %s",
+                        cudaGetErrorName(e), cudaGetErrorString(e), what);
+}
+
+q8_status q8_cu_unsupported(q8_error *err, const q8_node *n, const char *fmt, ...) {
+    char msg[384];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "the cuda backend does not support %s", msg);
+}
+
+static bool env_flag(const char *name) {
+    const char *v = getenv(name);
+    return v && *v && strcmp(v, "0") != 0;
+}
+
+bool q8_cuda_device_available(char *why, size_t n) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(why, n, "no CUDA device: %s", cudaGetErrorString(e));
+        cudaGetLastError();
+        return false;
+    }
+    if (count < 1) {
+        snprintf(why, n, "no CUDA device: cudaGetDeviceCount found none");
+        return false;
+    }
+    snprintf(why, n, "%d CUDA device(s)", count);
+    return true;
+}
+
+/* ---- the session ----------------------------------------------------------- */
+
+#define NO_OFF SIZE_MAX
+
+struct cu_ctx {
+    const q8_graph *g;
+    bool emu, verbose, use_graph, profile;
+    q8cu_stream st;
+    cublasLtHandle_t lt;
+    int device;
+    q8_plan plan;
+    bool have_plan;
+    uint8_t *arena;             /* device (host in emulation) */
+    uint8_t *weights;           /* the constants the kernels read */
+    size_t weights_size;        /* bytes reserved in it (running, while planning) */
+    uint8_t *weights_host;      /* staging while filling */
+    size_t *const_off;          /* per tensor: offset in weights, or NO_OFF */
+    /* integrated GPU: the .q8 mapping registered with CUDA */
+    const uint8_t *map_base;
+    size_t map_size;
+    uint8_t *map_dev;
+    bool map_registered;
+    size_t mapped_bytes;
+    bool *mapped_seen;          /* per tensor, counted in mapped_bytes */
+    void **ptr;                 /* per tensor: device pointer (activations) */
+    cu_node *nodes;
+    /* inputs and outputs: one pinned staging buffer */
+    uint8_t *staging;
+    size_t staging_size;
+    size_t *stage_off;          /* per tensor, or NO_OFF */
+    /* the CUDA graph of a run */
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    int runs;
+    /* profiling */
+    cudaEvent_t *ev;            /* 2 per node */
+    double *node_ms;
+    /* device memory */
+    size_t free_before, delta, device_bytes;
+};
+
+const q8cu_stream *q8_cu_stream(const cu_ctx *c) { return &c->st; }
+cublasLtHandle_t q8_cu_lt(const cu_ctx *c) { return c->lt; }
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- op lookup --------------------------------------------------------------- */
+
+static const cu_op *const *op_tables(void) {
+    static const cu_op *const tables[] = {q8_cu_ops_q8, q8_cu_ops_math, q8_cu_ops_nn,
+                                          q8_cu_ops_tensor, NULL};
+    return tables;
+}
+
+static bool same_domain(const char *a, const char *b) {
+    if (!a || strcmp(a, "ai.onnx") == 0) a = "";
+    if (!b || strcmp(b, "ai.onnx") == 0) b = "";
+    return strcmp(a, b) == 0;
+}
+
+static const cu_op *find_op(const q8_node *n) {
+    if (!n->op) return NULL;
+    for (const cu_op *const *t = op_tables(); *t; t++)
+        for (const cu_op *o = *t; o->name; o++)
+            if (strcmp(o->name, n->op->name) == 0 && same_domain(o->domain, n->op->domain))
+                return o;
+    return NULL;
+}
+
+static void node_clear(cu_node *nd) {
+    if (nd->params && nd->free_params) nd->free_params(nd->params);
+    free(nd->params);
+    memset(nd, 0, sizeof *nd);
+}
+
+static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err) {
+    const cu_op *op = find_op(n);
+    if (!op) return q8_cu_unsupported(err, n, "this op");
+    return op->plan(pr, g, n, nd, err);
+}
+
+static q8_status cuda_check_op(const q8_graph *g, const q8_node *n, q8_error *err) {
+    cu_prep pr = {0};
+    cu_node nd = {0};
+    q8_status s = plan_node(&pr, g, n, &nd, err);
+    node_clear(&nd);
+    return s;
+}
+
+static bool cuda_supports(const q8_graph *g, const q8_node *n) {
+    q8_error e;
+    return cuda_check_op(g, n, &e) == Q8_OK;
+}
+
+/* ---- helpers for the plan functions ----------------------------------------- */
+
+void *q8_cu_params(cu_node *nd, size_t bytes) {
+    Q8_ASSERT(!nd->params);
+    nd->params = calloc(1, bytes ? bytes : 1);
+    return nd->params;
+}
+
+void *q8_cu_scratch(cu_prep *pr, size_t bytes) {
+    size_t off = q8_align_up(pr->scratch, Q8_CU_ALIGN);
+    pr->scratch = off + q8_align_up(bytes, Q8_CU_ALIGN);
+    return pr->fill ? pr->scratch_dev + off : NULL;
+}
+
+static size_t reserve_const(cu_ctx *c, size_t bytes) {
+    size_t off = q8_align_up(c->weights_size, Q8_CU_ALIGN);
+    c->weights_size = off + (bytes ? bytes : 1);
+    return off;
+}
+
+void *q8_cu_const(cu_prep *pr, size_t bytes, void **host) {
+    *host = NULL;
+    if (!pr->c) return NULL;
+    cu_ctx *c = pr->c;
+    size_t off = reserve_const(c, bytes);
+    if (!pr->fill) return NULL;
+    *host = c->weights_host + off;
+    return c->weights + off;
+}
+
+void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t) {
+    cu_ctx *c = pr->c;
+    if (!c || t < 0) return NULL;
+    const q8_tensor *tt = g->tensors[t];
+    if (!tt->data) return pr->fill ? c->ptr[t] : NULL;
+    size_t nb = q8_tensor_nbytes(tt);
+    const uint8_t *d = tt->data;
+    if (c->map_registered && d >= c->map_base && nb <= c->map_size &&
+        (size_t)(d - c->map_base) <= c->map_size - nb) {
+        uint8_t *dev = c->map_dev + (d - c->map_base);
+        if ((uintptr_t)dev % 16 == 0) { /* else copy: cuBLASLt gets 16-byte alignment */
+            if (!c->mapped_seen[t]) {
+                c->mapped_seen[t] = true;
+                c->mapped_bytes += nb;
+            }
+            return dev;
+        }
+    }
+    if (c->const_off[t] == NO_OFF) {
+        c->const_off[t] = reserve_const(c, nb);
+        if (pr->fill && nb) memcpy(c->weights_host + c->const_off[t], d, nb);
+    }
+    return pr->fill ? c->weights + c->const_off[t] : NULL;
+}
+
+/* ---- device memory (or host memory in emulation) ------------------------------ */
+
+/* device_bytes counts what would be on the device in emulation too */
+static q8_status dev_alloc(cu_ctx *c, void **p, size_t bytes, q8_error *err) {
+    bytes = bytes ? bytes : Q8_CU_ALIGN;
+    if (c->emu) {
+        *p = q8_aligned_alloc(q8_align_up(bytes, Q8_CU_ALIGN));
+        if (!*p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory (%zu bytes)", bytes);
+    } else {
+        Q8_TRY(Q8_CUDA_CHECK(cudaMalloc(p, bytes)));
+    }
+    c->device_bytes += bytes;
+    return Q8_OK;
+}
+
+static void dev_free(cu_ctx *c, void *p) {
+    if (!p) return;
+    if (c->emu) q8_aligned_free(p);
+    else cudaFree(p);
+}
+
+static q8_status copy_h2d(cu_ctx *c, void *dst, const void *src, size_t n, bool async,
+                          q8_error *err) {
+    if (!n) return Q8_OK;
+    if (c->emu) {
+        memcpy(dst, src, n);
+        return Q8_OK;
+    }
+    if (async)
+        return Q8_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->st.stream));
+    return Q8_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+}
+
+static q8_status copy_d2h_async(cu_ctx *c, void *dst, const void *src, size_t n, q8_error *err) {
+    if (!n) return Q8_OK;
+    if (c->emu) {
+        memcpy(dst, src, n);
+        return Q8_OK;
+    }
+    return Q8_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, c->st.stream));
+}
+
+/* ---- create / destroy ---------------------------------------------------------- */
+
+static void cuda_destroy(void *p) {
+    cu_ctx *c = p;
+    if (!c) return;
+    if (!c->emu && c->st.stream) cudaStreamSynchronize(c->st.stream);
+    if (c->nodes)
+        for (int i = 0; i < c->g->n_nodes; i++) node_clear(&c->nodes[i]);
+    free(c->nodes);
+    if (c->exec) cudaGraphExecDestroy(c->exec);
+    if (c->graph) cudaGraphDestroy(c->graph);
+    if (c->ev) {
+        for (int i = 0; i < 2 * c->g->n_nodes; i++)
+            if (c->ev[i]) cudaEventDestroy(c->ev[i]);
+        free(c->ev);
+    }
+    free(c->node_ms);
+    dev_free(c, c->arena);
+    dev_free(c, c->weights);
+    free(c->weights_host);
+    if (c->staging) {
+        if (c->emu) q8_aligned_free(c->staging);
+        else cudaFreeHost(c->staging);
+    }
+    if (c->map_registered) cudaHostUnregister((void *)c->map_base);
+    if (c->lt) cublasLtDestroy(c->lt);
+    if (c->st.stream) cudaStreamDestroy(c->st.stream);
+    if (c->have_plan) q8_plan_free(&c->plan);
+    free(c->const_off);
+    free(c->mapped_seen);
+    free(c->stage_off);
+    free(c->ptr);
+    free(c);
+}
+
+static size_t plan_scratch(const q8_graph *g, const q8_node *n, void *ctx) {
+    const cu_ctx *c = ctx;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i] == n) return c->nodes[i].scratch;
+    return 0;
+}
+
+/* One planning pass over every node (see backend_cuda.h). */
+static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
+    const q8_graph *g = c->g;
+    c->weights_size = 0;
+    for (int t = 0; t < g->n_tensors; t++) c->const_off[t] = NO_OFF;
+    for (int i = 0; i < g->n_nodes; i++) {
+        size_t want = c->nodes[i].scratch, memo = c->nodes[i].memo;
+        node_clear(&c->nodes[i]);
+        c->nodes[i].memo = memo;
+        cu_prep pr = {.c = c, .fill = fill, .node = i, .memo = &c->nodes[i].memo};
+        if (fill && c->plan.scratch_bytes[i])
+            pr.scratch_dev = c->arena + c->plan.scratch_offset[i];
+        Q8_TRY(plan_node(&pr, g, g->nodes[i], &c->nodes[i], err));
+        c->nodes[i].scratch = pr.scratch;
+        /* both passes run the same code on the same graph */
+        if (fill) Q8_ASSERT(pr.scratch == want);
+    }
+    return Q8_OK;
+}
+
+/* Integrated GPU + .q8 file: let the GPU read the mapping in place. */
+static void map_constants(cu_ctx *c, const void *base, size_t size) {
+    if (c->emu || !base || !size) return;
+    int integrated = 0, can_map = 0, ro = 0;
+    if (cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, c->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, c->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, c->device) !=
+            cudaSuccess) {
+        cudaGetLastError();
+        return;
+    }
+    if (!integrated || !can_map || !ro) {
+        if (c->verbose && integrated)
+            fprintf(stderr, "q8 cuda: integrated GPU cannot map read-only host memory; "
+                            "copying the weights\n");
+        return;
+    }
+    /* The mapping is PROT_READ: the read-only flag is required. */
+    cudaError_t e = cudaHostRegister((void *)base, size,
+                                     cudaHostRegisterMapped | cudaHostRegisterReadOnly);
+    void *dev = NULL;
+    if (e == cudaSuccess) {
+        e = cudaHostGetDevicePointer(&dev, (void *)base, 0);
+        if (e != cudaSuccess) cudaHostUnregister((void *)base);
+    }
+    if (e != cudaSuccess) {
+        if (c->verbose)
+            fprintf(stderr, "q8 cuda: cudaHostRegister of the .q8 mapping failed (%s); copying "
+                            "the weights\n", cudaGetErrorString(e));
+        cudaGetLastError(); /* not sticky: clear it, the copy path follows */
+        return;
+    }
+    c->map_base = base;
+    c->map_size = size;
+    c->map_dev = dev;
+    c->map_registered = true;
+    if (c->verbose) fprintf(stderr, "q8 cuda: weights read in place from the mapped .q8 file\n");
+}
+
+static q8_status setup_staging(cu_ctx *c, q8_error *err) {
+    const q8_graph *g = c->g;
+    size_t off = 0;
+    for (int k = 0; k < g->n_inputs + g->n_outputs; k++) {
+        int t = k < g->n_inputs ? g->inputs[k] : g->outputs[k - g->n_inputs];
+        if (c->stage_off[t] != NO_OFF || g->tensors[t]->data || c->plan.offset[t] == Q8_PLAN_NONE)
+            continue;
+        off = q8_align_up(off, Q8_ALIGN);
+        c->stage_off[t] = off;
+        off += q8_tensor_nbytes(g->tensors[t]);
+    }
+    c->staging_size = off;
+    size_t bytes = off ? off : Q8_ALIGN;
+    if (c->emu) {
+        c->staging = q8_aligned_alloc(bytes);
+        return c->staging ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    void *p = NULL;
+    Q8_TRY(Q8_CUDA_CHECK(cudaHostAlloc(&p, bytes, cudaHostAllocDefault)));
+    c->staging = p;
+    return Q8_OK;
+}
+
+static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void *map_base,
+                             size_t map_size, q8_error *err) {
+    const q8_graph *g = c->g;
+    if (!c->emu) {
+        char why[160];
+        if (!q8_cuda_device_available(why, sizeof why))
+            return q8_fail(err, Q8_ERR_BACKEND, "%s", why);
+        Q8_TRY(Q8_CUDA_CHECK(cudaGetDevice(&c->device)));
+        Q8_TRY(Q8_CUDA_CHECK(cudaFree(0))); /* the context exists from here on */
+        size_t total = 0;
+        Q8_TRY(Q8_CUDA_CHECK(cudaMemGetInfo(&c->free_before, &total)));
+        Q8_TRY(Q8_CUDA_CHECK(cudaStreamCreateWithFlags(&c->st.stream, cudaStreamNonBlocking)));
+        Q8_TRY(Q8_CUBLAS_CHECK(cublasLtCreate(&c->lt)));
+        map_constants(c, map_base, map_size);
+    }
+    size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
+    c->const_off = malloc(sizeof(size_t) * nt);
+    c->stage_off = malloc(sizeof(size_t) * nt);
+    c->mapped_seen = calloc(nt, sizeof(bool));
+    c->ptr = calloc(nt, sizeof(void *));
+    c->nodes = calloc(nn, sizeof(cu_node));
+    if (!c->const_off || !c->stage_off || !c->mapped_seen || !c->ptr || !c->nodes)
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (size_t t = 0; t < nt; t++) c->stage_off[t] = NO_OFF;
+
+    /* Pass 1: sizes. Then the plan, the two device buffers, pass 2. */
+    Q8_TRY(plan_pass(c, false, err));
+    Q8_TRY(q8_plan_build(g, plan_scratch, c, &c->plan, err));
+    c->have_plan = true;
+    Q8_TRY(dev_alloc(c, (void **)&c->arena, c->plan.arena_bytes, err));
+    if (!c->emu && c->plan.arena_bytes)
+        Q8_TRY(Q8_CUDA_CHECK(cudaMemset(c->arena, 0, c->plan.arena_bytes)));
+    size_t wsize = c->weights_size;
+    Q8_TRY(dev_alloc(c, (void **)&c->weights, wsize, err));
+    if (!(c->weights_host = calloc(1, wsize ? wsize : 1)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory staging %zu bytes of weights", wsize);
+    for (int t = 0; t < g->n_tensors; t++)
+        if (!g->tensors[t]->data && c->plan.offset[t] != Q8_PLAN_NONE)
+            c->ptr[t] = c->arena + c->plan.offset[t];
+    c->mapped_bytes = 0;
+    memset(c->mapped_seen, 0, nt * sizeof(bool));
+    Q8_TRY(plan_pass(c, true, err));
+    Q8_ASSERT(c->weights_size == wsize);
+    Q8_TRY(copy_h2d(c, c->weights, c->weights_host, wsize, false, err));
+    free(c->weights_host);
+    c->weights_host = NULL;
+    Q8_TRY(setup_staging(c, err));
+
+    c->profile = o->profile != 0;
+    bool no_graph = getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"); /* "0" */
+    c->use_graph = !c->emu && !c->profile && !no_graph;
+    if (c->profile) {
+        if (!(c->node_ms = calloc(nn, sizeof(double))))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (!c->emu) {
+            if (!(c->ev = calloc(2 * nn, sizeof(cudaEvent_t))))
+                return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            for (int i = 0; i < 2 * g->n_nodes; i++)
+                Q8_TRY(Q8_CUDA_CHECK(cudaEventCreate(&c->ev[i])));
+        }
+    }
+    if (c->verbose)
+        fprintf(stderr, "q8 cuda%s: arena %zu B, weights %zu B copied + %zu B mapped, graph %s\n",
+                c->emu ? " (emulated)" : "", c->plan.arena_bytes, wsize, c->mapped_bytes,
+                c->use_graph ? "on" : "off");
+    return Q8_OK;
+}
+
+static q8_status cuda_create_mapped(const q8_graph *g, const q8_session_options *o,
+                                    const void *map_base, size_t map_size, void **out,
+                                    q8_error *err) {
+    cu_ctx *c = calloc(1, sizeof *c);
+    if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    c->g = g;
+    c->emu = env_flag("Q8_CUDA_EMULATE");
+    c->st.emu = c->emu;
+    c->verbose = env_flag("Q8_CUDA_VERBOSE");
+    q8_status s = create_impl(c, o, map_base, map_size, err);
+    if (s != Q8_OK) {
+        cuda_destroy(c);
+        return s;
+    }
+    *out = c;
+    return Q8_OK;
+}
+
+static q8_status cuda_create(const q8_graph *g, const q8_session_options *o, void **out,
+                             q8_error *err) {
+    return cuda_create_mapped(g, o, NULL, 0, out, err);
+}
+
+/* ---- running ------------------------------------------------------------------- */
+
+static q8_status cuda_set_input(void *p, int t, const void *data, size_t nbytes, q8_error *err) {
+    cu_ctx *c = p;
+    if (c->stage_off[t] == NO_OFF || !nbytes) return Q8_OK;
+    memcpy(c->staging + c->stage_off[t], data, nbytes);
+    return Q8_OK;
+}
+
+/* Enqueue every node (eagerly or into a capture). */
+static q8_status enqueue_nodes(cu_ctx *c, bool timed, q8_error *err) {
+    const q8_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        cu_node *nd = &c->nodes[i];
+        if (!nd->run) continue;
+        double t0 = 0;
+        if (timed && c->emu) t0 = now_ms();
+        if (timed && !c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaEventRecord(c->ev[2 * i], c->st.stream)));
+        Q8_TRY(nd->run(c, g->nodes[i], nd->params, err));
+        if (timed && !c->emu)
+            Q8_TRY(Q8_CUDA_CHECK(cudaEventRecord(c->ev[2 * i + 1], c->st.stream)));
+        if (timed && c->emu) c->node_ms[i] += now_ms() - t0;
+    }
+    return Q8_OK;
+}
+
+static q8_status capture_graph(cu_ctx *c, q8_error *err) {
+    Q8_TRY(Q8_CUDA_CHECK(cudaStreamBeginCapture(c->st.stream, cudaStreamCaptureModeThreadLocal)));
+    q8_status s = enqueue_nodes(c, false, err);
+    cudaGraph_t graph = NULL;
+    cudaError_t e = cudaStreamEndCapture(c->st.stream, &graph);
+    if (s == Q8_OK) s = Q8_CUDA_CHECK(e);
+    if (s == Q8_OK) s = Q8_CUDA_CHECK(cudaGraphInstantiateWithFlags(&c->exec, graph, 0));
+    if (s != Q8_OK) {
+        if (graph) cudaGraphDestroy(graph);
+        c->exec = NULL;
+        return s;
+    }
+    c->graph = graph;
+    return Q8_OK;
+}
+
+static q8_status cuda_run(void *p, q8_error *err) {
+    cu_ctx *c = p;
+    const q8_graph *g = c->g;
+    for (int k = 0; k < g->n_inputs; k++) {
+        int t = g->inputs[k];
+        if (c->stage_off[t] != NO_OFF)
+            Q8_TRY(copy_h2d(c, c->ptr[t], c->staging + c->stage_off[t],
+                            q8_tensor_nbytes(g->tensors[t]), true, err));
+    }
+    if (c->exec) {
+        Q8_TRY(Q8_CUDA_CHECK(cudaGraphLaunch(c->exec, c->st.stream)));
+    } else {
+        Q8_TRY(enqueue_nodes(c, c->profile, err));
+        if (c->use_graph && c->runs == 0) {
+            /* The eager pass above computed this run; record it for the next. */
+            q8_error cap = {0};
+            if (capture_graph(c, &cap) != Q8_OK) {
+                c->use_graph = false; /* fall back to eager runs */
+                cudaGetLastError();
+                if (c->verbose)
+                    fprintf(stderr, "q8 cuda: graph capture failed, running eagerly: %s\n",
+                            cap.msg);
+            } else if (c->verbose) {
+                fprintf(stderr, "q8 cuda: run captured into a CUDA graph\n");
+            }
+        }
+    }
+    for (int k = 0; k < g->n_outputs; k++) {
+        int t = g->outputs[k];
+        if (c->stage_off[t] != NO_OFF)
+            Q8_TRY(copy_d2h_async(c, c->staging + c->stage_off[t], c->ptr[t],
+                                  q8_tensor_nbytes(g->tensors[t]), err));
+    }
+    return Q8_OK;
+}
+
+static q8_status cuda_sync(void *p, q8_error *err) {
+    cu_ctx *c = p;
+    if (!c->emu) {
+        Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
+        if (c->profile && c->ev)
+            for (int i = 0; i < c->g->n_nodes; i++) {
+                if (!c->nodes[i].run) continue;
+                float ms = 0;
+                Q8_TRY(Q8_CUDA_CHECK(cudaEventElapsedTime(&ms, c->ev[2 * i], c->ev[2 * i + 1])));
+                c->node_ms[i] += ms;
+            }
+        if (c->runs == 0) {
+            size_t fr = 0, total = 0;
+            Q8_TRY(Q8_CUDA_CHECK(cudaMemGetInfo(&fr, &total)));
+            c->delta = c->free_before > fr ? c->free_before - fr : 0;
+        }
+    }
+    c->runs++;
+    return Q8_OK;
+}
+
+static const void *cuda_tensor_data(void *p, int t) {
+    cu_ctx *c = p;
+    return c->stage_off[t] == NO_OFF ? NULL : c->staging + c->stage_off[t];
+}
+
+static void cuda_memory(void *p, q8_memory_info *mi) {
+    cu_ctx *c = p;
+    mi->weights_bytes = c->weights_size + c->mapped_bytes;
+    mi->arena_bytes = c->plan.arena_bytes;
+    mi->device_bytes = c->device_bytes;
+    mi->device_delta_bytes = c->delta;
+}
+
+static double cuda_node_ms(void *p, int i) {
+    const cu_ctx *c = p;
+    return c->node_ms ? c->node_ms[i] : -1;
+}
+
+const q8_backend q8_backend_cuda = {
+    .name = "cuda",
+    .supports_op = cuda_supports,
+    .check_op = cuda_check_op,
+    .create = cuda_create,
+    .create_mapped = cuda_create_mapped,
+    .destroy = cuda_destroy,
+    .set_input = cuda_set_input,
+    .run = cuda_run,
+    .sync = cuda_sync,
+    .tensor_data = cuda_tensor_data,
+    .memory = cuda_memory,
+    .node_ms = cuda_node_ms,
+};

@@ -1,0 +1,142 @@
+/* The CUDA backend (built with -DQ8_CUDA=ON): internals shared by the
+ * backend (src/backend_cuda.c), the op planners (kernels/cuda/ops_<family>.c) and
+ * the cuBLASLt wrapper (kernels/cuda/igemm.c). See docs/cuda.md.
+ *
+ * A session is planned in two passes over the nodes with the same code:
+ * the first only measures (constant bytes, each node's scratch), the
+ * planner then places activations and scratch in one arena, one device
+ * buffer receives every constant the kernels read, and the second pass
+ * fills both and records each node's launch parameters with final device
+ * pointers. */
+#ifndef Q8_BACKEND_CUDA_H
+#define Q8_BACKEND_CUDA_H
+
+#include <cublasLt.h>
+
+#include "backend.h"
+#include "planner.h"
+#include "q8cuda.h"
+
+/* Every CUDA runtime call goes through this: on failure it fills err with
+ * the statement, file, line and CUDA's message and gives Q8_ERR_BACKEND. */
+#define Q8_CUDA_CHECK(stmt) q8_cuda_check((stmt), #stmt, __FILE__, __LINE__, err)
+#define Q8_CUBLAS_CHECK(stmt) q8_cublas_check((stmt), #stmt, __FILE__, __LINE__, err)
+q8_status q8_cuda_check(cudaError_t e, const char *stmt, const char *file, int line,
+                        q8_error *err);
+q8_status q8_cublas_check(cublasStatus_t s, const char *stmt, const char *file, int line,
+                          q8_error *err);
+
+/* "CUBLAS_STATUS_NOT_SUPPORTED"... (cuBLAS's own name functions are newer
+ * than some of the toolkits q8 builds with). */
+const char *q8_cublas_status_name(cublasStatus_t s);
+
+/* Is there a usable CUDA device? false with the reason in why. */
+bool q8_cuda_device_available(char *why, size_t n);
+
+/* Device alignment of constants and scratch parts. */
+#define Q8_CU_ALIGN 256
+/* The most cuBLASLt workspace a GEMM may have (inside its node's scratch):
+ * the heuristic's first choice under this limit decides what is reserved,
+ * usually far less. */
+#define Q8_CU_LT_WORKSPACE ((size_t)4 << 20)
+
+typedef struct cu_ctx cu_ctx;
+typedef struct cu_node cu_node;
+
+/* Enqueue a node's work on the session's stream. */
+typedef q8_status (*cu_run_fn)(cu_ctx *c, const q8_node *n, void *params, q8_error *err);
+
+struct cu_node {
+    cu_run_fn run;              /* NULL: nothing to launch (views) */
+    void *params;               /* malloc'd by the planner pass; freed by free_params/free */
+    void (*free_params)(void *params); /* optional: release what params own */
+    size_t scratch;             /* arena bytes this node needs during its step */
+    size_t memo;                /* kept from the measuring pass to the filling one */
+};
+
+/* The planning pass an op's plan function runs in. */
+typedef struct cu_prep {
+    cu_ctx *c;                  /* NULL when only checking support */
+    bool fill;                  /* second pass: device pointers are final */
+    int node;                   /* index of the node being planned */
+    size_t scratch;             /* running scratch size of this node */
+    uint8_t *scratch_dev;       /* second pass: the node's scratch in the arena */
+    size_t *memo;               /* the node's memo (NULL when only checking) */
+} cu_prep;
+
+/* Plan node n: check that the CUDA kernels support it (else fail with a
+ * message that names the node and what is unsupported), reserve its
+ * constants and scratch, and (fill pass) record its launch in nd. */
+typedef q8_status (*cu_plan_fn)(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                                q8_error *err);
+
+typedef struct cu_op {
+    const char *name, *domain;
+    cu_plan_fn plan;
+} cu_op;
+
+extern const cu_op q8_cu_ops_q8[], q8_cu_ops_math[], q8_cu_ops_nn[], q8_cu_ops_tensor[];
+
+/* ---- helpers for plan functions ------------------------------------------ */
+
+/* The stream kernels launch on (emulation flag included). */
+const q8cu_stream *q8_cu_stream(const cu_ctx *c);
+
+/* Reserve bytes of this node's scratch (Q8_CU_ALIGN-aligned); the device
+ * pointer is valid in the fill pass (NULL otherwise). */
+void *q8_cu_scratch(cu_prep *pr, size_t bytes);
+
+/* Device pointer of tensor t's data as the kernels read it: the arena for
+ * activations; for constants, an upload in the weights buffer (once per
+ * tensor) or, on an integrated GPU, the mapped .q8 file. NULL outside the
+ * fill pass. */
+void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t);
+
+/* New constant bytes derived on the host (repacked weights, requantization
+ * arrays): *host points at the staging copy to fill (NULL outside the fill
+ * pass, when only sizes are measured); returns the device pointer. */
+void *q8_cu_const(cu_prep *pr, size_t bytes, void **host);
+
+/* Allocate a node's params block (zeroed) in nd; NULL on out of memory. */
+void *q8_cu_params(cu_node *nd, size_t bytes);
+
+/* Fail for an unsupported node: "node 'x' (Op): the cuda backend ..." */
+q8_status q8_cu_unsupported(q8_error *err, const q8_node *n, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Name a failed launch after its node. */
+q8_status q8_cu_launch_check(cudaError_t e, const q8_node *n, const char *what, q8_error *err);
+
+/* ---- INT8 GEMM through cuBLASLt (kernels/cuda/igemm.c) -------------------- */
+
+/* C[b][j][i] (column-major m x n, ldc) = sum_k A[b][i][k] * B[b][j][k]:
+ * cuBLASLt's "TN" INT8 GEMM with int32 output: A is m rows (lda apart) of
+ * k bytes, B n rows (ldb apart) of k bytes; m, k, lda, ldb, ldc multiples of
+ * 4, every pointer 16-byte aligned (and batch strides multiples of 16). */
+typedef struct cu_igemm {
+    int64_t m, n, k, lda, ldb, ldc, batch, sa, sb, sc;
+    void *ws;                   /* workspace (in the node's scratch) */
+    size_t ws_bytes;
+    bool ready;                 /* descriptors and algorithm below are set */
+    bool simple;                /* no cuBLASLt algorithm: the plain kernel */
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    cublasLtMatmulAlgo_t algo;
+} cu_igemm;
+
+/* Describe the GEMM and, on a real device, ask cuBLASLt's heuristic for an
+ * algorithm (at session creation, never while running): the measuring pass
+ * asks with Q8_CU_LT_WORKSPACE and reserves the workspace its choice needs
+ * (one GEMM per node: the size is kept in the node's memo); the filling
+ * pass asks again within that size and keeps the descriptors and the
+ * algorithm. */
+q8_status q8_cu_igemm_plan(cu_prep *pr, const q8_node *n, cu_igemm *gm, int64_t m, int64_t nn,
+                           int64_t k, int64_t lda, int64_t ldb, int64_t ldc, int64_t batch,
+                           int64_t sa, int64_t sb, int64_t sc, q8_error *err);
+q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const int8_t *A,
+                          const int8_t *B, int32_t *C, q8_error *err);
+void q8_cu_igemm_free(cu_igemm *gm);
+/* The cuBLASLt handle (NULL in emulation). */
+cublasLtHandle_t q8_cu_lt(const cu_ctx *c);
+
+#endif

@@ -1,0 +1,173 @@
+/* The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_bench.py): the
+ * cuBLASLt call q8 makes (kernels/cuda/igemm.c: "TN", CUBLAS_COMPUTE_32I,
+ * int32 output, the heuristic's first algorithm with up to 4 MiB of
+ * workspace), alone and followed by q8's requantization epilogue kernel
+ * (int32 -> int8 with per-channel multipliers), timed with CUDA events.
+ *
+ *   gpu_igemm_bench [M N K [RUNS]]        (default 4096 4096 4096 50)
+ *
+ * M is the output channels (cuBLASLt's m), N the rows (n), K the reduction.
+ * Prints one JSON line: the medians and TOPS (2*M*N*K operations). A few
+ * accumulators are checked against a host computation first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+
+#include "q8cuda.h"
+
+#define CK(stmt)                                                                              \
+    do {                                                                                      \
+        cudaError_t e_ = (stmt);                                                              \
+        if (e_ != cudaSuccess) {                                                              \
+            fprintf(stderr, "gpu_igemm_bench: %s failed at %s:%d: %s\n", #stmt, __FILE__,     \
+                    __LINE__, cudaGetErrorString(e_));                                        \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+#define LT(stmt)                                                                              \
+    do {                                                                                      \
+        cublasStatus_t s_ = (stmt);                                                           \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                    \
+            fprintf(stderr, "gpu_igemm_bench: %s failed at %s:%d: cublasStatus_t %d\n", #stmt,  \
+                    __FILE__, __LINE__, (int)s_);                                             \
+            exit(1);                                                                          \
+        }                                                                                     \
+    } while (0)
+
+static int cmp_f(const void *a, const void *b) {
+    float x = *(const float *)a, y = *(const float *)b;
+    return x < y ? -1 : x > y;
+}
+
+static uint64_t rng = 88172645463325252ull;
+static int8_t rnd8(void) {
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (int8_t)(rng >> 56);
+}
+
+int main(int argc, char **argv) {
+    long M = 4096, N = 4096, K = 4096, runs = 50;
+    if (argc >= 4) {
+        M = atol(argv[1]);
+        N = atol(argv[2]);
+        K = atol(argv[3]);
+    }
+    if (argc >= 5) runs = atol(argv[4]);
+    if (M <= 0 || N <= 0 || K <= 0 || M % 4 || K % 16 || runs < 1) {
+        fprintf(stderr, "usage: gpu_igemm_bench [M N K [RUNS]] with M %% 4 == 0, K %% 16 == 0\n");
+        return 2;
+    }
+    size_t na = (size_t)M * K, nb = (size_t)N * K, nc = (size_t)M * N;
+    int8_t *ha = malloc(na), *hb = malloc(nb);
+    if (!ha || !hb) return 1;
+    for (size_t i = 0; i < na; i++) ha[i] = rnd8();
+    for (size_t i = 0; i < nb; i++) hb[i] = rnd8();
+    int8_t *A, *B, *Y;
+    int32_t *C, *mult, *shift;
+    void *ws;
+    size_t ws_max = (size_t)4 << 20;
+    CK(cudaMalloc((void **)&A, na));
+    CK(cudaMalloc((void **)&B, nb));
+    CK(cudaMalloc((void **)&C, nc * 4));
+    CK(cudaMalloc((void **)&Y, nc));
+    CK(cudaMalloc((void **)&mult, (size_t)M * 4));
+    CK(cudaMalloc((void **)&shift, (size_t)M * 4));
+    CK(cudaMalloc(&ws, ws_max));
+    CK(cudaMemcpy(A, ha, na, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(B, hb, nb, cudaMemcpyHostToDevice));
+    int32_t *hm = malloc((size_t)M * 4), *hs = malloc((size_t)M * 4);
+    for (long i = 0; i < M; i++) {
+        hm[i] = 1518500250; /* ~0.707 * 2^31 */
+        hs[i] = 31 + 12;    /* M ~ 1.7e-4 */
+    }
+    CK(cudaMemcpy(mult, hm, (size_t)M * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(shift, hs, (size_t)M * 4, cudaMemcpyHostToDevice));
+
+    cudaStream_t st;
+    CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
+    cublasLtHandle_t lt;
+    LT(cublasLtCreate(&lt));
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc;
+    LT(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
+    LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    LT(cublasLtMatrixLayoutCreate(&la, CUDA_R_8I, (uint64_t)K, (uint64_t)M, K));
+    LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8I, (uint64_t)K, (uint64_t)N, K));
+    LT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32I, (uint64_t)M, (uint64_t)N, M));
+    cublasLtMatmulPreference_t pref;
+    LT(cublasLtMatmulPreferenceCreate(&pref));
+    uint64_t wsb = ws_max;
+    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
+                                            sizeof wsb));
+    cublasLtMatmulHeuristicResult_t res;
+    int found = 0;
+    LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &res, &found));
+    if (found < 1) {
+        fprintf(stderr, "gpu_igemm_bench: cuBLASLt has no INT8 algorithm for %ld x %ld x %ld\n",
+                M, N, K);
+        return 1;
+    }
+    int32_t alpha = 1, beta = 0;
+    q8cu_stream qs = {.stream = st, .emu = 0};
+    q8cu_gemm_epi_args ep = {.e = {.kind = Q8CU_EPI_I8, .mult = mult, .shift = shift, .lo = -128,
+                                   .hi = 127},
+                             .c = C, .y = Y, .nb = 1, .nj = N, .ni = M, .c_ld = M, .i_div = M,
+                             .y_js = M, .y_ilo = 1, .chan = Q8CU_CHAN_I};
+
+    /* correctness of a few accumulators */
+    LT(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &res.algo, ws, ws_max,
+                      st));
+    CK(cudaStreamSynchronize(st));
+    int32_t got[4];
+    long pts[4][2] = {{0, 0}, {M - 1, N - 1}, {M / 2, 3 % N}, {7 % M, N / 3}};
+    for (int q = 0; q < 4; q++) {
+        long i = pts[q][0], j = pts[q][1];
+        CK(cudaMemcpy(&got[q], C + j * M + i, 4, cudaMemcpyDeviceToHost));
+        int64_t want = 0;
+        for (long k = 0; k < K; k++) want += (int64_t)ha[i * K + k] * hb[j * K + k];
+        if (want != got[q]) {
+            fprintf(stderr, "gpu_igemm_bench: C[%ld][%ld] = %d, want %lld\n", j, i, got[q],
+                    (long long)want);
+            return 1;
+        }
+    }
+
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    float *t_gemm = malloc(sizeof(float) * (size_t)runs);
+    float *t_all = malloc(sizeof(float) * (size_t)runs);
+    for (int pass = 0; pass < 2; pass++)
+        for (long r = -5; r < runs; r++) { /* 5 warm-up runs */
+            CK(cudaEventRecord(e0, st));
+            LT(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &res.algo, ws,
+                              ws_max, st));
+            if (pass == 1) CK(q8cu_gemm_epilogue(&qs, &ep));
+            CK(cudaEventRecord(e1, st));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            if (r >= 0) (pass ? t_all : t_gemm)[r] = ms;
+        }
+    qsort(t_gemm, (size_t)runs, sizeof(float), cmp_f);
+    qsort(t_all, (size_t)runs, sizeof(float), cmp_f);
+    double ops = 2.0 * (double)M * (double)N * (double)K;
+    float mg = t_gemm[runs / 2], ma = t_all[runs / 2];
+    int dev = 0;
+    struct cudaDeviceProp prop;
+    CK(cudaGetDevice(&dev));
+    CK(cudaGetDeviceProperties(&prop, dev));
+    printf("{\"device\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"runs\": %ld, "
+           "\"workspace_bytes\": %zu, \"int8_gemm_ms\": %.5f, \"int8_gemm_tops\": %.2f, "
+           "\"int8_gemm_epilogue_ms\": %.5f, \"int8_gemm_epilogue_tops\": %.2f}\n",
+           prop.name, M, N, K, runs, (size_t)res.workspaceSize, mg, ops / (mg * 1e-3) / 1e12, ma,
+           ops / (ma * 1e-3) / 1e12);
+    return 0;
+}
