@@ -1,7 +1,8 @@
 /* Fusion: an activation that follows a GEMM-like node (Conv, ConvTranspose,
  * Gemm, MatMul) moves into that node's epilogue, applied while the output
  * tile is still in cache. The producer carries it as internal attributes
- * _act ("Relu", "Clip", "LeakyRelu") with _act_min/_act_max/_act_alpha. */
+ * _act ("Relu", "Clip", "LeakyRelu", and for FP32 graphs "HardSwish",
+ * "HardSigmoid", "Sigmoid") with _act_min/_act_max/_act_alpha/_act_beta. */
 #include <math.h>
 #include <string.h>
 
@@ -16,12 +17,23 @@ static bool gemm_like(const q8_node *n) {
     return is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul");
 }
 
-/* Read the activation's parameters; false if it cannot be fused. */
-static bool act_params(const q8_graph *g, const q8_node *a, float *lo, float *hi, float *alpha) {
+/* Read the activation's parameters; false if it cannot be fused. Smooth
+ * activations (HardSwish, HardSigmoid, Sigmoid) only when `smooth`: the
+ * INT8 kernels' epilogues do Relu/Clip/LeakyRelu only, so the quantizer's
+ * FP32 graph keeps the others as nodes (they become table lookups). */
+static bool act_params(const q8_graph *g, const q8_node *a, bool smooth, float *lo, float *hi,
+                       float *alpha, float *beta) {
     *lo = -INFINITY;
     *hi = INFINITY;
     *alpha = 0;
+    *beta = 0;
     if (is_op(a, "Relu")) return a->n_inputs == 1;
+    if (smooth && (is_op(a, "HardSwish") || is_op(a, "Sigmoid"))) return a->n_inputs == 1;
+    if (smooth && is_op(a, "HardSigmoid")) {
+        *alpha = q8_attr_float(a, "alpha", 0.2f);
+        *beta = q8_attr_float(a, "beta", 0.5f);
+        return a->n_inputs == 1;
+    }
     if (is_op(a, "LeakyRelu")) {
         *alpha = q8_attr_float(a, "alpha", 0.01f);
         return a->n_inputs == 1;
@@ -43,7 +55,7 @@ static bool act_params(const q8_graph *g, const q8_node *a, float *lo, float *hi
     return false;
 }
 
-q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err) {
+q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
     int *uses = calloc((size_t)g->n_tensors + 1, sizeof(int));
     if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_graph_consumers(g, uses);
@@ -51,8 +63,8 @@ q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err) {
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         q8_node *a = g->nodes[i];
         if (a->dead || a->n_inputs < 1 || a->inputs[0] < 0 || a->n_outputs < 1) continue;
-        float lo, hi, alpha;
-        if (!act_params(g, a, &lo, &hi, &alpha)) continue;
+        float lo, hi, alpha, beta;
+        if (!act_params(g, a, smooth, &lo, &hi, &alpha, &beta)) continue;
         int x = a->inputs[0];
         const q8_tensor *xt = g->tensors[x];
         if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) || xt->dtype != Q8_F32)
@@ -65,9 +77,9 @@ q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err) {
             s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
             break;
         }
-        const char *names[3] = {"_act_min", "_act_max", "_act_alpha"};
-        float vals[3] = {lo, hi, alpha};
-        for (int k = 0; k < 3 && s == Q8_OK; k++) {
+        const char *names[4] = {"_act_min", "_act_max", "_act_alpha", "_act_beta"};
+        float vals[4] = {lo, hi, alpha, beta};
+        for (int k = 0; k < 4 && s == Q8_OK; k++) {
             q8_attr *v = q8_node_set_attr(p, names[k], Q8_ATTR_FLOAT);
             if (!v) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
             else v->f = vals[k];

@@ -119,7 +119,7 @@ void q8_pass_drop_unused_consts(q8_graph *g) {
     free(uses);
 }
 
-q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err) {
+static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth, q8_error *err) {
     Q8_TRY(q8_graph_toposort(g, err));
     Q8_TRY(q8_pass_fix_inputs(g, opts, err));
     Q8_TRY(q8_pass_infer(g, err));
@@ -127,8 +127,16 @@ q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err)
     Q8_TRY(q8_pass_fold_bn(g, err));
     q8_pass_dce(g);
     Q8_TRY(q8_pass_fuse_patterns(g, err));
-    Q8_TRY(q8_pass_fuse_activations(g, err));
+    Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
     q8_pass_dce(g);
     q8_pass_drop_unused_consts(g);
     return Q8_OK;
+}
+
+q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err) {
+    return pipeline(g, opts, true, err);
+}
+
+q8_status q8_passes_run_for_quantize(q8_graph *g, const q8_load_options *opts, q8_error *err) {
+    return pipeline(g, opts, false, err);
 }

@@ -14,8 +14,9 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err);
 void q8_pass_remove_identity(q8_graph *g);
 /* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
-/* Move Relu/Clip/LeakyRelu into the preceding Conv/Gemm/MatMul epilogue. */
-q8_status q8_pass_fuse_activations(q8_graph *g, q8_error *err);
+/* Move Relu/Clip/LeakyRelu (and, with smooth, HardSwish/HardSigmoid/
+ * Sigmoid) into the preceding Conv/Gemm/MatMul epilogue. */
+q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);
 /* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */
@@ -23,8 +24,11 @@ void q8_pass_dce(q8_graph *g);
 /* Free constant tensors no live node or output refers to. */
 void q8_pass_drop_unused_consts(q8_graph *g);
 
-/* The standard pipeline: all of the above, in order. */
+/* The standard pipeline: all of the above, in order (for running FP32). */
 q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err);
+/* The same for a graph that will be quantized: smooth activations stay
+ * nodes (the INT8 epilogues do not compute them). */
+q8_status q8_passes_run_for_quantize(q8_graph *g, const q8_load_options *opts, q8_error *err);
 
 /* Replace every use of tensor `from` by `to` in live nodes (not outputs). */
 void q8_graph_replace_uses(q8_graph *g, int from, int to);

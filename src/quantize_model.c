@@ -84,7 +84,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         q8_tensor_free(t);
     }
     q8_load_options lcal = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
-    if (s == Q8_OK) s = q8_passes_run(gcal, &lcal, err);
+    if (s == Q8_OK) s = q8_passes_run_for_quantize(gcal, &lcal, err);
     if (s != Q8_OK) q8_fail_prefix(err, "at the calibration samples' shapes");
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile, .n_threads = o->n_threads};
@@ -92,7 +92,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK && o->n_input_shapes) {
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};
         s = q8_onnx_load(onnx_path, &g, err);
-        if (s == Q8_OK) s = q8_passes_run(g, &lo, err);
+        if (s == Q8_OK) s = q8_passes_run_for_quantize(g, &lo, err);
         if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
         if (s == Q8_OK) {

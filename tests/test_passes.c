@@ -365,3 +365,35 @@ Test(passes, shape_subgraph_folds_and_reshape_is_a_view) {
     cr_assert_eq(y->dims[1], 60);
     q8_graph_free(g);
 }
+
+/* HardSwish fuses into the conv for FP32 runs (same formula as the op, so
+ * the same bits), but not for graphs that will be quantized. */
+static q8_graph *conv_hardswish(void) {
+    q8_graph *g = conv_bn_relu(false, false); /* x -> Conv -> y */
+    node(g, "HardSwish", "y", "hs");
+    g->outputs[0] = T(g, "hs");
+    return g;
+}
+
+Test(passes, hardswish_fuses_only_for_fp32) {
+    for (int quant = 0; quant < 2; quant++) {
+        q8_graph *g = conv_hardswish();
+        q8_error err = {0};
+        q8_status s = quant ? q8_passes_run_for_quantize(g, NULL, &err) : q8_passes_run(g, NULL, &err);
+        cr_assert_eq(s, Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_nodes, quant ? 2 : 1, "quant %d: %d nodes", quant, g->n_nodes);
+        q8_graph_free(g);
+    }
+    float x[378];
+    q8t_rng r = q8t_seed(8);
+    q8t_fill(&r, x, 378, -2, 2);
+    float *conv = run1(conv_bn_relu(false, false), x);
+    float *got = run1(conv_hardswish(), x);
+    for (int i = 0; i < 630; i++) {
+        float v = conv[i], h = (1.0f / 6.0f) * v + 0.5f;
+        float ref = h <= 0.0f ? -0.0f : h >= 1.0f ? v : v * h;
+        cr_assert_eq(memcmp(&got[i], &ref, 4), 0, "[%d] %g vs %g", i, got[i], ref);
+    }
+    free(conv);
+    free(got);
+}

@@ -102,7 +102,7 @@ static void rm_dir(const char *dir, int n) {
  * graph's output on sample 0 in *ref. */
 static q8_graph *quantized(q8_graph *g, const q8_quant_options *qo) {
     q8_error err = {0};
-    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
     char *dir = sample_dir(8);
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);

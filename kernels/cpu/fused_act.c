@@ -30,6 +30,10 @@ q8_status q8_act_from_node(const q8_node *n, q8_act *act, q8_error *err) {
         act->kind = Q8_ACT_HARD_SIGMOID;
         act->p0 = q8_attr_float(n, "_act_alpha", 0.2f);
         act->p1 = q8_attr_float(n, "_act_beta", 0.5f);
+    } else if (strcmp(s, "HardSwish") == 0) {
+        act->kind = Q8_ACT_HARD_SWISH;
+        act->p0 = 1.0f / 6.0f;
+        act->p1 = 0.5f;
     } else {
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "fused activation '%s' is not supported",
                             s);
@@ -69,6 +73,15 @@ Q8_CLONES void q8_act_apply(const q8_act *a, float *x, int64_t len) {
         for (int64_t i = 0; i < len; i++) {
             float v = al * x[i] + be;
             x[i] = v < 0.0f ? 0.0f : v > 1.0f ? 1.0f : v;
+        }
+        break;
+    }
+    case Q8_ACT_HARD_SWISH: {
+        /* the HardSwish op's formula exactly (kernels/cpu/unary.c) */
+        float al = a->p0, be = a->p1;
+        for (int64_t i = 0; i < len; i++) {
+            float v = x[i], h = al * v + be;
+            x[i] = h <= 0.0f ? -0.0f : h >= 1.0f ? v : v * h;
         }
         break;
     }

@@ -1,6 +1,7 @@
 /* Activations fused into the epilogue of GEMM-based ops (Conv,
  * ConvTranspose, Gemm, MatMul). A fusion pass sets the internal attributes
- * `_act` ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid") and its
+ * `_act` ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid",
+ * "HardSwish") and its
  * floats `_act_min`/`_act_max` (Clip), `_act_alpha` (LeakyRelu,
  * HardSigmoid), `_act_beta` (HardSigmoid); infer reads them into a q8_act. */
 #ifndef Q8_FUSED_ACT_H
@@ -17,6 +18,7 @@ typedef enum q8_act_kind {
     Q8_ACT_LEAKY_RELU,   /* p0 = alpha */
     Q8_ACT_SIGMOID,
     Q8_ACT_HARD_SIGMOID, /* max(0, min(1, p0*x + p1)) */
+    Q8_ACT_HARD_SWISH,   /* x * hard_sigmoid(x) with 1/6, 1/2, as the HardSwish op */
 } q8_act_kind;
 
 typedef struct q8_act {
