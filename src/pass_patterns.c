@@ -1,6 +1,7 @@
 /* Recognize decomposed ops that exporters emit and replace each with the
  * single op: LayerNormalization from ReduceMean/Sub/Pow/ReduceMean/Add/
- * Sqrt/Div[/Mul/Add], and Gelu from the Erf formula. One op is faster and
+ * Sqrt/Div[/Mul/Add], Gelu from the Erf formula, HardSwish from
+ * x * HardSigmoid(x). One op is faster and
  * quantizes as one unit. The last node of a pattern is rewritten in place,
  * which keeps the node order topological. */
 #include <math.h>
@@ -236,10 +237,31 @@ static q8_status try_gelu(pctx *c, q8_node *erf, bool *hit, q8_error *err) {
     return q8_node_reinfer(g, last, err);
 }
 
+/* x * HardSigmoid(x; 1/6, 1/2) is HardSwish(x) (opsets before 14 and
+ * exporters that decompose it). */
+static q8_status try_hardswish(pctx *c, q8_node *mul, bool *hit, q8_error *err) {
+    if (mul->n_inputs != 2) return Q8_OK;
+    for (int k = 0; k < 2; k++) {
+        int hs = mul->inputs[k], x = mul->inputs[1 - k];
+        q8_node *h = producer(c, hs);
+        if (!is_op(h, "HardSigmoid") || h->inputs[0] != x || !internal(c, hs, 1)) continue;
+        if (!near(q8_attr_float(h, "alpha", 0.2f), 1.0f / 6.0f) ||
+            q8_attr_float(h, "beta", 0.5f) != 0.5f)
+            continue;
+        if (c->g->tensors[x]->dtype != Q8_F32) continue;
+        h->dead = true;
+        Q8_TRY(rewrite(c->g, mul, "HardSwish", &x, 1, err));
+        *hit = true;
+        return q8_node_reinfer(c->g, mul, err);
+    }
+    return Q8_OK;
+}
+
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
     /* Only when the fused ops exist in this build. */
     bool have_ln = q8_op_find("", "LayerNormalization") != NULL;
     bool have_gelu = q8_op_find("", "Gelu") != NULL;
+    bool have_hswish = q8_op_find("", "HardSwish") != NULL;
     pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
     if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status s = Q8_OK;
@@ -249,6 +271,7 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
         bool hit = false;
         if (have_ln && is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
         else if (have_gelu && is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
+        else if (have_hswish && is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
         /* a rewrite changes who reads what: count again */
         if (hit) q8_graph_consumers(g, c.uses);
     }

@@ -399,3 +399,18 @@ Test(passes, hardswish_fuses_only_for_fp32) {
     free(conv);
     free(got);
 }
+
+Test(passes, hardsigmoid_times_x_becomes_hardswish) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {9, 7};
+    input(g, "x", 2, d);
+    q8_node *h = node(g, "HardSigmoid", "x", "h");
+    q8_node_set_attr(h, "alpha", Q8_ATTR_FLOAT)->f = 1.0f / 6.0f;
+    node(g, "Mul", "x,h", "y");
+    output(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert_str_eq(g->nodes[0]->op_type, "HardSwish");
+    q8_graph_free(g);
+}
