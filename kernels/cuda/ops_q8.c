@@ -513,6 +513,24 @@ static q8_status dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, 
     return Q8_OK;
 }
 
+/* ---- q8.QLut --------------------------------------------------------------------------- */
+
+static q8_status qlut_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qlut(q8_cu_stream(c), pp), n, "qlut", err);
+}
+
+static q8_status qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err) {
+    q8cu_qlut_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qlut_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                          .table = q8_cu_tensor(pr, g, n->inputs[1]),
+                          .y = q8_cu_tensor(pr, g, n->outputs[0]),
+                          .n = q8_tensor_numel(q8_in(g, n, 0))};
+    nd->run = qlut_run;
+    return Q8_OK;
+}
+
 const cu_op q8_cu_ops_q8[] = {
     {"QGemm", "q8", qgemm_plan},
     {"QConv", "q8", qconv_plan},
@@ -520,5 +538,6 @@ const cu_op q8_cu_ops_q8[] = {
     {"QMatMul", "q8", qmatmul_plan},
     {"QuantizeLinear", "", quant_plan},
     {"DequantizeLinear", "", dequant_plan},
+    {"QLut", "q8", qlut_plan},
     {NULL, NULL, NULL},
 };

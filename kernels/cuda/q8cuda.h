@@ -151,6 +151,14 @@ typedef struct q8cu_dequant_args {
 } q8cu_dequant_args;
 cudaError_t q8cu_dequantize(const q8cu_stream *s, const q8cu_dequant_args *p);
 
+/* q8.QLut: y[i] = table[x[i] + 128] (int8 in and out). */
+typedef struct q8cu_qlut_args {
+    const int8_t *x, *table;
+    int8_t *y;
+    int64_t n;
+} q8cu_qlut_args;
+cudaError_t q8cu_qlut(const q8cu_stream *s, const q8cu_qlut_args *p);
+
 /* ---- elementwise ---------------------------------------------------------- */
 
 enum {

@@ -1,0 +1,13 @@
+/* q8.QLut: an int8 elementwise function as a 256-entry table (see
+ * kernels/cpu/qlut.c): y[i] = table[x[i] + 128]. May run in place. */
+#include "common.cuh"
+
+__host__ __device__ static inline void qlut_elem(const q8cu_qlut_args *p, int64_t i) {
+    p->y[i] = p->table[(int)p->x[i] + 128];
+}
+
+Q8CU_ELEMENTWISE(qlut, q8cu_qlut_args, qlut_elem)
+
+extern "C" cudaError_t q8cu_qlut(const q8cu_stream *s, const q8cu_qlut_args *p) {
+    return qlut_launch(s, p, p->n);
+}
