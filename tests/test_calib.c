@@ -1,5 +1,5 @@
 /* Calibration: histogram bookkeeping and the three threshold methods. */
-#include "calib.h"
+#include "calib_stats.h"
 #include "testutil.h"
 
 static void two_pass(q8_hist *h, const float *x, int64_t n) {

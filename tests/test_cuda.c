@@ -21,7 +21,7 @@
 #include "model.h"
 #include "npy.h"
 #include "passes.h"
-#include "quantize_model.h"
+#include "convert.h"
 #include "testutil.h"
 
 static bool g_emu;

@@ -7,7 +7,7 @@
 
 #include "model.h"
 #include "npy.h"
-#include "quantize_model.h"
+#include "convert.h"
 #include "testutil.h"
 
 #define MNIST Q8_SOURCE_DIR "/models/mnist"

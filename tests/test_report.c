@@ -14,7 +14,7 @@
 #include "npy.h"
 #include "passes.h"
 #include "quantize.h"
-#include "quantize_search.h"
+#include "search.h"
 #include "report.h"
 #include "testutil.h"
 

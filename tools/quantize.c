@@ -14,7 +14,7 @@
 #include <math.h>
 
 #include "cli_util.h"
-#include "quantize_search.h"
+#include "search.h"
 
 #define MAX_LIST 1024
 

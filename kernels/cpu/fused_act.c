@@ -77,7 +77,7 @@ Q8_CLONES void q8_act_apply(const q8_act *a, float *x, int64_t len) {
         break;
     }
     case Q8_ACT_HARD_SWISH: {
-        /* the HardSwish op's formula exactly (kernels/cpu/unary.c) */
+        /* the HardSwish op's formula exactly (kernels/cpu/ops/unary.c) */
         float al = a->p0, be = a->p1;
         for (int64_t i = 0; i < len; i++) {
             float v = x[i], h = al * v + be;

@@ -1,6 +1,6 @@
 /* BatchNormalization (inference): y = x * a[c] + b[c], where the host
  * computed a = scale / sqrtf(var + eps) and b = B - mean * a in float,
- * exactly as kernels/cpu/batchnorm.c does per channel. In place is safe. */
+ * exactly as kernels/cpu/ops/batchnorm.c does per channel. In place is safe. */
 #include "common.cuh"
 
 __host__ __device__ static inline void affine_elem(const q8cu_affine_args *p, int64_t i) {

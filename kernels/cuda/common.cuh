@@ -137,7 +137,7 @@ __host__ __device__ static inline float q8cu_expf(float x) {
 #endif
 }
 
-/* kernels/cpu/fastexp.h q8_exp4 on one value, operation for operation
+/* kernels/common/fastexp.h q8_exp4 on one value, operation for operation
  * (Exp and Sigmoid use it on the CPU). */
 __host__ __device__ static inline float q8cu_exp_fast(float x) {
     if (x != x) return x;
@@ -172,7 +172,7 @@ __host__ __device__ static inline float q8cu_div(float a, float b) {
 }
 
 /* The INT8 epilogue of one accumulator of channel ch, stored at y[idx]:
- * exactly q8_epi_i8 / q8_epi_f32 of kernels/cpu/requant.h, with the bias
+ * exactly q8_epi_i8 / q8_epi_f32 of kernels/cpu/gemm/requant.h, with the bias
  * added first in int32 wrap-around arithmetic (the CPU folds it into the
  * accumulator's initial value, which wraps the same way). */
 __host__ __device__ static inline void q8cu_epi_store(const q8cu_epi *e, int32_t acc, int64_t ch,

@@ -3,7 +3,7 @@
 #  - kernels/cuda/*.cu: the kernels (CUDA C, one op per file), in the static
 #    library q8cuda_kernels, with their own flags (the top-level warning
 #    options are C compiler options, not nvcc's);
-#  - src/backend_cuda.c and kernels/cuda/*.c (plans, the cuBLASLt wrapper):
+#  - kernels/cuda/*.c (the backend, plans, the cuBLASLt wrapper):
 #    C code compiled into libq8 with the usual warnings;
 #  - cuBLASLt linked dynamically, the CUDA runtime statically. Lazy module
 #    loading is the runtime's default (CUDA_MODULE_LOADING); q8 does not
@@ -26,8 +26,7 @@ set(CMAKE_CUDA_STANDARD 17)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 
 file(GLOB Q8_CUDA_KERNELS CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/*.cu)
-file(GLOB Q8_CUDA_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/*.c
-  ${CMAKE_SOURCE_DIR}/src/backend_cuda*.c)
+file(GLOB Q8_CUDA_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/kernels/cuda/*.c)
 
 add_library(q8cuda_kernels STATIC ${Q8_CUDA_KERNELS})
 # Not the directory's C warning flags: nvcc would reject them.
@@ -61,7 +60,6 @@ target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cublasLt CUDA::cudart_stati
 # The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_igemm_bench.c).
 if(EXISTS ${CMAKE_SOURCE_DIR}/tools/bench/gpu_igemm_bench.c)
   add_executable(gpu_igemm_bench tools/bench/gpu_igemm_bench.c)
-  target_include_directories(gpu_igemm_bench PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda
-    ${CMAKE_SOURCE_DIR}/kernels/cpu)
+  target_include_directories(gpu_igemm_bench PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda)
   target_link_libraries(gpu_igemm_bench PRIVATE q8)
 endif()

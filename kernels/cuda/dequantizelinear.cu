@@ -1,5 +1,5 @@
 /* DequantizeLinear: y = (float)(x - zero_point) * scale for int8, uint8 and
- * int32 x, per tensor or per axis (as kernels/cpu/dequantizelinear.c: the
+ * int32 x, per tensor or per axis (as kernels/cpu/ops/dequantizelinear.c: the
  * difference in 64 bits, one rounding to float, one multiply). May run in
  * place (int32 -> float32): each element is read before it is written. */
 #include "common.cuh"

@@ -1,4 +1,4 @@
-/* LayerNormalization over contiguous rows, as kernels/cpu/layernorm.c:
+/* LayerNormalization over contiguous rows, as kernels/cpu/ops/layernorm.c:
  * mean and variance (two passes, x - mean in double) summed in double in
  * order, then inv = 1 / sqrtf(var + eps) and y = (x - mean) * inv * scale +
  * bias in float, in that order: the CPU's result bit for bit. One warp per

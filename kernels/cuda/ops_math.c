@@ -1,7 +1,7 @@
 /* The CUDA plans of the elementwise ops: unary float32 activations and math
  * (unary.cu), Relu and Clip on int8 too, and Add / Sub / Mul / Div on
  * float32 with numpy broadcasting (binary.cu). Attribute defaults are those
- * of kernels/cpu/unary.c and clip.c. */
+ * of kernels/cpu/ops/unary.c and clip.c. */
 #include <float.h>
 #include <string.h>
 

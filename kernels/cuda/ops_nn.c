@@ -2,7 +2,7 @@
  * LayerNormalization, MaxPool (also int8 / uint8) / AveragePool,
  * GlobalAveragePool, ReduceSum / Mean / Max / Min, BatchNormalization and
  * Resize (nearest / linear over the last two dims). The attribute rules
- * follow the CPU ops (kernels/cpu/softmax.c, layernorm.c, pool.c, reduce.c,
+ * follow the CPU ops (kernels/cpu/ops/softmax.c, layernorm.c, pool.c, reduce.c,
  * batchnorm.c, resize.c); infer has already validated them, so what is left
  * here is turning them into kernel parameters, and refusing the cases the
  * kernels do not cover. */
@@ -54,7 +54,7 @@ static q8_status softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, 
 
 /* ---- LayerNormalization --------------------------------------------------------- */
 
-/* t broadcast to dims[0..nd) as len values (kernels/cpu/layernorm.c's
+/* t broadcast to dims[0..nd) as len values (kernels/cpu/ops/layernorm.c's
  * bcast_strides + expand); false if it does not broadcast. */
 static bool expand_to(const q8_tensor *t, const int64_t *dims, int nd, int64_t len, float *dst) {
     int64_t st[Q8_MAX_DIMS], s = 1;
@@ -174,7 +174,7 @@ static q8_status pool_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
         int j = 3 - nsp + i;
         int64_t in = x->dims[2 + i], ek = (k[i] - 1) * d[i] + 1, pb = pads[i], pe = pads[nsp + i];
         int64_t out = y->dims[2 + i];
-        if (same_upper || same_lower) { /* as kernels/cpu/pool.c */
+        if (same_upper || same_lower) { /* as kernels/cpu/ops/pool.c */
             int64_t total = (ceil_div(in, s[i]) - 1) * s[i] + ek - in;
             if (total < 0) total = 0;
             pb = same_lower ? (total + 1) / 2 : total / 2;
@@ -312,7 +312,7 @@ static q8_status bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_no
     void *host;
     float *dev = q8_cu_const(pr, sizeof(float) * 2 * (size_t)(C ? C : 1), &host);
     if (host) {
-        /* kernels/cpu/batchnorm.c's per-channel k and m, the same float math */
+        /* kernels/cpu/ops/batchnorm.c's per-channel k and m, the same float math */
         const float *sc = q8_in(g, n, 1)->data, *bi = q8_in(g, n, 2)->data;
         const float *mu = q8_in(g, n, 3)->data, *var = q8_in(g, n, 4)->data;
         float eps = q8_attr_float(n, "epsilon", 1e-5f), *a = host, *b = a + C;
@@ -349,7 +349,7 @@ static int lookup(const char *s, const char *const *names, int count) {
     return -1;
 }
 
-/* kernels/cpu/resize.c to_original / nearest_index, for the modes kept here */
+/* kernels/cpu/ops/resize.c to_original / nearest_index, for the modes kept here */
 static double to_original(const rcfg *c, double x, double scale, int64_t in, int64_t out) {
     double len_f = scale * (double)in;
     switch (c->ctm) {
@@ -376,7 +376,7 @@ static int64_t nearest_index(const rcfg *c, double x, double scale) {
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
-/* One dim's taps (kernels/cpu/resize.c build_dim with stride 1), collapsed
+/* One dim's taps (kernels/cpu/ops/resize.c build_dim with stride 1), collapsed
  * to one weight-1 tap when every output has exactly one; returns the taps. */
 static int build_dim(const rcfg *c, int64_t in, int64_t out, double scale, int64_t *idx,
                      float *w) {

@@ -390,7 +390,7 @@ static q8_status qmatmul_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *er
 }
 
 /* Element strides of t's batch dims against the nb output batch dims (0
- * where broadcast), as kernels/cpu/qmatmul.c's batch_strides, times the
+ * where broadcast), as kernels/cpu/ops/qmatmul.c's batch_strides, times the
  * matrix size. */
 static void batch_strides(const q8_tensor *t, int nb, int64_t mat, int64_t *str) {
     int tb = t->ndim - 2;

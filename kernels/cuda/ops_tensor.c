@@ -3,7 +3,7 @@
  * float32: views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, Dropout:
  * no kernel, the planner aliases them), Transpose and Slice (a strided
  * copy), Concat, Pad, Gather. The argument rules are those of
- * kernels/cpu/transpose.c, slice.c, concat.c, pad.c and gather.c, through
+ * kernels/cpu/ops/transpose.c, slice.c, concat.c, pad.c and gather.c, through
  * the same helpers (tensor_util.h). */
 #include <string.h>
 
@@ -119,7 +119,7 @@ static q8_status slice_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     if (!has_st)
         for (int i = 0; i < ns; i++) steps[i] = 1;
     Q8_TRY(q8_tu_norm_axes(n, "axes", axes, ns, r, err));
-    /* kernels/cpu/slice.c's clamping, step by step */
+    /* kernels/cpu/ops/slice.c's clamping, step by step */
     int64_t start[Q8_MAX_DIMS], step[Q8_MAX_DIMS], stride[Q8_MAX_DIMS];
     for (int d = 0; d < r; d++) {
         start[d] = 0;
@@ -208,7 +208,7 @@ static q8_status pad_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
     return q8_cu_launch_check(q8cu_pad(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-/* The opset < 11 `value` attribute as one element (kernels/cpu/pad.c). */
+/* The opset < 11 `value` attribute as one element (kernels/cpu/ops/pad.c). */
 static bool value_bytes(q8_dtype dt, float v, uint8_t *out) {
     memset(out, 0, 8);
     switch (dt) {

@@ -1,4 +1,4 @@
-/* Pad (constant, reflect, edge, wrap), as kernels/cpu/pad.c maps
+/* Pad (constant, reflect, edge, wrap), as kernels/cpu/ops/pad.c maps
  * coordinates: output coordinate c reads input coordinate c - pb[d], mapped
  * back inside by the mode; constant mode writes the value instead. Negative
  * pads crop. One thread per output element, any element size. */

@@ -1,5 +1,5 @@
 /* MaxPool (float32, int8, uint8) and AveragePool (float32) over up to 3
- * spatial dims, as kernels/cpu/pool.c: the same window clipping (taps),
+ * spatial dims, as kernels/cpu/ops/pool.c: the same window clipping (taps),
  * the same summation order, NaN wins a float max, count_include_pad, and
  * an empty window gives the lowest value (max) or 0 (average). One thread
  * per output element. */

@@ -1,4 +1,4 @@
-/* The interface between the CUDA backend's C code (src/backend_cuda.c and
+/* The interface between the CUDA backend's C code (kernels/cuda/backend.c and
  * the op planners kernels/cuda/ops_<family>.c) and the kernels (kernels/cuda/<op>.cu):
  * plain C parameter structs, passed by value to the kernels, and one C
  * launcher per kernel that returns the launch's cudaError_t.

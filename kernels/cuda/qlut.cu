@@ -1,5 +1,5 @@
 /* q8.QLut: an int8 elementwise function as a 256-entry table (see
- * kernels/cpu/qlut.c): y[i] = table[x[i] + 128]. May run in place. */
+ * kernels/cpu/ops/qlut.c): y[i] = table[x[i] + 128]. May run in place. */
 #include "common.cuh"
 
 __host__ __device__ static inline void qlut_elem(const q8cu_qlut_args *p, int64_t i) {

@@ -1,6 +1,6 @@
 /* ReduceSum / ReduceMean / ReduceMax / ReduceMin on float32 over any axes:
  * the input's dims are merged into kept and reduced groups as
- * kernels/cpu/reduce.c merges them, and each output is reduced by one
+ * kernels/cpu/ops/reduce.c merges them, and each output is reduced by one
  * thread in the CPU's order, in double: when the innermost group is
  * reduced, 8 interleaved partial results (tail into the first) combined in
  * order; else one sequential pass. So the results are the CPU's bit for

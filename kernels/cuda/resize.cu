@@ -1,6 +1,6 @@
 /* Resize of the last two dims (nearest on any element size, linear on
  * float32) from per-output-index tap tables built on the host exactly as
- * kernels/cpu/resize.c builds them (indices and float weights); one thread
+ * kernels/cpu/ops/resize.c builds them (indices and float weights); one thread
  * per output element sums its taps, h taps outer, w taps inner. */
 #include "common.cuh"
 

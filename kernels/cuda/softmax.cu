@@ -1,4 +1,4 @@
-/* Softmax and LogSoftmax, as kernels/cpu/softmax.c computes them: the max,
+/* Softmax and LogSoftmax, as kernels/cpu/ops/softmax.c computes them: the max,
  * then exp(x - max) with the same polynomial exp, summed in the CPU's order
  * (so the result is the CPU's bit for bit), then y = e * (float)(1 / sum)
  * or (x - max) - (float)log(sum); rows holding NaN or infinities take expf
@@ -8,7 +8,7 @@
  * that writes it, after the row's reductions. */
 #include "common.cuh"
 
-/* exp(x) for x <= 0 (kernels/cpu/softmax.c exp_neg, operation for
+/* exp(x) for x <= 0 (kernels/cpu/ops/softmax.c exp_neg, operation for
  * operation; --fmad=false keeps every product rounded on its own). */
 __host__ __device__ static inline float exp_neg(float x) {
     uint32_t xb = q8cu_f2u(x);
@@ -28,7 +28,7 @@ __host__ __device__ static inline float exp_neg(float x) {
     return q * q8cu_u2f((uint32_t)bits);
 }
 
-/* The row's sum of exp(x - max) in kernels/cpu/softmax.c's order: chunks of
+/* The row's sum of exp(x - max) in kernels/cpu/ops/softmax.c's order: chunks of
  * 256, each summed in 8 float lanes (tail into lane 0), the lanes added in
  * order in float, the chunks in double. One thread does it (lane 0 on the
  * device), so the sum is the CPU's to the last bit. */

@@ -1,14 +1,14 @@
 /* Unary elementwise ops (Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish,
  * Tanh, Gelu, Erf, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Clip) on float32,
  * and Relu / Clip on int8 (the quantized path, exact). The formulas are
- * those of kernels/cpu/unary.c and clip.c, written in the same forms
+ * those of kernels/cpu/ops/unary.c and clip.c, written in the same forms
  * (Gelu in double through erfc, HardSwish piecewise so that -inf gives -0;
  * Exp and Sigmoid with the CPU's polynomial exp, so they match it exactly);
  * Tanh, Erf, Log... are CUDA's, a few ulp from glibc's at most. One thread
  * per element; in place is safe. */
 #include "common.cuh"
 
-/* kernels/cpu/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
+/* kernels/common/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
 __host__ __device__ static inline float sigmoidf_(float v) {
     if (v != v) return v;
     float e = q8cu_exp_fast(-fabsf(v));

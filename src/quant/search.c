@@ -13,7 +13,7 @@
  * Trials are built at the --data samples' shapes (so they can run on them);
  * calibration does not depend on that shape, so the model written at the
  * deployment shape (--input-shape) computes the same per-row results. */
-#include "quantize_search.h"
+#include "search.h"
 
 #include <errno.h>
 #include <math.h>

@@ -5,7 +5,7 @@
 #ifndef Q8_QUANTIZE_SEARCH_H
 #define Q8_QUANTIZE_SEARCH_H
 
-#include "quantize_model.h"
+#include "convert.h"
 
 typedef struct q8_search_options {
     const char *data_dir;       /* samples to measure on (same layout as --calib) */

@@ -1,4 +1,4 @@
-#include "calib.h"
+#include "calib_stats.h"
 
 #include <math.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #ifndef Q8_CALIBRATE_H
 #define Q8_CALIBRATE_H
 
-#include "calib.h"
+#include "calib_stats.h"
 #include "graph.h"
 
 /* The calibration samples: for each sample, one file per graph input. */

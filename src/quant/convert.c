@@ -9,7 +9,7 @@
 #include "passes.h"
 #include "planner.h"
 #include "q8file.h"
-#include "quantize_model.h"
+#include "convert.h"
 #include "sha256.h"
 
 static double now_s(void) {

@@ -1,5 +1,5 @@
 /* The CUDA backend (built with -DQ8_CUDA=ON): internals shared by the
- * backend (src/backend_cuda.c), the op planners (kernels/cuda/ops_<family>.c) and
+ * backend (kernels/cuda/backend.c), the op planners (kernels/cuda/ops_<family>.c) and
  * the cuBLASLt wrapper (kernels/cuda/igemm.c). See docs/cuda.md.
  *
  * A session is planned in two passes over the nodes with the same code:
