@@ -6,6 +6,7 @@
  * the passes + planner + CPU session (q8t_run). */
 #include <string.h>
 
+#include "cpu_op.h"
 #include "model.h"
 #include "passes.h"
 #include "planner.h"
@@ -67,14 +68,15 @@ static q8_status run_direct(q8_graph *g, const void *const *in, int n_threads, v
     q8_pool *pool = n_threads > 1 ? q8_pool_create(n_threads) : NULL;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
-        if (n->op->flags & Q8_OP_VIEW) {
+        if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
             ptr[n->outputs[0]] = ptr[n->inputs[0]];
             continue;
         }
-        size_t sb = n->op->scratch_bytes ? n->op->scratch_bytes(g, n, n_threads) : 0;
+        const q8_cpu_op *op = q8_cpu_ops[n->op];
+        size_t sb = op->scratch ? op->scratch(g, n, NULL, n_threads) : 0;
         void *scratch = sb ? q8_aligned_alloc(sb) : NULL;
         q8_exec x = {.g = g, .ptr = ptr, .pool = pool, .scratch = scratch};
-        n->op->run(&x, n);
+        op->run(&x, n);
         q8_aligned_free(scratch);
     }
     q8_pool_free(pool);

@@ -4,7 +4,7 @@
 #include <time.h>
 
 #include "backend.h"
-#include "op.h"
+#include "cpu_op.h"
 #include "planner.h"
 
 typedef struct cpu_ctx {
@@ -28,12 +28,13 @@ static double now_ms(void) {
 
 static bool cpu_supports(const q8_graph *g, const q8_node *n) {
     (void)g;
-    return n->op && (n->op->run || (n->op->flags & Q8_OP_VIEW));
+    return n->op != Q8_OP_NONE && (q8_cpu_ops[n->op]->run || (q8_op_flags(n->op) & Q8_OPF_VIEW));
 }
 
 static size_t cpu_scratch(const q8_graph *g, const q8_node *n, void *c) {
     const cpu_ctx *x = c;
-    return n->op->scratch_bytes ? n->op->scratch_bytes(g, n, x->n_threads) : 0;
+    const q8_cpu_op *op = q8_cpu_ops[n->op];
+    return op->scratch ? op->scratch(g, n, NULL, x->n_threads) : 0;
 }
 
 static void cpu_destroy(void *p) {
@@ -110,14 +111,14 @@ static q8_status cpu_run(void *p, q8_error *err) {
     const q8_graph *g = c->g;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
-        if (n->op->flags & Q8_OP_VIEW) {
+        if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
             if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
             continue;
         }
         q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
                      .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
         double t0 = c->node_ms ? now_ms() : 0;
-        n->op->run(&x, n);
+        q8_cpu_ops[n->op]->run(&x, n);
         if (c->node_ms) c->node_ms[i] += now_ms() - t0;
         if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
     }

@@ -7,7 +7,7 @@
 #ifndef Q8_KERNELS_CPU_BROADCAST_H
 #define Q8_KERNELS_CPU_BROADCAST_H
 
-#include "op.h"
+#include "cpu_op.h"
 
 /* Upper bound on the inputs of one broadcasting node (Sum, Max, ...). */
 #define Q8_BCAST_MAX_IN 64

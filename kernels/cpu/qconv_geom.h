@@ -5,7 +5,7 @@
 #ifndef Q8_KERNELS_CPU_QCONV_GEOM_H
 #define Q8_KERNELS_CPU_QCONV_GEOM_H
 
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct q8_qconv_geom {
     int nsp;                    /* spatial dims of the model: 1 or 2 */

@@ -5,7 +5,7 @@
 #define Q8_KERNELS_CPU_QOP_UTIL_H
 
 #include "igemm.h"
-#include "registry.h"
+#include "cpu_op.h"
 #include "requant.h"
 
 /* Input i is an int8 activation with one per-tensor scale and zero point 0

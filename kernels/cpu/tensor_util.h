@@ -4,7 +4,7 @@
 #ifndef Q8_KERNELS_CPU_TENSOR_UTIL_H
 #define Q8_KERNELS_CPU_TENSOR_UTIL_H
 
-#include "registry.h"
+#include "cpu_op.h"
 
 /* Byte size of input i's elements; fails for strings and undefined types
  * (these ops copy bytes, so any fixed-size dtype works). */

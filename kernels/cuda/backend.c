@@ -160,10 +160,10 @@ static bool same_domain(const char *a, const char *b) {
 }
 
 static const cu_op *find_op(const q8_node *n) {
-    if (!n->op) return NULL;
+    if (n->op == Q8_OP_NONE) return NULL;
     for (const cu_op *const *t = op_tables(); *t; t++)
         for (const cu_op *o = *t; o->name; o++)
-            if (strcmp(o->name, n->op->name) == 0 && same_domain(o->domain, n->op->domain))
+            if (strcmp(o->name, q8_op_name(n->op)) == 0 && same_domain(o->domain, q8_op_domain(n->op)))
                 return o;
     return NULL;
 }

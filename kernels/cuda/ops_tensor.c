@@ -45,7 +45,7 @@ static q8_status copy_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) 
 
 static q8_status view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
-    if (!(n->op->flags & Q8_OP_VIEW)) return q8_cu_unsupported(err, n, "this form (a mask output)");
+    if (!(q8_op_flags(n->op) & Q8_OPF_VIEW)) return q8_cu_unsupported(err, n, "this form (a mask output)");
     const q8_tensor *x = q8_in(g, n, 0);
     if (!x->data) return Q8_OK; /* the planner gives the output the input's buffer */
     /* a view of a constant (normally folded away): copy it into the arena */

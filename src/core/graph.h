@@ -4,6 +4,7 @@
 #define Q8_GRAPH_H
 
 #include "common.h"
+#include "op_list.h"
 
 typedef enum q8_attr_type {
     Q8_ATTR_FLOAT,
@@ -59,7 +60,7 @@ typedef struct q8_node {
     char *name;
     char *op_type;
     char *domain;
-    const struct q8_op_def *op;    /* resolved during shape inference */
+    q8_op_id op;            /* resolved during shape inference */
     int *inputs;            /* tensor indices; -1 marks an absent optional input */
     int n_inputs;
     int *outputs;

@@ -2,20 +2,42 @@
 
 #include <string.h>
 
-#include "registry.h"
-
-static const q8_op_def *const *const families[] = {
-    q8_ops_math, q8_ops_nn, q8_ops_tensor, q8_ops_nn2, q8_ops_q8,
+static const q8_op_schema *const schemas[Q8_OP_COUNT] = {
+#define Q8_OP_ENTRY_(ID, sym, domain, name) [Q8_OP_##ID] = &q8_schema_##sym,
+    Q8_OP_LIST(Q8_OP_ENTRY_)
+#undef Q8_OP_ENTRY_
 };
 
-const q8_op_def *q8_op_find(const char *domain, const char *op_type) {
+static const char *const names[Q8_OP_COUNT] = {
+#define Q8_OP_ENTRY_(ID, sym, domain, name) [Q8_OP_##ID] = name,
+    Q8_OP_LIST(Q8_OP_ENTRY_)
+#undef Q8_OP_ENTRY_
+};
+
+static const char *const domains[Q8_OP_COUNT] = {
+#define Q8_OP_ENTRY_(ID, sym, domain, name) [Q8_OP_##ID] = domain,
+    Q8_OP_LIST(Q8_OP_ENTRY_)
+#undef Q8_OP_ENTRY_
+};
+
+const q8_op_schema *q8_op_schema_of(q8_op_id id) {
+    Q8_ASSERT(id > Q8_OP_NONE && id < Q8_OP_COUNT);
+    return schemas[id];
+}
+
+const char *q8_op_name(q8_op_id id) {
+    return id > Q8_OP_NONE && id < Q8_OP_COUNT ? names[id] : "?";
+}
+
+const char *q8_op_domain(q8_op_id id) {
+    return id > Q8_OP_NONE && id < Q8_OP_COUNT ? domains[id] : "";
+}
+
+q8_op_id q8_op_lookup(const char *domain, const char *op_type) {
     if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
-    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
-        for (const q8_op_def *const *d = families[f]; *d; d++)
-            if (strcmp((*d)->name, op_type) == 0 &&
-                strcmp((*d)->domain ? (*d)->domain : "", domain) == 0)
-                return *d;
-    return NULL;
+    for (int i = 1; i < Q8_OP_COUNT; i++)
+        if (strcmp(names[i], op_type) == 0 && strcmp(domains[i], domain) == 0) return (q8_op_id)i;
+    return Q8_OP_NONE;
 }
 
 q8_status q8_check_io(const q8_node *n, int min_in, int max_in, int min_out, int max_out,

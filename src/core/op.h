@@ -1,49 +1,48 @@
-/* The op interface: every supported op is one q8_op_def, defined in its own
- * file under kernels/. infer validates a node and sets its outputs' dtype and
- * shape (and may parse attributes into node->params); run computes. run never
- * fails: everything that can go wrong is caught by infer. */
+/* The op schema: what each op in op_list.h means, with no backend in it.
+ * Backends keep their own tables indexed by q8_op_id (prepare, run,
+ * scratch); see docs/adding-an-op.md. */
 #ifndef Q8_OP_H
 #define Q8_OP_H
 
 #include "graph.h"
-#include "threadpool.h"
-
-/* What run sees: the graph (shapes, params) and one data pointer per tensor. */
-typedef struct q8_exec {
-    const q8_graph *g;
-    void *const *ptr;       /* per tensor index: data, or NULL if unused */
-    q8_pool *pool;          /* may be NULL: run serially */
-    void *scratch;          /* the node's scratch_bytes, 64-byte aligned */
-} q8_exec;
+#include "op_list.h"
 
 enum {
     /* Output 0 may share its buffer with an input of the same byte size that
      * dies at this node: out[i] only depends on in[i] at the same index. */
-    Q8_OP_INPLACE = 1u << 0,
+    Q8_OPF_INPLACE = 1u << 0,
     /* Output 0 holds exactly the bytes of input 0 (Reshape, Squeeze, ...):
-     * the planner makes it a view and run is not called. */
-    Q8_OP_VIEW = 1u << 1,
+     * the planner makes it a view and no backend runs it. */
+    Q8_OPF_VIEW = 1u << 1,
     /* Only input shapes are read (Shape, Size): always folded. */
-    Q8_OP_SHAPE_ONLY = 1u << 2,
+    Q8_OPF_SHAPE_ONLY = 1u << 2,
     /* Never fold, even with constant inputs. */
-    Q8_OP_NO_FOLD = 1u << 3,
+    Q8_OPF_NO_FOLD = 1u << 3,
 };
 
-typedef struct q8_op_def {
-    const char *name;   /* ONNX op_type */
-    const char *domain; /* "" for ai.onnx, else e.g. "com.microsoft" */
+/* What an op is, independent of any backend: infer validates a node, sets
+ * its outputs' dtype and shape and parses its attributes and constant
+ * inputs into node->params (a struct the backends read). Everything that can
+ * go wrong with a node is caught here, so backends' run never fails. */
+typedef struct q8_op_schema {
     q8_status (*infer)(q8_graph *g, q8_node *n, q8_error *err);
-    void (*run)(const q8_exec *x, const q8_node *n);
-    size_t (*scratch_bytes)(const q8_graph *g, const q8_node *n, int n_threads);
     unsigned flags;
-} q8_op_def;
+} q8_op_schema;
 
-/* Lookup by (domain, op_type); NULL if unsupported. */
-const q8_op_def *q8_op_find(const char *domain, const char *op_type);
+#define Q8_OP_DECLARE_(ID, sym, domain, name) extern const q8_op_schema q8_schema_##sym;
+Q8_OP_LIST(Q8_OP_DECLARE_)
+#undef Q8_OP_DECLARE_
 
-/* Data pointer of input / output i of n. */
-#define Q8_IN_PTR(x, n, i) ((x)->ptr[(n)->inputs[i]])
-#define Q8_OUT_PTR(x, n, i) ((x)->ptr[(n)->outputs[i]])
+/* The schema of a valid id (not Q8_OP_NONE). */
+const q8_op_schema *q8_op_schema_of(q8_op_id id);
+static inline unsigned q8_op_flags(q8_op_id id) { return q8_op_schema_of(id)->flags; }
+/* ONNX op type and domain ("" for ai.onnx) of an id. */
+const char *q8_op_name(q8_op_id id);
+const char *q8_op_domain(q8_op_id id);
+/* Id of (domain, op_type); Q8_OP_NONE if q8 does not know it. "ai.onnx"
+ * and "" are the same domain. Internal forms (q8.DropoutMask) are found
+ * too. */
+q8_op_id q8_op_lookup(const char *domain, const char *op_type);
 
 /* Shared infer helpers. */
 q8_status q8_check_io(const q8_node *n, int min_in, int max_in, int min_out,

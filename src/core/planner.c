@@ -126,7 +126,7 @@ q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_grap
     /* Views share their source's buffer. */
     for (int i = 0; i < nn; i++) {
         const q8_node *n = g->nodes[i];
-        if (!n->op || !(n->op->flags & Q8_OP_VIEW)) continue;
+        if (n->op == Q8_OP_NONE || !(q8_op_flags(n->op) & Q8_OPF_VIEW)) continue;
         int a = n->inputs[0], b = n->outputs[0];
         if (a < 0 || b < 0 || g->tensors[a]->data) continue;
         parent[uf_find(parent, b)] = uf_find(parent, a);
@@ -155,7 +155,7 @@ q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_grap
      * life ends at this node. */
     for (int i = 0; i < nn; i++) {
         const q8_node *n = g->nodes[i];
-        if (!n->op || !(n->op->flags & Q8_OP_INPLACE) || n->n_outputs < 1 || n->outputs[0] < 0)
+        if (n->op == Q8_OP_NONE || !(q8_op_flags(n->op) & Q8_OPF_INPLACE) || n->n_outputs < 1 || n->outputs[0] < 0)
             continue;
         int o = n->outputs[0];
         const q8_tensor *ot = g->tensors[o];

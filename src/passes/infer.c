@@ -1,7 +1,7 @@
 /* Fixed input shapes, shape inference, constant folding and If inlining. */
 #include <string.h>
 
-#include "op.h"
+#include "cpu_op.h"
 #include "passes.h"
 
 q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err) {
@@ -61,7 +61,7 @@ q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error 
 
 /* ptr: n_tensors entries, all NULL; left all NULL again. */
 static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
-    const q8_op_def *op = n->op;
+    const q8_cpu_op *op = q8_cpu_ops[n->op];
     q8_status s = Q8_OK;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = g->tensors[n->inputs[i]]->data;
@@ -72,13 +72,13 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
         if (s == Q8_OK) ptr[n->outputs[i]] = t->data;
     }
     void *scratch = NULL;
-    if (s == Q8_OK && op->scratch_bytes) {
-        size_t sb = op->scratch_bytes(g, n, 1);
+    if (s == Q8_OK && op->scratch) {
+        size_t sb = op->scratch(g, n, NULL, 1);
         if (sb && !(scratch = q8_aligned_alloc(sb)))
             s = q8_fail(err, Q8_ERR_NOMEM, "out of memory folding node '%s'", n->name);
     }
     if (s == Q8_OK) {
-        if (op->flags & Q8_OP_VIEW) {
+        if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
             const q8_tensor *in = g->tensors[n->inputs[0]];
             memcpy(ptr[n->outputs[0]], in->data, q8_tensor_nbytes(in));
         } else {
@@ -221,8 +221,8 @@ static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
 }
 
 static bool foldable(const q8_graph *g, const q8_node *n) {
-    if (n->op->flags & Q8_OP_NO_FOLD) return false;
-    if (n->op->flags & Q8_OP_SHAPE_ONLY) return true;
+    if (q8_op_flags(n->op) & Q8_OPF_NO_FOLD) return false;
+    if (q8_op_flags(n->op) & Q8_OPF_SHAPE_ONLY) return true;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0 && !g->tensors[n->inputs[i]]->data) return false;
     return true;
@@ -256,7 +256,7 @@ q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_aligned_free(n->packed);
     n->packed = NULL;
     n->packed_bytes = 0;
-    Q8_TRY(n->op->infer(g, n, err));
+    Q8_TRY(q8_op_schema_of(n->op)->infer(g, n, err));
     for (int i = 0; i < n->n_outputs; i++) {
         const q8_tensor *t = q8_out(g, n, i);
         Q8_ASSERT(!t || t->shape_known);
@@ -298,8 +298,8 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
             Q8_TRY(inline_if(g, i, err));
             continue;
         }
-        n->op = q8_op_find(n->domain, n->op_type);
-        if (!n->op) {
+        n->op = q8_op_lookup(n->domain, n->op_type);
+        if (n->op == Q8_OP_NONE) {
             if (onnx_dom)
                 return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,

@@ -80,8 +80,8 @@ static q8_status rewrite(q8_graph *g, q8_node *n, const char *op_type, const int
     n->n_attrs = 0;
     int out = n->outputs[0];
     Q8_TRY(q8_node_set_io(n, in, n_in, &out, 1, err));
-    n->op = q8_op_find("", op_type);
-    Q8_ASSERT(n->op);
+    n->op = q8_op_lookup("", op_type);
+    Q8_ASSERT(n->op != Q8_OP_NONE);
     return Q8_OK;
 }
 
@@ -258,10 +258,6 @@ static q8_status try_hardswish(pctx *c, q8_node *mul, bool *hit, q8_error *err) 
 }
 
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
-    /* Only when the fused ops exist in this build. */
-    bool have_ln = q8_op_find("", "LayerNormalization") != NULL;
-    bool have_gelu = q8_op_find("", "Gelu") != NULL;
-    bool have_hswish = q8_op_find("", "HardSwish") != NULL;
     pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
     if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status s = Q8_OK;
@@ -269,9 +265,9 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         q8_node *n = g->nodes[i];
         bool hit = false;
-        if (have_ln && is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
-        else if (have_gelu && is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
-        else if (have_hswish && is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
+        if (is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
+        else if (is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
+        else if (is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
         /* a rewrite changes who reads what: count again */
         if (hit) q8_graph_consumers(g, c.uses);
     }

@@ -634,12 +634,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
      * every shape, sets int8 scales downstream. */
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         q8_node *n = g->nodes[i];
-        n->op = q8_op_find(n->domain, n->op_type);
-        if (!n->op) {
-            s = q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s%s%s is not available in this build",
-                             n->domain, *n->domain ? "." : "", n->op_type);
-            break;
-        }
+        n->op = q8_op_lookup(n->domain, n->op_type);
+        Q8_ASSERT(n->op != Q8_OP_NONE); /* the rewrite only makes ops q8 has */
         s = q8_node_reinfer(g, n, err);
     }
     if (s == Q8_OK) {

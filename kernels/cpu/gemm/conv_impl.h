@@ -5,7 +5,7 @@
 
 #include "conv_util.h"
 #include "fused_act.h"
-#include "op.h"
+#include "cpu_op.h"
 
 typedef enum conv_mode {
     CONV_SHIFT,     /* phase planes + shifted rows (stride/dilation/pad folded) */

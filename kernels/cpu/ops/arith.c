@@ -63,9 +63,8 @@ static const q8_bcast_row_fn fmod_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_FMOD)};
     static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
         q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
     }                                                                                     \
-    const q8_op_def q8_op_##VAR = {                                                       \
-        .name = NAME, .infer = VAR##_infer, .run = VAR##_run, .flags = Q8_OP_INPLACE,     \
-    };
+    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
+    const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
 BINARY_OP(add, "Add", add_rows)
 BINARY_OP(sub, "Sub", sub_rows)
@@ -90,6 +89,5 @@ static void mod_run(const q8_exec *x, const q8_node *n) {
     q8_ew_binary_run(x, n, p->aux ? fmod_rows : mod_rows, Q8_EW_GRAIN);
 }
 
-const q8_op_def q8_op_mod = {
-    .name = "Mod", .infer = mod_infer, .run = mod_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_mod = {.infer = mod_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_mod = {.run = mod_run};

@@ -5,7 +5,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct bn_params {
     int64_t rows; /* N * C */
@@ -99,9 +99,5 @@ static void bn_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, grain, bn_range, &a);
 }
 
-const q8_op_def q8_op_batchnorm = {
-    .name = "BatchNormalization",
-    .infer = bn_infer,
-    .run = bn_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_batch_norm = {.infer = bn_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_batch_norm = {.run = bn_run};

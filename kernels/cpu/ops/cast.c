@@ -185,10 +185,8 @@ static void cast_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, numel, Q8_EW_GRAIN, cast_range, &a);
 }
 
-const q8_op_def q8_op_cast = {
-    .name = "Cast", .infer = cast_infer, .run = cast_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_cast = {.infer = cast_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_cast = {.run = cast_run};
 
-const q8_op_def q8_op_castlike = {
-    .name = "CastLike", .infer = castlike_infer, .run = cast_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_cast_like = {.infer = castlike_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_cast_like = {.run = cast_run};

@@ -98,6 +98,5 @@ static void clip_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, q8_tensor_numel(t), Q8_EW_GRAIN, clip_fns[t->dtype], &a);
 }
 
-const q8_op_def q8_op_clip = {
-    .name = "Clip", .infer = clip_infer, .run = clip_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_clip = {.infer = clip_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_clip = {.run = clip_run};

@@ -47,9 +47,8 @@ static const q8_bcast_row_fn xor_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = xor_b8};
     static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
         q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
     }                                                                                     \
-    const q8_op_def q8_op_##VAR = {                                                       \
-        .name = NAME, .infer = VAR##_infer, .run = VAR##_run, .flags = Q8_OP_INPLACE,     \
-    };
+    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
+    const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
 CMP_OP(equal, "Equal", eq_rows)
 CMP_OP(greater, "Greater", gt_rows)

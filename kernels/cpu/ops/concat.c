@@ -94,6 +94,5 @@ static void concat_run(const q8_exec *x, const q8_node *n) {
                     concat_range, &a);
 }
 
-const q8_op_def q8_op_concat = {
-    .name = "Concat", .infer = concat_infer, .run = concat_run,
-};
+const q8_op_schema q8_schema_concat = {.infer = concat_infer};
+const q8_cpu_op q8_cpu_concat = {.run = concat_run};

@@ -45,6 +45,5 @@ static void cos_run(const q8_exec *x, const q8_node *n) {
     q8_tu_fill(Q8_OUT_PTR(x, n, 0), p->value, q8_tensor_numel(q8_out(x->g, n, 0)), p->esize);
 }
 
-const q8_op_def q8_op_constantofshape = {
-    .name = "ConstantOfShape", .infer = cos_infer, .run = cos_run,
-};
+const q8_op_schema q8_schema_constant_of_shape = {.infer = cos_infer};
+const q8_cpu_op q8_cpu_constant_of_shape = {.run = cos_run};

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "conv_impl.h"
-#include "registry.h"
+#include "cpu_op.h"
 #include "sgemm.h"
 
 /* Output grid of the shift mode (see conv_params). */
@@ -224,7 +224,8 @@ static size_t dw_per_thread(const conv_params *p) {
     return dw_planes_bytes(p) + q8_align_up(sizeof(float) * (size_t)(p->nprime + 64), 64);
 }
 
-static size_t conv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const conv_params *p = n->params;
     if (p->mode == CONV_DEPTHWISE) return dw_per_thread(p) * (size_t)n_threads;
     q8_sgemm_op op = conv_op(p, n, NULL, NULL, NULL, NULL);
@@ -298,6 +299,5 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, scratch);
 }
 
-const q8_op_def q8_op_conv = {
-    .name = "Conv", .infer = conv_infer, .run = conv_run, .scratch_bytes = conv_scratch,
-};
+const q8_op_schema q8_schema_conv = {.infer = conv_infer};
+const q8_cpu_op q8_cpu_conv = {.run = conv_run, .scratch = conv_scratch};

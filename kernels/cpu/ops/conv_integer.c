@@ -123,7 +123,8 @@ static q8_status qlinearconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 /* Scratch: lanes, col [K][P] (unless direct), SX [P], acc [Mg][P]. */
 static size_t part(size_t b) { return q8_align_up(b, 64); }
 
-static size_t qlc_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t qlc_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const qlc_params *p = n->params;
     return part(q8_ig_lanes_bytes(p->P, p->K)) + (p->direct ? 0 : part((size_t)(p->K * p->P))) +
            part(sizeof(int32_t) * (size_t)p->P) + sizeof(int32_t) * (size_t)(p->Mg * p->P);
@@ -202,12 +203,8 @@ static void qlc_run(const q8_exec *x, const q8_node *n) {
         }
 }
 
-const q8_op_def q8_op_convinteger = {
-    .name = "ConvInteger", .infer = convinteger_infer, .run = qlc_run,
-    .scratch_bytes = qlc_scratch,
-};
+const q8_op_schema q8_schema_conv_integer = {.infer = convinteger_infer};
+const q8_cpu_op q8_cpu_conv_integer = {.run = qlc_run, .scratch = qlc_scratch};
 
-const q8_op_def q8_op_qlinearconv = {
-    .name = "QLinearConv", .infer = qlinearconv_infer, .run = qlc_run,
-    .scratch_bytes = qlc_scratch,
-};
+const q8_op_schema q8_schema_qlinear_conv = {.infer = qlinearconv_infer};
+const q8_cpu_op q8_cpu_qlinear_conv = {.run = qlc_run, .scratch = qlc_scratch};

@@ -8,7 +8,7 @@
 
 #include "conv_util.h"
 #include "fused_act.h"
-#include "registry.h"
+#include "cpu_op.h"
 #include "sgemm.h"
 
 typedef struct convt_params {
@@ -144,7 +144,8 @@ static size_t col_bytes(const convt_params *p) {
     return q8_align_up(sizeof(float) * (size_t)(p->m * p->kprod * p->in_sp), 64);
 }
 
-static size_t convt_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t convt_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const convt_params *p = n->params;
     q8_sgemm_op op = convt_op(p, n, NULL, NULL, NULL);
     return col_bytes(p) + q8_sgemm_scratch_bytes(&op, n_threads);
@@ -212,7 +213,5 @@ static void convt_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-const q8_op_def q8_op_conv_transpose = {
-    .name = "ConvTranspose", .infer = convt_infer, .run = convt_run,
-    .scratch_bytes = convt_scratch,
-};
+const q8_op_schema q8_schema_conv_transpose = {.infer = convt_infer};
+const q8_cpu_op q8_cpu_conv_transpose = {.run = convt_run, .scratch = convt_scratch};

@@ -75,7 +75,5 @@ static void dequant_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, 1 + 16384 / (p->q.inner + 1), dequant_range, &a);
 }
 
-const q8_op_def q8_op_dequantizelinear = {
-    .name = "DequantizeLinear", .infer = dequant_infer, .run = dequant_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_dequantize_linear = {.infer = dequant_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_dequantize_linear = {.run = dequant_run};

@@ -1,6 +1,6 @@
 /* Dropout at inference: output = input. Without the mask output it is a
  * view (and the passes usually remove it); when the mask is requested (or
- * the data is a constant), infer switches the node to q8_op_dropout_mask,
+ * the data is a constant), infer switches the node to the internal op q8.DropoutMask,
  * which copies the data (unless in place) and writes an all-true mask.
  * Training mode is not supported, except with a constant ratio of 0, which
  * is the identity too. */
@@ -12,8 +12,6 @@ typedef struct dropout_params {
     size_t mask_esize;
     uint8_t one[8];     /* the mask's "kept" value in the mask dtype */
 } dropout_params;
-
-extern const q8_op_def q8_op_dropout, q8_op_dropout_mask;
 
 static q8_dtype mask_dtype(const q8_graph *g, q8_dtype x) {
     return g->opset < 10 ? x : Q8_BOOL; /* Dropout-7 mask is T, from 10 bool */
@@ -58,8 +56,8 @@ static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
     /* A view of a constant is not planned (the planner only aliases
      * activations), so constant data that does not fold (a run-time ratio)
      * is copied too. */
-    n->op = want_mask || x->data ? &q8_op_dropout_mask : &q8_op_dropout;
-    if (n->op == &q8_op_dropout) return Q8_OK;
+    n->op = want_mask || x->data ? Q8_OP_DROPOUT_MASK : Q8_OP_DROPOUT;
+    if (n->op == Q8_OP_DROPOUT) return Q8_OK;
     dropout_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     if (!want_mask) return Q8_OK;
@@ -90,10 +88,9 @@ static void dropout_mask_run(const q8_exec *x, const q8_node *n) {
         q8_tu_fill(Q8_OUT_PTR(x, n, 1), p->one, q8_tensor_numel(in), p->mask_esize);
 }
 
-const q8_op_def q8_op_dropout = {
-    .name = "Dropout", .infer = dropout_infer, .flags = Q8_OP_VIEW,
-};
-/* Not in the op table: chosen by dropout_infer when the mask is read. */
-const q8_op_def q8_op_dropout_mask = {
-    .name = "Dropout", .infer = dropout_infer, .run = dropout_mask_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_dropout = {.infer = dropout_infer, .flags = Q8_OPF_VIEW};
+const q8_cpu_op q8_cpu_dropout = {.run = NULL};
+/* An internal form (q8.DropoutMask): dropout_infer switches to it when the
+ * mask is read. */
+const q8_op_schema q8_schema_dropout_mask = {.infer = dropout_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_dropout_mask = {.run = dropout_mask_run};

@@ -47,6 +47,5 @@ static void dql_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, cnt, 16384, dql_range, &a);
 }
 
-const q8_op_def q8_op_dynamicquantizelinear = {
-    .name = "DynamicQuantizeLinear", .infer = dql_infer, .run = dql_run,
-};
+const q8_op_schema q8_schema_dynamic_quantize_linear = {.infer = dql_infer};
+const q8_cpu_op q8_cpu_dynamic_quantize_linear = {.run = dql_run};

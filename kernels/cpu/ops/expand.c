@@ -64,6 +64,5 @@ static void expand_run(const q8_exec *x, const q8_node *n) {
 }
 
 /* In place only when nothing is expanded: then the copy is skipped. */
-const q8_op_def q8_op_expand = {
-    .name = "Expand", .infer = expand_infer, .run = expand_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_expand = {.infer = expand_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_expand = {.run = expand_run};

@@ -15,6 +15,5 @@ static q8_status flatten_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 0, x->dtype, dims, 2, err);
 }
 
-const q8_op_def q8_op_flatten = {
-    .name = "Flatten", .infer = flatten_infer, .flags = Q8_OP_VIEW,
-};
+const q8_op_schema q8_schema_flatten = {.infer = flatten_infer, .flags = Q8_OPF_VIEW};
+const q8_cpu_op q8_cpu_flatten = {.run = NULL};

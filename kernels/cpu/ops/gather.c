@@ -91,6 +91,5 @@ static void gather_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, outer * a.nidx, q8_tu_grain(a.block), gather_range, &a);
 }
 
-const q8_op_def q8_op_gather = {
-    .name = "Gather", .infer = gather_infer, .run = gather_run,
-};
+const q8_op_schema q8_schema_gather = {.infer = gather_infer};
+const q8_cpu_op q8_cpu_gather = {.run = gather_run};

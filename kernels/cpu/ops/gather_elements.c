@@ -109,6 +109,5 @@ static void ge_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, rows, q8_tu_grain((size_t)a.it->dims[r - 1] * 16), ge_rows, &a);
 }
 
-const q8_op_def q8_op_gather_elements = {
-    .name = "GatherElements", .infer = ge_infer, .run = ge_run,
-};
+const q8_op_schema q8_schema_gather_elements = {.infer = ge_infer};
+const q8_cpu_op q8_cpu_gather_elements = {.run = ge_run};

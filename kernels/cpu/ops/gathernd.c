@@ -117,6 +117,5 @@ static void gnd_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, tuples, q8_tu_grain(a.slice), gnd_range, &a);
 }
 
-const q8_op_def q8_op_gathernd = {
-    .name = "GatherND", .infer = gnd_infer, .run = gnd_run,
-};
+const q8_op_schema q8_schema_gather_nd = {.infer = gnd_infer};
+const q8_cpu_op q8_cpu_gather_nd = {.run = gnd_run};

@@ -2,7 +2,7 @@
  * to [M, N]), plus an optional fused activation. A constant B is packed
  * once in infer. */
 #include "fused_act.h"
-#include "registry.h"
+#include "cpu_op.h"
 #include "sgemm.h"
 
 typedef enum c_mode {
@@ -94,7 +94,8 @@ static q8_sgemm_op gemm_op(const gemm_params *p, const q8_node *n, const float *
     return op;
 }
 
-static size_t gemm_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t gemm_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const gemm_params *p = n->params;
     q8_sgemm_op op = gemm_op(p, n, NULL, NULL, NULL, NULL);
     return q8_sgemm_scratch_bytes(&op, n_threads);
@@ -118,6 +119,5 @@ static void gemm_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, x->scratch);
 }
 
-const q8_op_def q8_op_gemm = {
-    .name = "Gemm", .infer = gemm_infer, .run = gemm_run, .scratch_bytes = gemm_scratch,
-};
+const q8_op_schema q8_schema_gemm = {.infer = gemm_infer};
+const q8_cpu_op q8_cpu_gemm = {.run = gemm_run, .scratch = gemm_scratch};

@@ -2,7 +2,7 @@
  * dims; output N x C x 1 x ... x 1. The average sums in double, in order, so
  * the result does not depend on the thread count. GlobalMaxPool also takes
  * int8 and uint8; NaN propagates. */
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct gpool_params {
     int64_t rows, s;
@@ -87,14 +87,8 @@ static void gpool_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, p->s >= 16384 ? 1 : 16384 / (p->s ? p->s : 1), fn, &a);
 }
 
-const q8_op_def q8_op_globalaveragepool = {
-    .name = "GlobalAveragePool",
-    .infer = gavg_infer,
-    .run = gpool_run,
-};
+const q8_op_schema q8_schema_global_average_pool = {.infer = gavg_infer};
+const q8_cpu_op q8_cpu_global_average_pool = {.run = gpool_run};
 
-const q8_op_def q8_op_globalmaxpool = {
-    .name = "GlobalMaxPool",
-    .infer = gmax_infer,
-    .run = gpool_run,
-};
+const q8_op_schema q8_schema_global_max_pool = {.infer = gmax_infer};
+const q8_cpu_op q8_cpu_global_max_pool = {.run = gpool_run};

@@ -1,5 +1,5 @@
 /* Identity: a view of its input (removed by the passes where possible). */
-#include "registry.h"
+#include "cpu_op.h"
 
 static q8_status identity_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
@@ -8,6 +8,5 @@ static q8_status identity_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err);
 }
 
-const q8_op_def q8_op_identity = {
-    .name = "Identity", .infer = identity_infer, .flags = Q8_OP_VIEW,
-};
+const q8_op_schema q8_schema_identity = {.infer = identity_infer, .flags = Q8_OPF_VIEW};
+const q8_cpu_op q8_cpu_identity = {.run = NULL};

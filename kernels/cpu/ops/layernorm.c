@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct ln_params {
     int64_t rows, len; /* outer rows, normalized elements per row */
@@ -98,7 +98,8 @@ static q8_status ln_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 2, Q8_F32, mdims, x->ndim, err);
 }
 
-static size_t ln_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t ln_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const ln_params *p = n->params;
     size_t one = q8_align_up((size_t)p->len * sizeof(float), Q8_ALIGN);
     return (p->s_full ? 0 : one) + (p->b_full ? 0 : one);
@@ -175,10 +176,5 @@ static void ln_run(const q8_exec *x, const q8_node *n) {
 }
 
 /* In place is safe: a row is read completely (twice) before it is written. */
-const q8_op_def q8_op_layernorm = {
-    .name = "LayerNormalization",
-    .infer = ln_infer,
-    .run = ln_run,
-    .scratch_bytes = ln_scratch,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_layer_norm = {.infer = ln_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_layer_norm = {.run = ln_run, .scratch = ln_scratch};

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "fused_act.h"
-#include "registry.h"
+#include "cpu_op.h"
 #include "sgemm.h"
 
 typedef struct matmul_params {
@@ -120,7 +120,8 @@ static q8_sgemm_op matmul_op(const matmul_params *p, const q8_node *n, const flo
                          .act = p->act, .batch = p->batch, .offs = p->offs};
 }
 
-static size_t matmul_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t matmul_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     q8_sgemm_op op = matmul_op(n->params, n, NULL, NULL, NULL);
     return q8_sgemm_scratch_bytes(&op, n_threads);
 }
@@ -131,6 +132,5 @@ static void matmul_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, x->scratch);
 }
 
-const q8_op_def q8_op_matmul = {
-    .name = "MatMul", .infer = matmul_infer, .run = matmul_run, .scratch_bytes = matmul_scratch,
-};
+const q8_op_schema q8_schema_matmul = {.infer = matmul_infer};
+const q8_cpu_op q8_cpu_matmul = {.run = matmul_run, .scratch = matmul_scratch};

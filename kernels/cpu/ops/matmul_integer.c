@@ -142,7 +142,8 @@ static q8_status qlmm_infer(q8_graph *g, q8_node *n, q8_error *err) {
 /* Scratch: lanes (B), rows (A), SA [M], init [M], SB [N], acc [M][N]. */
 static size_t part(size_t b) { return q8_align_up(b, 64); }
 
-static size_t mmi_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t mmi_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const mmi_params *p = n->params;
     return part(q8_ig_lanes_bytes(p->N, p->K)) + part(q8_ig_rows_bytes(p->M, p->K)) +
            2 * part(sizeof(int32_t) * (size_t)p->M) + part(sizeof(int32_t) * (size_t)p->N) +
@@ -231,10 +232,8 @@ static void mmi_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-const q8_op_def q8_op_matmulinteger = {
-    .name = "MatMulInteger", .infer = mmi_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
-};
+const q8_op_schema q8_schema_matmul_integer = {.infer = mmi_infer};
+const q8_cpu_op q8_cpu_matmul_integer = {.run = mmi_run, .scratch = mmi_scratch};
 
-const q8_op_def q8_op_qlinearmatmul = {
-    .name = "QLinearMatMul", .infer = qlmm_infer, .run = mmi_run, .scratch_bytes = mmi_scratch,
-};
+const q8_op_schema q8_schema_qlinear_matmul = {.infer = qlmm_infer};
+const q8_cpu_op q8_cpu_qlinear_matmul = {.run = mmi_run, .scratch = mmi_scratch};

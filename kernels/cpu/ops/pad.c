@@ -182,6 +182,5 @@ static void pad_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, rows, q8_tu_grain((size_t)lo * p->esize), pad_rows, &a);
 }
 
-const q8_op_def q8_op_pad = {
-    .name = "Pad", .infer = pad_infer, .run = pad_run,
-};
+const q8_op_schema q8_schema_pad = {.infer = pad_infer};
+const q8_cpu_op q8_cpu_pad = {.run = pad_run};

@@ -7,7 +7,7 @@
  * for MaxPool, 0 for AveragePool. */
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct pool_params {
     int64_t nc;            /* N * C */
@@ -332,14 +332,8 @@ static void pool_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, rows, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &a);
 }
 
-const q8_op_def q8_op_maxpool = {
-    .name = "MaxPool",
-    .infer = maxpool_infer,
-    .run = pool_run,
-};
+const q8_op_schema q8_schema_max_pool = {.infer = maxpool_infer};
+const q8_cpu_op q8_cpu_max_pool = {.run = pool_run};
 
-const q8_op_def q8_op_averagepool = {
-    .name = "AveragePool",
-    .infer = avgpool_infer,
-    .run = pool_run,
-};
+const q8_op_schema q8_schema_average_pool = {.infer = avgpool_infer};
+const q8_cpu_op q8_cpu_average_pool = {.run = pool_run};

@@ -111,6 +111,5 @@ static void pow_run(const q8_exec *x, const q8_node *n) {
                  p->aux ? Q8_EW_GRAIN : Q8_EW_GRAIN_MATH);
 }
 
-const q8_op_def q8_op_pow = {
-    .name = "Pow", .infer = pow_infer, .run = pow_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_pow = {.infer = pow_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_pow = {.run = pow_run};

@@ -49,6 +49,5 @@ static void prelu_run(const q8_exec *x, const q8_node *n) {
     q8_ew_binary_run(x, n, prelu_rows, Q8_EW_GRAIN);
 }
 
-const q8_op_def q8_op_prelu = {
-    .name = "PRelu", .infer = prelu_infer, .run = prelu_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_prelu = {.infer = prelu_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_prelu = {.run = prelu_run};

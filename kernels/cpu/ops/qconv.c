@@ -105,7 +105,8 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-static size_t qconv_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const qconv_params *p = n->params;
     if (p->depthwise && p->dw.kind != Q8_QDW_NONE) return p->dw.per_thread * (size_t)n_threads;
     if (p->depthwise)
@@ -242,7 +243,5 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
                     dw_range, &a);
 }
 
-const q8_op_def q8_op_qconv = {
-    .name = "QConv", .domain = "q8", .infer = qconv_infer, .run = qconv_run,
-    .scratch_bytes = qconv_scratch,
-};
+const q8_op_schema q8_schema_qconv = {.infer = qconv_infer};
+const q8_cpu_op q8_cpu_qconv = {.run = qconv_run, .scratch = qconv_scratch};

@@ -93,7 +93,8 @@ static size_t plane_part(const qconvt_params *p) {
     return q8_align_up(sizeof(int32_t) * (size_t)p->P, 64);
 }
 
-static size_t qconvt_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t qconvt_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const qconvt_params *p = n->params;
     return lanes_part(p) + col_part(p) + (size_t)n_threads * plane_part(p);
 }
@@ -167,7 +168,5 @@ static void qconvt_run(const q8_exec *x, const q8_node *n) {
         }
 }
 
-const q8_op_def q8_op_qconvtranspose = {
-    .name = "QConvTranspose", .domain = "q8", .infer = qconvt_infer, .run = qconvt_run,
-    .scratch_bytes = qconvt_scratch,
-};
+const q8_op_schema q8_schema_qconv_transpose = {.infer = qconvt_infer};
+const q8_cpu_op q8_cpu_qconv_transpose = {.run = qconvt_run, .scratch = qconvt_scratch};

@@ -69,7 +69,8 @@ static q8_status qgemm_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const qgemm_params *p = n->params;
     return q8_ig_rows_bytes(p->M, p->K);
 }
@@ -88,7 +89,5 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     q8_igemm(&a, x->pool, p->path);
 }
 
-const q8_op_def q8_op_qgemm = {
-    .name = "QGemm", .domain = "q8", .infer = qgemm_infer, .run = qgemm_run,
-    .scratch_bytes = qgemm_scratch,
-};
+const q8_op_schema q8_schema_qgemm = {.infer = qgemm_infer};
+const q8_cpu_op q8_cpu_qgemm = {.run = qgemm_run, .scratch = qgemm_scratch};

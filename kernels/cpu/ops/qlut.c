@@ -76,7 +76,5 @@ static void qlut_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, q8_tensor_numel(q8_in(x->g, n, 0)), grain, qlut_range, &a);
 }
 
-const q8_op_def q8_op_qlut = {
-    .name = "QLut", .domain = "q8", .infer = qlut_infer, .run = qlut_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_qlut = {.infer = qlut_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_qlut = {.run = qlut_run};

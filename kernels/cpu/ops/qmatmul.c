@@ -93,7 +93,8 @@ static size_t rows_part(const qmatmul_params *p) {
     return q8_align_up(q8_ig_rows_bytes(p->M, p->K), 64);
 }
 
-static size_t qmatmul_scratch(const q8_graph *g, const q8_node *n, int n_threads) {
+static size_t qmatmul_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                     int n_threads) {
     const qmatmul_params *p = n->params;
     return lanes_part(p) + rows_part(p) + sizeof(int32_t) * (size_t)p->M;
 }
@@ -131,7 +132,5 @@ static void qmatmul_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-const q8_op_def q8_op_qmatmul = {
-    .name = "QMatMul", .domain = "q8", .infer = qmatmul_infer, .run = qmatmul_run,
-    .scratch_bytes = qmatmul_scratch,
-};
+const q8_op_schema q8_schema_qmatmul = {.infer = qmatmul_infer};
+const q8_cpu_op q8_cpu_qmatmul = {.run = qmatmul_run, .scratch = qmatmul_scratch};

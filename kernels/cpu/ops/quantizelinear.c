@@ -98,6 +98,5 @@ static void quant_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, 1 + 16384 / (p->q.inner + 1), quant_range, &a);
 }
 
-const q8_op_def q8_op_quantizelinear = {
-    .name = "QuantizeLinear", .infer = quant_infer, .run = quant_run,
-};
+const q8_op_schema q8_schema_quantize_linear = {.infer = quant_infer};
+const q8_cpu_op q8_cpu_quantize_linear = {.run = quant_run};

@@ -107,6 +107,5 @@ static void range_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-const q8_op_def q8_op_range = {
-    .name = "Range", .infer = range_infer, .run = range_run,
-};
+const q8_op_schema q8_schema_range = {.infer = range_infer};
+const q8_cpu_op q8_cpu_range = {.run = range_run};

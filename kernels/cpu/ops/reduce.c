@@ -16,7 +16,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOGSUMEXP };
 
@@ -342,15 +342,16 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-#define DEF_OP(var, onnx, infer_fn) \
-    const q8_op_def var = {.name = onnx, .infer = infer_fn, .run = reduce_run};
-DEF_OP(q8_op_reducesum, "ReduceSum", sum_infer)
-DEF_OP(q8_op_reducemean, "ReduceMean", mean_infer)
-DEF_OP(q8_op_reducemax, "ReduceMax", max_infer)
-DEF_OP(q8_op_reducemin, "ReduceMin", min_infer)
-DEF_OP(q8_op_reduceprod, "ReduceProd", prod_infer)
-DEF_OP(q8_op_reducel1, "ReduceL1", l1_infer)
-DEF_OP(q8_op_reducel2, "ReduceL2", l2_infer)
-DEF_OP(q8_op_reducesumsquare, "ReduceSumSquare", sumsq_infer)
-DEF_OP(q8_op_reducelogsum, "ReduceLogSum", logsum_infer)
-DEF_OP(q8_op_reducelogsumexp, "ReduceLogSumExp", logsumexp_infer)
+#define DEF_OP(sym, infer_fn)                                    \
+    const q8_op_schema q8_schema_##sym = {.infer = infer_fn}; \
+    const q8_cpu_op q8_cpu_##sym = {.run = reduce_run};
+DEF_OP(reduce_sum, sum_infer)
+DEF_OP(reduce_mean, mean_infer)
+DEF_OP(reduce_max, max_infer)
+DEF_OP(reduce_min, min_infer)
+DEF_OP(reduce_prod, prod_infer)
+DEF_OP(reduce_l1, l1_infer)
+DEF_OP(reduce_l2, l2_infer)
+DEF_OP(reduce_sum_square, sumsq_infer)
+DEF_OP(reduce_log_sum, logsum_infer)
+DEF_OP(reduce_log_sum_exp, logsumexp_infer)

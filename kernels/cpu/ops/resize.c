@@ -22,7 +22,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 enum { M_NEAREST, M_LINEAR, M_CUBIC };
 enum {
@@ -604,14 +604,8 @@ static void resize_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, grain, p->f32 ? resize_f32 : resize_gather, &a);
 }
 
-const q8_op_def q8_op_resize = {
-    .name = "Resize",
-    .infer = resize_infer,
-    .run = resize_run,
-};
+const q8_op_schema q8_schema_resize = {.infer = resize_infer};
+const q8_cpu_op q8_cpu_resize = {.run = resize_run};
 
-const q8_op_def q8_op_upsample = {
-    .name = "Upsample",
-    .infer = upsample_infer,
-    .run = resize_run,
-};
+const q8_op_schema q8_schema_upsample = {.infer = upsample_infer};
+const q8_cpu_op q8_cpu_upsample = {.run = resize_run};

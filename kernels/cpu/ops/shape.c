@@ -42,9 +42,7 @@ static void size_run(const q8_exec *x, const q8_node *n) {
     *(int64_t *)Q8_OUT_PTR(x, n, 0) = q8_tensor_numel(q8_in(x->g, n, 0));
 }
 
-const q8_op_def q8_op_shape = {
-    .name = "Shape", .infer = shape_infer, .run = shape_run, .flags = Q8_OP_SHAPE_ONLY,
-};
-const q8_op_def q8_op_size = {
-    .name = "Size", .infer = size_infer, .run = size_run, .flags = Q8_OP_SHAPE_ONLY,
-};
+const q8_op_schema q8_schema_shape = {.infer = shape_infer, .flags = Q8_OPF_SHAPE_ONLY};
+const q8_cpu_op q8_cpu_shape = {.run = shape_run};
+const q8_op_schema q8_schema_size = {.infer = size_infer, .flags = Q8_OPF_SHAPE_ONLY};
+const q8_cpu_op q8_cpu_size = {.run = size_run};

@@ -97,6 +97,5 @@ static void slice_run(const q8_exec *x, const q8_node *n) {
     q8_tu_strided_copy(x->pool, Q8_OUT_PTR(x, n, 0), Q8_IN_PTR(x, n, 0), &p->s);
 }
 
-const q8_op_def q8_op_slice = {
-    .name = "Slice", .infer = slice_infer, .run = slice_run,
-};
+const q8_op_schema q8_schema_slice = {.infer = slice_infer};
+const q8_cpu_op q8_cpu_slice = {.run = slice_run};

@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
+#include "cpu_op.h"
 
 typedef struct softmax_params {
     int64_t outer, len, inner;
@@ -207,16 +207,8 @@ static void softmax_run(const q8_exec *x, const q8_node *n) {
 }
 
 /* In place is safe: every item reads its input values before writing them. */
-const q8_op_def q8_op_softmax = {
-    .name = "Softmax",
-    .infer = softmax_infer,
-    .run = softmax_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_softmax = {.infer = softmax_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_softmax = {.run = softmax_run};
 
-const q8_op_def q8_op_logsoftmax = {
-    .name = "LogSoftmax",
-    .infer = logsoftmax_infer,
-    .run = softmax_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_log_softmax = {.infer = logsoftmax_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_log_softmax = {.run = softmax_run};

@@ -125,6 +125,5 @@ static void split_run(const q8_exec *x, const q8_node *n) {
                     &a);
 }
 
-const q8_op_def q8_op_split = {
-    .name = "Split", .infer = split_infer, .run = split_run,
-};
+const q8_op_schema q8_schema_split = {.infer = split_infer};
+const q8_cpu_op q8_cpu_split = {.run = split_run};

@@ -53,9 +53,7 @@ static q8_status unsqueeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 0, x->dtype, dims, rank, err);
 }
 
-const q8_op_def q8_op_squeeze = {
-    .name = "Squeeze", .infer = squeeze_infer, .flags = Q8_OP_VIEW,
-};
-const q8_op_def q8_op_unsqueeze = {
-    .name = "Unsqueeze", .infer = unsqueeze_infer, .flags = Q8_OP_VIEW,
-};
+const q8_op_schema q8_schema_squeeze = {.infer = squeeze_infer, .flags = Q8_OPF_VIEW};
+const q8_cpu_op q8_cpu_squeeze = {.run = NULL};
+const q8_op_schema q8_schema_unsqueeze = {.infer = unsqueeze_infer, .flags = Q8_OPF_VIEW};
+const q8_cpu_op q8_cpu_unsqueeze = {.run = NULL};

@@ -76,6 +76,5 @@ static void tile_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, rows, q8_tu_grain((size_t)a.y->dims[r - 1] * p->esize), tile_rows, &a);
 }
 
-const q8_op_def q8_op_tile = {
-    .name = "Tile", .infer = tile_infer, .run = tile_run,
-};
+const q8_op_schema q8_schema_tile = {.infer = tile_infer};
+const q8_cpu_op q8_cpu_tile = {.run = tile_run};

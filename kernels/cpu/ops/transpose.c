@@ -127,6 +127,5 @@ static void transpose_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, outer * a.jblocks, q8_tu_grain(task_bytes), tile_range, &a);
 }
 
-const q8_op_def q8_op_transpose = {
-    .name = "Transpose", .infer = transpose_infer, .run = transpose_run,
-};
+const q8_op_schema q8_schema_transpose = {.infer = transpose_infer};
+const q8_cpu_op q8_cpu_transpose = {.run = transpose_run};

@@ -227,9 +227,8 @@ static void unary_run(const q8_exec *x, const q8_node *n) {
 }
 
 #define UNARY_OP(VAR, NAME)                                                                \
-    const q8_op_def q8_op_##VAR = {                                                       \
-        .name = NAME, .infer = unary_infer, .run = unary_run, .flags = Q8_OP_INPLACE,     \
-    };
+    const q8_op_schema q8_schema_##VAR = {.infer = unary_infer, .flags = Q8_OPF_INPLACE}; \
+    const q8_cpu_op q8_cpu_##VAR = {.run = unary_run};
 
 UNARY_OP(relu, "Relu")
 UNARY_OP(leaky_relu, "LeakyRelu")
@@ -256,7 +255,5 @@ UNARY_OP(softsign, "Softsign")
 UNARY_OP(not, "Not")
 
 /* Gelu as written by onnxruntime's transformer optimizer (exact erf form). */
-const q8_op_def q8_op_gelu_ms = {
-    .name = "Gelu", .domain = "com.microsoft", .infer = unary_infer, .run = unary_run,
-    .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_gelu_ms = {.infer = unary_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_gelu_ms = {.run = unary_run};

@@ -105,9 +105,8 @@ static void var_run(const q8_exec *x, const q8_node *n, int kind) {
         return var_infer(g, n, KIND, err);                                                \
     }                                                                                     \
     static void VAR##_run(const q8_exec *x, const q8_node *n) { var_run(x, n, KIND); }    \
-    const q8_op_def q8_op_##VAR = {                                                       \
-        .name = NAME, .infer = VAR##_infer, .run = VAR##_run, .flags = Q8_OP_INPLACE,     \
-    };
+    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
+    const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
 VAR_OP(max, "Max", V_MAX)
 VAR_OP(min, "Min", V_MIN)

@@ -62,6 +62,5 @@ static void where_run(const q8_exec *x, const q8_node *n) {
                  Q8_EW_GRAIN);
 }
 
-const q8_op_def q8_op_where = {
-    .name = "Where", .infer = where_infer, .run = where_run, .flags = Q8_OP_INPLACE,
-};
+const q8_op_schema q8_schema_where = {.infer = where_infer, .flags = Q8_OPF_INPLACE};
+const q8_cpu_op q8_cpu_where = {.run = where_run};
