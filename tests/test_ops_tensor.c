@@ -73,11 +73,15 @@ static q8_status run_direct(q8_graph *g, const void *const *in, int n_threads, v
             continue;
         }
         const q8_cpu_op *op = q8_cpu_ops[n->op];
-        size_t sb = op->scratch ? op->scratch(g, n, NULL, n_threads) : 0;
+        void *prep = NULL;
+        size_t prep_bytes;
+        if (op->prepare) cr_assert_eq(op->prepare(g, n, &prep, &prep_bytes, err), Q8_OK);
+        size_t sb = op->scratch ? op->scratch(g, n, prep, n_threads) : 0;
         void *scratch = sb ? q8_aligned_alloc(sb) : NULL;
-        q8_exec x = {.g = g, .ptr = ptr, .pool = pool, .scratch = scratch};
+        q8_exec x = {.g = g, .ptr = ptr, .pool = pool, .scratch = scratch, .prep = prep};
         op->run(&x, n);
         q8_aligned_free(scratch);
+        q8_aligned_free(prep);
     }
     q8_pool_free(pool);
     for (int t = 0; t < nt; t++) {

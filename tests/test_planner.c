@@ -86,7 +86,7 @@ Test(planner, views_alias_their_source) {
 }
 
 /* Scratch of 1 MB on every node must not overlap live activations. */
-static size_t big_scratch(const q8_graph *g, const q8_node *n, void *ctx) {
+static size_t big_scratch(const q8_graph *g, int i, void *ctx) {
     return 1 << 20;
 }
 
@@ -133,8 +133,8 @@ Test(planner, session_reports_the_planned_arena) {
 
 /* Scratch on every node but the first: free space appears where the input
  * was once its only reader is done. */
-static size_t later_scratch(const q8_graph *g, const q8_node *n, void *ctx) {
-    return n == g->nodes[0] ? 0 : 1 << 20;
+static size_t later_scratch(const q8_graph *g, int i, void *ctx) {
+    return i == 0 ? 0 : 1 << 20;
 }
 
 /* Inputs are set once and must survive repeated runs: no other tensor may

@@ -15,6 +15,7 @@ typedef struct cpu_ctx {
     q8_pool *pool;
     int n_threads;
     size_t weights_bytes;
+    void **prep;                /* per node: what the op's prepare made, or NULL */
     q8_node_observer observer;
     void *observer_arg;
     double *node_ms;            /* profiling, or NULL */
@@ -31,16 +32,19 @@ static bool cpu_supports(const q8_graph *g, const q8_node *n) {
     return n->op != Q8_OP_NONE && (q8_cpu_ops[n->op]->run || (q8_op_flags(n->op) & Q8_OPF_VIEW));
 }
 
-static size_t cpu_scratch(const q8_graph *g, const q8_node *n, void *c) {
+static size_t cpu_scratch(const q8_graph *g, int i, void *c) {
     const cpu_ctx *x = c;
+    const q8_node *n = g->nodes[i];
     const q8_cpu_op *op = q8_cpu_ops[n->op];
-    return op->scratch ? op->scratch(g, n, NULL, x->n_threads) : 0;
+    return op->scratch ? op->scratch(g, n, x->prep[i], x->n_threads) : 0;
 }
 
 static void cpu_destroy(void *p) {
     cpu_ctx *c = p;
     if (!c) return;
     q8_pool_free(c->pool);
+    for (int i = 0; c->prep && i < c->g->n_nodes; i++) q8_aligned_free(c->prep[i]);
+    free(c->prep);
     q8_plan_free(&c->plan);
     q8_aligned_free(c->arena);
     free(c->ptr);
@@ -54,7 +58,18 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     c->g = g;
     c->n_threads = o->n_threads > 0 ? o->n_threads : q8_cpu_count();
-    q8_status s = q8_plan_build(g, cpu_scratch, c, &c->plan, err);
+    q8_status s = Q8_OK;
+    if (!(c->prep = calloc((size_t)g->n_nodes + 1, sizeof(void *))))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    /* Each op's data for this backend (packed weights), once. */
+    for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
+        const q8_cpu_op *op = q8_cpu_ops[g->nodes[i]->op];
+        size_t bytes = 0;
+        if (!op->prepare) continue;
+        s = op->prepare(g, g->nodes[i], &c->prep[i], &bytes, err);
+        c->weights_bytes += bytes;
+    }
+    if (s == Q8_OK) s = q8_plan_build(g, cpu_scratch, c, &c->plan, err);
     if (s == Q8_OK) {
         c->arena = q8_aligned_alloc(c->plan.arena_bytes);
         c->ptr = calloc((size_t)g->n_tensors + 1, sizeof(void *));
@@ -76,10 +91,9 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void
         cpu_destroy(c);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    /* Weights: the constants nodes read plus the kernels' pre-packed copies
-     * of them (both stay in memory). */
+    /* Weights: the constants nodes read plus what prepare made of them
+     * (both stay in memory). */
     for (int i = 0; i < g->n_nodes; i++) {
-        c->weights_bytes += g->nodes[i]->packed_bytes;
         for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
             int t = g->nodes[i]->inputs[j];
             if (t >= 0 && g->tensors[t]->data && !seen[t]) {
@@ -116,7 +130,8 @@ static q8_status cpu_run(void *p, q8_error *err) {
             continue;
         }
         q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
-                     .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL};
+                     .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL,
+                     .prep = c->prep[i]};
         double t0 = c->node_ms ? now_ms() : 0;
         q8_cpu_ops[n->op]->run(&x, n);
         if (c->node_ms) c->node_ms[i] += now_ms() - t0;

@@ -147,27 +147,6 @@ static double now_ms(void) {
 
 /* ---- op lookup --------------------------------------------------------------- */
 
-static const cu_op *const *op_tables(void) {
-    static const cu_op *const tables[] = {q8_cu_ops_q8, q8_cu_ops_math, q8_cu_ops_nn,
-                                          q8_cu_ops_tensor, NULL};
-    return tables;
-}
-
-static bool same_domain(const char *a, const char *b) {
-    if (!a || strcmp(a, "ai.onnx") == 0) a = "";
-    if (!b || strcmp(b, "ai.onnx") == 0) b = "";
-    return strcmp(a, b) == 0;
-}
-
-static const cu_op *find_op(const q8_node *n) {
-    if (n->op == Q8_OP_NONE) return NULL;
-    for (const cu_op *const *t = op_tables(); *t; t++)
-        for (const cu_op *o = *t; o->name; o++)
-            if (strcmp(o->name, q8_op_name(n->op)) == 0 && same_domain(o->domain, q8_op_domain(n->op)))
-                return o;
-    return NULL;
-}
-
 static void node_clear(cu_node *nd) {
     if (nd->params && nd->free_params) nd->free_params(nd->params);
     free(nd->params);
@@ -176,9 +155,9 @@ static void node_clear(cu_node *nd) {
 
 static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
-    const cu_op *op = find_op(n);
-    if (!op) return q8_cu_unsupported(err, n, "this op");
-    return op->plan(pr, g, n, nd, err);
+    cu_plan_fn plan = n->op != Q8_OP_NONE ? q8_cu_plans[n->op] : NULL;
+    if (!plan) return q8_cu_unsupported(err, n, "this op");
+    return plan(pr, g, n, nd, err);
 }
 
 static q8_status cuda_check_op(const q8_graph *g, const q8_node *n, q8_error *err) {
@@ -326,11 +305,9 @@ static void cuda_destroy(void *p) {
     free(c);
 }
 
-static size_t plan_scratch(const q8_graph *g, const q8_node *n, void *ctx) {
+static size_t plan_scratch(const q8_graph *g, int i, void *ctx) {
     const cu_ctx *c = ctx;
-    for (int i = 0; i < g->n_nodes; i++)
-        if (g->nodes[i] == n) return c->nodes[i].scratch;
-    return 0;
+    return c->nodes[i].scratch;
 }
 
 /* One planning pass over every node (see backend_cuda.h). */

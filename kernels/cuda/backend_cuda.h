@@ -70,12 +70,56 @@ typedef struct cu_prep {
 typedef q8_status (*cu_plan_fn)(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                                 q8_error *err);
 
-typedef struct cu_op {
-    const char *name, *domain;
-    cu_plan_fn plan;
-} cu_op;
+/* Indexed by op id (kernels/cuda/ops_table.c); NULL: not supported. */
+extern const cu_plan_fn q8_cu_plans[Q8_OP_COUNT];
 
-extern const cu_op q8_cu_ops_q8[], q8_cu_ops_math[], q8_cu_ops_nn[], q8_cu_ops_tensor[];
+/* The plan functions, by family (kernels/cuda/ops_<family>.c). */
+q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err);
+q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
+q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
+q8_status q8_cu_softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err);
+q8_status q8_cu_ln_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                        q8_error *err);
+q8_status q8_cu_pool_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
+q8_status q8_cu_gap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                         q8_error *err);
+q8_status q8_cu_reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
+q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                        q8_error *err);
+q8_status q8_cu_resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
+q8_status q8_cu_qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err);
+q8_status q8_cu_qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err);
+q8_status q8_cu_qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
+q8_status q8_cu_qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err);
+q8_status q8_cu_quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err);
+q8_status q8_cu_dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err);
+q8_status q8_cu_qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
+q8_status q8_cu_view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
+q8_status q8_cu_transpose_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                               q8_error *err);
+q8_status q8_cu_slice_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err);
+q8_status q8_cu_concat_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
+q8_status q8_cu_pad_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                         q8_error *err);
+q8_status q8_cu_gather_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
 
 /* ---- helpers for plan functions ------------------------------------------ */
 

@@ -38,7 +38,7 @@ static const ukind k_unary[] = {
     {"Reciprocal", Q8CU_U_RECIPROCAL, 0, 0, false},
 };
 
-static q8_status unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
     const ukind *u = NULL;
     for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0] && !u; i++)
@@ -70,7 +70,7 @@ static q8_status unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
 }
 
 /* Clip: bounds from attributes (opset < 11) or constant scalar inputs. */
-static q8_status clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0);
     if (x->dtype != Q8_F32 && x->dtype != Q8_I8)
@@ -109,7 +109,7 @@ static q8_status binary_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_binary(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1), *y = q8_out(g, n, 0);
     if (a->dtype != Q8_F32 || b->dtype != Q8_F32)
@@ -143,27 +143,3 @@ static q8_status binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     nd->run = binary_run;
     return Q8_OK;
 }
-
-const cu_op q8_cu_ops_math[] = {
-    {"Relu", "", unary_plan},
-    {"LeakyRelu", "", unary_plan},
-    {"Sigmoid", "", unary_plan},
-    {"HardSigmoid", "", unary_plan},
-    {"HardSwish", "", unary_plan},
-    {"Tanh", "", unary_plan},
-    {"Gelu", "", unary_plan},
-    {"Gelu", "com.microsoft", unary_plan},
-    {"Erf", "", unary_plan},
-    {"Sqrt", "", unary_plan},
-    {"Exp", "", unary_plan},
-    {"Log", "", unary_plan},
-    {"Abs", "", unary_plan},
-    {"Neg", "", unary_plan},
-    {"Reciprocal", "", unary_plan},
-    {"Clip", "", clip_plan},
-    {"Add", "", binary_plan},
-    {"Sub", "", binary_plan},
-    {"Mul", "", binary_plan},
-    {"Div", "", binary_plan},
-    {NULL, NULL, NULL},
-};

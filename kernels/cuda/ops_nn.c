@@ -30,7 +30,7 @@ static q8_status softmax_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err
     return q8_cu_launch_check(q8cu_softmax(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
     Q8_TRY(f32_only(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -87,7 +87,7 @@ static q8_status ln_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
     return q8_cu_launch_check(q8cu_layernorm(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status ln_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_ln_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                          q8_error *err) {
     Q8_TRY(f32_only(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -144,7 +144,7 @@ static q8_status pool_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
     return q8_cu_launch_check(q8cu_pool(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status pool_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_pool_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0), *y = q8_out(g, n, 0);
     bool avg = strcmp(n->op_type, "AveragePool") == 0;
@@ -202,7 +202,7 @@ static q8_status rowmean_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err
     return q8_cu_launch_check(q8cu_rowmean(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status gap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_gap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err) {
     Q8_TRY(f32_only(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -222,7 +222,7 @@ static q8_status reduce_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_reduce(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     Q8_TRY(f32_only(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -296,7 +296,7 @@ static q8_status affine_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_affine(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                          q8_error *err) {
     Q8_TRY(f32_only(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -416,7 +416,7 @@ static q8_status resize_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_resize(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0), *y = q8_out(g, n, 0);
     int r = x->ndim;
@@ -518,20 +518,3 @@ static q8_status resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     nd->run = resize_run;
     return Q8_OK;
 }
-
-const cu_op q8_cu_ops_nn[] = {
-    {"Softmax", "", softmax_plan},
-    {"LogSoftmax", "", softmax_plan},
-    {"LayerNormalization", "", ln_plan},
-    {"MaxPool", "", pool_plan},
-    {"AveragePool", "", pool_plan},
-    {"GlobalAveragePool", "", gap_plan},
-    {"ReduceSum", "", reduce_plan},
-    {"ReduceMean", "", reduce_plan},
-    {"ReduceMax", "", reduce_plan},
-    {"ReduceMin", "", reduce_plan},
-    {"BatchNormalization", "", bn_plan},
-    {"Resize", "", resize_plan},
-    {"Upsample", "", resize_plan},
-    {NULL, NULL, NULL},
-};

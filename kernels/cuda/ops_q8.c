@@ -108,7 +108,7 @@ static q8_status qgemm_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err)
     return q8_cu_launch_check(q8cu_gemm_epilogue(s, &p->epi), n, "epilogue", err);
 }
 
-static q8_status qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
     qcommon q;
     const float *sw;
@@ -207,7 +207,7 @@ static int64_t images_per_chunk(int64_t N, int64_t per_image) {
     return best;
 }
 
-static q8_status qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
     qcommon q;
     const float *sw;
@@ -306,7 +306,7 @@ static q8_status qconvt_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err
     return Q8_OK;
 }
 
-static q8_status qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     qcommon q;
     const float *sw;
@@ -406,7 +406,7 @@ static void batch_strides(const q8_tensor *t, int nb, int64_t mat, int64_t *str)
     }
 }
 
-static q8_status qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
     qcommon q;
     float sb;
@@ -466,7 +466,7 @@ static q8_status quant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err)
 
 static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
 
-static q8_status quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
     q8_qdq qd;
     Q8_TRY(q8_qdq_parse(g, n, &qd, err));
@@ -492,7 +492,7 @@ static q8_status dequant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *er
     return q8_cu_launch_check(q8cu_dequantize(q8_cu_stream(c), pp), n, "dequantize", err);
 }
 
-static q8_status dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
     q8_qdq qd;
     Q8_TRY(q8_qdq_parse(g, n, &qd, err));
@@ -519,7 +519,7 @@ static q8_status qlut_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) 
     return q8_cu_launch_check(q8cu_qlut(q8_cu_stream(c), pp), n, "qlut", err);
 }
 
-static q8_status qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
     q8cu_qlut_args *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -530,14 +530,3 @@ static q8_status qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     nd->run = qlut_run;
     return Q8_OK;
 }
-
-const cu_op q8_cu_ops_q8[] = {
-    {"QGemm", "q8", qgemm_plan},
-    {"QConv", "q8", qconv_plan},
-    {"QConvTranspose", "q8", qconvt_plan},
-    {"QMatMul", "q8", qmatmul_plan},
-    {"QuantizeLinear", "", quant_plan},
-    {"DequantizeLinear", "", dequant_plan},
-    {"QLut", "q8", qlut_plan},
-    {NULL, NULL, NULL},
-};

@@ -43,7 +43,7 @@ static q8_status copy_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) 
                                               s->stream), n, "copy", err);
 }
 
-static q8_status view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
     if (!(q8_op_flags(n->op) & Q8_OPF_VIEW)) return q8_cu_unsupported(err, n, "this form (a mask output)");
     const q8_tensor *x = q8_in(g, n, 0);
@@ -81,7 +81,7 @@ static q8_status strided_finish(cu_prep *pr, const q8_graph *g, const q8_node *n
     return Q8_OK;
 }
 
-static q8_status transpose_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_transpose_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                                 q8_error *err) {
     int es = 1;
     Q8_TRY(elem_size(g, n, 0, &es, err));
@@ -99,7 +99,7 @@ static q8_status transpose_plan(cu_prep *pr, const q8_graph *g, const q8_node *n
     return strided_finish(pr, g, n, nd, &s, es, err);
 }
 
-static q8_status slice_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_slice_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
     int es = 1;
     Q8_TRY(elem_size(g, n, 0, &es, err));
@@ -175,7 +175,7 @@ static q8_status concat_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err
     return Q8_OK;
 }
 
-static q8_status concat_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_concat_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     int es = 1;
     Q8_TRY(elem_size(g, n, 0, &es, err));
@@ -225,7 +225,7 @@ static bool value_bytes(q8_dtype dt, float v, uint8_t *out) {
     }
 }
 
-static q8_status pad_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_pad_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err) {
     int es = 1;
     Q8_TRY(elem_size(g, n, 0, &es, err));
@@ -277,7 +277,7 @@ static q8_status gather_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_gather(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-static q8_status gather_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+q8_status q8_cu_gather_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
     int es = 1;
     Q8_TRY(elem_size(g, n, 0, &es, err));
@@ -298,18 +298,3 @@ static q8_status gather_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     nd->run = gather_run;
     return Q8_OK;
 }
-
-const cu_op q8_cu_ops_tensor[] = {
-    {"Reshape", "", view_plan},
-    {"Flatten", "", view_plan},
-    {"Squeeze", "", view_plan},
-    {"Unsqueeze", "", view_plan},
-    {"Identity", "", view_plan},
-    {"Dropout", "", view_plan},
-    {"Transpose", "", transpose_plan},
-    {"Slice", "", slice_plan},
-    {"Concat", "", concat_plan},
-    {"Pad", "", pad_plan},
-    {"Gather", "", gather_plan},
-    {NULL, NULL, NULL},
-};

@@ -56,8 +56,8 @@ static void sort_ids(int *ids, int n, buf_info *bi) {
     }
 }
 
-q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_graph *,
-                        const q8_node *, void *), void *ctx, q8_plan *p, q8_error *err) {
+q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ctx, q8_plan *p,
+                        q8_error *err) {
     memset(p, 0, sizeof *p);
     int nt = g->n_tensors, nn = g->n_nodes;
     p->n_tensors = nt;
@@ -182,7 +182,7 @@ q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_grap
     /* Scratch buffers live for their node's step only. */
     int first_scratch = nb;
     for (int i = 0; i < nn; i++) {
-        size_t sb = scratch_bytes ? scratch_bytes(g, g->nodes[i], ctx) : 0;
+        size_t sb = scratch_bytes ? scratch_bytes(g, i, ctx) : 0;
         p->scratch_bytes[i] = sb;
         p->scratch_offset[i] = Q8_PLAN_NONE;
         if (!sb) continue;

@@ -20,9 +20,10 @@ typedef struct q8_plan {
     int n_buffers;
 } q8_plan;
 
-/* scratch_bytes(node) gives each node's scratch need (may be NULL). */
-q8_status q8_plan_build(const q8_graph *g, size_t (*scratch_bytes)(const q8_graph *,
-                        const q8_node *, void *), void *ctx, q8_plan *p, q8_error *err);
+/* scratch_bytes(g, i, ctx) gives node i's scratch need (may be NULL). */
+typedef size_t (*q8_scratch_fn)(const q8_graph *g, int node, void *ctx);
+q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ctx, q8_plan *p,
+                        q8_error *err);
 void q8_plan_free(q8_plan *p);
 
 #endif

@@ -71,9 +71,11 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
         s = q8_tensor_alloc_data(t, err);
         if (s == Q8_OK) ptr[n->outputs[i]] = t->data;
     }
-    void *scratch = NULL;
+    void *scratch = NULL, *prep = NULL;
+    size_t prep_bytes = 0;
+    if (s == Q8_OK && op->prepare) s = op->prepare(g, n, &prep, &prep_bytes, err);
     if (s == Q8_OK && op->scratch) {
-        size_t sb = op->scratch(g, n, NULL, 1);
+        size_t sb = op->scratch(g, n, prep, 1);
         if (sb && !(scratch = q8_aligned_alloc(sb)))
             s = q8_fail(err, Q8_ERR_NOMEM, "out of memory folding node '%s'", n->name);
     }
@@ -82,7 +84,7 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
             const q8_tensor *in = g->tensors[n->inputs[0]];
             memcpy(ptr[n->outputs[0]], in->data, q8_tensor_nbytes(in));
         } else {
-            q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch};
+            q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch, .prep = prep};
             op->run(&x, n);
         }
     }
@@ -90,6 +92,7 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
         for (int i = 0; i < n->n_outputs; i++)
             if (n->outputs[i] >= 0) q8_tensor_free_data(g->tensors[n->outputs[i]]);
     q8_aligned_free(scratch);
+    q8_aligned_free(prep);
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = NULL;
     for (int i = 0; i < n->n_outputs; i++)
