@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "backend_cuda.h"
+#include "ops/softmax.h"
 
 static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
 static bool has_output(const q8_node *n, int i) { return i < n->n_outputs && n->outputs[i] >= 0; }
@@ -32,20 +33,12 @@ static q8_status softmax_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err
 
 q8_status q8_cu_softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
-    Q8_TRY(f32_only(g, n, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    bool old = g->opset < 13;
-    int axis;
-    if (!q8_norm_axis(q8_attr_int(n, "axis", old ? 1 : -1), x->ndim, &axis))
-        return q8_cu_unsupported(err, n, "this axis");
+    const q8_softmax_params *sp = n->params;
     PARAMS(q8cu_softmax_args, p);
-    p->outer = p->len = p->inner = 1;
-    for (int d = 0; d < x->ndim; d++) {
-        if (d < axis) p->outer *= x->dims[d];
-        else if (d == axis || old) p->len *= x->dims[d];
-        else p->inner *= x->dims[d];
-    }
-    p->log = strcmp(n->op_type, "LogSoftmax") == 0;
+    p->outer = sp->outer;
+    p->len = sp->len;
+    p->inner = sp->inner;
+    p->log = sp->log;
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     nd->run = softmax_run;

@@ -225,7 +225,7 @@ static size_t dw_per_thread(const conv_params *p) {
 }
 
 static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                           int n_threads) {
     const conv_params *p = n->params;
     if (p->mode == CONV_DEPTHWISE) return dw_per_thread(p) * (size_t)n_threads;
     q8_sgemm_op op = conv_op(p, n, NULL, NULL, NULL, NULL);

@@ -124,7 +124,7 @@ static q8_status qlinearconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 static size_t part(size_t b) { return q8_align_up(b, 64); }
 
 static size_t qlc_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                          int n_threads) {
     const qlc_params *p = n->params;
     return part(q8_ig_lanes_bytes(p->P, p->K)) + (p->direct ? 0 : part((size_t)(p->K * p->P))) +
            part(sizeof(int32_t) * (size_t)p->P) + sizeof(int32_t) * (size_t)(p->Mg * p->P);

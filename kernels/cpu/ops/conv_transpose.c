@@ -145,7 +145,7 @@ static size_t col_bytes(const convt_params *p) {
 }
 
 static size_t convt_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                            int n_threads) {
     const convt_params *p = n->params;
     q8_sgemm_op op = convt_op(p, n, NULL, NULL, NULL);
     return col_bytes(p) + q8_sgemm_scratch_bytes(&op, n_threads);

@@ -99,7 +99,7 @@ static q8_status ln_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 static size_t ln_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                         int n_threads) {
     const ln_params *p = n->params;
     size_t one = q8_align_up((size_t)p->len * sizeof(float), Q8_ALIGN);
     return (p->s_full ? 0 : one) + (p->b_full ? 0 : one);

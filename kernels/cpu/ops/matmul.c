@@ -121,7 +121,7 @@ static q8_sgemm_op matmul_op(const matmul_params *p, const q8_node *n, const flo
 }
 
 static size_t matmul_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                             int n_threads) {
     q8_sgemm_op op = matmul_op(n->params, n, NULL, NULL, NULL);
     return q8_sgemm_scratch_bytes(&op, n_threads);
 }

@@ -143,7 +143,7 @@ static q8_status qlmm_infer(q8_graph *g, q8_node *n, q8_error *err) {
 static size_t part(size_t b) { return q8_align_up(b, 64); }
 
 static size_t mmi_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                          int n_threads) {
     const mmi_params *p = n->params;
     return part(q8_ig_lanes_bytes(p->N, p->K)) + part(q8_ig_rows_bytes(p->M, p->K)) +
            2 * part(sizeof(int32_t) * (size_t)p->M) + part(sizeof(int32_t) * (size_t)p->N) +

@@ -106,7 +106,7 @@ static q8_status qconv_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                            int n_threads) {
     const qconv_params *p = n->params;
     if (p->depthwise && p->dw.kind != Q8_QDW_NONE) return p->dw.per_thread * (size_t)n_threads;
     if (p->depthwise)

@@ -94,7 +94,7 @@ static size_t plane_part(const qconvt_params *p) {
 }
 
 static size_t qconvt_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                             int n_threads) {
     const qconvt_params *p = n->params;
     return lanes_part(p) + col_part(p) + (size_t)n_threads * plane_part(p);
 }

@@ -70,7 +70,7 @@ static q8_status qgemm_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                            int n_threads) {
     const qgemm_params *p = n->params;
     return q8_ig_rows_bytes(p->M, p->K);
 }

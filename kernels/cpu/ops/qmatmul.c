@@ -94,7 +94,7 @@ static size_t rows_part(const qmatmul_params *p) {
 }
 
 static size_t qmatmul_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                     int n_threads) {
+                              int n_threads) {
     const qmatmul_params *p = n->params;
     return lanes_part(p) + rows_part(p) + sizeof(int32_t) * (size_t)p->M;
 }

@@ -1,6 +1,4 @@
-/* Softmax and LogSoftmax. Opset < 13 coerces the input to 2D at `axis`
- * (default 1) and normalizes each row of prod(dims[axis:]) values; opset >= 13
- * normalizes along `axis` alone (default -1). Seen as outer x L x inner: the
+/* Softmax and LogSoftmax on the CPU (params: src/core/ops/softmax.h). The
  * common inner == 1 case runs contiguous rows; otherwise blocks of up to 64
  * inner columns are handled together. Max subtraction keeps exp in range; a
  * polynomial exp (Cephes, ~1 ulp) lets the compiler vectorize the rows. */
@@ -8,45 +6,7 @@
 #include <string.h>
 
 #include "cpu_op.h"
-
-typedef struct softmax_params {
-    int64_t outer, len, inner;
-    bool log;
-} softmax_params;
-
-static q8_status softmax_infer_common(q8_graph *g, q8_node *n, q8_error *err, bool log) {
-    Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    if (x->ndim < 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "input is a scalar, expected rank >= 1");
-    bool old = g->opset < 13;
-    int64_t axis_attr = q8_attr_int(n, "axis", old ? 1 : -1);
-    int axis;
-    if (!q8_norm_axis(axis_attr, x->ndim, &axis))
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
-                            (long long)axis_attr, x->ndim);
-    softmax_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->outer = p->len = p->inner = 1;
-    for (int d = 0; d < x->ndim; d++) {
-        if (d < axis)
-            p->outer *= x->dims[d];
-        else if (d == axis || old)
-            p->len *= x->dims[d];
-        else
-            p->inner *= x->dims[d];
-    }
-    p->log = log;
-    return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
-}
-
-static q8_status softmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    return softmax_infer_common(g, n, err, false);
-}
-static q8_status logsoftmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    return softmax_infer_common(g, n, err, true);
-}
+#include "ops/softmax.h"
 
 /* exp(x) for x <= 0 and not NaN (callers check); results below ~1e-38 are
  * flushed to exp(-87). The clamp compares the bits as integers (for x <= 0
@@ -77,7 +37,7 @@ static inline float exp_neg(float x) {
 #define LANES 8
 
 typedef struct softmax_args {
-    const softmax_params *p;
+    const q8_softmax_params *p;
     const float *x;
     float *y;
 } softmax_args;
@@ -157,7 +117,7 @@ static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
 /* inner > 1: item = (outer index, block of up to BLOCK inner columns). */
 static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
     const softmax_args *a = arg;
-    const softmax_params *p = a->p;
+    const q8_softmax_params *p = a->p;
     int64_t len = p->len, inner = p->inner, nblk = (inner + BLOCK - 1) / BLOCK;
     float m[BLOCK];
     double s[BLOCK];
@@ -194,7 +154,7 @@ static void softmax_cols(void *arg, int64_t b, int64_t e, int t) {
 }
 
 static void softmax_run(const q8_exec *x, const q8_node *n) {
-    const softmax_params *p = n->params;
+    const q8_softmax_params *p = n->params;
     softmax_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
     if (p->len == 0) return;
     if (p->inner == 1) {
@@ -206,9 +166,5 @@ static void softmax_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-/* In place is safe: every item reads its input values before writing them. */
-const q8_op_schema q8_schema_softmax = {.infer = softmax_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_softmax = {.run = softmax_run};
-
-const q8_op_schema q8_schema_log_softmax = {.infer = logsoftmax_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_log_softmax = {.run = softmax_run};
