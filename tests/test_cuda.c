@@ -7,10 +7,11 @@
  * and a reference loop replaces cuBLASLt: that checks the plans, pointers,
  * layouts and kernel arithmetic on machines without a GPU.
  *
- * Each CUDA session runs three times: first on the inputs reversed (its
- * output is dropped; on the GPU this run is eager and captures the graph),
- * then twice on the real inputs (graph replays), which must agree with each
- * other bit for bit and with the CPU: INT8 outputs exactly (q8's INT8 ops
+ * Each CUDA session runs three times: first on the real inputs (right after
+ * creation: a first run must not see weights still being copied; on the
+ * GPU this run is eager and captures the graph), then on the inputs
+ * reversed, then on the real inputs again (graph replays); the first and
+ * the last must agree bit for bit, and with the CPU: INT8 outputs exactly (q8's INT8 ops
  * are bit-exact on every backend), float32 within 1e-4 relative (plus a
  * floor of 1e-5 of the output's largest magnitude, for values near 0). */
 #include <stdlib.h>
@@ -25,6 +26,7 @@
 #include "testutil.h"
 
 static bool g_emu;
+static q8_session_stats g_stats; /* of the last CUDA session run_model made */
 
 static void use_gpu_or_skip(void) {
     unsetenv("Q8_CUDA_EMULATE");
@@ -182,8 +184,10 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
     q8_session_options so = {.n_threads = 2, .device = cuda ? Q8_DEVICE_CUDA : Q8_DEVICE_CPU};
     Q8_TRY(q8_session_create(m, &so, &s, err));
     const q8_graph *g = m->g;
-    q8_status st = Q8_OK;
-    if (cuda) {
+    q8_status st = set_inputs(s, g, in, err);
+    if (st == Q8_OK) st = q8_session_run(s, err);
+    if (st == Q8_OK) collect(s, g, r);
+    if (st == Q8_OK && cuda) {
         void *alt[8] = {0};
         cr_assert(g->n_inputs <= 8);
         for (int i = 0; i < g->n_inputs; i++) {
@@ -194,11 +198,9 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
         if (st == Q8_OK) st = q8_session_run(s, err);
         for (int i = 0; i < g->n_inputs; i++) free(alt[i]);
     }
-    if (st == Q8_OK) st = set_inputs(s, g, in, err);
-    if (st == Q8_OK) st = q8_session_run(s, err);
-    if (st == Q8_OK) collect(s, g, r);
-    if (st == Q8_OK && cuda) { /* a replay gives the same bytes */
-        st = q8_session_run(s, err);
+    if (st == Q8_OK && cuda) { /* a replay on the first inputs gives the same bytes */
+        st = set_inputs(s, g, in, err);
+        if (st == Q8_OK) st = q8_session_run(s, err);
         result again = {0};
         if (st == Q8_OK) collect(s, g, &again);
         for (int k = 0; st == Q8_OK && k < r->n; k++)
@@ -210,6 +212,7 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
         /* weights + arena, one allocation each */
         cr_assert_geq(mi.device_bytes, mi.arena_bytes);
         cr_assert_gt(mi.device_bytes, 0);
+        q8_session_stats_get(s, &g_stats);
     }
     q8_session_free(s);
     return st;
@@ -1039,7 +1042,7 @@ static void mnist_path(char *buf, size_t n, const char *file) {
     snprintf(buf, n, "%s/models/mnist/%s", e && *e ? e : Q8_SOURCE_DIR, file);
 }
 
-static void check_model(const char *name, tol t) {
+static void check_model(const char *name, tol t, const char *map_mode) {
     char path[256], onnx[512], calib[512], xs[512];
     snprintf(path, sizeof path, "/tmp/q8cuda_%d_%s.q8", (int)getpid(), name);
     char file[64];
@@ -1061,8 +1064,18 @@ static void check_model(const char *name, tol t) {
     const void *in[1] = {x->data}; /* the first BATCH images */
     result want = {0}, got = {0};
     cr_assert_eq(run_model(m, in, false, &want, &err), Q8_OK, "%s (cpu): %s", name, err.msg);
-    cr_assert_eq(run_model(m, in, true, &got, &err), Q8_OK, "%s (cuda): %s", name, err.msg);
+    if (map_mode) setenv("Q8_CUDA_MAP", map_mode, 1);
+    q8_status st = run_model(m, in, true, &got, &err);
+    unsetenv("Q8_CUDA_MAP");
+    cr_assert_eq(st, Q8_OK, "%s (cuda): %s", name, err.msg);
     compare(&want, &got, t, name);
+    cr_log_info("%s: %d INT8 GEMM(s) on the plain kernel, %zu weight bytes read in place, %s",
+                name, g_stats.igemm_fallbacks, g_stats.mapped_weights_bytes, g_stats.library);
+    if (map_mode && !strcmp(map_mode, "force") && g_emu)
+        cr_assert_gt(g_stats.mapped_weights_bytes, 0, "%s: Q8_CUDA_MAP=force mapped nothing",
+                     name);
+    if (map_mode && !strcmp(map_mode, "0"))
+        cr_assert_eq(g_stats.mapped_weights_bytes, 0, "%s: Q8_CUDA_MAP=0 mapped weights", name);
     /* and the same predictions */
     const float *a = want.data[0], *b = got.data[0];
     for (int i = 0; i < BATCH; i++) {
@@ -1086,9 +1099,38 @@ static void check_model(const char *name, tol t) {
  * rounding boundary can move one INT8 step, which moves the logits by
  * about one weight's worth; hence the looser bound for it (in emulation it
  * is bit-identical too). */
-CU_TEST(mnist_mlp) { check_model("mlp", k_exact); }
-CU_TEST(mnist_cnn) { check_model("cnn", k_exact); }
-CU_TEST(mnist_vit) { check_model("vit", g_emu ? k_exact : (tol){1e-4f, 2e-2f, 0}); }
+CU_TEST(mnist_mlp) { check_model("mlp", k_exact, NULL); }
+CU_TEST(mnist_cnn) { check_model("cnn", k_exact, NULL); }
+CU_TEST(mnist_vit) { check_model("vit", g_emu ? k_exact : (tol){1e-4f, 2e-2f, 0}, NULL); }
+
+/* The integrated-GPU path (weights read in place from the mapped .q8) on
+ * any GPU that can register read-only host memory, and in emulation; and
+ * the copy path forced even where mapping would be the default. */
+CU_TEST(mnist_cnn_mapped_weights) { check_model("cnn", k_exact, "force"); }
+CU_TEST(mnist_cnn_copied_weights) { check_model("cnn", k_exact, "0"); }
+
+/* q8.QLut: a 256-entry table over int8 data, any shape. */
+CU_TEST(qlut) {
+    q8t_rng r = q8t_seed(81);
+    int8_t table[256];
+    for (int i = 0; i < 256; i++) table[i] = (int8_t)(q8t_next(&r) & 0xff);
+    const int64_t shapes[][3] = {{1, 1, 1}, {3, 5, 7}, {2, 64, 33}, {1, 1, 4099}};
+    for (int c = 0; c < 4; c++) {
+        int64_t n = shapes[c][0] * shapes[c][1] * shapes[c][2];
+        int8_t *x = rand_i8(&r, n, -128);
+        float sx = 0.05f;
+        spec sp = {.op = "QLut", .domain = "q8", .n_in = 2, .n_out = 1, .n_attr = 1};
+        sp.in[0] = (qin){"x", Q8_I8, 3, {shapes[c][0], shapes[c][1], shapes[c][2]}, NULL, &sx, 1};
+        sp.in[1] = (qin){"t", Q8_I8, 1, {256}, table, NULL, 0};
+        sp.at[0] = AF("y_scale", 0.1f);
+        const void *in[1] = {x};
+        char what[64];
+        snprintf(what, sizeof what, "QLut %lldx%lldx%lld", (long long)shapes[c][0],
+                 (long long)shapes[c][1], (long long)shapes[c][2]);
+        check_spec(&sp, in, k_exact, what);
+        free(x);
+    }
+}
 
 /* Profiling runs eagerly and times every node. */
 CU_TEST(profile_times_nodes) {

@@ -357,9 +357,15 @@ int main(int argc, char **argv) {
                device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads ? threads : (long)q8_cpu_count(),
                runs, med, mn, mx,
                mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
-        if (device == Q8_DEVICE_CUDA)
-            printf(", \"device_bytes\": %zu, \"device_delta_bytes\": %zu", mi.device_bytes,
-                   mi.device_delta_bytes);
+        if (device == Q8_DEVICE_CUDA) {
+            q8_session_stats st;
+            q8_session_stats_get(s, &st);
+            printf(", \"device_bytes\": %zu, \"device_delta_bytes\": %zu, "
+                   "\"igemm_fallbacks\": %d, \"cuda_graph\": %s, \"mapped_weights_bytes\": %zu, "
+                   "\"library\": ", mi.device_bytes, mi.device_delta_bytes, st.igemm_fallbacks,
+                   st.graph ? "true" : "false", st.mapped_weights_bytes);
+            q8_cli_json_str(stdout, st.library);
+        }
         if (top1 >= 0) printf(", \"top1\": %.6f", top1);
         printf("}\n");
     }

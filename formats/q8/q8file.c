@@ -598,31 +598,3 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
     *out = g;
     return Q8_OK;
 }
-
-q8_status q8_file_map(const char *path, q8_mapping *m, q8_error *err) {
-    m->base = NULL;
-    m->size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return q8_fail(err, Q8_ERR_IO, "'%s' is not a regular file", path);
-    }
-    if (st.st_size == 0) {
-        close(fd);
-        return q8_fail(err, Q8_ERR_FORMAT, "'%s' is empty", path);
-    }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (p == MAP_FAILED) return q8_fail(err, Q8_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
-    m->base = p;
-    m->size = (size_t)st.st_size;
-    return Q8_OK;
-}
-
-void q8_file_unmap(q8_mapping *m) {
-    if (m->base) munmap(m->base, m->size);
-    m->base = NULL;
-    m->size = 0;
-}

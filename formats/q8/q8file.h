@@ -46,15 +46,6 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *
 q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta *meta,
                         size_t *planned_arena, q8_error *err);
 
-/* A read-only mapping of a file. */
-typedef struct q8_mapping {
-    void *base;
-    size_t size;
-} q8_mapping;
-
-q8_status q8_file_map(const char *path, q8_mapping *m, q8_error *err);
-void q8_file_unmap(q8_mapping *m);
-
 /* True if the buffer starts with the .q8 magic. */
 bool q8_file_is_q8(const uint8_t *buf, size_t len);
 

@@ -27,9 +27,18 @@ static double now_ms(void) {
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-static bool cpu_supports(const q8_graph *g, const q8_node *n) {
-    (void)g;
-    return n->op != Q8_OP_NONE && (q8_cpu_ops[n->op]->run || (q8_op_flags(n->op) & Q8_OPF_VIEW));
+static bool cpu_available(char *why, size_t n) {
+    snprintf(why, n, "the CPU");
+    return true;
+}
+
+/* Every op has a CPU entry: a node fails here only if it was never
+ * resolved (a bug in the caller). */
+static q8_status cpu_check_node(const q8_graph *g, const q8_node *n, q8_error *err) {
+    if (n->op == Q8_OP_NONE)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "not supported by the cpu backend");
+    Q8_ASSERT(q8_cpu_ops[n->op]->run || (q8_op_flags(n->op) & Q8_OPF_VIEW));
+    return Q8_OK;
 }
 
 static size_t cpu_scratch(const q8_graph *g, int i, void *c) {
@@ -52,8 +61,9 @@ static void cpu_destroy(void *p) {
     free(c);
 }
 
-static q8_status cpu_create(const q8_graph *g, const q8_session_options *o, void **out,
-                            q8_error *err) {
+static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
+                            const q8_mapping *map, void **out, q8_error *err) {
+    (void)map; /* constants are used where they are, mapped or not */
     cpu_ctx *c = calloc(1, sizeof *c);
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     c->g = g;
@@ -145,10 +155,38 @@ static double cpu_node_ms(void *p, int i) {
     return c->node_ms ? c->node_ms[i] : -1;
 }
 
-static void cpu_set_observer(void *p, q8_node_observer fn, void *arg) {
+static q8_status cpu_set_observer(void *p, q8_node_observer fn, void *arg, q8_error *err) {
     cpu_ctx *c = p;
+    (void)err;
     c->observer = fn;
     c->observer_arg = arg;
+    return Q8_OK;
+}
+
+static void cpu_stats(void *p, q8_session_stats *st) { (void)p, (void)st; }
+
+/* One node, one thread, on the caller's buffers (constant folding). */
+static q8_status cpu_eval_node(const q8_graph *g, const q8_node *n, void *const *ptr,
+                               q8_error *err) {
+    const q8_cpu_op *op = q8_cpu_ops[n->op];
+    if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
+        const q8_tensor *in = q8_in(g, n, 0);
+        memcpy(ptr[n->outputs[0]], ptr[n->inputs[0]], q8_tensor_nbytes(in));
+        return Q8_OK;
+    }
+    void *prep = NULL, *scratch = NULL;
+    size_t prep_bytes = 0;
+    q8_status s = op->prepare ? op->prepare(g, n, &prep, &prep_bytes, err) : Q8_OK;
+    size_t sb = s == Q8_OK && op->scratch ? op->scratch(g, n, prep, 1) : 0;
+    if (sb && !(scratch = q8_aligned_alloc(sb)))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory evaluating node '%s'", n->name);
+    if (s == Q8_OK) {
+        q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch, .prep = prep};
+        op->run(&x, n);
+    }
+    q8_aligned_free(scratch);
+    q8_aligned_free(prep);
+    return s;
 }
 
 static q8_status cpu_sync(void *p, q8_error *err) {
@@ -166,8 +204,11 @@ static void cpu_memory(void *p, q8_memory_info *mi) {
 }
 
 const q8_backend q8_backend_cpu = {
+    .abi = Q8_BACKEND_ABI,
     .name = "cpu",
-    .supports_op = cpu_supports,
+    .device = Q8_DEVICE_CPU,
+    .available = cpu_available,
+    .check_node = cpu_check_node,
     .create = cpu_create,
     .destroy = cpu_destroy,
     .set_input = cpu_set_input,
@@ -175,6 +216,8 @@ const q8_backend q8_backend_cpu = {
     .sync = cpu_sync,
     .tensor_data = cpu_tensor_data,
     .memory = cpu_memory,
+    .stats = cpu_stats,
     .set_observer = cpu_set_observer,
+    .eval_node = cpu_eval_node,
     .node_ms = cpu_node_ms,
 };

@@ -134,9 +134,19 @@ struct cu_ctx {
     double *node_ms;
     /* device memory */
     size_t free_before, delta, device_bytes;
+    int igemm_fallbacks;         /* INT8 GEMMs on the plain kernel (no cuBLASLt algorithm) */
 };
 
 const q8cu_stream *q8_cu_stream(const cu_ctx *c) { return &c->st; }
+void q8_cu_note_gemm_fallback(cu_ctx *c) { c->igemm_fallbacks++; }
+
+size_t q8_cu_lt_workspace(void) {
+    const char *v = getenv("Q8_CUDA_WORKSPACE_MIB");
+    char *end;
+    long mib = v && *v ? strtol(v, &end, 10) : -1;
+    if (mib < 0 || mib > 1024 || (v && *end)) return Q8_CU_LT_WORKSPACE;
+    return (size_t)mib << 20;
+}
 cublasLtHandle_t q8_cu_lt(const cu_ctx *c) { return c->lt; }
 
 static double now_ms(void) {
@@ -160,7 +170,7 @@ static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     return plan(pr, g, n, nd, err);
 }
 
-static q8_status cuda_check_op(const q8_graph *g, const q8_node *n, q8_error *err) {
+static q8_status cuda_check_node(const q8_graph *g, const q8_node *n, q8_error *err) {
     cu_prep pr = {0};
     cu_node nd = {0};
     q8_status s = plan_node(&pr, g, n, &nd, err);
@@ -168,9 +178,13 @@ static q8_status cuda_check_op(const q8_graph *g, const q8_node *n, q8_error *er
     return s;
 }
 
-static bool cuda_supports(const q8_graph *g, const q8_node *n) {
-    q8_error e;
-    return cuda_check_op(g, n, &e) == Q8_OK;
+/* Emulation needs no device. */
+static bool cuda_available(char *why, size_t n) {
+    if (env_flag("Q8_CUDA_EMULATE")) {
+        snprintf(why, n, "CUDA in host emulation (Q8_CUDA_EMULATE)");
+        return true;
+    }
+    return q8_cuda_device_available(why, n);
 }
 
 /* ---- helpers for the plan functions ----------------------------------------- */
@@ -249,16 +263,14 @@ static void dev_free(cu_ctx *c, void *p) {
     else cudaFree(p);
 }
 
-static q8_status copy_h2d(cu_ctx *c, void *dst, const void *src, size_t n, bool async,
-                          q8_error *err) {
+/* Host to device on the session's stream (ordered with the runs). */
+static q8_status copy_h2d(cu_ctx *c, void *dst, const void *src, size_t n, q8_error *err) {
     if (!n) return Q8_OK;
     if (c->emu) {
         memcpy(dst, src, n);
         return Q8_OK;
     }
-    if (async)
-        return Q8_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->st.stream));
-    return Q8_CUDA_CHECK(cudaMemcpy(dst, src, n, cudaMemcpyHostToDevice));
+    return Q8_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, c->st.stream));
 }
 
 static q8_status copy_d2h_async(cu_ctx *c, void *dst, const void *src, size_t n, q8_error *err) {
@@ -294,7 +306,7 @@ static void cuda_destroy(void *p) {
         if (c->emu) q8_aligned_free(c->staging);
         else cudaFreeHost(c->staging);
     }
-    if (c->map_registered) cudaHostUnregister((void *)c->map_base);
+    if (c->map_registered && !c->emu) cudaHostUnregister((void *)c->map_base);
     if (c->lt) cublasLtDestroy(c->lt);
     if (c->st.stream) cudaStreamDestroy(c->st.stream);
     if (c->have_plan) q8_plan_free(&c->plan);
@@ -330,21 +342,46 @@ static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
     return Q8_OK;
 }
 
-/* Integrated GPU + .q8 file: let the GPU read the mapping in place. */
+/* Q8_CUDA_MAP: 0 never reads weights in place, 1 (default) on integrated
+ * GPUs only, "force" on any GPU that can (the Jetson code path, exercised on
+ * a discrete GPU). */
+typedef enum { MAP_NEVER, MAP_INTEGRATED, MAP_FORCE } map_mode;
+
+static map_mode map_mode_from_env(void) {
+    const char *v = getenv("Q8_CUDA_MAP");
+    if (!v || !*v) return MAP_INTEGRATED;
+    if (strcmp(v, "force") == 0) return MAP_FORCE;
+    return strcmp(v, "0") == 0 ? MAP_NEVER : MAP_INTEGRATED;
+}
+
+/* A .q8 file's constants read by the GPU in place from the mapping. */
 static void map_constants(cu_ctx *c, const void *base, size_t size) {
-    if (c->emu || !base || !size) return;
-    int integrated = 0, can_map = 0, ro = 0;
+    map_mode mode = map_mode_from_env();
+    if (!base || !size || mode == MAP_NEVER) return;
+    if (c->emu) {
+        /* "device" memory is host memory: the mapping is its own device
+         * pointer, so that the mapped path is tested without a GPU */
+        if (mode != MAP_FORCE) return;
+        c->map_base = base;
+        c->map_size = size;
+        c->map_dev = (uint8_t *)base;
+        c->map_registered = true;
+        return;
+    }
+    int integrated = 0, can_map = 0, ro = 0, reg = 0;
     if (cudaDeviceGetAttribute(&integrated, cudaDevAttrIntegrated, c->device) != cudaSuccess ||
         cudaDeviceGetAttribute(&can_map, cudaDevAttrCanMapHostMemory, c->device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&reg, cudaDevAttrHostRegisterSupported, c->device) != cudaSuccess ||
         cudaDeviceGetAttribute(&ro, cudaDevAttrHostRegisterReadOnlySupported, c->device) !=
             cudaSuccess) {
         cudaGetLastError();
         return;
     }
-    if (!integrated || !can_map || !ro) {
-        if (c->verbose && integrated)
-            fprintf(stderr, "q8 cuda: integrated GPU cannot map read-only host memory; "
-                            "copying the weights\n");
+    if (!integrated && mode != MAP_FORCE) return;
+    if (!can_map || !reg || !ro) {
+        if (c->verbose)
+            fprintf(stderr, "q8 cuda: this GPU cannot map read-only host memory (map %d, "
+                            "register %d, read-only %d); copying the weights\n", can_map, reg, ro);
         return;
     }
     /* The mapping is PROT_READ: the read-only flag is required. */
@@ -366,7 +403,9 @@ static void map_constants(cu_ctx *c, const void *base, size_t size) {
     c->map_size = size;
     c->map_dev = dev;
     c->map_registered = true;
-    if (c->verbose) fprintf(stderr, "q8 cuda: weights read in place from the mapped .q8 file\n");
+    if (c->verbose)
+        fprintf(stderr, "q8 cuda: weights read in place from the mapped .q8 file (%s GPU)\n",
+                integrated ? "integrated" : "discrete, Q8_CUDA_MAP=force");
 }
 
 static q8_status setup_staging(cu_ctx *c, q8_error *err) {
@@ -405,8 +444,11 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
         Q8_TRY(Q8_CUDA_CHECK(cudaMemGetInfo(&c->free_before, &total)));
         Q8_TRY(Q8_CUDA_CHECK(cudaStreamCreateWithFlags(&c->st.stream, cudaStreamNonBlocking)));
         Q8_TRY(Q8_CUBLAS_CHECK(cublasLtCreate(&c->lt)));
-        map_constants(c, map_base, map_size);
+        if (c->verbose)
+            fprintf(stderr, "q8 cuda: cuBLASLt %zu (built against %d)\n", cublasLtGetVersion(),
+                    CUBLAS_VERSION);
     }
+    map_constants(c, map_base, map_size);
     size_t nt = (size_t)g->n_tensors + 1, nn = (size_t)g->n_nodes + 1;
     c->const_off = malloc(sizeof(size_t) * nt);
     c->stage_off = malloc(sizeof(size_t) * nt);
@@ -422,8 +464,12 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     Q8_TRY(q8_plan_build(g, plan_scratch, c, &c->plan, err));
     c->have_plan = true;
     Q8_TRY(dev_alloc(c, (void **)&c->arena, c->plan.arena_bytes, err));
+    /* Everything creation puts on the device goes through the session's
+     * stream (non-blocking: it does not wait for the legacy stream), and
+     * creation waits for it at the end, so a first run never reads weights
+     * still in flight. */
     if (!c->emu && c->plan.arena_bytes)
-        Q8_TRY(Q8_CUDA_CHECK(cudaMemset(c->arena, 0, c->plan.arena_bytes)));
+        Q8_TRY(Q8_CUDA_CHECK(cudaMemsetAsync(c->arena, 0, c->plan.arena_bytes, c->st.stream)));
     size_t wsize = c->weights_size;
     Q8_TRY(dev_alloc(c, (void **)&c->weights, wsize, err));
     if (!(c->weights_host = calloc(1, wsize ? wsize : 1)))
@@ -435,10 +481,11 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     memset(c->mapped_seen, 0, nt * sizeof(bool));
     Q8_TRY(plan_pass(c, true, err));
     Q8_ASSERT(c->weights_size == wsize);
-    Q8_TRY(copy_h2d(c, c->weights, c->weights_host, wsize, false, err));
-    free(c->weights_host);
-    c->weights_host = NULL;
+    Q8_TRY(copy_h2d(c, c->weights, c->weights_host, wsize, err));
     Q8_TRY(setup_staging(c, err));
+    if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
+    free(c->weights_host); /* only once the copy is done */
+    c->weights_host = NULL;
 
     c->profile = o->profile != 0;
     bool no_graph = getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"); /* "0" */
@@ -460,27 +507,21 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     return Q8_OK;
 }
 
-static q8_status cuda_create_mapped(const q8_graph *g, const q8_session_options *o,
-                                    const void *map_base, size_t map_size, void **out,
-                                    q8_error *err) {
+static q8_status cuda_create(const q8_graph *g, const q8_session_options *o,
+                             const q8_mapping *map, void **out, q8_error *err) {
     cu_ctx *c = calloc(1, sizeof *c);
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     c->g = g;
     c->emu = env_flag("Q8_CUDA_EMULATE");
     c->st.emu = c->emu;
     c->verbose = env_flag("Q8_CUDA_VERBOSE");
-    q8_status s = create_impl(c, o, map_base, map_size, err);
+    q8_status s = create_impl(c, o, map->base, map->size, err);
     if (s != Q8_OK) {
         cuda_destroy(c);
         return s;
     }
     *out = c;
     return Q8_OK;
-}
-
-static q8_status cuda_create(const q8_graph *g, const q8_session_options *o, void **out,
-                             q8_error *err) {
-    return cuda_create_mapped(g, o, NULL, 0, out, err);
 }
 
 /* ---- running ------------------------------------------------------------------- */
@@ -532,7 +573,7 @@ static q8_status cuda_run(void *p, q8_error *err) {
         int t = g->inputs[k];
         if (c->stage_off[t] != NO_OFF)
             Q8_TRY(copy_h2d(c, c->ptr[t], c->staging + c->stage_off[t],
-                            q8_tensor_nbytes(g->tensors[t]), true, err));
+                            q8_tensor_nbytes(g->tensors[t]), err));
     }
     if (c->exec) {
         Q8_TRY(Q8_CUDA_CHECK(cudaGraphLaunch(c->exec, c->st.stream)));
@@ -595,22 +636,33 @@ static void cuda_memory(void *p, q8_memory_info *mi) {
     mi->device_delta_bytes = c->delta;
 }
 
+static void cuda_stats(void *p, q8_session_stats *st) {
+    cu_ctx *c = p;
+    st->igemm_fallbacks = c->igemm_fallbacks;
+    st->graph = c->exec != NULL;
+    st->mapped_weights_bytes = c->mapped_bytes;
+    if (c->emu) snprintf(st->library, sizeof st->library, "host emulation");
+    else snprintf(st->library, sizeof st->library, "cuBLASLt %zu", cublasLtGetVersion());
+}
+
 static double cuda_node_ms(void *p, int i) {
     const cu_ctx *c = p;
     return c->node_ms ? c->node_ms[i] : -1;
 }
 
 const q8_backend q8_backend_cuda = {
+    .abi = Q8_BACKEND_ABI,
     .name = "cuda",
-    .supports_op = cuda_supports,
-    .check_op = cuda_check_op,
+    .device = Q8_DEVICE_CUDA,
+    .available = cuda_available,
+    .check_node = cuda_check_node,
     .create = cuda_create,
-    .create_mapped = cuda_create_mapped,
     .destroy = cuda_destroy,
     .set_input = cuda_set_input,
     .run = cuda_run,
     .sync = cuda_sync,
     .tensor_data = cuda_tensor_data,
     .memory = cuda_memory,
+    .stats = cuda_stats,
     .node_ms = cuda_node_ms,
 };

@@ -33,15 +33,22 @@ const char *q8_cublas_status_name(cublasStatus_t s);
 /* Is there a usable CUDA device? false with the reason in why. */
 bool q8_cuda_device_available(char *why, size_t n);
 
-/* Device alignment of constants and scratch parts. */
-#define Q8_CU_ALIGN 256
-/* The most cuBLASLt workspace a GEMM may have (inside its node's scratch):
- * the heuristic's first choice under this limit decides what is reserved,
- * usually far less. */
-#define Q8_CU_LT_WORKSPACE ((size_t)4 << 20)
-
 typedef struct cu_ctx cu_ctx;
 typedef struct cu_node cu_node;
+
+/* Device alignment of constants and scratch parts. */
+#define Q8_CU_ALIGN 256
+/* The most cuBLASLt workspace a GEMM may have (inside its node's scratch,
+ * so GEMMs share it through the arena plan): the heuristic's first choice
+ * under this limit decides what is reserved. 4 MiB by default (cuBLAS
+ * suggests 32 MiB on Hopper for its own handle-wide workspace; q8 weighs
+ * the footprint, see docs/cuda.md); Q8_CUDA_WORKSPACE_MIB overrides it. */
+#define Q8_CU_LT_WORKSPACE ((size_t)4 << 20)
+size_t q8_cu_lt_workspace(void);
+
+/* Count an INT8 GEMM that runs on the plain kernel (q8_session_stats). */
+void q8_cu_note_gemm_fallback(cu_ctx *c);
+
 
 /* Enqueue a node's work on the session's stream. */
 typedef q8_status (*cu_run_fn)(cu_ctx *c, const q8_node *n, void *params, q8_error *err);

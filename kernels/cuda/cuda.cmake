@@ -35,8 +35,10 @@ target_include_directories(q8cuda_kernels PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cu
 target_link_libraries(q8cuda_kernels PUBLIC CUDA::cudart_static)
 # --fmad=false: no FMA contraction, so float kernels round like the CPU code
 # (the INT8 epilogue and QuantizeLinear are bit-exact either way).
+# -lineinfo: compute-sanitizer and Nsight name the source line of a kernel
+# (no effect on the code generated).
 target_compile_options(q8cuda_kernels PRIVATE
-  $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter,-Wno-unused-function>
+  $<$<COMPILE_LANGUAGE:CUDA>:--fmad=false -lineinfo -Xcompiler=-Wall,-Wextra,-Wno-unused-parameter,-Wno-unused-function>
   $<$<AND:$<COMPILE_LANGUAGE:CUDA>,$<CONFIG:Release>>:-O3>)
 if(Q8_SANITIZE) # the kernels' host code (the emulation) is checked too
   target_compile_options(q8cuda_kernels PRIVATE
@@ -54,7 +56,7 @@ target_include_directories(q8 PUBLIC ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: 
 # CUDA's headers are not written for -Wstrict-prototypes: include them as
 # system headers so that -Werror applies to q8's own code only.
 target_include_directories(q8 SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
-target_compile_definitions(q8 PUBLIC Q8_HAVE_CUDA=1)
+target_compile_definitions(q8 PRIVATE Q8_HAVE_CUDA=1) # read by src/core/registry.c only
 target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cublasLt CUDA::cudart_static)
 
 # The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_igemm_bench.c).

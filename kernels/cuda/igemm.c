@@ -6,10 +6,11 @@
  * k x m, lda) times B (k x n, ldb). The exact int32 sums are the same on
  * every algorithm; the epilogue kernels requantize them afterwards.
  *
- * When the heuristic offers no algorithm for a shape, a plain kernel
- * (igemm_simple.cu) with the same meaning of every parameter runs instead;
- * in emulation (Q8_CUDA_EMULATE) that kernel's host loop replaces cuBLASLt.
- * */
+ * When the heuristic offers no algorithm for a shape (or fails in any way),
+ * a plain kernel (igemm_simple.cu) with the same meaning of every parameter
+ * runs instead, and the session counts it (q8_session_stats.igemm_fallbacks:
+ * a slow path must never be silent); in emulation (Q8_CUDA_EMULATE) that
+ * kernel's host loop replaces cuBLASLt. */
 #include <string.h>
 
 #include "backend_cuda.h"
@@ -17,7 +18,8 @@
 /* Create gm's descriptors and take the heuristic's best algorithm that
  * needs at most max_ws workspace bytes. */
 static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_t max_ws,
-                                size_t *ws_needed, bool *none, q8_error *err) {
+                                size_t *ws_needed, bool *none, cublasStatus_t *why,
+                                q8_error *err) {
     cublasLtMatmulPreference_t pref = NULL;
     *none = false;
     q8_status s = Q8_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gm->desc, CUBLAS_COMPUTE_32I,
@@ -65,16 +67,20 @@ static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_
     cublasLtMatmulHeuristicResult_t res;
     memset(&res, 0, sizeof res);
     int found = 0;
+    *why = CUBLAS_STATUS_SUCCESS;
     if (s == Q8_OK) {
-        cublasStatus_t hs = cublasLtMatmulAlgoGetHeuristic(q8_cu_lt(c), gm->desc, gm->la, gm->lb,
-                                                           gm->lc, gm->lc, pref, 1, &res, &found);
-        if (hs == CUBLAS_STATUS_NOT_SUPPORTED) found = 0; /* no algorithm: the fallback */
-        else s = Q8_CUBLAS_CHECK(hs);
+        /* Any failure of the heuristic means the plain kernel, not a failed
+         * session: NOT_SUPPORTED is the usual one, but a library that
+         * rejects a layout attribute must not stop the model either. */
+        *why = cublasLtMatmulAlgoGetHeuristic(q8_cu_lt(c), gm->desc, gm->la, gm->lb, gm->lc,
+                                              gm->lc, pref, 1, &res, &found);
+        if (*why != CUBLAS_STATUS_SUCCESS) found = 0;
     }
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (s != Q8_OK) {
         q8_fail_prefix(err, "node '%s' (%s)", n->name, n->op_type);
     } else if (found < 1 || res.state != CUBLAS_STATUS_SUCCESS) {
+        if (*why == CUBLAS_STATUS_SUCCESS && found >= 1) *why = res.state;
         *none = true; /* the caller falls back to the plain kernel */
         q8_cu_igemm_free(gm);
         return Q8_OK;
@@ -114,26 +120,28 @@ q8_status q8_cu_igemm_plan(cu_prep *pr, const q8_node *n, cu_igemm *gm, int64_t 
     const size_t NO_ALGO = SIZE_MAX;
     size_t need = 0;
     bool none = false;
+    cublasStatus_t why = CUBLAS_STATUS_SUCCESS;
     if (!pr->fill) {
-        Q8_TRY(igemm_describe(pr->c, n, gm, Q8_CU_LT_WORKSPACE, &need, &none, err));
+        Q8_TRY(igemm_describe(pr->c, n, gm, q8_cu_lt_workspace(), &need, &none, &why, err));
         q8_cu_igemm_free(gm);
         *pr->memo = none ? NO_ALGO : need;
     } else if (*pr->memo != NO_ALGO) {
-        Q8_TRY(igemm_describe(pr->c, n, gm, *pr->memo, &need, &none, err));
-        if (none) /* the heuristic changed its mind within the same limits */
-            return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt offered an INT8 algorithm "
-                                "for m=%lld n=%lld k=%lld once, then none", (long long)m,
-                                (long long)nn, (long long)k);
-        gm->ready = true;
+        Q8_TRY(igemm_describe(pr->c, n, gm, *pr->memo, &need, &none, &why, err));
+        gm->ready = !none; /* none: the heuristic changed its mind, the plain kernel */
     }
-    gm->simple = *pr->memo == NO_ALGO;
-    const char *verbose = getenv("Q8_CUDA_VERBOSE");
-    if (gm->simple && pr->fill && verbose && *verbose && strcmp(verbose, "0") != 0)
-        fprintf(stderr, "q8 cuda: node '%s': cuBLASLt has no INT8 algorithm for m=%lld n=%lld "
-                        "k=%lld (%lld batches): plain kernel\n", n->name, (long long)m,
-                (long long)nn, (long long)k, (long long)batch);
-    gm->ws_bytes = gm->simple ? 0 : *pr->memo;
+    gm->simple = *pr->memo == NO_ALGO || (pr->fill && !gm->ready);
+    /* the first pass reserved the workspace: both passes reserve the same */
+    gm->ws_bytes = *pr->memo == NO_ALGO ? 0 : *pr->memo;
     gm->ws = q8_cu_scratch(pr, gm->ws_bytes);
+    if (gm->simple && pr->fill) {
+        q8_cu_note_gemm_fallback(pr->c);
+        const char *verbose = getenv("Q8_CUDA_VERBOSE");
+        if (verbose && *verbose && strcmp(verbose, "0") != 0)
+            fprintf(stderr, "q8 cuda: node '%s': cuBLASLt has no INT8 algorithm for m=%lld "
+                            "n=%lld k=%lld (%lld batches; %s): plain kernel\n", n->name,
+                    (long long)m, (long long)nn, (long long)k, (long long)batch,
+                    q8_cublas_status_name(why));
+    }
     return Q8_OK;
 }
 

@@ -1,10 +1,15 @@
-/* Backend interface (ggml-backend style): the session talks to a compute
- * backend only through this table. The CPU backend is always built; CUDA
- * registers when compiled in. */
+/* The backend interface (ggml-backend style): sessions talk to a compute
+ * backend only through this table, and src/core/registry.c is the one list
+ * of the backends a build has. A backend also keeps its own table of ops by
+ * q8_op_id (prepare, run, scratch); the core knows nothing of them. */
 #ifndef Q8_BACKEND_H
 #define Q8_BACKEND_H
 
 #include "graph.h"
+
+/* Bump when the table below changes; the registry refuses a backend built
+ * for another version. */
+#define Q8_BACKEND_ABI 2
 
 /* Called after each node runs (calibration, per-layer reports): ptr holds
  * every tensor's data pointer, valid only during the call. */
@@ -12,12 +17,20 @@ typedef void (*q8_node_observer)(void *arg, const q8_graph *g, const q8_node *n,
                                  void *const *ptr);
 
 typedef struct q8_backend {
-    const char *name;
-    /* Can this backend run the node? (checked for every node at create) */
-    bool (*supports_op)(const q8_graph *g, const q8_node *n);
-    /* Plan memory, allocate the arena, upload weights. */
-    q8_status (*create)(const q8_graph *g, const q8_session_options *opts, void **ctx,
-                        q8_error *err);
+    unsigned abi;           /* Q8_BACKEND_ABI */
+    const char *name;       /* "cpu", "cuda" */
+    q8_device device;
+    /* Can this machine run it at all? Else false, with the reason in why
+     * ("no CUDA device: ..."). Asked before any node is checked. */
+    bool (*available)(char *why, size_t n);
+    /* Can it run node n? Else the reason, naming the node. */
+    q8_status (*check_node)(const q8_graph *g, const q8_node *n, q8_error *err);
+    /* Plan memory, allocate, prepare every node (weights packed or
+     * uploaded). Everything it starts is finished when it returns: the
+     * first run may start at once. map may point into the constants' file
+     * (base NULL when there is none). */
+    q8_status (*create)(const q8_graph *g, const q8_session_options *o, const q8_mapping *map,
+                        void **ctx, q8_error *err);
     void (*destroy)(void *ctx);
     /* Copy nbytes of host data into the tensor's buffer. */
     q8_status (*set_input)(void *ctx, int tensor, const void *data, size_t nbytes,
@@ -25,27 +38,26 @@ typedef struct q8_backend {
     q8_status (*run)(void *ctx, q8_error *err);
     /* Wait for the run to finish; make outputs readable on the host. */
     q8_status (*sync)(void *ctx, q8_error *err);
-    /* Host pointer to a tensor's data after sync (valid until next run). */
+    /* Host pointer to a tensor's data after sync (valid until the next run). */
     const void *(*tensor_data)(void *ctx, int tensor);
     void (*memory)(void *ctx, q8_memory_info *mi);
+    void (*stats)(void *ctx, q8_session_stats *st);
     /* Optional: milliseconds spent in node i so far (profiling), or -1. */
     double (*node_ms)(void *ctx, int node);
-    /* Optional: observe every node's outputs during run (NULL to stop). */
-    void (*set_observer)(void *ctx, q8_node_observer fn, void *arg);
-    /* Optional: like supports_op, with the reason in err ("node 'x' (Op): ...");
-     * the session uses it instead of supports_op when present. */
-    q8_status (*check_op)(const q8_graph *g, const q8_node *n, q8_error *err);
-    /* Optional: create, also told the read-only file mapping (.q8) the
-     * constants may point into (map_base NULL: none), so that an integrated
-     * GPU can read them in place. The session uses it instead of create. */
-    q8_status (*create_mapped)(const q8_graph *g, const q8_session_options *opts,
-                               const void *map_base, size_t map_size, void **ctx,
-                               q8_error *err);
+    /* Optional: observe every node's outputs during run (fn NULL to stop). */
+    q8_status (*set_observer)(void *ctx, q8_node_observer fn, void *arg, q8_error *err);
+    /* Optional: compute node n once on host buffers (ptr: per tensor), for
+     * constant folding. */
+    q8_status (*eval_node)(const q8_graph *g, const q8_node *n, void *const *ptr,
+                           q8_error *err);
 } q8_backend;
 
-extern const q8_backend q8_backend_cpu;
-#ifdef Q8_HAVE_CUDA
-extern const q8_backend q8_backend_cuda;
-#endif
+/* The backend for a device, or NULL when this build has none. */
+const q8_backend *q8_backend_for(q8_device d);
+/* The backend that computes on host memory (folding, references). */
+const q8_backend *q8_backend_host(void);
+/* Every backend of this build: i in [0, count). */
+int q8_backend_count(void);
+const q8_backend *q8_backend_at(int i);
 
 #endif

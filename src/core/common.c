@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -200,4 +201,32 @@ q8_status q8_write_file_atomic(const char *path, const void *data, size_t len,
     }
     free(tmp);
     return Q8_OK;
+}
+
+q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err) {
+    m->base = NULL;
+    m->size = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return q8_fail(err, Q8_ERR_IO, "'%s' is not a regular file", path);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        return q8_fail(err, Q8_ERR_FORMAT, "'%s' is empty", path);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) return q8_fail(err, Q8_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
+    m->base = p;
+    m->size = (size_t)st.st_size;
+    return Q8_OK;
+}
+
+void q8_unmap_file(q8_mapping *m) {
+    if (m->base) munmap(m->base, m->size);
+    m->base = NULL;
+    m->size = 0;
 }

@@ -66,6 +66,16 @@ static inline bool q8_norm_axis(int64_t axis, int rank, int *out) {
     return true;
 }
 
+/* A read-only mapping of a whole file. */
+typedef struct q8_mapping {
+    void *base;             /* NULL: none */
+    size_t size;
+} q8_mapping;
+
+/* Map a regular, non-empty file read-only. */
+q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err);
+void q8_unmap_file(q8_mapping *m);
+
 /* Read a whole file; *data is malloc'd (NUL-terminated for convenience). */
 q8_status q8_read_file(const char *path, uint8_t **data, size_t *len, q8_error *err);
 /* Write atomically: temp file in the same folder, fsync, rename. */

@@ -600,3 +600,10 @@ out:
     free(in_idx);
     return st;
 }
+
+void q8_tensor_info_fill(const q8_tensor *t, q8_tensor_info *info) {
+    info->name = t->name;
+    info->dtype = t->dtype;
+    info->ndim = t->ndim;
+    memcpy(info->dims, t->dims, sizeof info->dims);
+}

@@ -123,6 +123,8 @@ static inline q8_tensor *q8_out(const q8_graph *g, const q8_node *n, int i) {
     return i < n->n_outputs ? q8_graph_tensor(g, n->outputs[i]) : NULL;
 }
 
+/* The public description of a tensor (name points into t). */
+void q8_tensor_info_fill(const q8_tensor *t, q8_tensor_info *info);
 void q8_tensor_set_shape(q8_tensor *t, q8_dtype dtype, const int64_t *dims, int ndim);
 int64_t q8_tensor_numel(const q8_tensor *t);   /* shape must be known */
 size_t q8_tensor_nbytes(const q8_tensor *t);

@@ -5,7 +5,6 @@
 #include "backend.h"
 #include "graph.h"
 #include "meta.h"
-#include "q8file.h"
 
 struct q8_model {
     q8_graph *g;

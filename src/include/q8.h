@@ -98,6 +98,21 @@ typedef struct q8_memory_info {
     size_t device_delta_bytes;
 } q8_memory_info;
 
+/* What the backend decided, for --json and reports. */
+typedef struct q8_session_stats {
+    /* CUDA: INT8 GEMMs for which cuBLASLt offered no algorithm, run by q8's
+     * plain kernel instead (slow: a number to watch). */
+    int igemm_fallbacks;
+    /* CUDA: runs replay a captured CUDA graph (after the first run). */
+    int graph;
+    /* Constant bytes the device reads in place from the mapped .q8 file
+     * (integrated GPUs, or Q8_CUDA_MAP=force), not copied. */
+    size_t mapped_weights_bytes;
+    /* The compute library the backend runs on, e.g. "cuBLASLt 130000";
+     * empty for the CPU. */
+    char library[64];
+} q8_session_stats;
+
 const char *q8_status_str(q8_status s);
 const char *q8_dtype_name(q8_dtype t);
 size_t q8_dtype_size(q8_dtype t);
@@ -126,6 +141,7 @@ q8_status q8_session_run(q8_session *s, q8_error *err);
 q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info,
                             const void **data);
 void q8_session_memory(const q8_session *s, q8_memory_info *mi);
+void q8_session_stats_get(const q8_session *s, q8_session_stats *st);
 
 /* Nodes of the optimized graph, in execution order. With profile set in the
  * session options, total_ms is the time spent in node i over all runs. */

@@ -1,7 +1,8 @@
 /* Fixed input shapes, shape inference, constant folding and If inlining. */
 #include <string.h>
 
-#include "cpu_op.h"
+#include "backend.h"
+#include "op.h"
 #include "passes.h"
 
 q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err) {
@@ -59,9 +60,9 @@ q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error 
     return Q8_OK;
 }
 
-/* ptr: n_tensors entries, all NULL; left all NULL again. */
+/* Compute a node whose inputs are all constants, through the host backend.
+ * ptr: n_tensors entries, all NULL; left all NULL again. */
 static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
-    const q8_cpu_op *op = q8_cpu_ops[n->op];
     q8_status s = Q8_OK;
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = g->tensors[n->inputs[i]]->data;
@@ -71,28 +72,10 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
         s = q8_tensor_alloc_data(t, err);
         if (s == Q8_OK) ptr[n->outputs[i]] = t->data;
     }
-    void *scratch = NULL, *prep = NULL;
-    size_t prep_bytes = 0;
-    if (s == Q8_OK && op->prepare) s = op->prepare(g, n, &prep, &prep_bytes, err);
-    if (s == Q8_OK && op->scratch) {
-        size_t sb = op->scratch(g, n, prep, 1);
-        if (sb && !(scratch = q8_aligned_alloc(sb)))
-            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory folding node '%s'", n->name);
-    }
-    if (s == Q8_OK) {
-        if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
-            const q8_tensor *in = g->tensors[n->inputs[0]];
-            memcpy(ptr[n->outputs[0]], in->data, q8_tensor_nbytes(in));
-        } else {
-            q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch, .prep = prep};
-            op->run(&x, n);
-        }
-    }
+    if (s == Q8_OK) s = q8_backend_host()->eval_node(g, n, ptr, err);
     if (s != Q8_OK)
         for (int i = 0; i < n->n_outputs; i++)
             if (n->outputs[i] >= 0) q8_tensor_free_data(g->tensors[n->outputs[i]]);
-    q8_aligned_free(scratch);
-    q8_aligned_free(prep);
     for (int i = 0; i < n->n_inputs; i++)
         if (n->inputs[i] >= 0) ptr[n->inputs[i]] = NULL;
     for (int i = 0; i < n->n_outputs; i++)

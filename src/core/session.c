@@ -1,0 +1,117 @@
+/* Sessions: a model bound to one backend (picked through the registry),
+ * its inputs, runs and outputs. */
+#include <string.h>
+
+#include "model.h"
+
+q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
+                            q8_session **out, q8_error *err) {
+    if (!m || !out) return q8_fail(err, Q8_ERR_ARG, "q8_session_create: NULL argument");
+    *out = NULL;
+    q8_session_options o = {0};
+    if (opts) o = *opts;
+    const q8_backend *be = q8_backend_for(o.device);
+    if (!be)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED,
+                       "this build of q8 has no %s backend (rebuild with -DQ8_CUDA=ON)",
+                       o.device == Q8_DEVICE_CUDA ? "CUDA" : "such");
+    char why[256];
+    if (!be->available(why, sizeof why)) return q8_fail(err, Q8_ERR_BACKEND, "%s", why);
+    const q8_graph *g = m->g;
+    for (int i = 0; i < g->n_nodes; i++) Q8_TRY(be->check_node(g, g->nodes[i], err));
+    q8_session *s = calloc(1, sizeof *s);
+    if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    s->m = m;
+    s->backend = be;
+    s->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
+    if (!s->input_set) {
+        free(s);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    q8_status st = be->create(g, &o, &m->map, &s->ctx, err);
+    if (st != Q8_OK) {
+        free(s->input_set);
+        free(s);
+        return st;
+    }
+    *out = s;
+    return Q8_OK;
+}
+
+void q8_session_free(q8_session *s) {
+    if (!s) return;
+    s->backend->destroy(s->ctx);
+    free(s->input_set);
+    free(s);
+}
+
+q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
+                               const int64_t *dims, int ndim, const void *data,
+                               q8_error *err) {
+    const q8_graph *g = s->m->g;
+    int idx = -1;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (name ? strcmp(g->tensors[g->inputs[i]]->name, name) == 0 : g->n_inputs == 1) idx = i;
+    if (idx < 0 && name) return q8_fail(err, Q8_ERR_ARG, "the model has no input named '%s'", name);
+    if (idx < 0)
+        return q8_fail(err, Q8_ERR_ARG, "the model has %d inputs: name the input", g->n_inputs);
+    const q8_tensor *t = g->tensors[g->inputs[idx]];
+    char a[96], b[96];
+    if (dtype != t->dtype)
+        return q8_fail(err, Q8_ERR_SHAPE, "input '%s': got %s data, the model wants %s", t->name,
+                       q8_dtype_name(dtype), q8_dtype_name(t->dtype));
+    bool same = ndim == t->ndim;
+    for (int i = 0; same && i < ndim; i++) same = dims[i] == t->dims[i];
+    if (!same)
+        return q8_fail(err, Q8_ERR_SHAPE, "input '%s': got shape %s, the model wants %s", t->name,
+                       q8_shape_str(dims, ndim, a, sizeof a), q8_shape_str(t->dims, t->ndim, b, sizeof b));
+    Q8_TRY(s->backend->set_input(s->ctx, g->inputs[idx], data, q8_tensor_nbytes(t), err));
+    s->input_set[idx] = true;
+    return Q8_OK;
+}
+
+q8_status q8_session_run(q8_session *s, q8_error *err) {
+    const q8_graph *g = s->m->g;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!s->input_set[i])
+            return q8_fail(err, Q8_ERR_ARG, "input '%s' was not set", g->tensors[g->inputs[i]]->name);
+    Q8_TRY(s->backend->run(s->ctx, err));
+    return s->backend->sync(s->ctx, err);
+}
+
+q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, const void **data) {
+    const q8_graph *g = s->m->g;
+    if (i < 0 || i >= g->n_outputs) return Q8_ERR_ARG;
+    const q8_tensor *t = g->tensors[g->outputs[i]];
+    q8_tensor_info_fill(t, info);
+    *data = t->data ? t->data : s->backend->tensor_data(s->ctx, g->outputs[i]);
+    return Q8_OK;
+}
+
+q8_status q8_session_set_observer(q8_session *s, q8_node_observer fn, void *arg, q8_error *err) {
+    if (!s->backend->set_observer)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED, "the %s backend cannot observe nodes", s->backend->name);
+    return s->backend->set_observer(s->ctx, fn, arg, err);
+}
+
+int q8_session_num_nodes(const q8_session *s) { return s->m->g->n_nodes; }
+
+q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
+                                  const char **op_type, double *total_ms) {
+    const q8_graph *g = s->m->g;
+    if (i < 0 || i >= g->n_nodes) return Q8_ERR_ARG;
+    *name = g->nodes[i]->name;
+    *op_type = g->nodes[i]->op_type;
+    *total_ms = s->backend->node_ms ? s->backend->node_ms(s->ctx, i) : -1;
+    return Q8_OK;
+}
+
+void q8_session_memory(const q8_session *s, q8_memory_info *mi) {
+    memset(mi, 0, sizeof *mi);
+    s->backend->memory(s->ctx, mi);
+}
+
+void q8_session_stats_get(const q8_session *s, q8_session_stats *st) {
+    memset(st, 0, sizeof *st);
+    s->backend->stats(s->ctx, st);
+}
