@@ -163,7 +163,10 @@ static q8_status cpu_set_observer(void *p, q8_node_observer fn, void *arg, q8_er
     return Q8_OK;
 }
 
-static void cpu_stats(void *p, q8_session_stats *st) { (void)p, (void)st; }
+static void cpu_stats(void *p, q8_session_stats *st) {
+    (void)p;
+    st->device_ms = -1;
+}
 
 /* One node, one thread, on the caller's buffers (constant folding). */
 static q8_status cpu_eval_node(const q8_graph *g, const q8_node *n, void *const *ptr,

@@ -130,6 +130,8 @@ struct cu_ctx {
     cudaGraphExec_t exec;
     int runs;
     /* profiling */
+    cudaEvent_t run_ev[2];      /* around each run's kernels */
+    double run_ms;              /* the last run's, -1 before one */
     cudaEvent_t *ev;            /* 2 per node */
     double *node_ms;
     /* device memory */
@@ -293,6 +295,8 @@ static void cuda_destroy(void *p) {
     free(c->nodes);
     if (c->exec) cudaGraphExecDestroy(c->exec);
     if (c->graph) cudaGraphDestroy(c->graph);
+    for (int i = 0; i < 2; i++)
+        if (c->run_ev[i]) cudaEventDestroy(c->run_ev[i]);
     if (c->ev) {
         for (int i = 0; i < 2 * c->g->n_nodes; i++)
             if (c->ev[i]) cudaEventDestroy(c->ev[i]);
@@ -490,6 +494,9 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     c->profile = o->profile != 0;
     bool no_graph = getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"); /* "0" */
     c->use_graph = !c->emu && !c->profile && !no_graph;
+    c->run_ms = -1;
+    if (!c->emu)
+        for (int i = 0; i < 2; i++) Q8_TRY(Q8_CUDA_CHECK(cudaEventCreate(&c->run_ev[i])));
     if (c->profile) {
         if (!(c->node_ms = calloc(nn, sizeof(double))))
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -575,6 +582,7 @@ static q8_status cuda_run(void *p, q8_error *err) {
             Q8_TRY(copy_h2d(c, c->ptr[t], c->staging + c->stage_off[t],
                             q8_tensor_nbytes(g->tensors[t]), err));
     }
+    if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaEventRecord(c->run_ev[0], c->st.stream)));
     if (c->exec) {
         Q8_TRY(Q8_CUDA_CHECK(cudaGraphLaunch(c->exec, c->st.stream)));
     } else {
@@ -593,6 +601,7 @@ static q8_status cuda_run(void *p, q8_error *err) {
             }
         }
     }
+    if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaEventRecord(c->run_ev[1], c->st.stream)));
     for (int k = 0; k < g->n_outputs; k++) {
         int t = g->outputs[k];
         if (c->stage_off[t] != NO_OFF)
@@ -606,6 +615,9 @@ static q8_status cuda_sync(void *p, q8_error *err) {
     cu_ctx *c = p;
     if (!c->emu) {
         Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
+        float run_ms = 0;
+        Q8_TRY(Q8_CUDA_CHECK(cudaEventElapsedTime(&run_ms, c->run_ev[0], c->run_ev[1])));
+        c->run_ms = run_ms;
         if (c->profile && c->ev)
             for (int i = 0; i < c->g->n_nodes; i++) {
                 if (!c->nodes[i].run) continue;
@@ -641,6 +653,7 @@ static void cuda_stats(void *p, q8_session_stats *st) {
     st->igemm_fallbacks = c->igemm_fallbacks;
     st->graph = c->exec != NULL;
     st->mapped_weights_bytes = c->mapped_bytes;
+    st->device_ms = c->run_ms;
     if (c->emu) snprintf(st->library, sizeof st->library, "host emulation");
     else snprintf(st->library, sizeof st->library, "cuBLASLt %zu", cublasLtGetVersion());
 }

@@ -187,6 +187,16 @@ q8_status q8_cu_igemm_plan(cu_prep *pr, const q8_node *n, cu_igemm *gm, int64_t 
 q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const int8_t *A,
                           const int8_t *B, int32_t *C, q8_error *err);
 void q8_cu_igemm_free(cu_igemm *gm);
+
+/* The cuBLASLt calls themselves, without a session (also used by
+ * tools/bench/gpu_igemm_bench.c, so that it times exactly q8's call): create
+ * gm's descriptors (gm's shape fields set) and take the heuristic's first
+ * algorithm within max_ws workspace bytes; *none when there is none (why:
+ * the heuristic's status). Then the matmul with gm->ws / gm->ws_bytes. */
+q8_status q8_cu_lt_describe(cublasLtHandle_t lt, cu_igemm *gm, size_t max_ws,
+                            size_t *ws_needed, bool *none, cublasStatus_t *why, q8_error *err);
+cublasStatus_t q8_cu_lt_matmul(cublasLtHandle_t lt, const cu_igemm *gm, const int8_t *A,
+                               const int8_t *B, int32_t *C, cudaStream_t stream);
 /* The cuBLASLt handle (NULL in emulation). */
 cublasLtHandle_t q8_cu_lt(const cu_ctx *c);
 

@@ -15,11 +15,8 @@
 
 #include "backend_cuda.h"
 
-/* Create gm's descriptors and take the heuristic's best algorithm that
- * needs at most max_ws workspace bytes. */
-static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_t max_ws,
-                                size_t *ws_needed, bool *none, cublasStatus_t *why,
-                                q8_error *err) {
+q8_status q8_cu_lt_describe(cublasLtHandle_t lt, cu_igemm *gm, size_t max_ws,
+                            size_t *ws_needed, bool *none, cublasStatus_t *why, q8_error *err) {
     cublasLtMatmulPreference_t pref = NULL;
     *none = false;
     q8_status s = Q8_CUBLAS_CHECK(cublasLtMatmulDescCreate(&gm->desc, CUBLAS_COMPUTE_32I,
@@ -72,21 +69,21 @@ static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_
         /* Any failure of the heuristic means the plain kernel, not a failed
          * session: NOT_SUPPORTED is the usual one, but a library that
          * rejects a layout attribute must not stop the model either. */
-        *why = cublasLtMatmulAlgoGetHeuristic(q8_cu_lt(c), gm->desc, gm->la, gm->lb, gm->lc,
+        *why = cublasLtMatmulAlgoGetHeuristic(lt, gm->desc, gm->la, gm->lb, gm->lc,
                                               gm->lc, pref, 1, &res, &found);
         if (*why != CUBLAS_STATUS_SUCCESS) found = 0;
     }
     if (pref) cublasLtMatmulPreferenceDestroy(pref);
     if (s != Q8_OK) {
-        q8_fail_prefix(err, "node '%s' (%s)", n->name, n->op_type);
+        /* the caller names the node */
     } else if (found < 1 || res.state != CUBLAS_STATUS_SUCCESS) {
         if (*why == CUBLAS_STATUS_SUCCESS && found >= 1) *why = res.state;
         *none = true; /* the caller falls back to the plain kernel */
         q8_cu_igemm_free(gm);
         return Q8_OK;
     } else if (res.workspaceSize > max_ws) {
-        s = q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt's algorithm wants %zu workspace "
-                         "bytes, more than the %zu allowed", (size_t)res.workspaceSize, max_ws);
+        s = q8_fail(err, Q8_ERR_BACKEND, "cuBLASLt's algorithm wants %zu workspace bytes, more "
+                    "than the %zu allowed", (size_t)res.workspaceSize, max_ws);
     }
     if (s != Q8_OK) {
         q8_cu_igemm_free(gm);
@@ -95,6 +92,15 @@ static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_
     gm->algo = res.algo;
     *ws_needed = res.workspaceSize;
     return Q8_OK;
+}
+
+/* q8_cu_lt_describe for a node: failures (not a missing algorithm) name it. */
+static q8_status igemm_describe(cu_ctx *c, const q8_node *n, cu_igemm *gm, size_t max_ws,
+                                size_t *ws_needed, bool *none, cublasStatus_t *why,
+                                q8_error *err) {
+    q8_status s = q8_cu_lt_describe(q8_cu_lt(c), gm, max_ws, ws_needed, none, why, err);
+    if (s != Q8_OK) q8_fail_prefix(err, "node '%s' (%s)", n->name, n->op_type);
+    return s;
 }
 
 q8_status q8_cu_igemm_plan(cu_prep *pr, const q8_node *n, cu_igemm *gm, int64_t m, int64_t nn,
@@ -154,16 +160,20 @@ q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const
         return q8_cu_launch_check(q8cu_igemm_simple(st, &a), n, "the plain INT8 GEMM", err);
     }
     Q8_ASSERT(gm->ready);
-    int32_t alpha = 1, beta = 0;
-    cublasStatus_t s = cublasLtMatmul(q8_cu_lt(c), gm->desc, &alpha, A, gm->la, B, gm->lb, &beta,
-                                      C, gm->lc, C, gm->lc, &gm->algo, gm->ws, gm->ws_bytes,
-                                      st->stream);
+    cublasStatus_t s = q8_cu_lt_matmul(q8_cu_lt(c), gm, A, B, C, st->stream);
     if (s != CUBLAS_STATUS_SUCCESS)
         return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt error %s (%d) in cublasLtMatmul "
                             "(m=%lld n=%lld k=%lld)", q8_cublas_status_name(s), (int)s,
                             (long long)gm->m, (long long)gm->n,
                             (long long)gm->k);
     return Q8_OK;
+}
+
+cublasStatus_t q8_cu_lt_matmul(cublasLtHandle_t lt, const cu_igemm *gm, const int8_t *A,
+                               const int8_t *B, int32_t *C, cudaStream_t stream) {
+    int32_t alpha = 1, beta = 0;
+    return cublasLtMatmul(lt, gm->desc, &alpha, A, gm->la, B, gm->lb, &beta, C, gm->lc, C, gm->lc,
+                          &gm->algo, gm->ws, gm->ws_bytes, stream);
 }
 
 void q8_cu_igemm_free(cu_igemm *gm) {

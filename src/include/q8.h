@@ -108,6 +108,10 @@ typedef struct q8_session_stats {
     /* Constant bytes the device reads in place from the mapped .q8 file
      * (integrated GPUs, or Q8_CUDA_MAP=force), not copied. */
     size_t mapped_weights_bytes;
+    /* CUDA: the last run's time on the device, from events around its
+     * kernels (the input and output copies excluded), for comparisons with
+     * frameworks timed the same way; -1 where not measured. */
+    double device_ms;
     /* The compute library the backend runs on, e.g. "cuBLASLt 130000";
      * empty for the CPU. */
     char library[64];

@@ -5,12 +5,24 @@ weights, made and exported to ONNX on the machine itself), batch 1 and 32;
 plus INT8 GEMM throughput (q8's cuBLASLt call vs torch._int_mm vs FP16).
 
     python3 tools/bench/gpu_bench.py --bundle BUNDLE --out OUT [--budget SECONDS]
+        [--models resnet50,bert] [--batches 1,32] [--profile]
 
-BUNDLE is a folder made by /work/shared/tools/device-bundle holding bin/q8run,
-bin/quantize and bin/gpu_igemm_bench (built elsewhere with -DQ8_CUDA=ON; see
-docs/cuda.md). Nothing is built or downloaded here. Writes OUT/gpu_results.json
-and OUT/gpu_results.md (and prints the table last). Each step is skipped, with
-the reason recorded, when it fails or when the time budget runs out.
+Normally started by tools/bench/gpu_bench.sh. BUNDLE is a folder made by
+../shared/tools/device-bundle holding bin/q8run, bin/quantize and
+bin/gpu_igemm_bench (built elsewhere with -DQ8_CUDA=ON; see docs/cuda.md).
+Nothing is built or downloaded here. q8's programs run with the bundle's
+libraries (Q8_LIBPATH) in their own environment only; this process, PyTorch's,
+keeps its own. Writes OUT/gpu_results.json and OUT/gpu_results.md after every
+step (and prints the table last). Each step is skipped, with the reason
+recorded, when it fails or when the time budget runs out.
+
+Timing, the same way for every runner: "compute" is the device time of one
+inference, inputs already on the device (CUDA events around the forward for
+PyTorch; events around the kernels of a run for q8, q8run's
+device_median_ms); "end to end" is host input to host output by wall clock
+(PyTorch: copy in, forward, copy out, synchronize; q8: q8_session_run, which
+copies in and out of pinned staging). --profile also runs q8run --profile at
+the largest batch and records where q8's time goes.
 
 --smoke runs the whole flow on tiny models with the CUDA backend emulated on the
 host (Q8_CUDA_EMULATE=1) and PyTorch on the CPU: a check of the script itself
@@ -43,19 +55,46 @@ def left(args):
     return args.budget - (time.time() - T0)
 
 
+ARGS = None
+
+
 def step(name, fn, *a, **kw):
-    """Run one step; record ok / the error, never raise."""
+    """Run one step; record ok / the error, never raise; save the results."""
     t = time.time()
     try:
         r = fn(*a, **kw)
         RESULTS["steps"][name] = {"ok": True, "s": round(time.time() - t, 1)}
         return r
-    except Exception as e:  # noqa: BLE001 - a benchmark keeps going
+    except BaseException as e:  # noqa: BLE001 - a benchmark keeps going (exporters raise anything)
+        if isinstance(e, KeyboardInterrupt):
+            raise
         msg = f"{type(e).__name__}: {e}"
         RESULTS["steps"][name] = {"ok": False, "s": round(time.time() - t, 1), "error": msg[-800:]}
         log(f"step {name} failed: {msg[-400:]}")
         traceback.print_exc(limit=3)
         return None
+    finally:
+        if ARGS is not None:
+            save(ARGS)
+
+
+def q8_env(extra=None):
+    """The environment for q8's programs: the bundle's libraries first."""
+    env = dict(os.environ)
+    lp = os.environ.get("Q8_LIBPATH", "")
+    if lp:
+        env["LD_LIBRARY_PATH"] = lp + ":" + env.get("LD_LIBRARY_PATH", "")
+    env.update(extra or {})
+    return env
+
+
+def save(args):
+    """Results so far, after every step: an overrun loses nothing measured."""
+    RESULTS["elapsed_s"] = round(time.time() - T0, 1)
+    with open(os.path.join(args.out, "gpu_results.json"), "w") as f:
+        json.dump(RESULTS, f, indent=1, default=str)
+    with open(os.path.join(args.out, "gpu_results.md"), "w") as f:
+        f.write(report(args) + "\n")
 
 
 def run(cmd, timeout, env=None):
@@ -153,13 +192,31 @@ def make_bert(torch, smoke, transformers=True):
 
 
 def export_onnx(torch, model, path, in_name, example):
+    """The TorchScript exporter first (plain ONNX ops), then the dynamo one
+    (torch 2.9+ makes it the default; needs onnxscript); the first error is
+    kept in RESULTS if both fail."""
     kw = dict(input_names=[in_name], output_names=["output"], opset_version=17,
-              dynamic_axes={in_name: {0: "batch"}, "output": {0: "batch"}}, do_constant_folding=True)
+              do_constant_folding=True)
+    dyn = {in_name: {0: "batch"}, "output": {0: "batch"}}
+    errors = []
     with torch.no_grad():
-        try:
-            torch.onnx.export(model, (example,), path, dynamo=False, **kw)
-        except TypeError:  # torch < 2.5 has no dynamo argument
-            torch.onnx.export(model, (example,), path, **kw)
+        for how in ("torchscript", "dynamo"):
+            try:
+                if how == "torchscript":
+                    try:
+                        torch.onnx.export(model, (example,), path, dynamo=False, dynamic_axes=dyn, **kw)
+                    except TypeError:  # torch < 2.5 has no dynamo argument
+                        torch.onnx.export(model, (example,), path, dynamic_axes=dyn, **kw)
+                else:
+                    torch.onnx.export(model, (example,), path, dynamo=True, external_data=False,
+                                      dynamic_shapes=({0: torch.export.Dim("batch")},), **kw)
+                RESULTS.setdefault("exporters", {})[os.path.basename(path)] = how
+                return
+            except BaseException as e:  # noqa: BLE001
+                if isinstance(e, KeyboardInterrupt):
+                    raise
+                errors.append(f"{how}: {type(e).__name__}: {e}"[-500:])
+    raise RuntimeError("ONNX export failed: " + " | ".join(errors))
 
 
 def sample(kind, shape, batch, rng):
@@ -171,6 +228,7 @@ def sample(kind, shape, batch, rng):
 # ---------------------------------------------------------------- timing
 
 def torch_time(torch, fn, runs, cuda):
+    """Median and min ms of fn, device time by CUDA events when cuda."""
     if cuda:
         torch.cuda.synchronize()
         ts = []
@@ -203,6 +261,13 @@ def bench_torch(torch, model, x, runs, cuda, half, graph):
     xi = x.to(dev)
     if half and xi.is_floating_point():
         xi = xi.half()
+    # end to end: a pinned host input copied in, the forward, the output
+    # copied out (q8's runs copy through pinned staging the same way)
+    xh = x.clone()
+    if half and xh.is_floating_point():
+        xh = xh.half()
+    if cuda:
+        xh = xh.pin_memory()
     with torch.inference_mode():
         if graph:
             static_in = xi.clone()
@@ -218,12 +283,30 @@ def bench_torch(torch, model, x, runs, cuda, half, graph):
 
             def fn():
                 g.replay()
+
+            def e2e():
+                static_in.copy_(xh, non_blocking=True)
+                g.replay()
+                return out.to("cpu")
         else:
             def fn():
                 return m(xi)
+
+            def e2e():
+                return m(xh.to(dev, non_blocking=True)).to("cpu")
             for _ in range(3):
                 out = fn()
         med, mn = torch_time(torch, fn, runs, cuda)
+        if cuda:
+            for _ in range(3):
+                e2e()
+            ts = []
+            for _ in range(runs):
+                t = time.perf_counter()
+                e2e()
+                torch.cuda.synchronize()
+                ts.append((time.perf_counter() - t) * 1e3)
+            r["e2e_median_ms"] = float(np.median(ts))
         if not graph:
             out = fn()
     r.update(median_ms=med, min_ms=mn, runs=runs)
@@ -240,9 +323,25 @@ def bench_torch(torch, model, x, runs, cuda, half, graph):
 
 
 def q8_bench(args, q8, x_path, in_name, runs, env):
+    """q8run's compute time (device_median_ms, events around the kernels) as
+    median_ms, like PyTorch's; its wall clock per run as e2e_median_ms."""
     out = run([os.path.join(args.bundle, "bin", "q8run"), q8, "--input", f"{in_name}={x_path}",
                "--device", "cuda", "--bench", str(runs), "--json"], timeout=max(30, left(args)), env=env)
-    return json.loads(out.strip().splitlines()[-1])
+    r = json.loads(out.strip().splitlines()[-1])
+    r["e2e_median_ms"] = r["median_ms"]
+    if r.get("device_median_ms") is not None:
+        r["median_ms"], r["min_ms"] = r["device_median_ms"], r["device_min_ms"]
+    return r
+
+
+def q8_profile(args, q8, x_path, in_name, env):
+    """Where q8's time goes: q8run --profile (eager, events per node)."""
+    p = subprocess.run([os.path.join(args.bundle, "bin", "q8run"), q8, "--input",
+                        f"{in_name}={x_path}", "--device", "cuda", "--bench", "10", "--profile"],
+                       capture_output=True, text=True, timeout=max(30, left(args)), env=env)
+    if p.returncode != 0:
+        raise RuntimeError(f"q8run --profile exited {p.returncode}: {p.stderr.strip()[-400:]}")
+    return [ln for ln in p.stderr.splitlines() if ln.strip()][:40]
 
 
 def q8_output(args, q8, x_path, in_name, env):
@@ -297,9 +396,7 @@ def bench_model(args, torch, ort, name, maker):
     res["onnx_bytes"] = os.path.getsize(onnx_path)
     for i in range(args.calib):
         np.save(os.path.join(wd, "calib", f"s{i:02d}.npy"), sample(kind, shape, 1, rng))
-    env = dict(os.environ)
-    if smoke:
-        env["Q8_CUDA_EMULATE"] = "1"
+    env = q8_env({"Q8_CUDA_EMULATE": "1"} if smoke else None)
     for b in args.batches:
         if left(args) < 30:
             res[f"b{b}"] = {"skipped": "time budget"}
@@ -311,7 +408,7 @@ def bench_model(args, torch, ort, name, maker):
         out = step(f"{name}_b{b}_quantize", run,
                    [os.path.join(args.bundle, "bin", "quantize"), onnx_path, "-o", q8, "--calib",
                     os.path.join(wd, "calib"), "--input-shape", f"{in_name}={dims}"],
-                   timeout=max(30, left(args)))
+                   timeout=max(30, left(args)), env=env)
         if out is not None:
             rb["quantize"] = {"s": round(time.time() - t, 1), "q8_bytes": os.path.getsize(q8),
                               "log": out.strip().splitlines()[-1][-300:] if out.strip() else ""}
@@ -343,6 +440,10 @@ def bench_model(args, torch, ort, name, maker):
             y = step(f"{name}_b{b}_q8_output", q8_output, args, q8, x_path, in_name, env)
             if y is not None and ref is not None and "q8_int8" in rb:
                 rb["q8_int8"].update(agreement(ref, y, name == "resnet50"))
+            if args.profile and b == max(args.batches) and left(args) > 30:
+                prof = step(f"{name}_b{b}_q8_profile", q8_profile, args, q8, x_path, in_name, env)
+                if prof:
+                    rb["q8_profile"] = prof
         if ort is not None and left(args) > 20 and (b == 1 or args.ort_all):
             r = step(f"{name}_b{b}_onnxruntime", bench_ort, ort, onnx_path, in_name, x, runs if cuda else 3)
             if r:
@@ -372,9 +473,13 @@ def bench_ort(ort, path, in_name, x, runs):
 
 def bench_gemm(args, torch):
     n = args.gemm
-    q = run([os.path.join(args.bundle, "bin", "gpu_igemm_bench"), str(n), str(n), str(n), "50"],
-            timeout=120)
-    RESULTS["int8_gemm"]["q8_cublaslt_int8"] = json.loads(q.strip().splitlines()[-1])
+    # q8's exact cuBLASLt call at workspace limits 0, 4 (q8's default) and 32
+    # MiB (what cuBLAS suggests on Hopper): the measured cost of the footprint
+    for ws in (4, 0, 32):
+        q = run([os.path.join(args.bundle, "bin", "gpu_igemm_bench"), str(n), str(n), str(n), "50",
+                 str(ws)], timeout=120, env=q8_env())
+        key = "q8_cublaslt_int8" if ws == 4 else f"q8_cublaslt_int8_ws{ws}mib"
+        RESULTS["int8_gemm"][key] = json.loads(q.strip().splitlines()[-1])
     ops = 2.0 * n ** 3
 
     def timed(fn):
@@ -406,17 +511,22 @@ def report(args):
     lines = [f"# q8 GPU benchmark ({RESULTS.get('date', '')})", "",
              f"Device: {RESULTS.get('device', '?')}; torch {RESULTS.get('torch', '?')}, "
              f"onnxruntime {RESULTS.get('onnxruntime', 'absent')}. Command: `{RESULTS.get('command', '')}`.",
-             "", "Latency: median of the runs (CUDA events for PyTorch, wall clock of "
-             "q8_session_run for q8, wall clock for onnxruntime). Memory: q8 = bytes q8 "
+             "", "Latency, median of the runs: compute = device time of one inference with the input "
+             "already on the device (CUDA events: around the forward for PyTorch, around the "
+             "kernels of a run for q8); end to end = pinned host input to host output, wall clock "
+             "(onnxruntime: wall clock of session.run). Memory: q8 = bytes q8 "
              "cudaMalloc'd (weights + arena) and the drop in free device memory across session "
              "creation and first run; PyTorch = peak allocated and the same free-memory drop.", ""]
     g = RESULTS["int8_gemm"]
     if g:
         lines += [f"## INT8 GEMM {args.gemm}^3", "", "| runner | median ms | TOPS |", "|---|---:|---:|"]
-        q = g.get("q8_cublaslt_int8")
-        if q:
-            lines.append(f"| q8 cuBLASLt INT8 (int32 out) | {q['int8_gemm_ms']:.3f} | {q['int8_gemm_tops']:.1f} |")
-            lines.append(f"| q8 cuBLASLt INT8 + requant epilogue | {q['int8_gemm_epilogue_ms']:.3f} | "
+        for key in ("q8_cublaslt_int8", "q8_cublaslt_int8_ws0mib", "q8_cublaslt_int8_ws32mib"):
+            q = g.get(key)
+            if not q:
+                continue
+            ws = f"workspace limit {q.get('workspace_limit_bytes', 0) >> 20} MiB, used {q.get('workspace_bytes', 0)} B"
+            lines.append(f"| q8 cuBLASLt INT8 (int32 out; {ws}) | {q['int8_gemm_ms']:.3f} | {q['int8_gemm_tops']:.1f} |")
+            lines.append(f"| q8 cuBLASLt INT8 + requant epilogue ({ws}) | {q['int8_gemm_epilogue_ms']:.3f} | "
                          f"{q['int8_gemm_epilogue_tops']:.1f} |")
         for k, lab in (("torch_int_mm", "torch._int_mm"), ("torch_fp16_matmul", "torch FP16 matmul (TFLOPS)")):
             if k in g:
@@ -427,8 +537,9 @@ def report(args):
         for bk, rb in mres.items():
             if not bk.startswith("b") or not isinstance(rb, dict):
                 continue
-            lines += [f"### batch {bk[1:]}", "", "| runner | median ms | vs torch FP32 eager | device MB "
-                      "(alloc / delta) | agreement with torch FP32 |", "|---|---:|---:|---:|---|"]
+            lines += [f"### batch {bk[1:]}", "", "| runner | compute ms | end-to-end ms | compute vs torch "
+                      "FP32 eager | device MB (alloc / delta) | agreement with torch FP32 |",
+                      "|---|---:|---:|---:|---:|---|"]
             base = rb.get("torch_fp32_eager", {}).get("median_ms")
             for k in ("q8_int8", "torch_fp32_eager", "torch_fp16_eager", "torch_fp32_graph",
                       "torch_fp16_graph", "onnxruntime", "torch_fp32_cpu"):
@@ -439,8 +550,18 @@ def report(args):
                 alloc = r.get("device_bytes", r.get("peak_allocated_bytes"))
                 agr = ", ".join(f"{a} {r[a]:.4g}" for a in ("cosine_vs_torch_fp32", "top1_agreement") if a in r)
                 lab = k + (f" ({r['provider']})" if k == "onnxruntime" else "")
-                lines.append(f"| {lab} | {r['median_ms']:.3f} | {sp} | {mb(alloc)} / "
+                if k == "q8_int8":
+                    lab += f" ({r.get('igemm_fallbacks', '?')} GEMM fallbacks)"
+                e2e = r.get("e2e_median_ms")
+                comp = "-" if k == "onnxruntime" else f"{r['median_ms']:.3f}"
+                e2e_s = f"{e2e:.3f}" if e2e is not None else (f"{r['median_ms']:.3f}" if k == "onnxruntime" else "-")
+                if k == "onnxruntime":
+                    sp = "-"
+                lines.append(f"| {lab} | {comp} | {e2e_s} | {sp} | {mb(alloc)} / "
                              f"{mb(r.get('device_delta_bytes'))} | {agr} |")
+            if rb.get("q8_profile"):
+                lines += ["", "q8run --profile (ms per run, by op type then node):", "", "```"] + \
+                    rb["q8_profile"][:25] + ["```"]
             if "quantize" in rb:
                 lines.append(f"\nq8 file: {rb['quantize']['q8_bytes']} bytes (ONNX {mres.get('onnx_bytes')}); "
                              f"quantize took {rb['quantize']['s']} s.")
@@ -464,7 +585,10 @@ def main():
     ap.add_argument("--gemm", type=int, default=4096)
     ap.add_argument("--ort-all", action="store_true", help="onnxruntime at every batch (slow on CPU)")
     ap.add_argument("--smoke", action="store_true", help="tiny models, emulated backend, CPU torch")
+    ap.add_argument("--profile", action="store_true", help="also q8run --profile at the largest batch")
     args = ap.parse_args()
+    global ARGS
+    ARGS = args
     args.batches = [int(b) for b in args.batches.split(",")]
     args.bundle = os.path.abspath(args.bundle)
     os.makedirs(args.out, exist_ok=True)
@@ -497,13 +621,8 @@ def main():
             continue
         step(f"{name}", bench_bert if name == "bert" else bench_model, args, torch, ort, name,
              makers[name])
-    RESULTS["elapsed_s"] = round(time.time() - T0, 1)
-    with open(os.path.join(args.out, "gpu_results.json"), "w") as f:
-        json.dump(RESULTS, f, indent=1, default=str)
-    md = report(args)
-    with open(os.path.join(args.out, "gpu_results.md"), "w") as f:
-        f.write(md + "\n")
-    print(md)
+    save(args)
+    print(report(args))
     if own_work:
         shutil.rmtree(args.work, ignore_errors=True)
 

@@ -1,10 +1,12 @@
 /* The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_bench.py): the
- * cuBLASLt call q8 makes (kernels/cuda/igemm.c: "TN", CUBLAS_COMPUTE_32I,
- * int32 output, the heuristic's first algorithm with up to 4 MiB of
- * workspace), alone and followed by q8's requantization epilogue kernel
- * (int32 -> int8 with per-channel multipliers), timed with CUDA events.
+ * cuBLASLt call q8 makes, through q8's own functions (q8_cu_lt_describe and
+ * q8_cu_lt_matmul in kernels/cuda/igemm.c: "TN", CUBLAS_COMPUTE_32I, int32
+ * output, 16-byte alignment preferences, the heuristic's first algorithm
+ * within the workspace limit), alone and followed by q8's requantization
+ * epilogue kernel (int32 -> int8 with per-channel multipliers), timed with
+ * CUDA events.
  *
- *   gpu_igemm_bench [M N K [RUNS]]        (default 4096 4096 4096 50)
+ *   gpu_igemm_bench [M N K [RUNS [WORKSPACE_MIB]]]   (default 4096 4096 4096 50 4)
  *
  * M is the output channels (cuBLASLt's m), N the rows (n), K the reduction.
  * Prints one JSON line: the medians and TOPS (2*M*N*K operations). A few
@@ -16,6 +18,7 @@
 #include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
+#include "backend_cuda.h"
 #include "q8cuda.h"
 
 #define CK(stmt)                                                                              \
@@ -51,15 +54,17 @@ static int8_t rnd8(void) {
 }
 
 int main(int argc, char **argv) {
-    long M = 4096, N = 4096, K = 4096, runs = 50;
+    long M = 4096, N = 4096, K = 4096, runs = 50, ws_mib = 4;
     if (argc >= 4) {
         M = atol(argv[1]);
         N = atol(argv[2]);
         K = atol(argv[3]);
     }
     if (argc >= 5) runs = atol(argv[4]);
-    if (M <= 0 || N <= 0 || K <= 0 || M % 4 || K % 16 || runs < 1) {
-        fprintf(stderr, "usage: gpu_igemm_bench [M N K [RUNS]] with M %% 4 == 0, K %% 16 == 0\n");
+    if (argc >= 6) ws_mib = atol(argv[5]);
+    if (M <= 0 || N <= 0 || K <= 0 || M % 4 || K % 16 || runs < 1 || ws_mib < 0 || ws_mib > 1024) {
+        fprintf(stderr, "usage: gpu_igemm_bench [M N K [RUNS [WORKSPACE_MIB]]] with M %% 4 == 0, "
+                        "K %% 16 == 0\n");
         return 2;
     }
     size_t na = (size_t)M * K, nb = (size_t)N * K, nc = (size_t)M * N;
@@ -70,14 +75,14 @@ int main(int argc, char **argv) {
     int8_t *A, *B, *Y;
     int32_t *C, *mult, *shift;
     void *ws;
-    size_t ws_max = (size_t)4 << 20;
+    size_t ws_max = (size_t)ws_mib << 20;
     CK(cudaMalloc((void **)&A, na));
     CK(cudaMalloc((void **)&B, nb));
     CK(cudaMalloc((void **)&C, nc * 4));
     CK(cudaMalloc((void **)&Y, nc));
     CK(cudaMalloc((void **)&mult, (size_t)M * 4));
     CK(cudaMalloc((void **)&shift, (size_t)M * 4));
-    CK(cudaMalloc(&ws, ws_max));
+    CK(cudaMalloc(&ws, ws_max ? ws_max : 256));
     CK(cudaMemcpy(A, ha, na, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(B, hb, nb, cudaMemcpyHostToDevice));
     int32_t *hm = malloc((size_t)M * 4), *hs = malloc((size_t)M * 4);
@@ -92,29 +97,23 @@ int main(int argc, char **argv) {
     CK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking));
     cublasLtHandle_t lt;
     LT(cublasLtCreate(&lt));
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t la, lb, lc;
-    LT(cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-    cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-    LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
-    LT(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
-    LT(cublasLtMatrixLayoutCreate(&la, CUDA_R_8I, (uint64_t)K, (uint64_t)M, K));
-    LT(cublasLtMatrixLayoutCreate(&lb, CUDA_R_8I, (uint64_t)K, (uint64_t)N, K));
-    LT(cublasLtMatrixLayoutCreate(&lc, CUDA_R_32I, (uint64_t)M, (uint64_t)N, M));
-    cublasLtMatmulPreference_t pref;
-    LT(cublasLtMatmulPreferenceCreate(&pref));
-    uint64_t wsb = ws_max;
-    LT(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsb,
-                                            sizeof wsb));
-    cublasLtMatmulHeuristicResult_t res;
-    int found = 0;
-    LT(cublasLtMatmulAlgoGetHeuristic(lt, desc, la, lb, lc, lc, pref, 1, &res, &found));
-    if (found < 1) {
-        fprintf(stderr, "gpu_igemm_bench: cuBLASLt has no INT8 algorithm for %ld x %ld x %ld\n",
-                M, N, K);
+    /* exactly q8's descriptors, preferences and heuristic call */
+    cu_igemm gm = {.m = M, .n = N, .k = K, .lda = K, .ldb = K, .ldc = M, .batch = 1};
+    size_t need = 0;
+    bool none = false;
+    cublasStatus_t why = CUBLAS_STATUS_SUCCESS;
+    q8_error err = {0};
+    if (q8_cu_lt_describe(lt, &gm, ws_max, &need, &none, &why, &err) != Q8_OK) {
+        fprintf(stderr, "gpu_igemm_bench: %s\n", err.msg);
         return 1;
     }
-    int32_t alpha = 1, beta = 0;
+    if (none) {
+        fprintf(stderr, "gpu_igemm_bench: cuBLASLt has no INT8 algorithm for %ld x %ld x %ld "
+                        "(%s)\n", M, N, K, q8_cublas_status_name(why));
+        return 1;
+    }
+    gm.ws = ws;
+    gm.ws_bytes = need;
     q8cu_stream qs = {.stream = st, .emu = 0};
     q8cu_gemm_epi_args ep = {.e = {.kind = Q8CU_EPI_I8, .mult = mult, .shift = shift, .lo = -128,
                                    .hi = 127},
@@ -122,8 +121,7 @@ int main(int argc, char **argv) {
                              .y_js = M, .y_ilo = 1, .chan = Q8CU_CHAN_I};
 
     /* correctness of a few accumulators */
-    LT(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &res.algo, ws, ws_max,
-                      st));
+    LT(q8_cu_lt_matmul(lt, &gm, A, B, C, st));
     CK(cudaStreamSynchronize(st));
     int32_t got[4];
     long pts[4][2] = {{0, 0}, {M - 1, N - 1}, {M / 2, 3 % N}, {7 % M, N / 3}};
@@ -147,8 +145,7 @@ int main(int argc, char **argv) {
     for (int pass = 0; pass < 2; pass++)
         for (long r = -5; r < runs; r++) { /* 5 warm-up runs */
             CK(cudaEventRecord(e0, st));
-            LT(cublasLtMatmul(lt, desc, &alpha, A, la, B, lb, &beta, C, lc, C, lc, &res.algo, ws,
-                              ws_max, st));
+            LT(q8_cu_lt_matmul(lt, &gm, A, B, C, st));
             if (pass == 1) CK(q8cu_gemm_epilogue(&qs, &ep));
             CK(cudaEventRecord(e1, st));
             CK(cudaEventSynchronize(e1));
@@ -165,9 +162,10 @@ int main(int argc, char **argv) {
     CK(cudaGetDevice(&dev));
     CK(cudaGetDeviceProperties(&prop, dev));
     printf("{\"device\": \"%s\", \"m\": %ld, \"n\": %ld, \"k\": %ld, \"runs\": %ld, "
-           "\"workspace_bytes\": %zu, \"int8_gemm_ms\": %.5f, \"int8_gemm_tops\": %.2f, "
+           "\"workspace_limit_bytes\": %zu, \"workspace_bytes\": %zu, \"int8_gemm_ms\": %.5f, \"int8_gemm_tops\": %.2f, "
            "\"int8_gemm_epilogue_ms\": %.5f, \"int8_gemm_epilogue_tops\": %.2f}\n",
-           prop.name, M, N, K, runs, (size_t)res.workspaceSize, mg, ops / (mg * 1e-3) / 1e12, ma,
+           prop.name, M, N, K, runs, ws_max, need, mg, ops / (mg * 1e-3) / 1e12, ma,
            ops / (ma * 1e-3) / 1e12);
+    q8_cu_igemm_free(&gm);
     return 0;
 }
