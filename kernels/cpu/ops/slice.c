@@ -1,101 +1,13 @@
-/* Slice: starts/ends/axes attributes before opset 10; from 10 on constant
- * inputs starts, ends, axes, steps. Starts and ends are adjusted and clamped
- * exactly as the ONNX spec says (negative values + dim; positive steps clamp
- * to [0, dim], negative steps start to [0, dim-1] and end to [-1, dim-1]),
- * so INT64_MAX / INT64_MIN ends work. The result is a strided copy. */
+/* Slice on the CPU (params: src/core/ops/slice.h): a strided copy. */
+#include "ops/slice.h"
 #include "tensor_util.h"
 
-typedef struct slice_params {
-    q8_strided s;
-} slice_params;
-
-static q8_status slice_list(q8_graph *g, q8_node *n, const char *name, int input, int64_t *v,
-                            int *count, bool *present, q8_error *err) {
-    return q8_tu_ints_arg(g, n, name, 10, input, v, Q8_MAX_DIMS, count, present, err);
-}
-
-static q8_status slice_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, g->opset < 10 ? 1 : 3, g->opset < 10 ? 1 : 5, 1, 1, err));
-    size_t es;
-    Q8_TRY(q8_tu_elem_size(g, n, 0, &es, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    int r = x->ndim, ns, ne, na, nst;
-    int64_t starts[Q8_MAX_DIMS], ends[Q8_MAX_DIMS], axes[Q8_MAX_DIMS], steps[Q8_MAX_DIMS];
-    bool has_s, has_e, has_a, has_st = false;
-    Q8_TRY(slice_list(g, n, "starts", 1, starts, &ns, &has_s, err));
-    Q8_TRY(slice_list(g, n, "ends", 2, ends, &ne, &has_e, err));
-    Q8_TRY(slice_list(g, n, "axes", 3, axes, &na, &has_a, err));
-    if (g->opset >= 10) {
-        Q8_TRY(slice_list(g, n, "steps", 4, steps, &nst, &has_st, err));
-    }
-    if (!has_s || !has_e)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "starts and ends are required");
-    if (ns != ne)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "starts has %d values, ends %d", ns, ne);
-    if (has_a && na != ns)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "axes has %d values, starts %d", na, ns);
-    if (has_st && nst != ns)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "steps has %d values, starts %d", nst, ns);
-    if (!has_a) {
-        if (ns > r)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "starts has %d values for rank %d", ns, r);
-        for (int i = 0; i < ns; i++) axes[i] = i;
-    }
-    if (!has_st)
-        for (int i = 0; i < ns; i++) steps[i] = 1;
-    Q8_TRY(q8_tu_norm_axes(n, "axes", axes, ns, r, err));
-
-    int64_t start[Q8_MAX_DIMS], step[Q8_MAX_DIMS], dims[Q8_MAX_DIMS];
-    for (int d = 0; d < r; d++) {
-        start[d] = 0;
-        step[d] = 1;
-        dims[d] = x->dims[d];
-    }
-    for (int i = 0; i < ns; i++) {
-        int d = (int)axes[i];
-        int64_t dim = x->dims[d], s = starts[i], e = ends[i], st = steps[i];
-        if (st == 0) return q8_node_fail(err, Q8_ERR_SHAPE, n, "steps[%d] is 0", i);
-        /* Any |step| > dim takes at most one element: clamping avoids overflow. */
-        if (st > dim + 1) st = dim + 1;
-        if (st < -dim - 1) st = -dim - 1;
-        if (s < 0) s += dim;    /* no overflow: dim >= 0 */
-        if (e < 0) e += dim;
-        int64_t len;
-        if (dim == 0) {
-            len = 0;
-        } else if (st > 0) {
-            s = s < 0 ? 0 : s > dim ? dim : s;
-            e = e < 0 ? 0 : e > dim ? dim : e;
-            len = e > s ? 1 + (e - s - 1) / st : 0;
-        } else {
-            s = s < 0 ? 0 : s > dim - 1 ? dim - 1 : s;
-            e = e < -1 ? -1 : e > dim - 1 ? dim - 1 : e;
-            len = s > e ? 1 + (s - e - 1) / -st : 0;
-        }
-        start[d] = len ? s : 0;
-        step[d] = len > 1 ? st : 1;
-        dims[d] = len;
-    }
-    slice_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    int64_t stride[Q8_MAX_DIMS];
-    q8_tu_strides(x->dims, r, stride);
-    p->s.ndim = r;
-    p->s.esize = es;
-    p->s.offset = 0;
-    for (int d = 0; d < r; d++) {
-        p->s.offset += start[d] * stride[d];
-        p->s.dims[d] = dims[d];
-        p->s.stride[d] = step[d] * stride[d];
-    }
-    q8_tu_strided_simplify(&p->s);
-    return q8_set_output(g, n, 0, x->dtype, dims, r, err);
-}
-
 static void slice_run(const q8_exec *x, const q8_node *n) {
-    const slice_params *p = n->params;
-    q8_tu_strided_copy(x->pool, Q8_OUT_PTR(x, n, 0), Q8_IN_PTR(x, n, 0), &p->s);
+    const q8_slice_params *p = n->params;
+    const q8_tensor *in = q8_in(x->g, n, 0), *y = q8_out(x->g, n, 0);
+    q8_strided s;
+    q8_strided_slice(&s, in->dims, in->ndim, p->start, p->step, y->dims, p->esize);
+    q8_tu_strided_copy(x->pool, Q8_OUT_PTR(x, n, 0), Q8_IN_PTR(x, n, 0), &s);
 }
 
-const q8_op_schema q8_schema_slice = {.infer = slice_infer};
 const q8_cpu_op q8_cpu_slice = {.run = slice_run};

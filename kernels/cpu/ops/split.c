@@ -1,88 +1,9 @@
-/* Split along one axis into the outputs. Sizes: the `split` attribute
- * (opset < 13) or constant input (>= 13); else equal parts, which must divide
- * the dim evenly, or with `num_outputs` (opset 18) ceil-sized parts where the
- * last ones may be smaller. */
+/* Split on the CPU (params: src/core/ops/split.h): each input row (the dims
+ * before the axis) is cut into the outputs' rows. */
 #include <string.h>
 
+#include "ops/split.h"
 #include "tensor_util.h"
-
-#define SPLIT_MAX_OUT 4096
-
-typedef struct split_params {
-    int axis;
-    int n;
-    size_t esize;
-    int64_t sizes[];    /* n sizes along the axis */
-} split_params;
-
-static q8_status split_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, g->opset < 13 ? 1 : 2, 1, SPLIT_MAX_OUT, err));
-    size_t es;
-    Q8_TRY(q8_tu_elem_size(g, n, 0, &es, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    int axis, no = n->n_outputs;
-    int64_t ax = q8_attr_int(n, "axis", 0);
-    if (!q8_norm_axis(ax, x->ndim, &axis))
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "axis %lld is out of range for rank %d",
-                            (long long)ax, x->ndim);
-    split_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * (size_t)no, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->axis = axis;
-    p->n = no;
-    p->esize = es;
-    int count;
-    bool present;
-    int64_t *given = malloc(sizeof(int64_t) * SPLIT_MAX_OUT);
-    if (!given) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_status st =
-        q8_tu_ints_arg(g, n, "split", 13, 1, given, SPLIT_MAX_OUT, &count, &present, err);
-    if (st == Q8_OK && present && count == no)
-        memcpy(p->sizes, given, sizeof(int64_t) * (size_t)no);
-    free(given);
-    if (st != Q8_OK) return st;
-    int64_t dim = x->dims[axis];
-    char sb[160];
-    if (present) {
-        if (count != no)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "split has %d values for %d outputs", count,
-                                no);
-        int64_t sum = 0;
-        for (int i = 0; i < no; i++) {
-            if (p->sizes[i] < 0)
-                return q8_node_fail(err, Q8_ERR_SHAPE, n, "split %s has a negative size",
-                                    q8_tu_list_str(p->sizes, no, sb, sizeof sb));
-            sum += p->sizes[i];
-        }
-        if (sum != dim)
-            return q8_node_fail(
-                err, Q8_ERR_SHAPE, n, "split %s sums to %lld, but axis %d has size %lld",
-                q8_tu_list_str(p->sizes, no, sb, sizeof sb), (long long)sum, axis, (long long)dim);
-    } else if (q8_attr_find(n, "num_outputs")) {
-        int64_t k = q8_attr_int(n, "num_outputs", 0);
-        if (k != no)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                "num_outputs is %lld but the node has %d outputs", (long long)k,
-                                no);
-        int64_t chunk = (dim + no - 1) / no, left = dim;
-        for (int i = 0; i < no; i++) {
-            p->sizes[i] = left < chunk ? left : chunk;
-            left -= p->sizes[i];
-        }
-    } else {
-        if (dim % no != 0)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                                "axis %d of size %lld cannot be split into %d equal parts", axis,
-                                (long long)dim, no);
-        for (int i = 0; i < no; i++) p->sizes[i] = dim / no;
-    }
-    int64_t dims[Q8_MAX_DIMS];
-    memcpy(dims, x->dims, sizeof dims);
-    for (int i = 0; i < no; i++) {
-        dims[axis] = p->sizes[i];
-        Q8_TRY(q8_set_output(g, n, i, x->dtype, dims, x->ndim, err));
-    }
-    return Q8_OK;
-}
 
 typedef struct split_args {
     const q8_exec *x;
@@ -94,7 +15,7 @@ typedef struct split_args {
 /* Task t: output (t % n) of row (t / n). */
 static void split_range(void *arg, int64_t b, int64_t e, int thread) {
     const split_args *a = arg;
-    const split_params *p = a->n->params;
+    const q8_split_params *p = a->n->params;
     const uint8_t *in = Q8_IN_PTR(a->x, a->n, 0);
     int64_t row = b / p->n;
     int i = (int)(b % p->n);
@@ -115,15 +36,14 @@ static void split_range(void *arg, int64_t b, int64_t e, int thread) {
 }
 
 static void split_run(const q8_exec *x, const q8_node *n) {
-    const split_params *p = n->params;
+    const q8_split_params *p = n->params;
     const q8_tensor *in = q8_in(x->g, n, 0);
-    split_args a = {x, n, q8_tu_prod(in->dims, p->axis + 1, in->ndim), 0};
+    split_args a = {x, n, q8_ta_prod(in->dims, p->axis + 1, in->ndim), 0};
     a.in_row = (size_t)(in->dims[p->axis] * a.inner) * p->esize;
     if (a.in_row == 0) return;
-    int64_t rows = q8_tu_prod(in->dims, 0, p->axis);
+    int64_t rows = q8_ta_prod(in->dims, 0, p->axis);
     q8_parallel_for(x->pool, rows * p->n, q8_tu_grain(a.in_row / (size_t)p->n + 1), split_range,
                     &a);
 }
 
-const q8_op_schema q8_schema_split = {.infer = split_infer};
 const q8_cpu_op q8_cpu_split = {.run = split_run};

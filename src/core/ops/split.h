@@ -1,0 +1,18 @@
+/* Split along one axis into the outputs. Sizes: the `split` attribute
+ * (opset < 13) or constant input (>= 13); else equal parts, which must divide
+ * the dim evenly, or with `num_outputs` (opset 18) ceil-sized parts where the
+ * last ones may be smaller. */
+#ifndef Q8_CORE_OPS_SPLIT_H
+#define Q8_CORE_OPS_SPLIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct q8_split_params {
+    int axis;           /* in [0, rank) */
+    int n;              /* outputs */
+    size_t esize;       /* element size in bytes */
+    int64_t sizes[];    /* n sizes along the axis */
+} q8_split_params;
+
+#endif
