@@ -886,6 +886,27 @@ CU_TEST(resize) {
         snprintf(what, sizeof what, "Resize case %zu", c);
         check_spec(&sp, in, k_exact, what);
     }
+    /* opset 18: axes (scales / sizes for the last two dims only), keep_aspect_ratio_policy */
+    float sc_ax[2] = {3, 1.5f};
+    int64_t sz_ax[2] = {9, 7};
+    for (int c = 0; c < 2; c++) {
+        spec sp = {.op = "Resize", .opset = 18, .n_in = 3, .n_out = 1};
+        sp.in[0] = (qin){"x", Q8_F32, 4, {2, 3, 5, 4}, NULL, NULL, 0};
+        sp.in[1] = (qin){NULL, Q8_F32, 0, {0}, NULL, NULL, 0}; /* roi: absent */
+        if (c == 0) {
+            sp.in[2] = (qin){"scales", Q8_F32, 1, {2}, sc_ax, NULL, 0};
+            sp.at[sp.n_attr++] = AINTS("axes", 2, {-1, 2});
+        } else {
+            sp.in[2] = (qin){NULL, Q8_F32, 0, {0}, NULL, NULL, 0};
+            sp.in[3] = (qin){"sizes", Q8_I64, 1, {2}, sz_ax, NULL, 0};
+            sp.n_in = 4;
+            sp.at[sp.n_attr++] = AINTS("axes", 2, {2, 3});
+            sp.at[sp.n_attr++] = AS("keep_aspect_ratio_policy", "not_larger");
+        }
+        sp.at[sp.n_attr++] = AS("mode", "linear");
+        const void *in[1] = {x};
+        check_spec(&sp, in, k_exact, c ? "Resize axes, not_larger" : "Resize axes");
+    }
     free(x), free(x8);
 }
 

@@ -1,146 +1,14 @@
-/* ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
- * ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp.
- *
- * axes come from the attribute (older opsets) or the second input (ReduceSum
- * >= 13, all >= 18; it must be constant unless it is empty). No axes: reduce
- * everything, or copy when noop_with_empty_axes=1.
- *
- * infer merges the input dims into alternating kept / reduced groups (size-1
- * dims dropped). Each output element is reduced by one work item in a fixed
- * order, so results do not depend on the thread count. Float sums run in
- * double: when the innermost group is reduced, over 8 interleaved partial
- * sums combined in a fixed order; when it is kept, blocks of contiguous
- * outputs are accumulated together. Max/Min propagate NaN. int32/int64 inputs
- * (shape arithmetic) are accepted by Sum, Max, Min and Prod; their sums and
- * products wrap around on overflow. */
+/* Reduce* on the CPU (params: src/core/ops/reduce.h). Each output element
+ * is reduced by one work item in a fixed order, so results do not depend on
+ * the thread count. Float sums run in double: when the innermost group is
+ * reduced, over 8 interleaved partial sums combined in a fixed order; when
+ * it is kept, blocks of contiguous outputs are accumulated together.
+ * Max/Min propagate NaN. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_op.h"
-
-enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_SUMSQ, R_LOGSUM, R_LOGSUMEXP };
-
-typedef struct reduce_params {
-    int kind;
-    q8_dtype dtype;
-    bool noop; /* copy the input (empty axes + noop_with_empty_axes) */
-    int64_t out_numel, red_numel, in_numel;
-    int nk, nr; /* merged kept / reduced groups */
-    int64_t kdims[Q8_MAX_DIMS], kstride[Q8_MAX_DIMS];
-    int64_t rdims[Q8_MAX_DIMS], rstride[Q8_MAX_DIMS];
-    bool last_kept; /* innermost group is kept (stride 1) */
-} reduce_params;
-
-static bool int_ok(int kind) {
-    return kind == R_SUM || kind == R_MAX || kind == R_MIN || kind == R_PROD;
-}
-
-static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, int kind) {
-    Q8_TRY(q8_check_io(n, 1, 2, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    if (x->dtype != Q8_F32 && !((x->dtype == Q8_I64 || x->dtype == Q8_I32) && int_ok(kind)))
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input is %s, supported: float32%s",
-                            q8_dtype_name(x->dtype), int_ok(kind) ? ", int32, int64" : "");
-    int r = x->ndim;
-    int64_t axes[Q8_MAX_DIMS];
-    int na = 0;
-    const q8_attr *aa = q8_attr_find(n, "axes");
-    bool in_axes = n->n_inputs > 1 && n->inputs[1] >= 0;
-    if (in_axes && aa)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes are given both as attribute and input");
-    if (in_axes) {
-        const q8_tensor *at = q8_in(g, n, 1);
-        if (!at->shape_known || q8_tensor_numel(at) > 0)
-            Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
-    } else if (aa) {
-        const int64_t *v = q8_attr_ints(n, "axes", &na);
-        if (!v) return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes must be a list of ints");
-        if (na > Q8_MAX_DIMS)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes has %d values, rank is %d", na, r);
-        memcpy(axes, v, sizeof(int64_t) * (size_t)na);
-    }
-    bool red[Q8_MAX_DIMS] = {false};
-    for (int i = 0; i < na; i++) {
-        int a;
-        if (!q8_norm_axis(axes[i], r, &a))
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
-                                (long long)axes[i], r);
-        if (red[a])
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is given twice",
-                                (long long)axes[i]);
-        red[a] = true;
-    }
-    int64_t keep = q8_attr_int(n, "keepdims", 1);
-    reduce_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->kind = kind;
-    p->dtype = x->dtype;
-    p->in_numel = q8_tensor_numel(x);
-    if (na == 0 && q8_attr_int(n, "noop_with_empty_axes", 0)) {
-        p->noop = true;
-        return q8_set_output(g, n, 0, x->dtype, x->dims, r, err);
-    }
-    if (na == 0)
-        for (int d = 0; d < r; d++) red[d] = true;
-    int64_t ydims[Q8_MAX_DIMS];
-    int yn = 0;
-    p->out_numel = p->red_numel = 1;
-    for (int d = 0; d < r; d++) {
-        if (red[d])
-            p->red_numel *= x->dims[d];
-        else
-            p->out_numel *= x->dims[d];
-        if (!red[d])
-            ydims[yn++] = x->dims[d];
-        else if (keep)
-            ydims[yn++] = 1;
-    }
-    /* Merge: drop size-1 dims, join neighbours with the same role. */
-    int64_t md[Q8_MAX_DIMS];
-    bool mr[Q8_MAX_DIMS];
-    int m = 0;
-    for (int d = 0; d < r; d++) {
-        if (x->dims[d] == 1) continue;
-        if (m > 0 && mr[m - 1] == red[d]) {
-            md[m - 1] *= x->dims[d];
-        } else {
-            md[m] = x->dims[d];
-            mr[m++] = red[d];
-        }
-    }
-    int64_t stride = 1, st[Q8_MAX_DIMS];
-    for (int i = m - 1; i >= 0; i--) {
-        st[i] = stride;
-        stride *= md[i];
-    }
-    for (int i = 0; i < m; i++) {
-        if (mr[i]) {
-            p->rdims[p->nr] = md[i];
-            p->rstride[p->nr++] = st[i];
-        } else {
-            p->kdims[p->nk] = md[i];
-            p->kstride[p->nk++] = st[i];
-        }
-    }
-    p->last_kept = m == 0 || !mr[m - 1];
-    return q8_set_output(g, n, 0, x->dtype, ydims, yn, err);
-}
-
-#define DEF_INFER(fn, kind)                                       \
-    static q8_status fn(q8_graph *g, q8_node *n, q8_error *err) { \
-        return reduce_infer(g, n, err, kind);                     \
-    }
-DEF_INFER(sum_infer, R_SUM)
-DEF_INFER(mean_infer, R_MEAN)
-DEF_INFER(max_infer, R_MAX)
-DEF_INFER(min_infer, R_MIN)
-DEF_INFER(prod_infer, R_PROD)
-DEF_INFER(l1_infer, R_L1)
-DEF_INFER(l2_infer, R_L2)
-DEF_INFER(sumsq_infer, R_SUMSQ)
-DEF_INFER(logsum_infer, R_LOGSUM)
-DEF_INFER(logsumexp_infer, R_LOGSUMEXP)
+#include "ops/reduce.h"
 
 /* Offset of the idx-th element (row-major) of the sub-space dims/strides. */
 static inline int64_t offset_of(int64_t idx, int nd, const int64_t *dims, const int64_t *strides) {
@@ -153,7 +21,7 @@ static inline int64_t offset_of(int64_t idx, int nd, const int64_t *dims, const 
 }
 
 typedef struct reduce_args {
-    const reduce_params *p;
+    const q8_reduce_params *p;
     const void *x;
     void *y;
 } reduce_args;
@@ -180,7 +48,7 @@ typedef struct reduce_args {
     /* innermost group reduced: one output element per item */                                 \
     static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                         \
         const reduce_args *a = arg;                                                            \
-        const reduce_params *p = a->p;                                                         \
+        const q8_reduce_params *p = a->p;                                                         \
         const float *x = a->x;                                                                 \
         int64_t len = p->rdims[p->nr - 1], outer = p->red_numel / len;                         \
         for (int64_t o = b; o < e; o++) {                                                      \
@@ -208,7 +76,7 @@ typedef struct reduce_args {
     /* innermost group kept: a block of up to BLK contiguous outputs per item */               \
     static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                         \
         const reduce_args *a = arg;                                                            \
-        const reduce_params *p = a->p;                                                         \
+        const q8_reduce_params *p = a->p;                                                         \
         const float *x = a->x;                                                                 \
         int64_t inner = p->nk ? p->kdims[p->nk - 1] : 1;                                       \
         int64_t nblk = (inner + BLK - 1) / BLK;                                                \
@@ -244,7 +112,7 @@ DEF_F32(f_logsum, 0.0, UPD_SUM, UPD_SUM, FIN_LOG)
  * item, any layout (it is rare enough not to need the blocked form). */
 static void f_logsumexp(void *arg, int64_t b, int64_t e, int t) {
     const reduce_args *a = arg;
-    const reduce_params *p = a->p;
+    const q8_reduce_params *p = a->p;
     const float *x = a->x;
     for (int64_t o = b; o < e; o++) {
         int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);
@@ -264,26 +132,26 @@ static void f_logsumexp(void *arg, int64_t b, int64_t e, int t) {
 /* int32 / int64: small shape tensors; plain loops, wrap-around arithmetic. */
 static void int_range(void *arg, int64_t b, int64_t e, int t) {
     const reduce_args *a = arg;
-    const reduce_params *p = a->p;
+    const q8_reduce_params *p = a->p;
     bool i64 = p->dtype == Q8_I64;
     for (int64_t o = b; o < e; o++) {
         int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);
-        uint64_t acc = p->kind == R_PROD ? 1 : 0;
-        int64_t best =
-            p->kind == R_MAX ? (i64 ? INT64_MIN : INT32_MIN) : (i64 ? INT64_MAX : INT32_MAX);
+        uint64_t acc = p->kind == Q8_REDUCE_PROD ? 1 : 0;
+        int64_t best = p->kind == Q8_REDUCE_MAX ? (i64 ? INT64_MIN : INT32_MIN)
+                                                : (i64 ? INT64_MAX : INT32_MAX);
         for (int64_t ri = 0; ri < p->red_numel; ri++) {
             int64_t i = base + offset_of(ri, p->nr, p->rdims, p->rstride);
             int64_t v = i64 ? ((const int64_t *)a->x)[i] : ((const int32_t *)a->x)[i];
-            if (p->kind == R_SUM)
+            if (p->kind == Q8_REDUCE_SUM)
                 acc += (uint64_t)v;
-            else if (p->kind == R_PROD)
+            else if (p->kind == Q8_REDUCE_PROD)
                 acc *= (uint64_t)v;
-            else if (p->kind == R_MAX)
+            else if (p->kind == Q8_REDUCE_MAX)
                 best = v > best ? v : best;
             else
                 best = v < best ? v : best;
         }
-        int64_t r = p->kind == R_SUM || p->kind == R_PROD ? (int64_t)acc : best;
+        int64_t r = p->kind == Q8_REDUCE_SUM || p->kind == Q8_REDUCE_PROD ? (int64_t)acc : best;
         if (i64)
             ((int64_t *)a->y)[o] = r;
         else
@@ -292,7 +160,7 @@ static void int_range(void *arg, int64_t b, int64_t e, int t) {
 }
 
 static void reduce_run(const q8_exec *x, const q8_node *n) {
-    const reduce_params *p = n->params;
+    const q8_reduce_params *p = n->params;
     reduce_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
     if (p->noop) {
         if (a.y != a.x) memcpy(a.y, a.x, (size_t)p->in_numel * q8_dtype_size(p->dtype));
@@ -308,28 +176,32 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
     if (p->red_numel == 0) {
         /* reducing an empty set: the identity of the reduction */
         static const float ident[] = {
-            [R_SUM] = 0.0f,         [R_MEAN] = NAN,
-            [R_MAX] = -INFINITY,    [R_MIN] = INFINITY,
-            [R_PROD] = 1.0f,        [R_L1] = 0.0f,
-            [R_L2] = 0.0f,          [R_SUMSQ] = 0.0f,
-            [R_LOGSUM] = -INFINITY, [R_LOGSUMEXP] = -INFINITY,
+            [Q8_REDUCE_SUM] = 0.0f,          [Q8_REDUCE_MEAN] = NAN,
+            [Q8_REDUCE_MAX] = -INFINITY,     [Q8_REDUCE_MIN] = INFINITY,
+            [Q8_REDUCE_PROD] = 1.0f,         [Q8_REDUCE_L1] = 0.0f,
+            [Q8_REDUCE_L2] = 0.0f,           [Q8_REDUCE_SUM_SQUARE] = 0.0f,
+            [Q8_REDUCE_LOG_SUM] = -INFINITY, [Q8_REDUCE_LOG_SUM_EXP] = -INFINITY,
         };
         for (int64_t i = 0; i < p->out_numel; i++) ((float *)a.y)[i] = ident[p->kind];
         return;
     }
-    if (p->kind == R_LOGSUMEXP) {
+    if (p->kind == Q8_REDUCE_LOG_SUM_EXP) {
         q8_parallel_for(x->pool, p->out_numel, grain, f_logsumexp, &a);
         return;
     }
     static const q8_range_fn inner_fns[] = {
-        [R_SUM] = f_sum_inner, [R_MEAN] = f_mean_inner,   [R_MAX] = f_max_inner,
-        [R_MIN] = f_min_inner, [R_PROD] = f_prod_inner,   [R_L1] = f_l1_inner,
-        [R_L2] = f_l2_inner,   [R_SUMSQ] = f_sumsq_inner, [R_LOGSUM] = f_logsum_inner,
+        [Q8_REDUCE_SUM] = f_sum_inner,   [Q8_REDUCE_MEAN] = f_mean_inner,
+        [Q8_REDUCE_MAX] = f_max_inner,   [Q8_REDUCE_MIN] = f_min_inner,
+        [Q8_REDUCE_PROD] = f_prod_inner, [Q8_REDUCE_L1] = f_l1_inner,
+        [Q8_REDUCE_L2] = f_l2_inner,     [Q8_REDUCE_SUM_SQUARE] = f_sumsq_inner,
+        [Q8_REDUCE_LOG_SUM] = f_logsum_inner,
     };
     static const q8_range_fn outer_fns[] = {
-        [R_SUM] = f_sum_outer, [R_MEAN] = f_mean_outer,   [R_MAX] = f_max_outer,
-        [R_MIN] = f_min_outer, [R_PROD] = f_prod_outer,   [R_L1] = f_l1_outer,
-        [R_L2] = f_l2_outer,   [R_SUMSQ] = f_sumsq_outer, [R_LOGSUM] = f_logsum_outer,
+        [Q8_REDUCE_SUM] = f_sum_outer,   [Q8_REDUCE_MEAN] = f_mean_outer,
+        [Q8_REDUCE_MAX] = f_max_outer,   [Q8_REDUCE_MIN] = f_min_outer,
+        [Q8_REDUCE_PROD] = f_prod_outer, [Q8_REDUCE_L1] = f_l1_outer,
+        [Q8_REDUCE_L2] = f_l2_outer,     [Q8_REDUCE_SUM_SQUARE] = f_sumsq_outer,
+        [Q8_REDUCE_LOG_SUM] = f_logsum_outer,
     };
     if (!p->last_kept) {
         q8_parallel_for(x->pool, p->out_numel, grain, inner_fns[p->kind], &a);
@@ -342,16 +214,13 @@ static void reduce_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
-#define DEF_OP(sym, infer_fn)                                    \
-    const q8_op_schema q8_schema_##sym = {.infer = infer_fn}; \
-    const q8_cpu_op q8_cpu_##sym = {.run = reduce_run};
-DEF_OP(reduce_sum, sum_infer)
-DEF_OP(reduce_mean, mean_infer)
-DEF_OP(reduce_max, max_infer)
-DEF_OP(reduce_min, min_infer)
-DEF_OP(reduce_prod, prod_infer)
-DEF_OP(reduce_l1, l1_infer)
-DEF_OP(reduce_l2, l2_infer)
-DEF_OP(reduce_sum_square, sumsq_infer)
-DEF_OP(reduce_log_sum, logsum_infer)
-DEF_OP(reduce_log_sum_exp, logsumexp_infer)
+const q8_cpu_op q8_cpu_reduce_sum = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_mean = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_max = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_min = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_prod = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_l1 = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_l2 = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_sum_square = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_log_sum = {.run = reduce_run};
+const q8_cpu_op q8_cpu_reduce_log_sum_exp = {.run = reduce_run};
