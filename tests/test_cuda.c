@@ -715,6 +715,16 @@ CU_TEST(binary_broadcast) {
             check_spec(&sp, in, k_exact, what);
             free(da), free(db);
         }
+    /* Before opset 7: B [3, 4] broadcast onto A at axis 1 (the core's plan). */
+    qin a = {"a", Q8_F32, 4, {2, 3, 4, 5}, NULL, NULL, 0};
+    qin b = {"b", Q8_F32, 2, {3, 4}, NULL, NULL, 0};
+    float *da = rand_f32(&r, numel_of(&a), -3, 3), *db = rand_f32(&r, numel_of(&b), 0.5f, 3);
+    spec sp = {.op = "Mul", .opset = 6, .n_in = 2, .n_out = 1, .in = {a, b}, .n_attr = 2};
+    sp.at[0] = AI("broadcast", 1);
+    sp.at[1] = AI("axis", 1);
+    const void *in[2] = {da, db};
+    check_spec(&sp, in, k_exact, "Mul legacy broadcast");
+    free(da), free(db);
 }
 
 /* ---- normalization, pooling, reductions ------------------------------------------------- */

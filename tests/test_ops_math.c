@@ -4,7 +4,7 @@
 #include <float.h>
 #include <string.h>
 
-#include "broadcast.h"
+#include "ops/broadcast.h"
 #include "fastexp.h"
 #include "half.h"
 #include "model.h"

@@ -1,12 +1,14 @@
-/* Shared pieces of the elementwise ops: dtype lists, row-function
- * generators over the broadcast walk (broadcast.h), overflow-free integer
- * arithmetic and float -> int conversions without undefined behaviour. */
+/* Shared CPU pieces of the elementwise ops (their infer and params:
+ * src/core/ops/): dtype lists, row-function generators over the broadcast
+ * walk (broadcast.h), overflow-free integer arithmetic and float -> int
+ * conversions without undefined behaviour. */
 #ifndef Q8_KERNELS_CPU_ELEMENTWISE_H
 #define Q8_KERNELS_CPU_ELEMENTWISE_H
 
 #include <math.h>
 
 #include "broadcast.h"
+#include "ops/elementwise.h"
 
 /* X(dtype enum, C type, suffix, wide unsigned type). Integer arithmetic
  * goes through the wide unsigned type so that overflow wraps instead of
@@ -81,17 +83,9 @@ Q8_EW_F2I(q8_f2i_u32, uint32_t, 0, UINT32_MAX)
 Q8_EW_F2I(q8_f2i_i64, int64_t, INT64_MIN, INT64_MAX)
 Q8_EW_F2I(q8_f2i_u64, uint64_t, 0, UINT64_MAX)
 
-/* Broadcast inputs 0 and 1 of n into dims (rank *nd) and store the plan as
- * n->params; honours the pre-opset-7 broadcast/axis attributes. */
-q8_status q8_ew_binary_plan(q8_graph *g, q8_node *n, int64_t *dims, int *nd, q8_error *err);
-/* Shared infer / run of plain binary ops (same dtype on both inputs):
- * rows[dtype] is the row function, NULL for unsupported dtypes. out_dtype
- * Q8_UNDEFINED means "the inputs' dtype". */
-q8_status q8_ew_binary_infer(q8_graph *g, q8_node *n, const q8_bcast_row_fn *rows,
-                             q8_dtype out_dtype, q8_error *err);
+/* Shared run of plain binary ops (same dtype on both inputs): rows[dtype]
+ * is the row function, NULL for dtypes the op does not take. */
 void q8_ew_binary_run(const q8_exec *x, const q8_node *n, const q8_bcast_row_fn *rows,
                       int64_t grain);
-/* "float32, int64, ..." listing the dtypes with a row function. */
-const char *q8_ew_dtype_list(const q8_bcast_row_fn *rows, char *buf, size_t size);
 
 #endif

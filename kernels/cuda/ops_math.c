@@ -1,70 +1,60 @@
 /* The CUDA plans of the elementwise ops: unary float32 activations and math
  * (unary.cu), Relu and Clip on int8 too, and Add / Sub / Mul / Div on
- * float32 with numpy broadcasting (binary.cu). Attribute defaults are those
- * of kernels/cpu/ops/unary.c and clip.c. */
-#include <float.h>
-#include <string.h>
+ * float32 with numpy broadcasting (binary.cu). Each reads the params the
+ * core's infer made (src/core/ops/unary.h, clip.h, broadcast.h); what is
+ * left here is turning them into kernel parameters and refusing the cases
+ * the kernels do not cover. */
+#include <math.h>
 
 #include "backend_cuda.h"
-#include "broadcast.h"
-
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
+#include "ops/broadcast.h"
+#include "ops/clip.h"
+#include "ops/unary.h"
 
 static q8_status unary_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
     return q8_cu_launch_check(q8cu_unary(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
-typedef struct ukind {
-    const char *name;
-    int kind;
-    float alpha, beta;          /* attribute defaults */
-    bool i8;                    /* also on int8 data */
-} ukind;
-
-static const ukind k_unary[] = {
-    {"Relu", Q8CU_U_RELU, 0, 0, true},
-    {"LeakyRelu", Q8CU_U_LEAKY_RELU, 0.01f, 0, false},
-    {"Sigmoid", Q8CU_U_SIGMOID, 0, 0, false},
-    {"HardSigmoid", Q8CU_U_HARD_SIGMOID, 0.2f, 0.5f, false},
-    {"HardSwish", Q8CU_U_HARD_SWISH, 1.0f / 6.0f, 0.5f, false},
-    {"Tanh", Q8CU_U_TANH, 0, 0, false},
-    {"Gelu", Q8CU_U_GELU, 0, 0, false},
-    {"Erf", Q8CU_U_ERF, 0, 0, false},
-    {"Sqrt", Q8CU_U_SQRT, 0, 0, false},
-    {"Exp", Q8CU_U_EXP, 0, 0, false},
-    {"Log", Q8CU_U_LOG, 0, 0, false},
-    {"Abs", Q8CU_U_ABS, 0, 0, false},
-    {"Neg", Q8CU_U_NEG, 0, 0, false},
-    {"Reciprocal", Q8CU_U_RECIPROCAL, 0, 0, false},
-};
+/* The kernel's kind for a core unary kind; -1: none (the op table only
+ * sends the ops that have one). */
+static int cu_unary_kind(q8_unary_kind k) {
+    switch (k) {
+    case Q8_UNARY_RELU: return Q8CU_U_RELU;
+    case Q8_UNARY_LEAKY_RELU: return Q8CU_U_LEAKY_RELU;
+    case Q8_UNARY_SIGMOID: return Q8CU_U_SIGMOID;
+    case Q8_UNARY_HARD_SIGMOID: return Q8CU_U_HARD_SIGMOID;
+    case Q8_UNARY_HARD_SWISH: return Q8CU_U_HARD_SWISH;
+    case Q8_UNARY_TANH: return Q8CU_U_TANH;
+    case Q8_UNARY_GELU: return Q8CU_U_GELU;
+    case Q8_UNARY_GELU_TANH: return Q8CU_U_GELU_TANH;
+    case Q8_UNARY_ERF: return Q8CU_U_ERF;
+    case Q8_UNARY_SQRT: return Q8CU_U_SQRT;
+    case Q8_UNARY_EXP: return Q8CU_U_EXP;
+    case Q8_UNARY_LOG: return Q8CU_U_LOG;
+    case Q8_UNARY_ABS: return Q8CU_U_ABS;
+    case Q8_UNARY_NEG: return Q8CU_U_NEG;
+    case Q8_UNARY_RECIPROCAL: return Q8CU_U_RECIPROCAL;
+    default: return -1;
+    }
+}
 
 q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
-    const ukind *u = NULL;
-    for (size_t i = 0; i < sizeof k_unary / sizeof k_unary[0] && !u; i++)
-        if (strcmp(k_unary[i].name, n->op_type) == 0) u = &k_unary[i];
-    Q8_ASSERT(u);
+    const q8_unary_params *up = n->params;
+    int kind = cu_unary_kind(up->kind);
+    Q8_ASSERT(kind >= 0);
     const q8_tensor *x = q8_in(g, n, 0);
     bool i8 = x->dtype == Q8_I8;
-    if (x->dtype != Q8_F32 && !(i8 && u->i8))
+    if (x->dtype != Q8_F32 && !(i8 && up->kind == Q8_UNARY_RELU))
         return q8_cu_unsupported(err, n, "%s data", q8_dtype_name(x->dtype));
     q8cu_unary_args *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     p->n = q8_tensor_numel(x);
-    p->kind = i8 ? Q8CU_U_RELU_I8 : u->kind;
-    p->alpha = q8_attr_float(n, "alpha", u->alpha);
-    p->beta = q8_attr_float(n, "beta", u->beta);
-    if (u->kind == Q8CU_U_HARD_SWISH) { /* fixed constants, no attributes */
-        p->alpha = u->alpha;
-        p->beta = u->beta;
-    }
-    if (u->kind == Q8CU_U_GELU) {
-        const char *ap = q8_attr_str(n, "approximate", "none");
-        if (strcmp(ap, "tanh") == 0) p->kind = Q8CU_U_GELU_TANH;
-        else if (strcmp(ap, "none") != 0) return q8_cu_unsupported(err, n, "approximate '%s'", ap);
-    }
+    p->kind = i8 ? Q8CU_U_RELU_I8 : kind;
+    p->alpha = up->alpha;
+    p->beta = up->beta;
     nd->run = unary_run;
     return Q8_OK;
 }
@@ -72,6 +62,7 @@ q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
 /* Clip: bounds from attributes (opset < 11) or constant scalar inputs. */
 q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
+    const q8_clip_params *cp = n->params;
     const q8_tensor *x = q8_in(g, n, 0);
     if (x->dtype != Q8_F32 && x->dtype != Q8_I8)
         return q8_cu_unsupported(err, n, "%s data", q8_dtype_name(x->dtype));
@@ -86,12 +77,12 @@ q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
     p->hi = INFINITY;
     p->ilo = -128;
     p->ihi = 127;
-    if (g->opset < 11) {
-        p->lo = q8_attr_float(n, "min", -FLT_MAX);
-        p->hi = q8_attr_float(n, "max", FLT_MAX);
+    if (cp->attrs) {
+        p->lo = cp->lo;
+        p->hi = cp->hi;
     }
     for (int i = 1; i < 3; i++) {
-        if (!has_input(n, i)) continue;
+        if (!(i == 1 ? cp->has_lo : cp->has_hi)) continue;
         const q8_tensor *b = q8_in(g, n, i);
         if (!b->data)
             return q8_cu_unsupported(err, n, "a computed %s bound (it must be a constant)",
@@ -111,21 +102,13 @@ static q8_status binary_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
 
 q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
-    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1), *y = q8_out(g, n, 0);
+    const q8_bcast *bc = n->params;
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     if (a->dtype != Q8_F32 || b->dtype != Q8_F32)
         return q8_cu_unsupported(err, n, "%s data (float32 only)", q8_dtype_name(a->dtype));
-    if (q8_attr_find(n, "broadcast"))
-        return q8_cu_unsupported(err, n, "the legacy broadcast attribute (opset < 7)");
-    if (y->ndim > Q8CU_MAX_DIMS) return q8_cu_unsupported(err, n, "rank %d", y->ndim);
+    if (bc->ndim > Q8CU_MAX_DIMS) return q8_cu_unsupported(err, n, "rank %d", bc->ndim);
     q8cu_binary_args *p = q8_cu_params(nd, sizeof *p);
-    q8_bcast *bc = malloc(q8_bcast_bytes(2));
-    if (!p || !bc) {
-        free(bc);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
-    const int64_t *dims[2] = {a->dims, b->dims};
-    int nds[2] = {a->ndim, b->ndim};
-    q8_bcast_plan_init(bc, y->dims, y->ndim, 2, dims, nds);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     p->ndim = bc->ndim;
     p->n = bc->numel;
     for (int d = 0; d < bc->ndim; d++) {
@@ -133,10 +116,8 @@ q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
         p->sa[d] = bc->strides[d];
         p->sb[d] = bc->strides[Q8_MAX_DIMS + d];
     }
-    free(bc);
-    const char *op = n->op_type;
-    p->op = strcmp(op, "Add") == 0 ? Q8CU_B_ADD : strcmp(op, "Sub") == 0 ? Q8CU_B_SUB
-            : strcmp(op, "Mul") == 0 ? Q8CU_B_MUL : Q8CU_B_DIV;
+    p->op = n->op == Q8_OP_ADD ? Q8CU_B_ADD : n->op == Q8_OP_SUB ? Q8CU_B_SUB
+            : n->op == Q8_OP_MUL ? Q8CU_B_MUL : Q8CU_B_DIV;
     p->a = q8_cu_tensor(pr, g, n->inputs[0]);
     p->b = q8_cu_tensor(pr, g, n->inputs[1]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);

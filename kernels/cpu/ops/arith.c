@@ -1,11 +1,5 @@
-/* Add, Sub, Mul, Div, Mod with numpy broadcasting, over float32/64 and all
- * integer types (shape arithmetic is folded through the int64 versions).
- *
- * Integers wrap on overflow (two's complement). Integer Div truncates toward
- * zero like C; x / 0 gives 0 and INT_MIN / -1 gives INT_MIN (wrapped), so a
- * bad divisor in data never traps. Mod: fmod=0 gives the sign of the divisor
- * (Python), fmod=1 the sign of the dividend (C fmod, required for floats);
- * an integer x mod 0 gives 0. */
+/* Add, Sub, Mul, Div, Mod on the CPU (semantics and params:
+ * src/core/ops/arith.c): one row function per dtype. */
 #include "elementwise.h"
 
 #define ADD_ROW(E, T, S, W) Q8_EW_BINARY_ROW(add_##S, T, T, T, (T)((W)a + (W)b))
@@ -56,38 +50,20 @@ static const q8_bcast_row_fn div_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_DIV)};
 static const q8_bcast_row_fn mod_rows[Q8_DTYPE_COUNT] = {Q8_EW_INTS(TAB_MOD)};
 static const q8_bcast_row_fn fmod_rows[Q8_DTYPE_COUNT] = {Q8_EW_NUMS(TAB_FMOD)};
 
-#define BINARY_OP(VAR, NAME, ROWS)                                                         \
-    static q8_status VAR##_infer(q8_graph *g, q8_node *n, q8_error *err) {               \
-        return q8_ew_binary_infer(g, n, ROWS, Q8_UNDEFINED, err);                         \
-    }                                                                                     \
+#define BINARY_OP(VAR, ROWS)                                                               \
     static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
         q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
     }                                                                                     \
-    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
     const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
-BINARY_OP(add, "Add", add_rows)
-BINARY_OP(sub, "Sub", sub_rows)
-BINARY_OP(mul, "Mul", mul_rows)
-BINARY_OP(div, "Div", div_rows)
-
-static q8_status mod_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    int64_t fm = q8_attr_int(n, "fmod", 0);
-    if (fm != 0 && fm != 1)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "fmod is %lld, expected 0 or 1", (long long)fm);
-    const q8_tensor *a = q8_in(g, n, 0);
-    if (!fm && a && q8_dtype_is_float(a->dtype))
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "fmod must be 1 for %s inputs",
-                            q8_dtype_name(a->dtype));
-    Q8_TRY(q8_ew_binary_infer(g, n, fm ? fmod_rows : mod_rows, Q8_UNDEFINED, err));
-    ((q8_bcast *)n->params)->aux = (int)fm;
-    return Q8_OK;
-}
+BINARY_OP(add, add_rows)
+BINARY_OP(sub, sub_rows)
+BINARY_OP(mul, mul_rows)
+BINARY_OP(div, div_rows)
 
 static void mod_run(const q8_exec *x, const q8_node *n) {
     const q8_bcast *p = n->params;
     q8_ew_binary_run(x, n, p->aux ? fmod_rows : mod_rows, Q8_EW_GRAIN);
 }
 
-const q8_op_schema q8_schema_mod = {.infer = mod_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_mod = {.run = mod_run};

@@ -1,4 +1,4 @@
-/* Cast and CastLike between all numeric dtypes and bool (not strings).
+/* Cast and CastLike on the CPU (semantics and params: src/core/ops/cast.h).
  *
  * Each block of elements is read into a carrier that holds every source
  * value exactly (double for floats, int64 for signed ints, uint64 for
@@ -9,7 +9,7 @@
  * -> bool is "!= 0" (NaN is true). */
 #include "elementwise.h"
 #include "half.h"
-#include "onnx_tensor.h"
+#include "ops/cast.h"
 
 #define BLOCK 256
 
@@ -20,14 +20,6 @@ typedef union carrier {
     int64_t s;
     uint64_t u;
 } carrier;
-
-typedef struct cast_params {
-    q8_dtype from, to;
-} cast_params;
-
-static bool castable(q8_dtype t) {
-    return t == Q8_BOOL || q8_dtype_is_float(t) || q8_dtype_is_int(t);
-}
 
 static carrier_kind kind_of(q8_dtype t) {
     if (q8_dtype_is_float(t)) return C_F;
@@ -138,43 +130,8 @@ static void cast_range(void *p, int64_t b, int64_t e, int t) {
     }
 }
 
-static q8_status cast_common(q8_graph *g, q8_node *n, q8_dtype to, q8_error *err) {
-    const q8_tensor *x = q8_in(g, n, 0);
-    if (!castable(x->dtype))
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "casting from %s is not supported",
-                            q8_dtype_name(x->dtype));
-    if (!castable(to))
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "casting to %s is not supported",
-                            q8_dtype_name(to));
-    cast_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->from = x->dtype;
-    p->to = to;
-    return q8_set_output(g, n, 0, to, x->dims, x->ndim, err);
-}
-
-static q8_status cast_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
-    const q8_attr *to = q8_attr_find(n, "to");
-    if (!to || to->type != Q8_ATTR_INT)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no integer attribute 'to'");
-    q8_dtype dt = to->i >= 0 && to->i <= INT32_MAX ? q8_onnx_dtype((int32_t)to->i) : Q8_UNDEFINED;
-    if (dt == Q8_UNDEFINED)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "to = %lld is not a known data type",
-                            (long long)to->i);
-    return cast_common(g, n, dt, err);
-}
-
-static q8_status castlike_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    return cast_common(g, n, q8_in(g, n, 1)->dtype, err);
-}
-
 static void cast_run(const q8_exec *x, const q8_node *n) {
-    const cast_params *p = n->params;
+    const q8_cast_params *p = n->params;
     const q8_tensor *t = q8_in(x->g, n, 0);
     cast_args a = {Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), p->from, p->to};
     int64_t numel = q8_tensor_numel(t);
@@ -185,8 +142,6 @@ static void cast_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, numel, Q8_EW_GRAIN, cast_range, &a);
 }
 
-const q8_op_schema q8_schema_cast = {.infer = cast_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_cast = {.run = cast_run};
 
-const q8_op_schema q8_schema_cast_like = {.infer = castlike_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_cast_like = {.run = cast_run};

@@ -1,7 +1,5 @@
-/* Comparisons (Equal, Greater, Less, GreaterOrEqual, LessOrEqual) over all
- * numeric dtypes and bool, and the logical And, Or, Xor over bool; numpy
- * broadcasting, bool output. NaN compares unequal and unordered, as in
- * IEEE 754. Bools are read as "nonzero". */
+/* Comparisons and the logical And, Or, Xor on the CPU (semantics and
+ * params: src/core/ops/compare.c). */
 #include "elementwise.h"
 
 #define BOOL_LIST(X) X(Q8_BOOL, uint8_t, b8, uint32_t)
@@ -38,23 +36,17 @@ static const q8_bcast_row_fn and_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = and_b8};
 static const q8_bcast_row_fn or_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = or_b8};
 static const q8_bcast_row_fn xor_rows[Q8_DTYPE_COUNT] = {[Q8_BOOL] = xor_b8};
 
-/* In place only helps where the input is 1 byte (bool), but is valid for
- * any: the planner only reuses an input of the output's byte size. */
-#define CMP_OP(VAR, NAME, ROWS)                                                            \
-    static q8_status VAR##_infer(q8_graph *g, q8_node *n, q8_error *err) {               \
-        return q8_ew_binary_infer(g, n, ROWS, Q8_BOOL, err);                              \
-    }                                                                                     \
+#define CMP_OP(VAR, ROWS)                                                                  \
     static void VAR##_run(const q8_exec *x, const q8_node *n) {                           \
         q8_ew_binary_run(x, n, ROWS, Q8_EW_GRAIN);                                        \
     }                                                                                     \
-    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
     const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
-CMP_OP(equal, "Equal", eq_rows)
-CMP_OP(greater, "Greater", gt_rows)
-CMP_OP(less, "Less", lt_rows)
-CMP_OP(greater_or_equal, "GreaterOrEqual", ge_rows)
-CMP_OP(less_or_equal, "LessOrEqual", le_rows)
-CMP_OP(and, "And", and_rows)
-CMP_OP(or, "Or", or_rows)
-CMP_OP(xor, "Xor", xor_rows)
+CMP_OP(equal, eq_rows)
+CMP_OP(greater, gt_rows)
+CMP_OP(less, lt_rows)
+CMP_OP(greater_or_equal, ge_rows)
+CMP_OP(less_or_equal, le_rows)
+CMP_OP(and, and_rows)
+CMP_OP(or, or_rows)
+CMP_OP(xor, xor_rows)

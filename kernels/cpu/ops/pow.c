@@ -1,11 +1,6 @@
-/* Pow: base float32/float64/int32/int64, exponent any numeric type, numpy
- * broadcasting; the output has the base's dtype.
- *
- * Float bases use double pow() rounded once to the output type. Integer
- * bases with an integer exponent multiply exactly (wrapping on overflow);
- * a negative exponent gives 1 for base 1, +-1 for base -1 and 0 otherwise
- * (including 0^-k, where C would divide by zero). Integer bases with a float
- * exponent truncate pow() toward zero, saturating; NaN gives 0. */
+/* Pow on the CPU (semantics and params: src/core/ops/pow.c): one row
+ * function per (base, exponent) dtype pair, and x * x for a float32 base
+ * with a constant exponent 2. */
 #include "elementwise.h"
 
 static inline uint64_t upow(uint64_t a, uint64_t e) {
@@ -74,42 +69,16 @@ static void square_f32(void *o_, const void *const *in, const int64_t *st, int64
         for (int64_t i = 0; i < n; i++) o[i] = a[0] * a[0];
 }
 
-static bool exponent_is_two(const q8_graph *g, const q8_node *n) {
-    float v;
-    int cnt;
-    const q8_tensor *e = q8_in(g, n, 1);
-    return e->data && q8_tensor_numel(e) == 1 &&
-           q8_const_floats(g, n, 1, &v, 1, &cnt, NULL) == Q8_OK && v == 2.0f;
-}
-
-static q8_status pow_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
-    if (a->dtype != Q8_F32 && a->dtype != Q8_F64 && a->dtype != Q8_I32 && a->dtype != Q8_I64)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "base dtype %s is not supported (float32, float64, int32, int64)",
-                            q8_dtype_name(a->dtype));
-    if (b->dtype <= Q8_UNDEFINED || b->dtype >= Q8_DTYPE_COUNT || !pow_rows[a->dtype][b->dtype])
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "exponent dtype %s is not supported",
-                            q8_dtype_name(b->dtype));
-    int64_t dims[Q8_MAX_DIMS];
-    int nd;
-    Q8_TRY(q8_ew_binary_plan(g, n, dims, &nd, err));
-    ((q8_bcast *)n->params)->aux = a->dtype == Q8_F32 && exponent_is_two(g, n);
-    return q8_set_output(g, n, 0, a->dtype, dims, nd, err);
-}
-
 static void pow_run(const q8_exec *x, const q8_node *n) {
     const q8_tensor *a = q8_in(x->g, n, 0), *b = q8_in(x->g, n, 1);
     const void *in[2] = {Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1)};
     size_t sz[2] = {q8_dtype_size(a->dtype), q8_dtype_size(b->dtype)};
     const q8_bcast *p = n->params;
+    bool square = a->dtype == Q8_F32 && p->aux;
+    Q8_ASSERT(square || pow_rows[a->dtype][b->dtype]);
     q8_bcast_run(x->pool, p, Q8_OUT_PTR(x, n, 0), sz[0], in, sz,
-                 p->aux ? square_f32 : pow_rows[a->dtype][b->dtype], NULL,
-                 p->aux ? Q8_EW_GRAIN : Q8_EW_GRAIN_MATH);
+                 square ? square_f32 : pow_rows[a->dtype][b->dtype], NULL,
+                 square ? Q8_EW_GRAIN : Q8_EW_GRAIN_MATH);
 }
 
-const q8_op_schema q8_schema_pow = {.infer = pow_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_pow = {.run = pow_run};

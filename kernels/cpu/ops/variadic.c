@@ -1,11 +1,8 @@
-/* Max, Min (float32/64, all integers), Sum, Mean (float32/64): 1 to
- * Q8_BCAST_MAX_IN inputs, all broadcast together.
- *
- * Inputs are combined left to right (in0 op in1 op in2 ...), so float sums
- * do not depend on the thread count. Max/Min propagate NaN (like numpy's
- * maximum/minimum). Each row is done in blocks through a small local
- * accumulator: every input is read at a block's positions before the output
- * is written there, so the output may share a buffer with any input. */
+/* Max, Min, Sum, Mean on the CPU (semantics and params:
+ * src/core/ops/variadic.c). Each row is done in blocks through a small
+ * local accumulator: every input is read at a block's positions before the
+ * output is written there, so the output may share a buffer with any
+ * input. */
 #include "elementwise.h"
 
 #define BLOCK 256
@@ -63,35 +60,12 @@ static const q8_bcast_row_fn rows[4][Q8_DTYPE_COUNT] = {
     [V_MEAN] = {Q8_EW_FLOATS(TAB_MEAN)},
 };
 
-static q8_status var_infer(q8_graph *g, q8_node *n, int kind, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, Q8_BCAST_MAX_IN, 1, 1, err));
-    for (int i = 0; i < n->n_inputs; i++) {
-        if (n->inputs[i] < 0)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is missing", i);
-        Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
-    }
-    q8_dtype dt = q8_in(g, n, 0)->dtype;
-    for (int i = 1; i < n->n_inputs; i++)
-        if (q8_in(g, n, i)->dtype != dt)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is %s, input 0 is %s", i,
-                                q8_dtype_name(q8_in(g, n, i)->dtype), q8_dtype_name(dt));
-    if (dt <= Q8_UNDEFINED || dt >= Q8_DTYPE_COUNT || !rows[kind][dt]) {
-        char list[256];
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s is not supported (only %s)",
-                            q8_dtype_name(dt), q8_ew_dtype_list(rows[kind], list, sizeof list));
-    }
-    int64_t dims[Q8_MAX_DIMS];
-    int nd;
-    Q8_TRY(q8_bcast_shapes(g, n, 0, n->n_inputs, dims, &nd, err));
-    Q8_TRY(q8_bcast_plan_new(n, g, 0, n->n_inputs, dims, nd, err));
-    return q8_set_output(g, n, 0, dt, dims, nd, err);
-}
-
 static void var_run(const q8_exec *x, const q8_node *n, int kind) {
     const q8_bcast *p = n->params;
     const void *in[Q8_BCAST_MAX_IN];
     size_t sz[Q8_BCAST_MAX_IN];
     q8_dtype dt = q8_in(x->g, n, 0)->dtype;
+    Q8_ASSERT(rows[kind][dt]); /* the core's dtype set and these rows disagree */
     for (int k = 0; k < p->n_in; k++) {
         in[k] = Q8_IN_PTR(x, n, k);
         sz[k] = q8_dtype_size(dt);
@@ -100,15 +74,11 @@ static void var_run(const q8_exec *x, const q8_node *n, int kind) {
                  Q8_EW_GRAIN);
 }
 
-#define VAR_OP(VAR, NAME, KIND)                                                            \
-    static q8_status VAR##_infer(q8_graph *g, q8_node *n, q8_error *err) {               \
-        return var_infer(g, n, KIND, err);                                                \
-    }                                                                                     \
+#define VAR_OP(VAR, KIND)                                                                  \
     static void VAR##_run(const q8_exec *x, const q8_node *n) { var_run(x, n, KIND); }    \
-    const q8_op_schema q8_schema_##VAR = {.infer = VAR##_infer, .flags = Q8_OPF_INPLACE}; \
     const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
-VAR_OP(max, "Max", V_MAX)
-VAR_OP(min, "Min", V_MIN)
-VAR_OP(sum, "Sum", V_SUM)
-VAR_OP(mean, "Mean", V_MEAN)
+VAR_OP(max, V_MAX)
+VAR_OP(min, V_MIN)
+VAR_OP(sum, V_SUM)
+VAR_OP(mean, V_MEAN)

@@ -1,0 +1,59 @@
+/* Shared infer of the plain binary elementwise ops; see elementwise.h. */
+#include "ops/elementwise.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "op.h"
+
+const char *q8_ew_dtype_list(unsigned set, char *buf, size_t size) {
+    size_t used = 0;
+    buf[0] = 0;
+    for (int t = 0; t < Q8_DTYPE_COUNT && used < size; t++)
+        if (q8_ew_dtype_in(set, (q8_dtype)t))
+            used += (size_t)snprintf(buf + used, size - used, "%s%s", used ? ", " : "",
+                                     q8_dtype_name((q8_dtype)t));
+    return buf;
+}
+
+q8_status q8_ew_binary_plan(q8_graph *g, q8_node *n, int64_t *dims, int *nd, q8_error *err) {
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
+    int64_t bd[Q8_MAX_DIMS];
+    int bn = b->ndim;
+    memcpy(bd, b->dims, sizeof(int64_t) * (size_t)bn);
+    /* Before opset 7, broadcast=1 broadcasts B onto A, aligned at `axis`
+     * (default: trailing dims, as numpy): pad B with trailing 1s. */
+    const q8_attr *ax = q8_attr_find(n, "axis");
+    if (g->opset < 7 && q8_attr_int(n, "broadcast", 0) == 1 && ax) {
+        int axis;
+        if (!q8_norm_axis(ax->i, a->ndim, &axis) || axis + bn > a->ndim)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                "axis %lld does not place B (rank %d) inside A (rank %d)",
+                                (long long)ax->i, bn, a->ndim);
+        while (bn < a->ndim - axis) bd[bn++] = 1;
+    }
+    Q8_TRY(q8_broadcast_shape(n, a->dims, a->ndim, bd, bn, dims, nd, err));
+    const int64_t *in_dims[2] = {a->dims, bd};
+    int in_nd[2] = {a->ndim, bn};
+    return q8_bcast_plan_dims(n, dims, *nd, 2, in_dims, in_nd, err);
+}
+
+q8_status q8_ew_binary_infer(q8_graph *g, q8_node *n, unsigned dtypes, q8_dtype out_dtype,
+                             q8_error *err) {
+    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
+    Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
+    if (a->dtype != b->dtype)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "inputs have different dtypes (%s and %s)",
+                            q8_dtype_name(a->dtype), q8_dtype_name(b->dtype));
+    if (!q8_ew_dtype_in(dtypes, a->dtype)) {
+        char list[256];
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s is not supported (only %s)",
+                            q8_dtype_name(a->dtype), q8_ew_dtype_list(dtypes, list, sizeof list));
+    }
+    int64_t dims[Q8_MAX_DIMS];
+    int nd;
+    Q8_TRY(q8_ew_binary_plan(g, n, dims, &nd, err));
+    return q8_set_output(g, n, 0, out_dtype ? out_dtype : a->dtype, dims, nd, err);
+}
