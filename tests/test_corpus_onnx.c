@@ -14,6 +14,7 @@
 
 #include "npy.h"
 #include "q8.h"
+#include "q8_tools.h"
 #include "testutil.h"
 
 #define CORPUS Q8_SOURCE_DIR "/tests/corpus/onnx"
@@ -165,7 +166,7 @@ Test(corpus_onnx, model_load_fails_cleanly) {
         snprintf(path, sizeof path, "%s/%s", CORPUS, es[i].file);
         q8_model *m = NULL;
         q8_error err = {0};
-        q8_status s = q8_model_load(path, NULL, &m, &err);
+        q8_status s = q8_model_open(path, NULL, &m, &err);
         if (s == Q8_OK) {
             cr_log_error("%s: loaded, expected an error containing \"%s\"", es[i].file, es[i].sub);
             q8_model_free(m);
@@ -252,7 +253,7 @@ static bool check_valid(const char *file, char *spec, char *why, size_t wn) {
     q8_error err = {0};
     bool ok = false;
     const int64_t d2 = 2;
-    if (q8_model_load(path, &lo, &m, &err) != Q8_OK ||
+    if (q8_model_open(path, &lo, &m, &err) != Q8_OK ||
         q8_session_create(m, NULL, &s, &err) != Q8_OK ||
         q8_session_set_input(s, "x", Q8_F32, &d2, 1, x, &err) != Q8_OK ||
         q8_session_run(s, &err) != Q8_OK) {
@@ -346,12 +347,12 @@ Test(corpus_onnx, external_data_symlink_escape) {
     cr_assert_eq(symlink("../secret.bin", link), 0);
     q8_model *m = NULL;
     q8_error err = {0};
-    cr_assert_neq(q8_model_load(model, NULL, &m, &err), Q8_OK);
+    cr_assert_neq(q8_model_open(model, NULL, &m, &err), Q8_OK);
     cr_assert(strstr(err.msg, "resolves outside the model's folder"), "%s", err.msg);
     /* The same through an absolute symlink, and a symlinked folder. */
     unlink(link);
     cr_assert_eq(symlink(secret, link), 0);
-    cr_assert_neq(q8_model_load(model, NULL, &m, &err), Q8_OK);
+    cr_assert_neq(q8_model_open(model, NULL, &m, &err), Q8_OK);
     cr_assert(strstr(err.msg, "resolves outside the model's folder"), "%s", err.msg);
     rm_rf(tmp);
     free(tmp);
@@ -368,7 +369,7 @@ Test(corpus_onnx, external_data_inside_loads) {
     cr_assert(f && fwrite(v, 4, 4, f) == 4 && fclose(f) == 0);
     q8_model *m = NULL;
     q8_error err = {0};
-    cr_assert_eq(q8_model_load(model, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_open(model, NULL, &m, &err), Q8_OK, "%s", err.msg);
     q8_model_free(m);
     /* A symlink that stays inside the folder is fine. */
     snprintf(sub, sizeof sub, "%s/real", tmp);
@@ -376,7 +377,7 @@ Test(corpus_onnx, external_data_inside_loads) {
     snprintf(link, sizeof link, "%s/real/data.bin", tmp);
     cr_assert_eq(rename(data, link), 0);
     cr_assert_eq(symlink("real/data.bin", data), 0);
-    cr_assert_eq(q8_model_load(model, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_open(model, NULL, &m, &err), Q8_OK, "%s", err.msg);
     q8_model_free(m);
     rm_rf(tmp);
     free(tmp);

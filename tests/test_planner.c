@@ -6,6 +6,7 @@
 #include "model.h"
 #include "passes.h"
 #include "planner.h"
+#include "q8_tools.h"
 #include "testutil.h"
 
 /* Check the plan against the graph: every live tensor has an offset with
@@ -168,7 +169,7 @@ Test(planner, repeated_runs_without_new_inputs_agree) {
     q8_input_shape sh = {.name = NULL, .ndim = 4, .dims = {1, 1, 28, 28}};
     q8_load_options lo = {&sh, 1};
     q8_model *m;
-    cr_assert_eq(q8_model_load(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &lo, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_open(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &lo, &m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;
     q8_session_options so = {.n_threads = 2};
     cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);

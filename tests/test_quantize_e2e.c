@@ -8,6 +8,7 @@
 #include "model.h"
 #include "npy.h"
 #include "convert.h"
+#include "q8_tools.h"
 #include "testutil.h"
 
 #define MNIST Q8_SOURCE_DIR "/models/mnist"
@@ -27,7 +28,7 @@ static eval run_test_set(const char *model_path) {
     memcpy(sh.dims, x->dims, sizeof sh.dims);
     q8_load_options lo = {&sh, 1};
     q8_model *m;
-    cr_assert_eq(q8_model_load(model_path, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_open(model_path, &lo, &m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;
     q8_session_options so = {.n_threads = 2};
     cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);

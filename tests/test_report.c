@@ -16,6 +16,7 @@
 #include "quantize.h"
 #include "search.h"
 #include "report.h"
+#include "q8_tools.h"
 #include "testutil.h"
 
 #define MNIST Q8_SOURCE_DIR "/models/mnist"
@@ -190,7 +191,7 @@ static q8_session *open_session(const char *path, int64_t batch, q8_model **m) {
     q8_input_shape sh = {.name = NULL, .ndim = 4, .dims = {batch, 1, 28, 28}};
     q8_load_options lo = {&sh, 1};
     q8_error err = {0};
-    cr_assert_eq(q8_model_load(path, &lo, m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_open(path, &lo, m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;
     q8_session_options so = {.n_threads = 2};
     cr_assert_eq(q8_session_create(*m, &so, &s, &err), Q8_OK, "%s", err.msg);

@@ -1,13 +1,13 @@
 #include "cli_util.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "tensor_file.h"
 
 bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim) {
     int n = 0;
@@ -34,10 +34,6 @@ bool q8_cli_parse_input_shape(char *s, q8_input_shape *out) {
     *eq = 0;
     out->name = s;
     return q8_cli_parse_dims(eq + 1, out->dims, &out->ndim);
-}
-
-q8_status q8_cli_load_tensor(const char *path, q8_tensor **out, q8_error *err) {
-    return q8_tensor_file_read(path, out, err);
 }
 
 void q8_cli_sanitize(const char *name, char *out, size_t n) {
@@ -148,7 +144,8 @@ void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *
     if (numel > max) fprintf(f, ", ... (%lld more)", (long long)(numel - max));
     fprintf(f, "]\n");
     /* For scores, the class of each row (argmax over the last axis). */
-    if (q8_dtype_is_float(dt) && ndim >= 1 && dims[ndim - 1] > 1 && numel > 0) {
+    bool is_float = dt == Q8_F32 || dt == Q8_F64 || dt == Q8_F16 || dt == Q8_BF16;
+    if (is_float && ndim >= 1 && dims[ndim - 1] > 1 && numel > 0) {
         int64_t row = dims[ndim - 1], rows = numel / row;
         fprintf(f, "%s: argmax over the last axis [", name);
         for (int64_t r = 0; r < rows && r < max; r++) {

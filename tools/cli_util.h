@@ -4,14 +4,13 @@
 
 #include <stdio.h>
 
-#include "graph.h"
+#include "q8.h"
+#include "q8_tools.h"
 
 /* "1x3x224x224" (or with commas); false on bad syntax. */
 bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim);
 /* NAME=DIMS -> q8_input_shape (name points into s, which is modified). */
 bool q8_cli_parse_input_shape(char *s, q8_input_shape *out);
-/* Read a tensor file: .npy or ONNX TensorProto .pb (by content). */
-q8_status q8_cli_load_tensor(const char *path, q8_tensor **out, q8_error *err);
 /* Output name -> file name: characters outside [A-Za-z0-9._-] become '_'. */
 void q8_cli_sanitize(const char *name, char *out, size_t n);
 /* mkdir -p */

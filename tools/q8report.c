@@ -8,11 +8,11 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli_util.h"
-#include "report_text.h"
 
 static void usage(FILE *f) {
     fprintf(f,

@@ -6,12 +6,11 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_util.h"
-#include "npy.h"
 #include "q8.h"
-#include "threadpool.h"
 
 #define MAX_INPUTS 64
 
@@ -27,7 +26,7 @@ static void usage(FILE *f) {
 typedef struct input_arg {
     char *name; /* NULL: positional */
     const char *path;
-    q8_tensor *t;
+    q8_host_tensor *t;
 } input_arg;
 
 /* Time per op type and the slowest nodes, per run (stderr, so that --json's
@@ -89,8 +88,8 @@ static void print_profile(const q8_session *s, int runs) {
  * labels, one per row; prints it unless --json. */
 static bool top1_accuracy(const q8_session *s, const char *model, const char *path, double *acc,
                           q8_error *err) {
-    q8_tensor *lab = NULL;
-    if (q8_cli_load_tensor(path, &lab, err) != Q8_OK) return false;
+    q8_host_tensor *lab = NULL;
+    if (q8_tensor_file_read(path, &lab, err) != Q8_OK) return false;
     q8_tensor_info info;
     const void *data;
     q8_session_output(s, 0, &info, &data);
@@ -100,9 +99,9 @@ static bool top1_accuracy(const q8_session *s, const char *model, const char *pa
     if (info.dtype != Q8_F32 || row < 1) {
         q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor", info.name);
         ok = false;
-    } else if ((lab->dtype != Q8_I64 && lab->dtype != Q8_I32) || q8_tensor_numel(lab) != rows) {
+    } else if ((lab->dtype != Q8_I64 && lab->dtype != Q8_I32) || q8_host_tensor_numel(lab) != rows) {
         q8_fail(err, Q8_ERR_SHAPE, "--labels %s: expected %lld int64/int32 labels (one per row of '%s'), got %lld %s",
-                path, (long long)rows, info.name, (long long)q8_tensor_numel(lab), q8_dtype_name(lab->dtype));
+                path, (long long)rows, info.name, (long long)q8_host_tensor_numel(lab), q8_dtype_name(lab->dtype));
         ok = false;
     }
     int64_t hits = 0;
@@ -119,7 +118,7 @@ static bool top1_accuracy(const q8_session *s, const char *model, const char *pa
         printf("%s: top-1 accuracy %.4f (%lld of %lld)\n", model, *acc, (long long)hits,
                (long long)rows);
     }
-    q8_tensor_free(lab);
+    q8_host_tensor_free(lab);
     return ok;
 }
 
@@ -267,7 +266,7 @@ int main(int argc, char **argv) {
     q8_model *m = NULL;
     q8_session *s = NULL;
     for (int i = 0; i < n_inputs; i++)
-        if (q8_cli_load_tensor(inputs[i].path, &inputs[i].t, &err) != Q8_OK) goto done;
+        if (q8_tensor_file_read(inputs[i].path, &inputs[i].t, &err) != Q8_OK) goto done;
     /* Without --input-shape, the input files fix any dynamic dims. */
     if (n_shapes == 0) {
         for (int i = 0; i < n_inputs; i++) {
@@ -278,7 +277,7 @@ int main(int argc, char **argv) {
         n_shapes = n_inputs;
     }
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
-    if (q8_model_load(model_path, &lo, &m, &err) != Q8_OK) goto done;
+    if (q8_model_open(model_path, &lo, &m, &err) != Q8_OK) goto done;
     int n_model_in = q8_model_num_inputs(m);
     if (n_inputs != n_model_in) {
         q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in,
@@ -382,6 +381,6 @@ done:
     if (rc) q8_cli_error("q8run", err.msg);
     q8_session_free(s);
     q8_model_free(m);
-    for (int i = 0; i < n_inputs; i++) q8_tensor_free(inputs[i].t);
+    for (int i = 0; i < n_inputs; i++) q8_host_tensor_free(inputs[i].t);
     return rc;
 }

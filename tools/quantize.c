@@ -14,7 +14,6 @@
 #include <math.h>
 
 #include "cli_util.h"
-#include "search.h"
 
 #define MAX_LIST 1024
 

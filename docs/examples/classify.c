@@ -2,7 +2,8 @@
 #include <string.h>
 #include "q8.h"
 
-/* Run one image through a model (.onnx or .q8); return the best class, -1 on error. */
+/* Run one image through a .q8 model; return the best class, -1 on error.
+ * Needs only q8.h and libq8 (the runtime). */
 int classify(const char *path, const float *pixels, const int64_t *dims, int ndim) {
     q8_error err = {0};
     q8_model *model = NULL;

@@ -246,6 +246,15 @@ bool q8_file_is_q8(const uint8_t *buf, size_t len) {
     return len >= 8 && memcmp(buf, Q8_FILE_MAGIC, 8) == 0;
 }
 
+bool q8_file_has_magic(const char *path) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    uint8_t head[8];
+    bool q8 = fread(head, 1, 8, f) == 8 && q8_file_is_q8(head, 8);
+    fclose(f);
+    return q8;
+}
+
 typedef struct section {
     const uint8_t *p;
     uint64_t size;

@@ -48,5 +48,7 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
 
 /* True if the buffer starts with the .q8 magic. */
 bool q8_file_is_q8(const uint8_t *buf, size_t len);
+/* True if the file at path starts with it (false if it cannot be read). */
+bool q8_file_has_magic(const char *path);
 
 #endif

@@ -3,13 +3,11 @@
 #define Q8_NPY_H
 
 #include "graph.h"
+#include "q8_tools.h"
 
 q8_status q8_npy_read(const char *path, q8_tensor **out, q8_error *err);
 q8_status q8_npy_parse(const uint8_t *buf, size_t len, const char *what,
                        q8_tensor **out, q8_error *err);
-/* Serialize to a malloc'd buffer. */
-q8_status q8_npy_encode(q8_dtype dtype, const int64_t *dims, int ndim, const void *data,
-                        uint8_t **buf, size_t *len, q8_error *err);
 q8_status q8_npy_write(const char *path, q8_dtype dtype, const int64_t *dims, int ndim,
                        const void *data, q8_error *err);
 

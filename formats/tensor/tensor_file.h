@@ -4,7 +4,7 @@
 
 #include "graph.h"
 
-q8_status q8_tensor_file_read(const char *path, q8_tensor **out, q8_error *err);
+q8_status q8_tensor_file_load(const char *path, q8_tensor **out, q8_error *err);
 /* True for names ending in .npy or .pb. */
 bool q8_is_tensor_file_name(const char *name);
 

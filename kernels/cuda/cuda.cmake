@@ -52,7 +52,8 @@ endif()
 target_sources(q8 PRIVATE ${Q8_CUDA_C})
 # libq8 was created before CUDA was enabled; it links CUDA code.
 set_property(TARGET q8 PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
-target_include_directories(q8 PUBLIC ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: backend_cuda.h
+target_include_directories(q8 PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda)
+list(APPEND Q8_INTERNAL_INCLUDES ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: backend_cuda.h
 # CUDA's headers are not written for -Wstrict-prototypes: include them as
 # system headers so that -Werror applies to q8's own code only.
 target_include_directories(q8 SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
@@ -62,6 +63,7 @@ target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cublasLt CUDA::cudart_stati
 # The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_igemm_bench.c).
 if(EXISTS ${CMAKE_SOURCE_DIR}/tools/bench/gpu_igemm_bench.c)
   add_executable(gpu_igemm_bench tools/bench/gpu_igemm_bench.c)
-  target_include_directories(gpu_igemm_bench PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda)
+  target_include_directories(gpu_igemm_bench PRIVATE ${Q8_RUNTIME_INCLUDES}
+    ${CMAKE_SOURCE_DIR}/kernels/cuda)
   target_link_libraries(gpu_igemm_bench PRIVATE q8)
 endif()

@@ -118,8 +118,19 @@ typedef struct q8_session_stats {
 } q8_session_stats;
 
 const char *q8_status_str(q8_status s);
+/* Fill err (may be NULL) with a message and return st; prefix an already
+ * filled message ("context: old message"). For programs that report their
+ * own errors the way q8 does. */
+q8_status q8_fail(q8_error *err, q8_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+q8_status q8_fail_prefix(q8_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Online CPUs (at least 1): the default thread count. */
+int q8_cpu_count(void);
 const char *q8_dtype_name(q8_dtype t);
 size_t q8_dtype_size(q8_dtype t);
+/* "1x3x224x224" (a scalar: "scalar"), for messages; returns buf. */
+const char *q8_shape_str(const int64_t *dims, int ndim, char *buf, size_t n);
 
 /* Model: parse, fix shapes, optimize the graph, plan memory. opts may be NULL. */
 q8_status q8_model_load(const char *path, const q8_load_options *opts,

@@ -3,10 +3,8 @@
 #define Q8_PASSES_H
 
 #include "graph.h"
+#include "shapes.h"
 
-/* Fix the graph inputs' shapes from the model and opts; errors name every
- * dynamic dim left without a value. */
-q8_status q8_pass_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err);
 /* Resolve ops, infer every shape in order, fold constant subgraphs, inline
  * If nodes with a constant condition. */
 q8_status q8_pass_infer(q8_graph *g, q8_error *err);
@@ -32,9 +30,6 @@ q8_status q8_passes_run_for_quantize(q8_graph *g, const q8_load_options *opts, q
 
 /* Replace every use of tensor `from` by `to` in live nodes (not outputs). */
 void q8_graph_replace_uses(q8_graph *g, int from, int to);
-/* Run (again) a node's infer: params and packed data are rebuilt from its
- * current inputs and attributes. */
-q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err);
 /* Run one node on the CPU with freshly allocated outputs (constant folding);
  * outputs become constants. */
 q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err);

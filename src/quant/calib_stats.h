@@ -5,17 +5,14 @@
 #ifndef Q8_CALIB_H
 #define Q8_CALIB_H
 
+#include "q8_tools.h"
+
 #include "common.h"
 
 #define Q8_HIST_BINS 2048
 /* Entropy never clips more than this percentile of |x| (see calib.c). */
 #define Q8_ENTROPY_GUARD_PERCENTILE 99.9
 
-typedef enum q8_calib_method {
-    Q8_CALIB_MINMAX = 0,
-    Q8_CALIB_PERCENTILE,
-    Q8_CALIB_ENTROPY,
-} q8_calib_method;
 
 typedef struct q8_hist {
     double min, max;        /* pass 1: observed range */

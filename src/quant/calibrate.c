@@ -115,7 +115,7 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
 }
 
 q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err) {
-    return q8_tensor_file_read(s->paths[i][k], out, err);
+    return q8_tensor_file_load(s->paths[i][k], out, err);
 }
 
 /* ---- calibration ---- */

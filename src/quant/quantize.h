@@ -6,26 +6,12 @@
 #include "calibrate.h"
 #include "graph.h"
 #include "meta.h"
-
-typedef enum q8_prune_mode { Q8_PRUNE_NONE = 0, Q8_PRUNE_UNSTRUCTURED, Q8_PRUNE_2_4 } q8_prune_mode;
-
-typedef struct q8_prune_options {
-    q8_prune_mode mode;
-    double fraction;            /* unstructured: fraction of weights set to zero */
-    bool global;                /* one magnitude threshold over all layers */
-    const char *const *skip;    /* node names left dense */
-    int n_skip;
-} q8_prune_options;
+#include "q8_tools.h"
 
 /* Zero the smallest weights of every Conv/ConvTranspose/Gemm/MatMul with
  * constant weights (shared weight tensors are pruned once). Records
  * layer.<node>.sparsity in meta. */
 q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_error *err);
-
-typedef struct q8_quant_options {
-    const char *const *fp32_layers; /* node names kept in FP32 */
-    int n_fp32_layers;
-} q8_quant_options;
 
 /* Rewrite g in place: GEMM-like nodes become q8.QConv/QConvTranspose/QGemm/
  * QMatMul on int8, INT8 flows through the ops that allow it, and

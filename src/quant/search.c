@@ -119,7 +119,7 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
     Q8_TRY(q8_quantize_model(onnx, path, &o, qr, err));
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
     q8_model *qm = NULL;
-    Q8_TRY(q8_model_load(path, &lo, &qm, err));
+    Q8_TRY(q8_model_open(path, &lo, &qm, err));
     memset(rep, 0, 2 * sizeof *rep);
     q8_compare_options co = {.labels = labels, .per_layer = true, .n_threads = n_threads};
     const q8_model *qs[1] = {qm};
@@ -218,9 +218,9 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         st = q8_report_open_samples(onnx, so->data_dir, &samples, &inputs, &shapes, err);
     n_in = samples.n_inputs;
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in};
-    if (st == Q8_OK) st = q8_model_load(onnx, &lo, &fm, err);
+    if (st == Q8_OK) st = q8_model_open(onnx, &lo, &fm, err);
     if (st == Q8_OK && so->labels_path) {
-        st = q8_tensor_file_read(so->labels_path, &labels, err);
+        st = q8_tensor_file_load(so->labels_path, &labels, err);
         if (st != Q8_OK) q8_fail_prefix(err, "--labels");
     }
     for (int i = 0; st == Q8_OK && i < o->quant.n_fp32_layers; i++)

@@ -165,7 +165,7 @@ static q8_status read_meta(const q8_model *m, const char *fp32_sha, q8_report_mo
 static void shape_hint(const char *path, const q8_tensor_info *in, int n, q8_error *err) {
     q8_model *m = NULL;
     q8_error e2 = {0};
-    if (q8_model_load(path, NULL, &m, &e2) != Q8_OK) return;
+    if (q8_model_open(path, NULL, &m, &e2) != Q8_OK) return;
     for (int k = 0; k < n && k < m->g->n_inputs; k++) {
         const q8_tensor *t = m->g->tensors[m->g->inputs[k]];
         bool same = t->ndim == in[k].ndim;
@@ -257,9 +257,9 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     char sha[65] = {0};
     if (!models && st == Q8_OK) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
-    for (int i = 0; i < n && st == Q8_OK; i++) st = q8_model_load(paths[i], &lo, &models[i], err);
+    for (int i = 0; i < n && st == Q8_OK; i++) st = q8_model_open(paths[i], &lo, &models[i], err);
     if (st == Q8_OK && o->labels_path) {
-        st = q8_tensor_file_read(o->labels_path, &labels, err);
+        st = q8_tensor_file_load(o->labels_path, &labels, err);
         if (st != Q8_OK) q8_fail_prefix(err, "--labels");
     }
     if (st == Q8_OK) st = sha_of_file(paths[0], sha, err);

@@ -67,7 +67,7 @@ static q8_status measure_here(const char *path, const q8_sample_set *s,
     }
     malloc_trim(0);
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = s->n_inputs};
-    if (st == Q8_OK) st = q8_model_load(path, &lo, &m, err);
+    if (st == Q8_OK) st = q8_model_open(path, &lo, &m, err);
     q8_session_options so = {.n_threads = n_threads, .device = device};
     if (st == Q8_OK) st = q8_session_create(m, &so, &sess, err);
     for (int k = 0; st == Q8_OK && k < s->n_inputs; k++) {

@@ -26,25 +26,8 @@ q8_status q8_sb_finish(q8_sbuf *b, char **out, q8_error *err);
 const char *q8_fmt_bytes(double bytes, char *buf, size_t n);
 /* "47.9 ms", "8.63 us" (microseconds below 1 ms) */
 const char *q8_fmt_ms(double ms, char *buf, size_t n);
-/* "12.3 dB", "exact" (no error), "n/a" */
-const char *q8_fmt_db(double db, char *buf, size_t n);
-/* Three significant digits for a ratio or a time: "3.58", "0.142", "125" */
-const char *q8_fmt_sig(double v, char *buf, size_t n);
 
 /* Derived numbers of quantized model q against FP32 model f. */
-typedef struct q8_report_delta {
-    double size_ratio;          /* q.file / f.file */
-    double weights_ratio;
-    double arena_ratio;
-    double peak_rss_ratio;
-    double device_ratio;        /* NaN when not measured */
-    double latency_ratio;       /* median q / median f */
-    double top1_drop_points;    /* (f.top1 - q.top1) * 100, NaN without labels */
-    double agreement;           /* fraction, NaN if n/a */
-    double disagree_points;     /* (1 - agreement) * 100 */
-} q8_report_delta;
-
-q8_report_delta q8_report_delta_of(const q8_report_model *f, const q8_report_model *q);
 /* The layers with the lowest SQNR alone (their own error: the ones to try
  * in FP32 first), up to max, lowest first; returns the count. */
 int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max);

@@ -37,8 +37,8 @@ static void load_and_run(const uint8_t *data, size_t size) {
     q8_error err = {0};
     q8_status s = q8_file_parse(data, size, &g, NULL, NULL, &err);
     if (s == Q8_OK) s = q8_graph_toposort(g, &err);
-    if (s == Q8_OK) s = q8_pass_fix_inputs(g, NULL, &err);
-    if (s == Q8_OK) s = q8_pass_infer(g, &err);
+    if (s == Q8_OK) s = q8_graph_fix_inputs(g, NULL, &err);
+    if (s == Q8_OK) s = q8_graph_infer_shapes(g, &err);
     if (s != Q8_OK) {
         check(err.msg[0] != 0, "failure without a message");
         q8_graph_free(g);

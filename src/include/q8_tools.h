@@ -1,0 +1,289 @@
+/* The q8 tools library (libq8tools): ONNX import, quantization, accuracy and
+ * memory reports, tensor files. The command-line tools are built on it and
+ * on q8.h alone. It links protobuf-c; a program that only runs .q8 models
+ * needs q8.h and libq8, nothing from here. */
+#ifndef Q8_TOOLS_H
+#define Q8_TOOLS_H
+
+#include <stdbool.h>
+
+#include "q8.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- models ------------------------------------------------------------ */
+
+/* A model of either kind: a .q8 (as q8_model_load), or an ONNX file,
+ * imported and optimized for the given input shapes (run in FP32). */
+q8_status q8_model_open(const char *path, const q8_load_options *opts, q8_model **out,
+                        q8_error *err);
+
+/* ---- tensor files -------------------------------------------------------- */
+
+/* A tensor read from a file, with its data (owned). */
+typedef struct q8_host_tensor {
+    q8_dtype dtype;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+    void *data;             /* 64-byte aligned */
+    size_t nbytes;
+} q8_host_tensor;
+
+/* NumPy .npy or ONNX TensorProto .pb, told apart by content. */
+q8_status q8_tensor_file_read(const char *path, q8_host_tensor **out, q8_error *err);
+void q8_host_tensor_free(q8_host_tensor *t);
+int64_t q8_host_tensor_numel(const q8_host_tensor *t);
+/* A .npy file image in a malloc'd buffer. */
+q8_status q8_npy_encode(q8_dtype dtype, const int64_t *dims, int ndim, const void *data,
+                        uint8_t **buf, size_t *len, q8_error *err);
+
+/* ---- quantization -------------------------------------------------------- */
+
+typedef enum q8_calib_method {
+    Q8_CALIB_MINMAX = 0,
+    Q8_CALIB_PERCENTILE,
+    Q8_CALIB_ENTROPY,
+} q8_calib_method;
+
+typedef enum q8_prune_mode { Q8_PRUNE_NONE = 0, Q8_PRUNE_UNSTRUCTURED, Q8_PRUNE_2_4 } q8_prune_mode;
+
+typedef struct q8_prune_options {
+    q8_prune_mode mode;
+    double fraction;            /* unstructured: fraction of weights set to zero */
+    bool global;                /* one magnitude threshold over all layers */
+    const char *const *skip;    /* node names left dense */
+    int n_skip;
+} q8_prune_options;
+
+typedef struct q8_quant_options {
+    const char *const *fp32_layers; /* node names kept in FP32 */
+    int n_fp32_layers;
+} q8_quant_options;
+
+struct q8_meta;
+
+typedef struct q8_quantize_options {
+    const q8_input_shape *input_shapes; /* none: from the first calibration sample */
+    int n_input_shapes;
+    const char *calib_dir;
+    q8_calib_method method;
+    double percentile;
+    q8_prune_options prune;
+    q8_quant_options quant;
+    int n_threads;                      /* for calibration; 0 = all CPUs */
+    const struct q8_meta *extra_meta;   /* internal (the --max-drop search): NULL */
+} q8_quantize_options;
+
+typedef struct q8_quantize_result {
+    size_t onnx_bytes, q8_bytes;
+    size_t fp32_arena_bytes, q8_arena_bytes;
+    int n_quantized;                    /* nodes running in INT8 */
+    int n_samples;
+    double seconds;
+} q8_quantize_result;
+
+/* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,
+ * written atomically. */
+q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
+                            const q8_quantize_options *o, q8_quantize_result *r, q8_error *err);
+
+/* Accuracy-aware quantization (quantize --max-drop): quantize, measure the
+ * accuracy drop against FP32 on the user's data, and while it is larger
+ * than allowed, fall back on the most damaged layer (pruned INT8 -> dense
+ * INT8 -> FP32), one step per trial, within a trial budget. */
+typedef struct q8_search_options {
+    const char *data_dir;       /* samples to measure on (same layout as --calib) */
+    const char *labels_path;    /* NULL: the drop is 100 - top-1 agreement with FP32 */
+    double max_drop;            /* allowed drop, in percentage points (0.5 = half a point) */
+    int max_trials;             /* quantizations tried, the first (as asked) included */
+} q8_search_options;
+
+typedef enum q8_search_action {
+    Q8_SEARCH_AS_ASKED = 0,     /* trial 1: the options as given */
+    Q8_SEARCH_DENSE,            /* the layer is no longer pruned (still INT8) */
+    Q8_SEARCH_FP32,             /* the layer is kept in FP32 (and dense) */
+} q8_search_action;
+
+/* One trial: the step it took and what it measured. */
+typedef struct q8_search_trial {
+    int index;                  /* 1-based */
+    q8_search_action action;
+    const char *node;           /* the layer changed (NULL for trial 1) */
+    double layer_sqnr_db;       /* that layer's SQNR alone, in the trial before */
+    double drop;                /* points */
+    double top1;                /* fraction with labels, else -1 */
+    double agreement;           /* fraction */
+    size_t q8_bytes;
+} q8_search_trial;
+
+typedef struct q8_search_result {
+    bool met;                   /* best.drop <= max_drop */
+    int trials;
+    bool labels;                /* drop measured against labels (else agreement) */
+    double fp32_top1;           /* fraction, -1 without labels */
+    int64_t rows;               /* rows the drop was measured on */
+    q8_search_trial first, best;
+    char **fp32_layers;         /* the best model's fallbacks (owned) */
+    int n_fp32_layers;
+    char **dense_layers;
+    int n_dense_layers;
+    bool exhausted;             /* stopped because no layer was left to fall back on */
+    q8_quantize_result q;       /* the model written */
+} q8_search_result;
+
+typedef void (*q8_search_progress)(void *arg, const q8_search_trial *t);
+
+/* Writes the best model found to out_path (always, when no error occurs),
+ * with search.* metadata; r says whether the criterion was met. */
+q8_status q8_quantize_search(const char *onnx_path, const char *out_path,
+                             const q8_quantize_options *o, const q8_search_options *so,
+                             q8_search_progress progress, void *arg, q8_search_result *r,
+                             q8_error *err);
+void q8_search_result_free(q8_search_result *r);
+
+/* --max-drop X: percentage points, "0.5", "0.5pt" or "0.5%" (all half a
+ * point). A bare number below 0.1 is refused as ambiguous (it reads like a
+ * fraction: 0.005 = half a point?). false with a message on bad input. */
+bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n);
+
+/* ---- reports (docs/reports.md) --------------------------------------------- */
+
+/* Error of a quantized tensor q against its FP32 reference r, summed over
+ * every element of every sample. */
+typedef struct q8_err_stats {
+    double ref2;        /* sum r^2 */
+    double q2;          /* sum q^2 */
+    double dot;         /* sum r*q */
+    double err2;        /* sum (q - r)^2 */
+    double max_abs;     /* max |q - r| */
+    int64_t n;          /* elements */
+    int64_t nonfinite;  /* elements where q or r is NaN/inf (left out of the sums) */
+} q8_err_stats;
+
+/* 10 log10(ref2 / err2): +inf when there is no error, NaN when undefined. */
+double q8_err_sqnr_db(const q8_err_stats *s);
+double q8_err_cosine(const q8_err_stats *s); /* NaN when a norm is 0 */
+
+/* One quantized layer (a q8.* node) of a quantized model. */
+typedef struct q8_report_layer {
+    char *node;             /* node name, kept from the FP32 graph */
+    char *op;               /* QConv, QGemm, QMatMul, QConvTranspose */
+    char *tensor;           /* the FP32 tensor its output is compared with */
+    int index;              /* position among the layers in execution order */
+    float out_scale;        /* int8 output: its scale; 0: float output */
+    double sparsity;        /* layer.<node>.sparsity, or -1 */
+    double w_scale_min, w_scale_max;    /* layer.<node>.weight_scale_*, or -1 */
+    q8_err_stats in_model;  /* output vs FP32 on the same model inputs */
+    q8_err_stats alone;     /* output vs FP32 when its inputs are FP32 values */
+} q8_report_layer;
+
+/* One graph output compared with the FP32 model's output of the same name. */
+typedef struct q8_report_output {
+    char *name;
+    q8_err_stats err;
+} q8_report_output;
+
+typedef struct q8_report_latency {
+    int runs;
+    double median_ms, min_ms, max_ms, p10_ms, p90_ms;
+} q8_report_latency;
+
+/* Cost, measured in a child process. */
+typedef struct q8_report_cost {
+    size_t file_bytes;
+    size_t weights_bytes;   /* constants the run reads */
+    size_t arena_bytes;     /* planned activation + scratch arena */
+    size_t device_bytes;    /* CUDA only */
+    size_t peak_rss_bytes;  /* VmHWM of the child: load + warm-up + timed runs */
+    q8_report_latency lat;
+} q8_report_cost;
+
+typedef struct q8_report_model {
+    char *path;
+    bool quantized;         /* a .q8 (else the FP32 ONNX) */
+    q8_report_cost cost;
+    /* accuracy */
+    int64_t rows;           /* rows of output 0 over all samples (top-1 unit) */
+    int64_t top1_hits;      /* vs --labels; -1 without labels or scores */
+    int64_t agree;          /* argmax equal to FP32's (quantized models); -1 if n/a */
+    q8_report_output *outputs;
+    int n_outputs;
+    q8_report_layer *layers; /* sorted: lowest in-model SQNR first */
+    int n_layers;
+    /* provenance, from the .q8 metadata */
+    char *calib_method;     /* NULL if absent */
+    char *prune_mode;
+    double prune_fraction;
+    char **fp32_layers;     /* nodes kept in FP32 (layer.<node>.fp32) */
+    int n_fp32_layers;
+    int source_matches;     /* source.sha256 vs the FP32 file: 1 same, 0 differs, -1 unknown */
+    /* made by quantize --max-drop (search.* metadata); search_trials 0 if not */
+    int search_trials;
+    bool search_met;
+    double search_max_drop, search_drop;
+    char *search_metric;
+    char *search_dense;     /* comma-separated layers the search made dense */
+} q8_report_model;
+
+typedef struct q8_report {
+    char *data_dir;
+    char *labels_path;      /* NULL if none */
+    int n_samples;
+    int n_inputs;
+    q8_tensor_info *inputs; /* names (owned) and shapes of one sample */
+    q8_device device;
+    int n_threads;
+    int runs;
+    char created[32];       /* UTC, ISO 8601 */
+    q8_report_model *models; /* [0]: FP32 */
+    int n_models;
+} q8_report;
+
+typedef struct q8_report_options {
+    const char *data_dir;
+    const char *labels_path;    /* NULL: no labels */
+    q8_device device;
+    int runs;                   /* timed runs per model (>= 1) */
+    int n_threads;              /* 0: one per CPU */
+} q8_report_options;
+
+/* The whole report: cost of every model (each in a forked child, first,
+ * before this process grows), then accuracy on the CPU. paths[0] is the
+ * FP32 ONNX model, paths[1..n-1] .q8 files. */
+q8_status q8_report_build(const char *const *paths, int n, const q8_report_options *o,
+                          q8_report *r, q8_error *err);
+void q8_report_free(q8_report *r);
+
+/* Renderers: a malloc'd NUL-terminated document. */
+q8_status q8_report_json(const q8_report *r, char **out, q8_error *err);
+q8_status q8_report_html(const q8_report *r, char **out, q8_error *err);
+q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err);
+
+/* Derived numbers. */
+double q8_report_top1(const q8_report_model *m);       /* fraction, or -1 */
+double q8_report_agreement(const q8_report_model *m);  /* fraction, or -1 */
+typedef struct q8_report_delta {
+    double size_ratio;          /* q.file / f.file */
+    double weights_ratio;
+    double arena_ratio;
+    double peak_rss_ratio;
+    double device_ratio;        /* NaN when not measured */
+    double latency_ratio;       /* median q / median f */
+    double top1_drop_points;    /* (f.top1 - q.top1) * 100, NaN without labels */
+    double agreement;           /* fraction, NaN if n/a */
+    double disagree_points;     /* (1 - agreement) * 100 */
+} q8_report_delta;
+q8_report_delta q8_report_delta_of(const q8_report_model *f, const q8_report_model *q);
+/* The basename of a path (points into it). */
+const char *q8_report_basename(const char *path);
+/* Numbers as the reports print them: "12.3 dB", "exact" (no error), "n/a";
+ * three significant digits for a ratio or a time: "3.58", "0.142", "125". */
+const char *q8_fmt_db(double db, char *buf, size_t n);
+const char *q8_fmt_sig(double v, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
