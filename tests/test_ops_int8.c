@@ -110,19 +110,19 @@ Test(requant, within_one_of_the_double_product) {
 
 Test(requant, act_bounds_and_leaky_table) {
     int32_t lo, hi;
-    q8_act a = {Q8_ACT_RELU, -INFINITY, INFINITY, 0};
+    q8_qact a = {Q8_QACT_RELU, -INFINITY, INFINITY, 0};
     q8_act_i8_bounds(&a, 0.1f, &lo, &hi);
     cr_assert(lo == 0 && hi == 127);
-    a = (q8_act){Q8_ACT_CLIP, 0.0f, 6.0f, 0};
+    a = (q8_qact){Q8_QACT_CLIP, 0.0f, 6.0f, 0};
     q8_act_i8_bounds(&a, 0.05f, &lo, &hi); /* 6 / 0.05 = 120 */
     cr_assert(lo == 0 && hi == 120, "%d %d", lo, hi);
-    a = (q8_act){Q8_ACT_CLIP, -1.0f, 1.0f, 0};
+    a = (q8_qact){Q8_QACT_CLIP, -1.0f, 1.0f, 0};
     q8_act_i8_bounds(&a, 0.004f, &lo, &hi); /* +-250 -> saturate */
     cr_assert(lo == -128 && hi == 127);
-    a = (q8_act){Q8_ACT_CLIP, -0.25f, 0.25f, 0};
+    a = (q8_qact){Q8_QACT_CLIP, -0.25f, 0.25f, 0};
     q8_act_i8_bounds(&a, 0.5f, &lo, &hi); /* +-0.5 -> even: 0 */
     cr_assert(lo == 0 && hi == 0, "%d %d", lo, hi);
-    a = (q8_act){Q8_ACT_CLIP, -0.75f, 0.75f, 0};
+    a = (q8_qact){Q8_QACT_CLIP, -0.75f, 0.75f, 0};
     q8_act_i8_bounds(&a, 0.5f, &lo, &hi); /* +-1.5 -> even: +-2 */
     cr_assert(lo == -2 && hi == 2, "%d %d", lo, hi);
     int8_t lut[128];
@@ -298,9 +298,9 @@ static void check_epilogues(int64_t I, int64_t J, int64_t K, bool conv, q8_pool 
     }
     int8_t lut[128];
     q8_act_leaky_lut(0.1f, lut);
-    struct { q8_act act; } acts[] = {
-        {{Q8_ACT_NONE, -INFINITY, INFINITY, 0}}, {{Q8_ACT_RELU, -INFINITY, INFINITY, 0}},
-        {{Q8_ACT_CLIP, -0.5f, 1.5f, 0}}, {{Q8_ACT_LEAKY, -INFINITY, INFINITY, 0.1f}},
+    struct { q8_qact act; } acts[] = {
+        {{Q8_QACT_NONE, -INFINITY, INFINITY, 0}}, {{Q8_QACT_RELU, -INFINITY, INFINITY, 0}},
+        {{Q8_QACT_CLIP, -0.5f, 1.5f, 0}}, {{Q8_QACT_LEAKY, -INFINITY, INFINITY, 0.1f}},
     };
     size_t nb = (size_t)(I * J) * 4;
     void *want = malloc(nb), *got = malloc(nb);
@@ -312,7 +312,7 @@ static void check_epilogues(int64_t I, int64_t J, int64_t K, bool conv, q8_pool 
                                  .scale = scale};
                 if (kind == Q8_EPI_I8) {
                     q8_act_i8_bounds(&acts[ai].act, 0.01f, &e.lo, &e.hi);
-                    if (acts[ai].act.kind == Q8_ACT_LEAKY) e.leaky_lut = lut;
+                    if (acts[ai].act.kind == Q8_QACT_LEAKY) e.leaky_lut = lut;
                 } else {
                     q8_epilogue_set_f32_act(&e, &acts[ai].act);
                 }
@@ -476,6 +476,23 @@ static void check_fails(q8_graph *g, const char *needle, const char *what) {
     cr_assert_neq(s, Q8_OK, "%s: expected an error", what);
     cr_assert(strstr(err.msg, needle), "%s: message '%s' lacks '%s'", what, err.msg, needle);
     q8_graph_free(g);
+}
+
+/* g passes infer, but the CPU backend refuses it when the session is made
+ * (what prepare checks: the _igemm_path a test pins). */
+static void check_session_fails(q8_graph *g, const char *needle, const char *what) {
+    q8_error err = {0};
+    static const int8_t zeros[4096];
+    const void *in[8] = {zeros, zeros, zeros, zeros, zeros, zeros, zeros, zeros};
+    void *out[1] = {0};
+    q8_tensor_info info[1];
+    cr_assert_leq(g->n_inputs, 8);
+    for (int i = 0; i < g->n_inputs; i++)
+        cr_assert_leq(q8_tensor_nbytes(g->tensors[g->inputs[i]]), sizeof zeros);
+    q8_status s = q8t_run(g, in, 1, out, info, 1, &err);
+    free(out[0]);
+    cr_assert_neq(s, Q8_OK, "%s: expected an error", what);
+    cr_assert(strstr(err.msg, needle), "%s: message '%s' lacks '%s'", what, err.msg, needle);
 }
 
 /* ---- the spec's epilogue, written out ----------------------------------- */
@@ -1169,7 +1186,7 @@ Test(errors, qconv_messages) {
     check_fails(g, "auto_pad 'SAME' is not one of", "bad auto_pad");
     g = conv_graph(x, w, NULL);
     q8t_attr_str(g, "_igemm_path", "sse9");
-    check_fails(g, "unknown _igemm_path 'sse9'", "bad path");
+    check_session_fails(g, "unknown _igemm_path 'sse9'", "bad path");
     qin xs = {"x", Q8_I8, 4, {1, 3, 1, 5}, NULL, &k_s1, 1};
     check_fails(conv_graph(xs, w, NULL), "smaller than the dilated kernel", "input too small");
 }
@@ -1726,6 +1743,7 @@ Test(igemm, epilogue_every_shift) {
 /* ---- depthwise SIMD kernels (qconv_dw.h) --------------------------------- */
 
 #include "qconv_dw.h"
+#include "qconv_im2col.h"
 
 /* check_conv with the given activations (y_scale 0: float32 output). */
 static void check_conv_acts(conv_case c, uint64_t seed, const qattrs *acts, int n_acts) {

@@ -172,7 +172,7 @@ __host__ __device__ static inline float q8cu_div(float a, float b) {
 }
 
 /* The INT8 epilogue of one accumulator of channel ch, stored at y[idx]:
- * exactly q8_epi_i8 / q8_epi_f32 of kernels/cpu/gemm/requant.h, with the bias
+ * exactly q8_epi_i8 / q8_epi_f32 of kernels/common/requant.h, with the bias
  * added first in int32 wrap-around arithmetic (the CPU folds it into the
  * accumulator's initial value, which wraps the same way). */
 __host__ __device__ static inline void q8cu_epi_store(const q8cu_epi *e, int32_t acc, int64_t ch,

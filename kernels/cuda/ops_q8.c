@@ -1,9 +1,9 @@
 /* The CUDA plans of the INT8 ops (docs/int8-ops.md): q8.QGemm, q8.QConv,
  * q8.QConvTranspose, q8.QMatMul on cuBLASLt INT8 GEMMs + the epilogue
- * kernel, and QuantizeLinear / DequantizeLinear. Attributes and
- * quantization parameters are read with the CPU ops' own helpers
- * (qop_util.h, qconv_geom.h), and the requantization arrays are filled by
- * q8_qepi_fill, so both backends use the very same multipliers.
+ * kernel, and QuantizeLinear / DequantizeLinear. The plans read the core's
+ * params (src/core/ops/), and the requantization arrays are made by the
+ * code the CPU uses too (kernels/common/qepi.h), so both backends use the
+ * very same multipliers.
  *
  * GEMM layouts (cuBLASLt column-major, "TN": both operands K-contiguous, k
  * padded to a multiple of 16 with zeros, m to a multiple of 4):
@@ -17,24 +17,31 @@
 #include <string.h>
 
 #include "backend_cuda.h"
-#include "qconv_geom.h"
-#include "qop_util.h"
+#include "ops/dequantizelinear.h"
+#include "ops/qconv.h"
+#include "ops/qconvtranspose.h"
+#include "ops/qgemm.h"
+#include "ops/qmatmul.h"
+#include "ops/quantizelinear.h"
+#include "qepi.h"
 
 static int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 
 /* Scratch budget for image chunks of one conv (im2col + int32 output). */
 #define CHUNK_BYTES ((int64_t)32 << 20)
 
-/* The epilogue arrays of a node: the CPU's q8_qepi (same multipliers),
+/* The epilogue of a node with requantization qq over `channels` channels
+ * (weight scales sw, or sw1 for all): the CPU's q8_qepi (same multipliers),
  * uploaded once; bias_dev is the int32 bias on the device or NULL. */
-static void make_epi(cu_prep *pr, const q8_qepi *qe, double sx, const float *sw, float sw1,
-                     float sy, const int32_t *bias_dev, q8cu_epi *e) {
-    q8_qepi q = *qe;
+static void make_epi(cu_prep *pr, const q8_qop_quant *qq, int64_t channels, const float *sw,
+                     float sw1, const int32_t *bias_dev, q8cu_epi *e) {
+    q8_qepi q;
+    q8_qepi_init(&q, &qq->act, qq->out_i8, qq->sy, channels);
     size_t off = 0;
     q8_qepi_place(&q, &off);
     void *host;
     uint8_t *dev = q8_cu_const(pr, off, &host);
-    if (host) q8_qepi_fill(&q, host, sx, sw, sw1, sy);
+    if (host) q8_qepi_fill(&q, host, qq->sx, sw, sw1, qq->sy);
     memset(e, 0, sizeof *e);
     e->bias = bias_dev;
     e->lo = q.lo;
@@ -57,20 +64,6 @@ static void make_epi(cu_prep *pr, const q8_qepi *qe, double sx, const float *sw,
         e->kind = Q8CU_EPI_F32;
         e->scale = dev ? (const float *)(dev + q.off_scale) : NULL;
     }
-}
-
-/* Common checks of the q8.Q* ops: activation, fused act, output scale. */
-typedef struct qcommon {
-    float sx, sy;
-    bool i8;
-    q8_act act;
-} qcommon;
-
-static q8_status q_common(const q8_graph *g, const q8_node *n, const char *what, qcommon *q,
-                          q8_error *err) {
-    Q8_TRY(q8_qop_act_scale(g, n, 0, what, &q->sx, err));
-    Q8_TRY(q8_qop_act(n, &q->act, err));
-    return q8_qop_out_scale(n, &q->i8, &q->sy, err);
 }
 
 /* W [rows][K] int8 as a [rows_pad][kp] zero-padded device constant (or the
@@ -110,16 +103,8 @@ static q8_status qgemm_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err)
 
 q8_status q8_cu_qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
-    qcommon q;
-    const float *sw;
-    const int32_t *bias;
-    Q8_TRY(q_common(g, n, "A", &q, err));
-    const q8_tensor *a = q8_in(g, n, 0), *w = q8_in(g, n, 1);
-    if (!w || w->ndim != 2 || a->ndim < 1 || a->dims[a->ndim - 1] != w->dims[1])
-        return q8_cu_unsupported(err, n, "these shapes");
-    int64_t N = w->dims[0], K = w->dims[1], R = q8_tensor_numel(a) / (K ? K : 1);
-    Q8_TRY(q8_qop_weight_scales(g, n, 1, N, &sw, err));
-    Q8_TRY(q8_qop_bias(g, n, 2, N, &bias, err));
+    const q8_qgemm_params *qp = n->params;
+    int64_t N = qp->N, K = qp->K, R = qp->M;
     qgemm_cu *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     nd->free_params = qgemm_free;
@@ -129,10 +114,8 @@ q8_status q8_cu_qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     }
     int64_t kp = round_up(K, 16), Np = round_up(N, 4);
     p->W = weights_padded(pr, g, n, 1, N, K, Np, kp);
-    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
-    q8_qepi qe;
-    q8_qepi_init(&qe, &q.act, q.i8, q.sy, N);
-    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &p->epi.e);
+    const int32_t *bias_dev = qp->has_bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
+    make_epi(pr, &qp->q, N, q8_in(g, n, 1)->q.scale, 0, bias_dev, &p->epi.e);
     const int8_t *A = q8_cu_tensor(pr, g, n->inputs[0]);
     p->pack = K != kp;
     if (p->pack) {
@@ -209,33 +192,23 @@ static int64_t images_per_chunk(int64_t N, int64_t per_image) {
 
 q8_status q8_cu_qconv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
-    qcommon q;
-    const float *sw;
-    const int32_t *bias;
-    q8_qconv_geom geo;
-    Q8_TRY(q_common(g, n, "X", &q, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    Q8_TRY(q8_qconv_geom_parse(g, n, 1, false, &geo, err));
-    Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
-    Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
+    const q8_qconv_params *qp = n->params;
+    const q8_qconv_geom geo = qp->geo;
     qconv_cu *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     nd->free_params = qconv_free;
-    int64_t Cg = geo.C / geo.group, Mg = geo.M / geo.group, K = Cg * geo.KH * geo.KW;
-    int64_t P = geo.OH * geo.OW;
+    int64_t Cg = qp->Cg, Mg = qp->Mg, K = qp->K, P = qp->P;
     if (geo.N == 0 || geo.M == 0 || P == 0) return Q8_OK;
-    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
-    q8_qepi qe;
-    q8_qepi_init(&qe, &q.act, q.i8, q.sy, geo.M);
+    const int32_t *bias_dev = qp->has_bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
     q8cu_epi e;
-    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &e);
+    make_epi(pr, &qp->q, geo.M, q8_in(g, n, 1)->q.scale, 0, bias_dev, &e);
     const int8_t *X = q8_cu_tensor(pr, g, n->inputs[0]);
     void *Y = q8_cu_tensor(pr, g, n->outputs[0]);
     p->geo = geo;
     p->Cg = Cg;
     p->Mg = Mg;
     p->P = P;
-    p->es = q.i8 ? 1 : 4;
+    p->es = qp->q.out_i8 ? 1 : 4;
     /* Depthwise and narrow groups: one GEMM per group would be tiny. */
     p->direct = geo.group > 1 && Mg < 16;
     if (p->direct) {
@@ -308,28 +281,19 @@ static q8_status qconvt_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err
 
 q8_status q8_cu_qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err) {
-    qcommon q;
-    const float *sw;
-    const int32_t *bias;
-    q8_qconv_geom geo;
-    Q8_TRY(q_common(g, n, "X", &q, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
-    Q8_TRY(q8_qconv_geom_parse(g, n, 1, true, &geo, err));
-    Q8_TRY(q8_qop_weight_scales(g, n, 1, geo.M, &sw, err));
-    Q8_TRY(q8_qop_bias(g, n, 2, geo.M, &bias, err));
+    const q8_qconvtranspose_params *qp = n->params;
+    const q8_qconv_geom geo = qp->geo;
     qconvt_cu *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     nd->free_params = qconvt_free;
-    int64_t taps = geo.KH * geo.KW, Cg = geo.C / geo.group, Mg = geo.M / geo.group;
+    int64_t taps = geo.KH * geo.KW, Cg = qp->Cg, Mg = qp->Mg;
     int64_t Pin = geo.H * geo.W, R = Mg * taps;
     if (geo.N == 0 || geo.M == 0 || geo.OH * geo.OW == 0) return Q8_OK;
     if (Cg == 0 || Pin == 0)
         return q8_cu_unsupported(err, n, "empty input channels or pixels");
-    const int32_t *bias_dev = bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
-    q8_qepi qe;
-    q8_qepi_init(&qe, &q.act, q.i8, q.sy, geo.M);
+    const int32_t *bias_dev = qp->has_bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
     q8cu_epi e;
-    make_epi(pr, &qe, q.sx, sw, 0, q.sy, bias_dev, &e);
+    make_epi(pr, &qp->q, geo.M, q8_in(g, n, 1)->q.scale, 0, bias_dev, &e);
     int64_t cgp = round_up(Cg, 16);
     /* GEMM row (m, kh, kw) holds W[m][c][kh][kw] over c, zero padded. */
     void *host;
@@ -348,7 +312,7 @@ q8_status q8_cu_qconvt_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     p->R = R;
     p->Pin = Pin;
     p->cgp = cgp;
-    p->es = q.i8 ? 1 : 4;
+    p->es = qp->q.out_i8 ? 1 : 4;
     p->nimg = images_per_chunk(geo.N, (Pin + 4) * (cgp + 4 * R));
     int64_t rows = p->nimg * Pin, rows_pad = round_up(rows, 4);
     p->col = q8_cu_scratch(pr, (size_t)(rows_pad * cgp));
@@ -389,44 +353,18 @@ static q8_status qmatmul_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *er
     return q8_cu_launch_check(q8cu_gemm_epilogue(s, &p->epi), n, "epilogue", err);
 }
 
-/* Element strides of t's batch dims against the nb output batch dims (0
- * where broadcast), as kernels/cpu/ops/qmatmul.c's batch_strides, times the
- * matrix size. */
-static void batch_strides(const q8_tensor *t, int nb, int64_t mat, int64_t *str) {
-    int tb = t->ndim - 2;
-    int64_t s = mat;
-    for (int i = nb - 1; i >= 0; i--) {
-        int ti = i - (nb - tb);
-        if (ti < 0 || t->dims[ti] == 1) {
-            str[i] = 0;
-        } else {
-            str[i] = s;
-            s *= t->dims[ti];
-        }
-    }
-}
-
 q8_status q8_cu_qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
-    qcommon q;
-    float sb;
-    Q8_TRY(q_common(g, n, "A", &q, err));
-    Q8_TRY(q8_qop_act_scale(g, n, 1, "B", &sb, err));
-    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1), *y = q8_out(g, n, 0);
-    if (a->ndim < 2 || b->ndim < 2 || y->ndim < 2 || y->ndim - 2 > Q8CU_MAX_DIMS)
-        return q8_cu_unsupported(err, n, "these ranks");
-    int64_t M = a->dims[a->ndim - 2], K = a->dims[a->ndim - 1], N = b->dims[b->ndim - 1];
-    int nb = y->ndim - 2;
-    int64_t batches = 1;
-    for (int i = 0; i < nb; i++) batches *= y->dims[i];
+    const q8_qmatmul_params *qp = n->params;
+    if (qp->nb > Q8CU_MAX_DIMS) return q8_cu_unsupported(err, n, "these ranks");
+    int64_t M = qp->M, K = qp->K, N = qp->N, batches = qp->batches;
+    int nb = qp->nb;
     qmatmul_cu *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     nd->free_params = qmatmul_free;
     if (batches == 0 || M == 0 || N == 0) return Q8_OK;
     if (K == 0) return q8_cu_unsupported(err, n, "K = 0");
-    q8_qepi qe;
-    q8_qepi_init(&qe, &q.act, q.i8, q.sy, 1);
-    make_epi(pr, &qe, q.sx, NULL, sb, q.sy, NULL, &p->epi.e);
+    make_epi(pr, &qp->q, 1, NULL, qp->sb, NULL, &p->epi.e);
     int64_t kp = round_up(K, 16), Np = round_up(N, 4);
     int8_t *Ap = q8_cu_scratch(pr, (size_t)(batches * M * kp));
     int8_t *Bp = q8_cu_scratch(pr, (size_t)(batches * Np * kp));
@@ -437,9 +375,12 @@ q8_status q8_cu_qmatmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     p->pb = (q8cu_pack_args){.src = q8_cu_tensor(pr, g, n->inputs[1]), .dst = Bp, .nb = batches,
                         .rows = N, .rows_pad = Np, .K = K, .kp = kp, .s_r = 1, .s_k = N,
                         .nbd = nb};
-    for (int i = 0; i < nb; i++) p->pa.bdims[i] = p->pb.bdims[i] = y->dims[i];
-    batch_strides(a, nb, M * K, p->pa.bstr);
-    batch_strides(b, nb, K * N, p->pb.bstr);
+    /* element strides: the core's matrix strides times the matrix size */
+    for (int i = 0; i < nb; i++) {
+        p->pa.bdims[i] = p->pb.bdims[i] = qp->bdims[i];
+        p->pa.bstr[i] = qp->astr[i] * M * K;
+        p->pb.bstr[i] = qp->bstr[i] * K * N;
+    }
     Q8_TRY(q8_cu_igemm_plan(pr, n, &p->gm, Np, M, kp, kp, kp, Np, batches, Np * kp, M * kp,
                             M * Np, err));
     p->epi.c = p->C;
@@ -468,22 +409,16 @@ static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->in
 
 q8_status q8_cu_quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
-    q8_qdq qd;
-    Q8_TRY(q8_qdq_parse(g, n, &qd, err));
-    const q8_tensor *x = q8_in(g, n, 0), *z = has_input(n, 2) ? q8_in(g, n, 2) : NULL;
-    if (x->dtype != Q8_F32 && x->dtype != Q8_I32)
-        return q8_cu_unsupported(err, n, "%s input", q8_dtype_name(x->dtype));
-    if (z && z->dtype != Q8_I8 && z->dtype != Q8_U8)
-        return q8_cu_unsupported(err, n, "a %s zero point", q8_dtype_name(z->dtype));
+    const q8_quantizelinear_params *qp = n->params;
     q8cu_quant_args *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     *p = (q8cu_quant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
                       .y = q8_cu_tensor(pr, g, n->outputs[0]),
                       .scale = q8_cu_tensor(pr, g, n->inputs[1]),
-                      .zp = z ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
-                      .n = q8_tensor_numel(x), .inner = qd.inner ? qd.inner : 1,
-                      .count = qd.count, .in_i32 = x->dtype == Q8_I32,
-                      .out_i8 = z && z->dtype == Q8_I8};
+                      .zp = has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                      .n = q8_tensor_numel(q8_in(g, n, 0)),
+                      .inner = qp->q.inner ? qp->q.inner : 1, .count = qp->q.count,
+                      .in_i32 = qp->in_i32, .out_i8 = qp->out_i8};
     nd->run = quant_run;
     return Q8_OK;
 }
@@ -494,21 +429,17 @@ static q8_status dequant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *er
 
 q8_status q8_cu_dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                               q8_error *err) {
-    q8_qdq qd;
-    Q8_TRY(q8_qdq_parse(g, n, &qd, err));
-    const q8_tensor *x = q8_in(g, n, 0), *z = has_input(n, 2) ? q8_in(g, n, 2) : NULL;
-    int xt = x->dtype == Q8_I8 ? Q8CU_T_I8 : x->dtype == Q8_U8 ? Q8CU_T_U8
-             : x->dtype == Q8_I32 ? Q8CU_T_I32 : 0;
-    if (!xt) return q8_cu_unsupported(err, n, "%s input", q8_dtype_name(x->dtype));
-    if (z && z->dtype != x->dtype) return q8_cu_unsupported(err, n, "this zero point type");
+    const q8_dequantizelinear_params *qp = n->params;
+    int xt = qp->xt == Q8_I8 ? Q8CU_T_I8 : qp->xt == Q8_U8 ? Q8CU_T_U8 : Q8CU_T_I32;
     q8cu_dequant_args *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     *p = (q8cu_dequant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
                         .y = q8_cu_tensor(pr, g, n->outputs[0]),
                         .scale = q8_cu_tensor(pr, g, n->inputs[1]),
-                        .zp = z ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
-                        .n = q8_tensor_numel(x), .inner = qd.inner ? qd.inner : 1,
-                        .count = qd.count, .xt = xt};
+                        .zp = has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                        .n = q8_tensor_numel(q8_in(g, n, 0)),
+                        .inner = qp->q.inner ? qp->q.inner : 1, .count = qp->q.count,
+                        .xt = xt};
     nd->run = dequant_run;
     return Q8_OK;
 }

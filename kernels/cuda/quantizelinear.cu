@@ -1,6 +1,6 @@
 /* QuantizeLinear: y = saturate(round_half_even(x / scale) + zero_point),
  * int8 or uint8, per tensor or per axis; exactly q8_round_sat of
- * kernels/cpu/qop_util.h: IEEE division, NaN -> 0, clamp to +-2^22, the
+ * kernels/common/requant.h: IEEE division, NaN -> 0, clamp to +-2^22, the
  * 1.5 * 2^23 rounding (the explicit _rn intrinsics keep nvcc from merging
  * or reordering the two additions), then zero point and saturation. */
 #include "common.cuh"

@@ -1,8 +1,8 @@
 /* Throughput of the INT8 GEMM per code path (not built by CMake: a
  * developer tool). Build and run from the repository root after a Release
  * build:
- *   cc -O2 -Isrc -Ikernels/cpu tools/bench/igemm_bench.c build/libq8.a \
- *      -lprotobuf-c -lpthread -lm -o build/igemm_bench
+ *   cc -O2 -Isrc/include -Isrc/core -Ikernels/cpu -Ikernels/cpu/gemm -Ikernels/common \
+ *      tools/bench/igemm_bench.c build/libq8.a -lprotobuf-c -lpthread -lm -o build/igemm_bench
  *   build/igemm_bench [M N K [threads]]     (default: 64 3136 576, 512^3)
  * C[m][n] = sum_k A[m][k] * B[n][k], int8 output with per-channel
  * requantization, two ways:

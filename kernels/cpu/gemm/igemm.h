@@ -61,7 +61,7 @@ static inline size_t q8_ig_lanes_bytes(int64_t J, int64_t K) {
 void q8_ig_pack_rows(const int8_t *src, int64_t ld, int64_t I, int64_t K, bool to_u8,
                      uint8_t *dst, int32_t *rowsum, q8_pool *pool);
 /* L from src[j * ld + k] (each lane row K-contiguous: weights [N][K]);
- * rowsum (optional) gets sum_k src[j][k]. Serial (used at infer). */
+ * rowsum (optional) gets sum_k src[j][k]. Serial (used in prepare). */
 void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
                          uint8_t *dst, int32_t *rowsum);
 /* L from src[k * ld + j] (k-major, e.g. im2col rows or NCHW channels). */

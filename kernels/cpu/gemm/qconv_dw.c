@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common.h"
-#include "qop_util.h"
+#include "qepi.h"
 
 bool q8_qdw_has_vbmi(void) {
 #if defined(__x86_64__) || defined(__i386__)

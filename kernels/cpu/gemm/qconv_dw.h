@@ -1,7 +1,7 @@
 /* Direct depthwise q8.QConv (one input channel per group, any number of
  * output channels per group): SIMD kernels that vectorize across the output
  * width with all taps of a block accumulated in registers, and the
- * requantization fused per channel. qconv.c plans one at infer (when the
+ * requantization fused per channel. qconv.c plans one in prepare (when the
  * geometry suits the path) and otherwise keeps its generic depthwise loop.
  *
  * AVX-512 (F, BW, VL, VNNI, VBMI): 16 outputs per block. The int8 input is
@@ -29,7 +29,7 @@
 #define Q8_KERNELS_CPU_QCONV_DW_H
 
 #include "igemm.h"
-#include "qconv_geom.h"
+#include "ops/qconv_geom.h"
 
 #define Q8_QDW_MAX_KH 16      /* AVX-512: kernel rows of one block */
 #define Q8_QDW_MAX_GROUPS 32  /* AVX-512: groups of four taps */
@@ -53,7 +53,7 @@ typedef struct q8_qdw {
     int64_t Hp, Wq;           /* the widened plane: rows, int16 per row */
     int64_t OWr;              /* output row rounded up to 16 */
     int NP;                   /* tap pairs per kernel row */
-    /* n->packed byte offsets */
+    /* byte offsets into the prepared blob */
     size_t off_tab;           /* AVX-512: [NB][G] x 64 index bytes, then the 16-lane compaction */
     size_t off_w;             /* weights: AVX-512 [M][G] x 4 bytes; AVX2 [M][KH][NP] x 2 int16 */
     size_t off_init;          /* [M] int32 */

@@ -1,6 +1,6 @@
 #include "quant_simd.h"
 
-#include "qop_util.h"
+#include "requant.h"
 
 static void quantize_scalar(const float *x, void *y, int64_t n, float s, int32_t zp, bool i8) {
     int32_t lo = i8 ? -128 : 0, hi = i8 ? 127 : 255;

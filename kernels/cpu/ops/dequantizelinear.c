@@ -1,33 +1,9 @@
-/* DequantizeLinear (ONNX opsets 10-19): y = (x - zero_point) * scale for
- * int8, uint8 and int32 x, per tensor or per axis, float32 output. Scale and
- * zero point must be constants. */
-#include "qop_util.h"
-
-typedef struct dequant_params {
-    q8_qdq q;
-    q8_dtype xt;
-    int64_t rows;           /* numel / inner */
-} dequant_params;
-
-static q8_status dequant_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
-    dequant_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    Q8_TRY(q8_qdq_parse(g, n, &p->q, err));
-    const q8_tensor *x = q8_in(g, n, 0), *z = q8_in(g, n, 2);
-    if (x->dtype != Q8_I8 && x->dtype != Q8_U8 && x->dtype != Q8_I32)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "x '%s' is %s, expected int8, uint8 or "
-                            "int32", x->name, q8_dtype_name(x->dtype));
-    if (z && z->dtype != x->dtype)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "zero point '%s' is %s, x is %s", z->name,
-                            q8_dtype_name(z->dtype), q8_dtype_name(x->dtype));
-    p->xt = x->dtype;
-    p->rows = q8_tensor_numel(x) / (p->q.inner ? p->q.inner : 1);
-    return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
-}
+/* DequantizeLinear on the CPU (params: src/core/ops/dequantizelinear.h). */
+#include "cpu_op.h"
+#include "ops/dequantizelinear.h"
 
 typedef struct dequant_args {
-    const dequant_params *p;
+    const q8_dequantizelinear_params *p;
     const void *x;
     const float *scale;
     const void *zp;
@@ -41,7 +17,7 @@ static inline int64_t elem(q8_dtype t, const void *d, int64_t i) {
 
 static void dequant_range(void *arg, int64_t b, int64_t e, int t) {
     const dequant_args *a = arg;
-    const dequant_params *p = a->p;
+    const q8_dequantizelinear_params *p = a->p;
     int64_t inner = p->q.inner;
     for (int64_t r = b; r < e; r++) {
         int64_t c = r % p->q.count, i0 = r * inner;
@@ -64,7 +40,7 @@ static void dequant_flat_i8(void *arg, int64_t b, int64_t e, int t) {
 }
 
 static void dequant_run(const q8_exec *x, const q8_node *n) {
-    const dequant_params *p = n->params;
+    const q8_dequantizelinear_params *p = n->params;
     dequant_args a = {p, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1),
                       n->n_inputs > 2 && n->inputs[2] >= 0 ? Q8_IN_PTR(x, n, 2) : NULL,
                       Q8_OUT_PTR(x, n, 0)};
@@ -75,5 +51,4 @@ static void dequant_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->rows, 1 + 16384 / (p->q.inner + 1), dequant_range, &a);
 }
 
-const q8_op_schema q8_schema_dequantize_linear = {.infer = dequant_infer, .flags = Q8_OPF_INPLACE};
 const q8_cpu_op q8_cpu_dequantize_linear = {.run = dequant_run};

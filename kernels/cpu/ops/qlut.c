@@ -1,13 +1,9 @@
-/* q8.QLut: an elementwise function of an int8 tensor as a 256-entry table,
- * y = T[x + 128]. The quantizer builds T by running the FP32 op (HardSwish,
- * Sigmoid, Gelu, ...) on every int8 value times the input scale and
- * quantizing the results with the output scale, so a smooth activation
- * between two INT8 layers costs one byte lookup instead of a dequantize, a
- * float function and a quantize. Inputs: X int8, T int8 [256] constant.
- * Attribute y_scale: the output's scale; the internal _igemm_path picks the
- * kernel (qlut.h) for tests. */
+/* q8.QLut on the CPU (the op: src/core/ops/qlut.c): the table lookup on the
+ * kernel (qlut.h) prepare picks for this CPU; the internal _igemm_path
+ * pins it for tests. */
 #include "qlut.h"
 
+#include "cpu_op.h"
 #include "qop_util.h"
 
 q8_qlut_path q8_qlut_resolve(q8_igemm_path p) {
@@ -33,27 +29,21 @@ void q8_qlut_apply(q8_qlut_path p, const int8_t *x, const int8_t *t, int8_t *y, 
     }
 }
 
-typedef struct qlut_params {
+/* The prepared blob. */
+typedef struct qlut_prep {
     q8_qlut_path path;
-} qlut_params;
+} qlut_prep;
 
-static q8_status qlut_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_I8, err));
-    const q8_tensor *x = q8_in(g, n, 0), *t = q8_in(g, n, 1);
-    if (!t || !t->data || t->dtype != Q8_I8 || q8_tensor_numel(t) != 256)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "the table must be a constant int8 [256]");
-    bool i8;
-    float sy;
+static q8_status qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                              q8_error *err) {
     q8_igemm_path path;
-    Q8_TRY(q8_qop_out_scale(n, &i8, &sy, err));
-    if (!i8) return q8_node_fail(err, Q8_ERR_FORMAT, n, "y_scale is missing");
     Q8_TRY(q8_qop_path(n, &path, err));
-    qlut_params *p = q8_node_params(n, sizeof *p, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->path = q8_qlut_resolve(path);
-    Q8_TRY(q8_set_output(g, n, 0, Q8_I8, x->dims, x->ndim, err));
-    return q8_qop_set_out_scale(g, n, sy, err);
+    qlut_prep *c = q8_aligned_alloc(sizeof *c);
+    if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    c->path = q8_qlut_resolve(path);
+    *prep = c;
+    *bytes = sizeof *c;
+    return Q8_OK;
 }
 
 typedef struct qlut_args {
@@ -68,13 +58,12 @@ static void qlut_range(void *p, int64_t b, int64_t e, int tid) {
 }
 
 static void qlut_run(const q8_exec *x, const q8_node *n) {
-    const qlut_params *p = n->params;
-    qlut_args a = {p->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
+    const qlut_prep *c = x->prep;
+    qlut_args a = {c->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
     /* SIMD paths: ~20x the scalar rate, so threads only pay off on large
      * tensors; chunks of whole 64-byte vectors */
-    int64_t grain = p->path == Q8_QLUT_C ? 32768 : 1 << 18;
+    int64_t grain = a.path == Q8_QLUT_C ? 32768 : 1 << 18;
     q8_parallel_for(x->pool, q8_tensor_numel(q8_in(x->g, n, 0)), grain, qlut_range, &a);
 }
 
-const q8_op_schema q8_schema_qlut = {.infer = qlut_infer, .flags = Q8_OPF_INPLACE};
-const q8_cpu_op q8_cpu_qlut = {.run = qlut_run};
+const q8_cpu_op q8_cpu_qlut = {.prepare = qlut_prepare, .run = qlut_run};

@@ -1,5 +1,5 @@
 /* im2col straight into the packed lanes of the INT8 GEMM on AVX-512 VBMI
- * (see qconv_geom.h): the same bytes as q8_qconv_im2col followed by
+ * (see qconv_im2col.h): the same bytes as q8_qconv_im2col followed by
  * q8_ig_pack_lanes_kj(..., to_u8 = true), without the K x P intermediate.
  * A packed chunk holds, for 16 output pixels, four consecutive k = (c, kh,
  * kw) each; with KW >= 3 they come from at most two input rows (c, kh).
@@ -19,7 +19,7 @@
 #include <immintrin.h>
 
 #include "igemm.h"
-#include "qconv_geom.h"
+#include "qconv_im2col.h"
 
 /* Bits i < 64 of the bytes c0 + i in [0, w). */
 static inline uint64_t cols_mask(int64_t c0, int64_t w) {

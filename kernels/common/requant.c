@@ -32,12 +32,12 @@ static int32_t clamp_i8(double v) {
     return v < -128 ? -128 : v > 127 ? 127 : (int32_t)v;
 }
 
-void q8_act_i8_bounds(const q8_act *act, float sy, int32_t *lo, int32_t *hi) {
+void q8_act_i8_bounds(const q8_qact *act, float sy, int32_t *lo, int32_t *hi) {
     *lo = -128;
     *hi = 127;
-    if (act->kind == Q8_ACT_RELU) {
+    if (act->kind == Q8_QACT_RELU) {
         *lo = 0;
-    } else if (act->kind == Q8_ACT_CLIP) {
+    } else if (act->kind == Q8_QACT_CLIP) {
         /* round half to even of the bound in the output's scale */
         int32_t a = clamp_i8(nearbyint((double)act->lo / sy));
         int32_t b = clamp_i8(nearbyint((double)act->hi / sy));
@@ -50,11 +50,11 @@ void q8_act_leaky_lut(float alpha, int8_t lut[128]) {
     for (int y = -128; y < 0; y++) lut[y + 128] = (int8_t)clamp_i8(roundf((float)y * alpha));
 }
 
-void q8_epilogue_set_f32_act(q8_epilogue *e, const q8_act *act) {
-    e->clip = act->kind == Q8_ACT_RELU || act->kind == Q8_ACT_CLIP;
-    e->leaky = act->kind == Q8_ACT_LEAKY;
-    e->flo = act->kind == Q8_ACT_RELU ? 0.0f : act->lo;
-    e->fhi = act->kind == Q8_ACT_RELU ? INFINITY : act->hi;
+void q8_epilogue_set_f32_act(q8_epilogue *e, const q8_qact *act) {
+    e->clip = act->kind == Q8_QACT_RELU || act->kind == Q8_QACT_CLIP;
+    e->leaky = act->kind == Q8_QACT_LEAKY;
+    e->flo = act->kind == Q8_QACT_RELU ? 0.0f : act->lo;
+    e->fhi = act->kind == Q8_QACT_RELU ? INFINITY : act->hi;
     e->alpha = act->alpha;
 }
 

@@ -1,9 +1,9 @@
 /* Requantization of exact INT32 accumulators (docs/int8-ops.md): the
  * fixed-point multiplier for INT8 outputs, the FP32 output scale, fused
- * activations, and the scalar epilogue every SIMD path must reproduce bit
- * for bit. */
-#ifndef Q8_KERNELS_CPU_REQUANT_H
-#define Q8_KERNELS_CPU_REQUANT_H
+ * activations, and the scalar epilogue every SIMD path (and the CUDA
+ * epilogue kernel) must reproduce bit for bit. Host C, no ISA code. */
+#ifndef Q8_KERNELS_COMMON_REQUANT_H
+#define Q8_KERNELS_COMMON_REQUANT_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -24,19 +24,32 @@ static inline int64_t q8_requant_raw(int32_t acc, int32_t mult, int32_t shift) {
     return ((int64_t)acc * mult + ((int64_t)1 << (shift - 1))) >> shift;
 }
 
-/* Fused activations (the producer's _act attributes). */
-typedef enum q8_act_kind {
-    Q8_ACT_NONE = 0,
-    Q8_ACT_RELU,
-    Q8_ACT_CLIP,
-    Q8_ACT_LEAKY,
-} q8_act_kind;
+/* round_half_even(v) + zp saturated to [lo, hi]; NaN counts as 0 (the
+ * rounding of QuantizeLinear and the ONNX integer ops). The rounding adds
+ * and removes 1.5 * 2^23 (exact for |v| <= 2^22, where the float grid is the
+ * integers; larger values saturate anyway). */
+static inline int32_t q8_round_sat(float v, int32_t zp, int32_t lo, int32_t hi) {
+    if (v != v) v = 0;
+    v = v > 4194304.0f ? 4194304.0f : v < -4194304.0f ? -4194304.0f : v;
+    v = (v + 12582912.0f) - 12582912.0f;
+    int32_t q = (int32_t)v + zp;
+    return q < lo ? lo : q > hi ? hi : q;
+}
 
-typedef struct q8_act {
-    q8_act_kind kind;
+/* The fused activation as the INT8 epilogue applies it (made from the
+ * core's q8_act, src/core/ops/act.h, by q8_qact_of in qepi.h). */
+typedef enum q8_qact_kind {
+    Q8_QACT_NONE = 0,
+    Q8_QACT_RELU,
+    Q8_QACT_CLIP,
+    Q8_QACT_LEAKY,
+} q8_qact_kind;
+
+typedef struct q8_qact {
+    q8_qact_kind kind;
     float lo, hi;   /* Clip bounds (-inf/inf when absent) */
     float alpha;    /* LeakyRelu */
-} q8_act;
+} q8_qact;
 
 /* Where the output goes and how it is produced from the accumulator. */
 typedef enum q8_epi_kind {
@@ -68,12 +81,12 @@ typedef struct q8_epilogue {
 } q8_epilogue;
 
 /* Clamp bounds of an INT8 output with scale sy under act (docs/int8-ops.md). */
-void q8_act_i8_bounds(const q8_act *act, float sy, int32_t *lo, int32_t *hi);
+void q8_act_i8_bounds(const q8_qact *act, float sy, int32_t *lo, int32_t *hi);
 /* LeakyRelu table for negative INT8 outputs: lut[y + 128] for y in [-128, 0). */
 void q8_act_leaky_lut(float alpha, int8_t lut[128]);
 
 /* Fill e's activation fields for an FP32 output. */
-void q8_epilogue_set_f32_act(q8_epilogue *e, const q8_act *act);
+void q8_epilogue_set_f32_act(q8_epilogue *e, const q8_qact *act);
 
 /* The scalar epilogue of one output value of channel c. */
 static inline int8_t q8_epi_i8(const q8_epilogue *e, int32_t acc, int64_t c) {
