@@ -16,6 +16,8 @@ typedef enum conv_mode {
     CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
 } conv_mode;
 
+/* What prepare decided for one node: the start of its prep blob (a packed
+ * W follows, 64-byte aligned). */
 typedef struct conv_prep {
     conv_mode mode;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
