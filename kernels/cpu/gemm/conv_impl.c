@@ -40,7 +40,7 @@ static void put_row(float *drow, int64_t kc, int nr, int64_t j, int64_t len,
 Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
                                    int64_t n0, int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
-    const conv_params *p = cx->p;
+    const q8_conv_params *p = cx->p;
     const q8_conv_geom *G = &p->geo;
     int64_t img = batch / p->g, grp = batch % p->g;
     const float *x = cx->src + (img * p->c + grp * p->cg) * p->in_sp;
@@ -93,7 +93,7 @@ Q8_CLONES void q8_conv_im2col_pack(const void *vctx, int64_t batch, int64_t k0, 
     }
 }
 
-void q8_conv_col1(const conv_params *p, const float *x, float *col) {
+void q8_conv_col1(const q8_conv_params *p, const float *x, float *col) {
     const q8_conv_geom *G = &p->geo;
     for (int64_t c = 0; c < p->cg; c++)
         for (int64_t kd = 0; kd < G->k[0]; kd++) {
@@ -115,13 +115,14 @@ void q8_conv_col1(const conv_params *p, const float *x, float *col) {
  * the padded input at (a*sd + fd, b*sh + fh, j*sw + fw). A kernel tap then
  * reads one plane at a fixed offset, so row k of B is contiguous there. */
 
-/* The stride-phase planes of one channel (nph planes of p->plane floats). */
-static inline void build_planes(const conv_params *p, const float *xc, float *pl) {
+/* The stride-phase planes of one channel (nph planes of cp->plane floats). */
+static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, const float *xc,
+                                float *pl) {
     const q8_conv_geom *G = &p->geo;
-    const int64_t *P = p->ph;
+    const int64_t *P = cp->ph;
     for (int64_t fd = 0; fd < G->s[0]; fd++)
         for (int64_t fh = 0; fh < G->s[1]; fh++)
-            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += p->plane)
+            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane)
                 for (int64_t ai = 0; ai < P[0]; ai++)
                     for (int64_t bi = 0; bi < P[1]; bi++) {
                         float *restrict row = pl + (ai * P[1] + bi) * P[2];
@@ -152,17 +153,18 @@ static inline void build_planes(const conv_params *p, const float *xc, float *pl
 
 Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_planes_args *a = arg;
-    const conv_params *p = a->p;
+    const q8_conv_params *p = a->p;
+    const conv_prep *cp = a->cp;
     for (int64_t c = begin; c < end; c++)
-        build_planes(p, a->x + c * p->in_sp, a->planes + c * p->nph * p->plane);
+        build_planes(p, cp, a->x + c * p->in_sp, a->planes + c * cp->nph * cp->plane);
 }
 
 Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc,
                                   int64_t n0, int64_t nc, int nr, float *dst) {
     const conv_pack_ctx *cx = vctx;
-    const conv_params *p = cx->p;
-    const float *base = cx->src + batch * p->cg * p->nph * p->plane + n0;
-    const int64_t *offk = conv_offk(p) + k0;
+    const conv_prep *cp = cx->cp;
+    const float *base = cx->src + batch * cx->p->cg * cp->nph * cp->plane + n0;
+    const int64_t *offk = conv_offk(cp) + k0;
     int64_t full = nc / nr * nr, tail = nc - full;
     for (int64_t kk = 0; kk < kc; kk++) {
         const float *src = base + offk[kk];
@@ -185,13 +187,14 @@ Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, i
 Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1,
                                      int64_t n0, int64_t n1) {
     const conv_compact_args *a = ctx;
-    const conv_params *p = a->p;
+    const q8_conv_params *p = a->p;
+    const conv_prep *cp = a->cp;
     const q8_conv_geom *G = &p->geo;
-    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2];
+    int64_t OH = G->out[1], OW = G->out[2], P1 = cp->ph[1], P2 = cp->ph[2];
     for (int64_t mi = m0; mi < m1; mi++) {
         int64_t m = grp * p->mg + mi;
         float bv = a->bias ? a->bias[m] : 0.0f;
-        const float *src = a->cbuf + m * p->nprime;
+        const float *src = a->cbuf + m * cp->nprime;
         float *y = a->y + m * p->out_sp;
         /* Grid rows r = od*P1 + oh overlapping [n0, n1); columns ow < OW. */
         for (int64_t r = n0 / P2; r * P2 < n1; r++) {
@@ -250,16 +253,17 @@ static inline void dw_block16(const float *planes, int64_t g, const int64_t *off
 
 Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_dw_args *a = arg;
-    const conv_params *p = a->p;
+    const q8_conv_params *p = a->p;
+    const conv_prep *cp = a->cp;
     const q8_conv_geom *G = &p->geo;
-    const int64_t *offk = conv_offk(p);
-    int64_t OH = G->out[1], OW = G->out[2], P1 = p->ph[1], P2 = p->ph[2], taps = p->kprod;
+    const int64_t *offk = conv_offk(cp);
+    int64_t OH = G->out[1], OW = G->out[2], P1 = cp->ph[1], P2 = cp->ph[2], taps = p->kprod;
     float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
     float *ybuf = planes + a->ybuf_at;
     for (int64_t it = begin; it < end; it++) {
         int64_t img = it / p->c, ic = it % p->c;
-        build_planes(p, a->x + (img * p->c + ic) * p->in_sp, planes);
-        memset(planes + p->nph * p->plane, 0, DW_BLOCK * sizeof(float));
+        build_planes(p, cp, a->x + (img * p->c + ic) * p->in_sp, planes);
+        memset(planes + cp->nph * cp->plane, 0, DW_BLOCK * sizeof(float));
         for (int64_t oc = ic * p->mg; oc < (ic + 1) * p->mg; oc++) {
             const float *w = a->w + oc * taps;
             float bv = a->bias ? a->bias[oc] : 0.0f;
@@ -283,7 +287,7 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
             } else {
                 /* Narrow rows: the whole grid (garbage columns included) in
                  * long blocks, then only the real outputs into Y. */
-                int64_t nblk = (p->nprime + DW_BLOCK - 1) / DW_BLOCK;
+                int64_t nblk = (cp->nprime + DW_BLOCK - 1) / DW_BLOCK;
                 for (int64_t bk = 0; bk < nblk; bk++)
                     dw_block64(planes, bk * DW_BLOCK, offk, taps, w, bv, ybuf + bk * DW_BLOCK);
                 float *yr = y;

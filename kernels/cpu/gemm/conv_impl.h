@@ -1,11 +1,12 @@
-/* Internal to Conv: its parsed parameters and the data-movement kernels
- * that turn a convolution into GEMMs (conv_impl.c). */
+/* Internal to Conv on the CPU: the lowering its prepare picks (the start of
+ * its prep blob) and the data-movement kernels that turn a convolution into
+ * GEMMs (conv_impl.c). The op itself is src/core/ops/conv.h. */
 #ifndef Q8_CONV_IMPL_H
 #define Q8_CONV_IMPL_H
 
-#include "conv_util.h"
-#include "fused_act.h"
 #include "cpu_op.h"
+#include "fused_act.h"
+#include "ops/conv.h"
 
 typedef enum conv_mode {
     CONV_SHIFT,     /* phase planes + shifted rows (stride/dilation/pad folded) */
@@ -15,30 +16,30 @@ typedef enum conv_mode {
     CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
 } conv_mode;
 
-typedef struct conv_params {
-    int64_t nb, c, m, g, cg, mg;    /* images, in/out channels, groups, per group */
-    q8_conv_geom geo;
-    int64_t in_sp, out_sp, kprod, kg;
+/* What prepare decided for one node: the start of its prep blob (a packed
+ * W follows, 64-byte aligned). */
+typedef struct conv_prep {
     conv_mode mode;
-    bool has_bias;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
-    q8_act act;
-    /* CONV_SHIFT: input padded and split by stride phase into planes of
-     * ph[0]*ph[1]*ph[2] floats (nph per channel); output computed on the
-     * plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for n' < nprime, then
-     * compacted into Y unless `direct` (the grid is Y's layout). */
+    /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
+     * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
+     * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for
+     * n' < nprime, then compacted into Y unless `direct` (the grid is Y's
+     * layout). */
     int64_t ph[3], nph, plane, nprime;
     bool direct;
+    const void *a_packed;   /* W packed for q8_sgemm (later in this blob), or NULL */
     int64_t ngemm;      /* GEMM offset entries (4 each) at tail[0] */
-    int64_t tail[];     /* offs[4*ngemm], then (CONV_SHIFT) offk[kg] */
-} conv_params;
+    int64_t tail[];     /* offs[4*ngemm], then (planes) offk[kg] */
+} conv_prep;
 
-static inline const int64_t *conv_offs(const conv_params *p) { return p->tail; }
-static inline const int64_t *conv_offk(const conv_params *p) { return p->tail + 4 * p->ngemm; }
+static inline const int64_t *conv_offs(const conv_prep *cp) { return cp->tail; }
+static inline const int64_t *conv_offk(const conv_prep *cp) { return cp->tail + 4 * cp->ngemm; }
 
 /* b_pack context: X (im2col) or the phase planes (shift). */
 typedef struct conv_pack_ctx {
-    const conv_params *p;
+    const q8_conv_params *p;
+    const conv_prep *cp;
     const float *src;
 } conv_pack_ctx;
 
@@ -51,24 +52,26 @@ void q8_conv_shift_pack(const void *ctx, int64_t batch, int64_t k0, int64_t kc, 
 
 /* CONV_COL1: the column of the single output pixel; x is one image's
  * group (cg channels). */
-void q8_conv_col1(const conv_params *p, const float *x, float *col);
+void q8_conv_col1(const q8_conv_params *p, const float *x, float *col);
 
 /* Floats in the planes of one channel plus slack: whole blocks of the
  * depthwise grid loop may read a little past the last plane. */
-static inline int64_t conv_planes_floats(const conv_params *p) {
-    return p->nph * p->plane + 64;
+static inline int64_t conv_planes_floats(const conv_prep *cp) {
+    return cp->nph * cp->plane + 64;
 }
 
 /* Range functions for q8_parallel_for. */
 typedef struct conv_planes_args {
-    const conv_params *p;
+    const q8_conv_params *p;
+    const conv_prep *cp;
     const float *x;         /* one image */
     float *planes;
 } conv_planes_args;
 void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread); /* channels */
 
 typedef struct conv_compact_args {
-    const conv_params *p;
+    const q8_conv_params *p;
+    const conv_prep *cp;
     const float *cbuf, *bias;
     float *y;               /* one image */
 } conv_compact_args;
@@ -78,7 +81,8 @@ void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1,
                            int64_t n1);
 
 typedef struct conv_dw_args {
-    const conv_params *p;
+    const q8_conv_params *p;
+    const conv_prep *cp;
     const float *x, *w, *bias;
     float *y;
     void *scratch;          /* per thread: planes, then the grid output */

@@ -1,21 +1,22 @@
-/* Conv (1-D, 2-D, 3-D; groups, dilations, strides, pads, auto_pad, optional
- * bias, fused activation). Per image and group it is one GEMM
+/* Conv on the CPU (params: src/core/ops/conv.h). Per image and group it is
+ * one GEMM
  *   Y[mg, out_sp] = W_g[mg, cg*kprod] * col[cg*kprod, out_sp]
- * with the constant W_g packed once in infer. How B (col) is made, by mode
- * (conv_impl.h): 1x1 convs read X as B; most others pad X into stride-phase
- * planes where each kernel tap is a contiguous shifted row (shift mode);
- * the rest gather B panels straight from X (implicit im2col; a rough cost
- * model picks between the two); one output pixel gathers its column into
- * scratch (GEMV); depthwise convs (one input channel per group) run direct
- * loops on the planes. The internal attribute _conv_impl ("im2col",
- * "shift") forces a GEMM lowering, for tests. */
+ * with a constant W_g packed once per session in prepare, which also picks
+ * how B (col) is made, by mode (conv_impl.h): 1x1 convs read X as B; most
+ * others pad X into stride-phase planes where each kernel tap is a
+ * contiguous shifted row (shift mode); the rest gather B panels straight
+ * from X (implicit im2col; a rough cost model picks between the two); one
+ * output pixel gathers its column into scratch (GEMV); depthwise convs (one
+ * input channel per group) run direct loops on the planes. The internal
+ * attribute _conv_impl ("im2col", "shift") forces a GEMM lowering, for
+ * tests. */
 #include <string.h>
 
 #include "conv_impl.h"
 #include "cpu_op.h"
 #include "sgemm.h"
 
-/* Output grid of the shift mode (see conv_params). */
+/* Output grid of the shift mode (see conv_prep). */
 static void shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, bool *direct) {
     for (int i = 0; i < 3; i++) {
         int64_t padded = G->in[i] + G->pb[i] + G->pe[i];
@@ -40,64 +41,21 @@ static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t
     return shift <= im2col;
 }
 
-static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_F32, err));
-    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *b = q8_in(g, n, 2);
-    if (x->ndim < 3 || x->ndim > 5)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input has rank %d; only 1 to 3 spatial dims (rank 3 to 5) are "
-                            "supported", x->ndim);
-    if (w->ndim != x->ndim)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has rank %d, the input rank %d",
-                            w->ndim, x->ndim);
-    int nsp = x->ndim - 2;
-    int64_t grp = q8_attr_int(n, "group", 1);
-    int64_t c = x->dims[1], m = w->dims[0];
-    if (grp < 1 || grp > c || c % grp != 0)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "group %lld does not divide the %lld input channels", (long long)grp,
-                            (long long)c);
-    if (w->dims[1] * grp != c)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "weight has %lld input channels per group, expected C/group = "
-                            "%lld/%lld = %lld",
-                            (long long)w->dims[1], (long long)c, (long long)grp,
-                            (long long)(c / grp));
-    if (m < 1 || m % grp != 0)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "weight has %lld output channels, not a positive multiple of "
-                            "group %lld",
-                            (long long)m, (long long)grp);
-    for (int i = 0; i < nsp; i++)
-        if (w->dims[2 + i] < 1)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has an empty kernel dim %d", i);
-    if (b) {
-        Q8_TRY(q8_check_input(g, n, 2, Q8_F32, err));
-        if (b->ndim != 1 || b->dims[0] != m)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "bias must have shape [%lld]", (long long)m);
-    }
-    q8_conv_geom geo;
-    q8_auto_pad ap;
-    Q8_TRY(q8_conv_read_attrs(n, nsp, w->dims + 2, &geo, &ap, err));
-    q8_conv_widen(nsp, x->dims + 2, 1, geo.in);
-    Q8_TRY(q8_conv_out_shape(n, ap, &geo, err));
-    int64_t out[5] = {x->dims[0], m};
-    for (int i = 0; i < nsp; i++) out[2 + i] = geo.out[3 - nsp + i];
-    Q8_TRY(q8_set_output(g, n, 0, Q8_F32, out, x->ndim, err));
-
-    int64_t nb = x->dims[0], cg = c / grp, mg = m / grp;
-    int64_t kprod = geo.k[0] * geo.k[1] * geo.k[2];
+/* The lowering for this node and, for a constant W, W packed once. */
+static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                              q8_error *err) {
+    const q8_conv_params *p = n->params;
+    const q8_conv_geom geo = p->geo;
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);
+    int64_t grp = p->g, cg = p->cg, mg = p->mg, kprod = p->kprod, out_sp = p->out_sp;
     bool unit = kprod == 1, plain = true;
     for (int i = 0; i < 3; i++) plain &= geo.s[i] == 1 && geo.pb[i] == 0 && geo.pe[i] == 0;
-    int64_t out_sp = geo.out[0] * geo.out[1] * geo.out[2];
     int64_t ph[3], nprime;
     bool direct;
     conv_mode mode = CONV_IM2COL;
     shift_geometry(&geo, ph, &nprime, &direct);
-    bool shift_ok = shift_pays(m, grp, cg * kprod, out_sp, nprime,
-                               c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
+    bool shift_ok = shift_pays(p->m, grp, p->kg, out_sp, nprime,
+                               p->c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
     if (cg == 1) mode = CONV_DEPTHWISE;
     else if (unit && plain) mode = CONV_1X1;
     else if (out_sp == 1) mode = CONV_COL1;
@@ -114,34 +72,27 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
     else if (strcmp(impl, "auto") != 0)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "_conv_impl '%s' is not auto, im2col or shift",
                             impl);
-    int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : mode == CONV_SHIFT ? grp : nb * grp;
+    int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : mode == CONV_SHIFT ? grp : p->nb * grp;
     bool planes = mode == CONV_SHIFT || mode == CONV_DEPTHWISE;
-    int64_t nk = planes ? cg * kprod : 0;
-    conv_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * (size_t)(4 * ngemm + nk), err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->nb = nb;
-    p->c = c;
-    p->m = m;
-    p->g = grp;
-    p->cg = cg;
-    p->mg = mg;
-    p->geo = geo;
-    p->in_sp = geo.in[0] * geo.in[1] * geo.in[2];
-    p->out_sp = out_sp;
-    p->kprod = kprod;
-    p->kg = cg * kprod;
-    p->mode = mode;
-    p->has_bias = b != NULL;
-    p->col_is_x = col_is_x;
-    p->ngemm = ngemm;
-    Q8_TRY(q8_act_from_node(n, &p->act, err));
-    int64_t *offs = p->tail;
+    int64_t nk = planes ? p->kg : 0;
+    size_t head = q8_align_up(sizeof(conv_prep) + sizeof(int64_t) * (size_t)(4 * ngemm + nk), 64);
+    size_t pa = mode == CONV_DEPTHWISE ? 0 : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
+    bool pack = w->data && !x->data && pa && out_sp > 1;
+    conv_prep *cp = q8_aligned_alloc(head + (pack ? pa : 0));
+    if (!cp)
+        return q8_fail(err, Q8_ERR_NOMEM,
+                       pack ? "out of memory packing Conv weights" : "out of memory");
+    memset(cp, 0, head);
+    cp->mode = mode;
+    cp->col_is_x = col_is_x;
+    cp->ngemm = ngemm;
+    int64_t *offs = cp->tail;
     if (planes) {
-        memcpy(p->ph, ph, sizeof ph);
-        p->nph = geo.s[0] * geo.s[1] * geo.s[2];
-        p->plane = ph[0] * ph[1] * ph[2];
-        p->nprime = nprime;
-        p->direct = direct;
+        memcpy(cp->ph, ph, sizeof ph);
+        cp->nph = geo.s[0] * geo.s[1] * geo.s[2];
+        cp->plane = ph[0] * ph[1] * ph[2];
+        cp->nprime = nprime;
+        cp->direct = direct;
         int64_t ldc = direct ? out_sp : nprime;
         /* One image at a time: GEMM i is group i. */
         for (int64_t i = 0; i < ngemm; i++) {
@@ -159,7 +110,7 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
                         int64_t td = kd * geo.d[0], th = kh * geo.d[1], tw = kw * geo.d[2];
                         int64_t phase = ((td % geo.s[0]) * geo.s[1] + th % geo.s[1]) * geo.s[2] +
                                         tw % geo.s[2];
-                        offk[k++] = (ci * p->nph + phase) * p->plane +
+                        offk[k++] = (ci * cp->nph + phase) * cp->plane +
                                     ((td / geo.s[0]) * ph[1] + th / geo.s[1]) * ph[2] +
                                     tw / geo.s[2];
                     }
@@ -168,35 +119,35 @@ static q8_status conv_infer(q8_graph *g, q8_node *n, q8_error *err) {
             int64_t img = i / grp, gi = i % grp;
             offs[4 * i] = gi * mg * p->kg;
             offs[4 * i + 1] = mode == CONV_COL1 && !col_is_x ? i * p->kg
-                                                              : (img * c + gi * cg) * p->in_sp;
-            offs[4 * i + 2] = (img * m + gi * mg) * out_sp;
+                                                              : (img * p->c + gi * cg) * p->in_sp;
+            offs[4 * i + 2] = (img * p->m + gi * mg) * out_sp;
             offs[4 * i + 3] = gi * mg;
         }
     }
-    size_t pa = mode == CONV_DEPTHWISE ? 0 : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
-    if (w->data && !x->data && pa && out_sp > 1) {
-        n->packed = q8_aligned_alloc(pa);
-        if (!n->packed) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing Conv weights");
-        n->packed_bytes = pa;
-        q8_sgemm_pack_a(n->packed, false, mg, p->kg, w->data, p->kg, grp, mg * p->kg, 0);
+    if (pack) {
+        void *pk = (char *)cp + head;
+        q8_sgemm_pack_a(pk, false, mg, p->kg, w->data, p->kg, grp, mg * p->kg, 0);
+        cp->a_packed = pk;
     }
+    *prep = cp;
+    *bytes = head + (pack ? pa : 0);
     return Q8_OK;
 }
 
 /* ---- run ---- */
 
-static q8_sgemm_op conv_op(const conv_params *p, const q8_node *n, const float *w,
+static q8_sgemm_op conv_op(const q8_conv_params *p, const conv_prep *cp, const float *w,
                            const float *b_mat, const float *bias, float *y) {
     q8_sgemm_op op = {.m = p->mg, .n = p->out_sp, .k = p->kg, .alpha = 1, .a = w,
-                      .lda = p->kg, .b = b_mat, .ldb = p->mode == CONV_COL1 ? 1 : p->out_sp,
-                      .c = y, .ldc = p->out_sp, .a_packed = n->packed, .bias = bias,
-                      .act = p->act, .batch = p->ngemm, .offs = conv_offs(p)};
-    if (p->mode == CONV_IM2COL) op.b_pack = q8_conv_im2col_pack;
-    if (p->mode == CONV_SHIFT) {
+                      .lda = p->kg, .b = b_mat, .ldb = cp->mode == CONV_COL1 ? 1 : p->out_sp,
+                      .c = y, .ldc = p->out_sp, .a_packed = cp->a_packed, .bias = bias,
+                      .act = p->act, .batch = cp->ngemm, .offs = conv_offs(cp)};
+    if (cp->mode == CONV_IM2COL) op.b_pack = q8_conv_im2col_pack;
+    if (cp->mode == CONV_SHIFT) {
         op.b_pack = q8_conv_shift_pack;
-        if (!p->direct) {
+        if (!cp->direct) {
             /* Onto the plane grid; bias and activation come with compaction. */
-            op.n = op.ldc = p->nprime;
+            op.n = op.ldc = cp->nprime;
             op.bias = NULL;
             op.act.kind = Q8_ACT_NONE;
         }
@@ -206,31 +157,32 @@ static q8_sgemm_op conv_op(const conv_params *p, const q8_node *n, const float *
 
 /* Scratch in front of the GEMM's: the COL1 columns, or the shift planes
  * and (unless direct) the plane-grid output. */
-static size_t pre_bytes(const conv_params *p, size_t *planes_bytes) {
+static size_t pre_bytes(const q8_conv_params *p, const conv_prep *cp, size_t *planes_bytes) {
     *planes_bytes = 0;
-    if (p->mode == CONV_COL1 && !p->col_is_x)
+    if (cp->mode == CONV_COL1 && !cp->col_is_x)
         return q8_align_up(sizeof(float) * (size_t)(p->nb * p->g * p->kg), 64);
-    if (p->mode != CONV_SHIFT) return 0;
-    *planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * p->nph * p->plane), 64);
-    size_t cbuf = p->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * p->nprime), 64);
+    if (cp->mode != CONV_SHIFT) return 0;
+    *planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * cp->plane), 64);
+    size_t cbuf = cp->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * cp->nprime), 64);
     return *planes_bytes + cbuf;
 }
 
 /* Depthwise scratch per thread: one channel's planes, then its grid output. */
-static size_t dw_planes_bytes(const conv_params *p) {
-    return q8_align_up(sizeof(float) * (size_t)conv_planes_floats(p), 64);
+static size_t dw_planes_bytes(const conv_prep *cp) {
+    return q8_align_up(sizeof(float) * (size_t)conv_planes_floats(cp), 64);
 }
-static size_t dw_per_thread(const conv_params *p) {
-    return dw_planes_bytes(p) + q8_align_up(sizeof(float) * (size_t)(p->nprime + 64), 64);
+static size_t dw_per_thread(const conv_prep *cp) {
+    return dw_planes_bytes(cp) + q8_align_up(sizeof(float) * (size_t)(cp->nprime + 64), 64);
 }
 
 static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
                            int n_threads) {
-    const conv_params *p = n->params;
-    if (p->mode == CONV_DEPTHWISE) return dw_per_thread(p) * (size_t)n_threads;
-    q8_sgemm_op op = conv_op(p, n, NULL, NULL, NULL, NULL);
+    const q8_conv_params *p = n->params;
+    const conv_prep *cp = prep;
+    if (cp->mode == CONV_DEPTHWISE) return dw_per_thread(cp) * (size_t)n_threads;
+    q8_sgemm_op op = conv_op(p, cp, NULL, NULL, NULL, NULL);
     size_t pb;
-    return pre_bytes(p, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
+    return pre_bytes(p, cp, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
 }
 
 /* Items of at least ~`work` units each for q8_parallel_for. */
@@ -238,23 +190,25 @@ static int64_t grain_for(int64_t per_item) {
     return per_item >= 16384 ? 1 : 16384 / (per_item > 0 ? per_item : 1);
 }
 
-static void run_shift(const q8_exec *x, const conv_params *p, const q8_node *n, const float *X,
-                      const float *W, const float *bias, float *Y) {
-    size_t planes_bytes, pre = pre_bytes(p, &planes_bytes);
+static void run_shift(const q8_exec *x, const q8_conv_params *p, const conv_prep *cp,
+                      const float *X, const float *W, const float *bias, float *Y) {
+    size_t planes_bytes, pre = pre_bytes(p, cp, &planes_bytes);
     float *planes = x->scratch;
     float *cbuf = (float *)((char *)x->scratch + planes_bytes);
     void *gemm_scratch = (char *)x->scratch + pre;
     /* Small inputs: building the planes is cheaper than waking threads. */
-    q8_pool *plane_pool = p->c * p->nph * p->plane >= (1 << 16) ? x->pool : NULL;
+    q8_pool *plane_pool = p->c * cp->nph * cp->plane >= (1 << 16) ? x->pool : NULL;
     for (int64_t img = 0; img < p->nb; img++) {
-        conv_planes_args pa = {.p = p, .x = X + img * p->c * p->in_sp, .planes = planes};
-        q8_parallel_for(plane_pool, p->c, grain_for(p->nph * p->plane), q8_conv_planes_range, &pa);
+        conv_planes_args pa = {.p = p, .cp = cp, .x = X + img * p->c * p->in_sp,
+                               .planes = planes};
+        q8_parallel_for(plane_pool, p->c, grain_for(cp->nph * cp->plane), q8_conv_planes_range,
+                        &pa);
         float *yi = Y + img * p->m * p->out_sp;
-        conv_pack_ctx cx = {.p = p, .src = planes};
-        conv_compact_args ca = {.p = p, .cbuf = cbuf, .bias = bias, .y = yi};
-        q8_sgemm_op op = conv_op(p, n, W, NULL, bias, p->direct ? yi : cbuf);
+        conv_pack_ctx cx = {.p = p, .cp = cp, .src = planes};
+        conv_compact_args ca = {.p = p, .cp = cp, .cbuf = cbuf, .bias = bias, .y = yi};
+        q8_sgemm_op op = conv_op(p, cp, W, NULL, bias, cp->direct ? yi : cbuf);
         op.b_pack_ctx = &cx;
-        if (!p->direct) {
+        if (!cp->direct) {
             /* Each GEMM work item moves its block onto Y while it is hot. */
             op.block_done = q8_conv_compact_block;
             op.block_done_ctx = &ca;
@@ -264,40 +218,40 @@ static void run_shift(const q8_exec *x, const conv_params *p, const q8_node *n, 
 }
 
 static void conv_run(const q8_exec *x, const q8_node *n) {
-    const conv_params *p = n->params;
+    const q8_conv_params *p = n->params;
+    const conv_prep *cp = x->prep;
     const float *X = Q8_IN_PTR(x, n, 0), *W = Q8_IN_PTR(x, n, 1);
     const float *bias = p->has_bias ? Q8_IN_PTR(x, n, 2) : NULL;
     float *Y = Q8_OUT_PTR(x, n, 0);
     if (p->nb == 0 || p->out_sp == 0) return;
-    if (p->mode == CONV_DEPTHWISE) {
-        conv_dw_args a = {.p = p, .x = X, .w = W, .bias = bias, .y = Y, .scratch = x->scratch,
-                          .per_thread = dw_per_thread(p),
-                          .ybuf_at = (int64_t)(dw_planes_bytes(p) / sizeof(float))};
+    if (cp->mode == CONV_DEPTHWISE) {
+        conv_dw_args a = {.p = p, .cp = cp, .x = X, .w = W, .bias = bias, .y = Y,
+                          .scratch = x->scratch, .per_thread = dw_per_thread(cp),
+                          .ybuf_at = (int64_t)(dw_planes_bytes(cp) / sizeof(float))};
         q8_parallel_for(x->pool, p->nb * p->c,
-                        grain_for(p->mg * p->nprime * p->kprod + p->nph * p->plane),
+                        grain_for(p->mg * cp->nprime * p->kprod + cp->nph * cp->plane),
                         q8_conv_dw_range, &a);
         return;
     }
-    if (p->mode == CONV_SHIFT) {
-        run_shift(x, p, n, X, W, bias, Y);
+    if (cp->mode == CONV_SHIFT) {
+        run_shift(x, p, cp, X, W, bias, Y);
         return;
     }
-    conv_pack_ctx cx = {.p = p, .src = X};
+    conv_pack_ctx cx = {.p = p, .cp = cp, .src = X};
     const float *bmat = X;
     char *scratch = x->scratch;
-    if (p->mode == CONV_COL1 && !p->col_is_x) {
+    if (cp->mode == CONV_COL1 && !cp->col_is_x) {
         float *col = (float *)scratch;
         for (int64_t i = 0; i < p->nb * p->g; i++)
             q8_conv_col1(p, X + ((i / p->g) * p->c + (i % p->g) * p->cg) * p->in_sp,
                          col + i * p->kg);
         bmat = col;
         size_t pb;
-        scratch += pre_bytes(p, &pb);
+        scratch += pre_bytes(p, cp, &pb);
     }
-    q8_sgemm_op op = conv_op(p, n, W, bmat, bias, Y);
+    q8_sgemm_op op = conv_op(p, cp, W, bmat, bias, Y);
     op.b_pack_ctx = &cx;
     q8_sgemm_run(&op, x->pool, scratch);
 }
 
-const q8_op_schema q8_schema_conv = {.infer = conv_infer};
-const q8_cpu_op q8_cpu_conv = {.run = conv_run, .scratch = conv_scratch};
+const q8_cpu_op q8_cpu_conv = {.prepare = conv_prepare, .run = conv_run, .scratch = conv_scratch};

@@ -1,158 +1,72 @@
-/* ConvTranspose (1-D, 2-D, 3-D; groups, strides, pads, dilations,
- * output_padding, output_shape, auto_pad, optional bias, fused activation).
- * Per image: one GEMM per group into a column buffer
+/* ConvTranspose on the CPU (params: src/core/ops/conv_transpose.h). Per
+ * image: one GEMM per group into a column buffer
  *   col[mg*kprod, in_sp] = W_g^T * X_g      (W_g is [cg, mg*kprod])
  * then col2im scatters the columns into Y, one output channel per work item
- * in a fixed order (deterministic for any thread count). */
+ * in a fixed order (deterministic for any thread count). A constant W is
+ * packed once per session in prepare. */
 #include <string.h>
 
-#include "conv_util.h"
-#include "fused_act.h"
 #include "cpu_op.h"
+#include "fused_act.h"
+#include "ops/conv_transpose.h"
 #include "sgemm.h"
 
-typedef struct convt_params {
-    int64_t nb, c, m, g, cg, mg;
-    q8_conv_geom geo;
-    int64_t in_sp, out_sp, kprod, rows;   /* rows = mg*kprod */
-    bool has_bias;
-    q8_act act;
-    int64_t offs[];                       /* 4 per group: a, b, c, bias */
-} convt_params;
+/* What prepare makes: the GEMMs' offsets and, for a constant W, W packed
+ * (after this struct, 64-byte aligned). */
+typedef struct convt_prep {
+    const void *a_packed;   /* or NULL */
+    int64_t offs[];         /* 4 per group: a, b, c, bias */
+} convt_prep;
 
-static int64_t floor_div2(int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); }
-
-static q8_status convt_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_F32, err));
-    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *b = q8_in(g, n, 2);
-    if (x->ndim < 3 || x->ndim > 5)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input has rank %d; only 1 to 3 spatial dims (rank 3 to 5) are "
-                            "supported", x->ndim);
-    if (w->ndim != x->ndim)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has rank %d, the input rank %d",
-                            w->ndim, x->ndim);
-    int nsp = x->ndim - 2;
-    int64_t grp = q8_attr_int(n, "group", 1), c = x->dims[1];
-    if (grp < 1 || grp > c || c % grp != 0)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "group %lld does not divide the %lld input channels", (long long)grp,
-                            (long long)c);
-    if (w->dims[0] != c)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "weight has %lld input channels (dim 0), the input has %lld",
-                            (long long)w->dims[0], (long long)c);
-    if (w->dims[1] < 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has no output channels");
-    int64_t m = w->dims[1] * grp;
-    for (int i = 0; i < nsp; i++)
-        if (w->dims[2 + i] < 1)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "weight has an empty kernel dim %d", i);
-    if (b) {
-        Q8_TRY(q8_check_input(g, n, 2, Q8_F32, err));
-        if (b->ndim != 1 || b->dims[0] != m)
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "bias must have shape [%lld]", (long long)m);
+static q8_status convt_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                               q8_error *err) {
+    const q8_conv_transpose_params *p = n->params;
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);
+    size_t head = q8_align_up(sizeof(convt_prep) + sizeof(int64_t) * 4 * (size_t)p->g, 64);
+    size_t pa = q8_sgemm_packed_a_bytes(p->rows, p->cg, p->g, 0);
+    bool pack = w->data && !x->data && pa && p->in_sp > 1;
+    convt_prep *cp = q8_aligned_alloc(head + (pack ? pa : 0));
+    if (!cp)
+        return q8_fail(err, Q8_ERR_NOMEM,
+                       pack ? "out of memory packing ConvTranspose weights" : "out of memory");
+    memset(cp, 0, head);
+    for (int64_t i = 0; i < p->g; i++) {
+        cp->offs[4 * i] = i * p->cg * p->rows;
+        cp->offs[4 * i + 1] = i * p->cg * p->in_sp;
+        cp->offs[4 * i + 2] = i * p->rows * p->in_sp;
+        cp->offs[4 * i + 3] = 0;
     }
-    q8_conv_geom geo;
-    q8_auto_pad ap;
-    Q8_TRY(q8_conv_read_attrs(n, nsp, w->dims + 2, &geo, &ap, err));
-    q8_conv_widen(nsp, x->dims + 2, 1, geo.in);
-    int cnt;
-    int64_t opad[3] = {0, 0, 0};
-    const int64_t *op = q8_attr_ints(n, "output_padding", &cnt);
-    if (op) {
-        if (cnt != nsp)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "output_padding has %d values, expected %d",
-                                cnt, nsp);
-        q8_conv_widen(nsp, op, 0, opad);
-        for (int i = 0; i < 3; i++)
-            if (opad[i] < 0 || (opad[i] >= geo.s[i] && opad[i] >= geo.d[i]))
-                return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                    "output_padding %lld must be >= 0 and below the stride or "
-                                    "dilation", (long long)opad[i]);
+    if (pack) {
+        void *pk = (char *)cp + head;
+        q8_sgemm_pack_a(pk, true, p->rows, p->cg, w->data, p->rows, p->g, p->cg * p->rows, 0);
+        cp->a_packed = pk;
     }
-    const int64_t *os = q8_attr_ints(n, "output_shape", &cnt);
-    if (os && cnt != nsp && cnt != nsp + 2)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "output_shape has %d values, expected %d",
-                            cnt, nsp);
-    for (int i = 0; i < 3; i++) {
-        int64_t ext = (geo.k[i] - 1) * geo.d[i] + 1;
-        int64_t full = geo.s[i] * (geo.in[i] - 1) + opad[i] + ext;
-        int64_t want = -1;
-        if (os) want = i < 3 - nsp ? 1 : os[cnt - nsp + i - (3 - nsp)];
-        else if (ap == Q8_PAD_SAME_UPPER || ap == Q8_PAD_SAME_LOWER) want = geo.in[i] * geo.s[i];
-        if (want >= 0 && i >= 3 - nsp) {
-            int64_t total = full - want;
-            if (ap == Q8_PAD_SAME_UPPER) geo.pb[i] = floor_div2(total);
-            else geo.pb[i] = total - floor_div2(total);
-            geo.pe[i] = total - geo.pb[i];
-        } else if (ap == Q8_PAD_VALID) {
-            geo.pb[i] = geo.pe[i] = 0;
-        }
-        geo.out[i] = full - geo.pb[i] - geo.pe[i];
-        if (geo.out[i] < 0 || (want >= 0 && i >= 3 - nsp && geo.out[i] != want))
-            return q8_node_fail(err, Q8_ERR_SHAPE, n, "output spatial dim %d would be %lld",
-                                i - (3 - nsp), (long long)geo.out[i]);
-    }
-    int64_t out[5] = {x->dims[0], m};
-    for (int i = 0; i < nsp; i++) out[2 + i] = geo.out[3 - nsp + i];
-    Q8_TRY(q8_set_output(g, n, 0, Q8_F32, out, x->ndim, err));
-
-    convt_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * 4 * (size_t)grp, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->nb = x->dims[0];
-    p->c = c;
-    p->m = m;
-    p->g = grp;
-    p->cg = c / grp;
-    p->mg = m / grp;
-    p->geo = geo;
-    p->in_sp = geo.in[0] * geo.in[1] * geo.in[2];
-    p->out_sp = geo.out[0] * geo.out[1] * geo.out[2];
-    p->kprod = geo.k[0] * geo.k[1] * geo.k[2];
-    p->rows = p->mg * p->kprod;
-    p->has_bias = b != NULL;
-    Q8_TRY(q8_act_from_node(n, &p->act, err));
-    for (int64_t i = 0; i < grp; i++) {
-        p->offs[4 * i] = i * p->cg * p->rows;
-        p->offs[4 * i + 1] = i * p->cg * p->in_sp;
-        p->offs[4 * i + 2] = i * p->rows * p->in_sp;
-        p->offs[4 * i + 3] = 0;
-    }
-    size_t pa = q8_sgemm_packed_a_bytes(p->rows, p->cg, grp, 0);
-    if (w->data && !x->data && pa && p->in_sp > 1) {
-        n->packed = q8_aligned_alloc(pa);
-        if (!n->packed)
-            return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing ConvTranspose weights");
-        n->packed_bytes = pa;
-        q8_sgemm_pack_a(n->packed, true, p->rows, p->cg, w->data, p->rows, grp,
-                        p->cg * p->rows, 0);
-    }
+    *prep = cp;
+    *bytes = head + (pack ? pa : 0);
     return Q8_OK;
 }
 
-static q8_sgemm_op convt_op(const convt_params *p, const q8_node *n, const float *w,
-                            const float *x, float *col) {
+static q8_sgemm_op convt_op(const q8_conv_transpose_params *p, const convt_prep *cp,
+                            const float *w, const float *x, float *col) {
     return (q8_sgemm_op){.m = p->rows, .n = p->in_sp, .k = p->cg, .trans_a = true, .alpha = 1,
                          .a = w, .lda = p->rows, .b = x, .ldb = p->in_sp, .c = col,
-                         .ldc = p->in_sp, .a_packed = n->packed, .batch = p->g, .offs = p->offs};
+                         .ldc = p->in_sp, .a_packed = cp->a_packed, .batch = p->g,
+                         .offs = cp->offs};
 }
 
-static size_t col_bytes(const convt_params *p) {
+static size_t col_bytes(const q8_conv_transpose_params *p) {
     return q8_align_up(sizeof(float) * (size_t)(p->m * p->kprod * p->in_sp), 64);
 }
 
 static size_t convt_scratch(const q8_graph *g, const q8_node *n, const void *prep,
                             int n_threads) {
-    const convt_params *p = n->params;
-    q8_sgemm_op op = convt_op(p, n, NULL, NULL, NULL);
+    const q8_conv_transpose_params *p = n->params;
+    q8_sgemm_op op = convt_op(p, prep, NULL, NULL, NULL);
     return col_bytes(p) + q8_sgemm_scratch_bytes(&op, n_threads);
 }
 
 typedef struct col2im_args {
-    const convt_params *p;
+    const q8_conv_transpose_params *p;
     const float *col, *bias;
     float *y;               /* this image's output */
 } col2im_args;
@@ -160,7 +74,7 @@ typedef struct col2im_args {
 /* Output channels [begin, end): bias, then every kernel tap in order. */
 static void col2im_range(void *arg, int64_t begin, int64_t end, int thread) {
     const col2im_args *a = arg;
-    const convt_params *p = a->p;
+    const q8_conv_transpose_params *p = a->p;
     const q8_conv_geom *G = &p->geo;
     for (int64_t oc = begin; oc < end; oc++) {
         float *y = a->y + oc * p->out_sp;
@@ -196,7 +110,7 @@ static void col2im_range(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 static void convt_run(const q8_exec *x, const q8_node *n) {
-    const convt_params *p = n->params;
+    const q8_conv_transpose_params *p = n->params;
     const float *X = Q8_IN_PTR(x, n, 0), *W = Q8_IN_PTR(x, n, 1);
     const float *bias = p->has_bias ? Q8_IN_PTR(x, n, 2) : NULL;
     float *Y = Q8_OUT_PTR(x, n, 0);
@@ -206,12 +120,12 @@ static void convt_run(const q8_exec *x, const q8_node *n) {
     int64_t work = p->kprod * p->in_sp + p->out_sp; /* per channel */
     int64_t grain = work >= 16384 ? 1 : 16384 / work;
     for (int64_t img = 0; img < p->nb; img++) {
-        q8_sgemm_op op = convt_op(p, n, W, X + img * p->c * p->in_sp, col);
+        q8_sgemm_op op = convt_op(p, x->prep, W, X + img * p->c * p->in_sp, col);
         q8_sgemm_run(&op, x->pool, gemm_scratch);
         col2im_args a = {.p = p, .col = col, .bias = bias, .y = Y + img * p->m * p->out_sp};
         q8_parallel_for(x->pool, p->m, grain, col2im_range, &a);
     }
 }
 
-const q8_op_schema q8_schema_conv_transpose = {.infer = convt_infer};
-const q8_cpu_op q8_cpu_conv_transpose = {.run = convt_run, .scratch = convt_scratch};
+const q8_cpu_op q8_cpu_conv_transpose = {.prepare = convt_prepare, .run = convt_run,
+                                         .scratch = convt_scratch};

@@ -1,136 +1,77 @@
-/* MatMul with numpy semantics: 1-D operands are promoted (and the added dim
- * removed from the output), batch dims broadcast. When B has no batch dims
- * the batch of A folds into M: one big GEMM. A constant 2-D B is packed once
- * in infer. Plus an optional fused activation. */
+/* MatMul on the CPU (params: src/core/ops/matmul.h): one q8_sgemm call,
+ * batched over the products. A constant 2-D B is packed once per session in
+ * prepare. */
 #include <string.h>
 
-#include "fused_act.h"
 #include "cpu_op.h"
+#include "ops/matmul.h"
 #include "sgemm.h"
 
-typedef struct matmul_params {
-    int64_t m, n, k;
-    int64_t batch;      /* GEMMs; 1 when A's batch folded into m */
-    q8_act act;
-    int64_t offs[];     /* batch > 1: a, b, c, (unused) per GEMM */
-} matmul_params;
+/* What prepare makes (absent when there is nothing to hold). */
+typedef struct matmul_prep {
+    const void *b_packed;   /* B packed (after this struct, 64-byte aligned), or NULL */
+    int64_t offs[];         /* batch > 1: a, b, c, (unused) per GEMM */
+} matmul_prep;
 
-static q8_status matmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
-    Q8_TRY(q8_check_input(g, n, 1, Q8_F32, err));
+static q8_status matmul_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                                q8_error *err) {
+    const q8_matmul_params *p = n->params;
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
-    if (a->ndim < 1 || b->ndim < 1)
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "MatMul operands must have rank >= 1, got %d and %d", a->ndim,
-                            b->ndim);
-    /* Promoted shapes. */
-    int64_t ad[Q8_MAX_DIMS + 1], bd[Q8_MAX_DIMS + 1];
-    int na = a->ndim, nb = b->ndim;
-    if (na == 1) {
-        ad[0] = 1;
-        ad[1] = a->dims[0];
-        na = 2;
-    } else {
-        memcpy(ad, a->dims, sizeof(int64_t) * (size_t)na);
-    }
-    if (nb == 1) {
-        bd[0] = b->dims[0];
-        bd[1] = 1;
-        nb = 2;
-    } else {
-        memcpy(bd, b->dims, sizeof(int64_t) * (size_t)nb);
-    }
-    int64_t m = ad[na - 2], k = ad[na - 1], kb = bd[nb - 2], nn = bd[nb - 1];
-    if (k != kb) {
-        char sa[96], sb[96];
-        return q8_node_fail(err, Q8_ERR_SHAPE, n,
-                            "shapes %s and %s: inner dims %lld and %lld differ",
-                            q8_shape_str(a->dims, a->ndim, sa, sizeof sa),
-                            q8_shape_str(b->dims, b->ndim, sb, sizeof sb), (long long)k,
-                            (long long)kb);
-    }
-    int64_t bat[Q8_MAX_DIMS];
-    int nbat;
-    Q8_TRY(q8_broadcast_shape(n, ad, na - 2, bd, nb - 2, bat, &nbat, err));
-    int64_t out[Q8_MAX_DIMS + 2];
-    int no = 0;
-    for (int i = 0; i < nbat; i++) out[no++] = bat[i];
-    if (a->ndim > 1) out[no++] = m;
-    if (b->ndim > 1) out[no++] = nn;
-    if (no > Q8_MAX_DIMS)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "output rank %d (at most %d)", no,
-                            Q8_MAX_DIMS);
-    int64_t batch = 1, bbatch = 1;
-    for (int i = 0; i < nbat; i++) batch *= bat[i];
-    for (int i = 0; i < nb - 2; i++) bbatch *= bd[i];
-    /* B without batch: the whole of A (contiguous) is one [batch*m, k]. */
-    bool fold = bbatch == 1;
-    bool empty = batch == 0 || m == 0 || nn == 0;
-    int64_t ngemm = fold || empty ? 1 : batch;
-    matmul_params *p = q8_node_params(n, sizeof *p + sizeof(int64_t) * 4 * (size_t)ngemm, err);
-    if (!p) return Q8_ERR_NOMEM;
-    p->m = empty ? 0 : fold ? batch * m : m;
-    p->n = nn;
-    p->k = k;
-    p->batch = ngemm;
+    int64_t ngemm = p->batch;
+    size_t pb = ngemm == 1 ? q8_sgemm_packed_b_bytes(p->k, p->n, 1, 0) : 0;
+    bool pack = b->data && !a->data && pb && p->m > 1;
+    if (ngemm == 1 && !pack) return Q8_OK;
+    size_t head = q8_align_up(sizeof(matmul_prep) +
+                              (ngemm > 1 ? sizeof(int64_t) * 4 * (size_t)ngemm : 0), 64);
+    matmul_prep *mp = q8_aligned_alloc(head + (pack ? pb : 0));
+    if (!mp)
+        return q8_fail(err, Q8_ERR_NOMEM,
+                       pack ? "out of memory packing MatMul weights" : "out of memory");
+    memset(mp, 0, head);
     if (ngemm > 1) {
-        /* Strides of A's and B's batch dims aligned to the broadcast dims
-         * (0 where broadcast). */
-        int64_t sa[Q8_MAX_DIMS] = {0}, sbs[Q8_MAX_DIMS] = {0}, st = m * k;
-        for (int i = na - 3, j = nbat - 1; i >= 0; i--, j--) {
-            sa[j] = ad[i] == 1 ? 0 : st;
-            st *= ad[i];
-        }
-        st = k * nn;
-        for (int i = nb - 3, j = nbat - 1; i >= 0; i--, j--) {
-            sbs[j] = bd[i] == 1 ? 0 : st;
-            st *= bd[i];
-        }
         for (int64_t gi = 0; gi < ngemm; gi++) {
             int64_t rem = gi, oa = 0, ob = 0;
-            for (int j = nbat - 1; j >= 0; j--) {
-                int64_t idx = rem % bat[j];
-                rem /= bat[j];
-                oa += idx * sa[j];
-                ob += idx * sbs[j];
+            for (int j = p->nbat - 1; j >= 0; j--) {
+                int64_t idx = rem % p->bat[j];
+                rem /= p->bat[j];
+                oa += idx * p->a_stride[j];
+                ob += idx * p->b_stride[j];
             }
-            p->offs[4 * gi] = oa;
-            p->offs[4 * gi + 1] = ob;
-            p->offs[4 * gi + 2] = gi * m * nn;
-            p->offs[4 * gi + 3] = 0;
+            mp->offs[4 * gi] = oa;
+            mp->offs[4 * gi + 1] = ob;
+            mp->offs[4 * gi + 2] = gi * p->m * p->n;
+            mp->offs[4 * gi + 3] = 0;
         }
     }
-    Q8_TRY(q8_act_from_node(n, &p->act, err));
-    Q8_TRY(q8_set_output(g, n, 0, Q8_F32, out, no, err));
-    size_t pb = ngemm == 1 ? q8_sgemm_packed_b_bytes(k, nn, 1, 0) : 0;
-    if (b->data && !a->data && pb && p->m > 1) {
-        n->packed = q8_aligned_alloc(pb);
-        if (!n->packed) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing MatMul weights");
-        n->packed_bytes = pb;
-        q8_sgemm_pack_b(n->packed, false, k, nn, b->data, nn, 1, 0, 0);
+    if (pack) {
+        void *pk = (char *)mp + head;
+        q8_sgemm_pack_b(pk, false, p->k, p->n, b->data, p->n, 1, 0, 0);
+        mp->b_packed = pk;
     }
+    *prep = mp;
+    *bytes = head + (pack ? pb : 0);
     return Q8_OK;
 }
 
-static q8_sgemm_op matmul_op(const matmul_params *p, const q8_node *n, const float *a,
+static q8_sgemm_op matmul_op(const q8_matmul_params *p, const matmul_prep *mp, const float *a,
                              const float *b, float *y) {
     return (q8_sgemm_op){.m = p->m, .n = p->n, .k = p->k, .alpha = 1, .a = a, .lda = p->k,
-                         .b = b, .ldb = p->n, .c = y, .ldc = p->n, .b_packed = n->packed,
-                         .act = p->act, .batch = p->batch, .offs = p->offs};
+                         .b = b, .ldb = p->n, .c = y, .ldc = p->n,
+                         .b_packed = mp ? mp->b_packed : NULL, .act = p->act,
+                         .batch = p->batch, .offs = mp && p->batch > 1 ? mp->offs : NULL};
 }
 
 static size_t matmul_scratch(const q8_graph *g, const q8_node *n, const void *prep,
                              int n_threads) {
-    q8_sgemm_op op = matmul_op(n->params, n, NULL, NULL, NULL);
+    q8_sgemm_op op = matmul_op(n->params, prep, NULL, NULL, NULL);
     return q8_sgemm_scratch_bytes(&op, n_threads);
 }
 
 static void matmul_run(const q8_exec *x, const q8_node *n) {
-    q8_sgemm_op op = matmul_op(n->params, n, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1),
+    q8_sgemm_op op = matmul_op(n->params, x->prep, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1),
                                Q8_OUT_PTR(x, n, 0));
     q8_sgemm_run(&op, x->pool, x->scratch);
 }
 
-const q8_op_schema q8_schema_matmul = {.infer = matmul_infer};
-const q8_cpu_op q8_cpu_matmul = {.run = matmul_run, .scratch = matmul_scratch};
+const q8_cpu_op q8_cpu_matmul = {.prepare = matmul_prepare, .run = matmul_run,
+                                 .scratch = matmul_scratch};

@@ -1,8 +1,8 @@
 /* Shared geometry for Conv and ConvTranspose: attribute parsing and
  * validation, with 1-D and 2-D convolutions widened to 3-D (leading spatial
  * dims of size 1) so one set of loops serves all ranks. */
-#ifndef Q8_CONV_UTIL_H
-#define Q8_CONV_UTIL_H
+#ifndef Q8_CORE_OPS_CONV_GEOM_H
+#define Q8_CORE_OPS_CONV_GEOM_H
 
 #include "graph.h"
 

@@ -1,4 +1,5 @@
-#include "conv_util.h"
+/* Conv / ConvTranspose geometry (see conv_geom.h). */
+#include "ops/conv_geom.h"
 
 #include <string.h>
 
