@@ -84,7 +84,6 @@ void q8_node_free_contents(q8_node *n) {
     for (int i = 0; i < n->n_attrs; i++) q8_attr_clear(&n->attrs[i]);
     free(n->attrs);
     free(n->params);
-    q8_aligned_free(n->packed);
     memset(n, 0, sizeof *n);
 }
 

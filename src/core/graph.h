@@ -67,11 +67,8 @@ typedef struct q8_node {
     int n_outputs;
     q8_attr *attrs;
     int n_attrs;
-    void *params;           /* op-specific, parsed from attributes by infer */
-    void *packed;           /* op-private data derived from constant weights in
-                               infer (e.g. pre-packed GEMM panels); allocated
-                               with q8_aligned_alloc, freed with the node */
-    size_t packed_bytes;
+    void *params;           /* the op's params (src/core/ops/<op>.h), made by its
+                               schema's infer; read by every backend */
     bool dead;              /* marked for removal by a pass */
 } q8_node;
 

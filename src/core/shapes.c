@@ -87,9 +87,6 @@ q8_status q8_node_reinfer(q8_graph *g, q8_node *n, q8_error *err) {
     }
     free(n->params);
     n->params = NULL;
-    q8_aligned_free(n->packed);
-    n->packed = NULL;
-    n->packed_bytes = 0;
     Q8_TRY(q8_op_schema_of(n->op)->infer(g, n, err));
     for (int i = 0; i < n->n_outputs; i++) {
         const q8_tensor *t = q8_out(g, n, i);
