@@ -5,12 +5,10 @@
 #include <string.h>
 
 #include "common.h"
+#include "cpu_features.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
-#endif
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
 #endif
 
 /* ---- paths -------------------------------------------------------------- */
@@ -26,26 +24,16 @@ const char *q8_igemm_path_name(q8_igemm_path p) {
     }
 }
 
-#if defined(__x86_64__) || defined(__i386__)
-/* AVX-VNNI (CPUID.(EAX=7,ECX=1):EAX[4]); older compilers lack the
- * __builtin_cpu_supports name. The OS saves ymm state if AVX2 is usable. */
-static bool has_avxvnni(void) {
-    unsigned a, b, c, d;
-    return __builtin_cpu_supports("avx2") && __get_cpuid_count(7, 1, &a, &b, &c, &d) &&
-           (a >> 4 & 1);
-}
-#endif
-
 bool q8_igemm_path_supported(q8_igemm_path p) {
     switch (p) {
     case Q8_IGEMM_AUTO:
     case Q8_IGEMM_C: return true;
 #if defined(__x86_64__) || defined(__i386__)
-    case Q8_IGEMM_AVX2: return __builtin_cpu_supports("avx2");
-    case Q8_IGEMM_AVXVNNI: return has_avxvnni();
+    case Q8_IGEMM_AVX2: return q8_cpu()->avx2;
+    case Q8_IGEMM_AVXVNNI: return q8_cpu()->avxvnni;
     case Q8_IGEMM_AVX512VNNI:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni");
+        return q8_cpu()->avx512f && q8_cpu()->avx512bw && q8_cpu()->avx512vl &&
+               q8_cpu()->avx512vnni;
 #endif
     default: return false;
     }

@@ -5,15 +5,10 @@
 #include <string.h>
 
 #include "common.h"
+#include "cpu_features.h"
 #include "qepi.h"
 
-bool q8_qdw_has_vbmi(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    return __builtin_cpu_supports("avx512vbmi");
-#else
-    return false;
-#endif
-}
+bool q8_qdw_has_vbmi(void) { return q8_cpu()->avx512vbmi; }
 
 /* Taps in row-major order, four to a group, a group spanning at most two
  * kernel rows (always four for KW >= 3). Returns the number of groups, or

@@ -1,5 +1,6 @@
 #include "quant_simd.h"
 
+#include "cpu_features.h"
 #include "requant.h"
 
 static void quantize_scalar(const float *x, void *y, int64_t n, float s, int32_t zp, bool i8) {
@@ -41,7 +42,7 @@ __attribute__((target("avx2"))) static int64_t quantize_avx2(const float *x, voi
 void q8_quantize_f32(const float *x, void *y, int64_t n, float s, int32_t zp, bool out_i8) {
     int64_t done = 0;
 #if defined(__x86_64__)
-    if (__builtin_cpu_supports("avx2")) done = quantize_avx2(x, y, n, s, zp, out_i8);
+    if (q8_cpu()->avx2) done = quantize_avx2(x, y, n, s, zp, out_i8);
 #endif
     quantize_scalar(x + done, (uint8_t *)y + done, n - done, s, zp, out_i8);
 }

@@ -17,6 +17,7 @@
 
 #include "clones.h"
 #include "common.h"
+#include "cpu_features.h"
 #include "sgemm_kernels.h"
 
 #ifndef KC_MAX
@@ -93,9 +94,8 @@ static const q8_sgemm_kernel kernel_portable = {
 
 static const q8_sgemm_kernel *pick_kernel(unsigned flags) {
 #ifdef Q8_SGEMM_X86
-    if (!(flags & Q8_SGEMM_PORTABLE) && __builtin_cpu_supports("avx2") &&
-        __builtin_cpu_supports("fma")) {
-        if (!(flags & Q8_SGEMM_NO_AVX512) && __builtin_cpu_supports("avx512f"))
+    if (!(flags & Q8_SGEMM_PORTABLE) && q8_cpu()->avx2 && q8_cpu()->fma) {
+        if (!(flags & Q8_SGEMM_NO_AVX512) && q8_cpu()->avx512f)
             return &q8_sgemm_kernel_avx512;
         return &q8_sgemm_kernel_avx2;
     }

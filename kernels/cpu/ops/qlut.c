@@ -3,6 +3,7 @@
  * pins it for tests. */
 #include "qlut.h"
 
+#include "cpu_features.h"
 #include "cpu_op.h"
 #include "qop_util.h"
 
@@ -12,7 +13,7 @@ q8_qlut_path q8_qlut_resolve(q8_igemm_path p) {
     case Q8_IGEMM_AVX2:
     case Q8_IGEMM_AVXVNNI: return Q8_QLUT_AVX2;
     case Q8_IGEMM_AVX512VNNI:
-        return __builtin_cpu_supports("avx512vbmi") ? Q8_QLUT_AVX512VBMI : Q8_QLUT_AVX2;
+        return q8_cpu()->avx512vbmi ? Q8_QLUT_AVX512VBMI : Q8_QLUT_AVX2;
 #endif
     default: return Q8_QLUT_C;
     }
