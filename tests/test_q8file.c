@@ -4,6 +4,7 @@
  * the deeper checks). */
 #include <string.h>
 
+#include "codes.h"
 #include "crc32c.h"
 #include "q8file.h"
 #include "testutil.h"
@@ -48,10 +49,11 @@ static q8_graph *sample_graph(void) {
     g->inputs[g->n_inputs++] = x;
     g->outputs = malloc(sizeof(int));
     g->outputs[g->n_outputs++] = y;
-    int ni = q8_graph_add_node(g, "node/with:odd name", "Custom");
+    int ni = q8_graph_add_node(g, "node/with:odd name", "QGemm");
     q8_node *n = g->nodes[ni];
     free(n->domain);
     n->domain = q8_strdup("q8");
+    n->op = Q8_OP_QGEMM; /* files store resolved ops */
     int in[5] = {x, w, -1, s8, ii}, out[1] = {y};
     q8_node_set_io(n, in, 5, out, 1, NULL);
     q8_node_set_attr(n, "f", Q8_ATTR_FLOAT)->f = 0.5f;
@@ -86,7 +88,7 @@ static uint8_t *encode(const q8_graph *g, size_t *len) {
     q8_meta_set_float(&m, "prune.fraction", 0.5, NULL);
     uint8_t *buf;
     q8_error err = {0};
-    cr_assert_eq(q8_file_encode(g, &m, NULL, &buf, len, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_file_encode(g, &m, &buf, len, &err), Q8_OK, "%s", err.msg);
     q8_meta_free(&m);
     return buf;
 }
@@ -99,7 +101,7 @@ Test(q8file, round_trip_keeps_everything) {
     q8_graph *h;
     q8_meta m = {0};
     q8_error err = {0};
-    cr_assert_eq(q8_file_parse(buf, len, &h, &m, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_file_parse(buf, len, &h, &m, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(h->opset, 13);
     cr_assert_eq(h->n_tensors, g->n_tensors);
     for (int i = 0; i < g->n_tensors; i++) {
@@ -122,6 +124,8 @@ Test(q8file, round_trip_keeps_everything) {
     cr_assert(h->tensors[1]->owns_data, "the 70%%-zero int8 tensor should be stored sparse");
     const q8_node *n = h->nodes[0];
     cr_assert_str_eq(n->name, "node/with:odd name");
+    cr_assert_eq(n->op, Q8_OP_QGEMM);
+    cr_assert_str_eq(n->op_type, "QGemm");
     cr_assert_str_eq(n->domain, "q8");
     cr_assert_eq(n->n_inputs, 5);
     cr_assert_eq(n->inputs[2], -1);
@@ -181,7 +185,7 @@ static layout read_layout(const uint8_t *buf) {
     uint32_t n;
     memcpy(&toff, buf + 24, 8);
     memcpy(&n, buf + 32, 4);
-    for (uint32_t i = 0; i < n && i < 4; i++) { /* the writer emits at most 4 */
+    for (uint32_t i = 0; i < n && i < 4; i++) { /* the writer emits 3 */
         const uint8_t *e = buf + toff + 32 * i;
         uint32_t kind;
         memcpy(&kind, e, 4);
@@ -209,7 +213,7 @@ static void reseal_with(uint8_t *buf, layout l) {
 static void expect_fail(const uint8_t *buf, size_t len, const char *substr) {
     q8_graph *g = NULL;
     q8_error err = {0};
-    q8_status s = q8_file_parse(buf, len, &g, NULL, NULL, &err);
+    q8_status s = q8_file_parse(buf, len, &g, NULL, &err);
     cr_assert_neq(s, Q8_OK, "expected a failure mentioning '%s'", substr);
     cr_assert(g == NULL);
     cr_assert(strstr(err.msg, substr), "message '%s' lacks '%s'", err.msg, substr);
@@ -242,6 +246,10 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     expect_fail(b, len, "header checksum");
     reseal(b);
     expect_fail(b, len, "unsupported .q8 version 99");
+    u32 = 1; /* the first format: refused with what to do */
+    memcpy(b + 8, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "re-quantize the model");
 
     FRESH();
     u32 = 1000;
@@ -312,15 +320,27 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     reseal(b);
     expect_fail(b, len, "shape needs");
 
-    /* a node input index out of range: find "Custom" then skip to inputs */
+    /* a node input index out of range, and an op code nobody knows: find
+     * the node's name, then its op code and its inputs */
     FRESH();
-    uint8_t *p = memmem(b + l.off[Q8_SECTION_GRAPH], l.size[Q8_SECTION_GRAPH], "Custom", 6);
+    uint8_t *p = memmem(b + l.off[Q8_SECTION_GRAPH], l.size[Q8_SECTION_GRAPH],
+                        "node/with:odd name", 18);
     cr_assert(p);
-    size_t in0 = (size_t)(p - b) + 6 + 4 + 2 + 4; /* op, domain "q8", n_in */
+    size_t code = (size_t)(p - b) + 18, in0 = code + 2 + 4; /* op code, n_in */
     int32_t bad = 1000;
     memcpy(b + in0, &bad, 4);
     reseal(b);
     expect_fail(b, len, "refers to tensor 1000");
+    FRESH();
+    uint16_t op = 60000;
+    memcpy(b + code, &op, 2);
+    reseal(b);
+    expect_fail(b, len, "op code 60000");
+    /* a dtype code that is not q8's (8 is string: never stored) */
+    FRESH();
+    b[t0] = 8;
+    reseal(b);
+    expect_fail(b, len, "invalid dtype");
 
     free(b);
     free(orig);
@@ -334,7 +354,7 @@ Test(q8file, every_truncation_and_byte_flip_fails_cleanly) {
     for (size_t n = 0; n < len; n += 7) {
         q8_graph *h = NULL;
         q8_error err = {0};
-        cr_assert_neq(q8_file_parse(orig, n, &h, NULL, NULL, &err), Q8_OK);
+        cr_assert_neq(q8_file_parse(orig, n, &h, NULL, &err), Q8_OK);
         cr_assert(err.msg[0]);
     }
     uint8_t *b = malloc(len);
@@ -345,11 +365,39 @@ Test(q8file, every_truncation_and_byte_flip_fails_cleanly) {
         q8_error err = {0};
         /* Flips inside alignment padding are harmless; everything else must
          * be caught (checksums) and never crash. */
-        if (q8_file_parse(b, len, &h, NULL, NULL, &err) == Q8_OK) q8_graph_free(h);
+        if (q8_file_parse(b, len, &h, NULL, &err) == Q8_OK) q8_graph_free(h);
         else cr_assert(err.msg[0]);
     }
     free(b);
     free(orig);
+}
+
+/* The file's numbers are its own and stable: every op, dtype and attribute
+ * type has a unique non-zero code, and a few are pinned to the numbers
+ * docs/format.md gives (a change there breaks every file ever written). */
+Test(q8file, codes_are_unique_and_stable) {
+    bool seen[65536] = {0};
+    for (int i = 1; i < Q8_OP_COUNT; i++) {
+        uint16_t c = q8_code_of_op((q8_op_id)i);
+        cr_assert_neq(c, 0, "op %s has no .q8 code (formats/q8/codes.c)", q8_op_name((q8_op_id)i));
+        cr_assert(!seen[c], "op code %u used twice", c);
+        seen[c] = true;
+        cr_assert_eq(q8_op_of_code(c), i);
+    }
+    cr_assert_eq(q8_code_of_op(Q8_OP_RELU), 1);
+    cr_assert_eq(q8_code_of_op(Q8_OP_QCONV), 93);
+    cr_assert_eq(q8_op_of_code(0), Q8_OP_NONE);
+    for (int t = 1; t < Q8_DTYPE_COUNT; t++) {
+        uint8_t c = q8_code_of_dtype((q8_dtype)t);
+        cr_assert_neq(c, 0, "dtype %s has no code", q8_dtype_name((q8_dtype)t));
+        cr_assert_eq(q8_dtype_of_code(c), t);
+    }
+    cr_assert_eq(q8_code_of_dtype(Q8_F32), 1);
+    cr_assert_eq(q8_code_of_dtype(Q8_I8), 3);
+    cr_assert_eq(q8_code_of_dtype(Q8_BF16), 16);
+    q8_attr_type at;
+    cr_assert(q8_attr_of_code(7, &at) && at == Q8_ATTR_INTS);
+    cr_assert(!q8_attr_of_code(0, &at) && !q8_attr_of_code(9, &at));
 }
 
 Test(q8file, crc32c_matches_known_values) {

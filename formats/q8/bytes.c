@@ -65,6 +65,7 @@ const void *q8_rbuf_take(q8_rbuf *r, size_t n) {
         return v;                                                              \
     }
 RB_GET(u8, uint8_t)
+RB_GET(u16, uint16_t)
 RB_GET(u32, uint32_t)
 RB_GET(i32, int32_t)
 RB_GET(u64, uint64_t)

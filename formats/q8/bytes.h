@@ -19,6 +19,7 @@ bool q8_wbuf_put(q8_wbuf *b, const void *data, size_t n);
 bool q8_wbuf_zeros(q8_wbuf *b, size_t n);
 bool q8_wbuf_align(q8_wbuf *b, size_t a);
 static inline bool q8_wbuf_u8(q8_wbuf *b, uint8_t v) { return q8_wbuf_put(b, &v, 1); }
+static inline bool q8_wbuf_u16(q8_wbuf *b, uint16_t v) { return q8_wbuf_put(b, &v, 2); }
 static inline bool q8_wbuf_u32(q8_wbuf *b, uint32_t v) { return q8_wbuf_put(b, &v, 4); }
 static inline bool q8_wbuf_i32(q8_wbuf *b, int32_t v) { return q8_wbuf_put(b, &v, 4); }
 static inline bool q8_wbuf_u64(q8_wbuf *b, uint64_t v) { return q8_wbuf_put(b, &v, 8); }
@@ -41,6 +42,7 @@ static inline size_t q8_rbuf_left(const q8_rbuf *r) { return r->ok ? (size_t)(r-
 /* Pointer to the next n bytes (NULL and poisoned if fewer remain). */
 const void *q8_rbuf_take(q8_rbuf *r, size_t n);
 uint8_t q8_rbuf_u8(q8_rbuf *r);
+uint16_t q8_rbuf_u16(q8_rbuf *r);
 uint32_t q8_rbuf_u32(q8_rbuf *r);
 int32_t q8_rbuf_i32(q8_rbuf *r);
 uint64_t q8_rbuf_u64(q8_rbuf *r);

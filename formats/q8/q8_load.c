@@ -16,7 +16,7 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
     Q8_TRY(q8_map_file(path, &map, err));
     q8_meta meta = {0};
     q8_graph *g = NULL;
-    q8_status s = q8_file_parse(map.base, map.size, &g, &meta, NULL, err);
+    q8_status s = q8_file_parse(map.base, map.size, &g, &meta, err);
     int64_t(*dims)[Q8_MAX_DIMS] = NULL;
     int *ndim = NULL;
     if (s == Q8_OK) {

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "bytes.h"
+#include "codes.h"
 #include "crc32c.h"
+#include "op.h"
 
 #define SECTION_ENTRY_SIZE 32
 #define MAX_NAME 4096
@@ -60,7 +62,7 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, uint8_t *enc, uin
 }
 
 static bool put_attr(q8_wbuf *b, const q8_attr *a) {
-    bool ok = q8_wbuf_str(b, a->name) && q8_wbuf_u8(b, (uint8_t)a->type);
+    bool ok = q8_wbuf_str(b, a->name) && q8_wbuf_u8(b, q8_code_of_attr(a->type));
     switch (a->type) {
     case Q8_ATTR_FLOAT: return ok && q8_wbuf_f32(b, a->f);
     case Q8_ATTR_INT: return ok && q8_wbuf_i64(b, a->i);
@@ -75,7 +77,7 @@ static bool put_attr(q8_wbuf *b, const q8_attr *a) {
         return ok;
     case Q8_ATTR_TENSOR: {
         const q8_tensor *t = a->t;
-        ok = ok && q8_wbuf_u8(b, (uint8_t)t->dtype) && q8_wbuf_u8(b, (uint8_t)t->ndim);
+        ok = ok && q8_wbuf_u8(b, q8_code_of_dtype(t->dtype)) && q8_wbuf_u8(b, (uint8_t)t->ndim);
         for (int i = 0; ok && i < t->ndim; i++) ok = q8_wbuf_i64(b, t->dims[i]);
         size_t nb = q8_tensor_nbytes(t);
         return ok && q8_wbuf_u64(b, nb) && q8_wbuf_put(b, t->data, nb);
@@ -109,11 +111,19 @@ static int32_t remap(const int *map, int t) { return t < 0 ? -1 : map[t]; }
 
 static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_wbuf *gb,
                               q8_wbuf *data, q8_error *err) {
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i]->n_attrs; k++)
-            if (g->nodes[i]->attrs[k].type == Q8_ATTR_GRAPH)
-                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, g->nodes[i],
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        for (int k = 0; k < n->n_attrs; k++)
+            if (n->attrs[k].type == Q8_ATTR_GRAPH)
+                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                                     "subgraph attributes cannot be stored in a .q8 file");
+        if (!q8_code_of_op(n->op)) /* a bug: writers store resolved graphs */
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "has no .q8 op code");
+    }
+    for (int i = 0; i < g->n_tensors; i++)
+        if (map[i] >= 0 && !q8_code_of_dtype(g->tensors[i]->dtype))
+            return q8_fail(err, Q8_ERR_UNSUPPORTED, "tensor '%s': dtype %s cannot be stored in a "
+                           ".q8 file", g->tensors[i]->name, q8_dtype_name(g->tensors[i]->dtype));
     bool ok = q8_wbuf_u32(gb, (uint32_t)g->opset) && q8_wbuf_u32(gb, (uint32_t)n_live);
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
@@ -123,7 +133,7 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
         uint64_t off = 0, size = 0;
         if (t->data && !put_tensor_data(data, t, &enc, &off, &size)) ok = false;
         int ndim = t->shape_known ? t->ndim : 0;
-        ok = ok && q8_wbuf_str(gb, t->name) && q8_wbuf_u8(gb, (uint8_t)t->dtype) &&
+        ok = ok && q8_wbuf_str(gb, t->name) && q8_wbuf_u8(gb, q8_code_of_dtype(t->dtype)) &&
              q8_wbuf_u8(gb, (uint8_t)ndim) && q8_wbuf_u8(gb, flags) && q8_wbuf_u8(gb, enc);
         for (int d = 0; ok && d < ndim; d++) ok = q8_wbuf_i64(gb, t->dims[d]);
         if (ok && (flags & TF_QPARAMS)) {
@@ -136,7 +146,7 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
     ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_nodes);
     for (int i = 0; ok && i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
-        ok = q8_wbuf_str(gb, n->name) && q8_wbuf_str(gb, n->op_type) && q8_wbuf_str(gb, n->domain) &&
+        ok = q8_wbuf_str(gb, n->name) && q8_wbuf_u16(gb, q8_code_of_op(n->op)) &&
              q8_wbuf_u32(gb, (uint32_t)n->n_inputs);
         for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->inputs[k]));
         ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_outputs);
@@ -164,46 +174,27 @@ static bool encode_meta(const q8_meta *m, q8_wbuf *b) {
     return ok;
 }
 
-static bool encode_plan(const q8_plan *p, const q8_graph *g, const int *map, q8_wbuf *b) {
-    uint32_t n = 0;
-    for (int t = 0; t < p->n_tensors; t++) n += p->offset[t] != Q8_PLAN_NONE && map[t] >= 0;
-    bool ok = q8_wbuf_u64(b, p->arena_bytes) && q8_wbuf_u32(b, n);
-    for (int t = 0; ok && t < p->n_tensors; t++)
-        if (p->offset[t] != Q8_PLAN_NONE && map[t] >= 0)
-            ok = q8_wbuf_i32(b, map[t]) && q8_wbuf_u64(b, p->offset[t]) &&
-                 q8_wbuf_u64(b, q8_tensor_nbytes(g->tensors[t]));
-    return ok;
-}
-
-q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *plan,
-                         uint8_t **out, size_t *out_len, q8_error *err) {
-    q8_wbuf sec[4] = {{0}};   /* META, GRAPH, PLAN, DATA */
-    const uint32_t kinds[4] = {Q8_SECTION_META, Q8_SECTION_GRAPH, Q8_SECTION_PLAN, Q8_SECTION_DATA};
+q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, size_t *out_len,
+                         q8_error *err) {
+    q8_wbuf sec[3] = {{0}};   /* META, GRAPH, DATA */
+    const uint32_t kinds[3] = {Q8_SECTION_META, Q8_SECTION_GRAPH, Q8_SECTION_DATA};
     int *map = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
     if (!map) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int n_live = live_tensors(g, map);
-    q8_status s = encode_graph(g, map, n_live, &sec[1], &sec[3], err);
-    if (s == Q8_OK &&
-        (!encode_meta(meta, &sec[0]) || (plan && !encode_plan(plan, g, map, &sec[2]))))
+    q8_status s = encode_graph(g, map, n_live, &sec[1], &sec[2], err);
+    if (s == Q8_OK && !encode_meta(meta, &sec[0]))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
     free(map);
-    int nsec = 0;
-    uint32_t kind_of[4];
-    q8_wbuf *buf_of[4];
-    for (int i = 0; i < 4; i++) {
-        if (i == 2 && !plan) continue;
-        kind_of[nsec] = kinds[i];
-        buf_of[nsec++] = &sec[i];
-    }
+    const int nsec = 3;
     q8_wbuf f = {0};
     if (s == Q8_OK) {
         size_t table = Q8_FILE_HEADER_SIZE, body = q8_align_up(table + SECTION_ENTRY_SIZE * (size_t)nsec,
                                                                 Q8_FILE_ALIGN);
-        uint64_t offs[4];
+        uint64_t offs[3];
         size_t at = body;
         for (int i = 0; i < nsec; i++) {
             offs[i] = at;
-            at = q8_align_up(at + buf_of[i]->len, Q8_FILE_ALIGN);
+            at = q8_align_up(at + sec[i].len, Q8_FILE_ALIGN);
         }
         size_t total = at;
         bool ok = q8_wbuf_put(&f, Q8_FILE_MAGIC, 8) && q8_wbuf_u32(&f, Q8_FILE_VERSION) &&
@@ -211,16 +202,16 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *
                   q8_wbuf_u64(&f, table) && q8_wbuf_u32(&f, (uint32_t)nsec) && q8_wbuf_zeros(&f, 24);
         if (ok) ok = q8_wbuf_u32(&f, q8_crc32c(0, f.p, 60));
         for (int i = 0; ok && i < nsec; i++)
-            ok = q8_wbuf_u32(&f, kind_of[i]) && q8_wbuf_u32(&f, 0) && q8_wbuf_u64(&f, offs[i]) &&
-                 q8_wbuf_u64(&f, buf_of[i]->len) &&
-                 q8_wbuf_u32(&f, q8_crc32c(0, buf_of[i]->p, buf_of[i]->len)) && q8_wbuf_u32(&f, 0);
+            ok = q8_wbuf_u32(&f, kinds[i]) && q8_wbuf_u32(&f, 0) && q8_wbuf_u64(&f, offs[i]) &&
+                 q8_wbuf_u64(&f, sec[i].len) && q8_wbuf_u32(&f, q8_crc32c(0, sec[i].p, sec[i].len)) &&
+                 q8_wbuf_u32(&f, 0);
         for (int i = 0; ok && i < nsec; i++)
-            ok = q8_wbuf_align(&f, Q8_FILE_ALIGN) && q8_wbuf_put(&f, buf_of[i]->p, buf_of[i]->len);
+            ok = q8_wbuf_align(&f, Q8_FILE_ALIGN) && q8_wbuf_put(&f, sec[i].p, sec[i].len);
         ok = ok && q8_wbuf_align(&f, Q8_FILE_ALIGN);
         if (!ok) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
         else Q8_ASSERT(f.len == total);
     }
-    for (int i = 0; i < 4; i++) q8_wbuf_free(&sec[i]);
+    for (int i = 0; i < 3; i++) q8_wbuf_free(&sec[i]);
     if (s != Q8_OK) {
         q8_wbuf_free(&f);
         return s;
@@ -231,10 +222,10 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *
 }
 
 q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta,
-                        const q8_plan *plan, q8_error *err) {
+                        q8_error *err) {
     uint8_t *buf;
     size_t len;
-    Q8_TRY(q8_file_encode(g, meta, plan, &buf, &len, err));
+    Q8_TRY(q8_file_encode(g, meta, &buf, &len, err));
     q8_status s = q8_write_file_atomic(path, buf, len, err);
     free(buf);
     return s;
@@ -274,7 +265,12 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q
     memcpy(&hcrc, buf + 60, 4);
     if (q8_crc32c(0, buf, 60) != hcrc) return BAD("header checksum mismatch (corrupt file)");
     if (version != Q8_FILE_VERSION)
-        return BAD("unsupported .q8 version %u (this q8 reads version %d)", version, Q8_FILE_VERSION);
+        return version < Q8_FILE_VERSION
+                   ? BAD("a .q8 file of version %u, from an older q8: re-quantize the model with "
+                         "this version's `quantize` (it reads and writes version %d)", version,
+                         Q8_FILE_VERSION)
+                   : BAD("unsupported .q8 version %u (this q8 reads version %d)", version,
+                         Q8_FILE_VERSION);
     if (hsize != Q8_FILE_HEADER_SIZE) return BAD("bad header size %u", hsize);
     if (fsize != len)
         return BAD("truncated or padded: the header says %llu bytes, the file has %zu",
@@ -290,7 +286,8 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q
         uint64_t off = q8_rbuf_u64(&r), size = q8_rbuf_u64(&r);
         uint32_t crc = q8_rbuf_u32(&r);
         (void)q8_rbuf_u32(&r);
-        if (kind < Q8_SECTION_META || kind > Q8_SECTION_DATA) return BAD("unknown section kind %u", kind);
+        if (kind != Q8_SECTION_META && kind != Q8_SECTION_GRAPH && kind != Q8_SECTION_DATA)
+            return BAD("unknown section kind %u", kind);
         if (sec[kind].present) return BAD("section %u appears twice", kind);
         if (off > len || size > len - off)
             return BAD("section %u (offset %llu, size %llu) runs past the end of the %zu-byte file",
@@ -336,8 +333,10 @@ static q8_status read_meta(section s, q8_meta *m, q8_error *err) {
     return Q8_OK;
 }
 
-static bool valid_dtype(uint8_t dt) {
-    return dt > Q8_UNDEFINED && dt < Q8_DTYPE_COUNT && dt != Q8_STRING;
+/* A dtype code of the file, as q8_dtype (Q8_UNDEFINED: none q8 stores). */
+static q8_dtype stored_dtype(uint8_t code) {
+    q8_dtype t = q8_dtype_of_code(code);
+    return t == Q8_STRING ? Q8_UNDEFINED : t;
 }
 
 static q8_status read_dims(q8_rbuf *r, int ndim, int64_t *dims, const char *what, q8_error *err) {
@@ -384,13 +383,14 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
     free(name);
     if (ti < 0) return dup ? BAD("GRAPH: tensor %u has a duplicate name", idx) : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_tensor *t = g->tensors[ti];
-    if (!valid_dtype(dt)) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
+    q8_dtype dtype = stored_dtype(dt);
+    if (dtype == Q8_UNDEFINED) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
     if (flags & ~(TF_CONST | TF_QPARAMS)) return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
     int64_t dims[Q8_MAX_DIMS];
     char what[300];
     snprintf(what, sizeof what, "tensor '%s'", t->name);
     Q8_TRY(read_dims(r, ndim, dims, what, err));
-    q8_tensor_set_shape(t, (q8_dtype)dt, dims, ndim);
+    q8_tensor_set_shape(t, dtype, dims, ndim);
     if (flags & TF_QPARAMS) {
         int32_t axis = q8_rbuf_i32(r);
         uint32_t n = q8_rbuf_u32(r);
@@ -441,9 +441,11 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
     a->name = q8_rbuf_str(r, MAX_NAME);
     uint8_t type = q8_rbuf_u8(r);
     if (!a->name || !r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "truncated attribute");
-    a->type = (q8_attr_type)type;
+    if (!q8_attr_of_code(type, &a->type) || a->type == Q8_ATTR_GRAPH)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has unknown type %u", a->name,
+                            type);
     uint32_t cnt;
-    switch (type) {
+    switch (a->type) {
     case Q8_ATTR_FLOAT: a->f = q8_rbuf_f32(r); break;
     case Q8_ATTR_INT: a->i = q8_rbuf_i64(r); break;
     case Q8_ATTR_STRING:
@@ -452,7 +454,7 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
     case Q8_ATTR_FLOATS:
     case Q8_ATTR_INTS: {
         cnt = q8_rbuf_u32(r);
-        size_t es = type == Q8_ATTR_FLOATS ? 4 : 8;
+        size_t es = a->type == Q8_ATTR_FLOATS ? 4 : 8;
         if (!r->ok || cnt > q8_rbuf_left(r) / es) {
             r->ok = false;
             break;
@@ -461,7 +463,7 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
         void *d = malloc(es * cnt + 1);
         if (!d) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         memcpy(d, p, es * cnt);
-        if (type == Q8_ATTR_FLOATS) a->floats = d;
+        if (a->type == Q8_ATTR_FLOATS) a->floats = d;
         else a->ints = d;
         a->n = (int)cnt;
         break;
@@ -478,7 +480,9 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
         break;
     case Q8_ATTR_TENSOR: {
         uint8_t dt = q8_rbuf_u8(r), nd = q8_rbuf_u8(r);
-        if (!r->ok || !valid_dtype(dt)) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': bad tensor", a->name);
+        q8_dtype adt = stored_dtype(dt);
+        if (!r->ok || adt == Q8_UNDEFINED)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': bad tensor", a->name);
         int64_t dims[Q8_MAX_DIMS];
         Q8_TRY(read_dims(r, nd, dims, a->name, err));
         uint64_t nb = q8_rbuf_u64(r);
@@ -486,14 +490,14 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         a->t->producer = -1;
         a->t->q.axis = -1;
-        q8_tensor_set_shape(a->t, (q8_dtype)dt, dims, nd);
+        q8_tensor_set_shape(a->t, adt, dims, nd);
         if (!r->ok || nb != q8_tensor_nbytes(a->t) || nb > q8_rbuf_left(r))
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': tensor data size mismatch", a->name);
         Q8_TRY(q8_tensor_alloc_data(a->t, err));
         memcpy(a->t->data, q8_rbuf_take(r, nb), nb);
         break;
     }
-    default: return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has unknown type %u", a->name, type);
+    case Q8_ATTR_GRAPH: break; /* refused above */
     }
     if (!r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' is truncated", a->name);
     return Q8_OK;
@@ -519,23 +523,26 @@ static q8_status read_index_list(q8_rbuf *r, const q8_graph *g, int **out, int *
 }
 
 static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err) {
-    char *name = q8_rbuf_str(r, MAX_NAME), *op = q8_rbuf_str(r, 256), *dom = q8_rbuf_str(r, 256);
-    if (!name || !op || !dom || !r->ok) {
+    char *name = q8_rbuf_str(r, MAX_NAME);
+    uint16_t code = q8_rbuf_u16(r);
+    if (!name || !r->ok) {
         free(name);
-        free(op);
-        free(dom);
         return BAD("GRAPH: node %u is truncated", idx);
     }
-    int ni = q8_graph_add_node(g, name, op);
-    free(name);
-    free(op);
-    if (ni < 0) {
-        free(dom);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_op_id op = q8_op_of_code(code);
+    if (op == Q8_OP_NONE) {
+        q8_status s = BAD("GRAPH: node '%s' has op code %u, which this q8 does not know (a newer "
+                          "q8 wrote it?)", name, code);
+        free(name);
+        return s;
     }
+    int ni = q8_graph_add_node(g, name, q8_op_name(op));
+    free(name);
+    if (ni < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_node *n = g->nodes[ni];
     free(n->domain);
-    n->domain = dom;
+    if (!(n->domain = q8_strdup(q8_op_domain(op)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    n->op = op;
     if (read_index_list(r, g, &n->inputs, &n->n_inputs, true, "input", err) != Q8_OK ||
         read_index_list(r, g, &n->outputs, &n->n_outputs, true, "output", err) != Q8_OK)
         return q8_fail_prefix(err, "node '%s'", n->name);
@@ -568,24 +575,8 @@ static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err
     return Q8_OK;
 }
 
-static q8_status read_plan(section ps, const q8_graph *g, size_t *arena, q8_error *err) {
-    q8_rbuf r = q8_rbuf_make(ps.p, ps.size);
-    uint64_t ab = q8_rbuf_u64(&r);
-    uint32_t n = q8_rbuf_u32(&r);
-    if (!r.ok || n > q8_rbuf_left(&r) / 20) return BAD("PLAN: bad entry count");
-    for (uint32_t i = 0; i < n; i++) {
-        int32_t t = q8_rbuf_i32(&r);
-        uint64_t off = q8_rbuf_u64(&r), size = q8_rbuf_u64(&r);
-        if (!r.ok || t < 0 || t >= g->n_tensors || off > ab || size > ab - off)
-            return BAD("PLAN: entry %u is out of range", i);
-    }
-    if (q8_rbuf_left(&r) != 0) return BAD("PLAN: unexpected trailing bytes");
-    *arena = (size_t)ab;
-    return Q8_OK;
-}
-
 q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta *meta,
-                        size_t *planned_arena, q8_error *err) {
+                        q8_error *err) {
     *out = NULL;
     section sec[5];
     Q8_TRY(read_sections(buf, len, sec, err));
@@ -595,15 +586,12 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
     q8_graph *g = NULL;
     if (s == Q8_OK && !(g = q8_graph_new())) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     if (s == Q8_OK) s = read_graph(sec[Q8_SECTION_GRAPH], sec[Q8_SECTION_DATA], g, err);
-    size_t arena = 0;
-    if (s == Q8_OK && sec[Q8_SECTION_PLAN].present) s = read_plan(sec[Q8_SECTION_PLAN], g, &arena, err);
     q8_meta_free(&tmp);
     if (s != Q8_OK) {
         if (meta) q8_meta_free(meta);
         q8_graph_free(g);
         return s;
     }
-    if (planned_arena) *planned_arena = arena;
     *out = g;
     return Q8_OK;
 }

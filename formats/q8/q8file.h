@@ -1,22 +1,22 @@
 /* The .q8 container: one aligned, checksummed, mmap-able file holding a
- * (quantized) graph, its metadata, its memory plan and a data blob. The
- * layout is specified in docs/format.md. */
+ * (quantized) graph, its metadata and a data blob. The layout is specified
+ * in docs/format.md; the numbers the file uses for dtypes, attribute types
+ * and ops are its own (codes.c). */
 #ifndef Q8_Q8FILE_H
 #define Q8_Q8FILE_H
 
 #include "graph.h"
 #include "meta.h"
-#include "planner.h"
 
 #define Q8_FILE_MAGIC "Q8MODEL"   /* 8 bytes with the NUL */
-#define Q8_FILE_VERSION 1
+#define Q8_FILE_VERSION 2   /* 1: before explicit codes (2026-11-23); refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64
 
 enum {
     Q8_SECTION_META = 1,
     Q8_SECTION_GRAPH = 2,
-    Q8_SECTION_PLAN = 3,
+    /* 3 was PLAN (version 1), which nothing read */
     Q8_SECTION_DATA = 4,
 };
 
@@ -31,20 +31,19 @@ static inline size_t q8_file_data_align(size_t stored_bytes) {
     return stored_bytes >= Q8_FILE_ALIGN ? Q8_FILE_ALIGN : 8;
 }
 
-/* Write g (no subgraphs), meta and plan (may be NULL) atomically to path.
+/* Write g (ops resolved, no subgraphs) and meta atomically to path.
  * Constants that are sparse enough are stored as bitmask + non-zeros. */
-q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta,
-                        const q8_plan *plan, q8_error *err);
+q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta, q8_error *err);
 
 /* Serialize to memory (what q8_file_write writes). */
-q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, const q8_plan *plan,
-                         uint8_t **buf, size_t *len, q8_error *err);
+q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **buf, size_t *len,
+                         q8_error *err);
 
 /* Parse a whole file image. Dense constants point into buf (which must
- * outlive the graph); sparse ones are expanded into owned memory. meta may
- * be NULL. planned_arena gets the stored plan's arena size (0 if none). */
+ * outlive the graph); sparse ones are expanded into owned memory. Nodes come
+ * back with their ops resolved. meta may be NULL. */
 q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta *meta,
-                        size_t *planned_arena, q8_error *err);
+                        q8_error *err);
 
 /* True if the buffer starts with the .q8 magic. */
 bool q8_file_is_q8(const uint8_t *buf, size_t len);

@@ -139,7 +139,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;
     }
-    if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, &plan, err);
+    if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, err);
     if (s == Q8_OK) {
         struct stat st;
         r->q8_bytes = stat(out_path, &st) == 0 ? (size_t)st.st_size : 0;

@@ -35,7 +35,7 @@ static bool small_enough(const q8_graph *g) {
 static void load_and_run(const uint8_t *data, size_t size) {
     q8_graph *g = NULL;
     q8_error err = {0};
-    q8_status s = q8_file_parse(data, size, &g, NULL, NULL, &err);
+    q8_status s = q8_file_parse(data, size, &g, NULL, &err);
     if (s == Q8_OK) s = q8_graph_toposort(g, &err);
     if (s == Q8_OK) s = q8_graph_fix_inputs(g, NULL, &err);
     if (s == Q8_OK) s = q8_graph_infer_shapes(g, &err);

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Regenerate the .q8 fuzzing seeds (tests/fuzz/seeds_q8) with this tree's
+# quantize: a tiny Conv + Relu + Gemm model (python3-onnx), dense and 50%
+# pruned, calibrated on 4 seeded random samples. Run after a format change.
+#   tests/fuzz/make_q8_seeds.sh [BUILD_DIR]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$top/build}" && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+d = sys.argv[1]
+rng = np.random.default_rng(5)
+w = numpy_helper.from_array(rng.standard_normal((3, 2, 3, 3)).astype(np.float32), "conv.weight")
+b = numpy_helper.from_array(rng.standard_normal(3).astype(np.float32), "conv.bias")
+fw = numpy_helper.from_array(rng.standard_normal((4, 48)).astype(np.float32), "fc.weight")
+fb = numpy_helper.from_array(rng.standard_normal(4).astype(np.float32), "fc.bias")
+shape = numpy_helper.from_array(np.array([1, 48], np.int64), "shape")
+nodes = [helper.make_node("Conv", ["x", "conv.weight", "conv.bias"], ["c"], name="conv"),
+         helper.make_node("Relu", ["c"], ["r"], name="relu"),
+         helper.make_node("Reshape", ["r", "shape"], ["f"], name="flat"),
+         helper.make_node("Gemm", ["f", "fc.weight", "fc.bias"], ["y"], name="fc", transB=1)]
+g = helper.make_graph(nodes, "tiny", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+                      [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w, b, fw, fb, shape])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{d}/tiny.onnx")
+import os
+os.makedirs(f"{d}/calib")
+for i in range(4):
+    np.save(f"{d}/calib/s{i}.npy", rng.standard_normal((1, 2, 6, 6)).astype(np.float32))
+PY
+"$build/quantize" "$tmp/tiny.onnx" -o "$top/tests/fuzz/seeds_q8/tiny.q8" --calib "$tmp/calib" > /dev/null
+"$build/quantize" "$tmp/tiny.onnx" -o "$top/tests/fuzz/seeds_q8/tiny_pruned.q8" --calib "$tmp/calib" \
+    --prune 0.5 > /dev/null
+ls -l "$top/tests/fuzz/seeds_q8"
