@@ -1,5 +1,7 @@
 #include "testutil.h"
 
+#include "backend.h"
+
 #include <string.h>
 
 #include "model.h"
@@ -84,39 +86,123 @@ void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n) {
     if (n) memcpy(a->floats, v, sizeof(float) * (size_t)n);
 }
 
-q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
-                  q8_tensor_info *infos, int max_out, q8_error *err) {
+/* Run the model on one session of the given device; outputs copied out. */
+static q8_status run_on(q8_model *m, q8_device dev, const void *const *in_data, int n_threads,
+                        int runs, void **outs, q8_tensor_info *infos, int max_out, q8_error *err) {
+    q8_session *sess;
+    q8_session_options so = {.n_threads = n_threads, .device = dev};
+    Q8_TRY(q8_session_create(m, &so, &sess, err));
+    q8_status s = Q8_OK;
+    for (int i = 0; i < m->g->n_inputs && s == Q8_OK; i++) {
+        const q8_tensor *t = m->g->tensors[m->g->inputs[i]];
+        s = q8_session_set_input(sess, t->name, t->dtype, t->dims, t->ndim, in_data[i], err);
+    }
+    for (int r = 0; r < runs && s == Q8_OK; r++) {
+        s = q8_session_run(sess, err);
+        for (int k = 0; s == Q8_OK && k < m->g->n_outputs && k < max_out; k++) {
+            const void *d;
+            q8_tensor_info info;
+            q8_session_output(sess, k, &info, &d);
+            int64_t numel;
+            q8_shape_numel(info.dims, info.ndim, &numel);
+            size_t nb = (size_t)numel * q8_dtype_size(info.dtype);
+            if (r == 0) {
+                infos[k] = info;
+                infos[k].name = NULL; /* points into the model, which is freed */
+                outs[k] = malloc(nb ? nb : 1);
+                memcpy(outs[k], d, nb);
+            } else { /* a second run (on CUDA: a graph replay) gives the same bytes */
+                cr_assert(memcmp(outs[k], d, nb) == 0, "%s: output %d changed on run %d",
+                          dev == Q8_DEVICE_CUDA ? "cuda" : "cpu", k, r + 1);
+            }
+        }
+    }
+    q8_session_free(sess);
+    return s;
+}
+
+/* Can this build's backend b run sessions here? CUDA without a GPU runs in
+ * host emulation (Q8_CUDA_EMULATE): the same plans and kernels, on the host. */
+static bool usable(const q8_backend *b, bool *emulated) {
+    char why[256];
+    *emulated = getenv("Q8_CUDA_EMULATE") != NULL;
+    if (b->available(why, sizeof why)) return true;
+    if (b->device != Q8_DEVICE_CUDA) return false;
+    setenv("Q8_CUDA_EMULATE", "1", 1);
+    *emulated = true;
+    return b->available(why, sizeof why);
+}
+
+/* Every other backend of the build against the CPU's outputs: integer and
+ * bool outputs bit for bit, float ones bit for bit in emulation and within
+ * 1e-4 relative (plus 1e-5 of the largest value) on a GPU. A graph a
+ * backend does not support is skipped (its check names what it lacks). */
+static int check_other_backends(q8_model *m, const void *const *in_data, void *const *want,
+                                const q8_tensor_info *winfo, int n_out, bool gpu_exact) {
+    int ran = 0;
+    for (int b = 0; b < q8_backend_count(); b++) {
+        const q8_backend *be = q8_backend_at(b);
+        bool emulated;
+        if (be == q8_backend_host() || !usable(be, &emulated)) continue;
+        void *got[8] = {0};
+        q8_tensor_info ginfo[8];
+        q8_error err = {0};
+        q8_status s = run_on(m, be->device, in_data, 2, 2, got, ginfo, n_out, &err);
+        if (s == Q8_ERR_UNSUPPORTED) continue;
+        cr_assert_eq(s, Q8_OK, "%s backend: %s", be->name, err.msg);
+        ran++;
+        for (int k = 0; k < n_out; k++) {
+            cr_assert_eq(ginfo[k].dtype, winfo[k].dtype, "%s: output %d dtype", be->name, k);
+            cr_assert_eq(ginfo[k].ndim, winfo[k].ndim, "%s: output %d rank", be->name, k);
+            int64_t n;
+            q8_shape_numel(winfo[k].dims, winfo[k].ndim, &n);
+            size_t nb = (size_t)n * q8_dtype_size(winfo[k].dtype);
+            const float *w = want[k], *g = got[k];
+            if (winfo[k].dtype == Q8_F32 && (emulated || gpu_exact)) {
+                /* the same bits; a NaN's sign and payload are not the op's */
+                for (int64_t i = 0; i < n; i++)
+                    cr_assert(isnan(w[i]) ? isnan(g[i]) : memcmp(&w[i], &g[i], 4) == 0,
+                              "%s%s backend: output %d [%lld] is %.9g, the CPU's %.9g", be->name,
+                              emulated ? " (emulated)" : "", k, (long long)i, g[i], w[i]);
+                continue;
+            }
+            if (winfo[k].dtype != Q8_F32) {
+                cr_assert(memcmp(got[k], want[k], nb) == 0,
+                          "%s backend: output %d (%s) differs from the CPU's", be->name, k,
+                          q8_dtype_name(winfo[k].dtype));
+                continue;
+            }
+            float mx = 0;
+            for (int64_t i = 0; i < n; i++) mx = fabsf(w[i]) > mx ? fabsf(w[i]) : mx;
+            q8t_assert_close(g, w, n, 1e-4f, 1e-5f * mx, be->name);
+        }
+        for (int k = 0; k < n_out; k++) free(got[k]);
+    }
+    return ran;
+}
+
+q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                           q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
+                           q8_error *err) {
     q8_status s = q8_passes_run(g, NULL, err);
     if (s != Q8_OK) {
         q8_graph_free(g);
         return s;
     }
     q8_model *m;
-    if ((s = q8_model_from_graph(g, "test", &m, err)) != Q8_OK) return s;
-    q8_session *sess;
-    q8_session_options so = {.n_threads = n_threads};
-    if ((s = q8_session_create(m, &so, &sess, err)) != Q8_OK) {
-        q8_model_free(m);
-        return s;
-    }
-    for (int i = 0; i < m->g->n_inputs && s == Q8_OK; i++) {
-        const q8_tensor *t = m->g->tensors[m->g->inputs[i]];
-        s = q8_session_set_input(sess, t->name, t->dtype, t->dims, t->ndim, in_data[i], err);
-    }
-    if (s == Q8_OK) s = q8_session_run(sess, err);
-    for (int k = 0; s == Q8_OK && k < m->g->n_outputs && k < max_out; k++) {
-        const void *d;
-        q8_session_output(sess, k, &infos[k], &d);
-        int64_t numel;
-        q8_shape_numel(infos[k].dims, infos[k].ndim, &numel);
-        size_t nb = (size_t)numel * q8_dtype_size(infos[k].dtype);
-        outs[k] = malloc(nb ? nb : 1);
-        memcpy(outs[k], d, nb);
-        infos[k].name = NULL; /* points into the model, which is freed */
-    }
-    q8_session_free(sess);
+    Q8_TRY(q8_model_from_graph(g, "test", &m, err));
+    int n_out = m->g->n_outputs < max_out ? m->g->n_outputs : max_out;
+    s = run_on(m, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
+    int ran = 0;
+    if (s == Q8_OK && n_out <= 8) ran = check_other_backends(m, in_data, outs, infos, n_out, gpu_exact);
+    if (others) *others = ran;
     q8_model_free(m);
     return s;
+}
+
+q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                  q8_tensor_info *infos, int max_out, q8_error *err) {
+    return q8t_run_backends(g, in_data, n_threads, outs, infos, max_out, false, NULL, err);
 }
 
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,

@@ -38,9 +38,20 @@ void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n);
 
 /* Run passes + a CPU session with n_threads on the graph (consumed) with
  * the given input data (in order of graph inputs); copies output k into
- * outs[k] (malloc'd) and its info. Returns the status; err gets messages. */
+ * outs[k] (malloc'd) and its info. Returns the status; err gets messages.
+ * Every other backend of the build (CUDA: on the GPU, else in host
+ * emulation) then runs the same model twice and must give the CPU's outputs
+ * (bit for bit but for float outputs on a real GPU, within 1e-4 relative):
+ * one way to test every op on every backend. */
 q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                   q8_tensor_info *infos, int max_out, q8_error *err);
+/* The same; gpu_exact: float outputs must match the CPU's bits on a GPU too
+ * (kernels that follow the CPU's operation order); *others (may be NULL):
+ * how many other backends ran the graph (those that do not support it are
+ * skipped). */
+q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                           q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
+                           q8_error *err);
 
 /* Compare with a tolerance: |a-b| <= atol + rtol*|b|; NaN must match NaN. */
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
