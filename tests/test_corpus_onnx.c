@@ -269,7 +269,7 @@ static bool check_valid(const char *file, char *spec, char *why, size_t wn) {
         q8_tensor_info info;
         const void *data = NULL;
         for (int i = 0; i < q8_model_num_outputs(m); i++) {
-            q8_session_output(s, i, &info, &data);
+            q8_session_output(s, i, &info, &data, NULL);
             if (strcmp(info.name, item) == 0) {
                 oi = i;
                 break;

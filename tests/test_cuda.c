@@ -166,7 +166,7 @@ static void collect(const q8_session *s, const q8_graph *g, result *r) {
     r->n = g->n_outputs < MAX_OUT ? g->n_outputs : MAX_OUT;
     for (int k = 0; k < r->n; k++) {
         const void *d;
-        q8_session_output(s, k, &r->info[k], &d);
+        q8_session_output(s, k, &r->info[k], &d, NULL);
         int64_t numel;
         cr_assert(q8_shape_numel(r->info[k].dims, r->info[k].ndim, &numel));
         r->bytes[k] = (size_t)numel * q8_dtype_size(r->info[k].dtype);
@@ -1185,11 +1185,11 @@ CU_TEST(profile_times_nodes) {
     }
     const char *name, *op;
     double ms = -1;
-    cr_assert_eq(q8_session_node_profile(s, 0, &name, &op, &ms), Q8_OK);
+    cr_assert_eq(q8_session_node_profile(s, 0, &name, &op, &ms, NULL), Q8_OK);
     cr_assert_geq(ms, 0.0);
     q8_tensor_info info;
     const float *y;
-    q8_session_output(s, 0, &info, (const void **)&y);
+    q8_session_output(s, 0, &info, (const void **)&y, NULL);
     for (int i = 0; i < 64; i++) cr_assert_eq(y[i], x[i] > 0 ? x[i] : 0.0f);
     q8_session_free(s);
     q8_model_free(m);

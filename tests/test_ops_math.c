@@ -1356,7 +1356,7 @@ static bool run_chain(const char *op, const q8t_in *ins, int n_in, int pos, cons
     }
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
     const void *d;
-    q8_session_output(s, 0, info, &d);
+    q8_session_output(s, 0, info, &d, NULL);
     int64_t n = numel_of(info->dims, info->ndim);
     size_t nb = (size_t)n * q8_dtype_size(info->dtype);
     *out = malloc(nb + 1);

@@ -447,7 +447,7 @@ Test(tensor_reshape, output_aliases_input) {
     cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
     q8_tensor_info info;
     const void *d;
-    q8_session_output(sess, 0, &info, &d);
+    q8_session_output(sess, 0, &info, &d, NULL);
     cr_assert(info.ndim == 2 && info.dims[0] == 4 && info.dims[1] == 6);
     for (int i = 0; i < 24; i++) cr_assert_eq(((const float *)d)[i], xv[i] > 0 ? xv[i] : 0.0f);
     q8_session_free(sess);

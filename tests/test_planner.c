@@ -182,7 +182,7 @@ Test(planner, repeated_runs_without_new_inputs_agree) {
         cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
         q8_tensor_info info;
         const float *y;
-        q8_session_output(s, 0, &info, (const void **)&y);
+        q8_session_output(s, 0, &info, (const void **)&y, NULL);
         if (run == 0) memcpy(first, y, sizeof first);
         else cr_assert_eq(memcmp(first, y, sizeof first), 0, "run %d differs from run 0", run);
     }

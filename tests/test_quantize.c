@@ -137,7 +137,7 @@ static float *run(q8_graph *g, const float *x) {
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
     q8_tensor_info info;
     const void *o;
-    q8_session_output(s, 0, &info, &o);
+    q8_session_output(s, 0, &info, &o, NULL);
     size_t nb = q8_dtype_size(info.dtype);
     for (int i = 0; i < info.ndim; i++) nb *= (size_t)info.dims[i];
     float *r = malloc(nb);

@@ -36,7 +36,7 @@ static eval run_test_set(const char *model_path) {
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
     q8_tensor_info info;
     const float *out;
-    q8_session_output(s, 0, &info, (const void **)&out);
+    q8_session_output(s, 0, &info, (const void **)&out, NULL);
     eval e = {.n = x->dims[0]};
     cr_assert_eq(info.dims[0], e.n);
     cr_assert_eq(info.dims[1], 10);

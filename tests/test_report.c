@@ -208,7 +208,7 @@ static const float *run_file(q8_session *s, const char *path) {
     q8_tensor_free(x);
     q8_tensor_info info;
     const void *out;
-    q8_session_output(s, 0, &info, &out);
+    q8_session_output(s, 0, &info, &out, NULL);
     return out;
 }
 
@@ -403,8 +403,8 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
     cr_assert_eq(q8_session_run(sf, &err), Q8_OK, "%s", err.msg);
     q8_tensor_info info;
     const void *yv, *hv;
-    q8_session_output(sf, 0, &info, &yv);
-    q8_session_output(sf, 1, &info, &hv);
+    q8_session_output(sf, 0, &info, &yv, NULL);
+    q8_session_output(sf, 1, &info, &hv, NULL);
     q8_calibration cal = {.n_tensors = gq->n_tensors};
     cal.threshold = calloc((size_t)gq->n_tensors, sizeof(float));
     cal.threshold[q8_graph_find(gq, "x")] = amax_of(x0->data, 128);
@@ -436,10 +436,10 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
         cr_assert_eq(q8_session_run(sf, &err), Q8_OK);
         cr_assert_eq(q8_session_run(sq, &err), Q8_OK);
         const void *fy, *fh, *qy, *qh;
-        q8_session_output(sf, 0, &info, &fy);
-        q8_session_output(sf, 1, &info, &fh);
-        q8_session_output(sq, 0, &info, &qy);
-        q8_session_output(sq, 1, &info, &qh);
+        q8_session_output(sf, 0, &info, &fy, NULL);
+        q8_session_output(sf, 1, &info, &fh, NULL);
+        q8_session_output(sq, 0, &info, &qy, NULL);
+        q8_session_output(sq, 1, &info, &qh, NULL);
         add(&sy, fy, qy, 40);
         add(&sh, fh, qh, 96);
         q8_tensor_free(x);
@@ -505,7 +505,7 @@ Test(report, known_perturbation_gives_40_db) {
         cr_assert_eq(q8_session_run(sa, &err), Q8_OK);
         q8_tensor_info info;
         const void *y;
-        q8_session_output(sa, 0, &info, &y);
+        q8_session_output(sa, 0, &info, &y, NULL);
         ymax = fmax(ymax, amax_of(y, 40));
         q8_session_free(sa);
         q8_tensor_free(x);

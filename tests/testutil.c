@@ -102,7 +102,7 @@ static q8_status run_on(q8_model *m, q8_device dev, const void *const *in_data, 
         for (int k = 0; s == Q8_OK && k < m->g->n_outputs && k < max_out; k++) {
             const void *d;
             q8_tensor_info info;
-            q8_session_output(sess, k, &info, &d);
+            q8_session_output(sess, k, &info, &d, NULL);
             int64_t numel;
             q8_shape_numel(info.dims, info.ndim, &numel);
             size_t nb = (size_t)numel * q8_dtype_size(info.dtype);

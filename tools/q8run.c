@@ -45,7 +45,7 @@ static void print_profile(const q8_session *s, int runs) {
     }
     for (int i = 0; i < n; i++) {
         const char *name, *op;
-        q8_session_node_profile(s, i, &name, &op, &ms[i]);
+        q8_session_node_profile(s, i, &name, &op, &ms[i], NULL);
         ms[i] /= runs;
         total += ms[i];
         order[i] = i;
@@ -77,7 +77,7 @@ static void print_profile(const q8_session *s, int runs) {
     for (int k = 0; k < n && k < 12; k++) {
         const char *name, *op;
         double x;
-        q8_session_node_profile(s, order[k], &name, &op, &x);
+        q8_session_node_profile(s, order[k], &name, &op, &x, NULL);
         fprintf(stderr, "  %9.3f ms  %s (%s)\n", ms[order[k]], name, op);
     }
     free(ms);
@@ -92,7 +92,7 @@ static bool top1_accuracy(const q8_session *s, const char *model, const char *pa
     if (q8_tensor_file_read(path, &lab, err) != Q8_OK) return false;
     q8_tensor_info info;
     const void *data;
-    q8_session_output(s, 0, &info, &data);
+    q8_session_output(s, 0, &info, &data, NULL);
     bool ok = true;
     int64_t rows = 1, row = info.ndim ? info.dims[info.ndim - 1] : 1;
     for (int i = 0; i + 1 < info.ndim; i++) rows *= info.dims[i];
@@ -134,7 +134,7 @@ static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8
     for (int i = 0; i < n_out && st == Q8_OK; i++) {
         q8_tensor_info info;
         const void *data;
-        q8_session_output(s, i, &info, &data);
+        q8_session_output(s, i, &info, &data, NULL);
         names[i] = info.name;
         char fname[256];
         q8_cli_sanitize(info.name, fname, sizeof fname);
@@ -290,7 +290,7 @@ int main(int argc, char **argv) {
         const char *name = inputs[i].name;
         q8_tensor_info info;
         if (!name) {
-            q8_model_input_info(m, i, &info);
+            q8_model_input_info(m, i, &info, NULL);
             name = info.name;
         }
         if (q8_session_set_input(s, name, inputs[i].t->dtype, inputs[i].t->dims, inputs[i].t->ndim,
@@ -335,7 +335,7 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n_out; i++) {
         q8_tensor_info info;
         const void *data;
-        q8_session_output(s, i, &info, &data);
+        q8_session_output(s, i, &info, &data, NULL);
         if (out_dir) {
             char fname[256];
             q8_cli_sanitize(info.name, fname, sizeof fname);

@@ -158,13 +158,17 @@ static q8_status convert_attr(import_ctx *c, q8_graph *g, const q8_node *n,
                     return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         }
         break;
-    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR:
+    case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR: {
         a->type = Q8_ATTR_TENSOR;
         if (!ap->t) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has no tensor", a->name);
         if (!(a->t = new_standalone_tensor(a->name))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        if (q8_onnx_tensor_fill(ap->t, c->base_dir, a->t, err) != Q8_OK)
-            return q8_fail_prefix(err, "node '%s' attribute '%s'", n->name, a->name);
+        q8_status s = q8_onnx_tensor_fill(ap->t, c->base_dir, a->t, err);
+        if (s != Q8_OK) {
+            q8_fail_prefix(err, "node '%s' attribute '%s'", n->name, a->name);
+            return s;
+        }
         break;
+    }
     case ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH:
         a->type = Q8_ATTR_GRAPH;
         if (!ap->g) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has no graph", a->name);
@@ -212,9 +216,9 @@ static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodePro
         if (!ap->t)
             return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): 'value' has no tensor",
                            nname);
-        if (q8_onnx_tensor_fill(ap->t, c->base_dir, t, err) != Q8_OK)
-            return q8_fail_prefix(err, "node '%s' (Constant)", nname);
-        return Q8_OK;
+        q8_status s = q8_onnx_tensor_fill(ap->t, c->base_dir, t, err);
+        if (s != Q8_OK) q8_fail_prefix(err, "node '%s' (Constant)", nname);
+        return s;
     }
     if (strcmp(an, "value_float") == 0 || strcmp(an, "value_int") == 0) {
         bool f = an[6] == 'f';

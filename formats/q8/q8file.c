@@ -543,9 +543,12 @@ static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err)
     free(n->domain);
     if (!(n->domain = q8_strdup(q8_op_domain(op)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     n->op = op;
-    if (read_index_list(r, g, &n->inputs, &n->n_inputs, true, "input", err) != Q8_OK ||
-        read_index_list(r, g, &n->outputs, &n->n_outputs, true, "output", err) != Q8_OK)
-        return q8_fail_prefix(err, "node '%s'", n->name);
+    q8_status s = read_index_list(r, g, &n->inputs, &n->n_inputs, true, "input", err);
+    if (s == Q8_OK) s = read_index_list(r, g, &n->outputs, &n->n_outputs, true, "output", err);
+    if (s != Q8_OK) {
+        q8_fail_prefix(err, "node '%s'", n->name);
+        return s;
+    }
     uint32_t na = q8_rbuf_u32(r);
     if (!r->ok || na > q8_rbuf_left(r) / 5) return q8_node_fail(err, Q8_ERR_FORMAT, n, "bad attribute count");
     if (na && !(n->attrs = calloc(na, sizeof(q8_attr)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

@@ -25,7 +25,7 @@ q8_status q8_fail(q8_error *err, q8_status st, const char *fmt, ...) {
 }
 
 q8_status q8_fail_prefix(q8_error *err, const char *fmt, ...) {
-    if (!err) return Q8_ERR_ARG;
+    if (!err) return Q8_OK; /* nothing to prefix: callers keep their own status */
     char prefix[256], old[sizeof err->msg];
     va_list ap;
     va_start(ap, fmt);

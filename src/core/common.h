@@ -25,7 +25,8 @@ _Noreturn void q8_assert_fail(const char *file, int line, const char *cond);
 /* Fill err (may be NULL) and return st. */
 q8_status q8_fail(q8_error *err, q8_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* Prefix an already filled message: "ctx: old message". */
+/* Prefix an already filled message: "ctx: old message"; returns the status
+ * err holds (callers that may get a NULL err keep their own status). */
 q8_status q8_fail_prefix(q8_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

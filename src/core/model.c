@@ -28,14 +28,18 @@ int q8_model_num_inputs(const q8_model *m) { return m->g->n_inputs; }
 int q8_model_num_outputs(const q8_model *m) { return m->g->n_outputs; }
 
 
-q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info) {
-    if (i < 0 || i >= m->g->n_inputs) return Q8_ERR_ARG;
+q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err) {
+    if (!m || !info) return q8_fail(err, Q8_ERR_ARG, "q8_model_input_info: NULL argument");
+    if (i < 0 || i >= m->g->n_inputs)
+        return q8_fail(err, Q8_ERR_ARG, "input %d: the model has %d inputs", i, m->g->n_inputs);
     q8_tensor_info_fill(m->g->tensors[m->g->inputs[i]], info);
     return Q8_OK;
 }
 
-q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info) {
-    if (i < 0 || i >= m->g->n_outputs) return Q8_ERR_ARG;
+q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err) {
+    if (!m || !info) return q8_fail(err, Q8_ERR_ARG, "q8_model_output_info: NULL argument");
+    if (i < 0 || i >= m->g->n_outputs)
+        return q8_fail(err, Q8_ERR_ARG, "output %d: the model has %d outputs", i, m->g->n_outputs);
     q8_tensor_info_fill(m->g->tensors[m->g->outputs[i]], info);
     return Q8_OK;
 }

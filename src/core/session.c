@@ -48,6 +48,11 @@ void q8_session_free(q8_session *s) {
 q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
                                const int64_t *dims, int ndim, const void *data,
                                q8_error *err) {
+    if (!s || (ndim > 0 && !dims) || !data)
+        return q8_fail(err, Q8_ERR_ARG, "q8_session_set_input: NULL argument");
+    if (ndim < 0 || ndim > Q8_MAX_DIMS)
+        return q8_fail(err, Q8_ERR_ARG, "q8_session_set_input: rank %d (0 to %d)", ndim,
+                       Q8_MAX_DIMS);
     const q8_graph *g = s->m->g;
     int idx = -1;
     for (int i = 0; i < g->n_inputs; i++)
@@ -71,6 +76,7 @@ q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
 }
 
 q8_status q8_session_run(q8_session *s, q8_error *err) {
+    if (!s) return q8_fail(err, Q8_ERR_ARG, "q8_session_run: NULL session");
     const q8_graph *g = s->m->g;
     for (int i = 0; i < g->n_inputs; i++)
         if (!s->input_set[i])
@@ -79,9 +85,12 @@ q8_status q8_session_run(q8_session *s, q8_error *err) {
     return s->backend->sync(s->ctx, err);
 }
 
-q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, const void **data) {
+q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, const void **data,
+                            q8_error *err) {
+    if (!s || !info || !data) return q8_fail(err, Q8_ERR_ARG, "q8_session_output: NULL argument");
     const q8_graph *g = s->m->g;
-    if (i < 0 || i >= g->n_outputs) return Q8_ERR_ARG;
+    if (i < 0 || i >= g->n_outputs)
+        return q8_fail(err, Q8_ERR_ARG, "output %d: the model has %d outputs", i, g->n_outputs);
     const q8_tensor *t = g->tensors[g->outputs[i]];
     q8_tensor_info_fill(t, info);
     *data = t->data ? t->data : s->backend->tensor_data(s->ctx, g->outputs[i]);
@@ -97,9 +106,12 @@ q8_status q8_session_set_observer(q8_session *s, q8_node_observer fn, void *arg,
 int q8_session_num_nodes(const q8_session *s) { return s->m->g->n_nodes; }
 
 q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
-                                  const char **op_type, double *total_ms) {
+                                  const char **op_type, double *total_ms, q8_error *err) {
+    if (!s || !name || !op_type || !total_ms)
+        return q8_fail(err, Q8_ERR_ARG, "q8_session_node_profile: NULL argument");
     const q8_graph *g = s->m->g;
-    if (i < 0 || i >= g->n_nodes) return Q8_ERR_ARG;
+    if (i < 0 || i >= g->n_nodes)
+        return q8_fail(err, Q8_ERR_ARG, "node %d: the model has %d nodes", i, g->n_nodes);
     *name = g->nodes[i]->name;
     *op_type = g->nodes[i]->op_type;
     *total_ms = s->backend->node_ms ? s->backend->node_ms(s->ctx, i) : -1;

@@ -138,8 +138,8 @@ q8_status q8_model_load(const char *path, const q8_load_options *opts,
 void q8_model_free(q8_model *m);
 int q8_model_num_inputs(const q8_model *m);
 int q8_model_num_outputs(const q8_model *m);
-q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info);
-q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info);
+q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err);
+q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err);
 
 /* Session: one activation arena, threads, a backend. opts may be NULL.
  * The model must outlive the session. */
@@ -154,7 +154,7 @@ q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
 q8_status q8_session_run(q8_session *s, q8_error *err);
 /* Points into the session's arena; valid until the next run or free. */
 q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info,
-                            const void **data);
+                            const void **data, q8_error *err);
 void q8_session_memory(const q8_session *s, q8_memory_info *mi);
 void q8_session_stats_get(const q8_session *s, q8_session_stats *st);
 
@@ -162,7 +162,7 @@ void q8_session_stats_get(const q8_session *s, q8_session_stats *st);
  * session options, total_ms is the time spent in node i over all runs. */
 int q8_session_num_nodes(const q8_session *s);
 q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
-                                  const char **op_type, double *total_ms);
+                                  const char **op_type, double *total_ms, q8_error *err);
 
 #ifdef __cplusplus
 }

@@ -18,9 +18,9 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);
 /* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */
-void q8_pass_dce(q8_graph *g);
+q8_status q8_pass_dce(q8_graph *g, q8_error *err);
 /* Free constant tensors no live node or output refers to. */
-void q8_pass_drop_unused_consts(q8_graph *g);
+q8_status q8_pass_drop_unused_consts(q8_graph *g, q8_error *err);
 
 /* The standard pipeline: all of the above, in order (for running FP32). */
 q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err);

@@ -89,9 +89,9 @@ out:
     q8_graph_compact(g);
 }
 
-void q8_pass_dce(q8_graph *g) {
+q8_status q8_pass_dce(q8_graph *g, q8_error *err) {
     int *uses = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(int));
-    Q8_ASSERT(uses);
+    if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory removing dead nodes");
     q8_graph_consumers(g, uses);
     for (int i = 0; i < g->n_outputs; i++) uses[g->outputs[i]]++;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
@@ -107,16 +107,18 @@ void q8_pass_dce(q8_graph *g) {
     }
     free(uses);
     q8_graph_compact(g);
+    return Q8_OK;
 }
 
-void q8_pass_drop_unused_consts(q8_graph *g) {
+q8_status q8_pass_drop_unused_consts(q8_graph *g, q8_error *err) {
     int *uses = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(int));
-    Q8_ASSERT(uses);
+    if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory dropping unused constants");
     q8_graph_consumers(g, uses);
     for (int i = 0; i < g->n_outputs; i++) uses[g->outputs[i]]++;
     for (int i = 0; i < g->n_tensors; i++)
         if (!uses[i] && g->tensors[i]->data) q8_tensor_free_data(g->tensors[i]);
     free(uses);
+    return Q8_OK;
 }
 
 static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth, q8_error *err) {
@@ -125,12 +127,11 @@ static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth,
     Q8_TRY(q8_pass_infer(g, err));
     q8_pass_remove_identity(g);
     Q8_TRY(q8_pass_fold_bn(g, err));
-    q8_pass_dce(g);
+    Q8_TRY(q8_pass_dce(g, err));
     Q8_TRY(q8_pass_fuse_patterns(g, err));
     Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
-    q8_pass_dce(g);
-    q8_pass_drop_unused_consts(g);
-    return Q8_OK;
+    Q8_TRY(q8_pass_dce(g, err));
+    return q8_pass_drop_unused_consts(g, err);
 }
 
 q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err) {

@@ -638,10 +638,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         Q8_ASSERT(n->op != Q8_OP_NONE); /* the rewrite only makes ops q8 has */
         s = q8_node_reinfer(g, n, err);
     }
-    if (s == Q8_OK) {
-        q8_pass_dce(g);
-        q8_pass_drop_unused_consts(g);
-    }
+    if (s == Q8_OK) s = q8_pass_dce(g, err);
+    if (s == Q8_OK) s = q8_pass_drop_unused_consts(g, err);
 out:
     free(c.kind);
     free(c.q8ver);

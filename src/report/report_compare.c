@@ -403,7 +403,7 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         q8_tensor_info fi;
         const void *fd;
         if (rows) {
-            q8_session_output(fs, 0, &fi, &fd);
+            q8_session_output(fs, 0, &fi, &fd, NULL);
             argmax_rows(fd, rows, row, am_f);
             for (int64_t r = 0; r < rows && o->labels; r++)
                 out[0].top1_hits += am_f[r] == label_at(o->labels, i * rows + r);
@@ -421,8 +421,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
             for (int j = 0; j < g->n_outputs; j++) {
                 q8_tensor_info qi;
                 const void *qd;
-                q8_session_output(c->sess, j, &qi, &qd);
-                q8_session_output(fs, c->out_f[j], &fi, &fd);
+                q8_session_output(c->sess, j, &qi, &qd, NULL);
+                q8_session_output(fs, c->out_f[j], &fi, &fd, NULL);
                 if (qi.dtype == Q8_F32)
                     q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd,
                                      q8_tensor_numel(g->tensors[g->outputs[j]]));

@@ -243,7 +243,7 @@ static bool run_case(const char *dir, int n_threads, char *why, size_t wn) {
             for (int i = 0, k = 0; ok && i < ni; i++) {
                 if (frozen[i]) continue;
                 q8_tensor_info info;
-                q8_model_input_info(m, k++, &info);
+                q8_model_input_info(m, k++, &info, NULL);
                 if (q8_session_set_input(sess, info.name, ins[i]->dtype, ins[i]->dims, ins[i]->ndim,
                                          ins[i]->data, &err) != Q8_OK) {
                     snprintf(why, wn, "%s", err.msg);
@@ -257,7 +257,7 @@ static bool run_case(const char *dir, int n_threads, char *why, size_t wn) {
             for (int i = 0; ok && i < no; i++) {
                 q8_tensor_info info;
                 const void *d;
-                q8_session_output(sess, i, &info, &d);
+                q8_session_output(sess, i, &info, &d, NULL);
                 ok = compare(&info, d, outs[i], why, wn);
             }
         }

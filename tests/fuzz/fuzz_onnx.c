@@ -67,7 +67,7 @@ static void run_session(q8_graph *g) {
     }
     for (int i = 0; i < q8_model_num_inputs(m); i++) {
         q8_tensor_info info;
-        q8_model_input_info(m, i, &info);
+        q8_model_input_info(m, i, &info, NULL);
         int64_t numel = 1;
         for (int d = 0; d < info.ndim; d++) numel *= info.dims[d];
         size_t bytes = (size_t)numel * q8_dtype_size(info.dtype);

@@ -55,7 +55,7 @@ static void load_and_run(const uint8_t *data, size_t size) {
     if (q8_session_create(m, &so, &sess, &err) == Q8_OK) {
         for (int i = 0; i < q8_model_num_inputs(m); i++) {
             q8_tensor_info info;
-            q8_model_input_info(m, i, &info);
+            q8_model_input_info(m, i, &info, NULL);
             int64_t numel = 1;
             for (int d = 0; d < info.ndim; d++) numel *= info.dims[d];
             void *zeros = calloc(1, (size_t)numel * q8_dtype_size(info.dtype) + 1);
