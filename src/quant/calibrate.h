@@ -6,22 +6,7 @@
 
 #include "calib_stats.h"
 #include "graph.h"
-
-/* The calibration samples: for each sample, one file per graph input. */
-typedef struct q8_sample_set {
-    int n_inputs;       /* graph inputs, in graph order */
-    int n_samples;
-    char ***paths;      /* paths[sample][input] */
-} q8_sample_set;
-
-/* --calib DIR: each *.npy / *.pb file in DIR is one sample of a one-input
- * model; a model with several inputs has one subfolder per input name, with
- * files matched in sorted order. */
-q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
-                              q8_error *err);
-void q8_samples_free(q8_sample_set *s);
-/* Read sample i's tensor for graph input k (caller frees). */
-q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err);
+#include "samples.h"
 
 typedef struct q8_calib_options {
     q8_calib_method method;

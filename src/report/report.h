@@ -6,7 +6,7 @@
 #ifndef Q8_REPORT_H
 #define Q8_REPORT_H
 
-#include "calibrate.h"
+#include "samples.h"
 #include "model.h"
 #include "q8_tools.h"
 

@@ -13,7 +13,6 @@
 #include "report.h"
 #include "sha256.h"
 #include "tensor_file.h"
-#include "threadpool.h"
 
 /* The sample-set code speaks of --calib; here the folder is --data. */
 static q8_status as_data_flag(q8_error *err, q8_status st) {

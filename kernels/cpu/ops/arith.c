@@ -1,6 +1,6 @@
 /* Add, Sub, Mul, Div, Mod on the CPU (semantics and params:
  * src/core/ops/arith.c): one row function per dtype. */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 #define ADD_ROW(E, T, S, W) Q8_EW_BINARY_ROW(add_##S, T, T, T, (T)((W)a + (W)b))
 #define SUB_ROW(E, T, S, W) Q8_EW_BINARY_ROW(sub_##S, T, T, T, (T)((W)a - (W)b))

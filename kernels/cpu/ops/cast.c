@@ -7,7 +7,7 @@
  * float -> int truncates toward zero, NaN gives 0 and values out of range
  * saturate (C leaves these undefined); int -> narrower int wraps; anything
  * -> bool is "!= 0" (NaN is true). */
-#include "elementwise.h"
+#include "ew_kernels.h"
 #include "half.h"
 #include "ops/cast.h"
 

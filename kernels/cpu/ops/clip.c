@@ -1,5 +1,5 @@
 /* Clip on the CPU (semantics and params: src/core/ops/clip.h). */
-#include "elementwise.h"
+#include "ew_kernels.h"
 #include "ops/clip.h"
 
 typedef struct clip_args {

@@ -1,6 +1,6 @@
 /* Comparisons and the logical And, Or, Xor on the CPU (semantics and
  * params: src/core/ops/compare.c). */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 #define BOOL_LIST(X) X(Q8_BOOL, uint8_t, b8, uint32_t)
 #define CMP_ROWS(E, T, S, W)                                                               \

@@ -2,7 +2,7 @@
  * the element size matters. */
 #include <string.h>
 
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 #define EXPAND_ROW(NAME, T)                                                                \
     static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,       \

@@ -1,7 +1,7 @@
 /* Pow on the CPU (semantics and params: src/core/ops/pow.c): one row
  * function per (base, exponent) dtype pair, and x * x for a float32 base
  * with a constant exponent 2. */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 static inline uint64_t upow(uint64_t a, uint64_t e) {
     uint64_t r = 1;

@@ -1,5 +1,5 @@
 /* PRelu on the CPU (semantics and params: src/core/ops/prelu.c). */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 Q8_EW_BINARY_ROW(prelu_f32, float, float, float, a < 0 ? a * b : a)
 Q8_EW_BINARY_ROW(prelu_f64, double, double, double, a < 0 ? a * b : a)

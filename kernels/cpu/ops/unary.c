@@ -3,7 +3,7 @@
  *
  * Math is libm's (erff, tanhf, ...) except Exp and Sigmoid, which use the
  * vectorizable q8_expf_fast (fastexp.h, within 2 ulp). */
-#include "elementwise.h"
+#include "ew_kernels.h"
 #include "fastexp.h"
 #include "ops/unary.h"
 

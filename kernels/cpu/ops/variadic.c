@@ -3,7 +3,7 @@
  * local accumulator: every input is read at a block's positions before the
  * output is written there, so the output may share a buffer with any
  * input. */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 #define BLOCK 256
 

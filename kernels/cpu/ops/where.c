@@ -1,6 +1,6 @@
 /* Where on the CPU (semantics and params: src/core/ops/where.c): only the
  * element size matters. */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 #define WHERE_ROW(NAME, T)                                                                 \
     static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,       \

@@ -2,8 +2,8 @@
  * output is walked in rows: the innermost collapsed dim is handed to a row
  * function with one pointer and one step (0 or 1) per input, so the common
  * cases run a plain loop with no per-element index arithmetic. */
-#ifndef Q8_KERNELS_CPU_BROADCAST_H
-#define Q8_KERNELS_CPU_BROADCAST_H
+#ifndef Q8_KERNELS_CPU_BCAST_RUN_H
+#define Q8_KERNELS_CPU_BCAST_RUN_H
 
 #include "cpu_op.h"
 #include "ops/broadcast.h"

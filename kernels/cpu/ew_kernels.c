@@ -1,5 +1,5 @@
 /* Shared run of the plain binary elementwise ops. */
-#include "elementwise.h"
+#include "ew_kernels.h"
 
 void q8_ew_binary_run(const q8_exec *x, const q8_node *n, const q8_bcast_row_fn *rows,
                       int64_t grain) {

@@ -1,13 +1,13 @@
 /* Shared CPU pieces of the elementwise ops (their infer and params:
  * src/core/ops/): dtype lists, row-function generators over the broadcast
- * walk (broadcast.h), overflow-free integer arithmetic and float -> int
+ * walk (bcast_run.h), overflow-free integer arithmetic and float -> int
  * conversions without undefined behaviour. */
-#ifndef Q8_KERNELS_CPU_ELEMENTWISE_H
-#define Q8_KERNELS_CPU_ELEMENTWISE_H
+#ifndef Q8_KERNELS_CPU_EW_KERNELS_H
+#define Q8_KERNELS_CPU_EW_KERNELS_H
 
 #include <math.h>
 
-#include "broadcast.h"
+#include "bcast_run.h"
 #include "ops/elementwise.h"
 
 /* X(dtype enum, C type, suffix, wide unsigned type). Integer arithmetic

@@ -1,5 +1,5 @@
 /* The row-wise walk over a broadcast plan; see broadcast.h. */
-#include "broadcast.h"
+#include "bcast_run.h"
 
 typedef struct bcast_job {
     const q8_bcast *p;
