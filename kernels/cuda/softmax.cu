@@ -7,26 +7,7 @@
  * order with expf. In place is safe: every element is read by the thread
  * that writes it, after the row's reductions. */
 #include "common.cuh"
-
-/* exp(x) for x <= 0 (kernels/cpu/ops/softmax.c exp_neg, operation for
- * operation; --fmad=false keeps every product rounded on its own). */
-__host__ __device__ static inline float exp_neg(float x) {
-    uint32_t xb = q8cu_f2u(x);
-    xb = xb > 0xC2AE0000u ? 0xC2AE0000u : xb; /* -87.0f */
-    x = q8cu_u2f(xb);
-    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float r2 = r * r;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r2 + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) * (1 << 23);
-    return q * q8cu_u2f((uint32_t)bits);
-}
+#include "exp_neg.h"
 
 /* The row's sum of exp(x - max) in kernels/cpu/ops/softmax.c's order: chunks of
  * 256, each summed in 8 float lanes (tail into lane 0), the lanes added in
@@ -38,8 +19,8 @@ __host__ __device__ static inline double row_sum(const float *x, int64_t len, fl
         int64_t cl = len - c0 < 256 ? len - c0 : 256, j = 0;
         float sk[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         for (; j + 8 <= cl; j += 8)
-            for (int k = 0; k < 8; k++) sk[k] += exp_neg(x[c0 + j + k] - m);
-        for (; j < cl; j++) sk[0] += exp_neg(x[c0 + j] - m);
+            for (int k = 0; k < 8; k++) sk[k] += q8_exp_neg(x[c0 + j + k] - m);
+        for (; j < cl; j++) sk[0] += q8_exp_neg(x[c0 + j] - m);
         float cs = 0.0f;
         for (int k = 0; k < 8; k++) cs += sk[k];
         s += cs;
@@ -82,7 +63,7 @@ __host__ __device__ static inline void softmax_row(const q8cu_softmax_args *p, i
         for (int64_t i = lane; i < len; i += lanes) y[i] = (x[i] - m) - ls;
     } else {
         float inv = (float)(1.0 / s);
-        for (int64_t i = lane; i < len; i += lanes) y[i] = exp_neg(x[i] - m) * inv;
+        for (int64_t i = lane; i < len; i += lanes) y[i] = q8_exp_neg(x[i] - m) * inv;
     }
 }
 

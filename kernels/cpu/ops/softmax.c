@@ -1,38 +1,14 @@
 /* Softmax and LogSoftmax on the CPU (params: src/core/ops/softmax.h). The
  * common inner == 1 case runs contiguous rows; otherwise blocks of up to 64
  * inner columns are handled together. Max subtraction keeps exp in range; a
- * polynomial exp (Cephes, ~1 ulp) lets the compiler vectorize the rows. */
+ * polynomial exp (kernels/common/exp_neg.h, shared with CUDA) lets the
+ * compiler vectorize the rows. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_op.h"
+#include "exp_neg.h"
 #include "ops/softmax.h"
-
-/* exp(x) for x <= 0 and not NaN (callers check); results below ~1e-38 are
- * flushed to exp(-87). The clamp compares the bits as integers (for x <= 0
- * larger bits mean larger magnitude): a float compare would keep GCC from
- * vectorizing the loop (it may trap). */
-static inline float exp_neg(float x) {
-    uint32_t xb;
-    memcpy(&xb, &x, 4);
-    xb = xb > 0xC2AE0000u ? 0xC2AE0000u : xb; /* -87.0f */
-    memcpy(&x, &xb, 4);
-    /* n = round(x / ln2) with the 1.5 * 2^23 trick (no call to rintf). */
-    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float r2 = r * r;
-    float q = 1.9875691500e-4f;
-    q = q * r + 1.3981999507e-3f;
-    q = q * r + 8.3334519073e-3f;
-    q = q * r + 4.1665795894e-2f;
-    q = q * r + 1.6666665459e-1f;
-    q = q * r + 5.0000001201e-1f;
-    q = q * r2 + r + 1.0f;
-    int32_t bits = ((int32_t)n + 127) * (1 << 23);
-    float sc;
-    memcpy(&sc, &bits, 4);
-    return q * sc;
-}
 
 #define LANES 8
 
@@ -91,7 +67,7 @@ static void softmax_rows(void *arg, int64_t b, int64_t e, int t) {
         for (int64_t c0 = 0; c0 < len; c0 += CHUNK) {
             int64_t cl = len - c0 < CHUNK ? len - c0 : CHUNK;
             float *ex = take_log ? tmp : y + c0;
-            for (int64_t j = 0; j < cl; j++) ex[j] = exp_neg(x[c0 + j] - m);
+            for (int64_t j = 0; j < cl; j++) ex[j] = q8_exp_neg(x[c0 + j] - m);
             float sk[LANES] = {0};
             int64_t j = 0;
             for (; j + LANES <= cl; j += LANES)

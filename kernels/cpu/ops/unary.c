@@ -138,29 +138,5 @@ static void unary_run(const q8_exec *x, const q8_node *n) {
                     fns[t->dtype], &a);
 }
 
-#define UNARY_OP(VAR) const q8_cpu_op q8_cpu_##VAR = {.run = unary_run};
-
-UNARY_OP(relu)
-UNARY_OP(leaky_relu)
-UNARY_OP(sigmoid)
-UNARY_OP(hard_sigmoid)
-UNARY_OP(hard_swish)
-UNARY_OP(tanh)
-UNARY_OP(elu)
-UNARY_OP(selu)
-UNARY_OP(erf)
-UNARY_OP(gelu)
-UNARY_OP(sqrt)
-UNARY_OP(exp)
-UNARY_OP(log)
-UNARY_OP(abs)
-UNARY_OP(neg)
-UNARY_OP(reciprocal)
-UNARY_OP(floor)
-UNARY_OP(ceil)
-UNARY_OP(round)
-UNARY_OP(sign)
-UNARY_OP(softplus)
-UNARY_OP(softsign)
-UNARY_OP(not)
-UNARY_OP(gelu_ms)
+#define UNARY_CPU(VAR) const q8_cpu_op q8_cpu_##VAR = {.run = unary_run};
+Q8_UNARY_OPS(UNARY_CPU)

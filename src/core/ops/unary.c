@@ -82,31 +82,6 @@ static q8_status unary_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err);
 }
 
-#define UNARY_OP(VAR) \
+#define UNARY_SCHEMA(VAR) \
     const q8_op_schema q8_schema_##VAR = {.infer = unary_infer, .flags = Q8_OPF_INPLACE};
-
-UNARY_OP(relu)
-UNARY_OP(leaky_relu)
-UNARY_OP(sigmoid)
-UNARY_OP(hard_sigmoid)
-UNARY_OP(hard_swish)
-UNARY_OP(tanh)
-UNARY_OP(elu)
-UNARY_OP(selu)
-UNARY_OP(erf)
-UNARY_OP(gelu)
-UNARY_OP(sqrt)
-UNARY_OP(exp)
-UNARY_OP(log)
-UNARY_OP(abs)
-UNARY_OP(neg)
-UNARY_OP(reciprocal)
-UNARY_OP(floor)
-UNARY_OP(ceil)
-UNARY_OP(round)
-UNARY_OP(sign)
-UNARY_OP(softplus)
-UNARY_OP(softsign)
-UNARY_OP(not)
-/* Gelu as written by onnxruntime's transformer optimizer (exact erf form). */
-UNARY_OP(gelu_ms)
+Q8_UNARY_OPS(UNARY_SCHEMA)

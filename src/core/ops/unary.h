@@ -30,4 +30,11 @@ typedef struct q8_unary_params {
     float alpha, beta, gamma;
 } q8_unary_params;
 
+/* The ops of the family (op_list.h syms), for the schema and backend tables. */
+#define Q8_UNARY_OPS(X)                                                                    \
+    X(relu) X(leaky_relu) X(sigmoid) X(hard_sigmoid) X(hard_swish) X(tanh) X(elu) X(selu) \
+    X(erf) X(gelu) X(sqrt) X(exp) X(log) X(abs) X(neg) X(reciprocal) X(floor) X(ceil)     \
+    X(round) X(sign) X(softplus) X(softsign) X(not)                                        \
+    X(gelu_ms) /* Gelu as onnxruntime's transformer optimizer writes it (com.microsoft) */
+
 #endif
