@@ -1,5 +1,5 @@
-/* Tests of the ops in kernels/cpu/ops_nn2.c: BatchNormalization, pooling,
- * Softmax/LogSoftmax, LayerNormalization, Reduce*, Resize/Upsample. Each op
+/* Tests of the nn ops: BatchNormalization, pooling, Softmax/LogSoftmax,
+ * LayerNormalization, Reduce*, ArgMax/ArgMin, Resize/Upsample. Each op
  * is compared with a plain reference written here (simple loops, computed in
  * double) on seeded random data and awkward shapes, run with 1 and 3
  * threads (which must agree bit for bit), and checked for clear errors. */
@@ -1890,4 +1890,131 @@ Test(resize, crop_needs_float) {
     q8_graph *g = q8t_graph1("Resize", ins, 4, 1);
     q8t_attr_str(g, "coordinate_transformation_mode", "tf_crop_and_resize");
     EXPECT_ERR(g, data, "tf_crop_and_resize needs float32 data");
+}
+
+/* ---------------------------------------------------------------- ArgMax / ArgMin */
+
+typedef struct am_case {
+    const char *op;
+    q8_dtype dt;
+    int nd;
+    int64_t dims[4];
+    int64_t axis;
+    int keep, last;         /* -1: attribute absent (defaults 1 and 0) */
+} am_case;
+
+static q8_graph *am_build(const void *ctx) {
+    const am_case *c = ctx;
+    q8t_in in = {"x", c->dt, c->nd, {0}, NULL};
+    memcpy(in.dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1(c->op, &in, 1, 1);
+    q8t_attr_int(g, "axis", c->axis);
+    if (c->keep >= 0) q8t_attr_int(g, "keepdims", c->keep);
+    if (c->last >= 0) q8t_attr_int(g, "select_last_index", c->last);
+    return g;
+}
+
+/* The element as a double (NaN stays NaN; int64 values here fit). */
+static double am_val(q8_dtype dt, const void *x, int64_t i) {
+    switch (dt) {
+    case Q8_F32: return ((const float *)x)[i];
+    case Q8_F64: return ((const double *)x)[i];
+    case Q8_I8: return ((const int8_t *)x)[i];
+    case Q8_U8: return ((const uint8_t *)x)[i];
+    case Q8_I32: return ((const int32_t *)x)[i];
+    default: return (double)((const int64_t *)x)[i];
+    }
+}
+
+static void am_check(const am_case *c, const void *x) {
+    void *out[1];
+    q8_tensor_info info[1];
+    built b = {am_build, c};
+    const void *data[1] = {x};
+    run2(b, data, 1, out, info);
+    int ax = (int)(c->axis < 0 ? c->axis + c->nd : c->axis);
+    int64_t outer = numel_of(c->dims, ax), len = c->dims[ax];
+    int64_t inner = numel_of(c->dims + ax + 1, c->nd - ax - 1);
+    cr_assert_eq(info[0].dtype, Q8_I64);
+    cr_assert_eq(info[0].ndim, c->keep == 0 ? c->nd - 1 : c->nd);
+    bool min = !strcmp(c->op, "ArgMin"), last = c->last == 1;
+    const int64_t *y = out[0];
+    for (int64_t o = 0; o < outer * inner; o++) {
+        /* reference: NaN beats numbers; ties by first (or last) index */
+        int64_t base = (o / inner) * len * inner + o % inner, want = 0;
+        for (int64_t i = 1; i < len; i++) {
+            double v = am_val(c->dt, x, base + i * inner), bv = am_val(c->dt, x, base + want * inner);
+            bool replace;
+            if (isnan(bv)) replace = isnan(v) && last;
+            else if (isnan(v)) replace = true;
+            else if (v == bv) replace = last;
+            else replace = min ? v < bv : v > bv;
+            if (replace) want = i;
+        }
+        cr_assert_eq(y[o], want, "%s %s axis %lld: output %lld is %lld, want %lld", c->op,
+                     q8_dtype_name(c->dt), (long long)c->axis, (long long)o, (long long)y[o],
+                     (long long)want);
+    }
+    free(out[0]);
+}
+
+Test(argmax, random_shapes_ties_and_nan) {
+    q8t_rng r = q8t_seed(99);
+    const am_case shapes[] = {
+        {"ArgMax", Q8_F32, 3, {2, 13, 9}, 1, -1, -1},
+        {"ArgMin", Q8_F32, 3, {2, 13, 9}, -1, 0, 1},
+        {"ArgMax", Q8_F32, 1, {31}, 0, 0, 0},
+        {"ArgMin", Q8_F32, 4, {3, 1, 7, 5}, 2, 1, 0},
+        {"ArgMax", Q8_F32, 2, {1000, 3}, 0, 1, 1},
+        {"ArgMax", Q8_F32, 2, {3, 4097}, 1, 0, -1},
+    };
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        am_case c = shapes[k];
+        int64_t n = numel_of(c.dims, c.nd);
+        float *x = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) /* few distinct values: many ties */
+            x[i] = (float)(q8t_next(&r) % 5) - 2.0f;
+        if (n > 20) x[7] = NAN, x[n - 3] = NAN;
+        am_check(&c, x);
+        c.last = c.last == 1 ? 0 : 1;
+        am_check(&c, x);
+        free(x);
+    }
+}
+
+Test(argmax, every_dtype) {
+    q8t_rng r = q8t_seed(98);
+    const q8_dtype dts[] = {Q8_F64, Q8_I8, Q8_U8, Q8_I32, Q8_I64};
+    for (size_t k = 0; k < sizeof dts / sizeof dts[0]; k++)
+        for (int m = 0; m < 2; m++) {
+            am_case c = {m ? "ArgMin" : "ArgMax", dts[k], 3, {4, 6, 5}, 1, 1, m};
+            int64_t n = 4 * 6 * 5;
+            size_t es = q8_dtype_size(dts[k]);
+            uint8_t *x = malloc(es * (size_t)n);
+            for (int64_t i = 0; i < n; i++) {
+                int64_t v = (int64_t)(q8t_next(&r) % 7) - 3;
+                if (dts[k] == Q8_U8) v += 3;
+                if (dts[k] == Q8_F64) ((double *)x)[i] = (double)v;
+                else if (dts[k] == Q8_I64) ((int64_t *)x)[i] = v;
+                else if (dts[k] == Q8_I32) ((int32_t *)x)[i] = (int32_t)v;
+                else ((uint8_t *)x)[i] = (uint8_t)v;
+            }
+            am_check(&c, x);
+            free(x);
+        }
+}
+
+Test(argmax, errors) {
+    float x[4] = {0};
+    const void *data[1] = {x};
+    am_case bad = {"ArgMax", Q8_F32, 2, {2, 2}, 2, -1, -1};
+    EXPECT_ERR(am_build(&bad), data, "axis 2 is out of range for rank 2");
+    am_case empty = {"ArgMax", Q8_F32, 2, {2, 0}, 1, -1, -1};
+    EXPECT_ERR(am_build(&empty), data, "is empty");
+    am_case keep = {"ArgMin", Q8_F32, 2, {2, 2}, 0, 2, -1};
+    EXPECT_ERR(am_build(&keep), data, "must be 0 or 1");
+    bool t[4] = {0};
+    const void *bd[1] = {t};
+    am_case b = {"ArgMax", Q8_BOOL, 1, {4}, 0, -1, -1};
+    EXPECT_ERR(am_build(&b), bd, "numbers only");
 }

@@ -123,6 +123,8 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_QLINEAR_CONV] = 102,
     [Q8_OP_DYNAMIC_QUANTIZE_LINEAR] = 103,
     [Q8_OP_QLUT] = 104,
+    [Q8_OP_ARG_MAX] = 105,
+    [Q8_OP_ARG_MIN] = 106,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -99,6 +99,8 @@ q8_status q8_cu_reduce_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
                             q8_error *err);
 q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                         q8_error *err);
+q8_status q8_cu_argmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
 q8_status q8_cu_resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err);
 q8_status q8_cu_qgemm_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

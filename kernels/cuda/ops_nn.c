@@ -8,6 +8,7 @@
 
 #include "backend_cuda.h"
 #include "bcast_expand.h"
+#include "ops/argmax.h"
 #include "ops/batchnorm.h"
 #include "ops/global_pool.h"
 #include "ops/layernorm.h"
@@ -129,6 +130,28 @@ q8_status q8_cu_gap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_no
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     nd->run = rowmean_run;
+    return Q8_OK;
+}
+
+/* ---- ArgMax / ArgMin ----------------------------------------------------------------- */
+
+static q8_status argmax_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
+    return q8_cu_launch_check(q8cu_argmax(q8_cu_stream(c), p), n, n->op_type, err);
+}
+
+q8_status q8_cu_argmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err) {
+    const q8_argmax_params *ap = n->params;
+    if (ap->dtype != Q8_F32) return q8_cu_unsupported(err, n, "%s data", q8_dtype_name(ap->dtype));
+    PARAMS(q8cu_argmax_args, p);
+    p->outer = ap->outer;
+    p->len = ap->len;
+    p->inner = ap->inner;
+    p->min = ap->min;
+    p->last = ap->last;
+    p->x = q8_cu_tensor(pr, g, n->inputs[0]);
+    p->y = q8_cu_tensor(pr, g, n->outputs[0]);
+    nd->run = argmax_run;
     return Q8_OK;
 }
 

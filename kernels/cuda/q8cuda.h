@@ -235,6 +235,17 @@ typedef struct q8cu_rowmean_args {
 } q8cu_rowmean_args;
 cudaError_t q8cu_rowmean(const q8cu_stream *s, const q8cu_rowmean_args *p);
 
+/* ArgMax / ArgMin of float32 data seen as outer x len x inner: y[o] (int64)
+ * for o = outer index * inner + inner index; ties and NaN as
+ * kernels/cpu/ops/argmax.c. */
+typedef struct q8cu_argmax_args {
+    const float *x;
+    int64_t *y;
+    int64_t outer, len, inner;
+    int min, last;
+} q8cu_argmax_args;
+cudaError_t q8cu_argmax(const q8cu_stream *s, const q8cu_argmax_args *p);
+
 /* ReduceSum / Mean / Max / Min: output o decodes over kdims (strides
  * kstride in x), each reduces over rdims (rstride) in the CPU's order. */
 enum { Q8CU_R_SUM, Q8CU_R_MEAN, Q8CU_R_MAX, Q8CU_R_MIN };

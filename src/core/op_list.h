@@ -81,6 +81,8 @@
     X(REDUCE_SUM_SQUARE, reduce_sum_square, "", "ReduceSumSquare") \
     X(REDUCE_LOG_SUM, reduce_log_sum, "", "ReduceLogSum") \
     X(REDUCE_LOG_SUM_EXP, reduce_log_sum_exp, "", "ReduceLogSumExp") \
+    X(ARG_MAX, arg_max, "", "ArgMax") \
+    X(ARG_MIN, arg_min, "", "ArgMin") \
     X(RESIZE, resize, "", "Resize") \
     X(UPSAMPLE, upsample, "", "Upsample") \
     /* shape and data movement */ \
