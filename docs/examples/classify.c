@@ -17,7 +17,7 @@ int classify(const char *path, const float *pixels, const int64_t *dims, int ndi
     int best = -1;
     if (q8_model_load(path, &load, &model, &err) || q8_session_create(model, &opts, &sess, &err) ||
         q8_session_set_input(sess, NULL, Q8_F32, dims, ndim, pixels, &err) ||
-        q8_session_run(sess, &err) || q8_session_output(sess, 0, &out, (const void **)&score, NULL))
+        q8_session_run(sess, &err) || q8_session_output(sess, 0, &out, (const void **)&score, &err))
         fprintf(stderr, "error: %s\n", err.msg);
     else
         for (int64_t i = best = 0; i < out.dims[out.ndim - 1]; i++) best = score[i] > score[best] ? (int)i : best;
