@@ -137,7 +137,7 @@ __host__ __device__ static inline float q8cu_expf(float x) {
 #endif
 }
 
-/* kernels/common/fastexp.h q8_exp4 on one value, operation for operation
+/* kernels/cpu/fastexp.h q8_exp4 on one value, operation for operation
  * (Exp and Sigmoid use it on the CPU). */
 __host__ __device__ static inline float q8cu_exp_fast(float x) {
     if (x != x) return x;

@@ -8,7 +8,7 @@
  * per element; in place is safe. */
 #include "common.cuh"
 
-/* kernels/common/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
+/* kernels/cpu/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
 __host__ __device__ static inline float sigmoidf_(float v) {
     if (v != v) return v;
     float e = q8cu_exp_fast(-fabsf(v));

@@ -2,8 +2,8 @@
  * round-to-odd helpers that make double and int64 -> half conversions round
  * only once: rounding to odd at 24 bits first, then to nearest even at 11 or
  * 8 bits, gives the same result as rounding the exact value directly. */
-#ifndef Q8_KERNELS_CPU_HALF_H
-#define Q8_KERNELS_CPU_HALF_H
+#ifndef Q8_CORE_HALF_H
+#define Q8_CORE_HALF_H
 
 #include <math.h>
 #include <stdint.h>
