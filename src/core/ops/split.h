@@ -8,6 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The most outputs (and split sizes) a Split may have. */
+#define Q8_SPLIT_MAX_OUT 4096
+
 typedef struct q8_split_params {
     int axis;           /* in [0, rank) */
     int n;              /* outputs */
