@@ -82,7 +82,6 @@
     X(REDUCE_LOG_SUM, reduce_log_sum, "", "ReduceLogSum") \
     X(REDUCE_LOG_SUM_EXP, reduce_log_sum_exp, "", "ReduceLogSumExp") \
     X(RESIZE, resize, "", "Resize") \
-    X(UPSAMPLE, upsample, "", "Upsample") \
     /* shape and data movement */ \
     X(IDENTITY, identity, "", "Identity") \
     X(RESHAPE, reshape, "", "Reshape") \

@@ -284,7 +284,8 @@ static q8_status canon_upsample(q8_graph *g, q8_node *n, q8_error *err) {
         int cnt;
         const float *s = q8_attr_floats(n, "scales", &cnt);
         if (!s)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "Upsample needs scales (attribute or input)");
+            return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                                "Upsample needs scales (attribute or input)");
         int64_t len = cnt;
         Q8_TRY(new_const(g, n, "scales", Q8_F32, &len, 1, s, &scales, err));
     }

@@ -1,7 +1,6 @@
-/* Split along one axis into the outputs. Sizes: the `split` attribute
- * (opset < 13) or constant input (>= 13); else equal parts, which must divide
- * the dim evenly, or with `num_outputs` (opset 18) ceil-sized parts where the
- * last ones may be smaller. */
+/* Split along one axis into the outputs. Sizes: the constant input 1 if
+ * given; else equal parts, which must divide the dim evenly, or with
+ * `num_outputs` ceil-sized parts where the last ones may be smaller. */
 #ifndef Q8_CORE_OPS_SPLIT_H
 #define Q8_CORE_OPS_SPLIT_H
 
