@@ -498,8 +498,10 @@ q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
     } else if (c.opset <= 0) {
         s = q8_fail(err, Q8_ERR_FORMAT, "the model declares no ai.onnx opset version");
     }
-    if (s == Q8_OK && c.opset > 21)
-        s = q8_fail(err, Q8_ERR_UNSUPPORTED, "opset %d is newer than q8 knows (7 to 21)", c.opset);
+    /* the passes rewrite older opsets' forms into this one's (canonicalize.c) */
+    if (s == Q8_OK && c.opset > Q8_OPSET_CANONICAL)
+        s = q8_fail(err, Q8_ERR_UNSUPPORTED, "opset %d is newer than q8 knows (1 to %d)", c.opset,
+                    Q8_OPSET_CANONICAL);
     if (s == Q8_OK) s = import_graph(&c, mp->graph, NULL, out);
     onnx__model_proto__free_unpacked(mp, NULL);
     return s;

@@ -90,7 +90,7 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_REDUCE_LOG_SUM] = 69,
     [Q8_OP_REDUCE_LOG_SUM_EXP] = 70,
     [Q8_OP_RESIZE] = 71,
-    [Q8_OP_UPSAMPLE] = 72,
+    /* 72 was Upsample: the importer makes it a Resize now; 72 stays unused */
     [Q8_OP_IDENTITY] = 73,
     [Q8_OP_RESHAPE] = 74,
     [Q8_OP_FLATTEN] = 75,

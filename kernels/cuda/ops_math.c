@@ -59,7 +59,7 @@ q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     return Q8_OK;
 }
 
-/* Clip: bounds from attributes (opset < 11) or constant scalar inputs. */
+/* Clip: bounds from constant scalar inputs. */
 q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
     const q8_clip_params *cp = n->params;
@@ -77,10 +77,6 @@ q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
     p->hi = INFINITY;
     p->ilo = -128;
     p->ihi = 127;
-    if (cp->attrs) {
-        p->lo = cp->lo;
-        p->hi = cp->hi;
-    }
     for (int i = 1; i < 3; i++) {
         if (!(i == 1 ? cp->has_lo : cp->has_hi)) continue;
         const q8_tensor *b = q8_in(g, n, i);

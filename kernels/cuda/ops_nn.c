@@ -201,7 +201,6 @@ static q8_status affine_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
 q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                          q8_error *err) {
     const q8_batchnorm_params *bp = n->params;
-    if (bp->per_elem) return q8_cu_unsupported(err, n, "spatial=0");
     for (int i = 1; i < 5; i++)
         if (!q8_in(g, n, i)->data)
             return q8_cu_unsupported(err, n, "computed statistics (input %d must be a constant)",

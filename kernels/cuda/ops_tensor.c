@@ -168,7 +168,7 @@ q8_status q8_cu_pad_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_no
         if (!cv->data) return q8_cu_unsupported(err, n, "a computed constant_value");
         memcpy(p->value, cv->data, (size_t)es);
     } else {
-        memcpy(p->value, pp->value, sizeof p->value);
+        memset(p->value, 0, sizeof p->value);
     }
     switch (pp->mode) {
     case Q8_PAD_CONSTANT: p->mode = Q8CU_PAD_CONSTANT; break;

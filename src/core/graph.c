@@ -59,7 +59,7 @@ static bool map_put(q8_name_map *m, char *key, int val) {
 
 q8_graph *q8_graph_new(void) {
     q8_graph *g = calloc(1, sizeof *g);
-    if (g) g->opset = 17;
+    if (g) g->opset = Q8_OPSET_CANONICAL;
     return g;
 }
 

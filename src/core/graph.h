@@ -6,6 +6,13 @@
 #include "common.h"
 #include "op_list.h"
 
+/* The ai.onnx opset whose forms the op schemas read. ONNX import runs
+ * q8_pass_canonicalize (src/passes), which rewrites the nodes of older
+ * opsets into these forms; 21 is the newest opset the importer takes, and
+ * no op q8 supports changed its inputs or attributes after 18, so graphs of
+ * opsets 18 to 21 are already in this form. */
+#define Q8_OPSET_CANONICAL 21
+
 typedef enum q8_attr_type {
     Q8_ATTR_FLOAT,
     Q8_ATTR_INT,
@@ -88,7 +95,8 @@ typedef struct q8_graph {
     int n_inputs;
     int *outputs;
     int n_outputs;
-    int opset;              /* ai.onnx opset version the model was written for */
+    int opset;              /* ai.onnx opset of the nodes' forms: Q8_OPSET_CANONICAL once
+                               canonicalized (and for graphs built in memory) */
     char *name;
     q8_name_map names;
     struct q8_graph *parent; /* enclosing graph for subgraphs (outer scope) */

@@ -84,7 +84,6 @@
     X(ARG_MAX, arg_max, "", "ArgMax") \
     X(ARG_MIN, arg_min, "", "ArgMin") \
     X(RESIZE, resize, "", "Resize") \
-    X(UPSAMPLE, upsample, "", "Upsample") \
     /* shape and data movement */ \
     X(IDENTITY, identity, "", "Identity") \
     X(RESHAPE, reshape, "", "Reshape") \

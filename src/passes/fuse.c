@@ -39,11 +39,6 @@ static bool act_params(const q8_graph *g, const q8_node *a, bool smooth, float *
         return a->n_inputs == 1;
     }
     if (is_op(a, "Clip")) {
-        if (g->opset < 11) {
-            *lo = q8_attr_float(a, "min", -INFINITY);
-            *hi = q8_attr_float(a, "max", INFINITY);
-            return true;
-        }
         for (int i = 1; i <= 2; i++) {
             const q8_tensor *t = q8_in(g, a, i);
             if (!t) continue;

@@ -182,6 +182,10 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
+        if (q8_canon_pending(n)) {
+            Q8_TRY(q8_canon_finish(g, i, err));
+            n = g->nodes[i]; /* it may have inserted nodes before this one */
+        }
         bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
         if (onnx_dom && strcmp(n->op_type, "If") == 0) {
             const q8_tensor *cond = q8_in(g, n, 0);

@@ -5,8 +5,21 @@
 #include "graph.h"
 #include "shapes.h"
 
-/* Resolve ops, infer every shape in order, fold constant subgraphs, inline
- * If nodes with a constant condition. */
+/* Rewrite every ai.onnx node of an older opset's form, in g and its
+ * subgraphs, into the form of Q8_OPSET_CANONICAL (graph.h), the only one the
+ * op schemas read; then g->opset = Q8_OPSET_CANONICAL. Runs first on an
+ * imported graph. Rewrites that need an input's dtype, shape or value leave
+ * a mark on the node that q8_pass_infer completes (see canonicalize.c). */
+q8_status q8_pass_canonicalize(q8_graph *g, q8_error *err);
+/* Whether node n still carries a mark of q8_pass_canonicalize. */
+bool q8_canon_pending(const q8_node *n);
+/* Complete the marked node at position i of g once its inputs have their
+ * dtypes and shapes (and constants their values). It may insert nodes
+ * before position i (g->nodes[i] is then the first of them) and after it. */
+q8_status q8_canon_finish(q8_graph *g, int i, q8_error *err);
+
+/* Resolve ops, infer every shape in order (completing canonical forms),
+ * fold constant subgraphs, inline If nodes with a constant condition. */
 q8_status q8_pass_infer(q8_graph *g, q8_error *err);
 /* Drop Identity (and inference Dropout) nodes by rewiring. */
 void q8_pass_remove_identity(q8_graph *g);
@@ -22,7 +35,8 @@ q8_status q8_pass_dce(q8_graph *g, q8_error *err);
 /* Free constant tensors no live node or output refers to. */
 q8_status q8_pass_drop_unused_consts(q8_graph *g, q8_error *err);
 
-/* The standard pipeline: all of the above, in order (for running FP32). */
+/* The standard pipeline for an imported graph: all of the above, in order,
+ * canonicalization first (for running FP32). */
 q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err);
 /* The same for a graph that will be quantized: smooth activations stay
  * nodes (the INT8 epilogues do not compute them). */

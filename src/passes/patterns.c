@@ -47,17 +47,11 @@ static int other_input(const q8_node *n, int t) {
 /* Reduction axes of a ReduceMean as a normalized list; false if unknown. */
 static bool reduce_axes(const q8_graph *g, const q8_node *n, int rank, int *first, int *count) {
     if (q8_attr_int(n, "keepdims", 1) != 1) return false;
-    int na = 0;
-    const int64_t *ax = q8_attr_ints(n, "axes", &na);
-    int64_t tmp[Q8_MAX_DIMS];
-    if (!ax && n->n_inputs > 1) {
-        const q8_tensor *t = q8_in(g, n, 1);
-        if (!t || !t->data || t->dtype != Q8_I64 || q8_tensor_numel(t) > Q8_MAX_DIMS) return false;
-        na = (int)q8_tensor_numel(t);
-        memcpy(tmp, t->data, sizeof(int64_t) * (size_t)na);
-        ax = tmp;
-    }
-    if (!ax || na < 1) return false;
+    const q8_tensor *t = q8_in(g, n, 1);
+    if (!t || !t->data || t->dtype != Q8_I64 || q8_tensor_numel(t) > Q8_MAX_DIMS) return false;
+    int na = (int)q8_tensor_numel(t);
+    const int64_t *ax = t->data;
+    if (na < 1) return false;
     /* must be the trailing axes, in order */
     int norm[Q8_MAX_DIMS];
     for (int i = 0; i < na; i++)

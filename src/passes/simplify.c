@@ -122,6 +122,7 @@ q8_status q8_pass_drop_unused_consts(q8_graph *g, q8_error *err) {
 }
 
 static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth, q8_error *err) {
+    Q8_TRY(q8_pass_canonicalize(g, err));
     Q8_TRY(q8_graph_toposort(g, err));
     Q8_TRY(q8_graph_fix_inputs(g, opts, err));
     Q8_TRY(q8_pass_infer(g, err));

@@ -104,9 +104,8 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
     for (size_t i = 0; i < sizeof pass_ops / sizeof pass_ops[0]; i++) pass |= is_op(n, pass_ops[i]);
     if (!pass || !f32_act(x)) return K_FP32;
     if (is_op(n, "MaxPool") && n->n_outputs > 1 && n->outputs[1] >= 0) return K_FP32;
-    if (is_op(n, "Clip") && g->opset < 11) return K_FP32;
     if (is_op(n, "Pad")) {
-        if (strcmp(q8_attr_str(n, "mode", "constant"), "constant") != 0 || g->opset < 11) return K_FP32;
+        if (strcmp(q8_attr_str(n, "mode", "constant"), "constant") != 0) return K_FP32;
         const q8_tensor *v = q8_in(g, n, 2);
         if (v && (!v->data || v->dtype != Q8_F32 || *(const float *)v->data != 0.0f)) return K_FP32;
     }
@@ -476,7 +475,6 @@ static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
 static q8_status lut_table(const qctx *c, const q8_node *n, float sx, float sy, int8_t *table) {
     q8_graph *t = q8_graph_new();
     if (!t) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-    t->opset = c->g->opset;
     int x = q8_graph_add_tensor(t, "x", NULL), y = q8_graph_add_tensor(t, "y", NULL);
     int ni = q8_graph_add_node(t, n->name, n->op_type);
     q8_status s = x < 0 || y < 0 || ni < 0 ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;

@@ -21,17 +21,9 @@ static void bn_range(void *arg, int64_t b, int64_t e, int t) {
         int64_t c = r % p->c;
         const float *x = a->x + r * s;
         float *y = a->y + r * s;
-        if (!p->per_elem) {
-            float k = a->scale[c] / sqrtf(a->var[c] + p->eps);
-            float m = a->bias[c] - a->mean[c] * k;
-            for (int64_t i = 0; i < s; i++) y[i] = x[i] * k + m;
-        } else {
-            int64_t o = c * s;
-            for (int64_t i = 0; i < s; i++) {
-                float k = a->scale[o + i] / sqrtf(a->var[o + i] + p->eps);
-                y[i] = (x[i] - a->mean[o + i]) * k + a->bias[o + i];
-            }
-        }
+        float k = a->scale[c] / sqrtf(a->var[c] + p->eps);
+        float m = a->bias[c] - a->mean[c] * k;
+        for (int64_t i = 0; i < s; i++) y[i] = x[i] * k + m;
     }
 }
 

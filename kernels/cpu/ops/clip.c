@@ -6,8 +6,6 @@ typedef struct clip_args {
     const void *x;
     void *y;
     const void *lo, *hi;    /* NULL: unbounded on that side */
-    float alo, ahi;         /* attribute bounds */
-    bool attrs;
 } clip_args;
 
 #define CLIP_RANGE(E, T, S, W)                                                             \
@@ -15,8 +13,8 @@ typedef struct clip_args {
         const clip_args *a = p;                                                           \
         const T *x = a->x;                                                                \
         T *y = a->y;                                                                      \
-        T lo = a->lo ? *(const T *)a->lo : clip_min_##S(a->alo, a->attrs);                \
-        T hi = a->hi ? *(const T *)a->hi : clip_max_##S(a->ahi, a->attrs);                \
+        T lo = a->lo ? *(const T *)a->lo : clip_min_##S();                                \
+        T hi = a->hi ? *(const T *)a->hi : clip_max_##S();                                \
         for (int64_t i = b; i < e; i++) {                                                 \
             T v = x[i];                                                                   \
             v = v < lo ? lo : v;                                                          \
@@ -24,25 +22,19 @@ typedef struct clip_args {
         }                                                                                 \
     }
 
-/* Default bounds: the attribute (opset < 11, float only) or the type's range. */
+/* Default bounds (no input): the type's range. */
 #define CLIP_SINT_LIMITS(E, T, S, W)                                                       \
-    static inline T clip_min_##S(float v, bool attrs) {                                   \
-        (void)v, (void)attrs;                                                             \
-        return (T)((W)1 << (sizeof(T) * 8 - 1));                                          \
-    }                                                                                     \
-    static inline T clip_max_##S(float v, bool attrs) { return (T)~clip_min_##S(v, attrs); }
+    static inline T clip_min_##S(void) { return (T)((W)1 << (sizeof(T) * 8 - 1)); }       \
+    static inline T clip_max_##S(void) { return (T)~clip_min_##S(); }
 #define CLIP_UINT_LIMITS(E, T, S, W)                                                       \
-    static inline T clip_min_##S(float v, bool attrs) {                                   \
-        (void)v, (void)attrs;                                                             \
-        return 0;                                                                         \
-    }                                                                                     \
-    static inline T clip_max_##S(float v, bool attrs) { return (T)~clip_min_##S(v, attrs); }
+    static inline T clip_min_##S(void) { return 0; }                                      \
+    static inline T clip_max_##S(void) { return (T)~clip_min_##S(); }
 Q8_EW_SINTS(CLIP_SINT_LIMITS)
 Q8_EW_UINTS(CLIP_UINT_LIMITS)
-static inline float clip_min_f32(float v, bool attrs) { return attrs ? v : -INFINITY; }
-static inline float clip_max_f32(float v, bool attrs) { return attrs ? v : INFINITY; }
-static inline double clip_min_f64(float v, bool attrs) { return attrs ? v : -INFINITY; }
-static inline double clip_max_f64(float v, bool attrs) { return attrs ? v : INFINITY; }
+static inline float clip_min_f32(void) { return -INFINITY; }
+static inline float clip_max_f32(void) { return INFINITY; }
+static inline double clip_min_f64(void) { return -INFINITY; }
+static inline double clip_max_f64(void) { return INFINITY; }
 
 Q8_EW_NUMS(CLIP_RANGE)
 
@@ -56,7 +48,6 @@ static void clip_run(const q8_exec *x, const q8_node *n) {
         .x = Q8_IN_PTR(x, n, 0), .y = Q8_OUT_PTR(x, n, 0),
         .lo = p->has_lo ? Q8_IN_PTR(x, n, 1) : NULL,
         .hi = p->has_hi ? Q8_IN_PTR(x, n, 2) : NULL,
-        .alo = p->lo, .ahi = p->hi, .attrs = p->attrs,
     };
     q8_parallel_for(x->pool, q8_tensor_numel(t), Q8_EW_GRAIN, clip_fns[t->dtype], &a);
 }

@@ -3,8 +3,8 @@
  * fills the mask. */
 #include <string.h>
 
+#include "cpu_op.h"
 #include "ops/dropout.h"
-#include "tensor_util.h"
 
 static void dropout_mask_run(const q8_exec *x, const q8_node *n) {
     const q8_dropout_params *p = n->params;
@@ -13,8 +13,7 @@ static void dropout_mask_run(const q8_exec *x, const q8_node *n) {
     void *y = Q8_OUT_PTR(x, n, 0);
     const void *src = Q8_IN_PTR(x, n, 0);
     if (nb && y != src) memcpy(y, src, nb);
-    if (n->n_outputs > 1 && n->outputs[1] >= 0)
-        q8_tu_fill(Q8_OUT_PTR(x, n, 1), p->one, q8_tensor_numel(in), p->mask_esize);
+    if (p->mask) memset(Q8_OUT_PTR(x, n, 1), 1, (size_t)q8_tensor_numel(in));
 }
 
 const q8_cpu_op q8_cpu_dropout = {.run = NULL};

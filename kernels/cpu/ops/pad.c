@@ -69,9 +69,10 @@ static void pad_rows(void *arg, int64_t b, int64_t e, int thread) {
 }
 
 static void pad_run(const q8_exec *x, const q8_node *n) {
+    static const uint8_t zero[8]; /* the fill without a constant_value */
     const q8_pad_params *p = n->params;
     pad_args a = {p, q8_in(x->g, n, 0), q8_out(x->g, n, 0), Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0),
-                  p->value_input ? Q8_IN_PTR(x, n, 2) : p->value, {0}};
+                  p->value_input ? Q8_IN_PTR(x, n, 2) : zero, {0}};
     int r = a.x->ndim;
     if (r == 0) {
         memcpy(a.dst, a.src, p->esize);

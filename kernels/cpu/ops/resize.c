@@ -1,4 +1,4 @@
-/* Resize and Upsample on the CPU (params: src/core/ops/resize.h). prepare
+/* Resize on the CPU (params: src/core/ops/resize.h). prepare
  * builds, per dim, the table of input offsets and weights of every output
  * index (the core's taps). run walks output rows (all dims but the last):
  * the taps of the leading dims combine into at most Q8_RESIZE_MAX_ROW_TAPS
@@ -194,4 +194,3 @@ static void resize_run(const q8_exec *x, const q8_node *n) {
 }
 
 const q8_cpu_op q8_cpu_resize = {.prepare = resize_prepare, .run = resize_run};
-const q8_cpu_op q8_cpu_upsample = {.prepare = resize_prepare, .run = resize_run};

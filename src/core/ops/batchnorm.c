@@ -23,18 +23,15 @@ static q8_status bn_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t s = 1;
     for (int d = 2; d < x->ndim; d++) s *= x->dims[d];
     int64_t c = x->dims[1];
-    /* spatial exists in opsets 7-8 only; later versions are always spatial. */
-    bool per_elem = g->opset < 9 && q8_attr_int(n, "spatial", 1) == 0;
-    int64_t want = per_elem ? c * s : c;
     static const char *const names[] = {"X", "scale", "B", "mean", "var"};
     for (int i = 1; i < 5; i++) {
         const q8_tensor *t = q8_in(g, n, i);
-        if (q8_tensor_numel(t) != want) {
+        if (q8_tensor_numel(t) != c) {
             char sb[96];
             return q8_node_fail(
-                err, Q8_ERR_SHAPE, n, "%s has shape %s (%lld values), expected %lld%s", names[i],
-                q8_shape_str(t->dims, t->ndim, sb, sizeof sb), (long long)q8_tensor_numel(t),
-                (long long)want, per_elem ? " (C x D1 x ... for spatial=0)" : " (one per channel)");
+                err, Q8_ERR_SHAPE, n, "%s has shape %s (%lld values), expected %lld (one per "
+                "channel)", names[i], q8_shape_str(t->dims, t->ndim, sb, sizeof sb),
+                (long long)q8_tensor_numel(t), (long long)c);
         }
     }
     float eps = q8_attr_float(n, "epsilon", 1e-5f);
@@ -42,8 +39,7 @@ static q8_status bn_infer(q8_graph *g, q8_node *n, q8_error *err) {
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "epsilon is %g, expected >= 0", eps);
     q8_batchnorm_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
-    *p = (q8_batchnorm_params){
-        .rows = x->dims[0] * c, .c = c, .s = s, .eps = eps, .per_elem = per_elem};
+    *p = (q8_batchnorm_params){.rows = x->dims[0] * c, .c = c, .s = s, .eps = eps};
     return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
 }
 

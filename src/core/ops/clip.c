@@ -1,20 +1,16 @@
 /* Clip (see clip.h). */
 #include "ops/clip.h"
 
-#include <float.h>
-
 #include "op.h"
 #include "ops/elementwise.h"
 
 static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
 
 static q8_status clip_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    bool attrs = g->opset < 11;
-    Q8_TRY(q8_check_io(n, 1, attrs ? 1 : 3, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, 3, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
-    if (!q8_ew_dtype_in(Q8_EW_DT_NUMS, x->dtype) ||
-        (attrs && x->dtype != Q8_F32 && x->dtype != Q8_F64))
+    if (!q8_ew_dtype_in(Q8_EW_DT_NUMS, x->dtype))
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s is not supported",
                             q8_dtype_name(x->dtype));
     for (int i = 1; i < 3; i++) {
@@ -27,9 +23,6 @@ static q8_status clip_infer(q8_graph *g, q8_node *n, q8_error *err) {
     }
     q8_clip_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
-    p->attrs = attrs;
-    p->lo = q8_attr_float(n, "min", -FLT_MAX);
-    p->hi = q8_attr_float(n, "max", FLT_MAX);
     p->has_lo = has_input(n, 1);
     p->has_hi = has_input(n, 2);
     return q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err);

@@ -1,4 +1,4 @@
-/* ConvInteger and QLinearConv (ONNX opset 10): 1-D/2-D convolution of int8
+/* ConvInteger and QLinearConv: 1-D/2-D convolution of int8
  * or uint8 data and constant weights with zero points (x: per tensor; w:
  * per tensor or per output channel); padding is x's zero point:
  *   acc[n, m, p] = sum over (c, k) of (w - zw_m)(x - zx)

@@ -1,4 +1,4 @@
-/* DequantizeLinear (ONNX opsets 10-19): y = (x - zero_point) * scale for
+/* DequantizeLinear: y = (x - zero_point) * scale for
  * int8, uint8 and int32 x, per tensor or per axis, float32 output. Scale and
  * zero point must be constants. */
 #ifndef Q8_CORE_OPS_DEQUANTIZELINEAR_H

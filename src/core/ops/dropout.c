@@ -6,10 +6,6 @@
 #include "op.h"
 #include "ops/tensor_args.h"
 
-static q8_dtype mask_dtype(const q8_graph *g, q8_dtype x) {
-    return g->opset < 10 ? x : Q8_BOOL; /* Dropout-7 mask is T, from 10 bool */
-}
-
 static bool const_is_zero(const q8_tensor *t) {
     if (!t || !t->data || q8_tensor_numel(t) != 1) return false;
     switch (t->dtype) {
@@ -21,7 +17,7 @@ static bool const_is_zero(const q8_tensor *t) {
 }
 
 static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, g->opset < 12 ? 1 : 3, 1, 2, err));
+    Q8_TRY(q8_check_io(n, 1, 3, 1, 2, err));
     size_t es;
     Q8_TRY(q8_ta_elem_size(g, n, 0, &es, err));
     const q8_tensor *x = q8_in(g, n, 0), *tm = q8_in(g, n, 2);
@@ -54,20 +50,8 @@ static q8_status dropout_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_dropout_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     if (!want_mask) return Q8_OK;
-    q8_dtype md = mask_dtype(g, x->dtype);
-    Q8_TRY(q8_set_output(g, n, 1, md, x->dims, x->ndim, err));
-    p->mask_esize = q8_dtype_size(md);
-    switch (md) {
-    case Q8_F32: { float one = 1.0f; memcpy(p->one, &one, 4); break; }
-    case Q8_F64: { double one = 1.0; memcpy(p->one, &one, 8); break; }
-    case Q8_F16: { uint16_t one = 0x3c00; memcpy(p->one, &one, 2); break; }
-    case Q8_BF16: { uint16_t one = 0x3f80; memcpy(p->one, &one, 2); break; }
-    default: { /* bool and integers: 1 in little-endian */
-        uint64_t one = 1;
-        memcpy(p->one, &one, 8);
-    }
-    }
-    return Q8_OK;
+    p->mask = true;
+    return q8_set_output(g, n, 1, Q8_BOOL, x->dims, x->ndim, err);
 }
 
 const q8_op_schema q8_schema_dropout = {.infer = dropout_infer, .flags = Q8_OPF_VIEW};

@@ -7,14 +7,11 @@
 #ifndef Q8_CORE_OPS_DROPOUT_H
 #define Q8_CORE_OPS_DROPOUT_H
 
-#include <stddef.h>
-#include <stdint.h>
+#include <stdbool.h>
 
-/* Only q8.DropoutMask nodes have params; both fields are 0 without a mask
- * output. */
+/* Only q8.DropoutMask nodes have params. */
 typedef struct q8_dropout_params {
-    size_t mask_esize;  /* byte size of the mask's elements (its dtype: bool, T before opset 10) */
-    uint8_t one[8];     /* the mask's "kept" value in the mask dtype */
+    bool mask;          /* output 1, the bool mask, is written (all true) */
 } q8_dropout_params;
 
 #endif

@@ -1,4 +1,4 @@
-/* DynamicQuantizeLinear (ONNX opset 11): uint8 quantization of float32 x
+/* DynamicQuantizeLinear: uint8 quantization of float32 x
  * with a scale and zero point computed from x's range (extended to
  * include 0): y_scale = (max - min) / 255, y_zero_point =
  * round_half_even(saturate(0 - min / y_scale)), y = saturate(

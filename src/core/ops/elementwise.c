@@ -2,7 +2,6 @@
 #include "ops/elementwise.h"
 
 #include <stdio.h>
-#include <string.h>
 
 #include "op.h"
 
@@ -18,23 +17,9 @@ const char *q8_ew_dtype_list(unsigned set, char *buf, size_t size) {
 
 q8_status q8_ew_binary_plan(q8_graph *g, q8_node *n, int64_t *dims, int *nd, q8_error *err) {
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
-    int64_t bd[Q8_MAX_DIMS];
-    int bn = b->ndim;
-    memcpy(bd, b->dims, sizeof(int64_t) * (size_t)bn);
-    /* Before opset 7, broadcast=1 broadcasts B onto A, aligned at `axis`
-     * (default: trailing dims, as numpy): pad B with trailing 1s. */
-    const q8_attr *ax = q8_attr_find(n, "axis");
-    if (g->opset < 7 && q8_attr_int(n, "broadcast", 0) == 1 && ax) {
-        int axis;
-        if (!q8_norm_axis(ax->i, a->ndim, &axis) || axis + bn > a->ndim)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                "axis %lld does not place B (rank %d) inside A (rank %d)",
-                                (long long)ax->i, bn, a->ndim);
-        while (bn < a->ndim - axis) bd[bn++] = 1;
-    }
-    Q8_TRY(q8_broadcast_shape(n, a->dims, a->ndim, bd, bn, dims, nd, err));
-    const int64_t *in_dims[2] = {a->dims, bd};
-    int in_nd[2] = {a->ndim, bn};
+    Q8_TRY(q8_broadcast_shape(n, a->dims, a->ndim, b->dims, b->ndim, dims, nd, err));
+    const int64_t *in_dims[2] = {a->dims, b->dims};
+    int in_nd[2] = {a->ndim, b->ndim};
     return q8_bcast_plan_dims(n, dims, *nd, 2, in_dims, in_nd, err);
 }
 

@@ -22,7 +22,7 @@ static inline bool q8_ew_dtype_in(unsigned set, q8_dtype t) {
 const char *q8_ew_dtype_list(unsigned set, char *buf, size_t size);
 
 /* Broadcast inputs 0 and 1 of n into dims (rank *nd) and store the plan as
- * n->params; honours the pre-opset-7 broadcast/axis attributes. */
+ * n->params. */
 q8_status q8_ew_binary_plan(q8_graph *g, q8_node *n, int64_t *dims, int *nd, q8_error *err);
 /* Shared infer of plain binary ops (same dtype on both inputs, one of
  * dtypes). out_dtype Q8_UNDEFINED means "the inputs' dtype". */

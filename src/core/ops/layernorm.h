@@ -1,4 +1,4 @@
-/* LayerNormalization (opset 17): each row of X over dims [axis, rank) is
+/* LayerNormalization: each row of X over dims [axis, rank) is
  * normalized to zero mean and unit variance, then scaled and shifted:
  * Y = (X - mean) / sqrt(var + epsilon) * Scale + B. Scale and the optional B
  * broadcast (numpy rules, right-aligned) to X.shape[axis:]. The optional

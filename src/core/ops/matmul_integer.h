@@ -1,4 +1,4 @@
-/* MatMulInteger and QLinearMatMul (ONNX opset 10): A [..., M, K] x
+/* MatMulInteger and QLinearMatMul: A [..., M, K] x
  * B [..., K, N] of int8 or uint8 with zero points (per tensor, per row of A,
  * per column of B) and numpy batch broadcasting:
  *   acc[i][j] = sum_k (A[i][k] - za_i)(B[k][j] - zb_j)

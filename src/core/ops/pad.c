@@ -6,28 +6,8 @@
 #include "op.h"
 #include "ops/tensor_args.h"
 
-/* The attribute `value` (opset < 11) as one element of dtype dt. */
-static q8_status value_bytes(const q8_node *n, q8_dtype dt, float v, uint8_t *out, q8_error *err) {
-    memset(out, 0, 8);
-    switch (dt) {
-    case Q8_F32: memcpy(out, &v, 4); break;
-    case Q8_F64: { double d = v; memcpy(out, &d, 8); break; }
-    case Q8_I8: case Q8_U8: out[0] = (uint8_t)(int64_t)v; break;
-    case Q8_BOOL: out[0] = v != 0.0f; break;
-    case Q8_I16: case Q8_U16: { uint16_t x = (uint16_t)(int64_t)v; memcpy(out, &x, 2); break; }
-    case Q8_I32: case Q8_U32: { uint32_t x = (uint32_t)(int64_t)v; memcpy(out, &x, 4); break; }
-    case Q8_I64: case Q8_U64: { int64_t x = (int64_t)v; memcpy(out, &x, 8); break; }
-    default:
-        if (v != 0.0f)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "a pad value for %s data",
-                                q8_dtype_name(dt));
-    }
-    return Q8_OK;
-}
-
 static q8_status pad_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    bool attrs = g->opset < 11;
-    Q8_TRY(q8_check_io(n, attrs ? 1 : 2, attrs ? 1 : g->opset < 18 ? 3 : 4, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 2, 4, 1, 1, err));
     size_t es;
     Q8_TRY(q8_ta_elem_size(g, n, 0, &es, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -36,12 +16,8 @@ static q8_status pad_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!p) return Q8_ERR_NOMEM;
     p->esize = es;
     int64_t pads[2 * Q8_MAX_DIMS], axes[Q8_MAX_DIMS];
-    bool present;
-    Q8_TRY(q8_ta_ints_arg(g, n, "pads", 11, 1, pads, 2 * Q8_MAX_DIMS, &np, &present, err));
-    if (!present) return q8_node_fail(err, Q8_ERR_FORMAT, n, "pads are missing");
-    if (attrs) {
-        Q8_TRY(value_bytes(n, x->dtype, q8_attr_float(n, "value", 0.0f), p->value, err));
-    } else if (q8_in(g, n, 2)) {
+    Q8_TRY(q8_const_ints(g, n, 1, pads, 2 * Q8_MAX_DIMS, &np, err));
+    if (q8_in(g, n, 2)) {
         const q8_tensor *cv = q8_in(g, n, 2);
         Q8_TRY(q8_check_input(g, n, 2, x->dtype, err));
         int64_t cn = q8_tensor_numel(cv);

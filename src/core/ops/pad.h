@@ -1,7 +1,7 @@
-/* Pad: pads/mode/value attributes before opset 11; from 11 on a constant
- * pads input and an optional constant_value input (read at run time, so it
- * may be computed); opset 18 adds an optional constant axes input. Modes
- * constant, reflect, edge (and wrap, opset 19). Negative pads crop; edge,
+/* Pad: a constant pads input, an optional constant_value input (read at
+ * run time, so it may be computed; absent or empty: 0) and an optional
+ * constant axes input. Modes constant, reflect, edge and wrap (the `mode`
+ * attribute). Negative pads crop; edge,
  * reflect and wrap then still refer to the uncropped input's borders (as if
  * the input were padded first and cropped after). */
 #ifndef Q8_CORE_OPS_PAD_H
@@ -18,8 +18,7 @@ typedef struct q8_pad_params {
     q8_pad_mode mode;
     size_t esize;               /* element size in bytes */
     int64_t pb[Q8_MAX_DIMS];    /* pads at the start of each dim (< 0 crops) */
-    uint8_t value[8];           /* constant mode fill, unless taken from input 2 */
-    bool value_input;           /* the fill is input 2's one element (opset >= 11) */
+    bool value_input;           /* constant mode fills with input 2's one element, else 0 */
 } q8_pad_params;
 
 #endif

@@ -17,13 +17,9 @@ static q8_status prelu_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!q8_ew_dtype_in(Q8_EW_DT_FLOATS, x->dtype))
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s is not supported",
                             q8_dtype_name(x->dtype));
-    int64_t sd[Q8_MAX_DIMS], dims[Q8_MAX_DIMS];
+    const int64_t *sd = s->dims;
+    int64_t dims[Q8_MAX_DIMS];
     int sn = s->ndim, nd;
-    memcpy(sd, s->dims, sizeof(int64_t) * (size_t)sn);
-    /* Before opset 7 (PyTorch exports), a 1-D slope of length C is per
-     * channel (axis 1): make it [C, 1, ..., 1]. */
-    if (g->opset < 7 && sn == 1 && sd[0] > 1 && x->ndim >= 2 && sd[0] == x->dims[1])
-        while (sn < x->ndim - 1) sd[sn++] = 1;
     char sx[96], ss[96];
     bool ok = sn <= x->ndim;
     for (int d = 0; ok && d < sn; d++)

@@ -174,13 +174,9 @@ q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error 
     o->count = 1;
     o->inner = 1;
     o->axis = -1;
-    if (cnt != 1) { /* per axis (opset 13) */
+    if (cnt != 1) { /* per axis */
         int64_t axis = q8_attr_int(n, "axis", 1);
         int ax;
-        if (g->opset < 13)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "scale '%s' has %lld values; per-axis "
-                                "scales need opset 13 (the model has %d)", s->name,
-                                (long long)cnt, g->opset);
         if (s->ndim != 1)
             return q8_node_fail(err, Q8_ERR_SHAPE, n, "scale '%s' has rank %d, expected a "
                                 "scalar or 1-D", s->name, s->ndim);

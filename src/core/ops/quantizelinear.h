@@ -1,4 +1,4 @@
-/* QuantizeLinear (ONNX opsets 10-19): y = saturate(round_half_even(x / scale)
+/* QuantizeLinear: y = saturate(round_half_even(x / scale)
  * + zero_point), int8 or uint8 (the zero point's type; uint8 without one),
  * per tensor or per axis. Scale and zero point must be constants; the output
  * gets them as its quantization parameters (when the zero points agree). */

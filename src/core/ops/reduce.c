@@ -20,21 +20,9 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, q8_reduce_
     int r = x->ndim;
     int64_t axes[Q8_MAX_DIMS];
     int na = 0;
-    const q8_attr *aa = q8_attr_find(n, "axes");
-    bool in_axes = n->n_inputs > 1 && n->inputs[1] >= 0;
-    if (in_axes && aa)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes are given both as attribute and input");
-    if (in_axes) {
-        const q8_tensor *at = q8_in(g, n, 1);
-        if (!at->shape_known || q8_tensor_numel(at) > 0)
-            Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
-    } else if (aa) {
-        const int64_t *v = q8_attr_ints(n, "axes", &na);
-        if (!v) return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes must be a list of ints");
-        if (na > Q8_MAX_DIMS)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes has %d values, rank is %d", na, r);
-        memcpy(axes, v, sizeof(int64_t) * (size_t)na);
-    }
+    const q8_tensor *at = q8_in(g, n, 1);
+    if (at && (!at->shape_known || q8_tensor_numel(at) > 0))
+        Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
     bool red[Q8_MAX_DIMS] = {false};
     for (int i = 0; i < na; i++) {
         int a;

@@ -1,9 +1,8 @@
 /* ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd, ReduceL1,
  * ReduceL2, ReduceSumSquare, ReduceLogSum, ReduceLogSumExp.
  *
- * axes come from the attribute (older opsets) or the second input (ReduceSum
- * >= 13, all >= 18; it must be constant unless it is empty). No axes: reduce
- * everything, or copy when noop_with_empty_axes=1.
+ * axes come from the second input (it must be constant unless it is empty).
+ * No axes: reduce everything, or copy when noop_with_empty_axes=1.
  *
  * The input dims are merged into alternating kept / reduced groups (size-1
  * dims dropped): output element o is at offset(o over kdims / kstride) and

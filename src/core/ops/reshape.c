@@ -1,24 +1,14 @@
-/* Reshape: a view of its input with a new shape. The shape is a constant
- * input (opset >= 5) or the `shape` attribute (opset < 5): 0 copies the
- * input dim (unless allowzero=1, then it is a real 0), one -1 is inferred. */
+/* Reshape: a view of its input with a new shape, the constant input 1: 0
+ * copies the input dim (unless allowzero=1, then it is a real 0), one -1 is
+ * inferred. */
 #include "op.h"
 #include "ops/tensor_args.h"
 
 static q8_status reshape_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t shape[Q8_MAX_DIMS];
     int ns = 0;
-    if (g->opset < 5) {
-        Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
-        const int64_t *v = q8_attr_ints(n, "shape", &ns);
-        if (!v) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute 'shape' is missing");
-        if (ns > Q8_MAX_DIMS)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                                "shape has %d dims, at most %d supported", ns, Q8_MAX_DIMS);
-        for (int i = 0; i < ns; i++) shape[i] = v[i];
-    } else {
-        Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-        Q8_TRY(q8_const_ints(g, n, 1, shape, Q8_MAX_DIMS, &ns, err));
-    }
+    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
+    Q8_TRY(q8_const_ints(g, n, 1, shape, Q8_MAX_DIMS, &ns, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
     bool allowzero = q8_attr_int(n, "allowzero", 0) != 0;

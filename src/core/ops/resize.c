@@ -1,4 +1,4 @@
-/* Resize and Upsample (see resize.h). */
+/* Resize (see resize.h). */
 #include <math.h>
 #include <string.h>
 
@@ -35,7 +35,7 @@ static double to_original(const q8_resize_params *p, double x, double scale, int
     }
 }
 
-static int64_t nearest_index(const q8_resize_params *p, double x, double scale) {
+static int64_t nearest_index(const q8_resize_params *p, double x) {
     double f = floor(x);
     if (x == f) return (int64_t)f;
     double frac = x - f;
@@ -46,8 +46,6 @@ static int64_t nearest_index(const q8_resize_params *p, double x, double scale) 
         return (int64_t)f;
     case Q8_RESIZE_CEIL:
         return (int64_t)f + 1;
-    case Q8_RESIZE_NEAREST_V10:
-        return scale < 1.0 ? (int64_t)f + 1 : (int64_t)(x < 0.0 ? f + 1.0 : f);
     default:
         return (int64_t)(frac <= 0.5 ? f : f + 1.0);
     }
@@ -71,7 +69,7 @@ static void out_taps(const q8_resize_params *p, int d, int64_t o, int64_t *ix, f
     double x = to_original(p, (double)o, p->scale[d], in, p->out[d], p->roi_start[d],
                            p->roi_end[d], outside);
     if (p->mode == Q8_RESIZE_NEAREST) {
-        ix[0] = clamp64(nearest_index(p, x, p->scale[d]), 0, in - 1);
+        ix[0] = clamp64(nearest_index(p, x), 0, in - 1);
         wx[0] = 1.0f;
         return;
     }
@@ -147,8 +145,8 @@ static q8_status out_len(const q8_node *n, int d, double v, int64_t *out, q8_err
     return Q8_OK;
 }
 
-/* Shared by Resize and Upsample once scales or sizes are known: c holds the
- * modes, out[] and scale[] per dim; roi_s / roi_e (rank values each) or NULL. */
+/* Once scales or sizes are known: c holds the modes, out[] and scale[] per
+ * dim; roi_s / roi_e (rank values each) or NULL. */
 static q8_status resize_setup(q8_graph *g, q8_node *n, const q8_resize_params *c,
                               const int64_t *out, const double *scale, const double *roi_s,
                               const double *roi_e, float extrap_value, q8_error *err) {
@@ -221,14 +219,13 @@ static bool has_values(const q8_graph *g, const q8_node *n, int i) {
     return t && t->shape_known && q8_tensor_numel(t) > 0;
 }
 
-static q8_status parse_mode(const q8_node *n, q8_resize_params *c, bool upsample, q8_error *err) {
+static q8_status parse_mode(const q8_node *n, q8_resize_params *c, q8_error *err) {
     static const char *const modes[] = {"nearest", "linear", "cubic"};
     const char *m = q8_attr_str(n, "mode", "nearest");
     int mode = lookup(m, modes, 3);
-    if (upsample && strcmp(m, "bilinear") == 0) mode = Q8_RESIZE_LINEAR; /* Upsample-1 spelling */
-    if (mode < 0 || (upsample && mode == Q8_RESIZE_CUBIC))
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "mode is '%s', expected nearest, linear%s", m,
-                            upsample ? "" : " or cubic");
+    if (mode < 0)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "mode is '%s', expected nearest, linear or cubic", m);
     c->mode = (q8_resize_mode)mode;
     return Q8_OK;
 }
@@ -252,20 +249,18 @@ static q8_status scales_from_input(q8_graph *g, q8_node *n, int i, double *scale
 }
 
 static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    bool v10 = g->opset < 11;
-    Q8_TRY(q8_check_io(n, v10 ? 2 : 1, v10 ? 2 : 4, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, 4, 1, 1, err));
     Q8_TRY(check_x(g, n, err));
     const q8_tensor *x = q8_in(g, n, 0);
     int r = x->ndim;
     q8_resize_params c = {.cubic_a = q8_attr_float(n, "cubic_coeff_a", -0.75f)};
-    Q8_TRY(parse_mode(n, &c, false, err));
+    Q8_TRY(parse_mode(n, &c, err));
     static const char *const ctms[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                        "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     const char *cs = q8_attr_str(n, "coordinate_transformation_mode", "half_pixel");
     const char *ns = q8_attr_str(n, "nearest_mode", "round_prefer_floor");
-    int ctm = v10 ? Q8_RESIZE_ASYMMETRIC : lookup(cs, ctms, 6);
-    int nearest = v10 ? Q8_RESIZE_NEAREST_V10 : lookup(ns, nms, 4);
+    int ctm = lookup(cs, ctms, 6), nearest = lookup(ns, nms, 4);
     if (ctm < 0)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "coordinate_transformation_mode '%s' is unknown",
                             cs);
@@ -281,7 +276,7 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (q8_attr_int(n, "antialias", 0) != 0)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "antialias=1 is not supported");
 
-    /* Opset 18: axes select the dims that scales / sizes refer to. */
+    /* axes select the dims that scales / sizes refer to (all by default) */
     int64_t axes[Q8_MAX_DIMS];
     int na = r;
     int acnt;
@@ -304,8 +299,8 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
         for (int i = 0; i < r; i++) axes[i] = i;
     }
 
-    int si = v10 ? 1 : 2, zi = v10 ? -1 : 3;
-    bool has_scales = has_values(g, n, si), has_sizes = zi > 0 && has_values(g, n, zi);
+    int si = 2, zi = 3;
+    bool has_scales = has_values(g, n, si), has_sizes = has_values(g, n, zi);
     if (has_scales && has_sizes)
         return q8_node_fail(err, Q8_ERR_FORMAT, n,
                             "both scales and sizes are given; give only one");
@@ -385,36 +380,4 @@ static q8_status resize_infer(q8_graph *g, q8_node *n, q8_error *err) {
                         q8_attr_float(n, "extrapolation_value", 0.0f), err);
 }
 
-/* Upsample-7 (scales attribute) and -9 (scales input): asymmetric. */
-static q8_status upsample_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, 2, 1, 1, err));
-    Q8_TRY(check_x(g, n, err));
-    const q8_tensor *x = q8_in(g, n, 0);
-    int r = x->ndim;
-    q8_resize_params c = {.coord = Q8_RESIZE_ASYMMETRIC, .nearest = Q8_RESIZE_NEAREST_V10};
-    Q8_TRY(parse_mode(n, &c, true, err));
-    double scale[Q8_MAX_DIMS];
-    if (n->n_inputs > 1 && n->inputs[1] >= 0) {
-        Q8_TRY(scales_from_input(g, n, 1, scale, r, err));
-    } else {
-        int cnt;
-        const float *s = q8_attr_floats(n, "scales", &cnt);
-        if (!s)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                "Upsample needs scales (attribute or input)");
-        if (cnt != r)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales has %d values, expected %d", cnt, r);
-        for (int d = 0; d < r; d++) {
-            if (!(s[d] > 0.0f) || isinf(s[d]))
-                return q8_node_fail(err, Q8_ERR_FORMAT, n, "scales[%d] is %g, must be > 0", d,
-                                    s[d]);
-            scale[d] = s[d];
-        }
-    }
-    int64_t out[Q8_MAX_DIMS];
-    for (int d = 0; d < r; d++) Q8_TRY(out_len(n, d, (double)x->dims[d] * scale[d], &out[d], err));
-    return resize_setup(g, n, &c, out, scale, NULL, NULL, 0.0f, err);
-}
-
 const q8_op_schema q8_schema_resize = {.infer = resize_infer};
-const q8_op_schema q8_schema_upsample = {.infer = upsample_infer};

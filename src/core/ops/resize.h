@@ -1,8 +1,8 @@
-/* Resize (opsets 10, 11, 13, 18) and the deprecated Upsample (7, 9). Modes
- * nearest, linear (n-linear) and cubic; all coordinate transformation and
- * nearest modes. scales or sizes must be constant (they decide the output
- * shape); roi too when tf_crop_and_resize uses it. Nearest also takes int8,
- * uint8, int32 and int64 data; linear and cubic float32.
+/* Resize (import rewrites Upsample into it). Modes nearest, linear
+ * (n-linear) and cubic; all coordinate transformation and nearest modes.
+ * scales or sizes must be constant (they decide the output shape); roi too
+ * when tf_crop_and_resize uses it. Nearest also takes int8, uint8, int32
+ * and int64 data; linear and cubic float32.
  *
  * Along each dim d, output index o reads 1 (nearest), 2 (linear) or 4
  * (cubic) input indices, its taps, with weights: q8_resize_dim_taps. A dim
@@ -14,9 +14,7 @@
  * tests are generated with: in double precision, with the scale as given
  * (or sizes / input), and align_corners / tf_crop_and_resize divide by
  * scale * input_length - 1 (not output_length - 1; they differ only when
- * scales give a fractional output length). Opset <= 10 and Upsample use
- * asymmetric coordinates and, for nearest, floor when upsampling and ceil
- * when downsampling (as onnxruntime does). */
+ * scales give a fractional output length). */
 #ifndef Q8_CORE_OPS_RESIZE_H
 #define Q8_CORE_OPS_RESIZE_H
 
@@ -44,7 +42,6 @@ typedef enum q8_resize_nearest {
     Q8_RESIZE_ROUND_PREFER_CEIL,
     Q8_RESIZE_FLOOR,
     Q8_RESIZE_CEIL,
-    Q8_RESIZE_NEAREST_V10, /* opset <= 10 and Upsample: floor up, ceil down */
 } q8_resize_nearest;
 
 /* Taps per output row (the product of the taps of every dim but the last)

@@ -4,27 +4,26 @@
 #include "op.h"
 #include "ops/tensor_args.h"
 
-static q8_status slice_list(q8_graph *g, q8_node *n, const char *name, int input, int64_t *v,
-                            int *count, bool *present, q8_error *err) {
-    return q8_ta_ints_arg(g, n, name, 10, input, v, Q8_MAX_DIMS, count, present, err);
+/* The int list of input i, if given (*present). */
+static q8_status slice_list(q8_graph *g, q8_node *n, int i, int64_t *v, int *count, bool *present,
+                            q8_error *err) {
+    *count = 0;
+    *present = q8_in(g, n, i) != NULL;
+    return *present ? q8_const_ints(g, n, i, v, Q8_MAX_DIMS, count, err) : Q8_OK;
 }
 
 static q8_status slice_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, g->opset < 10 ? 1 : 3, g->opset < 10 ? 1 : 5, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 3, 5, 1, 1, err));
     size_t es;
     Q8_TRY(q8_ta_elem_size(g, n, 0, &es, err));
     const q8_tensor *x = q8_in(g, n, 0);
     int r = x->ndim, ns, ne, na, nst;
     int64_t starts[Q8_MAX_DIMS], ends[Q8_MAX_DIMS], axes[Q8_MAX_DIMS], steps[Q8_MAX_DIMS];
-    bool has_s, has_e, has_a, has_st = false;
-    Q8_TRY(slice_list(g, n, "starts", 1, starts, &ns, &has_s, err));
-    Q8_TRY(slice_list(g, n, "ends", 2, ends, &ne, &has_e, err));
-    Q8_TRY(slice_list(g, n, "axes", 3, axes, &na, &has_a, err));
-    if (g->opset >= 10) {
-        Q8_TRY(slice_list(g, n, "steps", 4, steps, &nst, &has_st, err));
-    }
-    if (!has_s || !has_e)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "starts and ends are required");
+    bool has_s, has_e, has_a, has_st;
+    Q8_TRY(slice_list(g, n, 1, starts, &ns, &has_s, err));
+    Q8_TRY(slice_list(g, n, 2, ends, &ne, &has_e, err));
+    Q8_TRY(slice_list(g, n, 3, axes, &na, &has_a, err));
+    Q8_TRY(slice_list(g, n, 4, steps, &nst, &has_st, err));
     if (ns != ne)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "starts has %d values, ends %d", ns, ne);
     if (has_a && na != ns)

@@ -1,8 +1,7 @@
-/* Slice: starts/ends/axes attributes before opset 10; from 10 on constant
- * inputs starts, ends, axes, steps. Starts and ends are adjusted and clamped
- * exactly as the ONNX spec says (negative values + dim; positive steps clamp
- * to [0, dim], negative steps start to [0, dim-1] and end to [-1, dim-1]),
- * so INT64_MAX / INT64_MIN ends work. */
+/* Slice: constant inputs starts, ends and the optional axes, steps. Starts
+ * and ends are adjusted and clamped exactly as the ONNX spec says (negative
+ * values + dim; positive steps clamp to [0, dim], negative steps start to
+ * [0, dim-1] and end to [-1, dim-1]), so INT64_MAX / INT64_MIN ends work. */
 #ifndef Q8_CORE_OPS_SLICE_H
 #define Q8_CORE_OPS_SLICE_H
 

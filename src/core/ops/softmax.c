@@ -9,8 +9,7 @@ static q8_status softmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0);
     if (x->ndim < 1)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "input is a scalar, expected rank >= 1");
-    bool old = g->opset < 13;
-    int64_t axis_attr = q8_attr_int(n, "axis", old ? 1 : -1);
+    int64_t axis_attr = q8_attr_int(n, "axis", -1);
     int axis;
     if (!q8_norm_axis(axis_attr, x->ndim, &axis))
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
@@ -21,7 +20,7 @@ static q8_status softmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int d = 0; d < x->ndim; d++) {
         if (d < axis)
             p->outer *= x->dims[d];
-        else if (d == axis || old)
+        else if (d == axis)
             p->len *= x->dims[d];
         else
             p->inner *= x->dims[d];

@@ -6,10 +6,8 @@
 #include "op.h"
 #include "ops/tensor_args.h"
 
-#define SPLIT_MAX_OUT 4096
-
 static q8_status split_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, g->opset < 13 ? 1 : 2, 1, SPLIT_MAX_OUT, err));
+    Q8_TRY(q8_check_io(n, 1, 2, 1, Q8_SPLIT_MAX_OUT, err));
     size_t es;
     Q8_TRY(q8_ta_elem_size(g, n, 0, &es, err));
     const q8_tensor *x = q8_in(g, n, 0);
@@ -23,12 +21,12 @@ static q8_status split_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->axis = axis;
     p->n = no;
     p->esize = es;
-    int count;
-    bool present;
-    int64_t *given = malloc(sizeof(int64_t) * SPLIT_MAX_OUT);
+    int count = 0;
+    bool present = q8_in(g, n, 1) != NULL;
+    int64_t *given = malloc(sizeof(int64_t) * Q8_SPLIT_MAX_OUT);
     if (!given) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status st =
-        q8_ta_ints_arg(g, n, "split", 13, 1, given, SPLIT_MAX_OUT, &count, &present, err);
+        present ? q8_const_ints(g, n, 1, given, Q8_SPLIT_MAX_OUT, &count, err) : Q8_OK;
     if (st == Q8_OK && present && count == no)
         memcpy(p->sizes, given, sizeof(int64_t) * (size_t)no);
     free(given);

@@ -1,16 +1,16 @@
-/* Squeeze and Unsqueeze: views that remove or insert size-1 dims. The axes
- * are an attribute before opset 13 and a constant input from 13 on. */
+/* Squeeze and Unsqueeze: views that remove or insert size-1 dims, at the
+ * axes of the constant input 1. */
 #include "op.h"
 #include "ops/tensor_args.h"
 
 static q8_status squeeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, g->opset < 13 ? 1 : 2, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, 2, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
     int64_t axes[Q8_MAX_DIMS];
-    int na;
-    bool present;
-    Q8_TRY(q8_ta_ints_arg(g, n, "axes", 13, 1, axes, Q8_MAX_DIMS, &na, &present, err));
+    int na = 0;
+    bool present = q8_in(g, n, 1) != NULL;
+    if (present) Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
     Q8_TRY(q8_ta_norm_axes(n, "axes", axes, na, x->ndim, err));
     bool drop[Q8_MAX_DIMS] = {0};
     char sa[96];
@@ -33,13 +33,13 @@ static q8_status squeeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 static q8_status unsqueeze_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, g->opset < 13 ? 1 : 2, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, 2, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
     int64_t axes[Q8_MAX_DIMS];
-    int na;
-    bool present;
-    Q8_TRY(q8_ta_ints_arg(g, n, "axes", 13, 1, axes, Q8_MAX_DIMS, &na, &present, err));
+    int na = 0;
+    bool present = q8_in(g, n, 1) != NULL;
+    if (present) Q8_TRY(q8_const_ints(g, n, 1, axes, Q8_MAX_DIMS, &na, err));
     if (!present) return q8_node_fail(err, Q8_ERR_FORMAT, n, "axes are missing");
     int rank = x->ndim + na;
     if (rank > Q8_MAX_DIMS)

@@ -1,7 +1,5 @@
 #include "ops/tensor_args.h"
 
-#include <string.h>
-
 #include "op.h"
 
 q8_status q8_ta_elem_size(const q8_graph *g, const q8_node *n, int i, size_t *esize,
@@ -14,35 +12,6 @@ q8_status q8_ta_elem_size(const q8_graph *g, const q8_node *n, int i, size_t *es
                             "input '%s' has dtype %s, which is not supported", t->name,
                             q8_dtype_name(t->dtype));
     *esize = es;
-    return Q8_OK;
-}
-
-q8_status q8_ta_ints_arg(const q8_graph *g, const q8_node *n, const char *name, int since,
-                         int input, int64_t *out, int max, int *count, bool *present,
-                         q8_error *err) {
-    *count = 0;
-    *present = false;
-    const q8_attr *a = q8_attr_find(n, name);
-    if (g->opset < since) {
-        if (!a) return Q8_OK;
-        if (a->type != Q8_ATTR_INTS)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' must be a list of ints",
-                                name);
-        if (a->n > max)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                                "'%s' has %d values, at most %d supported", name, a->n, max);
-        if (a->n) memcpy(out, a->ints, sizeof(int64_t) * (size_t)a->n);
-        *count = a->n;
-        *present = true;
-        return Q8_OK;
-    }
-    if (a)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                            "'%s' is an input since opset %d, not an attribute (model opset %d)",
-                            name, since, g->opset);
-    if (!q8_in(g, n, input)) return Q8_OK;
-    Q8_TRY(q8_const_ints(g, n, input, out, max, count, err));
-    *present = true;
     return Q8_OK;
 }
 

@@ -1,6 +1,6 @@
 /* Argument helpers of the shape and data-movement ops (Transpose, Slice,
- * Pad, ...): element sizes, int lists that moved from attributes to inputs,
- * axis normalization, index reading, int lists for messages. */
+ * Pad, ...): element sizes, axis normalization, index reading, int lists
+ * for messages. */
 #ifndef Q8_CORE_OPS_TENSOR_ARGS_H
 #define Q8_CORE_OPS_TENSOR_ARGS_H
 
@@ -10,13 +10,6 @@
  * (these ops copy bytes, so any fixed-size dtype works). */
 q8_status q8_ta_elem_size(const q8_graph *g, const q8_node *n, int i, size_t *esize,
                           q8_error *err);
-
-/* An int list that is attribute `name` before opset `since` and (optional)
- * input `input` from then on. Absent: *present = false, *count = 0. The
- * wrong form for the model's opset is an error. */
-q8_status q8_ta_ints_arg(const q8_graph *g, const q8_node *n, const char *name, int since,
-                         int input, int64_t *out, int max, int *count, bool *present,
-                         q8_error *err);
 
 /* Normalize axes in [-rank, rank) to [0, rank); out of range or repeated
  * axes fail, naming `what` ("axes"). */

@@ -5,9 +5,6 @@
 #include "ops/tensor_args.h"
 
 static q8_status tile_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    if (g->opset < 6)
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "Tile-1 (tiles/axis inputs) is not supported");
     Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
     size_t es;
     Q8_TRY(q8_ta_elem_size(g, n, 0, &es, err));

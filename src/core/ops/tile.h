@@ -1,5 +1,5 @@
-/* Tile: out dim k = in dim k * repeats[k] (repeats: a constant input, opset
- * >= 6); out[i] = in[i mod in dims]. */
+/* Tile: out dim k = in dim k * repeats[k] (repeats: the constant input 1);
+ * out[i] = in[i mod in dims]. */
 #ifndef Q8_CORE_OPS_TILE_H
 #define Q8_CORE_OPS_TILE_H
 
