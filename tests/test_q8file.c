@@ -19,7 +19,7 @@ static int add_const(q8_graph *g, const char *name, q8_dtype dt, const int64_t *
 /* A graph exercising every record type (not meant to run). */
 static q8_graph *sample_graph(void) {
     q8_graph *g = q8_graph_new();
-    g->opset = 13;
+    g->opset = Q8_OPSET_CANONICAL;
     q8t_rng r = q8t_seed(7);
     int64_t wd[2] = {13, 9}, sd[2] = {16, 40}, id[1] = {3};
     int w = add_const(g, "w.f32", Q8_F32, wd, 2);
@@ -102,7 +102,7 @@ Test(q8file, round_trip_keeps_everything) {
     q8_meta m = {0};
     q8_error err = {0};
     cr_assert_eq(q8_file_parse(buf, len, &h, &m, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(h->opset, 13);
+    cr_assert_eq(h->opset, Q8_OPSET_CANONICAL);
     cr_assert_eq(h->n_tensors, g->n_tensors);
     for (int i = 0; i < g->n_tensors; i++) {
         const q8_tensor *a = g->tensors[i], *b = h->tensors[i];
@@ -282,13 +282,13 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     /* GRAPH: tensor count far beyond what fits */
     FRESH();
     u32 = 0x7fffffff;
-    memcpy(b + l.off[Q8_SECTION_GRAPH] + 4, &u32, 4);
+    memcpy(b + l.off[Q8_SECTION_GRAPH], &u32, 4);
     reseal(b);
     expect_fail(b, len, "bad tensor count");
 
     /* first tensor: name len 5 "w.f32", dtype, ndim, flags, enc, dims[2],
      * then the data offset and size: point it past the blob */
-    size_t t0 = l.off[Q8_SECTION_GRAPH] + 8 + 4 + 5;
+    size_t t0 = l.off[Q8_SECTION_GRAPH] + 4 + 4 + 5;
     FRESH();
     b[t0] = 200; /* dtype */
     reseal(b);

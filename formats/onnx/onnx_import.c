@@ -93,6 +93,12 @@ static q8_status check_attr(const char *node, const char *op, bool onnx_dom,
     if (*type == 0)
         return q8_fail(err, Q8_ERR_FORMAT, "node '%.60s' (%.40s): attribute '%s' has no value",
                        node, op, an);
+    /* q8 keeps its own decisions in attributes named _... (fused
+     * activations, kernel choices): a model file may not set them */
+    if (an[0] == '_')
+        return q8_fail(err, Q8_ERR_FORMAT,
+                       "node '%.60s' (%.40s): attribute '%.60s': names starting with '_' are "
+                       "q8's own", node, op, an);
     if (!onnx_dom) return Q8_OK;
     q8_onnx_attr_type key = {.op = op, .attr = an};
     const q8_onnx_attr_type *e = bsearch(&key, q8_onnx_attr_types, (size_t)q8_onnx_n_attr_types,

@@ -124,7 +124,11 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
         if (map[i] >= 0 && !q8_code_of_dtype(g->tensors[i]->dtype))
             return q8_fail(err, Q8_ERR_UNSUPPORTED, "tensor '%s': dtype %s cannot be stored in a "
                            ".q8 file", g->tensors[i]->name, q8_dtype_name(g->tensors[i]->dtype));
-    bool ok = q8_wbuf_u32(gb, (uint32_t)g->opset) && q8_wbuf_u32(gb, (uint32_t)n_live);
+    /* ops are stored in their canonical form: the file needs no opset */
+    if (g->opset != Q8_OPSET_CANONICAL)
+        return q8_fail(err, Q8_ERR_UNSUPPORTED, "the graph is at opset %d, not in canonical form "
+                       "(%d): only canonical graphs can be written", g->opset, Q8_OPSET_CANONICAL);
+    bool ok = q8_wbuf_u32(gb, (uint32_t)n_live);
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
         const q8_tensor *t = g->tensors[i];
@@ -561,10 +565,9 @@ static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err)
 
 static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err) {
     q8_rbuf r = q8_rbuf_make(gs.p, gs.size);
-    g->opset = (int)q8_rbuf_u32(&r);
+    g->opset = Q8_OPSET_CANONICAL; /* what every file holds */
     uint32_t nt = q8_rbuf_u32(&r);
     if (!r.ok || nt > q8_rbuf_left(&r) / 8) return BAD("GRAPH: bad tensor count");
-    if (g->opset < 1 || g->opset > 1000) return BAD("GRAPH: bad opset %d", g->opset);
     for (uint32_t i = 0; i < nt; i++) Q8_TRY(read_tensor(&r, g, data, i, err));
     uint32_t nn = q8_rbuf_u32(&r);
     if (!r.ok || nn > q8_rbuf_left(&r) / 12) return BAD("GRAPH: bad node count");

@@ -51,8 +51,8 @@ if(Q8_WERROR)
 endif()
 
 target_sources(q8 PRIVATE ${Q8_CUDA_C})
-# libq8 was created before CUDA was enabled; it links CUDA code.
-set_property(TARGET q8 PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
+# libq8 and libq8tools were created before CUDA was enabled; they link CUDA code.
+set_property(TARGET q8 q8tools PROPERTY CUDA_ARCHITECTURES ${CMAKE_CUDA_ARCHITECTURES})
 target_include_directories(q8 PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda)
 list(APPEND Q8_INTERNAL_INCLUDES ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: backend_cuda.h
 # CUDA's headers are not written for -Wstrict-prototypes: include them as

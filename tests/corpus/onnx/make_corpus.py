@@ -366,6 +366,9 @@ def main():
     assert raw.count(key(20, 0) + varint(2)) == 1
     add("attr_unknown_type.onnx", raw.replace(key(20, 0) + varint(2), key(20, 0) + varint(99)),
         "attribute 'foo' has unknown type 99")
+    add("attr_internal_name.onnx",
+        model([helper.make_node("Relu", ["x"], ["y"], name="r", _igemm_path="c")]),
+        "attribute '_igemm_path': names starting with '_' are q8's own")
     k = helper.make_node("Constant", [], ["c"], name="k")
     at = k.attribute.add()
     at.name = "value"
