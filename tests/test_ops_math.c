@@ -1,4 +1,4 @@
-/* Elementwise ops (kernels/cpu/ops_math.c): every op against a plain
+/* Elementwise ops (src/core/ops/, kernels/cpu/ops/): every op against a plain
  * reference written here, over broadcasting shapes, int paths, special
  * values, 1 vs 3 threads, in-place reuse and error messages. */
 #include <float.h>

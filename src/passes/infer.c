@@ -28,14 +28,6 @@ static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
     return s;
 }
 
-q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err) {
-    void **ptr = calloc((size_t)g->n_tensors + 1, sizeof(void *));
-    if (!ptr) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_status s = fold_node(g, n, ptr, err);
-    free(ptr);
-    return s;
-}
-
 /* Insert count nodes at position pos. */
 static q8_status insert_nodes(q8_graph *g, int pos, q8_node **nodes, int count, q8_error *err) {
     if (g->n_nodes + count > g->cap_nodes) {

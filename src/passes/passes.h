@@ -42,10 +42,5 @@ q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err)
  * nodes (the INT8 epilogues do not compute them). */
 q8_status q8_passes_run_for_quantize(q8_graph *g, const q8_load_options *opts, q8_error *err);
 
-/* Replace every use of tensor `from` by `to` in live nodes (not outputs). */
-void q8_graph_replace_uses(q8_graph *g, int from, int to);
-/* Run one node on the CPU with freshly allocated outputs (constant folding);
- * outputs become constants. */
-q8_status q8_fold_node(q8_graph *g, q8_node *n, q8_error *err);
 
 #endif

@@ -5,15 +5,6 @@
 #include "op.h"
 #include "passes.h"
 
-void q8_graph_replace_uses(q8_graph *g, int from, int to) {
-    for (int i = 0; i < g->n_nodes; i++) {
-        q8_node *n = g->nodes[i];
-        if (n->dead) continue;
-        for (int j = 0; j < n->n_inputs; j++)
-            if (n->inputs[j] == from) n->inputs[j] = to;
-    }
-}
-
 static bool is_passthrough(const q8_graph *g, const q8_node *n) {
     if (strcmp(n->op_type, "Identity") == 0) return n->n_inputs == 1 && n->n_outputs == 1;
     if (strcmp(n->op_type, "Dropout") == 0) {

@@ -10,7 +10,7 @@
 #include "common.h"
 
 #define Q8_HIST_BINS 2048
-/* Entropy never clips more than this percentile of |x| (see calib.c). */
+/* Entropy never clips more than this percentile of |x| (see calib_stats.c). */
 #define Q8_ENTROPY_GUARD_PERCENTILE 99.9
 
 
