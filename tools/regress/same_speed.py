@@ -3,7 +3,7 @@
 side by side in one run, on the shipped and zoo models, FP32 and INT8.
 
     /usr/bin/python3 tools/regress/same_speed.py [--ref REV] [--build DIR]
-        [--threads 2] [--runs 20] [--rounds 3] [--only m1,m2]
+        [--threads 2] [--runs 20] [--rounds 3] [--only m1,m2] [--instructions]
 
 The reference is built as tools/regress/same_outputs.py builds it (and shares
 its cache). For each model, each side's own `quantize` makes its .q8; then R
@@ -11,8 +11,13 @@ rounds alternate the two q8run processes (`--bench N --json --threads T`),
 each side's figure is the median of its R medians, and the table gives
 new/old (> 1: this tree is slower) with the spread of the rounds. The load
 average before and after is printed: on a busy machine the ratios are noise.
-Exit 0 always (a judgement, not a test).
+With --instructions the measure is instead the instructions each q8run
+executes (valgrind --tool=callgrind; load + --runs runs, one thread), which
+no other process disturbs: a refactor's cost in code, not in seconds (valgrind
+hides AVX-512, so both sides run their AVX2 paths). Exit 0 always (a
+judgement, not a test).
 """
+import re
 import argparse
 import json
 import os
@@ -25,14 +30,19 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from same_outputs import TOP, build_ref, make_models, quantize  # noqa: E402
 
 
-def bench(bld, model, inputs, threads, runs):
+def bench(bld, model, inputs, threads, runs, instructions=False):
     cmd = [os.path.join(bld, "q8run"), model, "--bench", str(runs), "--json",
            "--threads", str(threads)]
     for k, v in inputs.items():
         cmd += ["--input", f"{k}={v}"]
+    if instructions:
+        cmd = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + cmd
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
         return None
+    if instructions:
+        m = re.search(r"Collected : (\d+)", p.stderr)
+        return int(m.group(1)) / 1e6 if m else None
     return json.loads(p.stdout.strip().splitlines()[-1])["median_ms"]
 
 
@@ -45,7 +55,11 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--only")
+    ap.add_argument("--instructions", action="store_true",
+                    help="count instructions under valgrind instead of timing")
     a = ap.parse_args()
+    if a.instructions:
+        a.rounds, a.threads = 1, 1
     sha, ref = build_ref(a.ref, a.cache, False)
     new = os.path.abspath(a.build)
     models = [m for m in make_models(a.cache) if not m[0].endswith("_b64")]
@@ -54,7 +68,8 @@ def main():
         models = [m for m in models if m[0] in keep]
     work = tempfile.mkdtemp(prefix="q8-speed-")
     load0 = os.getloadavg()
-    print(f"| model | kind | old ms | new ms | new/old | rounds new/old |")
+    unit = "M instructions" if a.instructions else "ms"
+    print(f"| model | kind | old {unit} | new {unit} | new/old | rounds new/old |")
     print("|---|---|---:|---:|---:|---|")
     for name, onnx, inputs, calib, shape in models:
         for kind in ("fp32", "int8"):
@@ -74,14 +89,18 @@ def main():
             for r in range(a.rounds):
                 order = ("old", "new") if r % 2 == 0 else ("new", "old")
                 for side in order:
-                    t = bench(ref if side == "old" else new, files[side], inputs, a.threads, a.runs)
+                    t = bench(ref if side == "old" else new, files[side], inputs, a.threads, a.runs,
+                              a.instructions)
                     if t is not None:
                         ms[side].append(t)
             if len(ms["old"]) < a.rounds or len(ms["new"]) < a.rounds:
                 print(f"| {name} | {kind} | failed | | | |")
                 continue
             o, n = statistics.median(ms["old"]), statistics.median(ms["new"])
-            per = ", ".join(f"{x / y:.2f}" for x, y in zip(ms["new"], ms["old"]))
+            if o <= 0:
+                print(f"| {name} | {kind} | {o:.3f} | {n:.3f} | - | too fast to compare |")
+                continue
+            per = ", ".join(f"{x / y:.2f}" if y > 0 else "-" for x, y in zip(ms["new"], ms["old"]))
             print(f"| {name} | {kind} | {o:.3f} | {n:.3f} | {n / o:.2f} | {per} |", flush=True)
     load1 = os.getloadavg()
     print(f"\nreference {sha[:12]} vs {new}; {a.threads} threads, {a.runs} runs x {a.rounds} rounds; "
