@@ -45,6 +45,7 @@ static q8_graph *sample_graph(void) {
     g->tensors[x]->q.scale[0] = 0.05f;
     int y = q8_graph_add_tensor(g, "y", NULL);
     q8_tensor_set_shape(g->tensors[y], Q8_F32, xd, 3);
+    g->tensors[y]->io_dtype = Q8_F16; /* handed out as float16 */
     g->inputs = malloc(sizeof(int));
     g->inputs[g->n_inputs++] = x;
     g->outputs = malloc(sizeof(int));
@@ -108,6 +109,7 @@ Test(q8file, round_trip_keeps_everything) {
         const q8_tensor *a = g->tensors[i], *b = h->tensors[i];
         cr_assert_str_eq(a->name, b->name);
         cr_assert_eq(a->dtype, b->dtype);
+        cr_assert_eq(a->io_dtype, b->io_dtype, "%s", a->name);
         cr_assert_eq(a->ndim, b->ndim);
         cr_assert_eq(memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim), 0);
         cr_assert_eq(!!a->data, !!b->data);
@@ -293,6 +295,16 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     b[t0] = 200; /* dtype */
     reseal(b);
     expect_fail(b, len, "invalid dtype");
+
+    FRESH();
+    b[t0 + 2] |= 8; /* flags: a bit no version defines */
+    reseal(b);
+    expect_fail(b, len, "unknown flags");
+
+    FRESH();
+    b[t0 + 2] |= 4; /* float16 exchange on a constant */
+    reseal(b);
+    expect_fail(b, len, "exchanged as float16 but not a float32 activation");
 
     FRESH();
     u64 = (uint64_t)1 << 62; /* dims overflow */

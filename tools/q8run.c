@@ -29,6 +29,24 @@ typedef struct input_arg {
     q8_host_tensor *t;
 } input_arg;
 
+/* --json: the model's inputs and outputs as callers exchange them. */
+static void print_json_io(const q8_model *m) {
+    for (int side = 0; side < 2; side++) {
+        int n = side ? q8_model_num_outputs(m) : q8_model_num_inputs(m);
+        printf(", \"%s\": [", side ? "outputs" : "inputs");
+        for (int i = 0; i < n; i++) {
+            q8_tensor_info t;
+            if ((side ? q8_model_output_info : q8_model_input_info)(m, i, &t, NULL) != Q8_OK) continue;
+            printf("%s{\"name\": ", i ? ", " : "");
+            q8_cli_json_str(stdout, t.name);
+            printf(", \"dtype\": \"%s\", \"shape\": [", q8_dtype_name(t.dtype));
+            for (int d = 0; d < t.ndim; d++) printf("%s%lld", d ? ", " : "", (long long)t.dims[d]);
+            printf("]}");
+        }
+        printf("]");
+    }
+}
+
 /* Time per op type and the slowest nodes, per run (stderr, so that --json's
  * last stdout line stays the JSON). */
 static void print_profile(const q8_session *s, int runs) {
@@ -374,6 +392,7 @@ int main(int argc, char **argv) {
                 printf(", \"device_median_ms\": %.4f, \"device_min_ms\": %.4f", dmed, dmn);
         }
         if (top1 >= 0) printf(", \"top1\": %.6f", top1);
+        print_json_io(m);
         printf("}\n");
     }
     rc = 0;

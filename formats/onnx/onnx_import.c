@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "onnx.pb-c.h"
+#include "passes.h"
 #include "onnx_attr_types.h"
 #include "onnx_tensor.h"
 #include "proto_guard.h"
@@ -469,6 +470,12 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
             s = q8_fail(err, Q8_ERR_FORMAT, "graph output '%s' is listed twice", name);
         if (s == Q8_OK && listed) listed[ti] = true;
         if (s == Q8_OK) g->outputs[g->n_outputs++] = ti;
+        /* a float16 output: computed in float32, handed out as float16
+         * (src/passes/fp16.c); other declared types are inferred */
+        const Onnx__TypeProto *tp = gp->output[i]->type;
+        if (s == Q8_OK && !parent && tp && tp->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE &&
+            tp->tensor_type && tp->tensor_type->elem_type == ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT16)
+            g->tensors[ti]->io_dtype = Q8_F16;
     }
     free(listed);
     if (s == Q8_OK && !parent && g->n_outputs == 0)
@@ -510,6 +517,11 @@ q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
                     Q8_OPSET_CANONICAL);
     if (s == Q8_OK) s = import_graph(&c, mp->graph, NULL, out);
     onnx__model_proto__free_unpacked(mp, NULL);
+    /* float16 models compute in float32 in q8 (src/passes/fp16.c) */
+    if (s == Q8_OK && (s = q8_pass_widen_fp16(*out, err)) != Q8_OK) {
+        q8_graph_free(*out);
+        *out = NULL;
+    }
     return s;
 }
 

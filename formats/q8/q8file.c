@@ -17,7 +17,9 @@
 #define MAX_NAME 4096
 #define MAX_SECTIONS 16
 
-enum { TF_CONST = 1, TF_QPARAMS = 2 };
+/* TF_IO_F16: a graph input or output exchanged as float16 while the graph
+ * computes in float32 (a float16 model, src/passes/fp16.c) */
+enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4 };
 
 /* ------------------------------------------------------------------ write */
 
@@ -132,7 +134,8 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
         const q8_tensor *t = g->tensors[i];
-        uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0);
+        uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0) |
+                        (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0);
         uint8_t enc = 0;
         uint64_t off = 0, size = 0;
         if (t->data && !put_tensor_data(data, t, &enc, &off, &size)) ok = false;
@@ -389,7 +392,11 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
     q8_tensor *t = g->tensors[ti];
     q8_dtype dtype = stored_dtype(dt);
     if (dtype == Q8_UNDEFINED) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
-    if (flags & ~(TF_CONST | TF_QPARAMS)) return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
+    if (flags & ~(TF_CONST | TF_QPARAMS | TF_IO_F16))
+        return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
+    if ((flags & TF_IO_F16) && (dtype != Q8_F32 || (flags & TF_CONST)))
+        return BAD("tensor '%s': exchanged as float16 but not a float32 activation", t->name);
+    if (flags & TF_IO_F16) t->io_dtype = Q8_F16;
     int64_t dims[Q8_MAX_DIMS];
     char what[300];
     snprintf(what, sizeof what, "tensor '%s'", t->name);
@@ -578,6 +585,10 @@ static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err
     if (g->n_outputs == 0) return BAD("GRAPH: no outputs");
     for (int i = 0; i < g->n_inputs; i++)
         if (g->tensors[g->inputs[i]]->data) return BAD("GRAPH: input '%s' is a constant", g->tensors[g->inputs[i]]->name);
+    for (int i = 0; i < g->n_tensors; i++) /* float16 exchange only at the boundary */
+        if (g->tensors[i]->io_dtype == Q8_F16 && !q8_graph_is_input(g, i) && !q8_graph_is_output(g, i))
+            return BAD("tensor '%s': exchanged as float16 but not a graph input or output",
+                       g->tensors[i]->name);
     return Q8_OK;
 }
 

@@ -114,5 +114,12 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
 }
 
 q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err) {
-    return q8_tensor_file_load(s->paths[i][k], out, err);
+    Q8_TRY(q8_tensor_file_load(s->paths[i][k], out, err));
+    /* q8 computes float16 models in float32 (src/passes/fp16.c) */
+    q8_status st = (*out)->dtype == Q8_F16 ? q8_tensor_widen_f16(*out, err) : Q8_OK;
+    if (st != Q8_OK) {
+        q8_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
 }

@@ -18,7 +18,8 @@ typedef struct q8_sample_set {
 q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
                               q8_error *err);
 void q8_samples_free(q8_sample_set *s);
-/* Read sample i's tensor for graph input k (caller frees). */
+/* Read sample i's tensor for graph input k (caller frees); float16 samples
+ * come back float32, as q8 computes float16 models (src/passes/fp16.c). */
 q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err);
 
 #endif

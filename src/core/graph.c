@@ -1,4 +1,5 @@
 #include "graph.h"
+#include "half.h"
 
 #include <string.h>
 
@@ -372,6 +373,12 @@ void q8_graph_consumers(const q8_graph *g, int *counts) {
     }
 }
 
+bool q8_graph_is_input(const q8_graph *g, int t) {
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->inputs[i] == t) return true;
+    return false;
+}
+
 bool q8_graph_is_output(const q8_graph *g, int t) {
     for (int i = 0; i < g->n_outputs; i++)
         if (g->outputs[i] == t) return true;
@@ -600,9 +607,22 @@ out:
     return st;
 }
 
+q8_status q8_tensor_widen_f16(q8_tensor *t, q8_error *err) {
+    int64_t n = q8_tensor_numel(t);
+    float *f = q8_aligned_alloc(sizeof(float) * (size_t)(n ? n : 1));
+    if (!f) return q8_fail(err, Q8_ERR_NOMEM, "out of memory widening '%s' to float32", t->name);
+    const uint16_t *h = t->data;
+    for (int64_t i = 0; i < n; i++) f[i] = q8_f16_to_f32(h[i]);
+    q8_tensor_free_data(t);
+    t->data = f;
+    t->owns_data = true;
+    t->dtype = Q8_F32;
+    return Q8_OK;
+}
+
 void q8_tensor_info_fill(const q8_tensor *t, q8_tensor_info *info) {
     info->name = t->name;
-    info->dtype = t->dtype;
+    info->dtype = t->io_dtype != Q8_UNDEFINED ? t->io_dtype : t->dtype;
     info->ndim = t->ndim;
     memcpy(info->dims, t->dims, sizeof info->dims);
 }

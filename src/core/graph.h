@@ -61,6 +61,10 @@ typedef struct q8_tensor {
     int producer;           /* index of the producing node, -1 if none */
     bool outer;             /* subgraphs: a name taken from the enclosing graph */
     q8_qparams q;           /* quantization, when q.n > 0 */
+    /* graph inputs / outputs of a float16 model: the dtype callers exchange
+     * (Q8_F16) while the graph computes in float32 (src/passes/fp16.c);
+     * Q8_UNDEFINED: dtype itself */
+    q8_dtype io_dtype;
 } q8_tensor;
 
 typedef struct q8_node {
@@ -128,8 +132,11 @@ static inline q8_tensor *q8_out(const q8_graph *g, const q8_node *n, int i) {
     return i < n->n_outputs ? q8_graph_tensor(g, n->outputs[i]) : NULL;
 }
 
-/* The public description of a tensor (name points into t). */
+/* The public description of a tensor (name points into t; a graph input or
+ * output of a float16 model says float16, its io_dtype). */
 void q8_tensor_info_fill(const q8_tensor *t, q8_tensor_info *info);
+/* A float16 tensor's data made float32 (exactly: every half is a float). */
+q8_status q8_tensor_widen_f16(q8_tensor *t, q8_error *err);
 void q8_tensor_set_shape(q8_tensor *t, q8_dtype dtype, const int64_t *dims, int ndim);
 int64_t q8_tensor_numel(const q8_tensor *t);   /* shape must be known */
 size_t q8_tensor_nbytes(const q8_tensor *t);
@@ -166,6 +173,7 @@ q8_status q8_const_floats(const q8_graph *g, const q8_node *n, int input,
 /* Number of live nodes that read tensor t (recomputed by callers via
  * q8_graph_consumers). */
 void q8_graph_consumers(const q8_graph *g, int *counts /* n_tensors */);
+bool q8_graph_is_input(const q8_graph *g, int t);
 bool q8_graph_is_output(const q8_graph *g, int t);
 /* Drop nodes marked dead, keeping order; fix producers. */
 void q8_graph_compact(q8_graph *g);

@@ -19,6 +19,9 @@ struct q8_session {
     const q8_backend *backend;
     void *ctx;
     bool *input_set;        /* per graph input */
+    /* float16 models: per graph input / output, a float32 (inputs) or
+     * float16 (outputs) buffer for the conversion at the boundary, or NULL */
+    void **in_conv, **out_conv;
 };
 
 /* Observe every node's outputs during q8_session_run (CPU backend). */

@@ -2,7 +2,37 @@
  * its inputs, runs and outputs. */
 #include <string.h>
 
+#include "half.h"
 #include "model.h"
+
+/* Buffers for the inputs and outputs a float16 model exchanges as float16
+ * while computing in float32 (src/passes/fp16.c): allocated once here, so
+ * running allocates nothing. */
+static q8_status alloc_conversions(q8_session *s, q8_error *err) {
+    const q8_graph *g = s->m->g;
+    s->in_conv = calloc((size_t)g->n_inputs + 1, sizeof(void *));
+    s->out_conv = calloc((size_t)g->n_outputs + 1, sizeof(void *));
+    if (!s->in_conv || !s->out_conv) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < g->n_inputs + g->n_outputs; k++) {
+        bool in = k < g->n_inputs;
+        const q8_tensor *t = g->tensors[in ? g->inputs[k] : g->outputs[k - g->n_inputs]];
+        if (t->io_dtype != Q8_F16) continue;
+        size_t bytes = (size_t)q8_tensor_numel(t) * (in ? 4 : 2);
+        void *p = q8_aligned_alloc(bytes ? bytes : 1);
+        if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (in) s->in_conv[k] = p;
+        else s->out_conv[k - g->n_inputs] = p;
+    }
+    return Q8_OK;
+}
+
+static void free_conversions(q8_session *s) {
+    const q8_graph *g = s->m->g;
+    for (int k = 0; s->in_conv && k < g->n_inputs; k++) q8_aligned_free(s->in_conv[k]);
+    for (int k = 0; s->out_conv && k < g->n_outputs; k++) q8_aligned_free(s->out_conv[k]);
+    free(s->in_conv);
+    free(s->out_conv);
+}
 
 q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
                             q8_session **out, q8_error *err) {
@@ -24,12 +54,11 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
     s->m = m;
     s->backend = be;
     s->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
-    if (!s->input_set) {
-        free(s);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
-    q8_status st = be->create(g, &o, &m->map, &s->ctx, err);
+    q8_status st = s->input_set ? alloc_conversions(s, err)
+                                : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (st == Q8_OK) st = be->create(g, &o, &m->map, &s->ctx, err);
     if (st != Q8_OK) {
+        free_conversions(s);
         free(s->input_set);
         free(s);
         return st;
@@ -41,6 +70,7 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
 void q8_session_free(q8_session *s) {
     if (!s) return;
     s->backend->destroy(s->ctx);
+    free_conversions(s);
     free(s->input_set);
     free(s);
 }
@@ -62,14 +92,23 @@ q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
         return q8_fail(err, Q8_ERR_ARG, "the model has %d inputs: name the input", g->n_inputs);
     const q8_tensor *t = g->tensors[g->inputs[idx]];
     char a[96], b[96];
-    if (dtype != t->dtype)
+    /* a float16 model's input takes float16 (converted here) or float32 */
+    bool convert = t->io_dtype == Q8_F16 && dtype == Q8_F16;
+    if (dtype != t->dtype && !convert)
         return q8_fail(err, Q8_ERR_SHAPE, "input '%s': got %s data, the model wants %s", t->name,
-                       q8_dtype_name(dtype), q8_dtype_name(t->dtype));
+                       q8_dtype_name(dtype),
+                       q8_dtype_name(t->io_dtype != Q8_UNDEFINED ? t->io_dtype : t->dtype));
     bool same = ndim == t->ndim;
     for (int i = 0; same && i < ndim; i++) same = dims[i] == t->dims[i];
     if (!same)
         return q8_fail(err, Q8_ERR_SHAPE, "input '%s': got shape %s, the model wants %s", t->name,
                        q8_shape_str(dims, ndim, a, sizeof a), q8_shape_str(t->dims, t->ndim, b, sizeof b));
+    if (convert) {
+        float *f = s->in_conv[idx];
+        const uint16_t *h = data;
+        for (int64_t i = 0; i < q8_tensor_numel(t); i++) f[i] = q8_f16_to_f32(h[i]);
+        data = f;
+    }
     Q8_TRY(s->backend->set_input(s->ctx, g->inputs[idx], data, q8_tensor_nbytes(t), err));
     s->input_set[idx] = true;
     return Q8_OK;
@@ -94,6 +133,12 @@ q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, co
     const q8_tensor *t = g->tensors[g->outputs[i]];
     q8_tensor_info_fill(t, info);
     *data = t->data ? t->data : s->backend->tensor_data(s->ctx, g->outputs[i]);
+    if (s->out_conv[i] && *data) { /* float16 model: round the float32 result */
+        uint16_t *h = s->out_conv[i];
+        const float *f = *data;
+        for (int64_t k = 0; k < q8_tensor_numel(t); k++) h[k] = q8_f32_to_f16(f[k]);
+        *data = h;
+    }
     return Q8_OK;
 }
 

@@ -11,6 +11,12 @@
  * imported graph. Rewrites that need an input's dtype, shape or value leave
  * a mark on the node that q8_pass_infer completes (see canonicalize.c). */
 q8_status q8_pass_canonicalize(q8_graph *g, q8_error *err);
+/* Float16 models (float16 constants, inputs or outputs) computed in float32:
+ * constants widened, Casts to float16 made Casts to float32, float16 graph
+ * inputs / outputs marked (io_dtype) for the session to convert. The ONNX
+ * importer runs it on every model; graphs built through the API keep their
+ * float16 tensors (the kernels move and cast float16 data). */
+q8_status q8_pass_widen_fp16(q8_graph *g, q8_error *err);
 /* Whether node n still carries a mark of q8_pass_canonicalize. */
 bool q8_canon_pending(const q8_node *n);
 /* Complete the marked node at position i of g once its inputs have their

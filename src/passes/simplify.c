@@ -7,6 +7,11 @@
 
 static bool is_passthrough(const q8_graph *g, const q8_node *n) {
     if (strcmp(n->op_type, "Identity") == 0) return n->n_inputs == 1 && n->n_outputs == 1;
+    if (strcmp(n->op_type, "Cast") == 0 && n->n_inputs == 1 && n->n_outputs == 1) {
+        /* a Cast to the dtype it already has (widened float16 models) */
+        const q8_tensor *x = q8_in(g, n, 0), *y = q8_out(g, n, 0);
+        return x && y && x->dtype == y->dtype;
+    }
     if (strcmp(n->op_type, "Dropout") == 0) {
         /* Inference Dropout is Identity unless its mask is read or training
          * mode is on. */
