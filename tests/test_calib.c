@@ -1,4 +1,4 @@
-/* Calibration: histogram bookkeeping and the three threshold methods. */
+/* Calibration: histogram bookkeeping and the four threshold methods. */
 #include "calib_stats.h"
 #include "testutil.h"
 
@@ -76,7 +76,7 @@ Test(calib, degenerate_inputs_give_finite_thresholds) {
     float z[16] = {0};
     q8_hist h;
     two_pass(&h, z, 16);
-    for (int m = 0; m < 3; m++) {
+    for (int m = 0; m <= Q8_CALIB_MSE; m++) {
         float t = q8_calib_threshold(&h, (q8_calib_method)m, 99.99);
         cr_assert(isfinite(t) && t > 0, "method %d: %g", m, t);
     }
@@ -87,6 +87,44 @@ Test(calib, degenerate_inputs_give_finite_thresholds) {
     q8_hist_init(&h); /* no data at all */
     q8_hist_freeze(&h);
     cr_assert(q8_calib_threshold(&h, Q8_CALIB_ENTROPY, 0) > 0);
+}
+
+/* The mean squared error of symmetric INT8 quantization of x at threshold
+ * t, on the values themselves (not the histogram the method sees). */
+static double real_mse(const float *x, int64_t n, double t) {
+    double d = t / 127, e = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double q = fmin(fmax(round(x[i] / d), -127), 127);
+        e += (x[i] - q * d) * (x[i] - q * d);
+    }
+    return e / (double)n;
+}
+
+/* Laplace (heavy-tailed, like activations after folded BatchNorm): the MSE
+ * threshold must be within 3% of the best error that a brute-force scan of
+ * thresholds finds on the raw values, and well below minmax's; on uniform
+ * data it keeps (nearly) the whole range. (A single far value is kept by
+ * MSE, rightly by its measure: clipping it costs more than coarse steps.) */
+Test(calib, mse_threshold_minimizes_the_quantization_error) {
+    enum { N = 100000 };
+    float *x = malloc(sizeof(float) * N);
+    q8t_rng r = q8t_seed(11);
+    for (int i = 0; i < N; i++) {
+        double u = q8t_uniform(&r, -0.5f, 0.5f);
+        x[i] = (float)(u < 0 ? log(1 + 2 * u) : -log(1 - 2 * u));
+    }
+    q8_hist h;
+    two_pass(&h, x, N);
+    double amax = h.amax, tm = q8_calib_threshold(&h, Q8_CALIB_MSE, 0), best = INFINITY;
+    for (int k = 1; k <= 2000; k++) best = fmin(best, real_mse(x, N, amax * k / 2000));
+    double em = real_mse(x, N, tm), emax = real_mse(x, N, amax);
+    cr_assert(em <= 1.03 * best, "mse threshold %g: error %g, best %g", tm, em, best);
+    cr_assert(em < 0.8 * emax, "error %g vs minmax %g", em, emax);
+    q8t_fill(&r, x, N, -1, 1);
+    two_pass(&h, x, N);
+    tm = q8_calib_threshold(&h, Q8_CALIB_MSE, 0);
+    cr_assert(tm > 0.97 && tm <= 1.0, "uniform: mse threshold %g", tm);
+    free(x);
 }
 
 #include "sha256.h"

@@ -1,7 +1,7 @@
 /* quantize: ONNX FP32 model -> compact INT8 .q8 file.
  *
  *   quantize MODEL.onnx -o OUT.q8 [--calib DIR] [--input-shape NAME=DIMS]...
- *            [--calib-method minmax|percentile|entropy] [--percentile P]
+ *            [--calib-method minmax|percentile|entropy|mse] [--percentile P]
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope layer|global] [--prune-skip NAME,...]
  *            [--fp32-layers NAME,...] [--threads N]
@@ -20,7 +20,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: quantize MODEL.onnx -o OUT.q8 --calib DIR [--input-shape NAME=DIMS]...\n"
-            "                [--calib-method minmax|percentile|entropy] [--percentile P]\n"
+            "                [--calib-method minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
             "                [--fp32-layers NAME,...] [--threads N]\n"
@@ -145,8 +145,9 @@ int main(int argc, char **argv) {
             if (!strcmp(optarg, "minmax")) o.method = Q8_CALIB_MINMAX;
             else if (!strcmp(optarg, "percentile")) o.method = Q8_CALIB_PERCENTILE;
             else if (!strcmp(optarg, "entropy")) o.method = Q8_CALIB_ENTROPY;
+            else if (!strcmp(optarg, "mse")) o.method = Q8_CALIB_MSE;
             else {
-                fprintf(stderr, "quantize: --calib-method must be minmax, percentile or entropy\n");
+                fprintf(stderr, "quantize: --calib-method must be minmax, percentile, entropy or mse\n");
                 return 2;
             }
             break;

@@ -45,6 +45,7 @@ typedef enum q8_calib_method {
     Q8_CALIB_MINMAX = 0,
     Q8_CALIB_PERCENTILE,
     Q8_CALIB_ENTROPY,
+    Q8_CALIB_MSE,           /* least squared quantization error (calib_mse.c) */
 } q8_calib_method;
 
 typedef enum q8_prune_mode { Q8_PRUNE_NONE = 0, Q8_PRUNE_UNSTRUCTURED, Q8_PRUNE_2_4 } q8_prune_mode;

@@ -140,6 +140,7 @@ float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile)
     if (h->amax <= 0 || h->count == 0) return Q8_MIN_THRESHOLD;
     switch (m) {
     case Q8_CALIB_PERCENTILE: t = percentile_threshold(h, percentile); break;
+    case Q8_CALIB_MSE: t = q8_calib_mse_threshold(h); break;
     case Q8_CALIB_ENTROPY:
         /* KL cannot see clipping when the cut falls on a dominant spike
          * (a constant image background, a saturated activation): both

@@ -33,6 +33,8 @@ void q8_hist_add(q8_hist *h, const float *x, int64_t n);
 /* The clipping threshold T (quantization scale = T / 127). percentile is in
  * (0, 100], used by Q8_CALIB_PERCENTILE. Never returns 0, inf or NaN. */
 float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile);
+/* The threshold with the least squared error of INT8 quantization (calib_mse.c). */
+float q8_calib_mse_threshold(const q8_hist *h);
 
 /* The smallest threshold q8 uses, so that scales stay finite and non-zero
  * for all-zero tensors. */

@@ -24,7 +24,7 @@ static bool same_file(const char *a, const char *b) {
 }
 
 static const char *method_name(q8_calib_method m) {
-    return m == Q8_CALIB_MINMAX ? "minmax" : m == Q8_CALIB_ENTROPY ? "entropy" : "percentile";
+    return m == Q8_CALIB_MINMAX ? "minmax" : m == Q8_CALIB_ENTROPY ? "entropy" : m == Q8_CALIB_MSE ? "mse" : "percentile";
 }
 
 /* "name=1x3x224x224;..." of the graph inputs */
