@@ -3,7 +3,8 @@
 run the FP32 model and each .q8 on the held-out inputs, and print the
 real-model table (markdown) of docs/accuracy.md.
 
-  table.py [--build DIR] [--only MODEL,...] [--ort] [--no-prune] [--json FILE]
+  table.py [--build DIR] [--only MODEL,...] [--variants NAME,...] [--ort]
+           [--no-prune] [--json FILE]
 
 Fetches the models and makes the inputs first when they are not in the cache
 (fetch.py, make_inputs.py). The reference is q8's FP32 executor (q8run on the
@@ -33,7 +34,18 @@ import metrics  # noqa: E402
 import render  # noqa: E402
 import runner  # noqa: E402
 
-VARIANTS = [("default", []), ("--prune 0.5", ["--prune", "0.5"])]
+# The quantize settings the table can measure: name -> (label, extra arguments).
+# quantize's default calibration is percentile 99.99 (tools/quantize.c), so
+# "default" and "percentile" are the same settings; "percentile" is only
+# there to be asked for by name.
+VARIANTS = {
+    "default": ("default", []),
+    "minmax": ("--calib-method minmax", ["--calib-method", "minmax"]),
+    "percentile": ("--calib-method percentile", ["--calib-method", "percentile"]),
+    "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
+    "prune": ("--prune 0.5", ["--prune", "0.5"]),
+}
+DEFAULT_VARIANTS = "default,prune"
 
 # The issue's targets (issue 9), per task and variant; None: not set
 TARGETS = {
@@ -120,12 +132,19 @@ def measure(m, tools, work, keys, with_ort, variants):
     if with_ort:
         log(f"{m.name}: ONNX Runtime on the same samples")
         row["ort_max_rel"] = ort_check(m, files, ref, work)
-    for vname, extra in variants:
-        q8 = os.path.join(work, f"{m.name}.{vname.strip('-').replace(' ', '')}.q8")
+    for key in variants:
+        vname, extra = VARIANTS[key]
+        q8 = os.path.join(work, f"{m.name}.{key}.q8")
         log(f"{m.name}: quantize {' '.join(extra) or '(defaults)'}")
-        secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
-        log(f"  {line}")
-        got = runner.run_q8(tools["q8run"], q8, m, files, os.path.join(work, "out"))
+        try:
+            secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
+            log(f"  {line}")
+            got = runner.run_q8(tools["q8run"], q8, m, files, os.path.join(work, "out"))
+        except RuntimeError as e:
+            # one failing setting is a row of the table, not the end of the run
+            log(f"  {e}")
+            row["variants"][vname] = {"error": str(e).splitlines()[0]}
+            continue
         r = task_metrics(m, ref, got, keys)
         r.update({"q8_bytes": os.path.getsize(q8), "quantize_s": secs, "peak_rss": rss,
                   "ratio": os.path.getsize(q8) / row["onnx_bytes"]})
@@ -180,8 +199,14 @@ def print_table(rows, failed, args):
     for row in rows:
         m = kit.model(row["model"])
         for vname, r in row["variants"].items():
-            tgt = TARGETS.get((m.task, vname))
-            tgt = f"{tgt}; <= {SIZE_TARGET[vname]:.2f}x" if tgt else "none set"
+            if "error" in r:
+                print(f"| {m.name} | {m.task} | {vname} | - | - | - | - | - | "
+                      f"fails: {r['error']} | - |")
+                continue
+            # a calibration method is a candidate default: the default's target
+            goal = vname if vname in SIZE_TARGET else "default"
+            tgt = TARGETS.get((m.task, goal))
+            tgt = f"{tgt}; <= {SIZE_TARGET[goal]:.2f}x" if tgt else "none set"
             rss = f"{r['peak_rss'] / 2**20:.0f}" if r["peak_rss"] else "n/a"
             print(f"| {m.name} | {m.task} | {vname} | {r['ratio']:.3f} | {r['quantize_s']:.1f} |"
                   f" {rss} | {fmt_db(r['sqnr_db'])} | {r['cosine']:.4f} | {fmt_task(m, r)} |"
@@ -206,7 +231,11 @@ def main():
                     help="q8's build folder (quantize, q8run)")
     ap.add_argument("--only", help="comma-separated models (default: all)")
     ap.add_argument("--ort", action="store_true", help="check FP32 against ONNX Runtime")
-    ap.add_argument("--no-prune", action="store_true", help="default quantization only")
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS,
+                    help=f"quantize settings to measure, comma-separated, of "
+                         f"{', '.join(VARIANTS)} (default: {DEFAULT_VARIANTS})")
+    ap.add_argument("--no-prune", action="store_true", help="default quantization only "
+                    "(same as --variants default)")
     ap.add_argument("--json", help="also write the measurements to this file")
     a = ap.parse_args()
     tools = {t: kit.find_tool(a.build, t) for t in ("quantize", "q8run")}
@@ -218,7 +247,13 @@ def main():
     render.check_fonts()
     keys = make_inputs.dictionary()
     rows, failed = [], []
-    variants = VARIANTS[:1] if a.no_prune else VARIANTS
+    variants = ["default"] if a.no_prune else [v.strip() for v in a.variants.split(",")
+                                               if v.strip()]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        raise SystemExit(f"realmodels: unknown --variants {', '.join(bad)} "
+                         f"(have: {', '.join(VARIANTS)})")
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory(prefix="q8kit.") as work:
         for m in models:
             if not m.loads:
@@ -228,8 +263,10 @@ def main():
                 continue
             make_inputs.make(m)
             rows.append(measure(m, tools, work, keys, a.ort, variants))
+    load_after = os.getloadavg()
     print(f"Measured {datetime.date.today().isoformat()} on {platform.node() or 'this machine'}"
-          f" ({cpu_name()}, {os.cpu_count()} CPUs), "
+          f" ({cpu_name()}, {os.cpu_count()} CPUs; 1-minute load average "
+          f"{load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end), "
           f"`{' '.join(['tools/realmodels/table.py'] + sys.argv[1:])}`:\n")
     print_table(rows, failed, a)
     if a.json:
