@@ -102,12 +102,15 @@ def fmt_task(m, r):
     return ""
 
 
-def ort_check(m, files, ref, work):
+def ort_check(m, files, ref, work, keys):
     """Runs ONNX Runtime on every sample; returns the largest max_rel of any
-    output against q8's FP32 outputs (tools/ort/compare.py's measure)."""
+    output against q8's FP32 outputs (tools/ort/compare.py's measure, which
+    judges values near zero against the output's RMS) and the task metrics of
+    q8's FP32 against ORT (is q8's FP32 a reference the task agrees with?)."""
     import q8cmp
     names = q8cmp.model_output_names(m.onnx())
     worst = 0.0
+    ort = []
     for f, outs in zip(files, ref):
         d = os.path.join(work, "ort")
         p = subprocess.run(q8cmp.ort_command() + [m.onnx(), "--input", f"{m.input_name}={f}",
@@ -115,11 +118,11 @@ def ort_check(m, files, ref, work):
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
             raise RuntimeError(f"ORT on {m.name}: {p.stderr.strip()}")
-        for n, q in zip(names, outs):
-            o = np.load(os.path.join(d, q8cmp.sanitize(n) + ".npy"))
+        ort.append([np.load(os.path.join(d, q8cmp.sanitize(n) + ".npy")) for n in names])
+        for n, q, o in zip(names, outs, ort[-1]):
             r = q8cmp.compare(n, q, o, 1e-4, argmax_axis=99)
             worst = max(worst, r.max_rel)
-    return worst
+    return worst, task_metrics(m, ort, ref, keys)
 
 
 def measure(m, tools, work, keys, with_ort, variants):
@@ -131,7 +134,7 @@ def measure(m, tools, work, keys, with_ort, variants):
            "variants": {}}
     if with_ort:
         log(f"{m.name}: ONNX Runtime on the same samples")
-        row["ort_max_rel"] = ort_check(m, files, ref, work)
+        row["ort_max_rel"], row["ort_vs_q8fp32"] = ort_check(m, files, ref, work, keys)
     for key in variants:
         vname, extra = VARIANTS[key]
         q8 = os.path.join(work, f"{m.name}.{key}.q8")
@@ -206,7 +209,8 @@ def print_table(rows, failed, args):
             # a calibration method is a candidate default: the default's target
             goal = vname if vname in SIZE_TARGET else "default"
             tgt = TARGETS.get((m.task, goal))
-            tgt = f"{tgt}; <= {SIZE_TARGET[goal]:.2f}x" if tgt else "none set"
+            # the size targets hold for every model, task targets for four
+            tgt = f"{tgt or 'no task target'}; <= {SIZE_TARGET[goal]:.2f}x"
             rss = f"{r['peak_rss'] / 2**20:.0f}" if r["peak_rss"] else "n/a"
             print(f"| {m.name} | {m.task} | {vname} | {r['ratio']:.3f} | {r['quantize_s']:.1f} |"
                   f" {rss} | {fmt_db(r['sqnr_db'])} | {r['cosine']:.4f} | {fmt_task(m, r)} |"
@@ -220,9 +224,12 @@ def print_table(rows, failed, args):
     print("Held-out samples per model: " + ", ".join(
         f"{r['model']} {r['n_heldout']} (calibration {r['n_calib']})" for r in rows) + ".")
     if any("ort_max_rel" in r for r in rows):
-        print("q8 FP32 vs ONNX Runtime on those samples, largest max_rel of any output: " +
-              ", ".join(f"{r['model']} {r['ort_max_rel']:.1e}" for r in rows
-                        if "ort_max_rel" in r) + ".")
+        print("q8 FP32 vs ONNX Runtime on those samples: largest max_rel of any output "
+              "(tools/ort/compare.py's measure), output SQNR, task metric: " +
+              "; ".join(f"{r['model']} {r['ort_max_rel']:.1e}, "
+                        f"{fmt_db(r['ort_vs_q8fp32']['sqnr_db'])} dB, "
+                        f"{fmt_task(kit.model(r['model']), r['ort_vs_q8fp32'])}"
+                        for r in rows if "ort_max_rel" in r) + ".")
 
 
 def main():
