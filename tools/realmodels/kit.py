@@ -1,0 +1,101 @@
+"""The real-model kit's shared facts: where the cache is, which models the kit
+has, what each one takes and how it is judged.
+
+Everything the kit downloads or makes lives under the cache folder,
+$Q8_MODELS_DIR or ~/.cache/q8/models, never in the repository:
+
+  npm/           package tarballs (npm pack)
+  pkg/<name>/    their unpacked contents
+  <model>.onnx   the model q8 is given (ISNet: converted, see convert_fp16.py)
+  ppocr_keys_v1.txt
+  photos/        real photographs from Debian's python3-skimage
+  inputs/<model>/{calib,heldout}/NNN.npy   made by make_inputs.py
+"""
+
+import json
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+
+
+def cache_dir():
+    d = os.environ.get("Q8_MODELS_DIR") or os.path.join(
+        os.path.expanduser("~"), ".cache", "q8", "models")
+    return os.path.abspath(d)
+
+
+def manifest():
+    with open(os.path.join(HERE, "manifest.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+class Model:
+    """One kit model: its input (name, fixed shape, layout), its task and the
+    number of calibration and held-out samples."""
+
+    def __init__(self, name, task, input_name, shape, n_calib, n_heldout, note,
+                 loads=True, why_not=""):
+        self.name, self.task = name, task
+        self.input_name, self.shape = input_name, tuple(shape)
+        self.n_calib, self.n_heldout = n_calib, n_heldout
+        self.note = note
+        self.loads, self.why_not = loads, why_not
+
+    def onnx(self):
+        return os.path.join(cache_dir(), self.name + ".onnx")
+
+    def inputs(self, split):
+        return os.path.join(cache_dir(), "inputs", self.name, split)
+
+    def shape_arg(self):
+        return f"{self.input_name}={'x'.join(str(d) for d in self.shape)}"
+
+
+MODELS = [
+    Model("ppocr_det", "detection", "x", (1, 3, 640, 640), 16, 16,
+          "PP-OCRv4 text detection (DB): rendered pages, BGR, ImageNet mean/std"),
+    Model("ppocr_rec", "recognition", "x", (1, 3, 48, 320), 64, 64,
+          "PP-OCRv4 text recognition (SVTR-LCNet, CTC over 6625 classes): rendered "
+          "lines, height 48, (x/255-0.5)/0.5, right-padded"),
+    Model("ppocr_cls", "classification", "x", (1, 3, 48, 192), 32, 32,
+          "PP-OCR mobile v2.0 text angle classifier (0 / 180 degrees): rendered "
+          "lines, half of them turned over"),
+    Model("isnet", "segmentation", "input", (1, 3, 1024, 1024), 8, 8,
+          "ISNet (DIS) salient-object segmentation as shipped by imgly, FP16 "
+          "weights converted to FP32 by the kit: synthetic scenes and photos, "
+          "(x-128)/256"),
+    Model("blazeface", "face", "input:0", (1, 128, 128, 3), 16, 16,
+          "MediaPipe BlazeFace (front, 128x128, NHWC) via keijiro's package: crops "
+          "of photographs with faces and without, scaled to [-1, 1]"),
+    Model("mlsd_tiny", "lines", "input_image_with_alpha:0", (1, 320, 320, 4), 16, 16,
+          "M-LSD tiny line segment detector (NHWC RGBA, 0..255, alpha 1): crops "
+          "of photographs and synthetic line drawings"),
+    Model("silero_vad", "vad", "input", (1, 512), 0, 0,
+          "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
+          loads=False, why_not="q8 has no LSTM op; its sample-rate If needs a "
+                               "condition computed at run time"),
+]
+
+
+def model(name):
+    for m in MODELS:
+        if m.name == name:
+            return m
+    raise KeyError(f"no kit model named '{name}' (have: "
+                   f"{', '.join(x.name for x in MODELS)})")
+
+
+def select(names):
+    """The models named in a comma-separated list (all when empty)."""
+    if not names:
+        return list(MODELS)
+    return [model(n.strip()) for n in names.split(",") if n.strip()]
+
+
+def find_tool(build, name):
+    p = os.path.join(build, name)
+    if not os.access(p, os.X_OK):
+        raise SystemExit(f"realmodels: no executable {p}: build q8 first "
+                         f"(cmake -S . -B build && cmake --build build -j2)")
+    return p

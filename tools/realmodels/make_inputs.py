@@ -1,0 +1,191 @@
+#!/usr/bin/python3
+"""Make the kit's inputs: a calibration split and a held-out split per model,
+each sample one .npy with the preprocessing the model expects, in
+<cache>/inputs/<model>/{calib,heldout}/NNNN.npy, plus meta.json (what each
+sample shows). Deterministic: the same seed gives the same files.
+
+  make_inputs.py [--only MODEL,...] [--force]
+
+Needs /usr/bin/python3 with numpy and PIL (python3-pil), Debian's fonts
+(fonts-dejavu-core, fonts-liberation2, fonts-wqy-microhei), and for the
+photo-based models the photographs fetch.py puts in the cache.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import sys
+
+import numpy as np
+from PIL import Image
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kit  # noqa: E402
+import render  # noqa: E402
+
+SEEDS = {"calib": 1000, "heldout": 2000}   # disjoint streams per split
+
+# PaddleOCR's NormalizeImage for detection: ImageNet mean/std applied to the
+# image in cv2's BGR channel order, as PaddleOCR does
+DET_MEAN = np.array([0.485, 0.456, 0.406], np.float32)
+DET_STD = np.array([0.229, 0.224, 0.225], np.float32)
+
+
+def ppocr_det(img):
+    a = np.asarray(img.convert("RGB"), np.float32)[..., ::-1] / 255.0   # BGR
+    a = (a - DET_MEAN) / DET_STD
+    return a.transpose(2, 0, 1)[None].astype(np.float32)
+
+
+def ppocr_line(img, h, w):
+    """PaddleOCR's resize_norm_img: keep the aspect ratio at height h, at most
+    width w, (x/255-0.5)/0.5, zeros to the right."""
+    rw = min(w, int(np.ceil(h * img.width / img.height)))
+    a = np.asarray(img.convert("RGB").resize((rw, h), Image.BILINEAR), np.float32)
+    a = (a[..., ::-1] / 255.0 - 0.5) / 0.5   # BGR like cv2
+    out = np.zeros((3, h, w), np.float32)
+    out[:, :, :rw] = a.transpose(2, 0, 1)
+    return out[None]
+
+
+def isnet(img):
+    """imgly: bilinear to 1024x1024, (x-128)/256, RGB, NCHW."""
+    a = np.asarray(img.convert("RGB").resize((1024, 1024), Image.BILINEAR), np.float32)
+    return ((a - 128.0) / 256.0).transpose(2, 0, 1)[None].astype(np.float32)
+
+
+def blazeface(img):
+    """MediaPipe's BlazeFace input: 128x128 RGB in [-1, 1], NHWC."""
+    a = np.asarray(img.convert("RGB").resize((128, 128), Image.BILINEAR), np.float32)
+    return (a / 127.5 - 1.0)[None].astype(np.float32)
+
+
+def mlsd(img):
+    """M-LSD (keijiro's preprocessing): RGB 0..255 and a channel of ones, NHWC."""
+    a = np.asarray(img.convert("RGB").resize((320, 320), Image.BILINEAR), np.float32)
+    return np.concatenate([a, np.ones_like(a[..., :1])], -1)[None].astype(np.float32)
+
+
+def dictionary():
+    path = os.path.join(kit.cache_dir(), "ppocr_keys_v1.txt")
+    if not os.path.exists(path):
+        raise SystemExit(f"realmodels: no {path}: run tools/realmodels/fetch.py first")
+    with open(path, encoding="utf-8") as f:
+        return f.read().split("\n")
+
+
+def photos():
+    d = os.path.join(kit.cache_dir(), "photos")
+    names = ["astronaut.png", "camera.png", "chelsea.png", "coffee.png", "rocket.jpg",
+             "text.png"]
+    if not all(os.path.exists(os.path.join(d, n)) for n in names):
+        raise SystemExit(f"realmodels: photographs missing in {d}: run "
+                         f"tools/realmodels/fetch.py (without --no-photos)")
+    return {n.split(".")[0]: Image.open(os.path.join(d, n)).convert("RGB") for n in names}
+
+
+# Where the faces are (astronaut: frontal; camera: a profile, harder)
+FACES = {"astronaut": (225, 115), "camera": (215, 150)}
+
+
+def samples(m, split, n):
+    """Yields (array, description) for n samples of model m's split."""
+    rng = np.random.RandomState(SEEDS[split] + sum(map(ord, m.name)))
+    if m.task == "detection":
+        cjk = render.cjk_chars(dictionary())
+        for _ in range(n):
+            page, texts = render.text_page(rng, cjk, (m.shape[3], m.shape[2]))
+            yield ppocr_det(page), {"lines": texts}
+    elif m.task in ("recognition", "classification"):
+        cjk = render.cjk_chars(dictionary())
+        h, w = m.shape[2], m.shape[3]
+        for i in range(n):
+            img, text = render.text_line(rng, cjk)
+            desc = {"text": text}
+            if m.task == "classification":
+                flip = bool(i % 2)
+                if flip:
+                    img = img.rotate(180)
+                desc["rotated_180"] = flip
+            yield ppocr_line(img, h, w), desc
+    elif m.task == "segmentation":
+        ph = photos()
+        # half synthetic scenes, half photographs; calibration and held-out see
+        # different photographs where there are enough
+        pick = {"calib": ["chelsea", "rocket"], "heldout": ["coffee", "astronaut"]}[split]
+        for i in range(n):
+            if i % 2 == 0:
+                yield isnet(render.scene(rng, (1024, 1024))), {"scene": "synthetic"}
+            else:
+                name = pick[(i // 2) % len(pick)]
+                yield isnet(render.photo_crop(rng, ph[name], (1024, 1024))), {"photo": name}
+    elif m.task == "face":
+        ph = photos()
+        for i in range(n):
+            if i % 4 == 3:   # a quarter without faces
+                name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+                img = render.photo_crop(rng, ph[name], (128, 128))
+            else:
+                name = "astronaut" if i % 4 != 2 else "camera"
+                img = render.photo_crop(rng, ph[name], (128, 128), center=FACES[name],
+                                        scale=(0.3, 0.7))
+            yield blazeface(img), {"photo": name}
+    elif m.task == "lines":
+        ph = photos()
+        names = ["rocket", "coffee", "camera", "astronaut", "text", "chelsea"]
+        for i in range(n):
+            if i % 2 == 0:
+                yield mlsd(render.line_drawing(rng, (320, 320))), {"scene": "lines"}
+            else:
+                name = names[(i // 2) % len(names)]
+                yield mlsd(render.photo_crop(rng, ph[name], (320, 320))), {"photo": name}
+    else:
+        raise ValueError(f"{m.name}: the kit makes no inputs for task {m.task}")
+
+
+def make(m, force=False):
+    """Writes model m's two splits (unless they are complete); returns their
+    folders."""
+    out = {}
+    for split, n in (("calib", m.n_calib), ("heldout", m.n_heldout)):
+        d = m.inputs(split)
+        out[split] = d
+        meta = os.path.join(d, "meta.json")
+        if not force and os.path.exists(meta):
+            continue
+        tmp = d + ".part"
+        shutil.rmtree(tmp, ignore_errors=True)
+        os.makedirs(tmp)
+        descs = []
+        for i, (a, desc) in enumerate(samples(m, split, n)):
+            if a.shape != m.shape:
+                raise AssertionError(f"{m.name}: made {a.shape}, model takes {m.shape}")
+            np.save(os.path.join(tmp, f"{i:04d}.npy"), a)
+            descs.append(desc)
+        with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"model": m.name, "split": split, "input": m.input_name,
+                       "shape": list(m.shape), "samples": descs}, f, ensure_ascii=False,
+                      indent=1)
+        shutil.rmtree(d, ignore_errors=True)
+        os.replace(tmp, d)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", help="comma-separated models (default: all that load)")
+    ap.add_argument("--force", action="store_true", help="make them again")
+    a = ap.parse_args()
+    render.check_fonts()
+    for m in kit.select(a.only):
+        if not m.n_calib:
+            continue
+        d = make(m, a.force)
+        print(f"make_inputs: {m.name}: {m.n_calib} calibration samples in {d['calib']}, "
+              f"{m.n_heldout} held-out in {d['heldout']}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

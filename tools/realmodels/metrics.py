@@ -1,0 +1,240 @@
+"""Task metrics of a quantized model's outputs against the FP32 outputs of the
+same model on the same inputs (no labels: FP32 is the reference).
+
+Every function takes lists with one array per held-out sample and pools over
+them (an IoU over all pixels of all samples, an F1 over all boxes, a CER over
+all characters).
+"""
+
+import numpy as np
+
+
+def sqnr_db(ref, got):
+    """Signal-to-quantization-noise ratio: 10 log10(sum ref^2 / sum err^2)."""
+    r = np.concatenate([np.asarray(a, np.float64).ravel() for a in ref])
+    g = np.concatenate([np.asarray(a, np.float64).ravel() for a in got])
+    err = np.sum((r - g) ** 2)
+    sig = np.sum(r ** 2)
+    if err == 0:
+        return float("inf")
+    return float(10 * np.log10(sig / err)) if sig > 0 else float("-inf")
+
+
+def cosine(ref, got):
+    r = np.concatenate([np.asarray(a, np.float64).ravel() for a in ref])
+    g = np.concatenate([np.asarray(a, np.float64).ravel() for a in got])
+    n = np.linalg.norm(r) * np.linalg.norm(g)
+    return float(np.dot(r, g) / n) if n > 0 else float("nan")
+
+
+# ---- connected components (4-connected), by runs and union-find ----------
+
+def components(mask):
+    """Labels of the 4-connected components of a 2-D bool mask: a list of
+    (ys, xs) index arrays, one per component."""
+    parent = []
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    runs = []   # (row, x0, x1, id)
+    prev = []
+    for y in range(mask.shape[0]):
+        row = mask[y]
+        d = np.diff(np.concatenate([[0], row.astype(np.int8), [0]]))
+        starts, ends = np.flatnonzero(d == 1), np.flatnonzero(d == -1)
+        cur = []
+        j = 0
+        for x0, x1 in zip(starts, ends):
+            rid = len(parent)
+            parent.append(rid)
+            while j < len(prev) and prev[j][1] <= x0:
+                j += 1
+            k = j
+            while k < len(prev) and prev[k][0] < x1:
+                a, b = find(prev[k][2]), find(rid)
+                if a != b:
+                    parent[b] = a
+                k += 1
+            cur.append((x0, x1, rid))
+            runs.append((y, x0, x1, rid))
+        prev = cur
+    groups = {}
+    for y, x0, x1, rid in runs:
+        groups.setdefault(find(rid), []).append((y, x0, x1))
+    out = []
+    for rs in groups.values():
+        ys = np.concatenate([np.full(x1 - x0, y) for y, x0, x1 in rs])
+        xs = np.concatenate([np.arange(x0, x1) for y, x0, x1 in rs])
+        out.append((ys, xs))
+    return out
+
+
+def box_iou(a, b):
+    """IoU of two boxes (x0, y0, x1, y1)."""
+    iw = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    ih = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = iw * ih
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def match_f1(ref, got, same):
+    """F1 of got against ref (lists per sample), matching each ref item to at
+    most one got item greedily where same(r, g) holds. Both empty: 1."""
+    tp = n_ref = n_got = 0
+    for rs, gs in zip(ref, got):
+        n_ref += len(rs)
+        n_got += len(gs)
+        used = set()
+        for r in rs:
+            for j, g in enumerate(gs):
+                if j not in used and same(r, g):
+                    used.add(j)
+                    tp += 1
+                    break
+    if n_ref + n_got == 0:
+        return 1.0
+    return 2.0 * tp / (n_ref + n_got)
+
+
+# ---- PP-OCR detection: DB post-processing --------------------------------
+
+def db_boxes(prob, thresh=0.3, box_thresh=0.6, unclip=1.5, min_size=3):
+    """PaddleOCR's DBPostProcess, simplified to axis-aligned boxes (the kit's
+    text lines are within 4 degrees of horizontal): components of prob >
+    thresh, scored by the mean probability in their box (score_mode fast),
+    dropped below box_thresh, grown by area * unclip / perimeter."""
+    p = np.asarray(prob).reshape(prob.shape[-2:])
+    boxes = []
+    for ys, xs in components(p > thresh):
+        x0, x1, y0, y1 = xs.min(), xs.max() + 1, ys.min(), ys.max() + 1
+        w, h = x1 - x0, y1 - y0
+        if min(w, h) < min_size:
+            continue
+        if p[y0:y1, x0:x1].mean() < box_thresh:
+            continue
+        d = w * h * unclip / (2 * (w + h))
+        boxes.append((x0 - d, y0 - d, x1 + d, y1 + d))
+    return boxes
+
+
+def detection(ref, got, thresh=0.3):
+    a = np.concatenate([np.asarray(r).ravel() > thresh for r in ref])
+    b = np.concatenate([np.asarray(g).ravel() > thresh for g in got])
+    union = np.sum(a | b)
+    iou = float(np.sum(a & b) / union) if union else 1.0
+    f1 = match_f1([db_boxes(r) for r in ref], [db_boxes(g) for g in got],
+                  lambda r, g: box_iou(r, g) >= 0.5)
+    return {"map_iou": iou, "box_f1": f1}
+
+
+# ---- PP-OCR recognition: CTC greedy decode -------------------------------
+
+def ctc_greedy(probs, keys):
+    """Argmax per time step, repeats merged, blanks (class 0) dropped; class i
+    is keys[i-1], the last class the space (use_space_char)."""
+    idx = np.asarray(probs).reshape(-1, np.asarray(probs).shape[-1]).argmax(-1)
+    chars = list(keys) + [" "]
+    out, last = [], -1
+    for i in idx:
+        if i != last and i != 0:
+            out.append(chars[i - 1])
+        last = i
+    return "".join(out)
+
+
+def edit_distance(a, b):
+    prev = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        cur = [i]
+        for j, cb in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ca != cb)))
+        prev = cur
+    return prev[-1]
+
+
+def recognition(ref, got, keys):
+    rt = [ctc_greedy(r, keys) for r in ref]
+    gt = [ctc_greedy(g, keys) for g in got]
+    chars = sum(len(t) for t in rt)
+    errs = sum(edit_distance(r, g) for r, g in zip(rt, gt))
+    return {"cer": errs / chars if chars else 0.0,
+            "lines_equal": sum(r == g for r, g in zip(rt, gt)) / len(rt)}
+
+
+# ---- classification and segmentation -------------------------------------
+
+def classification(ref, got):
+    same = [int(np.argmax(r)) == int(np.argmax(g)) for r, g in zip(ref, got)]
+    return {"agreement": sum(same) / len(same)}
+
+
+def segmentation(ref, got, thresh=0.5):
+    a = np.concatenate([np.asarray(r).ravel() > thresh for r in ref])
+    b = np.concatenate([np.asarray(g).ravel() > thresh for g in got])
+    union = np.sum(a | b)
+    return {"mask_iou": float(np.sum(a & b) / union) if union else 1.0}
+
+
+# ---- BlazeFace: anchors, sigmoid scores, NMS -----------------------------
+
+def blazeface_boxes(outs, score=0.5, nms_iou=0.3):
+    """Faces from the four outputs (scores 512 + 384, boxes 512x16 + 384x16):
+    anchors on a 16x16 grid (2 each) and an 8x8 grid (6 each), offsets in
+    pixels of the 128x128 input, MediaPipe's 0.5 score and 0.3 NMS."""
+    s16, s8, b16, b8 = (np.asarray(o) for o in outs)
+    boxes = []
+    for scores, regs, cells, per in ((s16, b16, 16, 2), (s8, b8, 8, 6)):
+        scores = scores.reshape(-1)
+        regs = regs.reshape(-1, 16)
+        # sigmoid(s) > score, written on the logit (no overflow in exp)
+        for k in np.flatnonzero(scores > np.log(score / (1 - score))):
+            cell = k // per
+            ax, ay = (cell % cells + 0.5) / cells, (cell // cells + 0.5) / cells
+            cx, cy = ax + regs[k, 0] / 128, ay + regs[k, 1] / 128
+            w, h = regs[k, 2] / 128, regs[k, 3] / 128
+            boxes.append((float(scores[k]), (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)))
+    boxes.sort(key=lambda t: -t[0])
+    kept = []
+    for s, b in boxes:
+        if all(box_iou(b, k) < nms_iou for k in kept):
+            kept.append(b)
+    return kept
+
+
+def faces(ref, got):
+    rb = [blazeface_boxes(r) for r in ref]
+    gb = [blazeface_boxes(g) for g in got]
+    return {"face_f1": match_f1(rb, gb, lambda r, g: box_iou(r, g) >= 0.5),
+            "faces_fp32": sum(len(b) for b in rb)}
+
+
+# ---- M-LSD: centre scores and endpoint offsets ---------------------------
+
+def mlsd_segments(outs, score=0.2):
+    """Segments from M-LSD's outputs (offsets N x H x W x 4, scores N x H x W x
+    1, already peak-filtered in the graph): every centre above score gives
+    start = centre + offsets[0:2], end = centre + offsets[2:4], in pixels of
+    the input (twice the output grid)."""
+    offsets, scores = (np.asarray(o) for o in outs)
+    s = scores.reshape(scores.shape[1], scores.shape[2])
+    off = offsets.reshape(offsets.shape[1], offsets.shape[2], 4)
+    segs = []
+    for y, x in zip(*np.nonzero(s > score)):
+        o = off[y, x]
+        segs.append(tuple(2 * v for v in (x + o[0], y + o[1], x + o[2], y + o[3])))
+    return segs
+
+
+def lines(ref, got, tol=3.0):
+    def same(a, b):
+        d1 = np.hypot(a[0] - b[0], a[1] - b[1]) + np.hypot(a[2] - b[2], a[3] - b[3])
+        d2 = np.hypot(a[0] - b[2], a[1] - b[3]) + np.hypot(a[2] - b[0], a[3] - b[1])
+        return min(d1, d2) / 2 <= tol
+    rs = [mlsd_segments(r) for r in ref]
+    gs = [mlsd_segments(g) for g in got]
+    return {"segment_f1": match_f1(rs, gs, same), "segments_fp32": sum(len(s) for s in rs)}

@@ -1,0 +1,204 @@
+"""Deterministic pictures for the kit's inputs: rendered text lines and pages
+(Debian's fonts), synthetic scenes, crops of photographs. Every function
+takes a numpy RandomState, so a seed gives the same picture on every run of
+the same Debian (PIL and FreeType from Debian: python3-pil).
+"""
+
+import os
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFilter, ImageFont
+
+# (path, Debian package): the Latin fonts and one with the Chinese characters
+# that the PP-OCR dictionary holds
+LATIN_FONTS = [
+    ("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf", "fonts-dejavu-core"),
+    ("/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf", "fonts-dejavu-core"),
+    ("/usr/share/fonts/truetype/dejavu/DejaVuSerif.ttf", "fonts-dejavu-core"),
+    ("/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf", "fonts-dejavu-core"),
+    ("/usr/share/fonts/truetype/liberation2/LiberationSans-Regular.ttf", "fonts-liberation2"),
+    ("/usr/share/fonts/truetype/liberation2/LiberationSerif-Italic.ttf", "fonts-liberation2"),
+    ("/usr/share/fonts/truetype/liberation2/LiberationMono-Bold.ttf", "fonts-liberation2"),
+]
+CJK_FONT = ("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc", "fonts-wqy-microhei")
+
+WORDS = ("invoice total amount date number page order price quantity address "
+         "street city phone email name account balance due paid receipt tax "
+         "model quantize memory device sample output layer weight scale report "
+         "January March October Monday Friday Berlin Paris Tokyo Shanghai").split()
+
+
+def check_fonts():
+    missing = sorted({pkg for path, pkg in LATIN_FONTS + [CJK_FONT] if not os.path.exists(path)})
+    if missing:
+        raise SystemExit("realmodels: fonts missing: apt-get install " + " ".join(missing))
+
+
+_font_cache = {}
+
+
+def font(path, size):
+    key = (path, size)
+    if key not in _font_cache:
+        _font_cache[key] = ImageFont.truetype(path, size)
+    return _font_cache[key]
+
+
+def cjk_chars(keys):
+    """The dictionary's CJK Unified Ideographs (all in wqy-microhei)."""
+    return [k for k in keys if len(k) == 1 and 0x4E00 <= ord(k) <= 0x9FA5]
+
+
+def random_text(rng, cjk):
+    """A short line: Latin words and numbers, or Chinese characters (with
+    some digits), about what fits a 48x320 recognizer input."""
+    if cjk and rng.rand() < 0.5:
+        n = rng.randint(4, 11)
+        s = "".join(cjk[rng.randint(len(cjk))] for _ in range(n))
+        if rng.rand() < 0.4:
+            s += str(rng.randint(10, 2000))
+        return s, CJK_FONT[0]
+    parts = []
+    while sum(len(p) + 1 for p in parts) < rng.randint(8, 20):
+        r = rng.rand()
+        if r < 0.65:
+            w = WORDS[rng.randint(len(WORDS))]
+            parts.append(w.capitalize() if rng.rand() < 0.3 else w)
+        elif r < 0.85:
+            parts.append(str(rng.randint(0, 100000)))
+        else:
+            parts.append(f"{rng.randint(1, 999)}.{rng.randint(0, 99):02d}")
+    s = " ".join(parts)
+    if rng.rand() < 0.3:
+        s += rng.choice([":", ",", ".", "%", "$"])
+    return s, LATIN_FONTS[rng.randint(len(LATIN_FONTS))][0]
+
+
+def _colors(rng):
+    bg = int(rng.randint(170, 256))
+    fg = int(rng.randint(0, 90))
+    tint = rng.randint(-20, 21, size=3)
+    bgc = tuple(int(np.clip(bg + t, 0, 255)) for t in tint)
+    fgc = tuple(int(np.clip(fg + t, 0, 255)) for t in rng.randint(-20, 21, size=3))
+    return bgc, fgc
+
+
+def add_noise(img, rng, sigma):
+    a = np.asarray(img).astype(np.float32)
+    a += rng.randn(*a.shape).astype(np.float32) * sigma
+    return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+
+
+def text_line(rng, cjk):
+    """One text line on its background, cropped to the text with a margin,
+    slightly rotated, blurred or noisy. Returns (RGB image, text)."""
+    text, fpath = random_text(rng, cjk)
+    size = int(rng.randint(18, 44))
+    f = font(fpath, size)
+    bgc, fgc = _colors(rng)
+    x0, y0, x1, y1 = f.getbbox(text)
+    w, h = x1 - x0, y1 - y0
+    pad = int(size * rng.uniform(0.15, 0.5))
+    img = Image.new("RGB", (w + 2 * pad, h + 2 * pad), bgc)
+    ImageDraw.Draw(img).text((pad - x0, pad - y0), text, font=f, fill=fgc)
+    angle = rng.uniform(-3, 3)
+    img = img.rotate(angle, resample=Image.BICUBIC, expand=True, fillcolor=bgc)
+    if rng.rand() < 0.3:
+        img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.3, 1.0)))
+    img = add_noise(img, rng, rng.uniform(0, 12))
+    return img, text
+
+
+def text_page(rng, cjk, size):
+    """A page of text lines at varied sizes, fonts, colours and small angles.
+    Returns (RGB image, list of texts)."""
+    W, H = size
+    bgc, _ = _colors(rng)
+    page = Image.new("RGB", (W, H), bgc)
+    texts = []
+    y = int(rng.randint(5, 40))
+    while y < H - 30:
+        text, fpath = random_text(rng, cjk)
+        fs = int(rng.randint(14, 40))
+        f = font(fpath, fs)
+        _, fgc = _colors(rng)
+        x0, y0, x1, y1 = f.getbbox(text)
+        line = Image.new("RGBA", (x1 - x0 + 8, y1 - y0 + 8), (0, 0, 0, 0))
+        ImageDraw.Draw(line).text((4 - x0, 4 - y0), text, font=f, fill=fgc + (255,))
+        line = line.rotate(rng.uniform(-4, 4), resample=Image.BICUBIC, expand=True)
+        x = int(rng.randint(5, max(6, W - line.width // 2)))
+        page.paste(line, (x, y), line)
+        texts.append(text)
+        y += line.height + int(rng.randint(4, 40))
+    if rng.rand() < 0.5:
+        page = page.filter(ImageFilter.GaussianBlur(rng.uniform(0.2, 0.8)))
+    return add_noise(page, rng, rng.uniform(0, 10)), texts
+
+
+def scene(rng, size):
+    """A synthetic scene: textured background, one to three filled shapes in
+    the foreground (what a salient-object model should pick out)."""
+    W, H = size
+    gy, gx = np.mgrid[0:H, 0:W].astype(np.float32)
+    c0, c1 = rng.randint(0, 256, size=3), rng.randint(0, 256, size=3)
+    t = (gx * rng.uniform(-1, 1) + gy * rng.uniform(-1, 1)) / (W + H) + 0.5
+    bg = c0[None, None, :] * (1 - t[..., None]) + c1[None, None, :] * t[..., None]
+    bg += rng.randn(H // 16 + 1, W // 16 + 1, 3).repeat(16, 0).repeat(16, 1)[:H, :W] * 12
+    img = Image.fromarray(np.clip(bg, 0, 255).astype(np.uint8))
+    d = ImageDraw.Draw(img)
+    for _ in range(rng.randint(1, 4)):
+        cx, cy = rng.uniform(0.2, 0.8) * W, rng.uniform(0.2, 0.8) * H
+        r = rng.uniform(0.1, 0.3) * min(W, H)
+        col = tuple(int(v) for v in rng.randint(0, 256, size=3))
+        kind = rng.randint(3)
+        if kind == 0:
+            d.ellipse([cx - r, cy - r * rng.uniform(0.5, 1.2), cx + r,
+                       cy + r * rng.uniform(0.5, 1.2)], fill=col)
+        elif kind == 1:
+            n = rng.randint(3, 8)
+            ang = np.sort(rng.uniform(0, 2 * np.pi, n))
+            rad = r * rng.uniform(0.5, 1.0, n)
+            d.polygon([(cx + a * np.cos(b), cy + a * np.sin(b)) for a, b in zip(rad, ang)],
+                      fill=col)
+        else:
+            d.rounded_rectangle([cx - r, cy - r * 0.6, cx + r, cy + r * 0.6],
+                                radius=int(r * 0.2), fill=col)
+    return add_noise(img, rng, rng.uniform(0, 8))
+
+
+def line_drawing(rng, size):
+    """Straight edges for a line-segment detector: rectangles and lines."""
+    W, H = size
+    bgc, _ = _colors(rng)
+    img = Image.new("RGB", (W, H), bgc)
+    d = ImageDraw.Draw(img)
+    for _ in range(rng.randint(4, 12)):
+        col = tuple(int(v) for v in rng.randint(0, 160, size=3))
+        x0, y0 = rng.uniform(0, W), rng.uniform(0, H)
+        x1, y1 = rng.uniform(0, W), rng.uniform(0, H)
+        if rng.rand() < 0.5:
+            d.line([x0, y0, x1, y1], fill=col, width=int(rng.randint(1, 5)))
+        else:
+            d.rectangle([min(x0, x1), min(y0, y1), max(x0, x1), max(y0, y1)],
+                        outline=col, width=int(rng.randint(1, 4)))
+    return add_noise(img, rng, rng.uniform(0, 8))
+
+
+def photo_crop(rng, photo, size, center=None, scale=(0.4, 1.0)):
+    """A square crop of a photograph (around center, if given), resized to
+    size, sometimes mirrored, brightness changed."""
+    W, H = photo.size
+    side = int(min(W, H) * rng.uniform(*scale))
+    if center is None:
+        x = rng.randint(0, W - side + 1)
+        y = rng.randint(0, H - side + 1)
+    else:
+        cx = center[0] + rng.uniform(-0.15, 0.15) * side
+        cy = center[1] + rng.uniform(-0.15, 0.15) * side
+        x = int(np.clip(cx - side / 2, 0, W - side))
+        y = int(np.clip(cy - side / 2, 0, H - side))
+    img = photo.convert("RGB").crop((x, y, x + side, y + side)).resize(size, Image.BILINEAR)
+    if rng.rand() < 0.5:
+        img = img.transpose(Image.FLIP_LEFT_RIGHT)
+    a = np.asarray(img).astype(np.float32) * rng.uniform(0.8, 1.2) + rng.uniform(-15, 15)
+    return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))

@@ -1,0 +1,68 @@
+"""Running q8's tools on the kit: q8run on every sample of a split, quantize
+with its time and peak RSS."""
+
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                "ort"))
+import q8cmp  # noqa: E402
+
+GNU_TIME = "/usr/bin/time"
+
+
+def samples(folder):
+    files = sorted(glob.glob(os.path.join(folder, "*.npy")))
+    if not files:
+        raise SystemExit(f"realmodels: no samples in {folder}: run make_inputs.py")
+    return files
+
+
+def run_q8(q8run, model_path, m, files, out_root):
+    """q8run MODEL on each sample; returns one list of output arrays per sample
+    (in the ONNX model's output order)."""
+    names = q8cmp.model_output_names(m.onnx())
+    results = []
+    for f in files:
+        out = os.path.join(out_root, os.path.splitext(os.path.basename(f))[0])
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run([q8run, model_path, "--input", f"{m.input_name}={f}", "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"q8run {model_path} {f}: {p.stderr.strip()}")
+        results.append([np.load(os.path.join(out, q8cmp.sanitize(n) + ".npy")) for n in names])
+        shutil.rmtree(out, ignore_errors=True)
+    return results
+
+
+def quantize(tool, m, out, extra):
+    """Runs quantize; returns (seconds, peak RSS bytes or None, stdout line).
+    The peak RSS is GNU time's %M of the quantize process itself (started from
+    a small shell, see tools/ort/q8cmp.py SMALL_PARENT): None without
+    /usr/bin/time."""
+    cmd = [tool, m.onnx(), "-o", out, "--calib", m.inputs("calib"),
+           "--input-shape", m.shape_arg()] + list(extra)
+    rss_file = out + ".rss"
+    wrap = [GNU_TIME, "-f", "%M", "-o", rss_file] if os.access(GNU_TIME, os.X_OK) else []
+    t0 = time.monotonic()
+    p = subprocess.run(q8cmp.SMALL_PARENT + wrap + cmd, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True)
+    secs = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"quantize {m.name} {' '.join(extra)}: "
+                           f"{(p.stderr.strip() or p.stdout.strip()).splitlines()[0]}")
+    rss = None
+    if wrap:
+        with open(rss_file) as f:
+            txt = f.read()
+        os.remove(rss_file)
+        nums = re.findall(r"^\d+$", txt, re.M)
+        rss = int(nums[-1]) * 1024 if nums else None
+    return secs, rss, p.stdout.strip()

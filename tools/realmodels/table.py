@@ -1,0 +1,286 @@
+#!/usr/bin/python3
+"""Quantize every kit model with q8 (default settings, and with --prune 0.5),
+run the FP32 model and each .q8 on the held-out inputs, and print the
+real-model table (markdown) of docs/accuracy.md.
+
+  table.py [--build DIR] [--only MODEL,...] [--variants NAME,...] [--ort]
+           [--no-prune] [--json FILE]
+
+Fetches the models and makes the inputs first when they are not in the cache
+(fetch.py, make_inputs.py). The reference is q8's FP32 executor (q8run on the
+.onnx); --ort also checks it against ONNX Runtime (tools/ort, `npm ci` there
+first) on every held-out sample: max relative error, as tools/ort/compare.py
+measures it, must be within 1e-4. Progress goes to stderr, the table to
+stdout. Measures q8 as it is: nothing here tunes the quantizer.
+"""
+
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fetch  # noqa: E402
+import kit  # noqa: E402
+import make_inputs  # noqa: E402
+import metrics  # noqa: E402
+import render  # noqa: E402
+import runner  # noqa: E402
+
+# The quantize settings the table can measure: name -> (label, extra arguments).
+# quantize's default calibration is percentile 99.99 (tools/quantize.c), so
+# "default" and "percentile" are the same settings; "percentile" is only
+# there to be asked for by name.
+VARIANTS = {
+    "default": ("default", []),
+    "minmax": ("--calib-method minmax", ["--calib-method", "minmax"]),
+    "percentile": ("--calib-method percentile", ["--calib-method", "percentile"]),
+    "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
+    "prune": ("--prune 0.5", ["--prune", "0.5"]),
+}
+DEFAULT_VARIANTS = "default,prune"
+
+# The issue's targets (issue 9), per task and variant; None: not set
+TARGETS = {
+    ("detection", "default"): "map IoU >= 0.95, box F1 >= 0.97",
+    ("recognition", "default"): "CER <= 1%",
+    ("classification", "default"): "100% agreement",
+    ("segmentation", "default"): "mask IoU >= 0.98",
+    ("detection", "--prune 0.5"): "map IoU >= 0.85",
+    ("recognition", "--prune 0.5"): "CER <= 10%",
+    ("classification", "--prune 0.5"): "100% agreement",
+    ("segmentation", "--prune 0.5"): "mask IoU >= 0.95",
+}
+SIZE_TARGET = {"default": 0.30, "--prune 0.5": 0.20}
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def task_metrics(m, ref, got, keys):
+    """The task's metrics plus SQNR and cosine of the worst output."""
+    n_out = len(ref[0])
+    per_out = [(metrics.sqnr_db([r[i] for r in ref], [g[i] for g in got]),
+                metrics.cosine([r[i] for r in ref], [g[i] for g in got])) for i in range(n_out)]
+    res = {"sqnr_db": min(s for s, _ in per_out), "cosine": min(c for _, c in per_out)}
+    if m.task == "detection":
+        res.update(metrics.detection([r[0] for r in ref], [g[0] for g in got]))
+    elif m.task == "recognition":
+        res.update(metrics.recognition([r[0] for r in ref], [g[0] for g in got], keys))
+    elif m.task == "classification":
+        res.update(metrics.classification([r[0] for r in ref], [g[0] for g in got]))
+    elif m.task == "segmentation":
+        res.update(metrics.segmentation([r[0] for r in ref], [g[0] for g in got]))
+    elif m.task == "face":
+        res.update(metrics.faces(ref, got))
+    elif m.task == "lines":
+        res.update(metrics.lines(ref, got))
+    return res
+
+
+def fmt_task(m, r):
+    if m.task == "detection":
+        return f"map IoU@0.3 {r['map_iou']:.3f}, box F1 {r['box_f1']:.3f}"
+    if m.task == "recognition":
+        return f"CER {100 * r['cer']:.2f}%, lines equal {100 * r['lines_equal']:.0f}%"
+    if m.task == "classification":
+        return f"agreement {100 * r['agreement']:.1f}%"
+    if m.task == "segmentation":
+        return f"mask IoU@0.5 {r['mask_iou']:.3f}"
+    if m.task == "face":
+        return f"face box F1 {r['face_f1']:.3f} ({r['faces_fp32']} FP32 faces)"
+    if m.task == "lines":
+        return f"segment F1 {r['segment_f1']:.3f} ({r['segments_fp32']} FP32 segments)"
+    return ""
+
+
+def ort_check(m, files, ref, work, keys):
+    """Runs ONNX Runtime on every sample; returns the largest max_rel of any
+    output against q8's FP32 outputs (tools/ort/compare.py's measure, which
+    judges values near zero against the output's RMS) and the task metrics of
+    q8's FP32 against ORT (is q8's FP32 a reference the task agrees with?)."""
+    import q8cmp
+    names = q8cmp.model_output_names(m.onnx())
+    worst = 0.0
+    ort = []
+    for f, outs in zip(files, ref):
+        d = os.path.join(work, "ort")
+        p = subprocess.run(q8cmp.ort_command() + [m.onnx(), "--input", f"{m.input_name}={f}",
+                                                  "--out", d],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"ORT on {m.name}: {p.stderr.strip()}")
+        ort.append([np.load(os.path.join(d, q8cmp.sanitize(n) + ".npy")) for n in names])
+        for n, q, o in zip(names, outs, ort[-1]):
+            r = q8cmp.compare(n, q, o, 1e-4, argmax_axis=99)
+            worst = max(worst, r.max_rel)
+    return worst, task_metrics(m, ort, ref, keys)
+
+
+def measure(m, tools, work, keys, with_ort, variants):
+    files = runner.samples(m.inputs("heldout"))
+    log(f"{m.name}: FP32 on {len(files)} held-out samples")
+    ref = runner.run_q8(tools["q8run"], m.onnx(), m, files, os.path.join(work, "out"))
+    row = {"model": m.name, "task": m.task, "onnx_bytes": os.path.getsize(m.onnx()),
+           "n_calib": len(runner.samples(m.inputs("calib"))), "n_heldout": len(files),
+           "variants": {}}
+    if with_ort:
+        log(f"{m.name}: ONNX Runtime on the same samples")
+        row["ort_max_rel"], row["ort_vs_q8fp32"] = ort_check(m, files, ref, work, keys)
+    for key in variants:
+        vname, extra = VARIANTS[key]
+        q8 = os.path.join(work, f"{m.name}.{key}.q8")
+        log(f"{m.name}: quantize {' '.join(extra) or '(defaults)'}")
+        try:
+            secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
+            log(f"  {line}")
+            got = runner.run_q8(tools["q8run"], q8, m, files, os.path.join(work, "out"))
+        except RuntimeError as e:
+            # one failing setting is a row of the table, not the end of the run
+            log(f"  {e}")
+            row["variants"][vname] = {"error": str(e).splitlines()[0]}
+            continue
+        r = task_metrics(m, ref, got, keys)
+        r.update({"q8_bytes": os.path.getsize(q8), "quantize_s": secs, "peak_rss": rss,
+                  "ratio": os.path.getsize(q8) / row["onnx_bytes"]})
+        row["variants"][vname] = r
+        log(f"  {fmt_task(m, r)}, SQNR {r['sqnr_db']:.1f} dB")
+        os.remove(q8)
+    return row
+
+
+def probe_load(q8run, m, work):
+    """Runs q8run on zeros of the model's declared inputs (the kit's shape
+    for its main input, dynamic dims 1 for the others);
+    returns q8run's error line, None if it ran."""
+    import onnx
+    g = onnx.load(m.onnx(), load_external_data=False).graph
+    inits = {t.name for t in g.initializer}
+    args = []
+    for i in g.input:
+        if i.name in inits:
+            continue
+        tt = i.type.tensor_type
+        dims = list(m.shape) if i.name == m.input_name else \
+            [d.dim_value or 1 for d in tt.shape.dim]
+        a = np.zeros(dims, onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[tt.elem_type])
+        path = os.path.join(work, f"probe_{len(args)}.npy")
+        np.save(path, a)
+        args += ["--input", f"{i.name}={path}"]
+    p = subprocess.run([q8run, m.onnx()] + args + ["--out", os.path.join(work, "probe")],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return None if p.returncode == 0 else (p.stderr.strip().splitlines() or ["?"])[0]
+
+
+def cpu_name():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def fmt_db(x):
+    return "inf" if math.isinf(x) and x > 0 else f"{x:.1f}"
+
+
+def print_table(rows, failed, args):
+    print("| model | task | quantize | .q8 / ONNX | quantize s | peak RSS MiB | "
+          "output SQNR dB | cosine | task metric vs FP32 | issue 9 target |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---|---|")
+    for row in rows:
+        m = kit.model(row["model"])
+        for vname, r in row["variants"].items():
+            if "error" in r:
+                print(f"| {m.name} | {m.task} | {vname} | - | - | - | - | - | "
+                      f"fails: {r['error']} | - |")
+                continue
+            # a calibration method is a candidate default: the default's target
+            goal = vname if vname in SIZE_TARGET else "default"
+            tgt = TARGETS.get((m.task, goal))
+            # the size targets hold for every model, task targets for four
+            tgt = f"{tgt or 'no task target'}; <= {SIZE_TARGET[goal]:.2f}x"
+            rss = f"{r['peak_rss'] / 2**20:.0f}" if r["peak_rss"] else "n/a"
+            print(f"| {m.name} | {m.task} | {vname} | {r['ratio']:.3f} | {r['quantize_s']:.1f} |"
+                  f" {rss} | {fmt_db(r['sqnr_db'])} | {r['cosine']:.4f} | {fmt_task(m, r)} |"
+                  f" {tgt} |")
+    for name, why in failed:
+        print(f"| {name} | {kit.model(name).task} | - | - | - | - | - | - | "
+              f"does not load: {why} | - |")
+    print()
+    if not rows:
+        return
+    print("Held-out samples per model: " + ", ".join(
+        f"{r['model']} {r['n_heldout']} (calibration {r['n_calib']})" for r in rows) + ".")
+    if any("ort_max_rel" in r for r in rows):
+        print("q8 FP32 vs ONNX Runtime on those samples: largest max_rel of any output "
+              "(tools/ort/compare.py's measure), output SQNR, task metric: " +
+              "; ".join(f"{r['model']} {r['ort_max_rel']:.1e}, "
+                        f"{fmt_db(r['ort_vs_q8fp32']['sqnr_db'])} dB, "
+                        f"{fmt_task(kit.model(r['model']), r['ort_vs_q8fp32'])}"
+                        for r in rows if "ort_max_rel" in r) + ".")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(kit.TOP, "build"),
+                    help="q8's build folder (quantize, q8run)")
+    ap.add_argument("--only", help="comma-separated models (default: all)")
+    ap.add_argument("--ort", action="store_true", help="check FP32 against ONNX Runtime")
+    ap.add_argument("--variants", default=DEFAULT_VARIANTS,
+                    help=f"quantize settings to measure, comma-separated, of "
+                         f"{', '.join(VARIANTS)} (default: {DEFAULT_VARIANTS})")
+    ap.add_argument("--no-prune", action="store_true", help="default quantization only "
+                    "(same as --variants default)")
+    ap.add_argument("--json", help="also write the measurements to this file")
+    a = ap.parse_args()
+    tools = {t: kit.find_tool(a.build, t) for t in ("quantize", "q8run")}
+    models = kit.select(a.only)
+    try:
+        fetch.fetch([m.name for m in models] + ["ppocr_rec"], photos=True)
+    except (fetch.Unreachable, fetch.FetchError) as e:
+        raise SystemExit(f"realmodels: {e}")
+    render.check_fonts()
+    keys = make_inputs.dictionary()
+    rows, failed = [], []
+    variants = ["default"] if a.no_prune else [v.strip() for v in a.variants.split(",")
+                                               if v.strip()]
+    bad = [v for v in variants if v not in VARIANTS]
+    if bad:
+        raise SystemExit(f"realmodels: unknown --variants {', '.join(bad)} "
+                         f"(have: {', '.join(VARIANTS)})")
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory(prefix="q8kit.") as work:
+        for m in models:
+            if not m.loads:
+                err = probe_load(tools["q8run"], m, work)
+                log(f"{m.name}: {err or 'loads now: give it inputs and metrics in kit.py'}")
+                failed.append((m.name, f"{m.why_not} (q8run: {err})"))
+                continue
+            make_inputs.make(m)
+            rows.append(measure(m, tools, work, keys, a.ort, variants))
+    load_after = os.getloadavg()
+    print(f"Measured {datetime.date.today().isoformat()} on {platform.node() or 'this machine'}"
+          f" ({cpu_name()}, {os.cpu_count()} CPUs; 1-minute load average "
+          f"{load_before[0]:.2f} at the start, {load_after[0]:.2f} at the end), "
+          f"`{' '.join(['tools/realmodels/table.py'] + sys.argv[1:])}`:\n")
+    print_table(rows, failed, a)
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"rows": rows, "failed": failed}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,258 @@
+#!/usr/bin/python3
+"""Self-test of the kit's pieces that need no download: the metrics on
+hand-made cases, chunk reassembly and its checks, tarball unpacking that
+refuses paths outside its folder, the FP16 conversion on a small model.
+
+  test_kit.py     (ctest: realmodels_selftest)
+"""
+
+import hashlib
+import io
+import json
+import os
+import sys
+import tarfile
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fetch  # noqa: E402
+import metrics  # noqa: E402
+
+checks = []
+
+
+def check(name, ok):
+    checks.append((name, bool(ok)))
+    print(f"{'ok  ' if ok else 'FAIL'} {name}")
+
+
+def test_sqnr_cosine():
+    ref = [np.array([3.0, 4.0])]
+    check("sqnr of an exact copy is inf", metrics.sqnr_db(ref, ref) == float("inf"))
+    # error energy 0.25 against 25: 20 dB
+    check("sqnr 20 dB", abs(metrics.sqnr_db(ref, [np.array([3.0, 4.5])]) - 20.0) < 1e-9)
+    check("cosine of opposite vectors is -1",
+          abs(metrics.cosine(ref, [-ref[0]]) + 1) < 1e-12)
+
+
+def test_components():
+    m = np.zeros((6, 8), bool)
+    m[0, 0:3] = True        # an L shape, joined through row 1
+    m[1, 2] = True
+    m[1, 5:7] = True        # a separate block
+    m[2, 5:7] = True
+    m[4, 0] = True          # diagonal neighbours are not 4-connected
+    m[5, 1] = True
+    m[3, 3:5] = True        # a U: two arms that meet only in the last row
+    m[4, 3] = m[4, 4] = False
+    u = np.zeros((6, 8), bool)
+    u[0, 0] = u[0, 2] = u[1, 0] = u[1, 2] = True
+    u[2, 0:3] = True
+    sizes = sorted(len(ys) for ys, _ in metrics.components(m))
+    check("components: sizes of L, block, bar, two lone pixels",
+          sizes == [1, 1, 2, 4, 4])
+    check("components: a U is one component",
+          len(metrics.components(u)) == 1 and len(metrics.components(u)[0][0]) == 7)
+
+
+def test_f1_and_boxes():
+    a, b = (0, 0, 10, 10), (5, 0, 15, 10)
+    check("box IoU 1/3", abs(metrics.box_iou(a, b) - 1 / 3) < 1e-12)
+    same = lambda r, g: metrics.box_iou(r, g) >= 0.5  # noqa: E731
+    check("F1 of two empty lists is 1", metrics.match_f1([[]], [[]], same) == 1.0)
+    check("F1 2/3 with one of two found",
+          abs(metrics.match_f1([[a, (20, 20, 30, 30)]], [[a]], same) - 2 / 3) < 1e-12)
+    check("F1: a duplicate prediction is a false positive",
+          metrics.match_f1([[a]], [[a, a]], same) == 2 / 3)
+    # two references, one prediction: tp 1 (not 2), F1 2 * 1 / (2 + 1)
+    check("F1: one prediction matches one reference only",
+          metrics.match_f1([[a, a]], [[a]], same) == 2 / 3)
+    p = np.zeros((1, 1, 40, 60), np.float32)
+    p[0, 0, 10:20, 5:45] = 0.9          # a text line
+    p[0, 0, 30:32, 5:7] = 0.9           # too small (2 px)
+    p[0, 0, 25:29, 30:40] = 0.4         # above 0.3, a peak of 0.9, but its mean
+    p[0, 0, 25:29, 39] = 0.9            # (14.4 + 3.6) / 40 = 0.45 scores below 0.6
+    boxes = metrics.db_boxes(p)
+    check("DB: one box kept", len(boxes) == 1)
+    x0, y0, x1, y1 = boxes[0]
+    d = 40 * 10 * 1.5 / (2 * 50)        # unclip distance: area * ratio / perimeter
+    check("DB: box grown by the unclip distance",
+          np.allclose([x0, y0, x1, y1], [5 - d, 10 - d, 45 + d, 20 + d]))
+    line = np.zeros((1, 1, 40, 60), np.float32)
+    line[0, 0, 10:20, 5:45] = 0.9
+    q = line.copy()
+    q[0, 0, 10:20, 15:45] = 0.1          # three quarters of the line lost
+    r = metrics.detection([line], [q])
+    check("detection: map IoU 1/4 and no box matched when 3/4 of the line is lost",
+          abs(r["map_iou"] - 0.25) < 1e-9 and r["box_f1"] == 0.0)
+    extra = line.copy()
+    extra[0, 0, 30:35, 5:45] = 0.35       # 200 px above 0.3 that FP32 does not have
+    r = metrics.detection([line], [extra])
+    check("detection: map IoU 400/600 with extra pixels; the low-score blob is no box",
+          abs(r["map_iou"] - 400 / 600) < 1e-9 and r["box_f1"] == 1.0)
+    r = metrics.detection([line], [line * 0.8])
+    check("detection: the same line at 0.72 is a perfect match",
+          r["map_iou"] == 1.0 and r["box_f1"] == 1.0)
+
+
+def test_ctc_cer():
+    keys = ["a", "b", "c"]
+    t = np.zeros((6, 5))                 # classes: blank, a, b, c, space
+    for i, c in enumerate([1, 1, 0, 1, 4, 3]):
+        t[i, c] = 1
+    check("CTC greedy: repeats merged, blank splits, space last",
+          metrics.ctc_greedy(t, keys) == "aa c")
+    check("edit distance kitten/sitting = 3", metrics.edit_distance("kitten", "sitting") == 3)
+    u = t.copy()
+    u[5] = 0
+    u[5, 2] = 1                          # c -> b
+    r = metrics.recognition([t], [u], keys)
+    check("CER 1/4", abs(r["cer"] - 0.25) < 1e-12 and r["lines_equal"] == 0)
+
+
+def test_classification_segmentation():
+    ref = [np.array([0.1, 0.9]), np.array([0.8, 0.2]), np.array([0.3, 0.7])]
+    got = [np.array([0.2, 0.8]), np.array([0.4, 0.6]), np.array([0.6, 0.4])]
+    check("agreement 1/3 (only the first argmax kept)",
+          abs(metrics.classification(ref, got)["agreement"] - 1 / 3) < 1e-12)
+    r = np.zeros((1, 1, 4, 4))
+    r[0, 0, :2] = 0.9                    # 8 px in the reference mask
+    g = np.zeros((1, 1, 4, 4))
+    g[0, 0, 1:3] = 0.6                   # 8 px, 4 of them shared
+    g[0, 0, 3, 0] = 0.5                  # exactly 0.5 is outside (> 0.5)
+    check("mask IoU 4/12, pooled over samples: (4 + 16) / (12 + 16)",
+          abs(metrics.segmentation([r], [g])["mask_iou"] - 4 / 12) < 1e-12
+          and abs(metrics.segmentation([r, np.ones((4, 4))], [g, np.ones((4, 4))])["mask_iou"]
+                  - 20 / 28) < 1e-12)
+    check("cosine of [1, 0] and [1, 1] is 1/sqrt(2)",
+          abs(metrics.cosine([np.array([1.0, 0.0])], [np.array([1.0, 1.0])])
+              - 2 ** -0.5) < 1e-12)
+
+
+def test_faces_lines():
+    s16 = np.full((1, 512, 1), -10.0, np.float32)
+    s8 = np.full((1, 384, 1), -10.0, np.float32)
+    b16 = np.zeros((1, 512, 16), np.float32)
+    b8 = np.zeros((1, 384, 16), np.float32)
+    s8[0, 6 * 27 + 1, 0] = 3.0           # cell 27 of the 8x8 grid (x 3, y 3), anchor 1
+    b8[0, 6 * 27 + 1, :4] = [0, 0, 32, 32]
+    s8[0, 6 * 27 + 2, 0] = 2.0           # a weaker duplicate: removed by NMS
+    b8[0, 6 * 27 + 2, :4] = [1, 1, 32, 32]
+    boxes = metrics.blazeface_boxes([s16, s8, b16, b8])
+    c = 3.5 / 8
+    check("BlazeFace: one face at its anchor after NMS",
+          len(boxes) == 1 and np.allclose(boxes[0], [c - 0.125, c - 0.125, c + 0.125, c + 0.125]))
+    off = np.zeros((1, 4, 4, 4), np.float32)
+    sc = np.zeros((1, 4, 4, 1), np.float32)
+    sc[0, 1, 2, 0] = 0.9
+    off[0, 1, 2] = [-1, 0, 1, 0]
+    segs = metrics.mlsd_segments([off, sc])
+    check("M-LSD: segment from the centre and offsets, in input pixels",
+          segs == [(2.0, 2.0, 6.0, 2.0)])
+    flipped = [off.copy(), sc]
+    flipped[0][0, 1, 2] = [1, 0, -1, 0]  # same segment, endpoints swapped
+    check("M-LSD: endpoint order does not matter",
+          metrics.lines([[off, sc]], [flipped])["segment_f1"] == 1.0)
+
+
+def test_reassemble():
+    with tempfile.TemporaryDirectory() as d:
+        parts = [b"x" * 10, b"y" * 10, b"z" * 3]
+        os.makedirs(os.path.join(d, "dist"))
+        chunks, pos = [], 0
+        for p in parts:
+            h = hashlib.sha256(p).hexdigest()
+            with open(os.path.join(d, "dist", h), "wb") as f:
+                f.write(p)
+            chunks.append({"hash": h, "offsets": [pos, pos + len(p)]})
+            pos += len(p)
+        idx = {"/m": {"chunks": chunks, "size": pos}}
+        spec = {"index": "dist/r.json", "key": "/m", "dir": "dist"}
+
+        def write_index():
+            with open(os.path.join(d, "dist", "r.json"), "w") as f:
+                json.dump(idx, f)
+
+        write_index()
+        out = os.path.join(d, "out.bin")
+        fetch.reassemble(d, spec, out)
+        check("chunks reassembled in order", open(out, "rb").read() == b"".join(parts))
+        idx["/m"]["size"] = pos + 1
+        write_index()
+        try:
+            fetch.reassemble(d, spec, out)
+            check("a wrong total size is refused", False)
+        except fetch.FetchError:
+            check("a wrong total size is refused", True)
+        idx["/m"]["size"] = pos
+        write_index()
+        with open(os.path.join(d, "dist", chunks[1]["hash"]), "wb") as f:
+            f.write(b"Y" * 10)
+        try:
+            fetch.reassemble(d, spec, out)
+            check("a chunk whose content does not match its hash is refused", False)
+        except fetch.FetchError:
+            check("a chunk whose content does not match its hash is refused", True)
+
+
+def test_unpack():
+    with tempfile.TemporaryDirectory() as d:
+        tgz = os.path.join(d, "bad.tgz")
+        with tarfile.open(tgz, "w:gz") as t:
+            data = b"evil"
+            ti = tarfile.TarInfo("package/../../evil.txt")
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+        try:
+            fetch.unpack(tgz, os.path.join(d, "pkg"))
+            check("a tarball member outside its folder is refused", False)
+        except fetch.FetchError:
+            check("a tarball member outside its folder is refused",
+                  not os.path.exists(os.path.join(d, "evil.txt")))
+
+
+def test_convert_fp16():
+    try:
+        import onnx
+        from onnx import TensorProto, helper, numpy_helper
+    except ImportError:
+        print("skip FP16 conversion: python3-onnx is not installed")
+        return
+    import convert_fp16
+    w = np.array([[1.5, -2.25]], np.float16)
+    g = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["xh"], to=TensorProto.FLOAT16),
+         helper.make_node("MatMul", ["xh", "w"], ["yh"]),
+         helper.make_node("Cast", ["yh"], ["y"], to=TensorProto.FLOAT),
+         helper.make_node("Identity", ["yh"], ["side"])],
+        "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2]),
+         helper.make_tensor_value_info("side", TensorProto.FLOAT16, [1, 2])],
+        [numpy_helper.from_array(w, "w")])
+    with tempfile.TemporaryDirectory() as d:
+        src, dst = os.path.join(d, "h.onnx"), os.path.join(d, "f.onnx")
+        onnx.save(helper.make_model(g), src)
+        n = convert_fp16.convert(src, dst, keep_outputs=["y"])
+        m = onnx.load(dst)
+        wt = numpy_helper.to_array(m.graph.initializer[0])
+        casts = [a.i for nd in m.graph.node if nd.op_type == "Cast" for a in nd.attribute]
+        check("FP16 conversion: weights float32 and equal, Casts to float32, side output gone",
+              n == 1 and wt.dtype == np.float32 and np.array_equal(wt, w.astype(np.float32))
+              and casts == [TensorProto.FLOAT, TensorProto.FLOAT]
+              and [o.name for o in m.graph.output] == ["y"])
+
+
+def main():
+    for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
+              test_classification_segmentation, test_faces_lines,
+              test_reassemble, test_unpack, test_convert_fp16):
+        t()
+    bad = sum(not ok for _, ok in checks)
+    print(f"{len(checks) - bad} passed, {bad} failed")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
