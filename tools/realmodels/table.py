@@ -43,6 +43,7 @@ VARIANTS = {
     "minmax": ("--calib-method minmax", ["--calib-method", "minmax"]),
     "percentile": ("--calib-method percentile", ["--calib-method", "percentile"]),
     "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
+    "mse": ("--calib-method mse", ["--calib-method", "mse"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
 }
 DEFAULT_VARIANTS = "default,prune"
