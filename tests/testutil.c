@@ -1,8 +1,15 @@
+#define _GNU_SOURCE /* nftw */
 #include "testutil.h"
 
 #include "backend.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "model.h"
 #include "passes.h"
@@ -216,4 +223,82 @@ void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol
         cr_assert(d <= atol + rtol * fabsf(want[i]), "%s[%lld]: got %.9g, want %.9g", what,
                   (long long)i, got[i], want[i]);
     }
+}
+
+/* ---- files and commands ---- */
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    (void)st, (void)flag, (void)f;
+    return remove(p);
+}
+
+char *q8t_tmpdir(const char *tag) {
+    char *d = malloc(strlen(tag) + 32);
+    cr_assert(d);
+    sprintf(d, "/tmp/q8%sXXXXXX", tag);
+    cr_assert(mkdtemp(d), "mkdtemp: %s", strerror(errno));
+    return d;
+}
+
+void q8t_rm_rf(const char *dir) {
+    chmod(dir, 0755);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void q8t_path(char *out, size_t n, const char *dir, const char *name) {
+    cr_assert((size_t)snprintf(out, n, "%s/%s", dir, name) < n, "path too long");
+}
+
+void q8t_write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "cannot write %s", path);
+}
+
+char *q8t_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, r;
+    char *b = malloc(cap + 1);
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) b = realloc(b, (cap *= 2) + 1);
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+q8t_cmd q8t_run_cmd(const char *scratch_dir, int timeout_s, char *const argv[]) {
+    char op[4096], ep[4096];
+    q8t_path(op, sizeof op, scratch_dir, ".stdout");
+    q8t_path(ep, sizeof ep, scratch_dir, ".stderr");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0) _exit(127);
+        dup2(o, 1);
+        dup2(e, 2);
+        dup2(in, 0);
+        alarm((unsigned)timeout_s);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) cr_assert(errno == EINTR);
+    q8t_cmd r = {.exited = WIFEXITED(st), .code = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st)};
+    r.out = q8t_slurp(op, NULL);
+    r.err = q8t_slurp(ep, NULL);
+    unlink(op);
+    unlink(ep);
+    cr_assert(r.out && r.err);
+    return r;
+}
+
+void q8t_cmd_free(q8t_cmd *r) {
+    free(r->out);
+    free(r->err);
 }
