@@ -4,10 +4,13 @@
  * that would be ignored, and the messages a person gets. Mostly through the
  * command-line tools, each run under a time limit, so that a hang fails the
  * test instead of stalling it. */
+#define _GNU_SOURCE /* O_TMPFILE */
 #include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
@@ -15,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common.h"
 #include "npy.h"
 #include "onnx.pb-c.h"
 #include "calibrate.h"
@@ -161,6 +165,48 @@ Test(edges, outputs_never_replace_special_files, .timeout = 300) {
                   "-o", r, NULL};
     expect_fail(tmp, p1, 1, "refusing to replace");
     cr_expect(is_kind(rj, S_IFIFO, false) && access(r, F_OK) != 0);
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- 9. a write killed by a signal leaves no temp file ---- */
+
+/* The child's write is killed midway by a real signal (SIGXFSZ: the file
+ * size limit is below the data's size), deterministically, with no race. */
+Test(edges, killed_write_leaves_nothing, .timeout = 120) {
+    char *tmp = q8t_tmpdir("edges");
+    int probe = open(tmp, O_TMPFILE | O_WRONLY, 0600);
+    if (probe < 0) { /* docs/robustness.md: then the temp has a name */
+        q8t_rm_rf(tmp);
+        free(tmp);
+        cr_skip_test("this file system has no O_TMPFILE");
+    }
+    close(probe);
+    char out[512];
+    q8t_path(out, sizeof out, tmp, "big.q8");
+    pid_t pid = fork();
+    if (pid == 0) {
+        struct rlimit no_core = {0, 0}, fsize = {1 << 20, 1 << 20};
+        setrlimit(RLIMIT_CORE, &no_core);
+        setrlimit(RLIMIT_FSIZE, &fsize);
+        size_t n = 4u << 20;
+        char *buf = calloc(n, 1);
+        q8_error err = {0};
+        q8_write_file_atomic(out, buf, n, &err);
+        _exit(0); /* not reached: SIGXFSZ ends the process */
+    }
+    int st;
+    cr_assert(waitpid(pid, &st, 0) == pid);
+    cr_expect(WIFSIGNALED(st) && WTERMSIG(st) == SIGXFSZ, "the child was not killed: %d", st);
+    DIR *d = opendir(tmp);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        cr_log_error("left behind: %s", e->d_name);
+        n++;
+    }
+    if (d) closedir(d);
+    cr_expect_eq(n, 0, "a killed write left %d files", n);
     q8t_rm_rf(tmp);
     free(tmp);
 }
@@ -344,6 +390,100 @@ Test(edges, all_nonfinite_tensor_stays_fp32) {
              "'%s'; it stays in FP32", g->tensors[y]->name);
     cr_expect(strstr(w.text, want), "%s", w.text);
     q8_calibration_free(&c);
+    q8_samples_free(&s);
+    q8_graph_free(g);
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- 4. one outlier sample ---- */
+
+/* The shipped samples plus one copy of the first with one pixel at 1e6
+ * (65 samples): percentile and entropy must keep the accuracy they have
+ * without it; minmax, whose range is the largest |x| by definition, warns
+ * and names the tensors and the way out. */
+Test(edges, one_outlier_sample, .timeout = 300) {
+    char *tmp = q8t_tmpdir("edges");
+    char clean[512], dirty[512], p[600], q[512];
+    q8t_path(clean, sizeof clean, tmp, "clean");
+    q8t_path(dirty, sizeof dirty, tmp, "dirty");
+    copy_calib(clean, 64);
+    copy_calib(dirty, 64);
+    q8_tensor *x = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_npy_read(MNIST "/calib/calib_000.npy", &x, &err), Q8_OK, "%s", err.msg);
+    ((float *)x->data)[14 * 28 + 14] = 1e6f;
+    snprintf(p, sizeof p, "%s/outlier.npy", dirty);
+    npy_f32(p, x->dims, x->ndim, x->data);
+    q8_tensor_free(x);
+    q8t_path(q, sizeof q, tmp, "m.q8");
+    static const q8_calib_method methods[2] = {Q8_CALIB_PERCENTILE, Q8_CALIB_ENTROPY};
+    q8_input_shape test_set = {.name = "input", .ndim = 4, .dims = {1000, 1, 28, 28}};
+    q8_quantize_result r;
+    for (int i = 0; i < 2; i++) {
+        q8_quantize_options o = {.calib_dir = clean, .method = methods[i], .percentile = 99.99,
+                                 .n_threads = 2, .input_shapes = &test_set, .n_input_shapes = 1};
+        cr_assert_eq(q8_quantize_model(MNIST "/cnn.onnx", q, &o, &r, &err), Q8_OK, "%s",
+                     err.msg);
+        double want = q8t_mnist_top1(q);
+        warnings w = {.n = 0};
+        o.calib_dir = dirty;
+        o.warn = collect;
+        o.warn_arg = &w;
+        cr_assert_eq(q8_quantize_model(MNIST "/cnn.onnx", q, &o, &r, &err), Q8_OK, "%s",
+                     err.msg);
+        double got = q8t_mnist_top1(q);
+        cr_expect(got >= want - 0.005, "method %d: top-1 %.4f with the outlier, %.4f without",
+                  methods[i], got, want);
+        cr_expect(strstr(w.text, "outlier.npy is an outlier: input 'input' reaches 1e+06") &&
+                      strstr(w.text, "percentile and entropy leave it out of every range"),
+                  "%s", w.text);
+    }
+    warnings w = {.n = 0};
+    q8_quantize_options o = {.calib_dir = dirty, .method = Q8_CALIB_MINMAX, .n_threads = 2,
+                             .warn = collect, .warn_arg = &w};
+    cr_assert_eq(q8_quantize_model(MNIST "/cnn.onnx", q, &o, &r, &err), Q8_OK, "%s", err.msg);
+    cr_expect(strstr(w.text, "calibration (minmax): the outlier sample alone sets the range of") &&
+                  strstr(w.text, "'input'") &&
+                  strstr(w.text, "use --calib-method percentile or entropy"), "%s", w.text);
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- 10. several inputs: samples are paired by file name ---- */
+
+static void pair_files(const char *dir, const char *input, int first) {
+    char sub[512], p[600];
+    q8t_path(sub, sizeof sub, dir, input);
+    mkdir(sub, 0755);
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%03d.npy", sub, first + i);
+        int64_t d[2] = {1, 2};
+        npy_f32(p, d, 2, (const float[]){(float)i, 1});
+    }
+}
+
+Test(edges, multi_input_samples_pair_by_name) {
+    q8_graph *g = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_onnx_load(CORPUS "/special/two_dynamic.onnx", &g, &err), Q8_OK, "%s",
+                 err.msg);
+    char *tmp = q8t_tmpdir("edges");
+    char bad[512], good[512];
+    q8t_path(bad, sizeof bad, tmp, "bad");
+    mkdir(bad, 0755);
+    pair_files(bad, "a", 0);
+    pair_files(bad, "b", 10);
+    q8_sample_set s;
+    cr_expect_neq(q8_samples_from_dir(bad, g, &s, &err), Q8_OK);
+    cr_expect(strstr(err.msg, "a/000.npy' of input 'a' has no file of the same name for input "
+                              "'b' (its file in sorted order is '"), "%s", err.msg);
+    q8t_path(good, sizeof good, tmp, "good");
+    mkdir(good, 0755);
+    pair_files(good, "a", 0);
+    pair_files(good, "b", 0);
+    cr_expect_eq(q8_samples_from_dir(good, g, &s, &err), Q8_OK, "%s", err.msg);
+    cr_expect_eq(s.n_samples, 3);
     q8_samples_free(&s);
     q8_graph_free(g);
     q8t_rm_rf(tmp);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "npy.h"
 #include "passes.h"
 
 uint64_t q8t_next(q8t_rng *r) {
@@ -301,4 +302,40 @@ q8t_cmd q8t_run_cmd(const char *scratch_dir, int timeout_s, char *const argv[]) 
 void q8t_cmd_free(q8t_cmd *r) {
     free(r->out);
     free(r->err);
+}
+
+double q8t_mnist_top1(const char *model_path) {
+    q8_tensor *x = NULL, *y = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/test_x.npy", &x, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/test_y.npy", &y, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_input_shape sh = {.name = NULL, .ndim = x->ndim};
+    memcpy(sh.dims, x->dims, sizeof sh.dims);
+    q8_load_options lo = {&sh, 1};
+    q8_model *m;
+    cr_assert_eq(q8_model_open(model_path, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *s;
+    q8_session_options so = {.n_threads = 2};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, x->data, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const float *out;
+    q8_session_output(s, 0, &info, (const void **)&out, NULL);
+    cr_assert(info.ndim == 2 && info.dims[0] == x->dims[0] && info.dims[1] == 10);
+    int64_t hits = 0, n = x->dims[0];
+    for (int64_t i = 0; i < n; i++) {
+        int am = 0;
+        for (int k = 1; k < 10; k++)
+            if (out[i * 10 + k] > out[i * 10 + am]) am = k;
+        hits += am == ((const int64_t *)y->data)[i];
+    }
+    q8_session_free(s);
+    q8_model_free(m);
+    q8_tensor_free(x);
+    q8_tensor_free(y);
+    return (double)hits / (double)n;
 }

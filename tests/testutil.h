@@ -76,6 +76,10 @@ typedef struct q8t_cmd {
 q8t_cmd q8t_run_cmd(const char *scratch_dir, int timeout_s, char *const argv[]);
 void q8t_cmd_free(q8t_cmd *r);
 
+/* Top-1 accuracy of a model (.onnx or .q8) on the shipped MNIST held-out
+ * set, models/mnist/test_x.npy and test_y.npy. */
+double q8t_mnist_top1(const char *model_path);
+
 /* Compare with a tolerance: |a-b| <= atol + rtol*|b|; NaN must match NaN. */
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
                       const char *what);
