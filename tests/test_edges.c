@@ -609,10 +609,16 @@ Test(edges, report_output_must_name_a_file, .timeout = 120) {
     mkdir(d, 0755);
     snprintf(dslash, sizeof dslash, "%s/", d);
     snprintf(dhtml, sizeof dhtml, "%s/.html", d);
+    /* a real .q8, so that without the check the report would be written */
+    char q[512];
+    q8t_path(q, sizeof q, tmp, "m.q8");
+    q8_error err = {0};
+    cr_assert_eq(quantize_lib(MNIST "/mlp.onnx", q, MNIST "/calib", Q8_CALIB_PERCENTILE, &err),
+                 Q8_OK, "%s", err.msg);
     const char *bad[] = {"", dslash, dhtml};
     for (int i = 0; i < 3; i++) {
-        char *a[] = {Q8REPORT, MNIST "/mlp.onnx", MNIST "/mlp.onnx", "--data",
-                     MNIST "/sample.npy", "-o", (char *)bad[i], NULL};
+        char *a[] = {Q8REPORT, MNIST "/mlp.onnx", q, "--data", MNIST "/sample.npy", "-o",
+                     (char *)bad[i], "--runs", "1", NULL};
         expect_fail(tmp, a, 2, "names no file");
     }
     DIR *dir = opendir(d);
