@@ -234,8 +234,15 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     if (st == Q8_OK) { /* a name beside out, held only while a trial is mapped */
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        snprintf(trial, strlen(out) + 16, "%s.trial%06x", out,
-                 (unsigned)(ts.tv_nsec ^ getpid() * 40503) & 0xffffff);
+        unsigned x = (unsigned)(ts.tv_nsec ^ getpid() * 40503);
+        struct stat sb;
+        int tries = 0;
+        do { /* a name nothing has: the trial's write would replace a file there */
+            x = x * 1103515245u + 12345u;
+            snprintf(trial, strlen(out) + 16, "%s.trial%06x", out, x & 0xffffff);
+        } while (lstat(trial, &sb) == 0 && ++tries < 100);
+        if (tries == 100)
+            st = q8_fail(err, Q8_ERR_IO, "cannot find a free file name next to '%s'", out);
     }
     r->labels = labels != NULL;
     r->best.drop = INFINITY;
