@@ -129,18 +129,20 @@ int main(int argc, char **argv) {
                       with_ext(out, blen, ".md")};
     /* Never over a file this run reads: compared as files, so "./m.json",
      * "m.json" and a hard link to it are all the same. */
-    const char *reads[64];
-    int n_reads = 0;
-    for (int i = optind; i < argc && n_reads < 62; i++) reads[n_reads++] = argv[i];
-    reads[n_reads++] = o.data_dir;
-    if (o.labels_path) reads[n_reads++] = o.labels_path;
-    for (int i = 0; i < n_reads; i++)
-        for (int k = 0; k < 3; k++)
-            if (paths[k] && q8_same_file(paths[k], reads[i])) {
+    const char *clash = NULL;
+    for (int i = optind; i < argc + 2 && !clash; i++) { /* the models, --data, --labels */
+        const char *in = i < argc ? argv[i] : i == argc ? o.data_dir : o.labels_path;
+        for (int k = 0; in && k < 3 && !clash; k++)
+            if (paths[k] && q8_same_file(paths[k], in)) {
                 fprintf(stderr, "q8report: refusing to overwrite '%s', which this report reads, "
-                        "with %s\n", reads[i], paths[k]);
-                return 2;
+                        "with %s\n", in, paths[k]);
+                clash = in;
             }
+    }
+    if (clash) {
+        for (int k = 0; k < 3; k++) free(paths[k]);
+        return 2;
+    }
     q8_error err = {0};
     q8_report r = {0};
     char *docs[3] = {0};
