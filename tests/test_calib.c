@@ -4,7 +4,7 @@
 
 static void two_pass(q8_hist *h, const float *x, int64_t n) {
     q8_hist_init(h);
-    q8_hist_range(h, x, n);
+    q8_hist_range(h, x, n, true);
     q8_hist_freeze(h);
     q8_hist_add(h, x, n);
 }

@@ -463,7 +463,7 @@ Test(q8run, bad_files_exit_1) {
     char *a7[] = {Q8RUN, m, "--input", "nosuch=", "--out", out, NULL};
     expect_fail1(tmp, a7, "cannot open ''");
     char *a8[] = {Q8RUN, tmp, "--input", xnpy, "--out", out, NULL};
-    expect_fail1(tmp, a8, "is not a regular file");
+    expect_fail1(tmp, a8, "is a folder, not a regular file");
     char *a9[] = {Q8RUN, m, "--input", xnpy, "--out", xnpy, NULL};
     expect_fail1(tmp, a9, "cannot create the output folder");
     char *a10[] = {Q8RUN, m, "--input", xnpy, "--input-shape", "x=3", "--out", out, NULL};

@@ -394,7 +394,7 @@ Test(q8file, codes_are_unique_and_stable) {
         cr_assert_neq(c, 0, "op %s has no .q8 code (formats/q8/codes.c)", q8_op_name((q8_op_id)i));
         cr_assert(!seen[c], "op code %u used twice", c);
         seen[c] = true;
-        cr_assert_eq(q8_op_of_code(c), i);
+        cr_assert_eq((int)q8_op_of_code(c), i);
     }
     cr_assert_eq(q8_code_of_op(Q8_OP_RELU), 1);
     cr_assert_eq(q8_code_of_op(Q8_OP_QCONV), 93);
@@ -402,7 +402,7 @@ Test(q8file, codes_are_unique_and_stable) {
     for (int t = 1; t < Q8_DTYPE_COUNT; t++) {
         uint8_t c = q8_code_of_dtype((q8_dtype)t);
         cr_assert_neq(c, 0, "dtype %s has no code", q8_dtype_name((q8_dtype)t));
-        cr_assert_eq(q8_dtype_of_code(c), t);
+        cr_assert_eq((int)q8_dtype_of_code(c), t);
     }
     cr_assert_eq(q8_code_of_dtype(Q8_F32), 1);
     cr_assert_eq(q8_code_of_dtype(Q8_I8), 3);

@@ -1,10 +1,18 @@
+#define _GNU_SOURCE /* nftw */
 #include "testutil.h"
 
 #include "backend.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "model.h"
+#include "npy.h"
 #include "passes.h"
 
 uint64_t q8t_next(q8t_rng *r) {
@@ -216,4 +224,118 @@ void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol
         cr_assert(d <= atol + rtol * fabsf(want[i]), "%s[%lld]: got %.9g, want %.9g", what,
                   (long long)i, got[i], want[i]);
     }
+}
+
+/* ---- files and commands ---- */
+
+static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {
+    (void)st, (void)flag, (void)f;
+    return remove(p);
+}
+
+char *q8t_tmpdir(const char *tag) {
+    char *d = malloc(strlen(tag) + 32);
+    cr_assert(d);
+    sprintf(d, "/tmp/q8%sXXXXXX", tag);
+    cr_assert(mkdtemp(d), "mkdtemp: %s", strerror(errno));
+    return d;
+}
+
+void q8t_rm_rf(const char *dir) {
+    chmod(dir, 0755);
+    nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+void q8t_path(char *out, size_t n, const char *dir, const char *name) {
+    cr_assert((size_t)snprintf(out, n, "%s/%s", dir, name) < n, "path too long");
+}
+
+void q8t_write_file(const char *path, const void *data, size_t n) {
+    FILE *f = fopen(path, "wb");
+    cr_assert(f && fwrite(data, 1, n, f) == n && fclose(f) == 0, "cannot write %s", path);
+}
+
+char *q8t_slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0, r;
+    char *b = malloc(cap + 1);
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) b = realloc(b, (cap *= 2) + 1);
+    }
+    fclose(f);
+    if (b) b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+q8t_cmd q8t_run_cmd(const char *scratch_dir, int timeout_s, char *const argv[]) {
+    char op[4096], ep[4096];
+    q8t_path(op, sizeof op, scratch_dir, ".stdout");
+    q8t_path(ep, sizeof ep, scratch_dir, ".stderr");
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        int o = open(op, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int e = open(ep, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0) _exit(127);
+        dup2(o, 1);
+        dup2(e, 2);
+        dup2(in, 0);
+        alarm((unsigned)timeout_s);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0) cr_assert(errno == EINTR);
+    q8t_cmd r = {.exited = WIFEXITED(st), .code = WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st)};
+    r.out = q8t_slurp(op, NULL);
+    r.err = q8t_slurp(ep, NULL);
+    unlink(op);
+    unlink(ep);
+    cr_assert(r.out && r.err);
+    return r;
+}
+
+void q8t_cmd_free(q8t_cmd *r) {
+    free(r->out);
+    free(r->err);
+}
+
+double q8t_mnist_top1(const char *model_path) {
+    q8_tensor *x = NULL, *y = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/test_x.npy", &x, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/test_y.npy", &y, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_input_shape sh = {.name = NULL, .ndim = x->ndim};
+    memcpy(sh.dims, x->dims, sizeof sh.dims);
+    q8_load_options lo = {&sh, 1};
+    q8_model *m;
+    cr_assert_eq(q8_model_open(model_path, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *s;
+    q8_session_options so = {.n_threads = 2};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, x->data, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const float *out;
+    q8_session_output(s, 0, &info, (const void **)&out, NULL);
+    cr_assert(info.ndim == 2 && info.dims[0] == x->dims[0] && info.dims[1] == 10);
+    int64_t hits = 0, n = x->dims[0];
+    for (int64_t i = 0; i < n; i++) {
+        int am = 0;
+        for (int k = 1; k < 10; k++)
+            if (out[i * 10 + k] > out[i * 10 + am]) am = k;
+        hits += am == ((const int64_t *)y->data)[i];
+    }
+    q8_session_free(s);
+    q8_model_free(m);
+    q8_tensor_free(x);
+    q8_tensor_free(y);
+    return (double)hits / (double)n;
 }

@@ -53,6 +53,33 @@ q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_thread
                            q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
                            q8_error *err);
 
+/* ---- files and commands, for the tests of the tools and of bad input ---- */
+
+/* A new folder /tmp/q8<tag>XXXXXX (malloc'd); q8t_rm_rf removes a tree. */
+char *q8t_tmpdir(const char *tag);
+void q8t_rm_rf(const char *dir);
+/* "dir/name" into a static-free buffer the caller gives. */
+void q8t_path(char *out, size_t n, const char *dir, const char *name);
+/* Write a file (asserts); read one whole (malloc'd, NUL-terminated; NULL if
+ * it cannot be read). */
+void q8t_write_file(const char *path, const void *data, size_t n);
+char *q8t_slurp(const char *path, size_t *len);
+
+typedef struct q8t_cmd {
+    bool exited;      /* false: killed by a signal (a hang ends as SIGALRM) */
+    int code;         /* exit status, or the signal */
+    char *out, *err;  /* captured stdout and stderr (malloc'd) */
+} q8t_cmd;
+/* Run argv (argv[0] a path, NULL-terminated) with stdin from /dev/null and
+ * stdout/stderr captured in files of scratch_dir, killed by SIGALRM after
+ * timeout_s seconds. */
+q8t_cmd q8t_run_cmd(const char *scratch_dir, int timeout_s, char *const argv[]);
+void q8t_cmd_free(q8t_cmd *r);
+
+/* Top-1 accuracy of a model (.onnx or .q8) on the shipped MNIST held-out
+ * set, models/mnist/test_x.npy and test_y.npy. */
+double q8t_mnist_top1(const char *model_path);
+
 /* Compare with a tolerance: |a-b| <= atol + rtol*|b|; NaN must match NaN. */
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
                       const char *what);

@@ -36,6 +36,17 @@ bool q8_cli_parse_input_shape(char *s, q8_input_shape *out) {
     return q8_cli_parse_dims(eq + 1, out->dims, &out->ndim);
 }
 
+bool q8_cli_dims_positive(const char *tool, const q8_input_shape *s) {
+    for (int d = 0; d < s->ndim; d++)
+        if (s->dims[d] < 1) {
+            char sb[128];
+            fprintf(stderr, "%s: --input-shape %s=%s: every dim must be at least 1\n", tool,
+                    s->name, q8_shape_str(s->dims, s->ndim, sb, sizeof sb));
+            return false;
+        }
+    return true;
+}
+
 void q8_cli_sanitize(const char *name, char *out, size_t n) {
     size_t i = 0;
     for (; name[i] && i + 1 < n; i++) {
@@ -138,7 +149,12 @@ void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *
     char sb[128];
     int64_t numel = 1;
     for (int i = 0; i < ndim; i++) numel *= dims[i];
-    fprintf(f, "%s: %s %s [", name, q8_dtype_name(dt), q8_shape_str(dims, ndim, sb, sizeof sb));
+    fprintf(f, "%s: %s %s", name, q8_dtype_name(dt), q8_shape_str(dims, ndim, sb, sizeof sb));
+    if (max <= 0) { /* --print 0: the header alone */
+        fprintf(f, " (%lld values)\n", (long long)numel);
+        return;
+    }
+    fprintf(f, " [");
     for (int64_t i = 0; i < numel && i < max; i++)
         fprintf(f, "%s%.6g", i ? ", " : "", elem_as_double(dt, data, i));
     if (numel > max) fprintf(f, ", ... (%lld more)", (long long)(numel - max));
@@ -167,10 +183,10 @@ bool q8_cli_parse_int(const char *s, long lo, long hi, long *out) {
     return true;
 }
 
-void q8_cli_error(const char *tool, const char *msg) {
+/* msg on one line: control characters escaped */
+static void print_line(const char *prefix, const char *msg) {
     char line[4 * sizeof ((q8_error *)0)->msg + 64];
     size_t k = 0;
-    if (!msg || !*msg) msg = "failed (no message)";
     for (const unsigned char *p = (const unsigned char *)msg; *p && k + 5 < sizeof line; p++) {
         if (*p == '\n') k += (size_t)snprintf(line + k, sizeof line - k, "\\n");
         else if (*p < 0x20 || *p == 0x7f)
@@ -178,65 +194,17 @@ void q8_cli_error(const char *tool, const char *msg) {
         else line[k++] = (char)*p;
     }
     line[k] = 0;
-    fprintf(stderr, "%s: %s\n", tool, line);
+    fprintf(stderr, "%s%s\n", prefix, line);
 }
 
-static q8_status write_temp(const char *path, const uint8_t *data, size_t len, char **tmp_out,
-                            q8_error *err) {
-    size_t plen = strlen(path) + 16;
-    char *tmp = malloc(plen);
-    if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    snprintf(tmp, plen, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        q8_status s = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", path,
-                              strerror(errno));
-        free(tmp);
-        return s;
-    }
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, data, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) break;
-        data += w;
-        left -= (size_t)w;
-    }
-    int e = left ? (errno ? errno : EIO) : 0;
-    if (!e && fsync(fd) != 0) e = errno;
-    if (close(fd) != 0 && !e) e = errno;
-    /* mkstemp creates 0600; give the file the usual permissions. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (!e && chmod(tmp, 0666 & ~mask) != 0) e = errno;
-    if (e) {
-        unlink(tmp);
-        free(tmp);
-        return q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    *tmp_out = tmp;
-    return Q8_OK;
+void q8_cli_error(const char *tool, const char *msg) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s: ", tool);
+    print_line(prefix, msg && *msg ? msg : "failed (no message)");
 }
 
-q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const size_t *len, int n,
-                             q8_error *err) {
-    char **tmp = calloc((size_t)n + 1, sizeof *tmp);
-    if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_status s = Q8_OK;
-    for (int i = 0; i < n && s == Q8_OK; i++)
-        s = write_temp(paths[i], data[i], len[i], &tmp[i], err);
-    for (int i = 0; i < n && s == Q8_OK; i++) {
-        if (rename(tmp[i], paths[i]) != 0) {
-            s = q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));
-            break;
-        }
-        free(tmp[i]);
-        tmp[i] = NULL;
-    }
-    for (int i = 0; i < n; i++) {
-        if (tmp[i]) unlink(tmp[i]);
-        free(tmp[i]);
-    }
-    free(tmp);
-    return s;
+void q8_cli_warn(const char *tool, const char *msg) {
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s: warning: ", tool);
+    print_line(prefix, msg ? msg : "");
 }

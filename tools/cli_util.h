@@ -11,6 +11,9 @@
 bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim);
 /* NAME=DIMS -> q8_input_shape (name points into s, which is modified). */
 bool q8_cli_parse_input_shape(char *s, q8_input_shape *out);
+/* Every dim at least 1, else "TOOL: --input-shape ...: every dim must be at
+ * least 1" on stderr and false (a model for 0 rows computes nothing). */
+bool q8_cli_dims_positive(const char *tool, const q8_input_shape *s);
 /* Output name -> file name: characters outside [A-Za-z0-9._-] become '_'. */
 void q8_cli_sanitize(const char *name, char *out, size_t n);
 /* mkdir -p */
@@ -28,11 +31,8 @@ void q8_cli_print_tensor(FILE *f, const char *name, q8_dtype dt, const int64_t *
  * quote names from a model file) are escaped, so a crafted name can neither
  * add lines nor send terminal escapes. An empty msg prints a generic one. */
 void q8_cli_error(const char *tool, const char *msg);
-/* Write n files all or nothing: each to a temp file beside it (fsync'd),
- * then all renamed into place. On failure no temp file is left and no
- * target has been replaced, except when a rename itself fails midway. */
-q8_status q8_cli_write_files(char *const *paths, uint8_t *const *data, const size_t *len, int n,
-                             q8_error *err);
+/* "TOOL: warning: MSG", escaped the same way. */
+void q8_cli_warn(const char *tool, const char *msg);
 /* Parse a positive int; false on junk. */
 bool q8_cli_parse_int(const char *s, long lo, long hi, long *out);
 

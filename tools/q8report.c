@@ -116,15 +116,33 @@ int main(int argc, char **argv) {
     }
     size_t blen = strlen(out);
     if (blen > 5 && !strcmp(out + blen - 5, ".html")) blen -= 5;
+    /* "", "dir/", "dir/.html", ".": no file name to give the three files */
+    const char *base = strrchr(out, '/') ? strrchr(out, '/') + 1 : out;
+    size_t base_len = blen - (size_t)(base - out);
+    if (base_len == 0 || (base_len == 1 && base[0] == '.') ||
+        (base_len == 2 && !strncmp(base, "..", 2))) {
+        fprintf(stderr, "q8report: -o '%s' names no file: give one like -o report.html (the "
+                "report is written to NAME.html, NAME.json and NAME.md)\n", out);
+        return 2;
+    }
     char *paths[3] = {with_ext(out, blen, ".html"), with_ext(out, blen, ".json"),
                       with_ext(out, blen, ".md")};
-    for (int i = optind; i < argc; i++)
-        for (int k = 0; k < 3; k++)
-            if (paths[k] && !strcmp(paths[k], argv[i])) {
-                fprintf(stderr, "q8report: refusing to overwrite the model '%s' with the report\n",
-                        argv[i]);
-                return 2;
+    /* Never over a file this run reads: compared as files, so "./m.json",
+     * "m.json" and a hard link to it are all the same. */
+    const char *clash = NULL;
+    for (int i = optind; i < argc + 2 && !clash; i++) { /* the models, --data, --labels */
+        const char *in = i < argc ? argv[i] : i == argc ? o.data_dir : o.labels_path;
+        for (int k = 0; in && k < 3 && !clash; k++)
+            if (paths[k] && q8_same_file(paths[k], in)) {
+                fprintf(stderr, "q8report: refusing to overwrite '%s', which this report reads, "
+                        "with %s\n", in, paths[k]);
+                clash = in;
             }
+    }
+    if (clash) {
+        for (int k = 0; k < 3; k++) free(paths[k]);
+        return 2;
+    }
     q8_error err = {0};
     q8_report r = {0};
     char *docs[3] = {0};
@@ -144,6 +162,8 @@ int main(int argc, char **argv) {
                 errno ? strerror(errno) : "not a folder");
         goto done;
     }
+    for (int k = 0; k < 3; k++)
+        if (q8_check_output_path(paths[k], &err) != Q8_OK) goto done;
     if (q8_report_build((const char *const *)argv + optind, argc - optind, &o, &r, &err) != Q8_OK)
         goto done;
     for (int i = 1; i < r.n_models; i++)
@@ -158,7 +178,9 @@ int main(int argc, char **argv) {
         goto done;
     size_t lens[3];
     for (int k = 0; k < 3; k++) lens[k] = strlen(docs[k]);
-    if (q8_cli_write_files(paths, (uint8_t *const *)docs, lens, 3, &err) != Q8_OK) goto done;
+    if (q8_write_files_atomic((const char *const *)paths, (const void *const *)docs, lens, 3,
+                              &err) != Q8_OK)
+        goto done;
     print_summary(&r, paths);
     rc = 0;
 done:

@@ -5,6 +5,7 @@
  *         [--input-shape NAME=DIMS]...
  */
 #include <errno.h>
+#include <math.h>
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,6 +130,12 @@ static bool top1_accuracy(const q8_session *s, const char *model, const char *pa
         for (int64_t i = 1; i < row; i++)
             if (v[i] > v[am]) am = i;
         int64_t want = lab->dtype == Q8_I64 ? ((const int64_t *)lab->data)[r] : ((const int32_t *)lab->data)[r];
+        if (want < 0 || want >= row) {
+            q8_fail(err, Q8_ERR_ARG, "--labels %s: label %lld (row %lld) is not a class of output "
+                    "'%s' (0 to %lld)", path, (long long)want, (long long)r, info.name,
+                    (long long)(row - 1));
+            ok = false;
+        }
         hits += am == want;
     }
     if (ok) {
@@ -140,9 +147,39 @@ static bool top1_accuracy(const q8_session *s, const char *model, const char *pa
     return ok;
 }
 
+/* NaN and infinities in a float tensor (ReLU turns a NaN input into a
+ * confident-looking answer, so they are worth a warning). */
+static int64_t count_nonfinite(q8_dtype dt, const void *data, int64_t n) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == Q8_F32) bad += !isfinite(((const float *)data)[i]);
+        else if (dt == Q8_F64) bad += !isfinite(((const double *)data)[i]);
+        else if (dt == Q8_F16) bad += (((const uint16_t *)data)[i] & 0x7c00) == 0x7c00;
+        else if (dt == Q8_BF16) bad += (((const uint16_t *)data)[i] & 0x7f80) == 0x7f80;
+        else return 0;
+    }
+    return bad;
+}
+
+static void warn_nonfinite(const char *what, const char *name, const char *file, q8_dtype dt,
+                           const int64_t *dims, int ndim, const void *data) {
+    int64_t n = 1;
+    for (int i = 0; i < ndim; i++) n *= dims[i];
+    int64_t bad = count_nonfinite(dt, data, n);
+    if (!bad) return;
+    char msg[600];
+    snprintf(msg, sizeof msg, "%s '%s'%s%s%s holds %lld NaN or infinite value%s of %lld: %s", what,
+             name, file ? " (" : "", file ? file : "", file ? ")" : "", (long long)bad,
+             bad == 1 ? "" : "s", (long long)n,
+             file ? "the outputs are not meaningful" : "check the inputs and the model");
+    q8_cli_warn("q8run", msg);
+}
+
 /* Encode every output first, check that their file names differ, then
  * write them all or none. */
-static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8_error *err) {
+static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, const char *model,
+                               const input_arg *inputs, int n_inputs, const char *labels,
+                               q8_error *err) {
     char **paths = calloc((size_t)n_out + 1, sizeof *paths);
     uint8_t **bufs = calloc((size_t)n_out + 1, sizeof *bufs);
     size_t *lens = calloc((size_t)n_out + 1, sizeof *lens);
@@ -166,15 +203,25 @@ static q8_status write_outputs(q8_session *s, int n_out, const char *out_dir, q8
             if (strcmp(paths[i], paths[j]) == 0)
                 st = q8_fail(err, Q8_ERR_ARG, "outputs '%s' and '%s' would both be written to '%s'",
                              names[j], names[i], paths[i]);
+        /* never over what this run reads */
+        const char *in = q8_same_file(paths[i], model) ? model
+                         : labels && q8_same_file(paths[i], labels) ? labels : NULL;
+        for (int k = 0; !in && k < n_inputs; k++)
+            if (q8_same_file(paths[i], inputs[k].path)) in = inputs[k].path;
+        if (st == Q8_OK && in)
+            st = q8_fail(err, Q8_ERR_ARG, "refusing to overwrite '%s', which this run reads, with "
+                         "output '%s'", in, info.name);
         if (st == Q8_OK)
             st = q8_npy_encode(info.dtype, info.dims, info.ndim, data, &bufs[i], &lens[i], err);
-        if (st != Q8_OK && st != Q8_ERR_ARG) q8_fail_prefix(err, "output '%s'", info.name);
+        if (st == Q8_ERR_UNSUPPORTED || st == Q8_ERR_NOMEM) q8_fail_prefix(err, "output '%s'", info.name);
     }
     errno = 0;
     if (st == Q8_OK && !q8_cli_mkdirs(out_dir))
         st = q8_fail(err, Q8_ERR_IO, "cannot create the output folder '%s': %s", out_dir,
                      errno ? strerror(errno) : "not a folder");
-    if (st == Q8_OK) st = q8_cli_write_files(paths, bufs, lens, n_out, err);
+    if (st == Q8_OK)
+        st = q8_write_files_atomic((const char *const *)paths, (const void *const *)bufs, lens,
+                                   n_out, err);
     for (int i = 0; i < n_out && paths && bufs; i++) {
         free(paths[i]);
         free(bufs[i]);
@@ -250,6 +297,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "q8run: --input-shape wants NAME=DIMS like data=1x3x224x224\n");
                 return 2;
             }
+            if (!q8_cli_dims_positive("q8run", &shapes[n_shapes])) return 2;
             n_shapes++;
             break;
         case 'p':
@@ -316,6 +364,8 @@ int main(int argc, char **argv) {
             q8_fail_prefix(&err, "%s", inputs[i].path);
             goto done;
         }
+        warn_nonfinite("input", name, inputs[i].path, inputs[i].t->dtype, inputs[i].t->dims,
+                       inputs[i].t->ndim, inputs[i].t->data);
     }
     int runs = bench > 0 ? (int)bench : 1;
     double *times = malloc(sizeof(double) * (size_t)runs);
@@ -349,7 +399,15 @@ int main(int argc, char **argv) {
     if (rs != Q8_OK) goto done;
 
     int n_out = q8_model_num_outputs(m);
-    if (out_dir && write_outputs(s, n_out, out_dir, &err) != Q8_OK) goto done;
+    for (int i = 0; i < n_out; i++) {
+        q8_tensor_info info;
+        const void *data;
+        q8_session_output(s, i, &info, &data, NULL);
+        warn_nonfinite("output", info.name, NULL, info.dtype, info.dims, info.ndim, data);
+    }
+    if (out_dir && write_outputs(s, n_out, out_dir, model_path, inputs, n_inputs, labels_path,
+                                 &err) != Q8_OK)
+        goto done;
     for (int i = 0; i < n_out; i++) {
         q8_tensor_info info;
         const void *data;

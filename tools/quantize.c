@@ -42,6 +42,11 @@ static int split_list(char *s, const char **list, int max, int have) {
     return have;
 }
 
+static void print_warning(void *arg, const char *msg) {
+    (void)arg;
+    q8_cli_warn("quantize", msg);
+}
+
 static void print_written(const char *out, const q8_quantize_result *r) {
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
@@ -122,7 +127,7 @@ int main(int argc, char **argv) {
     static const char *skip[MAX_LIST], *fp32[MAX_LIST];
     int n_shapes = 0, n_skip = 0, n_fp32 = 0;
     const char *out = NULL;
-    bool prune_given = false, mode_given = false;
+    bool prune_given = false, mode_given = false, percentile_given = false, scope_given = false;
     q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false;
@@ -139,6 +144,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "quantize: --input-shape wants NAME=DIMS like data=1x3x224x224\n");
                 return 2;
             }
+            if (!q8_cli_dims_positive("quantize", &shapes[n_shapes])) return 2;
             n_shapes++;
             break;
         case 'm':
@@ -153,14 +159,15 @@ int main(int argc, char **argv) {
             break;
         case 'P':
             o.percentile = strtod(optarg, &end);
-            if (*end || !(o.percentile > 0 && o.percentile <= 100)) {
+            if (end == optarg || *end || !(o.percentile > 0 && o.percentile <= 100)) {
                 fprintf(stderr, "quantize: --percentile must be in (0, 100], not '%s'\n", optarg);
                 return 2;
             }
+            percentile_given = true;
             break;
         case 'p':
             o.prune.fraction = strtod(optarg, &end);
-            if (*end || !(o.prune.fraction >= 0 && o.prune.fraction < 1)) {
+            if (end == optarg || *end || !(o.prune.fraction >= 0 && o.prune.fraction < 1)) {
                 fprintf(stderr, "quantize: --prune wants a fraction in [0, 1), not '%s'\n", optarg);
                 return 2;
             }
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "quantize: --prune-scope must be layer or global\n");
                 return 2;
             }
+            scope_given = true;
             break;
         case 'k':
             if ((n_skip = split_list(optarg, skip, MAX_LIST, n_skip)) < 0) {
@@ -239,6 +247,22 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quantize: --prune-mode unstructured needs --prune FRACTION\n");
         return 2;
     }
+    /* an option that would be ignored is refused: the person meant something by it */
+    const char *ignored =
+        prune_given && o.prune.mode == Q8_PRUNE_2_4
+            ? "--prune FRACTION goes with unstructured pruning: --prune-mode 2:4 always "
+              "prunes 2 of every 4 weights (50%)"
+        : percentile_given && o.method != Q8_CALIB_PERCENTILE
+            ? "--percentile goes with --calib-method percentile"
+        : scope_given && o.prune.mode != Q8_PRUNE_UNSTRUCTURED
+            ? "--prune-scope goes with --prune FRACTION (unstructured pruning)"
+        : n_skip && o.prune.mode == Q8_PRUNE_NONE
+            ? "--prune-skip goes with --prune or --prune-mode: nothing is pruned without them"
+            : NULL;
+    if (ignored) {
+        fprintf(stderr, "quantize: %s\n", ignored);
+        return 2;
+    }
     bool search = so.max_drop >= 0;
     if (search && !so.data_dir) {
         fprintf(stderr,
@@ -255,11 +279,12 @@ int main(int argc, char **argv) {
     o.prune.n_skip = n_skip;
     o.quant.fp32_layers = fp32;
     o.quant.n_fp32_layers = n_fp32;
+    o.warn = print_warning;
     q8_error err = {0};
     q8_quantize_result r;
     if (search) return run_search(argv[optind], out, &o, &so);
     if (q8_quantize_model(argv[optind], out, &o, &r, &err) != Q8_OK) {
-        fprintf(stderr, "quantize: %s\n", err.msg);
+        q8_cli_error("quantize", err.msg);
         return 1;
     }
     print_written(out, &r);

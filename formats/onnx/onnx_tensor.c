@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "proto_guard.h"
 
@@ -89,24 +90,25 @@ static q8_status open_external(const Onnx__TensorProto *tp, const char *base_dir
         return q8_fail(err, Q8_ERR_FORMAT,
                        "tensor '%s': external data '%s' resolves outside the model's folder",
                        name, loc);
-    FILE *f = fopen(real_file, "rb");
-    if (!f)
-        return q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot open external data '%s': %s", name,
-                       path, strerror(errno));
-    struct stat st;
+    int fd;
+    size_t fsize;
+    if (q8_open_regular(real_file, &fd, &fsize, err) != Q8_OK)
+        return q8_fail_prefix(err, "tensor '%s': external data", name);
     q8_status s = Q8_OK;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        s = q8_fail(err, Q8_ERR_IO, "tensor '%s': external data '%s' is not a regular file",
-                    name, path);
-    } else if (offset > (uint64_t)st.st_size || nbytes > (uint64_t)st.st_size - offset) {
+    FILE *f = NULL;
+    if (offset > (uint64_t)fsize || nbytes > (uint64_t)fsize - offset) {
         s = q8_fail(err, Q8_ERR_FORMAT,
-                    "tensor '%s': external data '%s' has %lld bytes, needs %zu at offset %llu",
-                    name, path, (long long)st.st_size, nbytes, (unsigned long long)offset);
+                    "tensor '%s': external data '%s' has %zu bytes, needs %zu at offset %llu",
+                    name, path, fsize, nbytes, (unsigned long long)offset);
+    } else if (!(f = fdopen(fd, "rb"))) {
+        s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot open external data '%s': %s", name,
+                    path, strerror(errno));
     } else if (fseeko(f, (off_t)offset, SEEK_SET) != 0) {
         s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot read external data '%s'", name, path);
     }
     if (s != Q8_OK) {
-        fclose(f);
+        if (f) fclose(f);
+        else close(fd);
         return s;
     }
     *out = f;

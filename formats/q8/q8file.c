@@ -245,12 +245,9 @@ bool q8_file_is_q8(const uint8_t *buf, size_t len) {
 }
 
 bool q8_file_has_magic(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
     uint8_t head[8];
-    bool q8 = fread(head, 1, 8, f) == 8 && q8_file_is_q8(head, 8);
-    fclose(f);
-    return q8;
+    size_t got;
+    return q8_read_head(path, head, 8, &got, NULL) == Q8_OK && got == 8 && q8_file_is_q8(head, 8);
 }
 
 typedef struct section {

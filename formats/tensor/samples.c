@@ -3,6 +3,7 @@
 #include "samples.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -12,29 +13,51 @@ static int cmp_str(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Sorted tensor files (.npy/.pb) in dir; -1 if dir cannot be read. */
-static int list_tensor_files(const char *dir, char ***out) {
+/* Sorted tensor files (.npy/.pb) in dir; -1 with err filled if dir cannot
+ * be read or an entry is not a regular file (a FIFO would block its
+ * reader). */
+static int list_tensor_files(const char *dir, char ***out, q8_error *err) {
     *out = NULL;
     DIR *d = opendir(dir);
-    if (!d) return -1;
+    if (!d) {
+        q8_fail(err, Q8_ERR_IO, "--calib: cannot read the folder '%s': %s", dir, strerror(errno));
+        return -1;
+    }
     int n = 0;
+    bool bad = false;
     struct dirent *e;
-    while ((e = readdir(d))) {
+    while (!bad && (e = readdir(d))) {
         if (e->d_name[0] == '.' || !q8_is_tensor_file_name(e->d_name)) continue;
         size_t len = strlen(dir) + strlen(e->d_name) + 2;
         char *p = malloc(len);
         char **l = realloc(*out, sizeof(char *) * (size_t)(n + 1));
+        if (l) *out = l;
         if (!p || !l) {
             free(p);
-            if (l) *out = l;
+            q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            bad = true;
             break;
         }
-        *out = l;
         snprintf(p, len, "%s/%s", dir, e->d_name);
         (*out)[n++] = p;
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            q8_fail(err, Q8_ERR_IO, "--calib: cannot read '%s': %s", p, strerror(errno));
+            bad = true;
+        } else if (!S_ISREG(st.st_mode)) {
+            q8_fail(err, Q8_ERR_IO, "--calib: '%s' is %s, not a regular file", p,
+                    q8_file_kind(st.st_mode));
+            bad = true;
+        }
     }
     closedir(d);
-    qsort(*out, (size_t)n, sizeof(char *), cmp_str);
+    if (bad) {
+        for (int i = 0; i < n; i++) free((*out)[i]);
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    if (n > 1) qsort(*out, (size_t)n, sizeof(char *), cmp_str);
     return n;
 }
 
@@ -43,8 +66,36 @@ static bool is_dir(const char *p) {
     return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* The file name without its folder and its .npy/.pb extension. */
+static size_t stem(const char *path, const char **start) {
+    const char *slash = strrchr(path, '/');
+    *start = slash ? slash + 1 : path;
+    const char *dot = strrchr(*start, '.');
+    return dot ? (size_t)(dot - *start) : strlen(*start);
+}
+
+/* Several inputs: sample i is the files of the same name in every input's
+ * subfolder; sorted position alone would pair unrelated files. */
+static q8_status check_pairing(const char *dir, const q8_graph *g, char ***lists, int n,
+                               q8_error *err) {
+    for (int k = 1; k < g->n_inputs; k++)
+        for (int i = 0; i < n; i++) {
+            const char *a, *b;
+            size_t la = stem(lists[0][i], &a), lb = stem(lists[k][i], &b);
+            if (la == lb && !memcmp(a, b, la)) continue;
+            return q8_fail(err, Q8_ERR_ARG,
+                           "--calib %s: '%s' of input '%s' has no file of the same name for "
+                           "input '%s' (its file in sorted order is '%s'): each sample is the "
+                           "files of the same name in every input's subfolder",
+                           dir, lists[0][i], g->tensors[g->inputs[0]]->name,
+                           g->tensors[g->inputs[k]]->name, lists[k][i]);
+        }
+    return Q8_OK;
+}
+
 void q8_samples_free(q8_sample_set *s) {
     for (int i = 0; s->paths && i < s->n_samples; i++) {
+        if (!s->paths[i]) continue; /* out of memory while building */
         for (int k = 0; k < s->n_inputs; k++) free(s->paths[i][k]);
         free(s->paths[i]);
     }
@@ -55,7 +106,12 @@ void q8_samples_free(q8_sample_set *s) {
 q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
                               q8_error *err) {
     memset(s, 0, sizeof *s);
-    if (!is_dir(dir)) return q8_fail(err, Q8_ERR_IO, "--calib %s: not a folder", dir);
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return q8_fail(err, Q8_ERR_IO, "--calib %s: %s", dir, strerror(errno));
+    if (!S_ISDIR(sb.st_mode))
+        return q8_fail(err, Q8_ERR_IO, "--calib %s: it is %s, not a folder", dir,
+                       q8_file_kind(sb.st_mode));
     int ni = g->n_inputs;
     if (ni < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
     char ***lists = calloc((size_t)ni, sizeof(char **));
@@ -70,23 +126,25 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
         const char *name = g->tensors[g->inputs[k]]->name;
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, name);
-        if (ni == 1 && !is_dir(sub)) {
-            counts[k] = list_tensor_files(dir, &lists[k]);
-        } else if (is_dir(sub)) {
-            counts[k] = list_tensor_files(sub, &lists[k]);
-        } else {
+        bool flat = ni == 1 && !is_dir(sub);
+        if (!flat && !is_dir(sub)) {
             st = q8_fail(err, Q8_ERR_IO,
                          "--calib %s: the model has %d inputs, so it needs one subfolder per input; "
                          "'%s/' is missing", dir, ni, name);
             break;
         }
-        if (counts[k] <= 0)
-            st = q8_fail(err, Q8_ERR_IO, "--calib: no .npy or .pb files in %s",
-                         ni == 1 && !is_dir(sub) ? dir : sub);
-        else if (k > 0 && counts[k] != counts[0])
+        counts[k] = list_tensor_files(flat ? dir : sub, &lists[k], err);
+        if (counts[k] < 0) {
+            counts[k] = 0;
+            st = err ? err->status : Q8_ERR_IO;
+        } else if (counts[k] == 0) {
+            st = q8_fail(err, Q8_ERR_IO, "--calib: no .npy or .pb files in %s", flat ? dir : sub);
+        } else if (k > 0 && counts[k] != counts[0]) {
             st = q8_fail(err, Q8_ERR_ARG, "--calib %s: input '%s' has %d samples, input '%s' has %d",
                          dir, name, counts[k], g->tensors[g->inputs[0]]->name, counts[0]);
+        }
     }
+    if (st == Q8_OK && ni > 1) st = check_pairing(dir, g, lists, counts[0], err);
     if (st == Q8_OK) {
         s->n_inputs = ni;
         s->n_samples = counts[0];

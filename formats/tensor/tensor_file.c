@@ -10,8 +10,14 @@ q8_status q8_tensor_file_load(const char *path, q8_tensor **out, q8_error *err) 
     uint8_t *buf;
     size_t len;
     Q8_TRY(q8_read_file(path, &buf, &len, err));
+    /* told apart by content; a file named .npy is held to be one, so that
+     * its error speaks of .npy (an empty file is no format at all) */
+    size_t n = strlen(path);
+    bool npy_name = n > 4 && strcmp(path + n - 4, ".npy") == 0;
     q8_status s;
-    if (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0) s = q8_npy_parse(buf, len, path, out, err);
+    if (len == 0) s = q8_fail(err, Q8_ERR_FORMAT, "'%s' is empty", path);
+    else if (npy_name || (len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0))
+        s = q8_npy_parse(buf, len, path, out, err);
     else s = q8_pb_parse(buf, len, path, out, err);
     free(buf);
     return s;

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "common.h"
 
 #include <errno.h>
@@ -5,6 +6,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 _Noreturn void q8_assert_fail(const char *file, int line, const char *cond) {
@@ -132,96 +134,124 @@ const char *q8_shape_str(const int64_t *dims, int ndim, char *buf, size_t n) {
     return buf;
 }
 
+/* ---- files ---- */
+
+const char *q8_file_kind(unsigned mode) {
+    switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a folder";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    default: return "a special file";
+    }
+}
+
+static q8_status not_regular(const char *path, unsigned mode, q8_error *err) {
+    return q8_fail(err, Q8_ERR_IO, "'%s' is %s, not a regular file", path, q8_file_kind(mode));
+}
+
+q8_status q8_open_regular(const char *path, int *fd_out, size_t *size, q8_error *err) {
+    *fd_out = -1;
+    *size = 0;
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer, forever; the fstat below then refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0) {
+        int e = errno;
+        if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) /* a socket: ENXIO */
+            return not_regular(path, st.st_mode, err);
+        return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+    }
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return not_regular(path, st.st_mode, err);
+    }
+    if ((uint64_t)st.st_size >= SIZE_MAX / 2) {
+        close(fd);
+        return q8_fail(err, Q8_ERR_IO, "'%s' is too large", path);
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    *fd_out = fd;
+    *size = (size_t)st.st_size;
+    return Q8_OK;
+}
+
+/* Read exactly n bytes unless the file ends first; *got: how many. */
+static bool read_all(int fd, uint8_t *buf, size_t n, size_t *got) {
+    size_t at = 0;
+    while (at < n) {
+        ssize_t r = read(fd, buf + at, n - at);
+        if (r < 0 && errno == EINTR) continue;
+        if (r < 0) return false;
+        if (r == 0) break;
+        at += (size_t)r;
+    }
+    *got = at;
+    return true;
+}
+
+q8_status q8_read_head(const char *path, void *buf, size_t n, size_t *got, q8_error *err) {
+    int fd;
+    size_t size;
+    *got = 0;
+    Q8_TRY(q8_open_regular(path, &fd, &size, err));
+    bool ok = read_all(fd, buf, n, got);
+    int e = errno;
+    close(fd);
+    return ok ? Q8_OK : q8_fail(err, Q8_ERR_IO, "cannot read '%s': %s", path, strerror(e));
+}
+
 q8_status q8_read_file(const char *path, uint8_t **data, size_t *len, q8_error *err) {
     *data = NULL;
     *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-        fclose(f);
-        return q8_fail(err, Q8_ERR_IO, "'%s' is not a regular file", path);
-    }
-    size_t n = (size_t)st.st_size;
+    int fd;
+    size_t n, got = 0;
+    Q8_TRY(q8_open_regular(path, &fd, &n, err));
     uint8_t *buf = malloc(n + 1);
     if (!buf) {
-        fclose(f);
+        close(fd);
         return q8_fail(err, Q8_ERR_NOMEM, "cannot allocate %zu bytes to read '%s'", n, path);
     }
-    if (n && fread(buf, 1, n, f) != n) {
+    bool ok = read_all(fd, buf, n, &got);
+    int e = errno;
+    close(fd);
+    if (!ok || got != n) {
         free(buf);
-        fclose(f);
-        return q8_fail(err, Q8_ERR_IO, "cannot read '%s'", path);
+        return q8_fail(err, Q8_ERR_IO, "cannot read '%s': %s", path,
+                       ok ? "it changed size while being read" : strerror(e));
     }
-    fclose(f);
     buf[n] = 0;
     *data = buf;
     *len = n;
     return Q8_OK;
 }
 
-q8_status q8_write_file_atomic(const char *path, const void *data, size_t len,
-                               q8_error *err) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    snprintf(tmp, plen + 16, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        q8_status st = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s",
-                               path, strerror(errno));
-        free(tmp);
-        return st;
-    }
-    const uint8_t *p = data;
-    size_t left = len;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            break;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    bool ok = left == 0 && fsync(fd) == 0;
-    ok = (close(fd) == 0) && ok;
-    /* mkstemp creates 0600; give the file the usual permissions. */
-    if (ok) {
-        mode_t mask = umask(0);
-        umask(mask);
-        ok = chmod(tmp, 0666 & ~mask) == 0;
-    }
-    if (ok && rename(tmp, path) != 0) ok = false;
-    if (!ok) {
-        int e = errno;
-        unlink(tmp);
-        free(tmp);
-        return q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(e));
-    }
-    free(tmp);
-    return Q8_OK;
-}
-
 q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err) {
     m->base = NULL;
     m->size = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return q8_fail(err, Q8_ERR_IO, "'%s' is not a regular file", path);
-    }
-    if (st.st_size == 0) {
+    int fd;
+    size_t size;
+    Q8_TRY(q8_open_regular(path, &fd, &size, err));
+    if (size == 0) {
         close(fd);
         return q8_fail(err, Q8_ERR_FORMAT, "'%s' is empty", path);
     }
-    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *p = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
     close(fd);
-    if (p == MAP_FAILED) return q8_fail(err, Q8_ERR_IO, "cannot map '%s': %s", path, strerror(errno));
+    if (p == MAP_FAILED) return q8_fail(err, Q8_ERR_IO, "cannot map '%s': %s", path, strerror(e));
     m->base = p;
-    m->size = (size_t)st.st_size;
+    m->size = size;
     return Q8_OK;
 }
 
@@ -229,4 +259,174 @@ void q8_unmap_file(q8_mapping *m) {
     if (m->base) munmap(m->base, m->size);
     m->base = NULL;
     m->size = 0;
+}
+
+int q8_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    return a && b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+q8_status q8_check_output_path(const char *path, q8_error *err) {
+    if (!path || !*path) return q8_fail(err, Q8_ERR_ARG, "an output path is empty");
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        /* nothing there (a dangling link: the rename replaces the link) */
+        if (errno == ENOENT) return Q8_OK;
+        return q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(errno));
+    }
+    if (S_ISREG(st.st_mode)) return Q8_OK;
+    return q8_fail(err, Q8_ERR_IO, "refusing to replace '%s': it is %s, not a regular file",
+                   path, q8_file_kind(st.st_mode));
+}
+
+/* A file being written: unnamed (O_TMPFILE) until it is complete, or, where
+ * the file system lacks O_TMPFILE, named "<path>.tmpXXXXXX" from the start. */
+typedef struct temp_file {
+    int fd;
+    char *name;             /* the named temp, or NULL */
+} temp_file;
+
+static char *dir_of(const char *path) {
+    const char *slash = strrchr(path, '/');
+    if (!slash) return q8_strdup(".");
+    if (slash == path) return q8_strdup("/");
+    size_t n = (size_t)(slash - path);
+    char *d = malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static mode_t current_umask(void) {
+    mode_t mask = umask(0);
+    umask(mask);
+    return mask;
+}
+
+static q8_status temp_open(const char *path, bool unnamed, temp_file *t, q8_error *err) {
+    t->fd = -1;
+    t->name = NULL;
+#ifdef O_TMPFILE
+    char *dir = unnamed ? dir_of(path) : NULL;
+    if (unnamed && !dir) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (dir) t->fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666); /* umask applies */
+    free(dir);
+    if (t->fd >= 0) return Q8_OK;
+#else
+    (void)unnamed;
+#endif
+    size_t plen = strlen(path) + 16;
+    if (!(t->name = malloc(plen))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    snprintf(t->name, plen, "%s.tmpXXXXXX", path);
+    t->fd = mkstemp(t->name);
+    if (t->fd < 0) {
+        int e = errno;
+        free(t->name);
+        t->name = NULL;
+        return q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", path, strerror(e));
+    }
+    /* mkstemp creates 0600; give the file the usual permissions. */
+    fchmod(t->fd, 0666 & ~current_umask());
+    return Q8_OK;
+}
+
+static void temp_discard(temp_file *t) {
+    if (t->fd >= 0) close(t->fd);
+    if (t->name) unlink(t->name);
+    free(t->name);
+    t->fd = -1;
+    t->name = NULL;
+}
+
+static q8_status temp_write(temp_file *t, const char *path, const uint8_t *p, size_t left,
+                            q8_error *err) {
+    while (left) {
+        ssize_t w = write(t->fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) break;
+        p += w;
+        left -= (size_t)w;
+    }
+    int e = left ? (errno ? errno : EIO) : 0;
+    if (!e && fsync(t->fd) != 0) e = errno;
+    if (close(t->fd) != 0 && !e) e = errno;
+    t->fd = -1;
+    return e ? q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(e)) : Q8_OK;
+}
+
+/* Give an unnamed temp a name beside path (just before the rename). */
+static q8_status temp_name(temp_file *t, int fd, const char *path, q8_error *err) {
+    size_t plen = strlen(path) + 32;
+    if (!(t->name = malloc(plen))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned x = (unsigned)ts.tv_nsec ^ (unsigned)getpid() * 2654435761u ^ (unsigned)(uintptr_t)t;
+    for (int tries = 0; tries < 100; tries++) {
+        x = x * 1103515245u + 12345u;
+        snprintf(t->name, plen, "%s.tmp%06x", path, x & 0xffffff);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, t->name, AT_SYMLINK_FOLLOW) == 0) return Q8_OK;
+        if (errno != EEXIST) break;
+    }
+    int e = errno;
+    free(t->name);
+    t->name = NULL;
+    return q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", path, strerror(e));
+}
+
+q8_status q8_write_files_atomic(const char *const *paths, const void *const *data,
+                                const size_t *len, int n, q8_error *err) {
+    if (n < 0 || (n > 0 && (!paths || !data || !len)))
+        return q8_fail(err, Q8_ERR_ARG, "q8_write_files_atomic: bad arguments");
+    for (int i = 0; i < n; i++) Q8_TRY(q8_check_output_path(paths[i], err));
+    temp_file *t = calloc((size_t)n + 1, sizeof *t);
+    int *keep = calloc((size_t)n + 1, sizeof *keep); /* unnamed temps stay open to be linked */
+    if (!t || !keep) {
+        free(t);
+        free(keep);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) t[i].fd = keep[i] = -1;
+    q8_status s = Q8_OK;
+    for (int i = 0; i < n && s == Q8_OK; i++) {
+        s = temp_open(paths[i], true, &t[i], err);
+        if (s == Q8_OK && !t[i].name && (keep[i] = dup(t[i].fd)) < 0)
+            s = q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));
+        if (s == Q8_OK) s = temp_write(&t[i], paths[i], data[i], len[i], err);
+    }
+    /* All complete: name the unnamed ones, check the targets again (they
+     * may have changed meanwhile), rename. */
+    for (int i = 0; i < n && s == Q8_OK; i++) {
+        if (t[i].name || temp_name(&t[i], keep[i], paths[i], NULL) == Q8_OK) continue;
+        /* no /proc to link through: write it again, named from the start */
+        s = temp_open(paths[i], false, &t[i], err);
+        if (s == Q8_OK) s = temp_write(&t[i], paths[i], data[i], len[i], err);
+    }
+    for (int i = 0; i < n && s == Q8_OK; i++) {
+        s = q8_check_output_path(paths[i], err);
+        if (s == Q8_OK && rename(t[i].name, paths[i]) != 0)
+            s = q8_fail(err, Q8_ERR_IO, "cannot write '%s': %s", paths[i], strerror(errno));
+        if (s == Q8_OK) {
+            free(t[i].name);
+            t[i].name = NULL;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        temp_discard(&t[i]);
+        if (keep[i] >= 0) close(keep[i]);
+    }
+    free(t);
+    free(keep);
+    return s;
+}
+
+q8_status q8_write_file_atomic(const char *path, const void *data, size_t len,
+                               q8_error *err) {
+    const char *const paths[1] = {path};
+    const void *const bufs[1] = {data};
+    return q8_write_files_atomic(paths, bufs, &len, 1, err);
 }

@@ -67,6 +67,22 @@ static inline bool q8_norm_axis(int64_t axis, int rank, int *out) {
     return true;
 }
 
+/* ---- files: every path q8 reads or writes goes through these ----
+ * Reading opens without blocking (a FIFO would wait for a writer forever),
+ * then fstat()s the open file and refuses anything but a regular file
+ * before a byte is read. Writing refuses to replace anything but a regular
+ * file or nothing (links followed), and goes through a temp file that has
+ * no name until it is complete (see q8_write_files_atomic in q8.h). */
+
+/* Open path read-only; *fd is an ordinary (blocking) descriptor of a
+ * regular file, *size its size. Errors name the path and what it is ("a
+ * FIFO, not a regular file"). */
+q8_status q8_open_regular(const char *path, int *fd, size_t *size, q8_error *err);
+/* The first n bytes (fewer if the file is shorter: *got says how many). */
+q8_status q8_read_head(const char *path, void *buf, size_t n, size_t *got, q8_error *err);
+/* "a FIFO", "a folder", "a character device", ... for an st_mode. */
+const char *q8_file_kind(unsigned mode);
+
 /* A read-only mapping of a whole file. */
 typedef struct q8_mapping {
     void *base;             /* NULL: none */
@@ -77,9 +93,10 @@ typedef struct q8_mapping {
 q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err);
 void q8_unmap_file(q8_mapping *m);
 
-/* Read a whole file; *data is malloc'd (NUL-terminated for convenience). */
+/* Read a whole regular file; *data is malloc'd (NUL-terminated for
+ * convenience). */
 q8_status q8_read_file(const char *path, uint8_t **data, size_t *len, q8_error *err);
-/* Write atomically: temp file in the same folder, fsync, rename. */
+/* One file, as q8_write_files_atomic. */
 q8_status q8_write_file_atomic(const char *path, const void *data, size_t len,
                                q8_error *err);
 

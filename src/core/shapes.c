@@ -55,6 +55,14 @@ q8_status q8_graph_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error
             if (t->dims[d] < 0 && used < sizeof dyn)
                 used += (size_t)snprintf(dyn + used, sizeof dyn - used, "%s%d ('%s')",
                                          used ? ", " : "", d, t->dim_param[d] ? t->dim_param[d] : "?");
+        /* shapes given for fewer inputs than the model has: this input
+         * was most likely forgotten, not meant to stay dynamic */
+        if (n_opt > 0 && n_opt < g->n_inputs)
+            return q8_fail(err, Q8_ERR_SHAPE,
+                           "the model has %d inputs and %d %s given: input '%s' is missing (its "
+                           "dims %s are dynamic: give the input, or fix them with --input-shape "
+                           "%s=DxDx...)", g->n_inputs, n_opt, n_opt == 1 ? "was" : "were",
+                           t->name, dyn, t->name);
         return q8_fail(err, Q8_ERR_SHAPE,
                        "input '%s' has dynamic dims %s; fix them with --input-shape %s=DxDx...",
                        t->name, dyn, t->name);

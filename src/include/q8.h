@@ -125,6 +125,24 @@ q8_status q8_fail(q8_error *err, q8_status st, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 q8_status q8_fail_prefix(q8_error *err, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Files, written the way q8 writes its own (the command-line tools use
+ * these). An output path may hold a regular file (replaced) or nothing;
+ * anything else there, links followed (a device such as /dev/null, a FIFO,
+ * a socket, a folder), is refused, never replaced. */
+q8_status q8_check_output_path(const char *path, q8_error *err);
+/* Write n files all or nothing: each goes to a temp file beside it that
+ * has no name while it is written (O_TMPFILE where the file system has it,
+ * so a write killed by a signal leaves nothing behind), is fsync'd, and
+ * only when all are complete are they renamed into place. On failure no
+ * temp file is left and no target has been replaced, except when a rename
+ * itself fails midway. Each path is checked as q8_check_output_path. */
+q8_status q8_write_files_atomic(const char *const *paths, const void *const *data,
+                                const size_t *len, int n, q8_error *err);
+/* 1 when a and b name the same existing file (device and inode: "./x",
+ * "x" and a hard link to x are all the same file), else 0. */
+int q8_same_file(const char *a, const char *b);
+
 /* Online CPUs (at least 1): the default thread count. */
 int q8_cpu_count(void);
 const char *q8_dtype_name(q8_dtype t);

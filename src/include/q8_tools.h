@@ -75,6 +75,11 @@ typedef struct q8_quantize_options {
     q8_quant_options quant;
     int n_threads;                      /* for calibration; 0 = all CPUs */
     const struct q8_meta *extra_meta;   /* internal (the --max-drop search): NULL */
+    /* Called with each warning a person should see (calibration data that
+     * looks wrong: non-finite or all-zero activations, outlier samples);
+     * NULL: warnings are dropped. One line each, no newline. */
+    void (*warn)(void *arg, const char *msg);
+    void *warn_arg;
 } q8_quantize_options;
 
 typedef struct q8_quantize_result {

@@ -9,21 +9,30 @@ void q8_hist_init(q8_hist *h) {
     h->max = -INFINITY;
 }
 
-void q8_hist_range(q8_hist *h, const float *x, int64_t n) {
-    double lo = h->min, hi = h->max;
+void q8_hist_range(q8_hist *h, const float *x, int64_t n, bool kept) {
+    double lo = h->min, hi = h->max, ka = h->kept_amax;
+    uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
-        if (!isfinite(v)) continue;
+        if (!isfinite(v)) {
+            bad++;
+            continue;
+        }
         if (v < lo) lo = v;
         if (v > hi) hi = v;
+        if (kept && fabsf(v) > ka) ka = fabsf(v);
     }
     h->min = lo;
     h->max = hi;
+    if (kept) {
+        h->kept_amax = ka;
+        h->nonfinite += bad;
+        h->seen += (uint64_t)n - bad;
+    }
 }
 
 void q8_hist_freeze(q8_hist *h) {
-    double a = fmax(fabs(h->min), fabs(h->max));
-    h->amax = isfinite(a) && a > 0 ? a : 0;
+    h->amax = isfinite(h->kept_amax) && h->kept_amax > 0 ? h->kept_amax : 0;
 }
 
 void q8_hist_add(q8_hist *h, const float *x, int64_t n) {
@@ -35,12 +44,8 @@ void q8_hist_add(q8_hist *h, const float *x, int64_t n) {
     double scale = Q8_HIST_BINS / h->amax;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
-        if (!isfinite(v)) {
-            h->nonfinite++;
-            continue;
-        }
-        int64_t b = (int64_t)(fabs((double)v) * scale);
-        if (b >= Q8_HIST_BINS) b = Q8_HIST_BINS - 1;
+        if (!isfinite(v)) continue;
+        int64_t b = (int64_t)fmin(fabs((double)v) * scale, Q8_HIST_BINS - 1);
         h->bins[b]++;
         h->count++;
     }
@@ -137,20 +142,23 @@ static float entropy_threshold(const q8_hist *hist) {
 
 float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile) {
     float t;
-    if (h->amax <= 0 || h->count == 0) return Q8_MIN_THRESHOLD;
-    switch (m) {
-    case Q8_CALIB_PERCENTILE: t = percentile_threshold(h, percentile); break;
-    case Q8_CALIB_MSE: t = q8_calib_mse_threshold(h); break;
-    case Q8_CALIB_ENTROPY:
+    if (m == Q8_CALIB_MINMAX) {
+        double a = fmax(fabs(h->min), fabs(h->max));
+        t = isfinite(a) ? (float)a : 0;
+    } else if (h->amax <= 0 || h->count == 0) {
+        return Q8_MIN_THRESHOLD;
+    } else if (m == Q8_CALIB_PERCENTILE) {
+        t = percentile_threshold(h, percentile);
+    } else if (m == Q8_CALIB_MSE) {
+        t = q8_calib_mse_threshold(h);
+    } else {
         /* KL cannot see clipping when the cut falls on a dominant spike
          * (a constant image background, a saturated activation): both
          * distributions are then nearly one point and the divergence is ~0.
          * Guard: never clip more than 0.1% of the values. */
         t = fmaxf(entropy_threshold(h), percentile_threshold(h, Q8_ENTROPY_GUARD_PERCENTILE));
-        break;
-    default: t = (float)h->amax; break;
     }
-    if (t > (float)h->amax) t = (float)h->amax;
+    if (m != Q8_CALIB_MINMAX && t > (float)h->amax) t = (float)h->amax;
     if (!(t >= Q8_MIN_THRESHOLD) || !isfinite(t)) t = Q8_MIN_THRESHOLD;
     return t;
 }

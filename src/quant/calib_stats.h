@@ -1,7 +1,12 @@
 /* Calibration statistics for one activation tensor, and the three ways to
  * turn them into a symmetric INT8 range: minmax, percentile, entropy (KL
  * divergence over a 2048-bin histogram of |x|, as TensorRT's entropy
- * calibrator does). Memory is fixed per tensor, whatever the sample count. */
+ * calibrator does). Memory is fixed per tensor, whatever the sample count.
+ *
+ * Outlier samples (calibrate.c decides which: see docs/robustness.md) count
+ * in the minmax range but not in the histogram: its range is the largest
+ * |x| of the kept samples, so one wild value cannot squeeze every other
+ * value into bin 0, and percentile and entropy see the kept samples only. */
 #ifndef Q8_CALIB_H
 #define Q8_CALIB_H
 
@@ -15,23 +20,29 @@
 
 
 typedef struct q8_hist {
-    double min, max;        /* pass 1: observed range */
+    double min, max;        /* pass 1: observed range, every sample (minmax) */
+    double kept_amax;       /* pass 1: largest |x| of the kept samples */
     double amax;            /* histogram range [0, amax] of |x| (fixed after pass 1) */
     uint64_t count;         /* values in the histogram */
-    uint64_t nonfinite;     /* NaN/inf values seen (ignored) */
+    uint64_t seen;          /* pass 1: finite values of the kept samples */
+    uint64_t nonfinite;     /* pass 1: NaN/inf values of the kept samples (left out) */
     uint64_t bins[Q8_HIST_BINS];
 } q8_hist;
 
 void q8_hist_init(q8_hist *h);
-/* Pass 1: extend the observed range. */
-void q8_hist_range(q8_hist *h, const float *x, int64_t n);
-/* Between passes: fix the histogram range from the observed range. */
+/* Pass 1: extend the observed range; kept: the sample counts in the
+ * histogram (false for an outlier sample: minmax range only). */
+void q8_hist_range(q8_hist *h, const float *x, int64_t n, bool kept);
+/* Between passes: fix the histogram range [0, kept_amax]. */
 void q8_hist_freeze(q8_hist *h);
-/* Pass 2: count |x| into the bins (values past amax go to the last bin). */
+/* Pass 2 (kept samples only): count |x| into the bins (values past amax go
+ * to the last bin; non-finite values are left out). */
 void q8_hist_add(q8_hist *h, const float *x, int64_t n);
 
 /* The clipping threshold T (quantization scale = T / 127). percentile is in
- * (0, 100], used by Q8_CALIB_PERCENTILE. Never returns 0, inf or NaN. */
+ * (0, 100], used by Q8_CALIB_PERCENTILE. minmax: the largest |x| of every
+ * sample; percentile and entropy: from the histogram of the kept samples.
+ * Never returns 0, inf or NaN. */
 float q8_calib_threshold(const q8_hist *h, q8_calib_method m, double percentile);
 /* The threshold with the least squared error of INT8 quantization (calib_mse.c). */
 float q8_calib_mse_threshold(const q8_hist *h);

@@ -12,7 +12,14 @@ typedef struct q8_calib_options {
     q8_calib_method method;
     double percentile;      /* for Q8_CALIB_PERCENTILE, e.g. 99.99 */
     int n_threads;
+    void (*warn)(void *arg, const char *msg);   /* may be NULL */
+    void *warn_arg;
 } q8_calib_options;
+
+/* A sample whose input reaches more than this many times the largest |x|
+ * of the other samples is an outlier (see mark_outliers in calibrate.c):
+ * percentile and entropy leave it out, minmax keeps it and warns. */
+#define Q8_CALIB_OUTLIER_FACTOR 64.0
 
 typedef struct q8_calibration {
     int n_tensors;
@@ -22,7 +29,11 @@ typedef struct q8_calibration {
 } q8_calibration;
 
 /* g must be the optimized FP32 graph the quantizer will rewrite; its input
- * shapes must match the samples'. */
+ * shapes must match the samples'. Refuses samples that cannot calibrate
+ * anything (no values, NaN or inf in an input, an input 0 in every sample);
+ * warns (o->warn) about outlier samples, tensors with non-finite values
+ * (those with no finite value at all stay in FP32: threshold 0) and tensors
+ * that are 0 on every sample. */
 q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
                        q8_calibration *out, q8_error *err);
 void q8_calibration_free(q8_calibration *c);

@@ -18,11 +18,6 @@ static double now_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-static bool same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
 static const char *method_name(q8_calib_method m) {
     return m == Q8_CALIB_MINMAX ? "minmax" : m == Q8_CALIB_ENTROPY ? "entropy" : m == Q8_CALIB_MSE ? "mse" : "percentile";
 }
@@ -44,6 +39,23 @@ static size_t plan_arena(const q8_graph *g, q8_plan *p, q8_error *err) {
     return q8_plan_build(g, NULL, NULL, p, NULL) == Q8_OK ? p->arena_bytes : 0;
 }
 
+/* Options the library itself must refuse (the tools check the rest). */
+static q8_status check_options(const q8_quantize_options *o, q8_error *err) {
+    for (int k = 0; k < o->n_input_shapes; k++) {
+        const q8_input_shape *is = &o->input_shapes[k];
+        for (int d = 0; d < is->ndim && d < Q8_MAX_DIMS; d++)
+            if (is->dims[d] < 1) {
+                char sb[128];
+                return q8_fail(err, Q8_ERR_ARG,
+                               "--input-shape %s=%s: every dim must be at least 1 (a model for "
+                               "%lld rows has nothing to compute)", is->name ? is->name : "",
+                               q8_shape_str(is->dims, is->ndim, sb, sizeof sb),
+                               (long long)is->dims[d]);
+            }
+    }
+    return Q8_OK;
+}
+
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                             const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
     double t0 = now_s();
@@ -52,8 +64,11 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         return q8_fail(err, Q8_ERR_ARG,
                        "calibration data is needed (--calib DIR): INT8 activation ranges are "
                        "measured by running the model on samples of its real inputs");
-    if (same_file(onnx_path, out_path))
+    if (q8_same_file(onnx_path, out_path))
         return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx_path);
+    Q8_TRY(check_options(o, err));
+    /* before minutes of calibration, not after */
+    Q8_TRY(q8_check_output_path(out_path, err));
     uint8_t *buf;
     size_t len;
     Q8_TRY(q8_read_file(onnx_path, &buf, &len, err));
@@ -72,6 +87,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
      * the deployment shapes (--input-shape, e.g. a larger batch) and takes
      * the thresholds by tensor name. */
     q8_status s = q8_onnx_load(onnx_path, &gcal, err);
+    if (s == Q8_OK && (s = q8_check_weights(gcal, err)) != Q8_OK) q8_fail_prefix(err, "%s", onnx_path);
+    if (s == Q8_OK) s = q8_check_layer_names(gcal, false, &o->prune, &o->quant, err);
     if (s == Q8_OK) s = q8_samples_from_dir(o->calib_dir, gcal, &samples, err);
     if (s == Q8_OK && samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
     for (int k = 0; s == Q8_OK && k < samples.n_inputs; k++) {
@@ -81,13 +98,22 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         shapes[k].name = gcal->tensors[gcal->inputs[k]]->name;
         shapes[k].ndim = t->ndim;
         memcpy(shapes[k].dims, t->dims, sizeof shapes[k].dims);
+        if (q8_tensor_numel(t) == 0) {
+            char sb[128];
+            s = q8_fail(err, Q8_ERR_ARG,
+                        "calibration sample %s: input '%s' has shape %s: no values to measure",
+                        samples.paths[0][k], shapes[k].name,
+                        q8_shape_str(t->dims, t->ndim, sb, sizeof sb));
+        }
         q8_tensor_free(t);
     }
     q8_load_options lcal = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
-    if (s == Q8_OK) s = q8_passes_run_for_quantize(gcal, &lcal, err);
-    if (s != Q8_OK) q8_fail_prefix(err, "at the calibration samples' shapes");
+    if (s == Q8_OK && (s = q8_passes_run_for_quantize(gcal, &lcal, err)) != Q8_OK)
+        q8_fail_prefix(err, "at the calibration samples' shapes");
+    if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &meta, err);
-    q8_calib_options co = {.method = o->method, .percentile = o->percentile, .n_threads = o->n_threads};
+    q8_calib_options co = {.method = o->method, .percentile = o->percentile,
+                           .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
     if (s == Q8_OK && o->n_input_shapes) {
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};

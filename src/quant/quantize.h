@@ -8,6 +8,12 @@
 #include "meta.h"
 #include "q8_tools.h"
 
+/* Refuse non-finite weights and biases of Conv/ConvTranspose/Gemm/MatMul,
+ * and BatchNormalization parameters that are non-finite or give a
+ * non-positive variance + epsilon, naming the node and the initializer.
+ * Run on the graph as imported, before the passes fold anything. */
+q8_status q8_check_weights(const q8_graph *g, q8_error *err);
+
 /* Zero the smallest weights of every Conv/ConvTranspose/Gemm/MatMul with
  * constant weights (shared weight tensors are pruned once). Records
  * layer.<node>.sparsity in meta. */
@@ -21,9 +27,23 @@ q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_err
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err);
 
+/* The nodes --fp32-layers can keep in FP32: Conv, ConvTranspose, Gemm,
+ * MatMul and the elementwise ops the rewrite runs as int8 tables. */
+bool q8_is_quant_layer(const q8_node *n);
+
+/* Every name in --prune-skip and --fp32-layers must name a layer of the
+ * model: a typo would quietly drop the protection it asks for. raw: the
+ * graph as imported (the name must be a node of it); then, after the
+ * passes, opt: it must still be there (not folded or fused away) and be a
+ * layer the option applies to. */
+q8_status q8_check_layer_names(const q8_graph *g, bool optimized, const q8_prune_options *p,
+                               const q8_quant_options *q, q8_error *err);
+
 /* Symmetric per-output-channel INT8 of a weight matrix viewed as
  * [channels, per_channel]: scales[c] = max|w| / 127 (1 for an all-zero
- * channel), q = round_half_even(w / scale) clamped to [-127, 127]. */
+ * channel), q = round_half_even(w / scale) clamped to [-127, 127]. w must be
+ * finite (q8_check_weights; the rewrite checks again): a NaN gives 0 rather
+ * than the undefined float-to-int cast. */
 void q8_quantize_weights(const float *w, int64_t channels, int64_t per_channel, int8_t *q,
                          float *scales);
 

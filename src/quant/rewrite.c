@@ -63,6 +63,14 @@ static bool f32_act(const q8_tensor *t) { return t && !t->data && t->dtype == Q8
 
 /* ---- classification ---- */
 
+bool q8_is_quant_layer(const q8_node *n) {
+    if (is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul"))
+        return true;
+    for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
+        if (is_op(n, lut_ops[i])) return true;
+    return false;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -225,14 +233,24 @@ void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *
         scales[ch] = s;
         for (int64_t i = 0; i < per; i++) {
             float v = nearbyintf(wc[i] / s); /* round half to even */
-            q[ch * per + i] = (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+            q[ch * per + i] = v != v ? 0 : (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
         }
     }
 }
 
 /* New int8 weight tensor [channels, per...] with shape dims, from float
  * data w (channel-major), per-channel scales on axis 0. */
-static int weight_tensor(qctx *c, const char *base, const float *w, const int64_t *dims, int nd) {
+static int weight_tensor(qctx *c, const q8_node *n, const char *base, const float *w,
+                         const int64_t *dims, int nd) {
+    int64_t numel;
+    Q8_ASSERT(q8_shape_numel(dims, nd, &numel));
+    for (int64_t i = 0; i < numel; i++)
+        if (!isfinite(w[i])) { /* q8_check_weights saw the initializers; this is derived */
+            q8_node_fail(c->err, Q8_ERR_FORMAT, n,
+                         "weight '%s' holds a non-finite value (%g at element %lld): q8 cannot "
+                         "quantize non-finite weights", base, (double)w[i], (long long)i);
+            return -1;
+        }
     int t = add_tensor(c, base, "_q8");
     if (t < 0) return -1;
     q8_tensor *tt = c->g->tensors[t];
@@ -251,8 +269,8 @@ static int weight_tensor(qctx *c, const char *base, const float *w, const int64_
 }
 
 /* INT32 bias in the accumulator scale sx * sw[c]; NULL bias -> -1. */
-static int bias_tensor(qctx *c, const char *base, const float *b, int64_t n, bool scalar_b,
-                       float beta, float sx, const float *sw) {
+static int bias_tensor(qctx *c, const char *base, const char *bname, const float *b, int64_t n,
+                       bool scalar_b, float beta, float sx, const float *sw) {
     if (!b) return -1;
     int t = add_tensor(c, base, "_q8bias");
     if (t < 0) return -2;
@@ -262,6 +280,12 @@ static int bias_tensor(qctx *c, const char *base, const float *b, int64_t n, boo
     int32_t *q = tt->data;
     for (int64_t i = 0; i < n; i++) {
         double v = (double)beta * (scalar_b ? b[0] : b[i]) / ((double)sx * sw[i]);
+        if (!isfinite(v)) {
+            q8_fail(c->err, Q8_ERR_FORMAT, "bias '%s' holds a non-finite value (%g at element "
+                    "%lld): q8 cannot quantize it", bname, (double)(scalar_b ? b[0] : b[i]),
+                    (long long)i);
+            return -2;
+        }
         v = nearbyint(v);
         q[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
     }
@@ -377,13 +401,14 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
         float alpha;
         float *wm = weights_matrix(c, n, dims, &nd, &alpha);
         if (!wm) return c->err->status;
-        int wq = weight_tensor(c, g->tensors[n->inputs[1]]->name, wm, dims, nd);
+        int wq = weight_tensor(c, n, g->tensors[n->inputs[1]]->name, wm, dims, nd);
         free(wm);
         if (wq < 0) return c->err->status;
         n = g->nodes[ni];
         const q8_tensor *b = q8_in(g, n, 2);
         float beta = is_op(n, "Gemm") ? q8_attr_float(n, "beta", 1.0f) : 1.0f;
-        int bq = bias_tensor(c, g->tensors[n->inputs[1]]->name, b ? b->data : NULL, dims[0],
+        int bq = bias_tensor(c, g->tensors[n->inputs[1]]->name, b ? b->name : "",
+                             b ? b->data : NULL, dims[0],
                              b && q8_tensor_numel(b) == 1 && dims[0] != 1, beta, sx,
                              g->tensors[wq]->q.scale);
         if (bq == -2) return c->err->status;
@@ -436,7 +461,7 @@ static q8_status rewrite_pass(qctx *c, int ni) {
             const q8_tensor *b = q8_in(g, n, k);
             if (!b) continue;
             double v = nearbyint(*(const float *)b->data / s);
-            v = v > 127 ? 127 : v < -128 ? -128 : v;
+            v = v != v ? 0 : v > 127 ? 127 : v < -128 ? -128 : v;
             int t = scalar_const(c, g->tensors[y]->name, k == 1 ? "_q8min" : "_q8max", Q8_I8, v);
             if (t < 0) return c->err->status;
             n = g->nodes[ni];

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -95,19 +96,16 @@ bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
     return true;
 }
 
-static bool same_file(const char *a, const char *b) {
-    struct stat sa, sb;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-        sa.st_ino == sb.st_ino;
-}
-
 /* Quantize with the current fallbacks and measure it. rep[0..1] are filled
- * (the caller frees them). */
+ * (the caller frees them). The trial file is removed as soon as it is
+ * mapped, so that a search stopped by a signal leaves (almost) nothing;
+ * the first trial alone passes on calibration warnings (the others would
+ * repeat them). */
 static q8_status run_trial(const char *onnx, const char *path, const q8_quantize_options *base,
                            const q8_input_shape *shapes, int n_shapes, const name_list *fp32,
                            const name_list *dense, const q8_model *fm, const q8_sample_set *s,
-                           const q8_tensor *labels, int n_threads, q8_report_model rep[2],
-                           q8_quantize_result *qr, q8_error *err) {
+                           const q8_tensor *labels, int n_threads, bool first,
+                           q8_report_model rep[2], q8_quantize_result *qr, q8_error *err) {
     q8_quantize_options o = *base;
     o.input_shapes = shapes;
     o.n_input_shapes = n_shapes;
@@ -116,10 +114,13 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
     o.quant.fp32_layers = (const char *const *)fp32->v;
     o.quant.n_fp32_layers = fp32->n;
     o.extra_meta = NULL;
+    if (!first) o.warn = NULL;
     Q8_TRY(q8_quantize_model(onnx, path, &o, qr, err));
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
     q8_model *qm = NULL;
-    Q8_TRY(q8_model_open(path, &lo, &qm, err));
+    q8_status os = q8_model_open(path, &lo, &qm, err);
+    unlink(path);
+    Q8_TRY(os);
     memset(rep, 0, 2 * sizeof *rep);
     q8_compare_options co = {.labels = labels, .per_layer = true, .n_threads = n_threads};
     const q8_model *qs[1] = {qm};
@@ -200,8 +201,9 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     if (so->max_trials < 1) return q8_fail(err, Q8_ERR_ARG, "--max-trials must be >= 1");
     if (!(so->max_drop >= 0 && so->max_drop <= 100))
         return q8_fail(err, Q8_ERR_ARG, "--max-drop must be in [0, 100] percentage points");
-    if (same_file(onnx, out))
+    if (q8_same_file(onnx, out))
         return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx);
+    Q8_TRY(q8_check_output_path(out, err));
 
     q8_sample_set samples = {0};
     q8_tensor_info *inputs = NULL;
@@ -229,15 +231,19 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         st = nl_add(&dense, o->prune.skip[i], err);
         if (st == Q8_OK) st = nl_add(&user_dense, o->prune.skip[i], err);
     }
-    if (st == Q8_OK) {
-        snprintf(trial, strlen(out) + 16, "%s.trialXXXXXX", out);
-        int fd = mkstemp(trial);
-        if (fd < 0)
-            st = q8_fail(err, Q8_ERR_IO, "cannot create a file next to '%s': %s", out,
-                         strerror(errno));
-        else close(fd);
+    if (st == Q8_OK) { /* a name beside out, held only while a trial is mapped */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        unsigned x = (unsigned)(ts.tv_nsec ^ getpid() * 40503);
+        struct stat sb;
+        int tries = 0;
+        do { /* a name nothing has: the trial's write would replace a file there */
+            x = x * 1103515245u + 12345u;
+            snprintf(trial, strlen(out) + 16, "%s.trial%06x", out, x & 0xffffff);
+        } while (lstat(trial, &sb) == 0 && ++tries < 100);
+        if (tries == 100)
+            st = q8_fail(err, Q8_ERR_IO, "cannot find a free file name next to '%s'", out);
     }
-    bool have_trial_file = st == Q8_OK;
     r->labels = labels != NULL;
     r->best.drop = INFINITY;
     q8_search_action action = Q8_SEARCH_AS_ASKED;
@@ -246,7 +252,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     while (st == Q8_OK && r->trials < so->max_trials) {
         q8_quantize_result qr;
         st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels,
-                       o->n_threads, rep, &qr, err);
+                       o->n_threads, r->trials == 0, rep, &qr, err);
         if (st != Q8_OK) break;
         if (rep[0].rows <= 0) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
@@ -292,7 +298,6 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     }
     q8_report_model_free(&rep[0]);
     q8_report_model_free(&rep[1]);
-    if (have_trial_file) unlink(trial);
     r->met = st == Q8_OK && r->best.drop <= so->max_drop;
     /* The best trial, at the deployment shapes, with the search's record. */
     if (st == Q8_OK) st = search_meta(r, so, &meta, err);
@@ -312,6 +317,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         fo.prune.skip = (const char *const *)bd.v;
         fo.prune.n_skip = bd.n;
         fo.extra_meta = &meta;
+        fo.warn = NULL; /* the first trial gave them */
         if (st == Q8_OK) st = q8_quantize_model(onnx, out, &fo, &r->q, err);
         nl_free(&bf);
         nl_free(&bd);

@@ -95,15 +95,10 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8
 }
 
 static int file_kind(const char *path, q8_error *err) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        q8_fail(err, Q8_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-        return -1;
-    }
     uint8_t head[8];
-    bool q8 = fread(head, 1, 8, f) == 8 && q8_file_is_q8(head, 8);
-    fclose(f);
-    return q8;
+    size_t got;
+    if (q8_read_head(path, head, 8, &got, err) != Q8_OK) return -1;
+    return got == 8 && q8_file_is_q8(head, 8);
 }
 
 void q8_report_free(q8_report *r) {

@@ -369,6 +369,14 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                          (long long)(rows * s->n_samples), o0->name, s->n_samples);
             goto done;
         }
+        for (int64_t i = 0; i < rows * s->n_samples; i++)
+            if (label_at(l, i) < 0 || label_at(l, i) >= row) {
+                st = q8_fail(err, Q8_ERR_ARG,
+                             "--labels: label %lld (row %lld) is not a class of output '%s' "
+                             "(0 to %lld)", (long long)label_at(l, i), (long long)i, o0->name,
+                             (long long)(row - 1));
+                goto done;
+            }
     } else if (o->labels) {
         st = q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor",
                      o0 ? o0->name : "?");

@@ -313,7 +313,7 @@ def main():
     add("ext_too_small.onnx", with_init(ext(tensor("w", [5]), location="ext_data.bin")),
         "has 16 bytes, needs 20 at offset 0")
     add("ext_is_directory.onnx", with_init(ext(tensor("w", [2]), location="subdir")),
-        "is not a regular file")
+        "is a folder, not a regular file")
     add("ext_big_shape.onnx", with_init(ext(tensor("w", [1 << 20, 1 << 12]), location="ext_data.bin")),
         "has 16 bytes, needs 17179869184")
 
@@ -490,6 +490,12 @@ def main():
         f.write(ser(model([helper.make_node("Relu", ["x"], ["y"])],
                           inputs=[vi("x"), vi("b", elem=TensorProto.BFLOAT16)],
                           outputs=[vi("y"), vi("b", elem=TensorProto.BFLOAT16)])))
+    # Two inputs with a dynamic first dim: given one input, q8run must name
+    # the missing one rather than ask for its dims.
+    with open(os.path.join(sp, "two_dynamic.onnx"), "wb") as f:
+        f.write(ser(model([helper.make_node("Add", ["a", "b"], ["y"])],
+                          inputs=[vi("a", ("N", 2)), vi("b", ("N", 2))],
+                          outputs=[vi("y", ("N", 2))])))
     with open(os.path.join(sp, "b_bf16.pb"), "wb") as f:
         f.write(tensor("b", [2], TensorProto.BFLOAT16, int32_data=[0x3f80, 0x4000]).SerializeToString())
 
