@@ -454,6 +454,32 @@ Test(rnn, run_time_lengths_clamped) {
     rc_free(&d);
 }
 
+/* All inputs constant: the node is folded at load (one thread, no pool)
+ * and gives what a session computes. */
+Test(rnn, folded_at_load) {
+    rc_case c = {.op = "LSTM", .dir = 2, .S = 7, .N = 3, .I = 4, .H = 5, .bias = true,
+                 .const_w = true};
+    rc_data d = rc_make(&c, 21);
+    const void *data[8];
+    rc_feed(&c, &d, data);
+    void *o1[3] = {0}, *o2[3] = {0};
+    q8_tensor_info i1[3], i2[3];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(rc_build(&c, &d), data, 2, o1, i1, 3, &err), Q8_OK, "%s", err.msg);
+    q8_graph *g = rc_build(&c, &d);
+    q8_tensor *x = g->tensors[g->inputs[0]];
+    cr_assert_eq(q8_tensor_alloc_data(x, NULL), Q8_OK);
+    memcpy(x->data, d.x, q8_tensor_nbytes(x));
+    g->n_inputs = 0;
+    cr_assert_eq(q8t_run(g, NULL, 1, o2, i2, 3, &err), Q8_OK, "%s", err.msg);
+    const size_t count[3] = {7 * 2 * 3 * 5, 2 * 3 * 5, 2 * 3 * 5};
+    for (int k = 0; k < 3; k++) {
+        cr_assert(memcmp(o1[k], o2[k], sizeof(float) * count[k]) == 0, "output %d", k);
+        free(o1[k]), free(o2[k]);
+    }
+    rc_free(&d);
+}
+
 /* ---------------------------------------------------------------- errors */
 
 static void replace_str(q8_graph *g, const char *name, const char *v) {
