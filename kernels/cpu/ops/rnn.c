@@ -74,7 +74,7 @@ static q8_status rnn_prepare(const q8_graph *g, const q8_node *n, void **prep, s
     if (!blob) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing %s weights", n->op_type);
     memcpy(blob, &off, sizeof off);
     if (wb) q8_sgemm_pack_b(blob + off.w, true, p->input, cols, w->data, p->input, 1, 0, 0);
-    for (int d = 0; d < p->dirs; d++) {
+    for (int d = 0; rb && d < p->dirs; d++) {
         const float *rd = dir_r(p, r->data, d);
         if (rb) q8_sgemm_pack_b(blob + off.r[d], true, H, step_cols(p), rd, H, 1, 0, 0);
         if (rhb) q8_sgemm_pack_b(blob + off.rh[d], true, H, H, rd + 2 * H * H, H, 1, 0, 0);
@@ -325,11 +325,15 @@ static float *opt_out(const q8_exec *x, const q8_node *n, int i) {
  * linear_before_reset, Rbh goes inside the reset product instead. */
 static void fill_bias(const q8_rnn_params *p, const float *b, float *bias) {
     int64_t GH = p->gates * p->hidden;
+    if (!b) {
+        memset(bias, 0, sizeof(float) * (size_t)(p->dirs * GH));
+        return;
+    }
     for (int d = 0; d < p->dirs; d++)
         for (int64_t k = 0; k < GH; k++) {
             const float *bd = b + d * 2 * GH;
             bool rb_later = p->linear_before_reset && k >= 2 * p->hidden;
-            bias[d * GH + k] = b ? bd[k] + (rb_later ? 0 : bd[GH + k]) : 0;
+            bias[d * GH + k] = bd[k] + (rb_later ? 0 : bd[GH + k]);
         }
 }
 
