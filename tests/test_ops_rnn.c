@@ -229,7 +229,9 @@ static void reference(const rc_case *c, const rc_data *dd, double *y, double *yh
                         double r = act(f, clipd(c, g[H + j] + g[GH + H + j]));
                         double pre;
                         if (c->lbr) pre = g[2 * H + j] + r * g[GH + 2 * H + j];
-                        else pre = g[2 * H + j] + dot(R + 2 * H * H, j, H, rh) + (Rb ? Rb[2 * H + j] : 0);
+                        else
+                            pre = g[2 * H + j] + dot(R + 2 * H * H, j, H, rh) +
+                                  (Rb ? Rb[2 * H + j] : 0);
                         hn[j] = (1 - z) * act(ga, clipd(c, pre)) + z * h[j];
                     }
                 } else { /* i o f c */
@@ -286,10 +288,11 @@ static void rc_check(const rc_case *c, uint64_t seed) {
     cr_assert_eq(st, Q8_OK, "%s (3 threads): %s", c->op, err.msg);
     int64_t S = c->S, N = c->N, H = c->H, D = ndirs(c);
     double *y = malloc(sizeof(double) * (size_t)(S * D * N * H));
-    double *yh = malloc(sizeof(double) * (size_t)(D * N * H)), *yc = malloc(sizeof(double) * (size_t)(D * N * H));
+    size_t sbytes = sizeof(double) * (size_t)(D * N * H);
+    double *yh = malloc(sbytes), *yc = malloc(sbytes);
     reference(c, &d, y, yh, yc);
     double *ly = malloc(sizeof(double) * (size_t)(S * D * N * H));
-    double *lh = malloc(sizeof(double) * (size_t)(D * N * H)), *lc = malloc(sizeof(double) * (size_t)(D * N * H));
+    double *lh = malloc(sbytes), *lc = malloc(sbytes);
     /* the reference in the case's layout */
     for (int64_t t = 0; t < S; t++)
         for (int64_t dd = 0; dd < D; dd++)
@@ -328,7 +331,9 @@ typedef struct shape {
     int64_t S, N, I, H;
 } shape;
 
-static const shape shapes[] = {{1, 1, 3, 1}, {7, 3, 4, 5}, {7, 1, 2, 17}, {1, 3, 5, 17}, {7, 3, 6, 1}};
+static const shape shapes[] = {
+    {1, 1, 3, 1}, {7, 3, 4, 5}, {7, 1, 2, 17}, {1, 3, 5, 17}, {7, 3, 6, 1},
+};
 
 /* Every cell variant, direction and shape; layout, lengths, initial
  * states, bias and constant weights vary with the case number. */
@@ -574,7 +579,8 @@ Test(rnn, errors) {
     rc_case a = c;
     a.nact = 3;
     a.acts[0] = "Sigmoid", a.acts[1] = "Swish", a.acts[2] = "Tanh";
-    expect_err(rc_build(&a, &d), data, "activation 'Swish' is not one the ONNX recurrent ops allow");
+    expect_err(rc_build(&a, &d), data,
+               "activation 'Swish' is not one the ONNX recurrent ops allow");
     a.nact = 2;
     expect_err(rc_build(&a, &d), data, "2 activations given, expected 3");
     /* W of the wrong shape: as a graph input of hidden 6 */

@@ -99,7 +99,8 @@ static size_t gemm_scratch_max(const q8_rnn_params *p, const void *prep, int n_t
         size_t b = q8_sgemm_scratch_bytes(&s1, n_threads);
         need = b > need ? b : need;
         if (split_step(p)) {
-            q8_sgemm_op s2 = step_op(p, packed(prep, o ? o->rh[d] : 0), NULL, NULL, p->hidden, NULL);
+            const void *rh = packed(prep, o ? o->rh[d] : 0);
+            q8_sgemm_op s2 = step_op(p, rh, NULL, NULL, p->hidden, NULL);
             b = q8_sgemm_scratch_bytes(&s2, n_threads);
             need = b > need ? b : need;
         }
@@ -300,7 +301,8 @@ static void step_rows(void *arg, int64_t b, int64_t e, int thread) {
         case Q8_RNN_LSTM: lstm_cell(a, x, rc, h, a->c + n * H); break;
         }
         if (a->y) {
-            int64_t at = p->batch_first ? (n * p->seq + t) * D + a->d : (t * D + a->d) * p->batch + n;
+            int64_t at = p->batch_first ? (n * p->seq + t) * D + a->d
+                                        : (t * D + a->d) * p->batch + n;
             memcpy(a->y + at * H, h, sizeof(float) * (size_t)H);
         }
     }

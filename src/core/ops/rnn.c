@@ -46,8 +46,9 @@ static q8_status parse_acts(const q8_node *n, q8_rnn_params *p, q8_error *err) {
     if (a->type != Q8_ATTR_STRINGS)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "activations must be a list of strings");
     if (a->n != per * p->dirs && a->n != per)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%d activations given, expected %d (%d per direction)",
-                            a->n, per * p->dirs, per);
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "%d activations given, expected %d (%d per direction)", a->n,
+                            per * p->dirs, per);
     int na, nb;
     const float *al = q8_attr_floats(n, "activation_alpha", &na);
     const float *be = q8_attr_floats(n, "activation_beta", &nb);
@@ -96,7 +97,8 @@ static q8_status check_lens(const q8_graph *g, const q8_node *n, const q8_rnn_pa
         int32_t v = ((const int32_t *)t->data)[b];
         if (v < 0 || v > p->seq)
             return q8_node_fail(err, Q8_ERR_FORMAT, n,
-                                "sequence_lens[%lld] is %d, outside [0, %lld] (the sequence length)",
+                                "sequence_lens[%lld] is %d, outside [0, %lld] (the sequence "
+                                "length)",
                                 (long long)b, (int)v, (long long)p->seq);
     }
     return Q8_OK;
