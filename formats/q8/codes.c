@@ -125,6 +125,9 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_QLUT] = 104,
     [Q8_OP_ARG_MAX] = 105,
     [Q8_OP_ARG_MIN] = 106,
+    [Q8_OP_LSTM] = 107,
+    [Q8_OP_GRU] = 108,
+    [Q8_OP_RNN] = 109,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

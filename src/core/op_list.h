@@ -84,6 +84,10 @@
     X(ARG_MAX, arg_max, "", "ArgMax") \
     X(ARG_MIN, arg_min, "", "ArgMin") \
     X(RESIZE, resize, "", "Resize") \
+    /* recurrent layers */ \
+    X(RNN, rnn, "", "RNN") \
+    X(GRU, gru, "", "GRU") \
+    X(LSTM, lstm, "", "LSTM") \
     /* shape and data movement */ \
     X(IDENTITY, identity, "", "Identity") \
     X(RESHAPE, reshape, "", "Reshape") \
