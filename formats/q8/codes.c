@@ -128,6 +128,8 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_LSTM] = 107,
     [Q8_OP_GRU] = 108,
     [Q8_OP_RNN] = 109,
+    /* 110..119: free for the ops of issue 11 beside these */
+    [Q8_OP_IF] = 120,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -4,6 +4,7 @@
  * (q8_tools.h), which needs the tools library. */
 #include <string.h>
 
+#include "control.h"
 #include "model.h"
 #include "q8file.h"
 #include "shapes.h"
@@ -31,6 +32,7 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
         }
         s = q8_graph_toposort(g, err);
     }
+    if (s == Q8_OK) s = q8_graph_check_control(g, err);
     if (s == Q8_OK) s = q8_graph_fix_inputs(g, opts, err);
     if (s == Q8_OK) s = q8_graph_infer_shapes(g, err);
     for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {

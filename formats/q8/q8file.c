@@ -21,6 +21,9 @@
  * computes in float32 (a float16 model, src/passes/fp16.c) */
 enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4 };
 
+/* The attribute that carries a branch node's scope (src/core/control.h). */
+#define SCOPE_ATTR "_scope"
+
 /* ------------------------------------------------------------------ write */
 
 static size_t bitmask_bytes(int64_t numel) { return (size_t)(numel + 7) / 8; }
@@ -158,8 +161,13 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
         for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->inputs[k]));
         ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_outputs);
         for (int k = 0; ok && k < n->n_outputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->outputs[k]));
-        ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_attrs);
+        /* a branch node's scope travels as one more attribute, _scope */
+        ok = ok && q8_wbuf_u32(gb, (uint32_t)(n->n_attrs + (n->scope ? 1 : 0)));
         for (int k = 0; ok && k < n->n_attrs; k++) ok = put_attr(gb, &n->attrs[k]);
+        if (ok && n->scope) {
+            q8_attr sa = {.name = (char *)SCOPE_ATTR, .type = Q8_ATTR_INT, .i = n->scope};
+            ok = put_attr(gb, &sa);
+        }
     }
     ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_inputs);
     for (int i = 0; ok && i < g->n_inputs; i++) ok = q8_wbuf_i32(gb, remap(map, g->inputs[i]));
@@ -511,6 +519,21 @@ static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
     return Q8_OK;
 }
 
+/* The _scope attribute becomes n->scope (its range is checked with the
+ * scope tree, src/core/control.c). */
+static q8_status take_scope(q8_node *n, q8_error *err) {
+    for (int k = 0; k < n->n_attrs; k++) {
+        q8_attr *a = &n->attrs[k];
+        if (strcmp(a->name, SCOPE_ATTR) != 0) continue;
+        if (a->type != Q8_ATTR_INT || a->i < 1 || a->i > INT32_MAX || n->scope)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "bad %s attribute", SCOPE_ATTR);
+        n->scope = (int)a->i;
+        q8_attr_clear(a);
+        n->attrs[k--] = n->attrs[--n->n_attrs];
+    }
+    return Q8_OK;
+}
+
 static q8_status read_index_list(q8_rbuf *r, const q8_graph *g, int **out, int *count, bool allow_absent,
                                  const char *what, q8_error *err) {
     uint32_t n = q8_rbuf_u32(r);
@@ -564,7 +587,7 @@ static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err)
         n->n_attrs++;
         Q8_TRY(read_attr(r, n, &n->attrs[k], err));
     }
-    return Q8_OK;
+    return take_scope(n, err);
 }
 
 static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err) {

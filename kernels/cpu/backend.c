@@ -4,6 +4,7 @@
 #include <time.h>
 
 #include "backend.h"
+#include "control.h"
 #include "cpu_op.h"
 #include "planner.h"
 
@@ -19,6 +20,8 @@ typedef struct cpu_ctx {
     q8_node_observer observer;
     void *observer_arg;
     double *node_ms;            /* profiling, or NULL */
+    q8_scopes scopes;           /* If branches (control.h); n = 0 without any */
+    int8_t *taken;              /* per scope during a run: -1 not known yet, 0, 1 */
 } cpu_ctx;
 
 static double now_ms(void) {
@@ -58,6 +61,8 @@ static void cpu_destroy(void *p) {
     q8_aligned_free(c->arena);
     free(c->ptr);
     free(c->node_ms);
+    q8_scopes_free(&c->scopes);
+    free(c->taken);
     free(c);
 }
 
@@ -89,6 +94,11 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
     }
     if (s == Q8_OK && o->profile && !(c->node_ms = calloc((size_t)g->n_nodes + 1, sizeof(double))))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (s == Q8_OK && q8_graph_has_control(g)) {
+        s = q8_scopes_build(g, &c->scopes, err);
+        if (s == Q8_OK && !(c->taken = malloc((size_t)c->scopes.n)))
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
     if (s == Q8_OK && c->n_threads > 1 && !(c->pool = q8_pool_create(c->n_threads)))
         s = q8_fail(err, Q8_ERR_NOMEM, "cannot start %d threads", c->n_threads);
     if (s != Q8_OK) {
@@ -129,12 +139,28 @@ static q8_status cpu_set_input(void *p, int t, const void *data, size_t nbytes, 
     return Q8_OK;
 }
 
+/* Does scope s run in this run? Asked first at its first node, when the
+ * conditions of its Ifs are computed (control.h), then remembered. */
+static bool scope_runs(cpu_ctx *c, int s) {
+    if (s == 0) return true;
+    if (c->taken[s] < 0) {
+        const q8_node *f = c->g->nodes[c->scopes.owner[s]];
+        const q8_tensor *cond = q8_in(c->g, f, 0);
+        bool v = scope_runs(c, c->scopes.parent[s]) &&
+                 q8_cond_value(c->ptr[f->inputs[0]], cond->dtype) == c->scopes.then_side[s];
+        c->taken[s] = v;
+    }
+    return c->taken[s];
+}
+
 static q8_status cpu_run(void *p, q8_error *err) {
     cpu_ctx *c = p;
     (void)err;
     const q8_graph *g = c->g;
+    if (c->taken) memset(c->taken, -1, (size_t)c->scopes.n);
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
+        if (n->scope && !scope_runs(c, n->scope)) continue;
         if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
             if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
             continue;

@@ -167,6 +167,10 @@ static void node_clear(cu_node *nd) {
 
 static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err) {
+    /* the run is one recorded launch sequence (a CUDA graph): no branches */
+    if (n->op == Q8_OP_IF)
+        return q8_cu_unsupported(err, n, "an If with a condition computed at run time (run "
+                                 "it on the cpu backend, or bind the input it depends on)");
     cu_plan_fn plan = n->op != Q8_OP_NONE ? q8_cu_plans[n->op] : NULL;
     if (!plan) return q8_cu_unsupported(err, n, "this op");
     return plan(pr, g, n, nd, err);

@@ -1,4 +1,6 @@
 #include "graph.h"
+
+#include "control.h"
 #include "half.h"
 
 #include <string.h>
@@ -113,6 +115,7 @@ void q8_graph_free(q8_graph *g) {
     free(g->tensors);
     free(g->nodes);
     free(g->inputs);
+    free(g->bound);
     free(g->outputs);
     free(g->name);
     free(g->names.keys);
@@ -457,6 +460,24 @@ static void subgraph_deps(const q8_graph *g, const q8_graph *sub, const int *pro
                 subgraph_deps(g, sub->nodes[i]->attrs[k].g, producer, node, e);
 }
 
+/* A branch node (control.h) comes after the conditions of its Ifs and
+ * before its own If. */
+static q8_status control_deps(const q8_graph *g, const int *producer, edge_list *e,
+                              q8_error *err) {
+    if (!q8_graph_has_control(g)) return Q8_OK;
+    q8_scopes s;
+    Q8_TRY(q8_scopes_build(g, &s, err));
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int p = g->nodes[i]->scope; p > 0; p = s.parent[p]) {
+            const q8_node *f = g->nodes[s.owner[p]];
+            if (p == g->nodes[i]->scope) edge_add(e, i, s.owner[p]);
+            if (f->n_inputs > 0 && f->inputs[0] >= 0 && producer[f->inputs[0]] >= 0)
+                edge_add(e, producer[f->inputs[0]], i);
+        }
+    q8_scopes_free(&s);
+    return Q8_OK;
+}
+
 /* Compressed adjacency: the edges of node v are idx[start[v] .. start[v+1]). */
 static bool csr_build(int nn, const edge_list *e, bool by_from, int **start, int **idx) {
     *start = calloc((size_t)nn + 1, sizeof(int));
@@ -548,6 +569,7 @@ q8_status q8_graph_toposort(q8_graph *g, q8_error *err) {
         for (int k = 0; k < n->n_attrs; k++)
             if (n->attrs[k].g) subgraph_deps(g, n->attrs[k].g, producer, i, &e);
     }
+    if ((st = control_deps(g, producer, &e, err)) != Q8_OK) goto out;
     if (e.oom || !csr_build(nn, &e, true, &out_start, &out_idx)) {
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;

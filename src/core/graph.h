@@ -81,6 +81,8 @@ typedef struct q8_node {
     void *params;           /* the op's params (src/core/ops/<op>.h), made by its
                                schema's infer; read by every backend */
     bool dead;              /* marked for removal by a pass */
+    int scope;              /* 0: the graph itself; S > 0: a branch of the q8.If whose
+                               then_scope or else_scope is S (src/core/control.h) */
 } q8_node;
 
 typedef struct q8_name_map {
@@ -104,6 +106,9 @@ typedef struct q8_graph {
     char *name;
     q8_name_map names;
     struct q8_graph *parent; /* enclosing graph for subgraphs (outer scope) */
+    int *bound;             /* inputs bound to a value at load: constants now, no longer
+                               in inputs; a run must give the same value */
+    int n_bound;
 } q8_graph;
 
 q8_graph *q8_graph_new(void);

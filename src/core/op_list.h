@@ -121,7 +121,9 @@
     X(CONV_INTEGER, conv_integer, "", "ConvInteger") \
     X(QLINEAR_CONV, qlinear_conv, "", "QLinearConv") \
     X(DYNAMIC_QUANTIZE_LINEAR, dynamic_quantize_linear, "", "DynamicQuantizeLinear") \
-    X(QLUT, qlut, "q8", "QLut")
+    X(QLUT, qlut, "q8", "QLut") \
+    /* control flow: an If whose branches are scopes of the graph (src/core/control.h) */ \
+    X(IF, if, "q8", "If")
 
 /* Op ids, one per entry of op_list.h; Q8_OP_NONE: not resolved / unknown. */
 typedef enum q8_op_id {

@@ -2,6 +2,7 @@
 
 #include <string.h>
 
+#include "control.h"
 #include "op.h"
 
 /* Time steps: 0 = before the first node (inputs bound), node i runs at
@@ -11,6 +12,7 @@ typedef struct buf_info {
     int64_t first, last;
     size_t size;
     bool pinned_input;   /* holds a graph input: never overwritten in place */
+    int scope;           /* the innermost If branch holding all its writers and readers */
 } buf_info;
 
 static int uf_find(int *parent, int x) {
@@ -77,7 +79,9 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     size_t *boff = malloc(sizeof(size_t) * (size_t)maxb);
     int *root_buf = malloc(sizeof(int) * (size_t)(nt + 1));
     span *ov = malloc(sizeof(span) * (size_t)maxb);
+    q8_scopes sc = {0};
     q8_status s = Q8_OK;
+    if (q8_graph_has_control(g) && (s = q8_scopes_build(g, &sc, err)) != Q8_OK) goto out;
     if (!ov || !parent || !first || !last || !live || !p->offset || !p->buffer || !p->scratch_offset ||
         !p->scratch_bytes || !bi || !ids || !boff || !root_buf) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory planning memory");
@@ -145,6 +149,10 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
             nb++;
         }
         buf_info *b = &bi[root_buf[r]];
+        /* first[t] - 1 is its producer's index, unless it is a graph input */
+        int ts = sc.n && first[t] >= 1 && first[t] <= nn ? g->nodes[first[t] - 1]->scope : 0;
+        if (b->first == INT64_MAX) b->scope = ts;
+        else if (sc.n) b->scope = q8_scope_common(&sc, b->scope, ts);
         if (first[t] < b->first) b->first = first[t];
         if (last[t] > b->last) b->last = last[t];
         size_t sz = q8_tensor_nbytes(g->tensors[t]);
@@ -172,6 +180,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
             /* merge ob into ib */
             int ro = uf_find(parent, o);
             parent[ro] = uf_find(parent, t);
+            if (sc.n) bi[ib].scope = q8_scope_common(&sc, bi[ib].scope, bi[ob].scope);
             if (bi[ob].last > bi[ib].last) bi[ib].last = bi[ob].last;
             bi[ob].size = 0;
             bi[ob].first = -1; /* retired */
@@ -188,6 +197,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         if (!sb) continue;
         bi[nb].first = bi[nb].last = i + 1;
         bi[nb].size = sb;
+        bi[nb].scope = g->nodes[i]->scope;
         nb++;
     }
     /* Greedy by size: largest first, each at the lowest offset that does not
@@ -206,6 +216,8 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         for (int q = 0; q < k; q++) {
             int c = ids[q];
             if (bi[c].last < bi[b].first || bi[c].first > bi[b].last) continue;
+            /* the two sides of an If never run together */
+            if (sc.n && q8_scope_exclusive(&sc, bi[b].scope, bi[c].scope)) continue;
             ov[nov].start = boff[c];
             ov[nov].end = boff[c] + q8_align_up(bi[c].size, Q8_ALIGN);
             nov++;
@@ -242,6 +254,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         p->size[b] = bi[b].size;
     }
 out:
+    q8_scopes_free(&sc);
     free(parent);
     free(first);
     free(last);

@@ -203,6 +203,7 @@ static q8_status insert_node(q8_graph *g, int pos, const q8_node *like, const ch
     free(name);
     if (ni < 0) return nomem(err);
     q8_node *n = g->nodes[ni];
+    n->scope = like->scope; /* in the branch of the node it completes */
     Q8_TRY(q8_node_set_io(n, in, n_in, &out, 1, err));
     memmove(g->nodes + pos + 1, g->nodes + pos, sizeof *g->nodes * (size_t)(ni - pos));
     g->nodes[pos] = n;

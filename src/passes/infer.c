@@ -109,6 +109,7 @@ static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
             if (bn->outputs[k] >= 0) bn->outputs[k] = map[bn->outputs[k]];
         for (int k = 0; k < bn->n_attrs; k++)
             if (bn->attrs[k].type == Q8_ATTR_GRAPH && bn->attrs[k].g) bn->attrs[k].g->parent = g;
+        bn->scope = n->scope; /* an If inside a branch: its nodes stay in that branch */
         moved[j] = bn;
     }
     for (int k = 0; k < n->n_outputs && s == Q8_OK; k++) {
@@ -121,6 +122,7 @@ static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
             break;
         }
         moved[nb + k] = id;
+        id->scope = n->scope;
         int in = map[b->outputs[k]], out = n->outputs[k];
         s = q8_node_set_io(id, &in, 1, &out, out >= 0 ? 1 : 0, err);
     }
@@ -140,6 +142,134 @@ static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
     }
     free(moved);
     free(map);
+    return s;
+}
+
+/* The branch graph `which` of If node n, checked. */
+static q8_status branch_of(q8_node *n, const char *which, q8_graph **out, q8_error *err) {
+    const q8_attr *a = q8_attr_find(n, which);
+    if (!a || a->type != Q8_ATTR_GRAPH || !a->g)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "missing %s", which);
+    if (a->g->n_outputs != n->n_outputs)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s has %d outputs, the node %d", which,
+                            a->g->n_outputs, n->n_outputs);
+    *out = a->g;
+    return Q8_OK;
+}
+
+/* Move branch b's tensors into g (map[i]: index in g; outer names resolve
+ * in g) and its nodes into nodes[] with the given scope. */
+static q8_status move_branch(q8_graph *g, const q8_node *n, const char *which, q8_graph *b,
+                             int scope, int *map, q8_node **nodes, q8_error *err) {
+    for (int i = 0; i < b->n_tensors; i++) {
+        q8_tensor *bt = b->tensors[i];
+        if (bt->outer) {
+            map[i] = q8_graph_find(g, bt->name);
+            if (map[i] < 0)
+                return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s uses '%s', which is not defined",
+                                    which, bt->name);
+            continue;
+        }
+        bool dup;
+        map[i] = q8_graph_add_tensor(g, bt->name, &dup);
+        if (map[i] < 0)
+            return dup ? q8_node_fail(err, Q8_ERR_FORMAT, n, "%s redefines the name '%s'", which,
+                                      bt->name)
+                       : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        q8_tensor *t = g->tensors[map[i]];
+        t->dtype = bt->dtype;
+        t->ndim = bt->ndim;
+        memcpy(t->dims, bt->dims, sizeof t->dims);
+        t->shape_known = bt->shape_known;
+        t->data = bt->data;
+        t->owns_data = bt->owns_data;
+        bt->data = NULL;
+        bt->owns_data = false;
+    }
+    for (int j = 0; j < b->n_nodes; j++) {
+        q8_node *bn = b->nodes[j];
+        for (int k = 0; k < bn->n_inputs; k++)
+            if (bn->inputs[k] >= 0) bn->inputs[k] = map[bn->inputs[k]];
+        for (int k = 0; k < bn->n_outputs; k++)
+            if (bn->outputs[k] >= 0) bn->outputs[k] = map[bn->outputs[k]];
+        for (int k = 0; k < bn->n_attrs; k++)
+            if (bn->attrs[k].type == Q8_ATTR_GRAPH && bn->attrs[k].g) bn->attrs[k].g->parent = g;
+        bn->scope = scope;
+        nodes[j] = bn;
+    }
+    return Q8_OK;
+}
+
+/* A scope id no node or If of g uses yet. */
+static int fresh_scope(const q8_graph *g) {
+    int64_t max = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->scope > max) max = n->scope;
+        if (strcmp(n->domain, "q8") == 0 && strcmp(n->op_type, "If") == 0) {
+            int64_t t = q8_attr_int(n, "then_scope", 0), e = q8_attr_int(n, "else_scope", 0);
+            if (t > max) max = t;
+            if (e > max) max = e;
+        }
+    }
+    return (int)max + 1;
+}
+
+/* An If whose condition is computed at run time, at position pos: its
+ * branches' nodes go before it in scopes of their own, and it becomes the
+ * q8.If that picks its outputs (src/core/control.h). */
+static q8_status flatten_if(q8_graph *g, int pos, q8_error *err) {
+    q8_node *n = g->nodes[pos];
+    q8_graph *tb = NULL, *eb = NULL;
+    Q8_TRY(branch_of(n, "then_branch", &tb, err));
+    Q8_TRY(branch_of(n, "else_branch", &eb, err));
+    int k_out = n->n_outputs, nt = tb->n_nodes, ne = eb->n_nodes;
+    int ts = fresh_scope(g), es = ts + 1;
+    int *tmap = malloc(sizeof(int) * ((size_t)tb->n_tensors + 1));
+    int *emap = malloc(sizeof(int) * ((size_t)eb->n_tensors + 1));
+    q8_node **moved = malloc(sizeof *moved * ((size_t)(nt + ne) + 1));
+    int *in = malloc(sizeof(int) * (2 * (size_t)k_out + 1));
+    q8_status s = tmap && emap && moved && in ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (s == Q8_OK) s = move_branch(g, n, "then_branch", tb, ts, tmap, moved, err);
+    if (s == Q8_OK) s = move_branch(g, n, "else_branch", eb, es, emap, moved + nt, err);
+    if (s == Q8_OK) {
+        in[0] = n->inputs[0];
+        for (int k = 0; k < k_out; k++) {
+            in[1 + k] = tmap[tb->outputs[k]];
+            in[1 + k_out + k] = emap[eb->outputs[k]];
+        }
+        int *outs = malloc(sizeof(int) * ((size_t)k_out + 1));
+        if (!outs) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        else memcpy(outs, n->outputs, sizeof(int) * (size_t)k_out);
+        if (s == Q8_OK) s = q8_node_set_io(n, in, 1 + 2 * k_out, outs, k_out, err);
+        free(outs);
+    }
+    char *dom = s == Q8_OK ? q8_strdup("q8") : NULL;
+    /* one at a time: adding an attribute may move the others */
+    q8_attr *a = NULL;
+    if (s == Q8_OK && dom && (a = q8_node_set_attr(n, "then_scope", Q8_ATTR_INT))) a->i = ts;
+    if (a && (a = q8_node_set_attr(n, "else_scope", Q8_ATTR_INT))) a->i = es;
+    if (s == Q8_OK && !a) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (s == Q8_OK) {
+        free(n->domain);
+        n->domain = dom;
+        dom = NULL;
+        s = insert_nodes(g, pos, moved, nt + ne, err);
+    }
+    if (s == Q8_OK) {
+        tb->n_nodes = eb->n_nodes = 0; /* now owned by g */
+        /* the branch graphs are empty now: drop them */
+        for (int k = n->n_attrs - 1; k >= 0; k--)
+            if (n->attrs[k].type == Q8_ATTR_GRAPH) {
+                q8_attr_clear(&n->attrs[k]);
+                n->attrs[k] = n->attrs[--n->n_attrs];
+            }
+    }
+    free(dom);
+    free(tmap);
+    free(emap);
+    free(moved);
+    free(in);
     return s;
 }
 
@@ -182,9 +312,11 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
         if (onnx_dom && strcmp(n->op_type, "If") == 0) {
             const q8_tensor *cond = q8_in(g, n, 0);
             if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
-            if (!cond->data)
-                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                                    "If with a condition computed at run time is not supported");
+            if (!cond->data) {
+                Q8_TRY(flatten_if(g, i, err));
+                i--; /* infer the branches' nodes, now from position i */
+                continue;
+            }
             Q8_TRY(inline_if(g, i, err));
             continue;
         }

@@ -2,6 +2,7 @@
  * constants. */
 #include <string.h>
 
+#include "control.h"
 #include "op.h"
 #include "passes.h"
 
@@ -128,7 +129,9 @@ static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth,
     Q8_TRY(q8_pass_fuse_patterns(g, err));
     Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
     Q8_TRY(q8_pass_dce(g, err));
-    return q8_pass_drop_unused_consts(g, err);
+    Q8_TRY(q8_pass_drop_unused_consts(g, err));
+    Q8_TRY(q8_graph_renumber_scopes(g, err));
+    return q8_graph_check_control(g, err);
 }
 
 q8_status q8_passes_run(q8_graph *g, const q8_load_options *opts, q8_error *err) {

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "control.h"
 #include "model.h"
 
 /* ---- calibration ---- */
@@ -12,6 +13,7 @@ typedef struct observe_ctx {
     q8_calibration *c;
     int pass;       /* 1: range, 2: histogram */
     bool kept;      /* the sample being run counts in the histograms */
+    bool *ran;      /* per If branch scope (src/core/control.h): some node of it ran */
 } observe_ctx;
 
 static void observe_tensor(observe_ctx *o, const q8_graph *g, int t, const void *data) {
@@ -24,6 +26,7 @@ static void observe_tensor(observe_ctx *o, const q8_graph *g, int t, const void 
 
 static void observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
     observe_ctx *o = arg;
+    if (o->ran) o->ran[n->scope] = true;
     for (int k = 0; k < n->n_outputs; k++)
         if (n->outputs[k] >= 0) observe_tensor(o, g, n->outputs[k], ptr[n->outputs[k]]);
 }
@@ -229,6 +232,25 @@ static void review(const q8_graph *g, q8_calibration *c, const q8_calib_options 
              worst_ratio, n_outliers == 1 ? "" : "s");
 }
 
+/* A branch that no sample ran has no ranges: its nodes stay FP32; say so. */
+static void note_untaken(const q8_graph *g, const q8_scopes *sc, const bool *ran,
+                         const q8_calib_options *o, q8_calibration *out) {
+    for (int k = 1; k < sc->n; k++) {
+        if (sc->owner[k] < 0 || ran[k]) continue;
+        int count = 0;
+        for (int i = 0; i < g->n_nodes; i++) count += q8_scope_within(sc, g->nodes[i]->scope, k);
+        if (!count) continue;
+        char msg[256];
+        snprintf(msg, sizeof msg, "If '%s': its %s (%d node%s) never ran on the calibration "
+                 "samples, so it stays FP32", g->nodes[sc->owner[k]]->name,
+                 sc->then_side[k] ? "then_branch" : "else_branch", count, count == 1 ? "" : "s");
+        if (out->n_untaken < Q8_CALIB_MAX_NOTES)
+            memcpy(out->untaken[out->n_untaken], msg, sizeof msg);
+        out->n_untaken++;
+        warn(o, "%s", msg);
+    }
+}
+
 q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
                        q8_calibration *out, q8_error *err) {
     memset(out, 0, sizeof *out);
@@ -265,6 +287,12 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
     q8_session *sess = NULL;
     q8_session_options so = {.n_threads = o->n_threads, .device = Q8_DEVICE_CPU};
     observe_ctx oc = {.c = out, .pass = 1};
+    q8_scopes sc = {0};
+    if (st == Q8_OK && q8_graph_has_control(g)) {
+        st = q8_scopes_build(g, &sc, err);
+        if (st == Q8_OK && !(oc.ran = calloc((size_t)sc.n, sizeof(bool))))
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
     if (st == Q8_OK) st = q8_session_create(&tmp, &so, &sess, err);
     if (st == Q8_OK) st = q8_session_set_observer(sess, observer, &oc, err);
     for (int pass = 1; pass <= 2 && st == Q8_OK; pass++) {
@@ -290,8 +318,16 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
     }
     q8_session_free(sess);
     free(outlier);
-    for (int t = 0; st == Q8_OK && t < g->n_tensors; t++)
-        if (out->hist[t]) out->threshold[t] = q8_calib_threshold(out->hist[t], o->method, o->percentile);
+    if (st == Q8_OK && sc.n) note_untaken(g, &sc, oc.ran, o, out);
+    q8_scopes_free(&sc);
+    free(oc.ran);
+    /* a value no sample computed (an If branch never taken) has no range:
+     * threshold 0 keeps its readers FP32 */
+    for (int t = 0; st == Q8_OK && t < g->n_tensors; t++) {
+        const q8_hist *h = out->hist[t];
+        if (h && (h->min <= h->max || h->nonfinite))
+            out->threshold[t] = q8_calib_threshold(h, o->method, o->percentile);
+    }
     if (st == Q8_OK) review(g, out, o, n_outliers);
     if (st != Q8_OK) q8_calibration_free(out);
     return st;

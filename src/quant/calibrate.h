@@ -21,11 +21,17 @@ typedef struct q8_calib_options {
  * percentile and entropy leave it out, minmax keeps it and warns. */
 #define Q8_CALIB_OUTLIER_FACTOR 64.0
 
+#define Q8_CALIB_MAX_NOTES 8
+
 typedef struct q8_calibration {
     int n_tensors;
     float *threshold;       /* per tensor index of g; 0 where not a float activation */
     q8_hist **hist;         /* per tensor, NULL where not observed */
     int n_samples;
+    /* If branches no sample ran (their nodes stay FP32): one line each, also
+     * given to the options' warn */
+    int n_untaken;          /* may exceed Q8_CALIB_MAX_NOTES: the first ones are kept */
+    char untaken[Q8_CALIB_MAX_NOTES][256];
 } q8_calibration;
 
 /* g must be the optimized FP32 graph the quantizer will rewrite; its input

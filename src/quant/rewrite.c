@@ -17,6 +17,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "control.h"
 #include "op.h"
 #include "passes.h"
 
@@ -175,12 +176,21 @@ static int scalar_const(qctx *c, const char *base, const char *suffix, q8_dtype 
     return t;
 }
 
-static int new_node(qctx *c, const char *name, const char *op, const int *in, int n_in, int out) {
+/* The scope (src/core/control.h) a new node converting tensor t goes in:
+ * t's producer's, so that it runs whenever t is computed. */
+static int scope_of(const qctx *c, int t) {
+    int p = c->g->tensors[t]->producer;
+    return p >= 0 ? c->g->nodes[p]->scope : 0;
+}
+
+static int new_node(qctx *c, const char *name, const char *op, const int *in, int n_in, int out,
+                    int scope) {
     int ni = q8_graph_add_node(c->g, name, op);
     if (ni < 0 || q8_node_set_io(c->g->nodes[ni], in, n_in, &out, 1, c->err) != Q8_OK) {
         q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
         return -1;
     }
+    c->g->nodes[ni]->scope = scope;
     c->order[c->n_order++] = ni;
     return ni;
 }
@@ -202,7 +212,7 @@ static int int8_of(qctx *c, int t) {
     int in[3] = {t, sc, zp};
     char node[600];
     snprintf(node, sizeof node, "%s_quantize", nm);
-    if (new_node(c, node, "QuantizeLinear", in, 3, q) < 0) return -1;
+    if (new_node(c, node, "QuantizeLinear", in, 3, q, scope_of(c, t)) < 0) return -1;
     c->q8ver[t] = q;
     return q;
 }
@@ -218,7 +228,8 @@ static q8_status dequant_if_needed(qctx *c, int t, int q) {
     char node[600];
     snprintf(node, sizeof node, "%s_dequantize", c->g->tensors[t]->name);
     int in[3] = {q, sc, zp};
-    return new_node(c, node, "DequantizeLinear", in, 3, t) < 0 ? c->err->status : Q8_OK;
+    return new_node(c, node, "DequantizeLinear", in, 3, t, scope_of(c, t)) < 0 ? c->err->status
+                                                                                : Q8_OK;
 }
 
 /* ---- weights ---- */
@@ -587,6 +598,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;
     }
+    q8_graph_fix_producers(g);
     q8_graph_consumers(g, c.consumers);
     for (int t = 0; t < nt; t++) c.q8ver[t] = -1;
     for (int i = 0; i < nn; i++) c.kind[i] = classify(&c, g->nodes[i], o);
@@ -663,6 +675,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     }
     if (s == Q8_OK) s = q8_pass_dce(g, err);
     if (s == Q8_OK) s = q8_pass_drop_unused_consts(g, err);
+    if (s == Q8_OK) s = q8_graph_renumber_scopes(g, err);
+    if (s == Q8_OK) s = q8_graph_check_control(g, err);
 out:
     free(c.kind);
     free(c.q8ver);

@@ -395,10 +395,13 @@ def main():
 
     then_b = branch([helper.make_node("Relu", ["x"], ["t"])], [vi("t")], "then")
     else_b = branch([helper.make_node("Relu", ["x"], ["e"])], [vi("e")], "else")
-    add("if_runtime_cond.onnx",
-        model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b, else_branch=else_b)],
+    # a condition computed at run time runs either branch: they must agree
+    else_7 = helper.make_graph([], "else7", [], [vi("e7", dims=(7,))],
+                               [tensor("e7", [7], float_data=[0] * 7)])
+    add("if_runtime_branch_shapes.onnx",
+        model([helper.make_node("If", ["c"], ["y"], name="if", then_branch=then_b, else_branch=else_7)],
               inputs=[vi("x"), vi("c", dims=(), elem=TensorProto.BOOL)]),
-        "If with a condition computed at run time is not supported")
+        "both branches must give one dtype, shape and scale")
     cond = tensor("c", [], TensorProto.BOOL, int32_data=[1])
     add("if_missing_branch.onnx",
         model([helper.make_node("If", ["c"], ["y"], name="if", else_branch=else_b)], inits=[cond]),

@@ -1,0 +1,13 @@
+/* q8.If: the join of an If whose branches are scopes of the graph
+ * (src/core/control.h). Inputs [cond, then outputs (n_out), else outputs
+ * (n_out)], outputs n_out; output k is a copy of then output k when cond is
+ * true, else of else output k. */
+#ifndef Q8_CORE_OPS_IF_H
+#define Q8_CORE_OPS_IF_H
+
+typedef struct q8_if_params {
+    int n_out;
+    int then_scope, else_scope;
+} q8_if_params;
+
+#endif
