@@ -525,3 +525,105 @@ Test(control, int8_leaves_a_side_calibration_never_ran_in_fp32_with_a_warning) {
     q8t_assert_close(got, want, 16, 1e-5f, 1e-5f, "the FP32 side");
     q8_model_free(m);
 }
+
+/* ---- inputs bound to a value known at load ---- */
+
+/* y = Reshape(x, shape) + (sr == 16000 ? 1 : 2): shape and sr are inputs. */
+static q8_graph *bind_graph(void) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {2, 3}, two = 2;
+    input(g, "x", Q8_F32, 2, d);
+    input(g, "shape", Q8_I64, 1, &two);
+    input(g, "sr", Q8_I64, 0, NULL);
+    node(g, "Reshape", "x,shape", "r");
+    int k = T(g, "k16");
+    q8_tensor_set_shape(g->tensors[k], Q8_I64, NULL, 0);
+    q8_tensor_alloc_data(g->tensors[k], NULL);
+    *(int64_t *)g->tensors[k]->data = 16000;
+    node(g, "Equal", "sr,k16", "is16");
+    q8_node *n = node(g, "If", "is16", "add");
+    q8_graph *tb = branch(g, n, "then_branch", "");
+    scalar(tb, "one", 1);
+    node(tb, "Identity", "one", "a1");
+    output(tb, "a1");
+    q8_graph *eb = branch(g, n, "else_branch", "");
+    scalar(eb, "two", 2);
+    node(eb, "Identity", "two", "a2");
+    output(eb, "a2");
+    node(g, "Add", "r,add", "y");
+    output(g, "y");
+    return g;
+}
+
+static const int64_t SHAPE32[2] = {3, 2}, SR16 = 16000, SR8 = 8000;
+
+static q8_load_options bind_opts(q8_input_value *v, int64_t sr) {
+    static int64_t srv;
+    srv = sr;
+    v[0] = (q8_input_value){.name = "shape", .dtype = Q8_I64, .ndim = 1, .dims = {2},
+                            .data = SHAPE32};
+    v[1] = (q8_input_value){.name = "sr", .dtype = Q8_I64, .ndim = 0, .data = &srv};
+    return (q8_load_options){.input_values = v, .n_input_values = 2};
+}
+
+Test(control, inputs_that_decide_shapes_and_branches_fold_when_bound) {
+    q8_graph *g = bind_graph();
+    q8_error err = {0};
+    cr_assert_neq(q8_passes_run(g, NULL, &err), Q8_OK, "unbound, the shape is unknown");
+    cr_assert(strstr(err.msg, "must be a constant (it decides a shape)"), "%s", err.msg);
+    q8_graph_free(g);
+    for (int k = 0; k < 2; k++) {
+        g = bind_graph();
+        q8_input_value v[2];
+        q8_load_options lo = bind_opts(v, k ? SR8 : SR16);
+        cr_assert_eq(q8_passes_run(g, &lo, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_inputs, 1);
+        cr_assert_eq(g->n_bound, 2);
+        for (int i = 0; i < g->n_nodes; i++)
+            cr_assert_neq(g->nodes[i]->op, Q8_OP_IF, "the If on a bound input is inlined");
+        q8_model *m = through_file(g);
+        cr_assert_eq(q8_model_num_inputs(m), 1);
+        cr_assert_eq(q8_model_num_bound(m), 2);
+        q8_session *s;
+        cr_assert_eq(q8_session_create(m, NULL, &s, &err), Q8_OK, "%s", err.msg);
+        float x[6] = {1, 2, 3, 4, 5, 6};
+        int64_t d[2] = {2, 3};
+        cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, d, 2, x, &err), Q8_OK, "%s", err.msg);
+        int64_t two = 2;
+        cr_assert_eq(q8_session_set_input(s, "shape", Q8_I64, &two, 1, SHAPE32, &err), Q8_OK,
+                     "the bound value itself is accepted: %s", err.msg);
+        int64_t other[2] = {6, 1};
+        cr_assert_neq(q8_session_set_input(s, "shape", Q8_I64, &two, 1, other, &err), Q8_OK);
+        cr_assert(strstr(err.msg, "input 'shape' is bound to [3, 2] in this model") &&
+                      strstr(err.msg, "this run gives [6, 1]"),
+                  "%s", err.msg);
+        const int64_t *wrong_sr = k ? &SR16 : &SR8;
+        cr_assert_neq(q8_session_set_input(s, "sr", Q8_I64, NULL, 0, wrong_sr, &err), Q8_OK);
+        cr_assert(strstr(err.msg, k ? "bound to 8000" : "bound to 16000"), "%s", err.msg);
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *o;
+        q8_session_output(s, 0, &info, &o, NULL);
+        cr_assert_eq(info.ndim, 2);
+        cr_assert_eq(info.dims[0], 3);
+        for (int i = 0; i < 6; i++)
+            cr_assert_float_eq(((const float *)o)[i], x[i] + (k ? 2.0f : 1.0f), 0);
+        q8_session_free(s);
+        /* loading the .q8 for another value is refused too */
+        char path[64];
+        snprintf(path, sizeof path, "/tmp/q8ctlb%d.q8", (int)getpid());
+        q8_model_free(m);
+        g = bind_graph();
+        cr_assert_eq(q8_passes_run(g, &lo, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_file_write(path, g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_graph_free(g);
+        q8_load_options other_sr = bind_opts(v, k ? SR16 : SR8);
+        cr_assert_neq(q8_model_load(path, &other_sr, &m, &err), Q8_OK);
+        cr_assert(strstr(err.msg, "input 'sr' is bound to"), "%s", err.msg);
+        q8_input_value xv = {.name = "x", .dtype = Q8_F32, .ndim = 2, .dims = {2, 3}, .data = x};
+        q8_load_options bind_x = {.input_values = &xv, .n_input_values = 1};
+        cr_assert_neq(q8_model_load(path, &bind_x, &m, &err), Q8_OK);
+        cr_assert(strstr(err.msg, "input 'x' was not bound when this .q8 was made"), "%s", err.msg);
+        unlink(path);
+    }
+}

@@ -1090,7 +1090,7 @@ static void check_model(const char *name, tol t, const char *map_mode) {
     cr_assert_eq(q8_quantize_model(onnx, path, &o, &qr, &err), Q8_OK, "%s: %s", name, err.msg);
     q8_tensor *x = NULL;
     cr_assert_eq(q8_npy_read(xs, &x, &err), Q8_OK, "%s", err.msg);
-    q8_load_options lo = {&sh, 1};
+    q8_load_options lo = {.input_shapes = &sh, .n_input_shapes = 1};
     q8_model *m;
     cr_assert_eq(q8_model_load(path, &lo, &m, &err), Q8_OK, "%s", err.msg);
     const void *in[1] = {x->data}; /* the first BATCH images */

@@ -167,7 +167,7 @@ Test(planner, graph_inputs_are_never_reused) {
 Test(planner, repeated_runs_without_new_inputs_agree) {
     q8_error err = {0};
     q8_input_shape sh = {.name = NULL, .ndim = 4, .dims = {1, 1, 28, 28}};
-    q8_load_options lo = {&sh, 1};
+    q8_load_options lo = {.input_shapes = &sh, .n_input_shapes = 1};
     q8_model *m;
     cr_assert_eq(q8_model_open(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &lo, &m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;

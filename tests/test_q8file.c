@@ -297,7 +297,7 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     expect_fail(b, len, "invalid dtype");
 
     FRESH();
-    b[t0 + 2] |= 8; /* flags: a bit no version defines */
+    b[t0 + 2] |= 16; /* flags: a bit no version defines */
     reseal(b);
     expect_fail(b, len, "unknown flags");
 

@@ -189,7 +189,7 @@ static int argmax10(const float *v) {
 
 static q8_session *open_session(const char *path, int64_t batch, q8_model **m) {
     q8_input_shape sh = {.name = NULL, .ndim = 4, .dims = {batch, 1, 28, 28}};
-    q8_load_options lo = {&sh, 1};
+    q8_load_options lo = {.input_shapes = &sh, .n_input_shapes = 1};
     q8_error err = {0};
     cr_assert_eq(q8_model_open(path, &lo, m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;

@@ -2,7 +2,7 @@
  *
  *   q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]
  *         [--device cpu|cuda] [--threads N] [--bench N] [--json]
- *         [--input-shape NAME=DIMS]...
+ *         [--input-shape NAME=DIMS]... [--bind NAME=FILE]...
  */
 #include <errno.h>
 #include <math.h>
@@ -20,8 +20,11 @@ static void usage(FILE *f) {
             "usage: q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]\n"
             "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
             "             [--input-shape NAME=DIMS]... [--print N] [--labels FILE.npy]\n"
+            "             [--bind NAME=FILE]...\n"
             "  Runs the model once on the inputs (or N timed times with --bench) and\n"
-            "  writes each output to DIR/<name>.npy, or prints them without --out.\n");
+            "  writes each output to DIR/<name>.npy, or prints them without --out.\n"
+            "  --bind: the input's value is known at load; what it decides (shapes,\n"
+            "  If branches) folds away. A .q8 checks it against the value it was built for.\n");
 }
 
 typedef struct input_arg {
@@ -240,8 +243,11 @@ int main(int argc, char **argv) {
         {"bench", required_argument, 0, 'b'},  {"json", no_argument, 0, 'j'},
         {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
         {"labels", required_argument, 0, 'l'},  {"profile", no_argument, 0, 'P'},
-        {"help", no_argument, 0, 'h'},
+        {"help", no_argument, 0, 'h'},          {"bind", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
+    input_arg binds[MAX_INPUTS];
+    q8_input_value values[MAX_INPUTS];
+    int n_binds = 0;
     input_arg inputs[MAX_INPUTS];
     q8_input_shape shapes[MAX_INPUTS];
     int n_inputs = 0, n_shapes = 0;
@@ -251,8 +257,20 @@ int main(int argc, char **argv) {
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:Ph", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:", opts, NULL)) != -1) {
         switch (c) {
+        case 'B': {
+            char *eq = strchr(optarg, '=');
+            if (!eq || eq == optarg || n_binds == MAX_INPUTS) {
+                fprintf(stderr, "q8run: --bind wants NAME=FILE (at most %d)\n", MAX_INPUTS);
+                return 2;
+            }
+            *eq = 0;
+            binds[n_binds].name = optarg;
+            binds[n_binds].path = eq + 1;
+            binds[n_binds++].t = NULL;
+            break;
+        }
         case 'i': {
             if (n_inputs == MAX_INPUTS) {
                 fprintf(stderr, "q8run: at most %d --input\n", MAX_INPUTS);
@@ -322,7 +340,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *model_path = argv[optind];
-    if (n_inputs == 0) {
+    if (n_inputs == 0 && n_binds == 0) {
         fprintf(stderr, "q8run: no --input given\n");
         return 2;
     }
@@ -342,9 +360,24 @@ int main(int argc, char **argv) {
         }
         n_shapes = n_inputs;
     }
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+    for (int i = 0; i < n_binds; i++) {
+        if (q8_tensor_file_read(binds[i].path, &binds[i].t, &err) != Q8_OK) goto done;
+        values[i] = (q8_input_value){.name = binds[i].name, .dtype = binds[i].t->dtype,
+                                     .ndim = binds[i].t->ndim, .data = binds[i].t->data};
+        memcpy(values[i].dims, binds[i].t->dims, sizeof values[i].dims);
+    }
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes,
+                          .input_values = values, .n_input_values = n_binds};
     if (q8_model_open(model_path, &lo, &m, &err) != Q8_OK) goto done;
+    /* an --input naming a bound input is checked, not counted */
     int n_model_in = q8_model_num_inputs(m);
+    for (int i = 0; i < n_inputs; i++)
+        for (int k = 0; inputs[i].name && k < q8_model_num_bound(m); k++) {
+            q8_tensor_info bi;
+            const void *bd;
+            q8_model_bound_info(m, k, &bi, &bd, NULL);
+            n_model_in += strcmp(bi.name, inputs[i].name) == 0;
+        }
     if (n_inputs != n_model_in) {
         q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in,
                 n_inputs);
@@ -459,5 +492,6 @@ done:
     q8_session_free(s);
     q8_model_free(m);
     for (int i = 0; i < n_inputs; i++) q8_host_tensor_free(inputs[i].t);
+    for (int i = 0; i < n_binds; i++) q8_host_tensor_free(binds[i].t);
     return rc;
 }

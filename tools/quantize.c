@@ -23,10 +23,13 @@ static void usage(FILE *f) {
             "                [--calib-method minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
-            "                [--fp32-layers NAME,...] [--threads N]\n"
+            "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
+            "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
+            "  .q8); an integer input the same in every sample that decides shapes or If\n"
+            "  branches is bound so too.\n"
             "  --max-drop: measure the model on the --data samples and fall back on the most\n"
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
@@ -122,7 +125,11 @@ int main(int argc, char **argv) {
         {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
         {"max-drop", required_argument, 0, 'X'},     {"data", required_argument, 0, 'D'},
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
+        {"bind", required_argument, 0, 'B'},
         {0, 0, 0, 0}};
+    static q8_input_value values[64];
+    static q8_host_tensor *bound[64];
+    int n_values = 0;
     static q8_input_shape shapes[64];
     static const char *skip[MAX_LIST], *fp32[MAX_LIST];
     int n_shapes = 0, n_skip = 0, n_fp32 = 0;
@@ -228,6 +235,24 @@ int main(int argc, char **argv) {
             so.max_trials = (int)v;
             trials_given = true;
             break;
+        case 'B': {
+            char *eq = strchr(optarg, '=');
+            q8_error e = {0};
+            if (!eq || eq == optarg || n_values == 64) {
+                fprintf(stderr, "quantize: --bind wants NAME=FILE (at most 64)\n");
+                return 2;
+            }
+            *eq = 0;
+            if (q8_tensor_file_read(eq + 1, &bound[n_values], &e) != Q8_OK) {
+                fprintf(stderr, "quantize: --bind %s: %s\n", optarg, e.msg);
+                return 2;
+            }
+            const q8_host_tensor *t = bound[n_values];
+            values[n_values] = (q8_input_value){.name = optarg, .dtype = t->dtype, .ndim = t->ndim,
+                                                .data = t->data};
+            memcpy(values[n_values++].dims, t->dims, sizeof t->dims);
+            break;
+        }
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "quantize: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -275,6 +300,8 @@ int main(int argc, char **argv) {
     }
     o.input_shapes = shapes;
     o.n_input_shapes = n_shapes;
+    o.input_values = values;
+    o.n_input_values = n_values;
     o.prune.skip = skip;
     o.prune.n_skip = n_skip;
     o.quant.fp32_layers = fp32;

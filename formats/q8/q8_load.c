@@ -4,6 +4,7 @@
  * (q8_tools.h), which needs the tools library. */
 #include <string.h>
 
+#include "bind.h"
 #include "control.h"
 #include "model.h"
 #include "q8file.h"
@@ -33,6 +34,13 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
         s = q8_graph_toposort(g, err);
     }
     if (s == Q8_OK) s = q8_graph_check_control(g, err);
+    /* a .q8 is built: an input is bound when it is quantized, not at load */
+    for (int i = 0; s == Q8_OK && opts && i < opts->n_input_values; i++)
+        if (q8_graph_find_bound(g, opts->input_values[i].name) < 0)
+            s = q8_fail(err, Q8_ERR_ARG, "input '%s' was not bound when this .q8 was made: bind "
+                        "it when quantizing (quantize --bind %s=FILE)",
+                        opts->input_values[i].name ? opts->input_values[i].name : "?",
+                        opts->input_values[i].name ? opts->input_values[i].name : "NAME");
     if (s == Q8_OK) s = q8_graph_fix_inputs(g, opts, err);
     if (s == Q8_OK) s = q8_graph_infer_shapes(g, err);
     for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {

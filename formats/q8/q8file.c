@@ -19,7 +19,7 @@
 
 /* TF_IO_F16: a graph input or output exchanged as float16 while the graph
  * computes in float32 (a float16 model, src/passes/fp16.c) */
-enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4 };
+enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4, TF_BOUND = 8 };
 
 /* The attribute that carries a branch node's scope (src/core/control.h). */
 #define SCOPE_ATTR "_scope"
@@ -106,6 +106,8 @@ static int live_tensors(const q8_graph *g, int *map) {
     }
     for (int i = 0; i < g->n_inputs; i++) map[g->inputs[i]] = 0;
     for (int i = 0; i < g->n_outputs; i++) map[g->outputs[i]] = 0;
+    for (int i = 0; i < g->n_bound; i++) /* kept for the check at run time */
+        if (g->tensors[g->bound[i]]->data) map[g->bound[i]] = 0;
     int k = 0;
     for (int i = 0; i < g->n_tensors; i++)
         if (map[i] == 0) map[i] = k++;
@@ -137,8 +139,10 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
         const q8_tensor *t = g->tensors[i];
+        bool bound = false;
+        for (int b = 0; b < g->n_bound; b++) bound |= g->bound[b] == i;
         uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0) |
-                        (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0);
+                        (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
         uint8_t enc = 0;
         uint64_t off = 0, size = 0;
         if (t->data && !put_tensor_data(data, t, &enc, &off, &size)) ok = false;
@@ -397,8 +401,16 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
     q8_tensor *t = g->tensors[ti];
     q8_dtype dtype = stored_dtype(dt);
     if (dtype == Q8_UNDEFINED) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
-    if (flags & ~(TF_CONST | TF_QPARAMS | TF_IO_F16))
+    if (flags & ~(TF_CONST | TF_QPARAMS | TF_IO_F16 | TF_BOUND))
         return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
+    if ((flags & TF_BOUND) && !(flags & TF_CONST))
+        return BAD("tensor '%s': a bound input without its value", t->name);
+    if (flags & TF_BOUND) {
+        int *nb = realloc(g->bound, sizeof(int) * ((size_t)g->n_bound + 1));
+        if (!nb) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        g->bound = nb;
+        g->bound[g->n_bound++] = ti;
+    }
     if ((flags & TF_IO_F16) && (dtype != Q8_F32 || (flags & TF_CONST)))
         return BAD("tensor '%s': exchanged as float16 but not a float32 activation", t->name);
     if (flags & TF_IO_F16) t->io_dtype = Q8_F16;

@@ -100,6 +100,8 @@ void q8_samples_free(q8_sample_set *s) {
         free(s->paths[i]);
     }
     free(s->paths);
+    for (int k = 0; s->names && k < s->n_inputs; k++) free(s->names[k]);
+    free(s->names);
     memset(s, 0, sizeof *s);
 }
 
@@ -149,7 +151,11 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
         s->n_inputs = ni;
         s->n_samples = counts[0];
         s->paths = calloc((size_t)s->n_samples, sizeof(char **));
-        if (!s->paths) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        s->names = calloc((size_t)ni, sizeof(char *));
+        if (!s->paths || !s->names) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        for (int k = 0; st == Q8_OK && k < ni; k++)
+            if (!(s->names[k] = q8_strdup(g->tensors[g->inputs[k]]->name)))
+                st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         for (int i = 0; st == Q8_OK && i < s->n_samples; i++) {
             if (!(s->paths[i] = calloc((size_t)ni, sizeof(char *)))) {
                 st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");

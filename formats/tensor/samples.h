@@ -10,6 +10,7 @@ typedef struct q8_sample_set {
     int n_inputs;       /* graph inputs, in graph order */
     int n_samples;
     char ***paths;      /* paths[sample][input] */
+    char **names;       /* names[input]: the graph input each file column is for */
 } q8_sample_set;
 
 /* DIR: each *.npy / *.pb file in DIR is one sample of a one-input model; a

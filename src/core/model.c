@@ -43,3 +43,16 @@ q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info, q
     q8_tensor_info_fill(m->g->tensors[m->g->outputs[i]], info);
     return Q8_OK;
 }
+
+int q8_model_num_bound(const q8_model *m) { return m ? m->g->n_bound : 0; }
+
+q8_status q8_model_bound_info(const q8_model *m, int i, q8_tensor_info *info, const void **data,
+                              q8_error *err) {
+    if (!m || !info || !data) return q8_fail(err, Q8_ERR_ARG, "q8_model_bound_info: NULL argument");
+    if (i < 0 || i >= m->g->n_bound)
+        return q8_fail(err, Q8_ERR_ARG, "bound input %d: the model has %d", i, m->g->n_bound);
+    const q8_tensor *t = m->g->tensors[m->g->bound[i]];
+    q8_tensor_info_fill(t, info);
+    *data = t->data;
+    return Q8_OK;
+}

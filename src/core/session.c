@@ -2,6 +2,7 @@
  * its inputs, runs and outputs. */
 #include <string.h>
 
+#include "bind.h"
 #include "half.h"
 #include "model.h"
 
@@ -87,6 +88,9 @@ q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
     int idx = -1;
     for (int i = 0; i < g->n_inputs; i++)
         if (name ? strcmp(g->tensors[g->inputs[i]]->name, name) == 0 : g->n_inputs == 1) idx = i;
+    int bound = idx < 0 ? q8_graph_find_bound(g, name) : -1;
+    if (bound >= 0) /* folded when the model was built: only the same value runs */
+        return q8_bound_check(g->tensors[bound], dtype, dims, ndim, data, err);
     if (idx < 0 && name) return q8_fail(err, Q8_ERR_ARG, "the model has no input named '%s'", name);
     if (idx < 0)
         return q8_fail(err, Q8_ERR_ARG, "the model has %d inputs: name the input", g->n_inputs);

@@ -4,14 +4,27 @@
  * adds folding and rewrites (src/passes). */
 #include <string.h>
 
+#include "bind.h"
 #include "op.h"
 #include "shapes.h"
 
 q8_status q8_graph_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err) {
+    Q8_TRY(q8_graph_bind_inputs(g, opts, err));
     int n_opt = opts ? opts->n_input_shapes : 0, positional = 0;
     for (int k = 0; k < n_opt; k++) {
         const q8_input_shape *is = &opts->input_shapes[k];
-        int ti = -1;
+        int ti = -1, b = q8_graph_find_bound(g, is->name);
+        if (b >= 0) { /* a bound input: its value fixed its shape */
+            const q8_tensor *t = g->tensors[b];
+            bool same = t->ndim == is->ndim;
+            for (int d = 0; same && d < is->ndim; d++) same = t->dims[d] == is->dims[d];
+            char a[96], c[96];
+            if (!same)
+                return q8_fail(err, Q8_ERR_SHAPE, "input '%s' is bound to a value of shape %s; "
+                               "got shape %s", t->name, q8_shape_str(t->dims, t->ndim, a, sizeof a),
+                               q8_shape_str(is->dims, is->ndim, c, sizeof c));
+            continue;
+        }
         if (!is->name) {
             /* The k-th unnamed entry fixes the k-th graph input. */
             if (positional >= g->n_inputs)

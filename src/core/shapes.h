@@ -4,8 +4,9 @@
 
 #include "graph.h"
 
-/* Fix the graph inputs' shapes from the model and opts; errors name every
- * dynamic dim left without a value. */
+/* Bind the inputs opts gives values for (bind.h), then fix the graph
+ * inputs' shapes from the model and opts; errors name every dynamic dim
+ * left without a value. */
 q8_status q8_graph_fix_inputs(q8_graph *g, const q8_load_options *opts, q8_error *err);
 /* Run (again) a node's infer: params are rebuilt from its current inputs and
  * attributes; an int8 output of an op that sets no scale inherits its

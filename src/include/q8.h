@@ -69,9 +69,26 @@ typedef struct q8_input_shape {
     int64_t dims[Q8_MAX_DIMS];
 } q8_input_shape;
 
+/* An input's value known at load (a sample rate, a shape, axes, pads...):
+ * the model is built for it, so that the shapes and branches it decides
+ * fold to constants. The input is then bound: it is no longer an input, a
+ * .q8 file records its value, and a run that gives another value is
+ * refused. data holds the value (dims fix its shape; ndim 0: a scalar). */
+typedef struct q8_input_value {
+    const char *name;
+    q8_dtype dtype;
+    int ndim;
+    int64_t dims[Q8_MAX_DIMS];
+    const void *data;
+} q8_input_value;
+
 typedef struct q8_load_options {
     const q8_input_shape *input_shapes;
     int n_input_shapes;
+    /* ONNX models: inputs bound to these values. A .q8 model: each must
+     * name an input bound when it was built, with the same value. */
+    const q8_input_value *input_values;
+    int n_input_values;
 } q8_load_options;
 
 typedef enum q8_device {
@@ -158,6 +175,11 @@ int q8_model_num_inputs(const q8_model *m);
 int q8_model_num_outputs(const q8_model *m);
 q8_status q8_model_input_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err);
 q8_status q8_model_output_info(const q8_model *m, int i, q8_tensor_info *info, q8_error *err);
+/* Inputs bound to a value when the model was built (q8_input_value): not
+ * counted among the inputs; setting one in a session checks the value. */
+int q8_model_num_bound(const q8_model *m);
+q8_status q8_model_bound_info(const q8_model *m, int i, q8_tensor_info *info, const void **data,
+                              q8_error *err);
 
 /* Session: one activation arena, threads, a backend. opts may be NULL.
  * The model must outlive the session. */

@@ -69,6 +69,11 @@ typedef struct q8_quantize_options {
     const q8_input_shape *input_shapes; /* none: from the first calibration sample */
     int n_input_shapes;
     const char *calib_dir;
+    /* inputs bound to a value (quantize --bind); an integer or bool input
+     * the same in every calibration sample that decides shapes or If
+     * branches is bound to that value too */
+    const q8_input_value *input_values;
+    int n_input_values;
     q8_calib_method method;
     double percentile;
     q8_prune_options prune;

@@ -112,6 +112,7 @@ q8_status q8_pass_drop_unused_consts(q8_graph *g, q8_error *err) {
     if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory dropping unused constants");
     q8_graph_consumers(g, uses);
     for (int i = 0; i < g->n_outputs; i++) uses[g->outputs[i]]++;
+    for (int i = 0; i < g->n_bound; i++) uses[g->bound[i]]++; /* a run checks them */
     for (int i = 0; i < g->n_tensors; i++)
         if (!uses[i] && g->tensors[i]->data) q8_tensor_free_data(g->tensors[i]);
     free(uses);

@@ -88,6 +88,11 @@ static void mark_outliers(const double *amax, int S, bool *out, double *ref_out)
     *ref_out = ref;
 }
 
+/* The graph input (or bound input) sample column k is for. */
+static const char *sample_name(const q8_graph *g, const q8_sample_set *s, int k) {
+    return s->names ? s->names[k] : g->tensors[g->inputs[k]]->name;
+}
+
 /* Refuse samples that cannot calibrate anything (no values, NaN or inf in
  * an input, an input that is 0 in every sample), and mark outlier samples.
  * Each sample is read once more here; the model has not run yet. */
@@ -100,7 +105,7 @@ static q8_status screen_inputs(const q8_graph *g, const q8_sample_set *s,
     for (int i = 0; i < S && st == Q8_OK; i++)
         for (int k = 0; k < K && st == Q8_OK; k++) {
             q8_tensor *t = NULL;
-            const char *name = g->tensors[g->inputs[k]]->name;
+            const char *name = sample_name(g, s, k);
             if ((st = q8_sample_load(s, i, k, &t, err)) != Q8_OK) {
                 q8_fail_prefix(err, "calibration sample %s", s->paths[i][k]);
                 break;
@@ -123,8 +128,9 @@ static q8_status screen_inputs(const q8_graph *g, const q8_sample_set *s,
             q8_tensor_free(t);
         }
     for (int k = 0; k < K && st == Q8_OK; k++) {
-        const q8_tensor *in = g->tensors[g->inputs[k]];
-        if (in->dtype != Q8_F32) continue;
+        int ti = q8_graph_find(g, sample_name(g, s, k));
+        const q8_tensor *in = ti >= 0 ? g->tensors[ti] : NULL;
+        if (!in || in->dtype != Q8_F32 || in->data) continue;
         const double *a = amax + (size_t)k * S;
         double top = 0;
         for (int i = 0; i < S; i++) top = fmax(top, a[i]);
@@ -254,7 +260,12 @@ static void note_untaken(const q8_graph *g, const q8_scopes *sc, const bool *ran
 q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
                        q8_calibration *out, q8_error *err) {
     memset(out, 0, sizeof *out);
-    if (s->n_inputs != g->n_inputs)
+    /* samples name their inputs: one may be bound now (its value checked) */
+    int n_named = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        for (int k = 0; s->names && k < s->n_inputs; k++)
+            n_named += strcmp(s->names[k], g->tensors[g->inputs[i]]->name) == 0;
+    if (s->names ? n_named != g->n_inputs : s->n_inputs != g->n_inputs)
         return q8_fail(err, Q8_ERR_ARG, "calibration samples have %d inputs, the model %d",
                        s->n_inputs, g->n_inputs);
     out->n_tensors = g->n_tensors;
@@ -303,10 +314,12 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
             for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
                 q8_tensor *t = NULL;
                 st = q8_sample_load(s, i, k, &t, err);
-                const q8_tensor *in = g->tensors[g->inputs[k]];
+                const char *name = sample_name(g, s, k);
+                int ti = q8_graph_find(g, name);
                 if (st == Q8_OK)
-                    st = q8_session_set_input(sess, in->name, t->dtype, t->dims, t->ndim, t->data, err);
-                if (st == Q8_OK && t->dtype == Q8_F32) observe_tensor(&oc, g, g->inputs[k], t->data);
+                    st = q8_session_set_input(sess, name, t->dtype, t->dims, t->ndim, t->data, err);
+                if (st == Q8_OK && t->dtype == Q8_F32 && q8_graph_is_input(g, ti))
+                    observe_tensor(&oc, g, ti, t->data);
                 if (st != Q8_OK) q8_fail_prefix(err, "calibration sample %s", s->paths[i][k]);
                 q8_tensor_free(t);
             }

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "bind_calib.h"
 #include "calibrate.h"
 #include "onnx_import.h"
 #include "passes.h"
@@ -83,6 +84,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_meta meta = {0};
     q8_plan plan = {0};
     q8_input_shape shapes[64];
+    q8_binds binds = {0};
     /* Calibration runs at the samples' shapes; the model is then built for
      * the deployment shapes (--input-shape, e.g. a larger batch) and takes
      * the thresholds by tensor name. */
@@ -108,6 +110,21 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         q8_tensor_free(t);
     }
     q8_load_options lcal = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
+    /* inputs bound by the caller, then those calibration shows constant
+     * that decide shapes or branches */
+    for (int k = 0; k < o->n_input_values && k < Q8_MAX_BINDS; k++)
+        binds.v[binds.n++] = o->input_values[k];
+    if (s == Q8_OK) s = q8_binds_from_samples(onnx_path, &samples, &lcal, &binds, err);
+    lcal.input_values = binds.v;
+    lcal.n_input_values = binds.n;
+    for (int k = 0; s == Q8_OK && o->warn && k < binds.n; k++) {
+        if (!binds.from_samples[k]) continue;
+        char msg[512];
+        snprintf(msg, sizeof msg, "input '%s' is the same in every calibration sample and decides "
+                 "shapes or branches: bound to that value (the .q8 runs only with it)",
+                 binds.v[k].name);
+        o->warn(o->warn_arg, msg);
+    }
     if (s == Q8_OK && (s = q8_passes_run_for_quantize(gcal, &lcal, err)) != Q8_OK)
         q8_fail_prefix(err, "at the calibration samples' shapes");
     if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
@@ -116,7 +133,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
     if (s == Q8_OK && o->n_input_shapes) {
-        q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes};
+        q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
+                              .input_values = binds.v, .n_input_values = binds.n};
         s = q8_onnx_load(onnx_path, &g, err);
         if (s == Q8_OK) s = q8_passes_run_for_quantize(g, &lo, err);
         if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
@@ -173,6 +191,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     }
     q8_plan_free(&plan);
     q8_calibration_free(&cal);
+    q8_binds_free(&binds); /* before the samples: it names their inputs */
     q8_samples_free(&samples);
     q8_meta_free(&meta);
     q8_graph_free(g);
