@@ -139,11 +139,42 @@ static bool compare(const q8_tensor_info *got, const void *gd, const q8_tensor *
     return true;
 }
 
+/* Mark for binding the integer inputs (of ins, by position in the graph's
+ * inputs) that tensor t is computed from; the count marked, or -1. */
+static int bind_sources(const q8_graph *g, int t, q8_tensor *const *ins, char *const *names,
+                        int ni, bool *frozen, int *nfrozen) {
+    if (t < 0) return -1;
+    bool *mark = calloc((size_t)g->n_tensors + 1, sizeof(bool));
+    if (!mark) return -1;
+    mark[t] = true;
+    for (int i = g->n_nodes - 1; i >= 0; i--) {
+        const q8_node *n = g->nodes[i];
+        bool out = false;
+        for (int k = 0; k < n->n_outputs; k++) out |= n->outputs[k] >= 0 && mark[n->outputs[k]];
+        for (int k = 0; out && k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0) mark[n->inputs[k]] = true;
+    }
+    int count = 0;
+    for (int i = 0; i < ni; i++) {
+        q8_dtype dt = ins[i]->dtype;
+        bool integer = dt == Q8_I64 || dt == Q8_I32 || dt == Q8_BOOL;
+        int ti = q8_graph_find(g, names[i]);
+        if (!frozen[i] && integer && ti >= 0 && mark[ti]) {
+            frozen[i] = true;
+            (*nfrozen)++;
+            count++;
+        }
+    }
+    free(mark);
+    return count ? count : -1;
+}
+
 /* ONNX node tests feed the tensors that decide shapes (Reshape's shape,
  * Resize's scales, ReduceSum's axes, ...) as graph inputs, while q8 fixes
- * shapes at load time and needs them constant. When loading fails because
- * an input must be constant, that graph input becomes a constant holding its
- * test value and the load is retried. frozen[i] marks such inputs. */
+ * shapes at load time. Their values are known at load, as a user's would
+ * be: when loading fails because an input must be constant, that input is
+ * bound to its test value (q8_load_options.input_values, as q8run --bind
+ * does) and the load is retried. frozen[i] marks such inputs. */
 static q8_status load_model(const char *path, q8_tensor *const *ins, int ni, bool *frozen,
                             int *nfrozen, q8_model **out, q8_error *err) {
     for (int attempt = 0; attempt <= ni; attempt++) {
@@ -155,40 +186,46 @@ static q8_status load_model(const char *path, q8_tensor *const *ins, int ni, boo
                            ni);
         }
         q8_input_shape shapes[MAX_IO];
-        int ns = 0, keep = 0, orig[MAX_IO];
-        q8_status s = Q8_OK;
-        for (int i = 0; i < ni && s == Q8_OK; i++) {
-            q8_tensor *t = g->tensors[orig[i] = g->inputs[i]];
+        q8_input_value values[MAX_IO];
+        char *names[MAX_IO];
+        int ns = 0, nv = 0;
+        for (int i = 0; i < ni; i++) {
+            names[i] = g->tensors[g->inputs[i]]->name;
             if (!frozen[i]) {
-                shapes[ns].name = t->name;
+                shapes[ns].name = names[i];
                 shapes[ns].ndim = ins[i]->ndim;
                 memcpy(shapes[ns++].dims, ins[i]->dims, sizeof shapes[0].dims);
-                g->inputs[keep++] = g->inputs[i];
                 continue;
             }
-            q8_tensor_set_shape(t, ins[i]->dtype, ins[i]->dims, ins[i]->ndim);
-            s = q8_tensor_alloc_data(t, err);
-            if (s == Q8_OK) memcpy(t->data, ins[i]->data, q8_tensor_nbytes(t));
+            values[nv] = (q8_input_value){.name = names[i], .dtype = ins[i]->dtype,
+                                          .ndim = ins[i]->ndim, .data = ins[i]->data};
+            memcpy(values[nv++].dims, ins[i]->dims, sizeof values[0].dims);
         }
-        g->n_inputs = keep;
-        q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = ns};
-        if (s == Q8_OK) s = q8_passes_run(g, &lo, err);
+        q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = ns,
+                              .input_values = values, .n_input_values = nv};
+        q8_status s = q8_passes_run(g, &lo, err);
         if (s == Q8_OK) return q8_model_from_graph(g, path, out, err);
         /* "... input 2 ('scales') must be a constant ...": the name lies
-         * between "('" and "')"; find it among the inputs not yet frozen. */
+         * between "('" and "')"; find it among the inputs not yet bound. */
         const char *c = s == Q8_ERR_UNSUPPORTED ? strstr(err->msg, "') must be a constant") : NULL;
         const char *o = c;
         while (o && o > err->msg + 1 && !(o[-1] == '\'' && o[-2] == '(')) o--;
         int hit = -1;
         for (int i = 0; c && o > err->msg + 1 && i < ni && hit < 0; i++) {
-            const char *nm = g->tensors[orig[i]]->name;
             size_t len = (size_t)(c - o);
-            if (!frozen[i] && strlen(nm) == len && strncmp(nm, o, len) == 0) hit = i;
+            if (!frozen[i] && strlen(names[i]) == len && strncmp(names[i], o, len) == 0) hit = i;
+        }
+        /* a value computed from inputs: bind the integer inputs it reads */
+        if (c && hit < 0 && o > err->msg + 1) {
+            char want[512];
+            snprintf(want, sizeof want, "%.*s", (int)(c - o), o);
+            hit = bind_sources(g, q8_graph_find(g, want), ins, names, ni, frozen, nfrozen);
+        } else if (hit >= 0) {
+            frozen[hit] = true;
+            (*nfrozen)++;
         }
         q8_graph_free(g);
         if (hit < 0) return s;
-        frozen[hit] = true;
-        (*nfrozen)++;
     }
     return q8_fail(err, Q8_ERR_FORMAT, "could not load the model");
 }
