@@ -29,8 +29,33 @@ import os
 os.makedirs(f"{d}/calib")
 for i in range(4):
     np.save(f"{d}/calib/s{i}.npy", rng.standard_normal((1, 2, 6, 6)).astype(np.float32))
+# control flow and a bound input: y = (sum(x) > 0 ? relu(x W) : -x) reshaped by
+# the input 'shape' (bound with --bind); calibration takes both sides
+W = numpy_helper.from_array(rng.standard_normal((8, 8)).astype(np.float32), "W")
+zero = numpy_helper.from_array(np.array(0, np.float32), "zero")
+vi = helper.make_tensor_value_info
+then_g = helper.make_graph([helper.make_node("MatMul", ["x", "W"], ["m"]),
+                            helper.make_node("Relu", ["m"], ["t"])], "then", [],
+                           [vi("t", TensorProto.FLOAT, [1, 8])])
+else_g = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else", [],
+                           [vi("e", TensorProto.FLOAT, [1, 8])])
+nodes = [helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Greater", ["s", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["b"], name="branch", then_branch=then_g, else_branch=else_g),
+         helper.make_node("Reshape", ["b", "shape"], ["y"])]
+g = helper.make_graph(nodes, "ifbind", [vi("x", TensorProto.FLOAT, [1, 8]),
+                                        vi("shape", TensorProto.INT64, [2])],
+                      [vi("y", TensorProto.FLOAT, None)], [W, zero])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), f"{d}/ifbind.onnx")
+for sub in ("x", "shape"):
+    os.makedirs(f"{d}/calib2/{sub}")
+for i in range(4):
+    np.save(f"{d}/calib2/x/s{i}.npy", (rng.standard_normal((1, 8)) + (1 if i % 2 else -1)).astype(np.float32))
+    np.save(f"{d}/calib2/shape/s{i}.npy", np.array([2, 4], np.int64))
 PY
 "$build/quantize" "$tmp/tiny.onnx" -o "$top/tests/fuzz/seeds_q8/tiny.q8" --calib "$tmp/calib" > /dev/null
 "$build/quantize" "$tmp/tiny.onnx" -o "$top/tests/fuzz/seeds_q8/tiny_pruned.q8" --calib "$tmp/calib" \
     --prune 0.5 > /dev/null
+"$build/quantize" "$tmp/ifbind.onnx" -o "$top/tests/fuzz/seeds_q8/if_bound.q8" --calib "$tmp/calib2" \
+    > /dev/null
 ls -l "$top/tests/fuzz/seeds_q8"
