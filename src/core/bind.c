@@ -67,7 +67,8 @@ static q8_status bind_one(q8_graph *g, const q8_input_value *v, q8_error *err) {
     int k = -1;
     for (int i = 0; i < g->n_inputs; i++)
         if (strcmp(g->tensors[g->inputs[i]]->name, v->name) == 0) k = i;
-    if (k < 0) return q8_fail(err, Q8_ERR_ARG, "the model has no input named '%s' to bind", v->name);
+    if (k < 0)
+        return q8_fail(err, Q8_ERR_ARG, "the model has no input named '%s' to bind", v->name);
     q8_tensor *t = g->tensors[g->inputs[k]];
     if (t->dtype != v->dtype || t->io_dtype != Q8_UNDEFINED)
         return q8_fail(err, Q8_ERR_ARG, "input '%s' is %s; the value to bind it to is %s", t->name,

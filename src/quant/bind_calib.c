@@ -45,7 +45,8 @@ static bool decides_if(const q8_graph *g, int t) {
     bool *mark = calloc((size_t)g->n_tensors + 1, sizeof(bool));
     if (!mark) return true; /* out of memory: keep it bound */
     for (int i = 0; i < g->n_nodes; i++)
-        if (q8_node_is_if(g->nodes[i]) && g->nodes[i]->inputs[0] >= 0) mark[g->nodes[i]->inputs[0]] = true;
+        if (q8_node_is_if(g->nodes[i]) && g->nodes[i]->inputs[0] >= 0)
+            mark[g->nodes[i]->inputs[0]] = true;
     for (int i = g->n_nodes - 1; i >= 0; i--) {
         const q8_node *n = g->nodes[i];
         bool out = false;

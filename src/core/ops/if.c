@@ -35,7 +35,8 @@ static q8_status if_infer(q8_graph *g, q8_node *n, q8_error *err) {
             return q8_node_fail(err, Q8_ERR_SHAPE, n,
                                 "output %d: then_branch gives %s %s ('%s'), else_branch %s %s "
                                 "('%s'); both branches must give one dtype, shape and scale",
-                                k, q8_dtype_name(a->dtype), q8_shape_str(a->dims, a->ndim, sa, sizeof sa),
+                                k, q8_dtype_name(a->dtype),
+                                q8_shape_str(a->dims, a->ndim, sa, sizeof sa),
                                 a->name, q8_dtype_name(b->dtype),
                                 q8_shape_str(b->dims, b->ndim, sb, sizeof sb), b->name);
         }
