@@ -1195,3 +1195,48 @@ CU_TEST(profile_times_nodes) {
     q8_model_free(m);
     free(x);
 }
+
+/* ---- control flow ------------------------------------------------------------- */
+
+/* A q8.If (an If on a condition computed at run time) is refused by the
+ * CUDA backend's check_node, naming the node; the CPU runs it. */
+CU_TEST(if_on_a_run_time_condition_is_refused_cleanly) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[1] = {4};
+    int x = q8_graph_add_tensor(g, "x", NULL), c = q8_graph_add_tensor(g, "c", NULL);
+    int a = q8_graph_add_tensor(g, "a", NULL), b = q8_graph_add_tensor(g, "b", NULL);
+    int y = q8_graph_add_tensor(g, "y", NULL);
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, d, 1);
+    q8_tensor_set_shape(g->tensors[c], Q8_BOOL, d, 0);
+    g->inputs = malloc(2 * sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->inputs[g->n_inputs++] = c;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = y;
+    const char *ops[3] = {"Relu", "Neg", "If"};
+    int ins[3][3] = {{x}, {x}, {c, a, b}}, outs[3] = {a, b, y};
+    for (int i = 0; i < 3; i++) {
+        int k = q8_graph_add_node(g, ops[i], ops[i]); /* before reading g->nodes: it moves */
+        q8_node *n = g->nodes[k];
+        q8_node_set_io(n, ins[i], i == 2 ? 3 : 1, &outs[i], 1, NULL);
+        n->scope = i < 2 ? i + 1 : 0;
+        if (i < 2) continue;
+        free(n->domain);
+        n->domain = q8_strdup("q8");
+        q8_node_set_attr(n, "then_scope", Q8_ATTR_INT)->i = 1;
+        q8_node_set_attr(n, "else_scope", Q8_ATTR_INT)->i = 2;
+    }
+    q8_error err = {0};
+    cr_assert_eq(q8_graph_infer_shapes(g, &err), Q8_OK, "%s", err.msg);
+    q8_model *m;
+    cr_assert_eq(q8_model_from_graph(g, "t", &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *s = NULL;
+    q8_session_options so = {.device = Q8_DEVICE_CUDA};
+    cr_assert_neq(q8_session_create(m, &so, &s, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "node 'If' (If): the cuda backend does not support an If with a "
+                              "condition computed at run time"), "%s", err.msg);
+    so.device = Q8_DEVICE_CPU;
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    q8_session_free(s);
+    q8_model_free(m);
+}
