@@ -313,7 +313,7 @@ double q8t_mnist_top1(const char *model_path) {
                  err.msg);
     q8_input_shape sh = {.name = NULL, .ndim = x->ndim};
     memcpy(sh.dims, x->dims, sizeof sh.dims);
-    q8_load_options lo = {&sh, 1};
+    q8_load_options lo = {.input_shapes = &sh, .n_input_shapes = 1};
     q8_model *m;
     cr_assert_eq(q8_model_open(model_path, &lo, &m, &err), Q8_OK, "%s", err.msg);
     q8_session *s;
