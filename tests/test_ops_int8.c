@@ -1956,6 +1956,7 @@ Test(qlut, op_every_path) {
  * (short rows: several per panel), every K % 4, strides, dilations,
  * asymmetric pads, planes narrower than a row's bytes. */
 Test(qconv, lanes_vbmi_match_im2col_pack) {
+#if defined(__x86_64__) || defined(__i386__)
     if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) {
         cr_log_info("no AVX-512 VBMI: skipped");
         return;
@@ -2009,6 +2010,9 @@ Test(qconv, lanes_vbmi_match_im2col_pack) {
         free(got);
         done++;
     }
+#else
+    cr_log_info("x86 only: skipped");
+#endif
 }
 
 /* Small-K convs (stems) through the op on every path: the packed-lanes
