@@ -20,17 +20,21 @@ static inline void store4(float *c, float32x4_t x, float32x4_t va, float32x4_t v
     vst1q_f32(c, x);
 }
 
+/* Named accumulators: GCC keeps an array of vectors in memory here. */
 static void ukr_neon(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
                      float alpha, float beta) {
-    float32x4_t acc[N_MR][3];
-    for (int i = 0; i < N_MR; i++) acc[i][0] = acc[i][1] = acc[i][2] = vdupq_n_f32(0.0f);
+#define Z vdupq_n_f32(0.0f)
+    float32x4_t c00 = Z, c01 = Z, c02 = Z, c10 = Z, c11 = Z, c12 = Z, c20 = Z, c21 = Z;
+    float32x4_t c22 = Z, c30 = Z, c31 = Z, c32 = Z, c40 = Z, c41 = Z, c42 = Z, c50 = Z;
+    float32x4_t c51 = Z, c52 = Z, c60 = Z, c61 = Z, c62 = Z, c70 = Z, c71 = Z, c72 = Z;
+#undef Z
     for (int64_t k = 0; k < kc; k++) {
         float32x4_t b0 = vld1q_f32(pb), b1 = vld1q_f32(pb + 4), b2 = vld1q_f32(pb + 8);
         float32x4_t a0 = vld1q_f32(pa), a1 = vld1q_f32(pa + 4);
 #define ROW(i, av, l)                                                                           \
-    acc[i][0] = vfmaq_laneq_f32(acc[i][0], b0, av, l);                                          \
-    acc[i][1] = vfmaq_laneq_f32(acc[i][1], b1, av, l);                                          \
-    acc[i][2] = vfmaq_laneq_f32(acc[i][2], b2, av, l);
+    c##i##0 = vfmaq_laneq_f32(c##i##0, b0, av, l);                                              \
+    c##i##1 = vfmaq_laneq_f32(c##i##1, b1, av, l);                                              \
+    c##i##2 = vfmaq_laneq_f32(c##i##2, b2, av, l);
         ROW(0, a0, 0) ROW(1, a0, 1) ROW(2, a0, 2) ROW(3, a0, 3)
         ROW(4, a1, 0) ROW(5, a1, 1) ROW(6, a1, 2) ROW(7, a1, 3)
 #undef ROW
@@ -38,8 +42,12 @@ static void ukr_neon(int64_t kc, const float *pa, const float *pb, float *c, int
         pb += N_NR;
     }
     float32x4_t va = vdupq_n_f32(alpha), vb = vdupq_n_f32(beta);
-    for (int i = 0; i < N_MR; i++)
-        for (int q = 0; q < 3; q++) store4(c + i * ldc + 4 * q, acc[i][q], va, vb, beta);
+#define STORE(i)                                                                                \
+    store4(c + i * ldc, c##i##0, va, vb, beta);                                                 \
+    store4(c + i * ldc + 4, c##i##1, va, vb, beta);                                             \
+    store4(c + i * ldc + 8, c##i##2, va, vb, beta);
+    STORE(0) STORE(1) STORE(2) STORE(3) STORE(4) STORE(5) STORE(6) STORE(7)
+#undef STORE
 }
 
 /* a2_hsum of sgemm_x86.c on the 8 lanes (lo, hi): (lo + hi), then
