@@ -1,6 +1,6 @@
 /* aarch64 NEON (baseline ASIMD): the requantization epilogue of one output
  * row segment (q8_epilogue_row_c's arithmetic, bit for bit) and the stride-1
- * depthwise row, for the NEONDOT and NEONI8MM paths (igemm.h).
+ * and stride-2 depthwise rows, for the NEONDOT and NEONI8MM paths (igemm.h).
  *
  * INT8: SMULL gives the exact 64-bit acc * mult; SRSHL by -shift is
  * round_half_up(x / 2^shift) with the rounding constant added at full
@@ -108,6 +108,46 @@ static inline void dw16(const int8_t *x, const int64_t *off, const int8_t *w, in
     vst1q_s32(out + 4, a1);
     vst1q_s32(out + 8, a2);
     vst1q_s32(out + 12, a3);
+}
+
+/* Stride 2: outputs o..o+15 read bytes 0, 2, .., 30 from x + off[t]: the
+ * even bytes of two 16-byte loads at 0 and 15 (no byte past the last one
+ * the definition reads), gathered by one TBL. */
+static inline void dw16_s2(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                           int32_t init, int32_t *out) {
+    static const uint8_t even[16] = {0, 2, 4, 6, 8, 10, 12, 14, 17, 19, 21, 23, 25, 27, 29, 31};
+    const uint8x16_t idx = vld1q_u8(even);
+    int32x4_t a0 = vdupq_n_s32(init), a1 = a0, a2 = a0, a3 = a0;
+    for (int64_t t = 0; t < taps; t++) {
+        int8x16x2_t b = {{vld1q_s8(x + off[t]), vld1q_s8(x + off[t] + 15)}};
+        int8x16_t v = vqtbl2q_s8(b, idx);
+        int16x8_t l = vmovl_s8(vget_low_s8(v)), h = vmovl_high_s8(v);
+        int16_t wt = w[t];
+        a0 = vmlal_n_s16(a0, vget_low_s16(l), wt);
+        a1 = vmlal_high_n_s16(a1, l, wt);
+        a2 = vmlal_n_s16(a2, vget_low_s16(h), wt);
+        a3 = vmlal_high_n_s16(a3, h, wt);
+    }
+    vst1q_s32(out, a0);
+    vst1q_s32(out + 4, a1);
+    vst1q_s32(out + 8, a2);
+    vst1q_s32(out + 12, a3);
+}
+
+void q8_dw_row_s2_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                       int32_t init, int64_t n, int32_t *out) {
+    int64_t o = 0;
+    for (; o + 16 <= n; o += 16) dw16_s2(x + 2 * o, off, w, taps, init, out + o);
+    if (o == n) return;
+    if (n >= 16) { /* a ragged end: one more block, overlapping the last */
+        dw16_s2(x + 2 * (n - 16), off, w, taps, init, out + n - 16);
+        return;
+    }
+    for (; o < n; o++) {
+        uint32_t s = (uint32_t)init;
+        for (int64_t t = 0; t < taps; t++) s += (uint32_t)(w[t] * x[off[t] + 2 * o]);
+        out[o] = (int32_t)s;
+    }
 }
 
 void q8_dw_row_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,

@@ -111,6 +111,22 @@ void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const in
     }
 }
 
+void q8_dw_row_s2(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+                  int64_t taps, int32_t init, int64_t n, int32_t *out) {
+    switch (q8_igemm_resolve(path)) {
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT:
+    case Q8_IGEMM_NEONI8MM: q8_dw_row_s2_neon(x, off, w, taps, init, n, out); break;
+#endif
+    default:
+        for (int64_t o = 0; o < n; o++) {
+            uint32_t s = (uint32_t)init;
+            for (int64_t t = 0; t < taps; t++) s += (uint32_t)(w[t] * x[off[t] + 2 * o]);
+            out[o] = (int32_t)s;
+        }
+    }
+}
+
 /* ---- packing ------------------------------------------------------------ */
 
 /* The bytes of a packed operand: stored = source ^ x, and the kernels read

@@ -107,6 +107,10 @@ void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *ac
  * every read is in bounds. */
 void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
                int64_t taps, int32_t init, int64_t n, int32_t *out);
+/* The same at stride 2: out[o] = init + sum_t w[t] * x[off[t] + 2 o]; the
+ * reads stay within those of the definition. */
+void q8_dw_row_s2(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+                  int64_t taps, int32_t init, int64_t n, int32_t *out);
 
 /* ---- internal: per-path kernels (igemm_*.c) ------------------------------- */
 
@@ -156,6 +160,8 @@ void q8_ig_tile_neoni8mm(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0,
 void q8_ig_epi_neon(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
 void q8_dw_row_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                     int32_t init, int64_t n, int32_t *out);
+void q8_dw_row_s2_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                       int32_t init, int64_t n, int32_t *out);
 #endif
 
 #endif
