@@ -136,8 +136,9 @@ Test(requant, act_bounds_and_leaky_table) {
 
 /* ---- INT8 GEMM ---------------------------------------------------------- */
 
-static const q8_igemm_path k_paths[] = {Q8_IGEMM_C, Q8_IGEMM_AVX2, Q8_IGEMM_AVXVNNI,
-                                        Q8_IGEMM_AVX512VNNI};
+/* Every ISA variant this CPU has is forced in turn (the others are skipped). */
+static const q8_igemm_path k_paths[] = {Q8_IGEMM_C,          Q8_IGEMM_AVX2,    Q8_IGEMM_AVXVNNI,
+                                        Q8_IGEMM_AVX512VNNI, Q8_IGEMM_NEONDOT, Q8_IGEMM_NEONI8MM};
 #define N_PATHS (int)(sizeof k_paths / sizeof k_paths[0])
 
 /* One GEMM problem with its exact reference accumulators. R is [I][K], L is
@@ -1882,11 +1883,13 @@ Test(qconv, depthwise_plan) {
 
 #include "qlut.h"
 
-static const q8_qlut_path k_lut_paths[] = {Q8_QLUT_C, Q8_QLUT_AVX2, Q8_QLUT_AVX512VBMI};
+static const q8_qlut_path k_lut_paths[] = {Q8_QLUT_C, Q8_QLUT_AVX2, Q8_QLUT_AVX512VBMI,
+                                           Q8_QLUT_NEON};
 
 static bool lut_path_ok(q8_qlut_path p) {
     return p == Q8_QLUT_C || (p == Q8_QLUT_AVX2 && q8_igemm_path_supported(Q8_IGEMM_AVX2)) ||
-           (p == Q8_QLUT_AVX512VBMI && q8_qlut_resolve(Q8_IGEMM_AVX512VNNI) == p);
+           (p == Q8_QLUT_AVX512VBMI && q8_qlut_resolve(Q8_IGEMM_AVX512VNNI) == p) ||
+           (p == Q8_QLUT_NEON && q8_qlut_resolve(Q8_IGEMM_NEONDOT) == p);
 }
 
 /* Every path gives t[x + 128] for all 256 values, at every offset and
@@ -1956,6 +1959,7 @@ Test(qlut, op_every_path) {
  * (short rows: several per panel), every K % 4, strides, dilations,
  * asymmetric pads, planes narrower than a row's bytes. */
 Test(qconv, lanes_vbmi_match_im2col_pack) {
+#if defined(__x86_64__) || defined(__i386__)
     if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) {
         cr_log_info("no AVX-512 VBMI: skipped");
         return;
@@ -2009,6 +2013,9 @@ Test(qconv, lanes_vbmi_match_im2col_pack) {
         free(got);
         done++;
     }
+#else
+    cr_log_info("x86 only: skipped");
+#endif
 }
 
 /* Small-K convs (stems) through the op on every path: the packed-lanes

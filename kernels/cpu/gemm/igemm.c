@@ -20,6 +20,8 @@ const char *q8_igemm_path_name(q8_igemm_path p) {
     case Q8_IGEMM_AVX2: return "avx2";
     case Q8_IGEMM_AVXVNNI: return "avxvnni";
     case Q8_IGEMM_AVX512VNNI: return "avx512vnni";
+    case Q8_IGEMM_NEONDOT: return "neondot";
+    case Q8_IGEMM_NEONI8MM: return "neoni8mm";
     default: return "?";
     }
 }
@@ -35,13 +37,18 @@ bool q8_igemm_path_supported(q8_igemm_path p) {
         return q8_cpu()->avx512f && q8_cpu()->avx512bw && q8_cpu()->avx512vl &&
                q8_cpu()->avx512vnni;
 #endif
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT: return q8_cpu()->asimddp;
+    case Q8_IGEMM_NEONI8MM: return q8_cpu()->i8mm;
+#endif
     default: return false;
     }
 }
 
 q8_igemm_path q8_igemm_resolve(q8_igemm_path p) {
     if (p != Q8_IGEMM_AUTO) return p;
-    static const q8_igemm_path order[] = {Q8_IGEMM_AVX512VNNI, Q8_IGEMM_AVXVNNI, Q8_IGEMM_AVX2};
+    static const q8_igemm_path order[] = {Q8_IGEMM_AVX512VNNI, Q8_IGEMM_AVXVNNI, Q8_IGEMM_AVX2,
+                                          Q8_IGEMM_NEONI8MM, Q8_IGEMM_NEONDOT};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (q8_igemm_path_supported(order[i])) return order[i];
     return Q8_IGEMM_C;
@@ -57,6 +64,11 @@ static q8_ig_kernel kernel_for(q8_igemm_path p) {
     case Q8_IGEMM_AVX512VNNI:
         return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
                               q8_ig_tile_epi_avx512vnni};
+#endif
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT: return (q8_ig_kernel){4, 1, q8_ig_tile_neondot, q8_ig_epi_neon, NULL};
+    case Q8_IGEMM_NEONI8MM:
+        return (q8_ig_kernel){4, 1, q8_ig_tile_neoni8mm, q8_ig_epi_neon, NULL};
 #endif
     default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL};
     }
@@ -91,7 +103,27 @@ void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const in
     }
     case Q8_IGEMM_AVX512VNNI: q8_dw_row_avx512(x, off, w, taps, init, n, out); break;
 #endif
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT:
+    case Q8_IGEMM_NEONI8MM: q8_dw_row_neon(x, off, w, taps, init, n, out); break;
+#endif
     default: dw_row_c(x, off, w, taps, init, n, out);
+    }
+}
+
+void q8_dw_row_s2(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+                  int64_t taps, int32_t init, int64_t n, int32_t *out) {
+    switch (q8_igemm_resolve(path)) {
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT:
+    case Q8_IGEMM_NEONI8MM: q8_dw_row_s2_neon(x, off, w, taps, init, n, out); break;
+#endif
+    default:
+        for (int64_t o = 0; o < n; o++) {
+            uint32_t s = (uint32_t)init;
+            for (int64_t t = 0; t < taps; t++) s += (uint32_t)(w[t] * x[off[t] + 2 * o]);
+            out[o] = (int32_t)s;
+        }
     }
 }
 

@@ -39,6 +39,8 @@ typedef enum q8_igemm_path {
     Q8_IGEMM_AVX2,          /* vpmaddwd on 16-bit widened bytes */
     Q8_IGEMM_AVXVNNI,       /* 256-bit vpdpbusd (VEX) */
     Q8_IGEMM_AVX512VNNI,    /* 512-bit vpdpbusd */
+    Q8_IGEMM_NEONDOT,       /* aarch64 SDOT (ARMv8.2 dot product) */
+    Q8_IGEMM_NEONI8MM,      /* aarch64 USDOT / SUDOT (ARMv8.6 int8 matrix multiply) */
     Q8_IGEMM_PATH_COUNT
 } q8_igemm_path;
 
@@ -105,6 +107,10 @@ void q8_epilogue_row(q8_igemm_path path, const q8_epilogue *e, const int32_t *ac
  * every read is in bounds. */
 void q8_dw_row(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
                int64_t taps, int32_t init, int64_t n, int32_t *out);
+/* The same at stride 2: out[o] = init + sum_t w[t] * x[off[t] + 2 o]; the
+ * reads stay within those of the definition. */
+void q8_dw_row_s2(q8_igemm_path path, const int8_t *x, const int64_t *off, const int8_t *w,
+                  int64_t taps, int32_t init, int64_t n, int32_t *out);
 
 /* ---- internal: per-path kernels (igemm_*.c) ------------------------------- */
 
@@ -145,6 +151,17 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out);
 void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
+#endif
+#if defined(__aarch64__)
+void q8_ig_tile_neondot(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                        int32_t *tile);
+void q8_ig_tile_neoni8mm(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                         int32_t *tile);
+void q8_ig_epi_neon(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
+void q8_dw_row_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                    int32_t init, int64_t n, int32_t *out);
+void q8_dw_row_s2_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
+                       int32_t init, int64_t n, int32_t *out);
 #endif
 
 #endif

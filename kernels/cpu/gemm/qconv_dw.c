@@ -28,6 +28,7 @@ static int make_groups(int64_t KH, int64_t KW, int8_t *ra, int8_t *rb, int *firs
     return G;
 }
 
+#if defined(__x86_64__) || defined(__i386__)
 static bool plan_avx512(q8_qdw *d, const q8_qconv_geom *q) {
     if (q->KH > Q8_QDW_MAX_KH || q->KH * q->KW > 4 * Q8_QDW_MAX_GROUPS) return false;
     int first[Q8_QDW_MAX_GROUPS + 1];
@@ -59,6 +60,7 @@ static bool plan_avx2(q8_qdw *d, const q8_qconv_geom *q) {
     d->Wq = (need + 15) / 16 * 16;
     return true;
 }
+#endif
 
 void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *off) {
     memset(d, 0, sizeof *d);

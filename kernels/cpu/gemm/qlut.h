@@ -13,17 +13,21 @@ typedef enum q8_qlut_path {
     Q8_QLUT_C = 0,
     Q8_QLUT_AVX2,
     Q8_QLUT_AVX512VBMI,
+    Q8_QLUT_NEON,           /* aarch64: TBL / TBX over the table in 16 registers */
 } q8_qlut_path;
 
 /* The kernel for an igemm path (the op's _igemm_path; AUTO: the best this
  * CPU has): c -> C; avx2, avxvnni -> AVX2; avx512vnni -> AVX-512 VBMI if the
- * CPU has VBMI, else AVX2. */
+ * CPU has VBMI, else AVX2; neondot, neoni8mm -> NEON. */
 q8_qlut_path q8_qlut_resolve(q8_igemm_path p);
 void q8_qlut_apply(q8_qlut_path p, const int8_t *x, const int8_t *t, int8_t *y, int64_t n);
 
 #if defined(__x86_64__) || defined(__i386__)
 void q8_qlut_avx2(const int8_t *x, const int8_t *t, int8_t *y, int64_t n);
 void q8_qlut_avx512vbmi(const int8_t *x, const int8_t *t, int8_t *y, int64_t n);
+#endif
+#if defined(__aarch64__)
+void q8_qlut_neon(const int8_t *x, const int8_t *t, int8_t *y, int64_t n);
 #endif
 
 #endif

@@ -100,6 +100,9 @@ static const q8_sgemm_kernel *pick_kernel(unsigned flags) {
         return &q8_sgemm_kernel_avx2;
     }
 #endif
+#ifdef Q8_SGEMM_NEON
+    if (!(flags & Q8_SGEMM_PORTABLE)) return &q8_sgemm_kernel_neon;
+#endif
     return &kernel_portable;
 }
 

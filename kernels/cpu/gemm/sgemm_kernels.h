@@ -34,5 +34,9 @@ typedef struct q8_sgemm_kernel {
 extern const q8_sgemm_kernel q8_sgemm_kernel_avx2;
 extern const q8_sgemm_kernel q8_sgemm_kernel_avx512;
 #endif
+#if defined(__aarch64__)
+#define Q8_SGEMM_NEON 1
+extern const q8_sgemm_kernel q8_sgemm_kernel_neon;
+#endif
 
 #endif

@@ -173,6 +173,8 @@ static void dw_range(void *arg, int64_t b, int64_t e, int t) {
             const int8_t *row = xp + oh * q->sh * c->Wp;
             if (q->sw == 1) {
                 q8_dw_row(c->path, row, a->taps, w, taps, a->init[m], q->OW, acc);
+            } else if (q->sw == 2) {
+                q8_dw_row_s2(c->path, row, a->taps, w, taps, a->init[m], q->OW, acc);
             } else {
                 for (int64_t ow = 0; ow < q->OW; ow++) {
                     uint32_t s = (uint32_t)a->init[m];

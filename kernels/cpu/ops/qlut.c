@@ -15,6 +15,10 @@ q8_qlut_path q8_qlut_resolve(q8_igemm_path p) {
     case Q8_IGEMM_AVX512VNNI:
         return q8_cpu()->avx512vbmi ? Q8_QLUT_AVX512VBMI : Q8_QLUT_AVX2;
 #endif
+#if defined(__aarch64__)
+    case Q8_IGEMM_NEONDOT:
+    case Q8_IGEMM_NEONI8MM: return Q8_QLUT_NEON;
+#endif
     default: return Q8_QLUT_C;
     }
 }
@@ -24,6 +28,9 @@ void q8_qlut_apply(q8_qlut_path p, const int8_t *x, const int8_t *t, int8_t *y, 
 #if defined(__x86_64__) || defined(__i386__)
     case Q8_QLUT_AVX2: q8_qlut_avx2(x, t, y, n); return;
     case Q8_QLUT_AVX512VBMI: q8_qlut_avx512vbmi(x, t, y, n); return;
+#endif
+#if defined(__aarch64__)
+    case Q8_QLUT_NEON: q8_qlut_neon(x, t, y, n); return;
 #endif
     default:
         for (int64_t i = 0; i < n; i++) y[i] = t[x[i] + 128];
