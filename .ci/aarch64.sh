@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # aarch64 (Jetson Orin's CPU): cross build with Debian's gcc-aarch64-linux-gnu
-# (cmake/aarch64-linux-gnu.cmake) and the test suite under qemu-user, from a
+# (tools/cmake/aarch64-linux-gnu.cmake) and the test suite under qemu-user, from a
 # fresh clone. The aarch64 tools stay in the build folder (default
 # build-aarch64). docs/jetson.md says what runs here and what is left out.
 #
@@ -51,7 +51,7 @@ if [ ! -e $binfmt/qemu-aarch64 ]; then
 fi
 
 echo "=== aarch64 cross build (Release, -Werror)"
-cmake -S . -B "$B" -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake \
+cmake -S . -B "$B" -DCMAKE_TOOLCHAIN_FILE=tools/cmake/aarch64-linux-gnu.cmake \
     -DQ8_AARCH64_SYSROOT="$sysroot" -DQ8_WERROR=ON
 cmake --build "$B" -j"$(nproc)"
 file "$B/q8run" | grep -q 'ARM aarch64' || { echo "q8run is not an aarch64 binary"; exit 1; }

@@ -4,7 +4,7 @@
 # the host's, from Q8_AARCH64_SYSROOT (unpacked .debs: .ci/aarch64.sh).
 # Tests and tools run under qemu-user (CMAKE_CROSSCOMPILING_EMULATOR).
 #
-#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake
+#   cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=tools/cmake/aarch64-linux-gnu.cmake
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
