@@ -633,8 +633,7 @@ q8_status q8_tensor_widen_f16(q8_tensor *t, q8_error *err) {
     int64_t n = q8_tensor_numel(t);
     float *f = q8_aligned_alloc(sizeof(float) * (size_t)(n ? n : 1));
     if (!f) return q8_fail(err, Q8_ERR_NOMEM, "out of memory widening '%s' to float32", t->name);
-    const uint16_t *h = t->data;
-    for (int64_t i = 0; i < n; i++) f[i] = q8_f16_to_f32(h[i]);
+    q8_f16_to_f32_n(t->data, f, n);
     q8_tensor_free_data(t);
     t->data = f;
     t->owns_data = true;

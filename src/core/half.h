@@ -44,6 +44,15 @@ static inline uint16_t q8_f32_to_f16(float f) {
     return sign | (uint16_t)q;
 }
 
+/* Whole arrays (float16 model boundaries, float16 constants). */
+static inline void q8_f16_to_f32_n(const uint16_t *h, float *f, int64_t n) {
+    for (int64_t i = 0; i < n; i++) f[i] = q8_f16_to_f32(h[i]);
+}
+
+static inline void q8_f32_to_f16_n(const float *f, uint16_t *h, int64_t n) {
+    for (int64_t i = 0; i < n; i++) h[i] = q8_f32_to_f16(f[i]);
+}
+
 static inline float q8_bf16_to_f32(uint16_t h) { return q8_bits_f32((uint32_t)h << 16); }
 
 static inline uint16_t q8_f32_to_bf16(float f) {

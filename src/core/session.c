@@ -108,10 +108,8 @@ q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,
         return q8_fail(err, Q8_ERR_SHAPE, "input '%s': got shape %s, the model wants %s", t->name,
                        q8_shape_str(dims, ndim, a, sizeof a), q8_shape_str(t->dims, t->ndim, b, sizeof b));
     if (convert) {
-        float *f = s->in_conv[idx];
-        const uint16_t *h = data;
-        for (int64_t i = 0; i < q8_tensor_numel(t); i++) f[i] = q8_f16_to_f32(h[i]);
-        data = f;
+        q8_f16_to_f32_n(data, s->in_conv[idx], q8_tensor_numel(t));
+        data = s->in_conv[idx];
     }
     Q8_TRY(s->backend->set_input(s->ctx, g->inputs[idx], data, q8_tensor_nbytes(t), err));
     s->input_set[idx] = true;
@@ -138,10 +136,8 @@ q8_status q8_session_output(const q8_session *s, int i, q8_tensor_info *info, co
     q8_tensor_info_fill(t, info);
     *data = t->data ? t->data : s->backend->tensor_data(s->ctx, g->outputs[i]);
     if (s->out_conv[i] && *data) { /* float16 model: round the float32 result */
-        uint16_t *h = s->out_conv[i];
-        const float *f = *data;
-        for (int64_t k = 0; k < q8_tensor_numel(t); k++) h[k] = q8_f32_to_f16(f[k]);
-        *data = h;
+        q8_f32_to_f16_n(*data, s->out_conv[i], q8_tensor_numel(t));
+        *data = s->out_conv[i];
     }
     return Q8_OK;
 }
