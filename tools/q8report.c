@@ -48,9 +48,15 @@ static void print_summary(const q8_report *r, char *const *paths) {
             printf(", top-1 %.2f%% -> %.2f%% (%+.2f points)", 100 * q8_report_top1(f),
                    100 * q8_report_top1(q),
                    fabs(d.top1_drop_points) < 5e-5 ? 0.0 : -d.top1_drop_points);
-        if (!isnan(d.agreement)) printf(", agrees with FP32 on %.2f%%", 100 * d.agreement);
+        char db[32];
+        printf(", output SQNR %s, cosine %.5f",
+               q8_fmt_db(q8_report_worst_output_sqnr(q), db, sizeof db),
+               q8_report_worst_output_cosine(q));
+        if (q->agree_kind == Q8_AGREE_MASK && !isnan(d.agreement))
+            printf(", %s %.4f", q8_agree_kind_label(q->agree_kind), d.agreement);
+        else if (!isnan(d.agreement))
+            printf(", %s %.2f%%", q8_agree_kind_label(q->agree_kind), 100 * d.agreement);
         if (q->n_layers) {
-            char db[32];
             printf("; worst layer %s (%s)", q->layers[0].node,
                    q8_fmt_db(q8_err_sqnr_db(&q->layers[0].in_model), db, sizeof db));
         }

@@ -211,6 +211,15 @@ typedef struct q8_report_cost {
     q8_report_latency lat;
 } q8_report_cost;
 
+/* What "agreement with FP32" means for output 0: chosen from the output's
+ * shape and the FP32 model's values on the first sample (docs/reports.md). */
+typedef enum q8_agree_kind {
+    Q8_AGREE_NONE = 0,  /* no class or mask structure: output SQNR and cosine only */
+    Q8_AGREE_TOP1,      /* argmax over the last axis: classifier, sequence, NHWC classes */
+    Q8_AGREE_PIXEL,     /* argmax over axis 1 of N,C,H,W: per-pixel classes */
+    Q8_AGREE_MASK,      /* IoU of the maps thresholded at 0.5: one-channel map in [0, 1] */
+} q8_agree_kind;
+
 typedef struct q8_report_model {
     char *path;
     bool quantized;         /* a .q8 (else the FP32 ONNX) */
@@ -218,7 +227,10 @@ typedef struct q8_report_model {
     /* accuracy */
     int64_t rows;           /* rows of output 0 over all samples (top-1 unit) */
     int64_t top1_hits;      /* vs --labels; -1 without labels or scores */
-    int64_t agree;          /* argmax equal to FP32's (quantized models); -1 if n/a */
+    q8_agree_kind agree_kind;
+    int64_t agree;          /* rows/pixels whose argmax is FP32's, or the masks'
+                             * intersection (quantized models); -1 if n/a */
+    int64_t agree_of;       /* what agree is out of: rows, pixels, or the masks' union */
     q8_report_output *outputs;
     int n_outputs;
     q8_report_layer *layers; /* sorted: lowest in-model SQNR first */
@@ -274,7 +286,13 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err);
 
 /* Derived numbers. */
 double q8_report_top1(const q8_report_model *m);       /* fraction, or -1 */
-double q8_report_agreement(const q8_report_model *m);  /* fraction, or -1 */
+double q8_report_agreement(const q8_report_model *m);  /* fraction (IoU for a mask), or -1 */
+/* "top-1 agreement with FP32", "per-pixel class agreement with FP32",
+ * "mask IoU with FP32 (at 0.5)", or NULL for Q8_AGREE_NONE */
+const char *q8_agree_kind_label(q8_agree_kind k);
+/* Worst output SQNR, cosine over the model's outputs (NaN if none). */
+double q8_report_worst_output_sqnr(const q8_report_model *q);
+double q8_report_worst_output_cosine(const q8_report_model *q);
 typedef struct q8_report_delta {
     double size_ratio;          /* q.file / f.file */
     double weights_ratio;

@@ -276,18 +276,106 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
     return Q8_OK;
 }
 
-static void argmax_rows(const float *v, int64_t rows, int64_t row, int64_t *out) {
+/* How output 0 is compared with FP32's: argmax over `classes` values at
+ * stride `inner`, `outer` times (TOP1, PIXEL), or masks at 0.5 (MASK). */
+typedef struct agree_plan {
+    q8_agree_kind kind;
+    int64_t outer, classes, inner;
+} agree_plan;
+
+static int64_t plan_positions(const agree_plan *p) { return p->outer * p->inner; }
+
+static void argmax_positions(const float *v, const agree_plan *p, int64_t *out) {
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t j = 0; j < p->inner; j++) {
+            const float *x = v + o * p->classes * p->inner + j;
+            int64_t am = 0;
+            for (int64_t i = 1; i < p->classes; i++) {
+                float a = x[i * p->inner], b = x[am * p->inner];
+                if (a > b || (b != b && a == a)) am = i;
+            }
+            out[o * p->inner + j] = am;
+        }
+}
+
+/* every row non-negative and summing to 1: softmax probabilities */
+static bool rows_are_distributions(const float *v, int64_t rows, int64_t row) {
     for (int64_t r = 0; r < rows; r++) {
-        const float *x = v + r * row;
-        int64_t am = 0;
-        for (int64_t i = 1; i < row; i++)
-            if (x[i] > x[am] || (x[am] != x[am] && x[i] == x[i])) am = i;
-        out[r] = am;
+        double sum = 0;
+        for (int64_t i = 0; i < row; i++) {
+            if (!(v[r * row + i] >= 0)) return false;
+            sum += v[r * row + i];
+        }
+        if (fabs(sum - 1) > 1e-3) return false;
     }
+    return true;
+}
+
+static bool all_in_unit_interval(const float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++)
+        if (!(v[i] >= 0 && v[i] <= 1)) return false;
+    return true;
+}
+
+/* Class scores where classes are the last axis of [N, C] (or of [N, T, C]
+ * when the rows are probabilities or C is vocabulary-sized), or axis 1 of a
+ * 4-D [N, C, H, W] (axis 3 when it is the smallest: N, H, W, C); a
+ * one-channel 4-D map in [0, 1] is a mask; anything else (box regressors,
+ * embeddings, images) has no class structure. v: FP32's output 0. */
+static agree_plan choose_plan(const q8_tensor *o, const float *v) {
+    agree_plan p = {Q8_AGREE_NONE, 0, 0, 1};
+    if (!o || o->dtype != Q8_F32 || q8_tensor_numel(o) == 0) return p;
+    int64_t n = q8_tensor_numel(o);
+    const int64_t *d = o->dims;
+    int64_t last = d[o->ndim - 1];
+    if (o->ndim == 2 && last >= 2) p = (agree_plan){Q8_AGREE_TOP1, d[0], last, 1};
+    if (o->ndim == 3 && last >= 2 &&
+        (last >= 100 || rows_are_distributions(v, n / last, last)))
+        p = (agree_plan){Q8_AGREE_TOP1, n / last, last, 1};
+    if (o->ndim == 4) {
+        if (d[1] >= 2 && d[1] < d[2] && d[1] < d[3])
+            p = (agree_plan){Q8_AGREE_PIXEL, d[0], d[1], d[2] * d[3]};
+        else if (d[3] >= 2 && d[3] < d[1] && d[3] < d[2])
+            p = (agree_plan){Q8_AGREE_TOP1, n / d[3], d[3], 1};
+        else if ((d[1] == 1 || d[3] == 1) && all_in_unit_interval(v, n))
+            p = (agree_plan){Q8_AGREE_MASK, 1, 1, n};
+    }
+    return p;
+}
+
+/* With --labels, output 0 is class scores over its last axis (one label per row). */
+static agree_plan labels_plan(const q8_tensor *o) {
+    agree_plan p = {Q8_AGREE_NONE, 0, 0, 1};
+    if (o && o->dtype == Q8_F32 && o->ndim >= 1 && o->dims[o->ndim - 1] > 0)
+        p = (agree_plan){Q8_AGREE_TOP1, q8_tensor_numel(o) / o->dims[o->ndim - 1],
+                         o->dims[o->ndim - 1], 1};
+    return p;
 }
 
 static int64_t label_at(const q8_tensor *l, int64_t i) {
     return l->dtype == Q8_I64 ? ((const int64_t *)l->data)[i] : ((const int32_t *)l->data)[i];
+}
+
+/* One sample's output 0 of a quantized model against FP32's (fd, and am_f
+ * its argmax positions): agreement, and top-1 hits when labels are given. */
+static void count_agreement(const agree_plan *p, const float *fd, const float *qd,
+                            const int64_t *am_f, int64_t *am_q, q8_report_model *rep,
+                            const q8_tensor *labels, int sample) {
+    if (p->kind == Q8_AGREE_MASK) {
+        for (int64_t i = 0; i < p->inner; i++) {
+            bool a = fd[i] > 0.5f, b = qd[i] > 0.5f;
+            rep->agree += a && b;
+            rep->agree_of += a || b;
+        }
+        return;
+    }
+    if (p->kind == Q8_AGREE_NONE) return;
+    argmax_positions(qd, p, am_q);
+    int64_t np = plan_positions(p);
+    for (int64_t r = 0; r < np; r++) rep->agree += am_q[r] == am_f[r];
+    rep->agree_of += np;
+    for (int64_t r = 0; r < p->outer && labels; r++)
+        rep->top1_hits += am_q[r] == label_at(labels, sample * p->outer + r);
 }
 
 static int cmp_layers(const void *a, const void *b) {
@@ -349,17 +437,19 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
     if (st == Q8_OK && o->per_layer) st = q8_session_set_observer(fs, ref_observer, &refs, err);
     if (st != Q8_OK) goto done;
 
-    /* top-1 over output 0's last axis, when it is a float score tensor */
+    /* top-1 vs labels: output 0's last axis (checked before anything runs) */
     const q8_tensor *o0 = f->n_outputs ? f->tensors[f->outputs[0]] : NULL;
-    int64_t row = o0 && o0->dtype == Q8_F32 && o0->ndim >= 1 ? o0->dims[o0->ndim - 1] : 0;
-    int64_t rows = row > 0 ? q8_tensor_numel(o0) / row : 0;
-    for (int k = 0; k <= nq; k++) {
-        out[k].rows = rows * s->n_samples;
-        out[k].top1_hits = rows && o->labels ? 0 : -1;
-        out[k].agree = rows && k > 0 ? 0 : -1;
-    }
-    if (rows && o->labels) {
+    agree_plan plan = {Q8_AGREE_NONE, 0, 0, 1};
+    for (int k = 0; k <= nq; k++) out[k].top1_hits = out[k].agree = -1;
+    if (o->labels) {
+        plan = labels_plan(o0);
+        int64_t rows = plan.outer, row = plan.classes;
         const q8_tensor *l = o->labels;
+        if (plan.kind == Q8_AGREE_NONE) {
+            st = q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor",
+                         o0 ? o0->name : "?");
+            goto done;
+        }
         if ((l->dtype != Q8_I64 && l->dtype != Q8_I32) ||
             q8_tensor_numel(l) != rows * s->n_samples) {
             st = q8_fail(err, Q8_ERR_SHAPE,
@@ -377,16 +467,6 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                              (long long)(row - 1));
                 goto done;
             }
-    } else if (o->labels) {
-        st = q8_fail(err, Q8_ERR_ARG, "--labels: output '%s' is not a float score tensor",
-                     o0 ? o0->name : "?");
-        goto done;
-    }
-    am_f = malloc(sizeof(int64_t) * ((size_t)rows + 1));
-    am_q = malloc(sizeof(int64_t) * ((size_t)rows + 1));
-    if (!am_f || !am_q) {
-        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        goto done;
     }
 
     for (int i = 0; i < s->n_samples && st == Q8_OK; i++) {
@@ -410,11 +490,29 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         if (st != Q8_OK) break;
         q8_tensor_info fi;
         const void *fd;
-        if (rows) {
-            q8_session_output(fs, 0, &fi, &fd, NULL);
-            argmax_rows(fd, rows, row, am_f);
-            for (int64_t r = 0; r < rows && o->labels; r++)
-                out[0].top1_hits += am_f[r] == label_at(o->labels, i * rows + r);
+        q8_session_output(fs, 0, &fi, &fd, NULL);
+        if (i == 0) {
+            if (!o->labels && o0) plan = choose_plan(o0, fd);
+            int64_t np = plan_positions(&plan);
+            for (int k = 0; k <= nq; k++) {
+                out[k].agree_kind = plan.kind;
+                out[k].rows = plan.kind == Q8_AGREE_TOP1 ? plan.outer * s->n_samples : 0;
+                if (o->labels) out[k].top1_hits = 0;
+                if (k > 0 && plan.kind != Q8_AGREE_NONE) out[k].agree = out[k].agree_of = 0;
+            }
+            free(am_f);
+            free(am_q);
+            am_f = malloc(sizeof(int64_t) * ((size_t)np + 1));
+            am_q = malloc(sizeof(int64_t) * ((size_t)np + 1));
+            if (!am_f || !am_q) {
+                st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        if (plan.kind == Q8_AGREE_TOP1 || plan.kind == Q8_AGREE_PIXEL) {
+            argmax_positions(fd, &plan, am_f);
+            for (int64_t r = 0; r < plan.outer && o->labels; r++)
+                out[0].top1_hits += am_f[r] == label_at(o->labels, i * plan.outer + r);
         }
         for (int m = 0; m < nq && st == Q8_OK; m++) {
             qmodel *c = &qm[m];
@@ -434,14 +532,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                 if (qi.dtype == Q8_F32)
                     q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd,
                                      q8_tensor_numel(g->tensors[g->outputs[j]]));
-                if (rows && c->out_f[j] == 0) {
-                    argmax_rows(qd, rows, row, am_q);
-                    for (int64_t r = 0; r < rows; r++) {
-                        c->rep->agree += am_q[r] == am_f[r];
-                        if (o->labels)
-                            c->rep->top1_hits += am_q[r] == label_at(o->labels, i * rows + r);
-                    }
-                }
+                if (c->out_f[j] == 0 && qi.dtype == Q8_F32)
+                    count_agreement(&plan, fd, qd, am_f, am_q, c->rep, o->labels, i);
             }
             if (o->per_layer) {
                 c->alone = true;

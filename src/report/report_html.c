@@ -177,7 +177,7 @@ static void answers(q8_sbuf *b, const q8_report *r) {
     const q8_report_model *f = &r->models[0];
     char s1[32], s2[32], s3[32], s4[32];
     q8_sb_puts(b, "<h2>The answers</h2>\n<table>\n<tr><th>quantized model</th><th>size</th>"
-                  "<th>peak memory</th><th>latency</th><th>accuracy lost</th>"
+                  "<th>peak memory</th><th>latency</th><th>accuracy against FP32 (change: + gained, &minus; lost)</th>"
                   "<th>where: most damaged layer outputs</th></tr>\n");
     for (int i = 1; i < r->n_models; i++) {
         const q8_report_model *q = &r->models[i];
@@ -205,20 +205,27 @@ static void answers(q8_sbuf *b, const q8_report *r) {
         q8_sb_printf(b, "<br><span class=\"sub\">median %s &rarr; %s</span></td><td>",
                      q8_fmt_ms(f->cost.lat.median_ms, s1, sizeof s1),
                      q8_fmt_ms(q->cost.lat.median_ms, s2, sizeof s2));
+        /* output error first: it fits every model; then top-1 with its sign,
+         * then the agreement measure that fits output 0 */
+        double sq = q8_report_worst_output_sqnr(q), cs = q8_report_worst_output_cosine(q);
+        q8_sb_printf(b, "<span class=\"big %s\">SQNR %s</span><br><span class=\"sub\">"
+                        "cosine %.5f (worst output)</span>",
+                     isnan(sq) ? "flat" : sq < 20 ? "bad" : sq < 30 ? "flat" : "good",
+                     q8_fmt_db(sq, s3, sizeof s3), cs);
         if (!isnan(d.top1_drop_points)) {
-            double drop = no_neg_zero(d.top1_drop_points);
-            q8_sb_printf(b, "<span class=\"big %s\">%.2f points</span><br><span class=\"sub\">"
-                            "top-1 %.2f%% &rarr; %.2f%%</span><br>",
-                         drop > 0.5 ? "bad" : drop > 0 ? "flat" : "good", drop,
+            double change = no_neg_zero(-d.top1_drop_points);
+            q8_sb_printf(b, "<br><span class=\"%s\">top-1 %+.2f points</span> <span "
+                            "class=\"sub\">(%.2f%% &rarr; %.2f%%)</span>",
+                         change < -0.5 ? "bad" : change < 0 ? "flat" : "good", change,
                          100 * q8_report_top1(f), 100 * q8_report_top1(q));
         }
-        if (!isnan(d.agreement))
-            q8_sb_printf(b, "%s%.2f%%%s agree with FP32", isnan(d.top1_drop_points) ?
-                         "<span class=\"big\">" : "<span class=\"sub\">", 100 * d.agreement,
-                         isnan(d.top1_drop_points) ? "</span><br><span class=\"sub\">" : "");
-        q8_sb_printf(b, "%soutput SQNR %s</span></td><td>",
-                     isnan(d.agreement) ? "<span class=\"sub\">" : ", ",
-                     q8_fmt_db(q8_report_worst_output_sqnr(q), s3, sizeof s3));
+        if (!isnan(d.agreement)) {
+            bool iou = q->agree_kind == Q8_AGREE_MASK;
+            q8_sb_printf(b, "<br><span class=\"sub\">%s ", q8_agree_kind_label(q->agree_kind));
+            if (iou) q8_sb_printf(b, "%.4f</span>", d.agreement);
+            else q8_sb_printf(b, "%.2f%%</span>", 100 * d.agreement);
+        }
+        q8_sb_puts(b, "</td><td>");
         for (int k = 0; k < q->n_layers && k < 3; k++) {
             q8_sb_printf(b, "<span class=\"sub\">%s</span> <code class=\"wrap\">",
                          q8_fmt_db(q8_err_sqnr_db(&q->layers[k].in_model), s1, sizeof s1));
@@ -230,11 +237,13 @@ static void answers(q8_sbuf *b, const q8_report *r) {
     }
     q8_sb_puts(b, "</table>\n");
     q8_sb_puts(b,
-               "<p class=\"note\">Ratios are the quantized model against the FP32 one. Accuracy "
-               "lost is top-1 against the labels in percentage points; agreement is the share of "
-               "rows whose top-1 class is the FP32 model's. Output SQNR is the worst over the "
-               "outputs (higher is better: 30 dB means noise ~3% of the signal's amplitude). "
-               "Layers: see the per-layer sections below.</p>\n");
+               "<p class=\"note\">Ratios are the quantized model against the FP32 one. SQNR "
+               "and cosine are the worst over the outputs (higher is better: 30 dB means noise "
+               "~3% of the signal's amplitude). Top-1 is against the labels, its change in "
+               "percentage points with a sign (&minus; lost). The agreement measure fits output "
+               "0: top-1 agreement for class scores, per-pixel class agreement for N,C,H,W "
+               "class maps, mask IoU at 0.5 for a one-channel map in [0, 1]; none for other "
+               "outputs. Layers: see the per-layer sections below.</p>\n");
 }
 
 static void cost_charts(q8_sbuf *b, const q8_report *r) {
@@ -342,16 +351,24 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
         }
         q8_sb_puts(b, "</tr>\n");
     }
-    q8_sb_puts(b, "<tr><td>top-1 agreement with FP32</td><td class=\"num\">-</td>");
-    for (int i = 1; i < r->n_models; i++) {
-        double a = q8_report_agreement(&r->models[i]);
-        if (a < 0) q8_sb_puts(b, "<td class=\"num\">n/a</td>");
-        else
-            q8_sb_printf(b,
-                         "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of %lld)</span></td>",
-                         100 * a, (long long)r->models[i].agree, (long long)r->models[i].rows);
+    const char *agree_label = q8_agree_kind_label(r->models[1].agree_kind);
+    if (agree_label) {
+        q8_sb_printf(b, "<tr><td>%s</td><td class=\"num\">-</td>", agree_label);
+        for (int i = 1; i < r->n_models; i++) {
+            const q8_report_model *q = &r->models[i];
+            double a = q8_report_agreement(q);
+            if (a < 0) q8_sb_puts(b, "<td class=\"num\">n/a</td>");
+            else if (q->agree_kind == Q8_AGREE_MASK)
+                q8_sb_printf(b, "<td class=\"num\">%.4f <span class=\"sub\">(%lld of %lld "
+                                "pixels)</span></td>", a, (long long)q->agree,
+                             (long long)q->agree_of);
+            else
+                q8_sb_printf(b, "<td class=\"num\">%.2f%% <span class=\"sub\">(%lld of "
+                                "%lld)</span></td>", 100 * a, (long long)q->agree,
+                             (long long)q->agree_of);
+        }
+        q8_sb_puts(b, "</tr>\n");
     }
-    q8_sb_puts(b, "</tr>\n");
     for (int o = 0; o < r->models[1].n_outputs; o++) {
         q8_sb_puts(b, "<tr><td>output <code>");
         q8_sb_html(b, r->models[1].outputs[o].name);

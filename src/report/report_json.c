@@ -105,8 +105,14 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
     if (r->device == Q8_DEVICE_CUDA) num_field(b, J, "device_ratio", d.device_ratio, true);
     num_field(b, J, "latency_ratio", d.latency_ratio, true);
     num_field(b, J, "top1_drop_points", d.top1_drop_points, true);
-    num_field(b, J, "top1_agreement", d.agreement, true);
-    num_field(b, J, "agree_rows", m->agree >= 0 ? (double)m->agree : NAN, true);
+    /* the agreement measure that fits output 0 (agreement_kind); the old
+     * key top1_agreement keeps meaning argmax agreement only */
+    static const char *const kinds[] = {"none", "top1", "pixel_class", "mask_iou"};
+    q8_sb_printf(b, "%s\"agreement_kind\": \"%s\",\n", J, kinds[m->agree_kind]);
+    num_field(b, J, "agreement", d.agreement, true);
+    num_field(b, J, "top1_agreement", m->agree_kind == Q8_AGREE_TOP1 ? d.agreement : NAN, true);
+    num_field(b, J, "agree_count", m->agree >= 0 ? (double)m->agree : NAN, true);
+    num_field(b, J, "agree_of", m->agree >= 0 ? (double)m->agree_of : NAN, true);
     q8_sb_puts(b, "        \"outputs\": [\n");
     for (int i = 0; i < m->n_outputs; i++) {
         const q8_err_stats *s = &m->outputs[i].err;

@@ -133,13 +133,17 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
         }
         q8_sb_puts(&b, "\n");
     }
-    q8_sb_puts(&b, "| top-1 agreement with FP32 | - |");
-    for (int i = 1; i < r->n_models; i++) {
-        double a = q8_report_agreement(&r->models[i]);
-        if (a < 0) q8_sb_puts(&b, " n/a |");
-        else q8_sb_printf(&b, " %.2f%% |", 100 * a);
+    const char *agree_label = q8_agree_kind_label(r->models[1].agree_kind);
+    if (agree_label) {
+        q8_sb_printf(&b, "| %s | - |", agree_label);
+        for (int i = 1; i < r->n_models; i++) {
+            double a = q8_report_agreement(&r->models[i]);
+            if (a < 0) q8_sb_puts(&b, " n/a |");
+            else if (r->models[i].agree_kind == Q8_AGREE_MASK) q8_sb_printf(&b, " %.4f |", a);
+            else q8_sb_printf(&b, " %.2f%% |", 100 * a);
+        }
+        q8_sb_puts(&b, "\n");
     }
-    q8_sb_puts(&b, "\n");
     for (int o = 0; o < r->models[1].n_outputs; o++) {
         q8_sb_puts(&b, "| output `");
         q8_sb_md(&b, r->models[1].outputs[o].name);

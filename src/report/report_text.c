@@ -170,7 +170,28 @@ double q8_report_top1(const q8_report_model *m) {
 }
 
 double q8_report_agreement(const q8_report_model *m) {
-    return m->agree >= 0 && m->rows > 0 ? (double)m->agree / (double)m->rows : -1;
+    if (m->agree < 0) return -1;
+    /* two empty masks are the same mask */
+    if (m->agree_of == 0) return m->agree_kind == Q8_AGREE_MASK ? 1 : -1;
+    return (double)m->agree / (double)m->agree_of;
+}
+
+const char *q8_agree_kind_label(q8_agree_kind k) {
+    switch (k) {
+    case Q8_AGREE_TOP1: return "top-1 agreement with FP32";
+    case Q8_AGREE_PIXEL: return "per-pixel class agreement with FP32";
+    case Q8_AGREE_MASK: return "mask IoU with FP32 (at 0.5)";
+    default: return NULL;
+    }
+}
+
+double q8_report_worst_output_cosine(const q8_report_model *q) {
+    double w = NAN;
+    for (int i = 0; i < q->n_outputs; i++) {
+        double c = q8_err_cosine(&q->outputs[i].err);
+        if (!isnan(c) && (isnan(w) || c < w)) w = c;
+    }
+    return w;
 }
 
 const char *q8_report_basename(const char *path) {

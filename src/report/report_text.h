@@ -34,7 +34,5 @@ int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int 
 /* How a .q8 was made, in sentences (calibration, pruning, FP32 layers,
  * the --max-drop search), as HTML or Markdown. */
 void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html);
-/* Worst output SQNR over the model's outputs (NaN if none). */
-double q8_report_worst_output_sqnr(const q8_report_model *q);
 
 #endif

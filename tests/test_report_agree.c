@@ -1,0 +1,225 @@
+/* q8report's agreement measure fits output 0: top-1 agreement for class
+ * scores, per-pixel class agreement for N,C,H,W class maps, mask IoU for a
+ * one-channel probability map, none for regressors. Each expected number is
+ * recomputed here with plain loops from the same inputs. */
+#define _XOPEN_SOURCE 700 /* nftw */
+#include <ftw.h>
+#include <math.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "model.h"
+#include "npy.h"
+#include "passes.h"
+#include "report.h"
+#include "q8_tools.h"
+#include "testutil.h"
+
+#define N_SAMPLES 3
+
+static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *f) {
+    (void)sb, (void)flag, (void)f;
+    return remove(p);
+}
+
+static int T(q8_graph *g, const char *name) {
+    int t = q8_graph_find(g, name);
+    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
+    cr_assert(t >= 0);
+    return t;
+}
+
+static void node(q8_graph *g, const char *op, const char *a, const char *b, const char *y) {
+    int in[2] = {T(g, a), b ? T(g, b) : -1}, out = T(g, y);
+    int k = q8_graph_add_node(g, y, op);
+    cr_assert_eq(q8_node_set_io(g->nodes[k], in, b ? 2 : 1, &out, 1, NULL), Q8_OK);
+}
+
+static void constant(q8_graph *g, const char *name, const int64_t *d, int nd, const float *v) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, d, nd);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    memcpy(g->tensors[t]->data, v, (size_t)q8_tensor_numel(g->tensors[t]) * sizeof(float));
+}
+
+/* y = act(x + c) or act(x * c): c of shape cd (broadcast), act "" or an op */
+static q8_model *model(const int64_t *xd, int nx, const char *op, const int64_t *cd, int nc,
+                       const float *c, const char *act) {
+    q8_graph *g = q8_graph_new();
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, nx);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    constant(g, "c", cd, nc, c);
+    node(g, op, "x", "c", *act ? "h" : "y");
+    if (*act) node(g, act, "h", NULL, "y");
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_model *m = NULL;
+    cr_assert_eq(q8_model_from_graph(g, "m", &m, &err), Q8_OK, "%s", err.msg);
+    return m;
+}
+
+/* N_SAMPLES random inputs of shape xd in dir (returned in xs) */
+static void samples(const char *dir, const int64_t *xd, int nx, float *xs, int64_t n) {
+    q8t_rng rng = q8t_seed(5);
+    for (int i = 0; i < N_SAMPLES; i++) {
+        q8t_fill(&rng, xs + i * n, n, -2, 2);
+        char p[128];
+        snprintf(p, sizeof p, "%s/%d.npy", dir, i);
+        q8_error err = {0};
+        cr_assert_eq(q8_npy_write(p, Q8_F32, xd, nx, xs + i * n, &err), Q8_OK, "%s", err.msg);
+    }
+}
+
+typedef struct compared {
+    q8_report_model out[2];
+} compared;
+
+static compared compare(q8_model *f, q8_model *q, const int64_t *xd, int nx, float *xs) {
+    char dir[64];
+    snprintf(dir, sizeof dir, "/tmp/q8agree_XXXXXX");
+    cr_assert(mkdtemp(dir));
+    int64_t n = 1;
+    for (int i = 0; i < nx; i++) n *= xd[i];
+    samples(dir, xd, nx, xs, n);
+    q8_error err = {0};
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, f->g, &s, &err), Q8_OK, "%s", err.msg);
+    compared c = {{{0}}};
+    q8_compare_options co = {.n_threads = 1};
+    const q8_model *qs[1] = {q};
+    cr_assert_eq(q8_report_compare(f, qs, 1, &s, &co, c.out, &err), Q8_OK, "%s", err.msg);
+    q8_samples_free(&s);
+    nftw(dir, rm_entry, 8, FTW_DEPTH | FTW_PHYS);
+    return c;
+}
+
+static void done(compared *c, q8_model *f, q8_model *q) {
+    q8_report_model_free(&c->out[0]);
+    q8_report_model_free(&c->out[1]);
+    q8_model_free(f);
+    q8_model_free(q);
+}
+
+static float sigmoid(float v) { return 1 / (1 + expf(-v)); }
+
+Test(report_agree, one_channel_probability_map_is_a_mask_iou) {
+    int64_t xd[4] = {1, 1, 6, 7}, n = 42, cd[1] = {1};
+    float zero = 0, shift = 0.3f, xs[N_SAMPLES * 42];
+    q8_model *f = model(xd, 4, "Add", cd, 1, &zero, "Sigmoid");
+    q8_model *q = model(xd, 4, "Add", cd, 1, &shift, "Sigmoid");
+    compared c = compare(f, q, xd, 4, xs);
+    int64_t inter = 0, uni = 0;
+    for (int64_t i = 0; i < N_SAMPLES * n; i++) {
+        bool a = sigmoid(xs[i]) > 0.5f, b = sigmoid(xs[i] + shift) > 0.5f;
+        inter += a && b;
+        uni += a || b;
+    }
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_MASK);
+    cr_assert_eq(c.out[1].agree, inter);
+    cr_assert_eq(c.out[1].agree_of, uni);
+    cr_assert(inter < uni, "the shift must move some pixels for the test to mean anything");
+    cr_assert_float_eq(q8_report_agreement(&c.out[1]), (double)inter / (double)uni, 1e-12);
+    cr_assert_eq(c.out[1].rows, 0, "a mask has no top-1 rows");
+    done(&c, f, q);
+}
+
+Test(report_agree, unbounded_one_channel_map_has_no_agreement) {
+    int64_t xd[4] = {1, 1, 6, 7}, cd[1] = {1};
+    float one = 1, more = 1.01f, xs[N_SAMPLES * 42];
+    q8_model *f = model(xd, 4, "Mul", cd, 1, &one, "");
+    q8_model *q = model(xd, 4, "Mul", cd, 1, &more, "");
+    compared c = compare(f, q, xd, 4, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    cr_assert_eq(c.out[1].agree, -1);
+    cr_assert_lt(q8_report_agreement(&c.out[1]), 0);
+    done(&c, f, q);
+}
+
+/* argmax over `classes` values at stride `inner` */
+static int64_t argmax_at(const float *v, int64_t classes, int64_t inner) {
+    int64_t am = 0;
+    for (int64_t k = 1; k < classes; k++)
+        if (v[k * inner] > v[am * inner]) am = k;
+    return am;
+}
+
+Test(report_agree, nchw_class_map_is_compared_per_pixel_over_axis_1) {
+    int64_t xd[4] = {2, 3, 4, 5}, n = 120, cd[4] = {1, 3, 1, 1};
+    float one[3] = {1, 1, 1}, skew[3] = {1, 1.6f, 0.7f}, xs[N_SAMPLES * 120];
+    q8_model *f = model(xd, 4, "Mul", cd, 4, one, "");
+    q8_model *q = model(xd, 4, "Mul", cd, 4, skew, "");
+    compared c = compare(f, q, xd, 4, xs);
+    int64_t same = 0, pixels = 0;
+    for (int s = 0; s < N_SAMPLES; s++)
+        for (int64_t b = 0; b < 2; b++)
+            for (int64_t p = 0; p < 20; p++) {
+                const float *x = xs + s * n + b * 60 + p;
+                float y[3];
+                for (int k = 0; k < 3; k++) y[k] = x[k * 20] * skew[k];
+                same += argmax_at(x, 3, 20) == argmax_at(y, 3, 1);
+                pixels++;
+            }
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_PIXEL);
+    cr_assert_eq(c.out[1].agree_of, pixels);
+    cr_assert_eq(c.out[1].agree, same);
+    cr_assert(same < pixels, "the skew must flip some pixels for the test to mean anything");
+    done(&c, f, q);
+}
+
+Test(report_agree, nhwc_class_map_is_compared_over_the_last_axis) {
+    int64_t xd[4] = {1, 4, 5, 3}, n = 60, cd[1] = {3};
+    float one[3] = {1, 1, 1}, skew[3] = {1, 1.6f, 0.7f}, xs[N_SAMPLES * 60];
+    q8_model *f = model(xd, 4, "Mul", cd, 1, one, "");
+    q8_model *q = model(xd, 4, "Mul", cd, 1, skew, "");
+    compared c = compare(f, q, xd, 4, xs);
+    int64_t same = 0;
+    for (int64_t r = 0; r < N_SAMPLES * n / 3; r++) {
+        float y[3];
+        for (int k = 0; k < 3; k++) y[k] = xs[r * 3 + k] * skew[k];
+        same += argmax_at(xs + r * 3, 3, 1) == argmax_at(y, 3, 1);
+    }
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_TOP1);
+    cr_assert_eq(c.out[1].agree_of, N_SAMPLES * 20);
+    cr_assert_eq(c.out[1].rows, N_SAMPLES * 20);
+    cr_assert_eq(c.out[1].agree, same);
+    cr_assert(same < N_SAMPLES * 20);
+    done(&c, f, q);
+}
+
+Test(report_agree, sequence_of_probabilities_is_top1_and_regressors_are_not) {
+    int64_t xd[3] = {1, 8, 5}, cd[1] = {5};
+    float zero[5] = {0}, bias[5] = {0, 0.8f, 0, -0.5f, 0.3f}, xs[N_SAMPLES * 40];
+    q8_model *f = model(xd, 3, "Add", cd, 1, zero, "Softmax");
+    q8_model *q = model(xd, 3, "Add", cd, 1, bias, "Softmax");
+    compared c = compare(f, q, xd, 3, xs);
+    int64_t same = 0;
+    for (int64_t r = 0; r < N_SAMPLES * 8; r++) {
+        float y[5];
+        for (int k = 0; k < 5; k++) y[k] = xs[r * 5 + k] + bias[k];
+        same += argmax_at(xs + r * 5, 5, 1) == argmax_at(y, 5, 1);
+    }
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_TOP1);
+    cr_assert_eq(c.out[1].agree, same);
+    cr_assert(same < N_SAMPLES * 8);
+    done(&c, f, q);
+    /* the same shape without the softmax: 5 numbers per row, not probabilities */
+    f = model(xd, 3, "Add", cd, 1, zero, "");
+    q = model(xd, 3, "Add", cd, 1, bias, "");
+    c = compare(f, q, xd, 3, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    cr_assert_eq(c.out[1].agree, -1);
+    done(&c, f, q);
+}
+
+Test(report_agree, kind_labels) {
+    cr_assert_null(q8_agree_kind_label(Q8_AGREE_NONE));
+    cr_assert_str_eq(q8_agree_kind_label(Q8_AGREE_MASK), "mask IoU with FP32 (at 0.5)");
+    q8_report_model m = {.agree_kind = Q8_AGREE_MASK, .agree = 0, .agree_of = 0};
+    cr_assert_float_eq(q8_report_agreement(&m), 1.0, 0, "two empty masks are the same mask");
+    m.agree_kind = Q8_AGREE_TOP1;
+    cr_assert_lt(q8_report_agreement(&m), 0);
+}
