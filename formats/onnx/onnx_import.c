@@ -488,14 +488,21 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
     return Q8_OK;
 }
 
-q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
-                        q8_graph **out, q8_error *err) {
+/* Parse and import buf; with owned (the malloc'd buf), buf is freed as soon
+ * as it is unpacked (and *owned set to NULL), so that the file, the
+ * unpacked protos and the graph are never all in memory at once. */
+static q8_status parse(const uint8_t *buf, size_t len, uint8_t **owned, const char *base_dir,
+                       q8_graph **out, q8_error *err) {
     *out = NULL;
     const char *why;
     if (len == 0) return q8_fail(err, Q8_ERR_FORMAT, "the file is empty");
     if (!q8_proto_check(&onnx__model_proto__descriptor, buf, len, Q8_PROTO_MAX_DEPTH, &why))
         return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model: %s", why);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+    if (owned) {
+        free(*owned);
+        *owned = NULL;
+    }
     if (!mp) return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model (protobuf parse failed)");
     q8_status s = Q8_OK;
     import_ctx c = {.base_dir = base_dir, .opset = 0, .err = err};
@@ -525,13 +532,18 @@ q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
     return s;
 }
 
+q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
+                        q8_graph **out, q8_error *err) {
+    return parse(buf, len, NULL, base_dir, out, err);
+}
+
 q8_status q8_onnx_load(const char *path, q8_graph **out, q8_error *err) {
     uint8_t *buf;
     size_t len;
     Q8_TRY(q8_read_file(path, &buf, &len, err));
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
-    q8_status s = q8_onnx_parse(buf, len, dirname(dir), out, err);
+    q8_status s = parse(buf, len, &buf, dirname(dir), out, err);
     free(buf);
     if (s != Q8_OK) q8_fail_prefix(err, "%s", path);
     return s;
