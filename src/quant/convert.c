@@ -57,6 +57,26 @@ static q8_status check_options(const q8_quantize_options *o, q8_error *err) {
     return Q8_OK;
 }
 
+/* --input-shape gives every input the shape calibration ran at: the
+ * calibration graph is the deployment graph, no second import. */
+static bool same_shapes(const q8_quantize_options *o, const q8_input_shape *cal, int n) {
+    if (o->n_input_shapes != n) return false;
+    for (int k = 0; k < n; k++) {
+        const q8_input_shape *d = NULL;
+        for (int j = 0; j < o->n_input_shapes; j++)
+            if (!strcmp(o->input_shapes[j].name, cal[k].name)) d = &o->input_shapes[j];
+        if (!d || d->ndim != cal[k].ndim ||
+            memcmp(d->dims, cal[k].dims, sizeof(int64_t) * (size_t)d->ndim))
+            return false;
+    }
+    return true;
+}
+
+static void free_constant_data(q8_graph *g) {
+    for (int i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i]->data) q8_tensor_free_data(g->tensors[i]);
+}
+
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                             const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
     double t0 = now_s();
@@ -132,7 +152,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
-    if (s == Q8_OK && o->n_input_shapes) {
+    if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
+        /* the deployment graph is imported again: gcal's weights are no
+         * longer needed (the thresholds go by tensor name) */
+        free_constant_data(gcal);
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
                               .input_values = binds.v, .n_input_values = binds.n};
         s = q8_onnx_load(onnx_path, &g, err);

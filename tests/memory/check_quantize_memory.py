@@ -1,0 +1,62 @@
+#!/usr/bin/python3
+"""quantize holds a model's weights at most about twice at its peak: a
+MatMul with 100 MB of float32 weights, calibrated and quantized at the
+samples' own shape (--input-shape equal to them), must peak under 2.5x the
+ONNX file. It peaked at 3x when the deployment graph was imported a second
+time beside the calibration graph (src/quant/convert.c).
+
+  check_quantize_memory.py BUILD_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+K, N = 2048, 12288  # 100 MB of weights
+
+# Made in a child process: a child's peak RSS counts the memory it forked
+# with, so this process must stay small when it starts quantize.
+MAKE = f"""
+import os, sys
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+rng = np.random.default_rng(3)
+w = rng.standard_normal(({K}, {N}), dtype=np.float32) * 0.02
+g = helper.make_graph(
+    [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])],
+    "big", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, {K}])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, {N}])],
+    [numpy_helper.from_array(w, "w")])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+          os.path.join(d, "big.onnx"))
+os.mkdir(os.path.join(d, "calib"))
+for i in range(2):
+    np.save(os.path.join(d, "calib", f"{{i}}.npy"), rng.standard_normal((1, {K}), dtype=np.float32))
+"""
+
+
+def main():
+    build = sys.argv[1]
+    with tempfile.TemporaryDirectory() as d:
+        onnx_path = os.path.join(d, "big.onnx")
+        subprocess.run([sys.executable, "-c", MAKE, d], check=True)
+        # wait4: this one child's peak (ru_maxrss, KiB), not every child's
+        p = subprocess.Popen([os.path.join(build, "quantize"), onnx_path, "-o",
+                              os.path.join(d, "big.q8"), "--calib", os.path.join(d, "calib"),
+                              "--input-shape", f"x=1x{K}"])
+        _, status, ru = os.wait4(p.pid, 0)
+        p.returncode = os.waitstatus_to_exitcode(status)
+        if p.returncode:
+            print(f"quantize failed ({p.returncode})")
+            return 1
+        peak = ru.ru_maxrss * 1024
+        x = peak / os.path.getsize(onnx_path)
+        print(f"quantize peak RSS {peak / 2**20:.0f} MiB = {x:.2f}x the "
+              f"{os.path.getsize(onnx_path) / 2**20:.0f} MiB ONNX file")
+        return 0 if x <= 2.5 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
