@@ -31,6 +31,9 @@ q8_status q8_pass_infer(q8_graph *g, q8_error *err);
 void q8_pass_remove_identity(q8_graph *g);
 /* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
+/* Fold a zero spatial Pad into the Conv reading it, a Transpose into the
+ * Reduce (keepdims 0) reading it, and Transpose pairs into one or none. */
+q8_status q8_pass_fold_layout(q8_graph *g, q8_error *err);
 /* Move Relu/Clip/LeakyRelu (and, with smooth, HardSwish/HardSigmoid/
  * Sigmoid) into the preceding Conv/Gemm/MatMul epilogue. */
 q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);

@@ -126,6 +126,7 @@ static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth,
     Q8_TRY(q8_pass_infer(g, err));
     q8_pass_remove_identity(g);
     Q8_TRY(q8_pass_fold_bn(g, err));
+    Q8_TRY(q8_pass_fold_layout(g, err));
     Q8_TRY(q8_pass_dce(g, err));
     Q8_TRY(q8_pass_fuse_patterns(g, err));
     Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
