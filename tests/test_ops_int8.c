@@ -2018,6 +2018,85 @@ Test(qconv, lanes_vbmi_match_im2col_pack) {
 #endif
 }
 
+/* ---- long kernels: packed lanes copied from input runs ------------------- */
+
+/* The same bytes as im2col + pack_lanes_kj: KW 16..80 (every K % 4), strides
+ * up to past the kernel (gaps between frames), vertical dilation, pads wider
+ * than the plane's edge, lanes past P in the last panel, 1 and 3 threads. */
+Test(qconv, lanes_runs_match_im2col_pack) {
+    q8t_rng r = q8t_seed(4343);
+    int done = 0;
+    for (int trial = 0; done < 200; trial++) {
+        q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1, .dw = 1};
+        g.C = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.KH = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.KW = 16 + (int64_t)(q8t_next(&r) % 65);
+        g.sh = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.sw = 1 + (int64_t)(q8t_next(&r) % (trial % 2 ? 8 : 130));
+        g.dh = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.H = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.W = 1 + (int64_t)(q8t_next(&r) % 700);
+        g.pt = (int64_t)(q8t_next(&r) % 2), g.pb = (int64_t)(q8t_next(&r) % 2);
+        g.pl = (int64_t)(q8t_next(&r) % 40), g.pr = (int64_t)(q8t_next(&r) % 40);
+        int64_t eh = (g.KH - 1) * g.dh + 1;
+        if (g.H + g.pt + g.pb < eh || g.W + g.pl + g.pr < g.KW) continue;
+        g.OH = (g.H + g.pt + g.pb - eh) / g.sh + 1;
+        g.OW = (g.W + g.pl + g.pr - g.KW) / g.sw + 1;
+        g.M = 1;
+        cr_assert(q8_qconv_lanes_runs_ok(&g));
+        int64_t K = g.C * g.KH * g.KW, P = g.OH * g.OW;
+        size_t lb = q8_ig_lanes_bytes(P, K);
+        int8_t *x = rand_i8(&r, g.C * g.H * g.W, -128);
+        uint8_t *col = malloc((size_t)(K * P)), *want = malloc(lb), *got = malloc(lb);
+        q8_qconv_im2col(&g, (const uint8_t *)x, 0, col, NULL);
+        q8_ig_pack_lanes_kj((const int8_t *)col, P, K, P, true, want, NULL);
+        for (int th = 0; th < 2; th++) {
+            q8_pool *pool = th ? q8_pool_create(3) : NULL;
+            memset(got, 0x3c, lb);
+            q8_qconv_lanes_runs(&g, g.C, x, got, pool);
+            for (size_t i = 0; i < lb; i++)
+                cr_assert_eq(got[i], want[i],
+                             "C%lld %lldx%lld k%lldx%lld s%lld,%lld dh%lld p%lld,%lld,%lld,"
+                             "%lld: byte %zu of %zu is %d, want %d", (long long)g.C,
+                             (long long)g.H, (long long)g.W, (long long)g.KH, (long long)g.KW,
+                             (long long)g.sh, (long long)g.sw, (long long)g.dh,
+                             (long long)g.pt, (long long)g.pl, (long long)g.pb, (long long)g.pr,
+                             i, lb, got[i], want[i]);
+            if (pool) q8_pool_free(pool);
+        }
+        free(x);
+        free(col);
+        free(want);
+        free(got);
+        done++;
+    }
+    q8_qconv_geom g = {.nsp = 2, .C = 1, .group = 1, .KH = 1, .KW = 15, .dw = 1};
+    cr_assert(!q8_qconv_lanes_runs_ok(&g), "short kernels keep im2col");
+    g.KW = 16, g.dw = 2;
+    cr_assert(!q8_qconv_lanes_runs_ok(&g), "horizontal dilation breaks the runs");
+}
+
+/* Long-kernel convs through the op on every path: an STFT front end (one
+ * input channel, many outputs: the GEMM, not the per-channel loop), several
+ * channels and rows, pads, groups. */
+Test(qconv, long_kernels) {
+    check_conv((conv_case){.what = "1-D STFT k256 s128 C=1 M=258 W=1152", .nsp = 1, .N = 1,
+                           .C = 1, .W = 1152, .M = 258, .KW = 256, .sw = 128, .dw = 1,
+                           .group = 1}, 701);
+    check_conv((conv_case){.what = "1-D k40 s7 C=3 M=21 W=203 pads, N=2", .nsp = 1, .N = 2,
+                           .C = 3, .W = 203, .M = 21, .KW = 40, .sw = 7, .dw = 1, .group = 1,
+                           .pads = {0, 19, 0, 5}, .bias = true}, 702);
+    check_conv((conv_case){.what = "2x17 s(1,3) dilation (2,1) C=2 M=9 on 5x60", .nsp = 2,
+                           .N = 1, .C = 2, .H = 5, .W = 60, .M = 9, .KH = 2, .KW = 17, .sh = 1,
+                           .sw = 3, .dh = 2, .dw = 1, .group = 1, .pads = {1, 8, 0, 8}}, 703);
+    check_conv((conv_case){.what = "1-D k33 s16 group 2, C=4 M=6", .nsp = 1, .N = 1, .C = 4,
+                           .W = 150, .M = 6, .KW = 33, .sw = 16, .dw = 1, .group = 2,
+                           .bias = true}, 704);
+    check_conv((conv_case){.what = "one input channel, k3 s3 M=7 (no depthwise kernel)",
+                           .nsp = 2, .N = 2, .C = 1, .H = 7, .W = 20, .M = 7, .KH = 3, .KW = 3,
+                           .sh = 3, .sw = 3, .dh = 1, .dw = 1, .group = 1, .bias = true}, 705);
+}
+
 /* Small-K convs (stems) through the op on every path: the packed-lanes
  * kernel, short rows, K % 4 != 0, groups. */
 Test(qconv, small_k_stems) {

@@ -132,3 +132,45 @@ Test(quantize_e2e, cnn, .timeout = 600) {
 Test(quantize_e2e, vit, .timeout = 600) {
     check_model("vit", "/patch/Conv", 0.36, 0.28, 0.09);
 }
+
+/* quantize --speed-check: every INT8 layer timed against its FP32 node; the
+ * layers it keeps in FP32 are FP32 in the file and named in its metadata.
+ * Which layers lose depends on the machine: the test checks consistency,
+ * not timings. */
+Test(quantize_e2e, speed_check_records_its_decisions, .timeout = 300) {
+    char path[256];
+    snprintf(path, sizeof path, "/tmp/q8e2e_%d_speed.q8", (int)getpid());
+    q8_quantize_options o = {.calib_dir = MNIST "/calib", .method = Q8_CALIB_PERCENTILE,
+                             .percentile = 99.99, .n_threads = 2};
+    q8_quantize_result plain;
+    q8_speed_result r;
+    q8_error err = {0};
+    cr_assert_eq(q8_quantize_model(MNIST "/cnn.onnx", path, &o, &plain, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(q8_quantize_speed(MNIST "/cnn.onnx", path, &o, 3, &r, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(r.n_layers, plain.n_quantized, "every INT8 layer of the CNN is timed");
+    cr_assert(r.fp32_ms > 0 && r.int8_ms > 0);
+    for (int i = 0; i < r.n_layers; i++)
+        cr_assert(r.layers[i].int8_ms >= 0 && r.layers[i].fp32_ms >= 0, "%s", r.layers[i].node);
+    bool applied = r.n_kept && !r.reverted;
+    cr_assert_eq(r.q.n_quantized, applied ? plain.n_quantized - r.n_kept : plain.n_quantized);
+    q8_model *m;
+    cr_assert_eq(q8_model_open(path, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_not_null(q8_meta_get(&m->meta, "speed.check"));
+    for (int i = 0; i < r.n_layers; i++) {
+        char key[300];
+        snprintf(key, sizeof key, "speed.layer.%s", r.layers[i].node);
+        cr_assert_eq(q8_meta_get(&m->meta, key) != NULL, r.layers[i].kept, "%s", key);
+        for (int j = 0; j < m->g->n_nodes; j++)
+            if (!strcmp(m->g->nodes[j]->name, r.layers[i].node))
+                cr_assert_eq(strcmp(m->g->nodes[j]->domain, "q8") != 0,
+                             applied && r.layers[i].kept, "%s", r.layers[i].node);
+    }
+    q8_model_free(m);
+    unlink(path);
+    q8_speed_result_free(&r);
+    o.calib_dir = NULL;
+    cr_assert_eq(q8_quantize_speed(MNIST "/cnn.onnx", path, &o, 3, &r, &err), Q8_ERR_ARG);
+    cr_assert(strstr(err.msg, "--calib"), "%s", err.msg);
+}

@@ -6,6 +6,7 @@
  *            [--prune-scope layer|global] [--prune-skip NAME,...]
  *            [--fp32-layers NAME,...] [--threads N]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
+ *            [--speed-check]
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static void usage(FILE *f) {
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
+            "                [--speed-check]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
             "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
@@ -33,7 +35,9 @@ static void usage(FILE *f) {
             "  --max-drop: measure the model on the --data samples and fall back on the most\n"
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
-            "  writes the best model found; exit status 3 if the target was not reached.\n");
+            "  writes the best model found; exit status 3 if the target was not reached.\n"
+            "  --speed-check: time each INT8 layer against its FP32 form on this machine\n"
+            "  (calibration sample 0, --threads) and keep FP32 the layers INT8 makes slower.\n");
 }
 
 /* Split "a,b,c" in place into list; returns the count or -1 if too many. */
@@ -77,6 +81,33 @@ static void print_trial(void *arg, const q8_search_trial *t) {
 static void print_list(const char *what, char *const *v, int n) {
     printf("  %s (%d)%s", what, n, n ? ": " : "\n");
     for (int i = 0; i < n; i++) printf("%s%s", v[i], i + 1 < n ? ", " : "\n");
+}
+
+/* --speed-check: say what was measured and which layers were kept in FP32. */
+static int run_speed(const char *onnx, const char *out, const q8_quantize_options *o) {
+    q8_error err = {0};
+    q8_speed_result r;
+    if (q8_quantize_speed(onnx, out, o, 30, &r, &err) != Q8_OK) {
+        q8_cli_error("quantize", err.msg);
+        return 1;
+    }
+    printf("speed check: %d INT8 layers timed against FP32 (min of 30 runs of sample 0): "
+           "model FP32 %.3f ms, INT8 %.3f ms\n", r.n_layers, r.fp32_ms, r.int8_ms);
+    for (int i = 0; i < r.n_layers; i++)
+        if (r.layers[i].kept)
+            printf("  %s: INT8 %.4f ms (with its conversions) vs FP32 %.4f ms\n",
+                   r.layers[i].node, r.layers[i].int8_ms, r.layers[i].fp32_ms);
+    if (!r.n_kept)
+        printf("  no layer is slower in INT8: all kept INT8\n");
+    else if (r.reverted)
+        printf("  with these %d in FP32 the model took %.3f ms, not faster than %.3f ms: "
+               "all kept INT8\n", r.n_kept, r.int8_kept_ms, r.int8_ms);
+    else
+        printf("  kept these %d in FP32: model %.3f ms (all INT8: %.3f ms)\n", r.n_kept,
+               r.int8_kept_ms, r.int8_ms);
+    print_written(out, &r.q);
+    q8_speed_result_free(&r);
+    return 0;
 }
 
 /* --max-drop: exit 0 when met, 3 when the best model found misses it. */
@@ -125,7 +156,7 @@ int main(int argc, char **argv) {
         {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
         {"max-drop", required_argument, 0, 'X'},     {"data", required_argument, 0, 'D'},
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
-        {"bind", required_argument, 0, 'B'},
+        {"bind", required_argument, 0, 'B'},        {"speed-check", no_argument, 0, 'C'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -137,7 +168,7 @@ int main(int argc, char **argv) {
     bool prune_given = false, mode_given = false, percentile_given = false, scope_given = false;
     q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
-    bool trials_given = false;
+    bool trials_given = false, speed = false;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:c:s:m:P:p:M:S:k:f:t:h", opts, NULL)) != -1) {
@@ -235,6 +266,9 @@ int main(int argc, char **argv) {
             so.max_trials = (int)v;
             trials_given = true;
             break;
+        case 'C':
+            speed = true;
+            break;
         case 'B': {
             char *eq = strchr(optarg, '=');
             q8_error e = {0};
@@ -309,7 +343,12 @@ int main(int argc, char **argv) {
     o.warn = print_warning;
     q8_error err = {0};
     q8_quantize_result r;
+    if (search && speed) {
+        fprintf(stderr, "quantize: --speed-check and --max-drop cannot be combined yet\n");
+        return 2;
+    }
     if (search) return run_search(argv[optind], out, &o, &so);
+    if (speed) return run_speed(argv[optind], out, &o);
     if (q8_quantize_model(argv[optind], out, &o, &r, &err) != Q8_OK) {
         q8_cli_error("quantize", err.msg);
         return 1;

@@ -23,6 +23,14 @@ void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
                          const uint8_t *tab, uint8_t *lanes, q8_pool *pool);
 #endif
 
+/* The same bytes as q8_qconv_im2col (pad 0) + q8_ig_pack_lanes_kj(to_u8 = true),
+ * made on any CPU by copying each lane's runs of KW input bytes, when
+ * q8_qconv_lanes_runs_ok: horizontal dilation 1 and a long kernel
+ * (KW >= 16; K up to 4096). */
+bool q8_qconv_lanes_runs_ok(const q8_qconv_geom *q);
+void q8_qconv_lanes_runs(const q8_qconv_geom *q, int64_t Cg, const int8_t *x, uint8_t *lanes,
+                         q8_pool *pool);
+
 /* [*lo, *hi): the indices i in [0, count) for which i * s + off lies in
  * [0, size) (output columns that read a real input column). */
 static inline void q8_qconv_valid_cols(int64_t off, int64_t s, int64_t size, int64_t count,

@@ -154,6 +154,32 @@ q8_status q8_quantize_search(const char *onnx_path, const char *out_path,
                              q8_error *err);
 void q8_search_result_free(q8_search_result *r);
 
+/* quantize --speed-check: time every INT8 layer (with the conversions that
+ * exist only for it) against its FP32 form on this machine, on calibration
+ * sample 0 (minimum over `runs` runs, o->n_threads threads), and keep in FP32
+ * the layers where INT8 is slower; the model with those fallbacks is written
+ * only if it measures faster as a whole than the first. The decisions go in
+ * the .q8's metadata (speed.*). */
+typedef struct q8_speed_layer {
+    char *node;
+    double int8_ms, fp32_ms;    /* per run, the minimum over the runs */
+    bool kept;                  /* INT8 lost: a fallback candidate */
+} q8_speed_layer;
+
+typedef struct q8_speed_result {
+    q8_quantize_result q;       /* the model written */
+    q8_speed_layer *layers;     /* every INT8 layer with an FP32 node of its name */
+    int n_layers, n_kept;
+    double fp32_ms, int8_ms;    /* whole model (sum of its nodes' times) */
+    double int8_kept_ms;        /* with the fallbacks (when n_kept) */
+    bool reverted;              /* with them it was not faster: written without */
+} q8_speed_result;
+
+q8_status q8_quantize_speed(const char *onnx_path, const char *out_path,
+                            const q8_quantize_options *o, int runs, q8_speed_result *r,
+                            q8_error *err);
+void q8_speed_result_free(q8_speed_result *r);
+
 /* --max-drop X: percentage points, "0.5", "0.5pt" or "0.5%" (all half a
  * point). A bare number below 0.1 is refused as ambiguous (it reads like a
  * fraction: 0.005 = half a point?). false with a message on bad input. */

@@ -5,7 +5,9 @@
                 [--input [NAME=]FILE]... [--out FILE] MODEL...
 
 MODEL is an .onnx (both run it, q8 in FP32) or a .q8 (q8run runs it, ORT runs
-the .onnx of the same stem beside it). Inputs: --input (with one MODEL), else
+the .onnx of the same stem beside it, and ORT's own INT8, STEM.qdq, when
+it is there: the QDQ model tools/bench/ort_qdq.py writes, as ORT's
+quantize_static would). Inputs: --input (with one MODEL), else
 every STEM.inputs/NAME.npy beside the model (what tools/zoo/make_zoo.py writes)
 is passed as --input NAME=FILE.
 
@@ -106,12 +108,17 @@ def bench_model(model, a, q8run, ort):
         ins += ["--input", i]
     common = ["--threads", str(a.threads), "--bench", str(a.runs), "--json"]
     cmds = {"q8": [q8run, model] + ins + common, "ort": ort + [onnx_path] + ins + common}
-    if a.no_spin:
-        cmds["ort"].append("--no-spin")
-    res = {"q8": [], "ort": []}
+    qdq = stem + ".qdq"
+    if ext == ".q8" and os.path.exists(qdq):
+        cmds["ort8"] = ort + [qdq] + ins + common
+    for who in cmds:
+        if who != "q8" and a.no_spin:
+            cmds[who].append("--no-spin")
+    res = {who: [] for who in cmds}
     err = {}
     for r in range(a.rounds):
-        for who in (("q8", "ort") if r % 2 == 0 else ("ort", "q8")):
+        order = list(cmds) if r % 2 == 0 else list(reversed(cmds))
+        for who in order:
             if who in err:
                 continue
             try:
@@ -191,8 +198,15 @@ def main():
                  f"{a.threads} threads): other processes competed for the CPU, so these timings "
                  "are not reliable**")
     L.append("")
-    L.append("| model | q8 ms | ORT ms | q8/ORT | q8 weights | q8 arena | q8 peak RSS | ORT peak RSS |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    int8 = any("ort8" in r["cmds"] for r in results)
+    if int8:
+        L.append("| model | q8 ms | ORT ms | q8/ORT | ORT INT8 ms | q8/ORT INT8 | q8 weights "
+                 "| q8 arena | q8 peak RSS | ORT peak RSS |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    else:
+        L.append("| model | q8 ms | ORT ms | q8/ORT | q8 weights | q8 arena | q8 peak RSS "
+                 "| ORT peak RSS |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
     bases = []
     for r in results:
         q, o = summary(r["res"]["q8"]), summary(r["res"]["ort"])
@@ -204,21 +218,28 @@ def main():
             if not s:
                 return "error"
             return f"{fms(s['median'])} [{fms(s['spread'][0])}–{fms(s['spread'][1])}]"
-        ratio = f"{q['median'] / o['median']:.3g}" if q and o and o["median"] > 0 else "—"
-        L.append(f"| {name} | {ms(q)} | {ms(o)} | {ratio} | {mib(q and q['weights'])} | "
-                 f"{mib(q and q['arena'])} | {mib(q and q['rss'])} | {mib(o and o['rss'])} |")
+
+        def ratio(o):
+            return f"{q['median'] / o['median']:.3g}" if q and o and o["median"] > 0 else "—"
+        o8 = summary(r["res"].get("ort8", []))
+        mid = (f" {ms(o8) if 'ort8' in r['cmds'] else '—'} | "
+               f"{ratio(o8) if 'ort8' in r['cmds'] else '—'} |" if int8 else "")
+        L.append(f"| {name} | {ms(q)} | {ms(o)} | {ratio(o)} |{mid} {mib(q and q['weights'])} "
+                 f"| {mib(q and q['arena'])} | {mib(q and q['rss'])} | {mib(o and o['rss'])} |")
     L.append("")
     if bases:
         L.append(f"ORT peak RSS includes the Node.js runtime and the inputs: "
                  f"{mib(statistics.median(bases))} before the session was created (median over "
-                 "models). q8/ORT > 1 means q8 is slower.")
+                 "models). q8/ORT > 1 means q8 is slower."
+                 + (" ORT INT8: ORT running STEM.qdq, the QDQ model of "
+                    "tools/bench/ort_qdq.py." if int8 else ""))
         L.append("")
     errs = [(os.path.basename(r["model"]), w, e) for r in results for w, e in r["err"].items()]
     if errs:
         L.append("Failures:")
         L.append("")
         for name, who, e in errs:
-            L.append(f"- {name}, {'q8run' if who == 'q8' else 'ORT'}: {e}")
+            L.append(f"- {name}, {dict(q8='q8run', ort='ORT', ort8='ORT INT8')[who]}: {e}")
         L.append("")
     L.append("Commands (run from the repository root):")
     L.append("")
@@ -226,7 +247,7 @@ def main():
     L.append(shlex.join([sys.executable, os.path.relpath(os.path.abspath(sys.argv[0]), q8cmp.REPO)]
                         + sys.argv[1:]))
     for r in results:
-        for who in ("q8", "ort"):
+        for who in r["cmds"]:
             L.append(shlex.join(os.path.relpath(c, q8cmp.REPO) if os.path.isabs(c) and
                                 c.startswith(q8cmp.REPO) else c for c in r["cmds"][who]))
     L.append("```")

@@ -242,6 +242,35 @@ class KerasStyleNet(nn.Module):
         return torch.softmax(self.dense(x), dim=-1)
 
 
+class StftVad(nn.Module):
+    """A Silero-VAD-style audio front end: the STFT as one Conv1d with a long
+    kernel and a large stride (a Hann-windowed DFT basis, 129 real + 129
+    imaginary rows, 256 taps, hop 128), the magnitude, then four small
+    Conv1d + ReLU layers and a 1x1 conv + sigmoid per frame."""
+
+    def __init__(self, n_fft=256, hop=128):
+        super().__init__()
+        k = torch.arange(n_fft // 2 + 1, dtype=torch.float64)[:, None]
+        t = torch.arange(n_fft, dtype=torch.float64)[None, :]
+        win = torch.hann_window(n_fft, periodic=True, dtype=torch.float64)
+        ang = 2 * math.pi * k * t / n_fft
+        basis = torch.cat([torch.cos(ang) * win, -torch.sin(ang) * win])[:, None, :]
+        self.register_buffer("basis", basis.float())
+        self.hop, self.bins = hop, n_fft // 2 + 1
+        chans = [(self.bins, 128, 1), (128, 64, 2), (64, 64, 2), (64, 128, 1)]
+        self.enc = nn.ModuleList(nn.Conv1d(ci, co, 3, stride=s, padding=1)
+                                 for ci, co, s in chans)
+        self.head = nn.Conv1d(128, 1, 1)
+
+    def forward(self, x):
+        s = F.conv1d(x, self.basis, stride=self.hop)
+        re, im = s[:, :self.bins], s[:, self.bins:]
+        x = torch.sqrt(re * re + im * im)
+        for conv in self.enc:
+            x = F.relu(conv(x))
+        return torch.sigmoid(self.head(x))
+
+
 def tv(name):
     import torchvision  # noqa: F401  (Debian: python3-torchvision)
     from torchvision import models
@@ -300,6 +329,12 @@ ZOO = {
               "asymmetric Pad (opset 11: pads as an input), Conv, BN kept, LeakyRelu, "
               "depthwise + pointwise conv, Transpose back, ReduceMean over H,W, "
               "MatMul + Add, Softmax"),
+    "stft_vad_op13": dict(
+        build=StftVad, opset=13, training=EVAL,
+        inputs=[("audio", (1, 1, 16000), "normal")], outputs=["speech_prob"],
+        about="audio front end as in Silero VAD: STFT as a Conv1d(1, 258, 256, stride "
+              "128) on one second at 16 kHz, Slice, magnitude (Mul, Add, Sqrt), four "
+              "Conv1d + Relu, 1x1 Conv + Sigmoid per frame"),
     "tiny_relu_op13": dict(
         build=None, opset=13,
         inputs=[("x", (2, 3, 13), "normal")], outputs=["y:0", "z/out"],

@@ -1,10 +1,12 @@
 /* q8.QConv on the CPU (params: src/core/ops/qconv.h). Each (image, group) is
  * one INT8 GEMM: the group's output-channel weights (packed once in prepare)
  * against the im2col matrix of its input channels, or the input itself for
- * 1x1 stride-1 unpadded convs. Convs with one input channel per group
+ * 1x1 stride-1 unpadded convs; long kernels (KW >= 16) copy each pixel's input
+ * runs straight into the packed lanes. Convs with one input channel per group
  * (depthwise) use the direct SIMD kernels of qconv_dw.h when the geometry
- * suits them, else a generic direct loop on a zero-padded copy of each
- * input plane. Padding is the quantized zero (0). */
+ * suits them, else (one output channel per group) a generic direct loop on a
+ * zero-padded copy of each input plane, else the GEMM. Padding is the
+ * quantized zero (0). */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -19,6 +21,7 @@ typedef struct qconv_prep {
     bool depthwise;             /* Cg == 1: direct kernel */
     bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
     bool lanes_vbmi;            /* im2col straight into the packed lanes (AVX-512 VBMI) */
+    bool lanes_runs;            /* long kernels: lanes copied from input runs */
     bool gemv;                  /* one output pixel, direct, one group: the images are the
                                  * GEMM rows and the weights (packed as lanes) its columns */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
@@ -37,19 +40,28 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     int64_t K = p->K;
     qconv_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));
-    c.depthwise = p->Cg == 1;
+    size_t off = sizeof c;
+    if (p->Cg == 1) {
+        /* Several output channels per input channel and no direct kernel for the geometry
+         * (an STFT's Conv1d(1, 258, 256, stride 128)): the generic loop would copy the plane
+         * and walk it once per output channel; the GEMM reads each pixel's taps once. */
+        size_t off_dw = off;
+        q8_qdw_plan(&c.dw, geo, c.path, &off_dw);
+        c.depthwise = c.dw.kind != Q8_QDW_NONE || p->Mg == 1;
+        if (c.depthwise) off = off_dw;
+        else memset(&c.dw, 0, sizeof c.dw);
+    }
     c.direct = geo->KH == 1 && geo->KW == 1 && geo->sh == 1 && geo->sw == 1 && !geo->pt &&
                !geo->pl && !geo->pb && !geo->pr;
     c.lanes_vbmi = !c.depthwise && !c.direct &&
                    q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
                    q8_qconv_lanes_vbmi_ok(geo);
+    c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && q8_qconv_lanes_runs_ok(geo);
     c.gemv = c.direct && !c.depthwise && geo->group == 1 && p->P == 1;
     c.Hp = geo->H + geo->pt + geo->pb;
     c.Wp = geo->W + geo->pl + geo->pr;
     q8_qepi_init(&c.epi, &p->q.act, p->q.out_i8, p->q.sy, geo->M);
 
-    size_t off = sizeof c;
-    if (c.depthwise) q8_qdw_plan(&c.dw, geo, c.path, &off);
     c.off_w = q8_qop_reserve(&off, c.depthwise ? (size_t)(geo->M * K)
                                    : c.gemv    ? q8_ig_lanes_bytes(geo->M, K)
                                                : q8_ig_rows_bytes(geo->M, K));
@@ -95,7 +107,7 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
     if (c->gemv) return q8_ig_rows_bytes(p->geo.N, p->K);
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
-    return lanes + (c->direct || c->lanes_vbmi ? 0 : (size_t)(p->K * p->P));
+    return lanes + (c->direct || c->lanes_vbmi || c->lanes_runs ? 0 : (size_t)(p->K * p->P));
 }
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
@@ -114,13 +126,14 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {
             const int8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
+            if (c->lanes_runs) {
+                q8_qconv_lanes_runs(q, p->Cg, src, lanes, x->pool);
 #if defined(__x86_64__) || defined(__i386__)
-            if (c->lanes_vbmi) {
+            } else if (c->lanes_vbmi) {
                 q8_qconv_lanes_vbmi(q, p->Cg, src, (const uint8_t *)pk + c->off_ltab, lanes,
                                     x->pool);
-            } else
 #endif
-            {
+            } else {
                 if (!c->direct) {
                     q8_qconv_im2col(q, (const uint8_t *)src, 0, (uint8_t *)col, x->pool);
                     src = col;

@@ -70,11 +70,15 @@ static inline __m128i q8v8_pack_i8(__m256i y) {
     return _mm_packs_epi16(w, w);
 }
 
+/* y < 0 becomes lut[y + 128] (LeakyRelu) on int32 lanes clamped to int8;
+ * a select, not a branch on the sign (which mispredicts on real data). */
 static inline __m256i q8v8_leaky(__m256i y, const int8_t *lut) {
     _Alignas(32) int32_t t[8];
     _mm256_store_si256((__m256i *)t, y);
-    for (int l = 0; l < 8; l++)
-        if (t[l] < 0) t[l] = lut[t[l] + 128];
+    for (int l = 0; l < 8; l++) {
+        int32_t v = t[l], neg = -(int32_t)(v < 0), w = lut[(v + 128) & 127];
+        t[l] = (w & neg) | (v & ~neg);
+    }
     return _mm256_load_si256((const __m256i *)t);
 }
 
