@@ -343,6 +343,73 @@ Test(scan, a_body_with_nested_control_flow_is_refused_naming_the_node) {
     q8_graph_free(g);
 }
 
+/* Scan of opset 8: batch axis 0 on every input, time axis 1, running sums
+ * per batch row (the ONNX test_scan_sum, with two rows and a reversed
+ * direction). */
+static q8_graph *scan8_graph(bool with_lens) {
+    q8_graph *g = q8_graph_new();
+    g->opset = 8;
+    int64_t ds[2] = {2, W}, dx[3] = {2, L, W}, dl[1] = {2};
+    input(g, "s0", Q8_F32, 2, ds);
+    input(g, "x", Q8_F32, 3, dx);
+    int32_t lens[2] = {L, L};
+    constant(g, "lens", Q8_I32, 1, dl, lens);
+    q8_node *n = node(g, "Scan", with_lens ? "lens,s0,x" : ",s0,x", "s,z");
+    q8_node_set_attr(n, "num_scan_inputs", Q8_ATTR_INT)->i = 1;
+    q8_attr *a = q8_node_set_attr(n, "directions", Q8_ATTR_INTS);
+    a->n = 1;
+    a->ints = calloc(1, sizeof(int64_t));
+    a->ints[0] = 1;
+    q8_graph *bd = body(g, n, "s_in,xi", "");
+    node(bd, "Add", "s_in,xi", "s_out");
+    node(bd, "Identity", "s_out", "z_t");
+    output(bd, "s_out");
+    output(bd, "z_t");
+    output(g, "s");
+    output(g, "z");
+    return g;
+}
+
+Test(scan, opset_8_batched_scan_runs_each_row_against_a_reference) {
+    q8_graph *g = scan8_graph(false);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_model *m = through_file(g);
+    q8_session *s;
+    cr_assert_eq(q8_session_create(m, NULL, &s, &err), Q8_OK, "%s", err.msg);
+    q8t_rng r = q8t_seed(4);
+    float s0[2 * W], x[2 * L * W], want_s[2 * W], want_z[2 * L * W];
+    q8t_fill(&r, s0, 2 * W, -1, 1);
+    q8t_fill(&r, x, 2 * L * W, -1, 1);
+    for (int b = 0; b < 2; b++)
+        for (int k = 0; k < W; k++) {
+            float acc = s0[b * W + k];
+            for (int t = 0; t < L; t++) { /* reversed: the last step first */
+                acc += x[(b * L + (L - 1 - t)) * W + k];
+                want_z[(b * L + t) * W + k] = acc;
+            }
+            want_s[b * W + k] = acc;
+        }
+    int64_t ds[2] = {2, W}, dx[3] = {2, L, W};
+    cr_assert_eq(q8_session_set_input(s, "s0", Q8_F32, ds, 2, s0, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, dx, 3, x, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const void *o;
+    q8_session_output(s, 0, &info, &o, NULL);
+    cr_assert(info.ndim == 2 && info.dims[0] == 2 && info.dims[1] == W);
+    q8t_assert_close(o, want_s, 2 * W, 1e-6f, 1e-6f, "final states per row");
+    q8_session_output(s, 1, &info, &o, NULL);
+    cr_assert(info.ndim == 3 && info.dims[0] == 2 && info.dims[1] == L && info.dims[2] == W);
+    q8t_assert_close(o, want_z, 2 * L * W, 1e-6f, 1e-6f, "scan outputs per row");
+    q8_session_free(s);
+    q8_model_free(m);
+    g = scan8_graph(true);
+    cr_assert_neq(q8_passes_run(g, NULL, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "node 'Scan_s,z' (Scan): sequence_lens is given"), "%s", err.msg);
+    q8_graph_free(g);
+}
+
 /* ---- INT8: the body's MatMul quantized in every copy ---- */
 
 static q8_graph *mm_loop_graph(void) {

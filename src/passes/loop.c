@@ -72,29 +72,30 @@ static q8_status load_value(const q8_graph *g, const q8_node *n, int i, const ch
 }
 
 /* Loop-carried values and scan outputs after the last iteration: Identity
- * onto the node's outputs, stacks for the scans (reversed where asked). */
-static q8_status finish_outputs(q8_unroll *u, const int *carried, int n_carried, int **scans,
-                                int n_scans, int64_t iters, const int64_t *axes,
-                                const int64_t *rev, q8_error *err) {
-    const q8_node *n = u->n;
+ * onto dst (the node's outputs; -1: unused), stacks for the scans (reversed
+ * where asked); node names start with pre. */
+static q8_status finish_outputs(q8_unroll *u, const char *pre, const int *dst,
+                                const int *carried, int n_carried, int **scans, int n_scans,
+                                int64_t iters, const int64_t *axes, const int64_t *rev,
+                                q8_error *err) {
     for (int k = 0; k < n_carried; k++) {
-        if (n->outputs[k] < 0) continue;
-        char what[32];
-        snprintf(what, sizeof what, "final_%d", k);
-        Q8_TRY(q8_unroll_op(u, what, "Identity", &carried[k], 1, n->outputs[k], NULL, err));
+        if (dst[k] < 0) continue;
+        char what[64];
+        snprintf(what, sizeof what, "%sfinal_%d", pre, k);
+        Q8_TRY(q8_unroll_op(u, what, "Identity", &carried[k], 1, dst[k], NULL, err));
     }
     for (int k = 0; k < n_scans; k++) {
-        if (n->outputs[n_carried + k] < 0) continue;
+        if (dst[n_carried + k] < 0) continue;
         if (rev && rev[k])
             for (int64_t i = 0; i < iters / 2; i++) {
                 int tmp = scans[k][i];
                 scans[k][i] = scans[k][iters - 1 - i];
                 scans[k][iters - 1 - i] = tmp;
             }
-        char what[32];
-        snprintf(what, sizeof what, "scan_%d", k);
+        char what[64];
+        snprintf(what, sizeof what, "%sscan_%d", pre, k);
         Q8_TRY(q8_unroll_stack(u, what, scans[k], (int)iters, axes ? axes[k] : 0,
-                               n->outputs[n_carried + k], err));
+                               dst[n_carried + k], err));
     }
     return Q8_OK;
 }
@@ -180,7 +181,8 @@ q8_status q8_unroll_loop(q8_graph *g, int pos, q8_error *err) {
         for (int k = 0; st == Q8_OK && k < nc; k++) in[2 + k] = out[1 + k];
         for (int k = 0; st == Q8_OK && k < ns; k++) scans[k][it] = out[1 + nc + k];
     }
-    if (st == Q8_OK) st = finish_outputs(&u, in + 2, nc, scans, ns, iters, NULL, NULL, err);
+    if (st == Q8_OK)
+        st = finish_outputs(&u, "", n->outputs, in + 2, nc, scans, ns, iters, NULL, NULL, err);
     if (st == Q8_OK) st = q8_unroll_finish(&u, pos, err);
     scans_free(scans, ns);
     free(in);
@@ -225,72 +227,150 @@ static q8_status scan_length(const q8_graph *g, const q8_node *n, int nc, int ns
     return Q8_OK;
 }
 
+/* The lists and counts of a Scan: nc states, nsi scan inputs, ns scan
+ * outputs; axes and directions (opset 8: time is axis 1 of the batched
+ * inputs, axis 0 once a batch row is taken; outputs along it). */
+typedef struct scan_form {
+    int nc, nsi, ns;
+    int64_t *iax, *idir, *oax, *odir, len;
+} scan_form;
+
+/* Steps 0..len-1 over the scan inputs ins[nc..] from states ins[0..nc),
+ * results onto dst (nc + ns tensors); names start with pre. */
+static q8_status scan_steps(q8_unroll *u, const scan_form *f, const char *pre, const int *ins,
+                            const int *dst, q8_error *err) {
+    const q8_graph *b = u->b;
+    int nc = f->nc, ns = f->ns;
+    int *in = malloc(sizeof(int) * ((size_t)b->n_inputs + 1));
+    int *out = malloc(sizeof(int) * ((size_t)b->n_outputs + 1));
+    int **scans = scans_new(ns, f->len);
+    q8_status st = in && out && scans ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int k = 0; st == Q8_OK && k < nc; k++) in[k] = ins[k];
+    for (int64_t t = 0; st == Q8_OK && t < f->len; t++) {
+        char tag[64];
+        /* each scan input's slice t (from the end where reversed): Gather */
+        for (int j = 0; st == Q8_OK && j < f->nsi; j++) {
+            int64_t at = f->idir[j] ? f->len - 1 - t : t;
+            snprintf(tag, sizeof tag, "%sstep%lld_in%d", pre, (long long)t, j);
+            int idx = q8_unroll_const(u, tag, Q8_I64, NULL, 0, &at);
+            in[nc + j] = q8_unroll_tensor(u, tag);
+            int gin[2] = {ins[nc + j], idx};
+            q8_node *gn = NULL;
+            st = idx < 0 || in[nc + j] < 0
+                     ? q8_fail(err, Q8_ERR_NOMEM, "out of memory")
+                     : q8_unroll_op(u, tag, "Gather", gin, 2, in[nc + j], &gn, err);
+            q8_attr *a = st == Q8_OK ? q8_node_set_attr(gn, "axis", Q8_ATTR_INT) : NULL;
+            if (st == Q8_OK && !a) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            if (a) a->i = f->iax[j];
+        }
+        snprintf(tag, sizeof tag, "%sstep%lld", pre, (long long)t);
+        if (st == Q8_OK) st = q8_unroll_body(u, tag, in, out, err);
+        for (int k = 0; st == Q8_OK && k < nc; k++) in[k] = out[k];
+        for (int k = 0; st == Q8_OK && k < ns; k++) scans[k][t] = out[nc + k];
+    }
+    if (st == Q8_OK)
+        st = finish_outputs(u, pre, dst, in, nc, scans, ns, f->len, f->oax, f->odir, err);
+    scans_free(scans, ns);
+    free(in);
+    free(out);
+    return st;
+}
+
+/* Scan of opset 8: inputs [sequence_lens, states, scan inputs], all with a
+ * batch axis 0. Each batch row is a Scan of its own (rows taken with
+ * Gather), its results stacked along axis 0. */
+static q8_status scan_batched(q8_unroll *u, const scan_form *f, int64_t batch, q8_error *err) {
+    const q8_node *n = u->n;
+    int nin = f->nc + f->nsi, nout = f->nc + f->ns;
+    int *ins = malloc(sizeof(int) * ((size_t)nin + 1));
+    int *dst = malloc(sizeof(int) * ((size_t)nout + 1));
+    int **rows = scans_new(nout, batch);
+    q8_status st = ins && dst && rows ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int64_t r = 0; st == Q8_OK && r < batch; r++) {
+        char pre[48];
+        for (int k = 0; st == Q8_OK && k < nin; k++) {
+            snprintf(pre, sizeof pre, "row%lld_in%d", (long long)r, k);
+            int idx = q8_unroll_const(u, pre, Q8_I64, NULL, 0, &r);
+            ins[k] = q8_unroll_tensor(u, pre);
+            int gin[2] = {n->inputs[1 + k], idx};
+            st = idx < 0 || ins[k] < 0 ? q8_fail(err, Q8_ERR_NOMEM, "out of memory")
+                                       : q8_unroll_op(u, pre, "Gather", gin, 2, ins[k], NULL,
+                                                      err); /* axis 0: the default */
+        }
+        for (int k = 0; st == Q8_OK && k < nout; k++) {
+            snprintf(pre, sizeof pre, "row%lld_out%d", (long long)r, k);
+            dst[k] = rows[k][r] = n->outputs[k] >= 0 ? q8_unroll_tensor(u, pre) : -1;
+            if (n->outputs[k] >= 0 && dst[k] < 0) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        }
+        snprintf(pre, sizeof pre, "row%lld/", (long long)r);
+        if (st == Q8_OK) st = scan_steps(u, f, pre, ins, dst, err);
+    }
+    for (int k = 0; st == Q8_OK && k < nout; k++) {
+        if (n->outputs[k] < 0) continue;
+        char what[32];
+        snprintf(what, sizeof what, "rows_%d", k);
+        st = q8_unroll_stack(u, what, rows[k], (int)batch, 0, n->outputs[k], err);
+    }
+    scans_free(rows, nout);
+    free(ins);
+    free(dst);
+    return st;
+}
+
 q8_status q8_unroll_scan(q8_graph *g, int pos, q8_error *err) {
     q8_node *n = g->nodes[pos];
     q8_graph *b = NULL;
     Q8_TRY(body_of(n, &b, err));
+    bool v8 = q8_attr_int(n, Q8_SCAN8_ATTR, 0) != 0; /* set by q8_pass_canonicalize */
+    int first = v8 ? 1 : 0, n_in = n->n_inputs - first;
     int64_t nsi = q8_attr_int(n, "num_scan_inputs", 0);
-    if (nsi < 1 || nsi > n->n_inputs)
+    if (nsi < 1 || nsi > n_in)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "num_scan_inputs is %lld, expected 1 to %d",
-                            (long long)nsi, n->n_inputs);
-    int nc = n->n_inputs - (int)nsi, ns = n->n_outputs - nc;
-    if (ns < 0 || b->n_inputs != n->n_inputs || b->n_outputs != n->n_outputs)
+                            (long long)nsi, n_in);
+    scan_form f = {.nc = n_in - (int)nsi, .nsi = (int)nsi, .ns = n->n_outputs - (n_in - (int)nsi)};
+    if (f.ns < 0 || b->n_inputs != n_in || b->n_outputs != n->n_outputs)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "has %d inputs and %d outputs, its body %d "
-                            "and %d (expected the same)", n->n_inputs, n->n_outputs,
-                            b->n_inputs, b->n_outputs);
-    for (int k = 0; k < n->n_inputs; k++)
-        if (n->inputs[k] < 0)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is missing", k);
-    int64_t *lists = malloc(sizeof(int64_t) * (2 * (size_t)nsi + 2 * (size_t)ns + 1));
+                            "and %d (expected the same)", n_in, n->n_outputs, b->n_inputs,
+                            b->n_outputs);
+    if (v8 && n->n_inputs > 0 && n->inputs[0] >= 0)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "sequence_lens is given: sequences of "
+                            "different lengths in one batch are not supported");
+    for (int k = first; k < n->n_inputs; k++)
+        if (n->inputs[k] < 0) return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d is missing", k);
+    int64_t *lists = malloc(sizeof(int64_t) * (2 * (size_t)nsi + 2 * (size_t)f.ns + 1));
     if (!lists) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    int64_t *iax = lists, *idir = iax + nsi, *oax = idir + nsi, *odir = oax + ns, len = 0;
-    q8_status st = scan_list(n, "scan_input_axes", (int)nsi, iax, err);
-    if (st == Q8_OK) st = scan_list(n, "scan_input_directions", (int)nsi, idir, err);
-    if (st == Q8_OK) st = scan_list(n, "scan_output_axes", ns, oax, err);
-    if (st == Q8_OK) st = scan_list(n, "scan_output_directions", ns, odir, err);
-    if (st == Q8_OK) st = scan_length(g, n, nc, (int)nsi, iax, idir, &len, err);
-    if (st == Q8_OK) st = check_size(n, b, len * (1 + nsi), err);
-    if (st == Q8_OK && len == 0 && ns > 0)
+    f.iax = lists, f.idir = f.iax + nsi, f.oax = f.idir + nsi, f.odir = f.oax + f.ns;
+    q8_status st = Q8_OK;
+    int64_t batch = 1;
+    if (v8) {
+        /* time is axis 1 of a batched input, axis 0 of a row */
+        st = scan_list(n, "directions", (int)nsi, f.idir, err);
+        for (int j = 0; j < nsi; j++) f.iax[j] = 1;
+        for (int k = 0; k < f.ns; k++) f.oax[k] = f.odir[k] = 0;
+        const q8_tensor *x0 = q8_in(g, n, 1);
+        if (st == Q8_OK && (!x0 || !x0->shape_known || x0->ndim < 1))
+            st = q8_node_fail(err, Q8_ERR_SHAPE, n, "input 1 has no known batch axis");
+        if (st == Q8_OK) batch = x0->dims[0];
+    } else {
+        st = scan_list(n, "scan_input_axes", (int)nsi, f.iax, err);
+        if (st == Q8_OK) st = scan_list(n, "scan_input_directions", (int)nsi, f.idir, err);
+        if (st == Q8_OK) st = scan_list(n, "scan_output_axes", f.ns, f.oax, err);
+        if (st == Q8_OK) st = scan_list(n, "scan_output_directions", f.ns, f.odir, err);
+    }
+    if (st == Q8_OK) st = scan_length(g, n, first + f.nc, (int)nsi, f.iax, f.idir, &f.len, err);
+    if (st == Q8_OK) st = check_size(n, b, batch * f.len * (1 + nsi), err);
+    if (st == Q8_OK && (f.len == 0 || batch == 0) && f.ns > 0)
         st = q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "scans zero steps, so its scan outputs "
                           "have no shape");
-    if (st != Q8_OK) {
-        free(lists);
-        return st;
-    }
+    if (v8 && f.iax) /* a row's time axis */
+        for (int j = 0; j < nsi; j++) f.iax[j] = 0;
     q8_unroll u;
-    st = q8_unroll_init(&u, g, n, b, err);
-    int *in = malloc(sizeof(int) * ((size_t)b->n_inputs + 1));
-    int *out = malloc(sizeof(int) * ((size_t)b->n_outputs + 1));
-    int **scans = scans_new(ns, len);
-    if (st == Q8_OK && (!in || !out || !scans)) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    for (int k = 0; st == Q8_OK && k < nc; k++) in[k] = n->inputs[k];
-    for (int64_t t = 0; st == Q8_OK && t < len; t++) {
-        char tag[48];
-        /* each scan input's slice t (from the end where reversed): Gather */
-        for (int j = 0; st == Q8_OK && j < nsi; j++) {
-            int64_t at = idir[j] ? len - 1 - t : t;
-            snprintf(tag, sizeof tag, "step%lld_in%d", (long long)t, j);
-            int idx = q8_unroll_const(&u, tag, Q8_I64, NULL, 0, &at);
-            in[nc + j] = q8_unroll_tensor(&u, tag);
-            int gin[2] = {n->inputs[nc + j], idx};
-            q8_node *gn = NULL;
-            st = idx < 0 || in[nc + j] < 0
-                     ? q8_fail(err, Q8_ERR_NOMEM, "out of memory")
-                     : q8_unroll_op(&u, tag, "Gather", gin, 2, in[nc + j], &gn, err);
-            q8_attr *a = st == Q8_OK ? q8_node_set_attr(gn, "axis", Q8_ATTR_INT) : NULL;
-            if (st == Q8_OK && !a) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            if (a) a->i = iax[j];
-        }
-        snprintf(tag, sizeof tag, "step%lld", (long long)t);
-        if (st == Q8_OK) st = q8_unroll_body(&u, tag, in, out, err);
-        for (int k = 0; st == Q8_OK && k < nc; k++) in[k] = out[k];
-        for (int k = 0; st == Q8_OK && k < ns; k++) scans[k][t] = out[nc + k];
-    }
-    if (st == Q8_OK) st = finish_outputs(&u, in, nc, scans, ns, len, oax, odir, err);
+    memset(&u, 0, sizeof u);
+    if (st == Q8_OK) st = q8_unroll_init(&u, g, n, b, err);
+    if (st == Q8_OK)
+        st = v8 ? scan_batched(&u, &f, batch, err)
+                : scan_steps(&u, &f, "", n->inputs, n->outputs, err);
     if (st == Q8_OK) st = q8_unroll_finish(&u, pos, err);
-    scans_free(scans, ns);
-    free(in);
-    free(out);
     free(lists);
     q8_unroll_free(&u);
     return st;
