@@ -24,8 +24,6 @@ CATEGORIES = [
     (r"declares no ai\.onnx opset", lambda m: "training ops (ai.onnx.preview.training domain only)"),
     (r"If with a condition computed at run time",
      lambda m: "control flow decided at run time (If on a computed condition)"),
-    (r"Scan of opset 8", lambda m: "Scan of opset 8 (batch axis and sequence_lens; "
-     "Scan 9+ is unrolled)"),
     (r"must be a constant", lambda m: "shape computed from run-time data (q8 fixes shapes at load)"),
     (r"got uint16 data, the model wants bfloat16|output dtype bfloat16, expected uint16",
      lambda m: "test data stores bfloat16 as uint16 (onnx 1.12 test data)"),
