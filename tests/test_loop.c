@@ -473,8 +473,13 @@ Test(loop, int8_quantizes_the_body_in_every_iteration) {
     q8_meta_free(&meta);
     q8_calibration_free(&cal);
     q8_samples_free(&s);
-    int qgemm = 0;
-    for (int i = 0; i < g->n_nodes; i++) qgemm += g->nodes[i]->op == Q8_OP_QGEMM;
+    int qgemm = 0, w = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (g->nodes[i]->op != Q8_OP_QGEMM) continue;
+        qgemm++;
+        if (w < 0) w = g->nodes[i]->inputs[1];
+        cr_assert_eq(g->nodes[i]->inputs[1], w, "the copies share one int8 weight tensor");
+    }
     cr_assert_eq(qgemm, 3, "one INT8 MatMul per iteration");
     q8_model *m = through_file(g);
     q8_graph *f = mm_loop_graph();
