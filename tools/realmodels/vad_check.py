@@ -29,7 +29,8 @@ WIN, CTX = 512, 64
 def voice(rng, seconds):
     n = int(seconds * SR)
     t = np.arange(n) / SR
-    f0 = 140 + 30 * np.sin(2 * np.pi * 0.7 * t + rng.uniform(0, 6)) + 10 * np.sin(2 * np.pi * 3.1 * t)
+    f0 = (140 + 30 * np.sin(2 * np.pi * 0.7 * t + rng.uniform(0, 6))
+          + 10 * np.sin(2 * np.pi * 3.1 * t))
     phase = 2 * np.pi * np.cumsum(f0) / SR
     # formants move per syllable
     syl = 0.25
@@ -42,7 +43,8 @@ def voice(rng, seconds):
     for h in range(1, 40):
         fh = h * f0
         amp = 1.0 / h
-        gain = sum(np.exp(-((fh - fm[:, j]) / (80 + 40 * j)) ** 2) * (1.0 / (1 + j)) for j in range(3))
+        gain = sum(np.exp(-((fh - fm[:, j]) / (80 + 40 * j)) ** 2) * (1.0 / (1 + j))
+                   for j in range(3))
         sig += amp * (0.05 + gain) * np.sin(h * phase)
     env = 0.5 - 0.5 * np.cos(2 * np.pi * (t % syl) / syl)
     sig *= env
