@@ -63,7 +63,8 @@ static q8_status load_value(const q8_graph *g, const q8_node *n, int i, const ch
     if (!t->data)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant: "
                             "%s decides how many times the body runs, and q8 supports only "
-                            "Loops whose trip count is known at load", i, t->name, what);
+                            "Loops whose trip count is known at load (bind the input it "
+                            "comes from: --bind)", i, t->name, what);
     if (q8_tensor_numel(t) != 1)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "input %d ('%s') must hold one value",
                             i, t->name);
