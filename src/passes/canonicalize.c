@@ -440,6 +440,7 @@ static q8_status canon_node(q8_graph *g, int *pos, q8_error *err) {
         return nearest ? set_int(n, TAG_NEAREST, 1, err) : Q8_OK;
     }
     if (is_op(n, "Upsample")) return canon_upsample(g, n, err);
+    if (is_op(n, "Scan") && v < 9) return set_int(n, Q8_SCAN8_ATTR, 1, err);
     if (is_op(n, "QuantizeLinear") || is_op(n, "DequantizeLinear"))
         return v < 13 ? set_int(n, TAG_QDQ, v, err) : Q8_OK;
     return Q8_OK;

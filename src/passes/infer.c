@@ -320,6 +320,14 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
             Q8_TRY(inline_if(g, i, err));
             continue;
         }
+        if (onnx_dom && strcmp(n->op_type, "Loop") == 0) {
+            Q8_TRY(q8_unroll_loop(g, i, err));
+            continue; /* the copies of its body follow it */
+        }
+        if (onnx_dom && strcmp(n->op_type, "Scan") == 0) {
+            Q8_TRY(q8_unroll_scan(g, i, err));
+            continue;
+        }
         n->op = q8_op_lookup(n->domain, n->op_type);
         if (n->op == Q8_OP_NONE) {
             if (onnx_dom)

@@ -27,6 +27,14 @@ q8_status q8_canon_finish(q8_graph *g, int i, q8_error *err);
 /* Resolve ops, infer every shape in order (completing canonical forms),
  * fold constant subgraphs, inline If nodes with a constant condition. */
 q8_status q8_pass_infer(q8_graph *g, q8_error *err);
+/* Unroll the Loop (Scan) node at position pos of g into copies of its body
+ * after it, and mark it dead: the trip count (the scan inputs' shapes) must
+ * be known at load (loop.c). */
+q8_status q8_unroll_loop(q8_graph *g, int pos, q8_error *err);
+q8_status q8_unroll_scan(q8_graph *g, int pos, q8_error *err);
+/* The mark q8_pass_canonicalize leaves on a Scan of opset 8 (batch axis 0,
+ * time axis 1, sequence_lens first) for q8_unroll_scan. */
+#define Q8_SCAN8_ATTR "_q8_scan_opset8"
 /* Drop Identity (and inference Dropout) nodes by rewiring. */
 void q8_pass_remove_identity(q8_graph *g);
 /* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */

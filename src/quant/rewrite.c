@@ -27,6 +27,16 @@ enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT };
 static const char *const lut_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
                                       "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign"};
 
+/* The int8 weights made from a constant, and what they were made for: a
+ * node of the same op and weight attributes reuses them (the copies of an
+ * unrolled Loop body share one weight tensor). */
+struct wkey {
+    int wq;             /* 0: none yet (tensor 0 is never a quantized weight) */
+    char op[16];
+    int64_t transb, group;
+    float alpha;
+};
+
 typedef struct qctx {
     q8_graph *g;
     const q8_calibration *cal;
@@ -40,6 +50,7 @@ typedef struct qctx {
     int n_order;
     int *consumers;     /* per tensor: number of live consumers */
     float *forced;      /* per tensor: output scale imposed by a Concat, or 0 */
+    struct wkey *wq_of; /* per original tensor: the int8 weights made from it */
 } qctx;
 
 static bool is_op(const q8_node *n, const char *op) {
@@ -386,6 +397,22 @@ static float *weights_matrix(qctx *c, const q8_node *n, int64_t *dims, int *nd, 
     return m;
 }
 
+static struct wkey weight_key(const q8_node *n, int wq) {
+    struct wkey k = {.wq = wq, .transb = q8_attr_int(n, "transB", 0),
+                     .group = q8_attr_int(n, "group", 1), .alpha = q8_attr_float(n, "alpha", 1)};
+    snprintf(k.op, sizeof k.op, "%s", n->op_type);
+    return k;
+}
+
+/* The int8 weights already made from constant src for a node like n, or -1. */
+static int same_weights(const qctx *c, const q8_node *n, int src) {
+    if (src >= c->n_orig_tensors || !c->wq_of[src].wq) return -1;
+    struct wkey a = c->wq_of[src], b = weight_key(n, 0);
+    bool same = strcmp(a.op, b.op) == 0 && a.transb == b.transb && a.group == b.group &&
+                a.alpha == b.alpha;
+    return same ? a.wq : -1;
+}
+
 static q8_status rewrite_qcompute(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
@@ -408,13 +435,20 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
         op = "QMatMul";
     } else {
         int64_t dims[Q8_MAX_DIMS];
-        int nd;
+        int nd, src = n->inputs[1];
         float alpha;
-        float *wm = weights_matrix(c, n, dims, &nd, &alpha);
-        if (!wm) return c->err->status;
-        int wq = weight_tensor(c, n, g->tensors[n->inputs[1]]->name, wm, dims, nd);
-        free(wm);
-        if (wq < 0) return c->err->status;
+        int wq = same_weights(c, n, src);
+        if (wq >= 0) {
+            nd = g->tensors[wq]->ndim;
+            memcpy(dims, g->tensors[wq]->dims, sizeof dims);
+        } else {
+            float *wm = weights_matrix(c, n, dims, &nd, &alpha);
+            if (!wm) return c->err->status;
+            wq = weight_tensor(c, n, g->tensors[src]->name, wm, dims, nd);
+            free(wm);
+            if (wq < 0) return c->err->status;
+            if (src < c->n_orig_tensors) c->wq_of[src] = weight_key(g->nodes[ni], wq);
+        }
         n = g->nodes[ni];
         const q8_tensor *b = q8_in(g, n, 2);
         float beta = is_op(n, "Gemm") ? q8_attr_float(n, "beta", 1.0f) : 1.0f;
@@ -590,11 +624,13 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     c.need_f32 = calloc((size_t)nt + 1, sizeof(bool));
     c.consumers = calloc((size_t)nt + 1, sizeof(int));
     c.forced = calloc((size_t)nt + 1, sizeof(float));
+    c.wq_of = calloc((size_t)nt + 1, sizeof *c.wq_of);
     /* every original node, plus at most a quantize per tensor and a
      * dequantize per node output */
     c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + 8));
     q8_status s = Q8_OK;
-    if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced) {
+    if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced ||
+        !c.wq_of) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -683,6 +719,7 @@ out:
     free(c.need_f32);
     free(c.consumers);
     free(c.forced);
+    free(c.wq_of);
     free(c.order);
     return s;
 }
