@@ -16,15 +16,24 @@
 #include "q8file.h"
 #include "testutil.h"
 
-static void quantize(const char *name, const char *dir, char *out, size_t n) {
+static void quantize_pruned(const char *name, const char *dir, double prune, char *out,
+                            size_t n) {
     char onnx[512];
     snprintf(onnx, sizeof onnx, Q8_SOURCE_DIR "/models/mnist/%s.onnx", name);
-    snprintf(out, n, "%s/%s.q8", dir, name);
+    snprintf(out, n, "%s/%s%s.q8", dir, name, prune > 0 ? "_pruned" : "");
     q8_quantize_options o = {.calib_dir = Q8_SOURCE_DIR "/models/mnist/calib",
                              .method = Q8_CALIB_PERCENTILE, .percentile = 99.99, .n_threads = 2};
+    if (prune > 0) {
+        o.prune.mode = Q8_PRUNE_UNSTRUCTURED;
+        o.prune.fraction = prune;
+    }
     q8_quantize_result r;
     q8_error err = {0};
     cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
+}
+
+static void quantize(const char *name, const char *dir, char *out, size_t n) {
+    quantize_pruned(name, dir, 0, out, n);
 }
 
 /* Runs path on the shipped sample: output 0's bytes (malloc'd) and memory. */
@@ -248,6 +257,27 @@ Test(layouts, wrong_layout_for_the_readers_is_refused, .timeout = 300) {
                   strstr(err.msg, "read layout lanes16"),
               "%s", err.msg);
     free(buf);
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
+/* Pruned weights stay bitmask-encoded in the file and are expanded once at
+ * load straight into the kernels' layout: the session holds one copy, no
+ * more than the dense model's (before: the expansion plus a packed copy). */
+Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
+    char *dir = q8t_tmpdir("layouts");
+    char dense[512], pruned[512];
+    quantize("mlp", dir, dense, sizeof dense);
+    quantize_pruned("mlp", dir, 0.5, pruned, sizeof pruned);
+    size_t nd, np, dense_len, pruned_len;
+    free(q8t_slurp(dense, &dense_len));
+    free(q8t_slurp(pruned, &pruned_len));
+    cr_assert_lt(pruned_len, dense_len * 3 / 4, "the pruned file is not smaller");
+    q8_memory_info md, mp;
+    free(run_sample(dense, &nd, &md));
+    free(run_sample(pruned, &np, &mp));
+    cr_assert_leq((double)mp.weights_bytes, 1.02 * (double)md.weights_bytes,
+                  "pruned: %zu weight bytes, dense: %zu", mp.weights_bytes, md.weights_bytes);
     q8t_rm_rf(dir);
     free(dir);
 }
