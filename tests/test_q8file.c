@@ -6,6 +6,7 @@
 
 #include "codes.h"
 #include "crc32c.h"
+#include "layout.h"
 #include "q8file.h"
 #include "testutil.h"
 
@@ -79,6 +80,20 @@ static q8_graph *sample_graph(void) {
     q8_tensor_alloc_data(a->t, NULL);
     ((float *)a->t->data)[1] = 3.25f;
     q8_node_set_attr(n, "empty_ints", Q8_ATTR_INTS)->n = 0;
+    /* an int8 weight [3][5] already in the INT8 GEMM's lanes layout (as a
+     * parsed .q8 holds it): written as it is, 128 bytes with padding */
+    int64_t ld[2] = {3, 5};
+    int lw = q8_graph_add_tensor(g, "w.lanes", NULL);
+    q8_tensor *lt = g->tensors[lw];
+    q8_tensor_set_shape(lt, Q8_I8, ld, 2);
+    int8_t plain[15];
+    for (int i = 0; i < 15; i++) plain[i] = (int8_t)(i - 7);
+    lt->data = q8_aligned_alloc(q8_layout_bytes(Q8_LAYOUT_LANES16, 3, 5));
+    lt->owns_data = true;
+    q8_layout_pack(Q8_LAYOUT_LANES16, plain, 3, 5, lt->data);
+    lt->layout = Q8_LAYOUT_LANES16;
+    int in6[6] = {x, w, -1, s8, ii, lw};
+    q8_node_set_io(n, in6, 6, out, 1, NULL);
     return g;
 }
 
@@ -92,6 +107,29 @@ static uint8_t *encode(const q8_graph *g, size_t *len) {
     cr_assert_eq(q8_file_encode(g, &m, &buf, len, &err), Q8_OK, "%s", err.msg);
     q8_meta_free(&m);
     return buf;
+}
+
+typedef struct layout_t {
+    uint64_t off[5], size[5];
+    uint64_t entry[5]; /* section table entry offset by kind */
+} layout_t;
+
+static layout_t read_layout(const uint8_t *buf) {
+    layout_t l = {0};
+    uint64_t toff;
+    uint32_t n;
+    memcpy(&toff, buf + 24, 8);
+    memcpy(&n, buf + 32, 4);
+    for (uint32_t i = 0; i < n && i < 4; i++) { /* the writer emits 3 */
+        const uint8_t *e = buf + toff + 32 * i;
+        uint32_t kind;
+        memcpy(&kind, e, 4);
+        if (kind < 1 || kind > 4) continue;
+        memcpy(&l.off[kind], e + 8, 8);
+        memcpy(&l.size[kind], e + 16, 8);
+        l.entry[kind] = toff + 32 * i;
+    }
+    return l;
 }
 
 Test(q8file, round_trip_keeps_everything) {
@@ -113,7 +151,9 @@ Test(q8file, round_trip_keeps_everything) {
         cr_assert_eq(a->ndim, b->ndim);
         cr_assert_eq(memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim), 0);
         cr_assert_eq(!!a->data, !!b->data);
-        if (a->data) cr_assert_eq(memcmp(a->data, b->data, q8_tensor_nbytes(a)), 0, "%s", a->name);
+        cr_assert_eq(a->layout, b->layout, "%s", a->name);
+        if (a->data)
+            cr_assert_eq(memcmp(a->data, b->data, q8_tensor_stored_bytes(a)), 0, "%s", a->name);
         cr_assert_eq(a->q.n, b->q.n);
         if (a->q.n) {
             cr_assert_eq(a->q.axis, b->q.axis);
@@ -124,12 +164,18 @@ Test(q8file, round_trip_keeps_everything) {
     cr_assert(!h->tensors[0]->owns_data);
     cr_assert((uint8_t *)h->tensors[0]->data >= buf && (uint8_t *)h->tensors[0]->data < buf + len);
     cr_assert(h->tensors[1]->owns_data, "the 70%%-zero int8 tensor should be stored sparse");
+    /* version 3: DATA starts on a page; laid-out weights are in place, 64-aligned */
+    layout_t fl = read_layout(buf);
+    cr_assert_eq(fl.off[Q8_SECTION_DATA] % 4096, 0);
+    const q8_tensor *lt = h->tensors[h->n_tensors - 1];
+    cr_assert_str_eq(lt->name, "w.lanes");
+    cr_assert(!lt->owns_data && ((uintptr_t)lt->data - (uintptr_t)buf) % 64 == 0);
     const q8_node *n = h->nodes[0];
     cr_assert_str_eq(n->name, "node/with:odd name");
     cr_assert_eq(n->op, Q8_OP_QGEMM);
     cr_assert_str_eq(n->op_type, "QGemm");
     cr_assert_str_eq(n->domain, "q8");
-    cr_assert_eq(n->n_inputs, 5);
+    cr_assert_eq(n->n_inputs, 6);
     cr_assert_eq(n->inputs[2], -1);
     cr_assert_float_eq(q8_attr_float(n, "f", 0), 0.5f, 0);
     cr_assert_eq(q8_attr_int(n, "i", 0), -42);
@@ -176,31 +222,10 @@ Test(q8file, sparse_weights_are_smaller) {
 
 /* ---- corrupt files ---- */
 
-typedef struct layout {
-    uint64_t off[5], size[5];
-    uint64_t entry[5]; /* section table entry offset by kind */
-} layout;
 
-static layout read_layout(const uint8_t *buf) {
-    layout l = {0};
-    uint64_t toff;
-    uint32_t n;
-    memcpy(&toff, buf + 24, 8);
-    memcpy(&n, buf + 32, 4);
-    for (uint32_t i = 0; i < n && i < 4; i++) { /* the writer emits 3 */
-        const uint8_t *e = buf + toff + 32 * i;
-        uint32_t kind;
-        memcpy(&kind, e, 4);
-        if (kind < 1 || kind > 4) continue;
-        memcpy(&l.off[kind], e + 8, 8);
-        memcpy(&l.size[kind], e + 16, 8);
-        l.entry[kind] = toff + 32 * i;
-    }
-    return l;
-}
 
 /* Recompute every checksum so that only the deeper checks can object. */
-static void reseal_with(uint8_t *buf, layout l) {
+static void reseal_with(uint8_t *buf, layout_t l) {
     for (int k = 1; k <= 4; k++) {
         if (!l.entry[k]) continue;
         uint32_t c = q8_crc32c(0, buf + l.off[k], l.size[k]);
@@ -227,7 +252,7 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     uint8_t *orig = encode(g, &len);
     q8_graph_free(g);
     uint8_t *b = malloc(len);
-    layout l = read_layout(orig);
+    layout_t l = read_layout(orig);
     uint32_t u32;
     uint64_t u64;
 
@@ -288,8 +313,8 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     reseal(b);
     expect_fail(b, len, "bad tensor count");
 
-    /* first tensor: name len 5 "w.f32", dtype, ndim, flags, enc, dims[2],
-     * then the data offset and size: point it past the blob */
+    /* first tensor: name len 5 "w.f32", dtype, ndim, flags, enc, layout,
+     * dims[2], then the data offset and size: point it past the blob */
     size_t t0 = l.off[Q8_SECTION_GRAPH] + 4 + 4 + 5;
     FRESH();
     b[t0] = 200; /* dtype */
@@ -308,12 +333,12 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
 
     FRESH();
     u64 = (uint64_t)1 << 62; /* dims overflow */
-    memcpy(b + t0 + 4, &u64, 8);
-    memcpy(b + t0 + 12, &u64, 8);
+    memcpy(b + t0 + 5, &u64, 8);
+    memcpy(b + t0 + 13, &u64, 8);
     reseal(b);
     expect_fail(b, len, "overflowing");
 
-    size_t data_ref = t0 + 4 + 16;
+    size_t data_ref = t0 + 5 + 16;
     FRESH();
     u64 = l.size[Q8_SECTION_DATA];
     memcpy(b + data_ref, &u64, 8);
@@ -353,6 +378,53 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     b[t0] = 8;
     reseal(b);
     expect_fail(b, len, "invalid dtype");
+
+    /* version 3's weight layouts: the record of "w.lanes" ([3][5] int8 in
+     * lanes16: 128 bytes): name, dtype, ndim, flags, enc, layout, dims[2],
+     * data offset, size */
+    FRESH();
+    p = memmem(b + l.off[Q8_SECTION_GRAPH], l.size[Q8_SECTION_GRAPH], "w.lanes", 7);
+    cr_assert(p);
+    size_t lrec = (size_t)(p - b) + 7, lref = lrec + 5 + 16;
+    uint64_t loff;
+    memcpy(&loff, b + lref, 8);
+    b[lrec + 4] = 9;
+    reseal(b);
+    expect_fail(b, len, "unknown layout 9");
+    FRESH();
+    b[t0 + 4] = Q8_LAYOUT_LANES16; /* on the float32 tensor */
+    reseal(b);
+    expect_fail(b, len, "needs dense int8");
+    FRESH();
+    b[lrec + 4] = Q8_LAYOUT_ROWS4; /* the size says lanes16 */
+    reseal(b);
+    expect_fail(b, len, "layout rows4 needs 24");
+    FRESH();
+    u64 = 64;
+    memcpy(b + lref + 8, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "layout lanes16 needs 128");
+    FRESH();
+    u64 = loff - 8; /* misaligned offset */
+    memcpy(b + lref, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "not 64-byte aligned");
+    FRESH();
+    b[l.off[Q8_SECTION_DATA] + loff + 3 * 4] = 1; /* lane 3 of 3: padding */
+    reseal(b);
+    expect_fail(b, len, "non-zero padding in layout lanes16");
+    FRESH();
+    u64 = loff + 64; /* DATA truncated inside the weight */
+    memcpy(b + l.entry[Q8_SECTION_DATA] + 16, &u64, 8);
+    layout_t cut = l;
+    cut.size[Q8_SECTION_DATA] = u64;
+    reseal_with(b, cut);
+    expect_fail(b, len, "runs past the");
+    FRESH();
+    u64 = l.off[Q8_SECTION_DATA] - 64; /* DATA no longer on a page */
+    memcpy(b + l.entry[Q8_SECTION_DATA] + 8, &u64, 8);
+    reseal(b);
+    expect_fail(b, len, "not page (4096-byte) aligned");
 
     free(b);
     free(orig);

@@ -6,6 +6,7 @@
 
 #include "bind.h"
 #include "control.h"
+#include "layout.h"
 #include "model.h"
 #include "q8file.h"
 #include "shapes.h"
@@ -54,6 +55,36 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
                         t->name, q8_shape_str(dims[i], ndim[i], a, sizeof a),
                         q8_shape_str(t->dims, t->ndim, b, sizeof b));
         }
+    }
+    /* A weight stored in a kernel layout must be read by kernels that read
+     * that layout (everything else reads constants plain). */
+    for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {
+        const q8_tensor *t = g->tensors[i];
+        q8_layout want = t->layout != Q8_LAYOUT_PLAIN ? q8_layout_for_cpu(g, i) : Q8_LAYOUT_PLAIN;
+        if (want != t->layout)
+            s = q8_fail(err, Q8_ERR_FORMAT, "tensor '%s': stored in layout %s, but the nodes "
+                        "that read it read layout %s", t->name,
+                        q8_layout_name((q8_layout)t->layout), q8_layout_name(want));
+    }
+    /* Bitmask-encoded (pruned) weights were expanded into memory of their
+     * own: lay them out now as the CPU kernels read them, so a session reads
+     * them in place instead of keeping a packed copy beside the expansion. */
+    for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {
+        q8_tensor *t = g->tensors[i];
+        q8_layout want = t->owns_data && t->layout == Q8_LAYOUT_PLAIN ? q8_layout_for_cpu(g, i)
+                                                                      : Q8_LAYOUT_PLAIN;
+        int64_t wn, wk;
+        if (want == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &wn, &wk)) continue;
+        int8_t *laid = q8_aligned_alloc(q8_layout_bytes(want, wn, wk));
+        if (!laid) {
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory laying out '%s'", t->name);
+            break;
+        }
+        q8_layout_pack(want, t->data, wn, wk, laid);
+        q8_tensor_free_data(t);
+        t->data = laid;
+        t->owns_data = true;
+        t->layout = (uint8_t)want;
     }
     free(dims);
     free(ndim);

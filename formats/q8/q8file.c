@@ -11,6 +11,7 @@
 #include "bytes.h"
 #include "codes.h"
 #include "crc32c.h"
+#include "layout.h"
 #include "op.h"
 
 #define SECTION_ENTRY_SIZE 32
@@ -36,12 +37,50 @@ static int64_t count_nonzero(const uint8_t *d, int64_t numel, size_t es) {
     return nnz;
 }
 
-static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, uint8_t *enc, uint64_t *off,
-                            uint64_t *size) {
+/* A weight the CPU kernels read in a layout of their own (layout.h) is
+ * stored in it, dense, 64-byte aligned: used in place, packed once here
+ * rather than at every load. Not when the layout's padding would add more
+ * than 1/8 to the weight (few output channels: squeeze-excite 1x1 convs,
+ * small heads; they grew ppocr_cls's file by 7%), nor for sparse enough
+ * weights, which stay bitmask-encoded: those are stored plain, the file
+ * stays small, and a session packs them (counted in weights_bytes). */
+static q8_layout stored_layout(const q8_tensor *t, q8_layout want) {
+    int64_t n, k;
+    if (want == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &n, &k)) return Q8_LAYOUT_PLAIN;
+    size_t plain = (size_t)n * (size_t)k;
+    return q8_layout_bytes(want, n, k) - plain <= plain / 8 ? want : Q8_LAYOUT_PLAIN;
+}
+
+static bool put_laid_out(q8_wbuf *data, const q8_tensor *t, q8_layout l, uint64_t *off,
+                         uint64_t *size) {
+    int64_t n, k;
+    bool ok = q8_layout_nk(t, &n, &k);
+    Q8_ASSERT(ok);
+    size_t bytes = q8_layout_bytes(l, n, k);
+    if (!q8_wbuf_align(data, Q8_FILE_ALIGN)) return false;
+    *off = data->len;
+    *size = bytes;
+    if (!q8_wbuf_zeros(data, bytes)) return false;
+    if (t->layout == l) memcpy(data->p + *off, t->data, bytes);
+    else q8_layout_pack(l, t->data, n, k, (int8_t *)data->p + *off);
+    return true;
+}
+
+static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, uint8_t *enc,
+                            uint8_t *layout, uint64_t *off, uint64_t *size) {
     int64_t numel = q8_tensor_numel(t);
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
-    int64_t nnz = numel >= 64 ? count_nonzero(t->data, numel, es) : numel;
+    *layout = Q8_LAYOUT_PLAIN;
+    want = t->layout != Q8_LAYOUT_PLAIN ? (q8_layout)t->layout /* read from a .q8 */
+                                        : stored_layout(t, want);
+    int64_t nnz = numel >= 64 && t->layout == Q8_LAYOUT_PLAIN ? count_nonzero(t->data, numel, es)
+                                                              : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
+    if (want != Q8_LAYOUT_PLAIN && sparse >= dense) {
+        *enc = Q8_ENC_DENSE;
+        *layout = (uint8_t)want;
+        return put_laid_out(data, t, want, off, size);
+    }
     if (!q8_wbuf_align(data, q8_file_data_align(sparse < dense ? sparse : dense))) return false;
     *off = data->len;
     if (sparse < dense) {
@@ -143,12 +182,15 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
         for (int b = 0; b < g->n_bound; b++) bound |= g->bound[b] == i;
         uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0) |
                         (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
-        uint8_t enc = 0;
+        uint8_t enc = 0, layout = Q8_LAYOUT_PLAIN;
         uint64_t off = 0, size = 0;
-        if (t->data && !put_tensor_data(data, t, &enc, &off, &size)) ok = false;
+        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), &enc, &layout, &off,
+                                        &size))
+            ok = false;
         int ndim = t->shape_known ? t->ndim : 0;
         ok = ok && q8_wbuf_str(gb, t->name) && q8_wbuf_u8(gb, q8_code_of_dtype(t->dtype)) &&
-             q8_wbuf_u8(gb, (uint8_t)ndim) && q8_wbuf_u8(gb, flags) && q8_wbuf_u8(gb, enc);
+             q8_wbuf_u8(gb, (uint8_t)ndim) && q8_wbuf_u8(gb, flags) && q8_wbuf_u8(gb, enc) &&
+             q8_wbuf_u8(gb, layout);
         for (int d = 0; ok && d < ndim; d++) ok = q8_wbuf_i64(gb, t->dims[d]);
         if (ok && (flags & TF_QPARAMS)) {
             ok = q8_wbuf_i32(gb, t->q.axis) && q8_wbuf_u32(gb, (uint32_t)t->q.n) &&
@@ -212,6 +254,7 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, 
         uint64_t offs[3];
         size_t at = body;
         for (int i = 0; i < nsec; i++) {
+            if (kinds[i] == Q8_SECTION_DATA) at = q8_align_up(at, Q8_FILE_DATA_ALIGN);
             offs[i] = at;
             at = q8_align_up(at + sec[i].len, Q8_FILE_ALIGN);
         }
@@ -225,7 +268,7 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, 
                  q8_wbuf_u64(&f, sec[i].len) && q8_wbuf_u32(&f, q8_crc32c(0, sec[i].p, sec[i].len)) &&
                  q8_wbuf_u32(&f, 0);
         for (int i = 0; ok && i < nsec; i++)
-            ok = q8_wbuf_align(&f, Q8_FILE_ALIGN) && q8_wbuf_put(&f, sec[i].p, sec[i].len);
+            ok = q8_wbuf_zeros(&f, offs[i] - f.len) && q8_wbuf_put(&f, sec[i].p, sec[i].len);
         ok = ok && q8_wbuf_align(&f, Q8_FILE_ALIGN);
         if (!ok) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
         else Q8_ASSERT(f.len == total);
@@ -270,7 +313,8 @@ typedef struct section {
 
 #define BAD(...) q8_fail(err, Q8_ERR_FORMAT, __VA_ARGS__)
 
-static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q8_error *err) {
+static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], uint32_t *ver,
+                               q8_error *err) {
     if (len < Q8_FILE_HEADER_SIZE) return BAD("truncated: %zu bytes, a header needs 64", len);
     if (!q8_file_is_q8(buf, len)) return BAD("not a .q8 file (bad magic)");
     q8_rbuf r = q8_rbuf_make(buf + 8, Q8_FILE_HEADER_SIZE - 8);
@@ -280,13 +324,14 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q
     uint32_t hcrc;
     memcpy(&hcrc, buf + 60, 4);
     if (q8_crc32c(0, buf, 60) != hcrc) return BAD("header checksum mismatch (corrupt file)");
-    if (version != Q8_FILE_VERSION)
-        return version < Q8_FILE_VERSION
+    if (version < Q8_FILE_VERSION_MIN || version > Q8_FILE_VERSION)
+        return version < Q8_FILE_VERSION_MIN
                    ? BAD("a .q8 file of version %u, from an older q8: re-quantize the model with "
-                         "this version's `quantize` (it reads and writes version %d)", version,
-                         Q8_FILE_VERSION)
-                   : BAD("unsupported .q8 version %u (this q8 reads version %d)", version,
-                         Q8_FILE_VERSION);
+                         "this version's `quantize` (it reads versions %d to %d, writes %d)",
+                         version, Q8_FILE_VERSION_MIN, Q8_FILE_VERSION, Q8_FILE_VERSION)
+                   : BAD("unsupported .q8 version %u (this q8 reads versions %d to %d)", version,
+                         Q8_FILE_VERSION_MIN, Q8_FILE_VERSION);
+    *ver = version;
     if (hsize != Q8_FILE_HEADER_SIZE) return BAD("bad header size %u", hsize);
     if (fsize != len)
         return BAD("truncated or padded: the header says %llu bytes, the file has %zu",
@@ -309,6 +354,9 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], q
             return BAD("section %u (offset %llu, size %llu) runs past the end of the %zu-byte file",
                        kind, (unsigned long long)off, (unsigned long long)size, len);
         if (off % Q8_FILE_ALIGN) return BAD("section %u is not 64-byte aligned", kind);
+        if (kind == Q8_SECTION_DATA && version >= 3 && off % Q8_FILE_DATA_ALIGN)
+            return BAD("DATA section at offset %llu is not page (%d-byte) aligned",
+                       (unsigned long long)off, Q8_FILE_DATA_ALIGN);
         if (q8_crc32c(0, buf + off, (size_t)size) != crc)
             return BAD("section %u checksum mismatch (corrupt file)", kind);
         sec[kind] = (section){buf + off, size, true};
@@ -387,9 +435,33 @@ static q8_status expand_bitmask(q8_tensor *t, const uint8_t *src, uint64_t size,
     return Q8_OK;
 }
 
-static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx, q8_error *err) {
+/* A weight stored in a kernel layout (version 3): int8, dense, 64-byte
+ * aligned, of that layout's size, padding zero. */
+static q8_status check_layout(const q8_tensor *t, uint8_t layout, uint8_t enc, uint64_t off,
+                              uint64_t size, const uint8_t *p, q8_error *err) {
+    int64_t n, k;
+    if (layout >= Q8_LAYOUT_COUNT) return BAD("tensor '%s': unknown layout %u", t->name, layout);
+    if (t->dtype != Q8_I8 || enc != Q8_ENC_DENSE || !q8_layout_nk(t, &n, &k))
+        return BAD("tensor '%s': layout %s needs dense int8 data of at least one element",
+                   t->name, q8_layout_name((q8_layout)layout));
+    if (off % Q8_FILE_ALIGN)
+        return BAD("tensor '%s': %s data at offset %llu is not 64-byte aligned", t->name,
+                   q8_layout_name((q8_layout)layout), (unsigned long long)off);
+    if (size != q8_layout_bytes((q8_layout)layout, n, k))
+        return BAD("tensor '%s': %llu data bytes, its shape in layout %s needs %zu", t->name,
+                   (unsigned long long)size, q8_layout_name((q8_layout)layout),
+                   q8_layout_bytes((q8_layout)layout, n, k));
+    if (!q8_layout_padding_zero((q8_layout)layout, (const int8_t *)p, n, k))
+        return BAD("tensor '%s': non-zero padding in layout %s", t->name,
+                   q8_layout_name((q8_layout)layout));
+    return Q8_OK;
+}
+
+static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t version,
+                             uint32_t idx, q8_error *err) {
     char *name = q8_rbuf_str(r, MAX_NAME);
     uint8_t dt = q8_rbuf_u8(r), ndim = q8_rbuf_u8(r), flags = q8_rbuf_u8(r), enc = q8_rbuf_u8(r);
+    uint8_t layout = version >= 3 ? q8_rbuf_u8(r) : Q8_LAYOUT_PLAIN;
     if (!name || !r->ok) {
         free(name);
         return BAD("GRAPH: tensor %u is truncated", idx);
@@ -448,7 +520,12 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
         if (off % q8_file_data_align((size_t)size))
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
                        (unsigned long long)off, q8_file_data_align((size_t)size));
-        if (enc == Q8_ENC_DENSE) {
+        if (layout != Q8_LAYOUT_PLAIN) {
+            Q8_TRY(check_layout(t, layout, enc, off, size, data.p + off, err));
+            t->data = (void *)(data.p + off); /* used in place, in the kernels' layout */
+            t->owns_data = false;
+            t->layout = layout;
+        } else if (enc == Q8_ENC_DENSE) {
             if (size != q8_tensor_nbytes(t))
                 return BAD("tensor '%s': %llu data bytes, its shape needs %zu", t->name,
                            (unsigned long long)size, q8_tensor_nbytes(t));
@@ -459,8 +536,8 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t idx
         } else {
             return BAD("tensor '%s': unknown encoding %u", t->name, enc);
         }
-    } else if (enc != 0) {
-        return BAD("tensor '%s': an encoding without data", t->name);
+    } else if (enc != 0 || layout != Q8_LAYOUT_PLAIN) {
+        return BAD("tensor '%s': an encoding or layout without data", t->name);
     }
     return Q8_OK;
 }
@@ -602,12 +679,13 @@ static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err)
     return take_scope(n, err);
 }
 
-static q8_status read_graph(section gs, section data, q8_graph *g, q8_error *err) {
+static q8_status read_graph(section gs, section data, uint32_t version, q8_graph *g,
+                            q8_error *err) {
     q8_rbuf r = q8_rbuf_make(gs.p, gs.size);
     g->opset = Q8_OPSET_CANONICAL; /* what every file holds */
     uint32_t nt = q8_rbuf_u32(&r);
     if (!r.ok || nt > q8_rbuf_left(&r) / 8) return BAD("GRAPH: bad tensor count");
-    for (uint32_t i = 0; i < nt; i++) Q8_TRY(read_tensor(&r, g, data, i, err));
+    for (uint32_t i = 0; i < nt; i++) Q8_TRY(read_tensor(&r, g, data, version, i, err));
     uint32_t nn = q8_rbuf_u32(&r);
     if (!r.ok || nn > q8_rbuf_left(&r) / 12) return BAD("GRAPH: bad node count");
     for (uint32_t i = 0; i < nn; i++) Q8_TRY(read_node(&r, g, i, err));
@@ -628,13 +706,15 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
                         q8_error *err) {
     *out = NULL;
     section sec[5];
-    Q8_TRY(read_sections(buf, len, sec, err));
+    uint32_t version = 0;
+    Q8_TRY(read_sections(buf, len, sec, &version, err));
     q8_meta tmp = {0};
     q8_meta *m = meta ? meta : &tmp;
     q8_status s = read_meta(sec[Q8_SECTION_META], m, err);
     q8_graph *g = NULL;
     if (s == Q8_OK && !(g = q8_graph_new())) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    if (s == Q8_OK) s = read_graph(sec[Q8_SECTION_GRAPH], sec[Q8_SECTION_DATA], g, err);
+    if (s == Q8_OK)
+        s = read_graph(sec[Q8_SECTION_GRAPH], sec[Q8_SECTION_DATA], version, g, err);
     q8_meta_free(&tmp);
     if (s != Q8_OK) {
         if (meta) q8_meta_free(meta);

@@ -9,9 +9,12 @@
 #include "meta.h"
 
 #define Q8_FILE_MAGIC "Q8MODEL"   /* 8 bytes with the NUL */
-#define Q8_FILE_VERSION 2   /* 1: before explicit codes (2026-11-23); refused */
+#define Q8_FILE_VERSION 3   /* written; 3 added weight layouts and a page-aligned DATA */
+#define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64
+/* Version 3: DATA starts on a page, so weights map on their own pages. */
+#define Q8_FILE_DATA_ALIGN 4096
 
 enum {
     Q8_SECTION_META = 1,

@@ -6,6 +6,7 @@
 #include "backend.h"
 #include "control.h"
 #include "cpu_op.h"
+#include "layout.h"
 #include "planner.h"
 
 typedef struct cpu_ctx {
@@ -118,7 +119,7 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
             int t = g->nodes[i]->inputs[j];
             if (t >= 0 && g->tensors[t]->data && !seen[t]) {
                 seen[t] = 1;
-                c->weights_bytes += q8_tensor_nbytes(g->tensors[t]);
+                c->weights_bytes += q8_tensor_stored_bytes(g->tensors[t]);
             }
         }
     }

@@ -21,7 +21,9 @@ typedef struct q8_cpu_op {
     /* Optional, once per session: derive the kernel's data from the node's
      * constants (packed weights, the kernel chosen for this CPU) into one
      * q8_aligned_alloc'd blob *prep of *bytes bytes (counted as weights),
-     * owned and freed by the session. */
+     * owned and freed by the session. A weight already in the layout the
+     * kernel reads (t->layout, core/layout.h: a .q8 stores them so) is
+     * pointed at, not copied; the blob may hold that pointer. */
     q8_status (*prepare)(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                          q8_error *err);
     /* Compute; never fails (the schema's infer checked the node). NULL for

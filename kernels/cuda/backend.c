@@ -25,6 +25,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "layout.h"
 #include "op.h"
 
 /* ---- errors ---------------------------------------------------------------- */
@@ -230,7 +231,10 @@ void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t) {
     if (!tt->data) return pr->fill ? c->ptr[t] : NULL;
     size_t nb = q8_tensor_nbytes(tt);
     const uint8_t *d = tt->data;
-    if (c->map_registered && d >= c->map_base && nb <= c->map_size &&
+    /* a weight stored in a CPU kernel's layout (core/layout.h) is used
+     * plain here: unpacked into the staging buffer, not read in place */
+    bool plain = tt->layout == Q8_LAYOUT_PLAIN;
+    if (plain && c->map_registered && d >= c->map_base && nb <= c->map_size &&
         (size_t)(d - c->map_base) <= c->map_size - nb) {
         uint8_t *dev = c->map_dev + (d - c->map_base);
         if ((uintptr_t)dev % 16 == 0) { /* else copy: cuBLASLt gets 16-byte alignment */
@@ -243,7 +247,11 @@ void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t) {
     }
     if (c->const_off[t] == NO_OFF) {
         c->const_off[t] = reserve_const(c, nb);
-        if (pr->fill && nb) memcpy(c->weights_host + c->const_off[t], d, nb);
+        int64_t wn, wk;
+        if (pr->fill && nb && plain) memcpy(c->weights_host + c->const_off[t], d, nb);
+        else if (pr->fill && nb && q8_layout_nk(tt, &wn, &wk))
+            q8_layout_unpack(tt->layout, tt->data, wn, wk,
+                             (int8_t *)c->weights_host + c->const_off[t]);
     }
     return pr->fill ? c->weights + c->const_off[t] : NULL;
 }

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "backend_cuda.h"
+#include "layout.h"
 #include "ops/dequantizelinear.h"
 #include "ops/qconv.h"
 #include "ops/qconvtranspose.h"
@@ -74,8 +75,9 @@ static const int8_t *weights_padded(cu_prep *pr, const q8_graph *g, const q8_nod
     void *host;
     int8_t *dev = q8_cu_const(pr, (size_t)(rows_pad * kp), &host);
     if (host) {
-        const int8_t *w = q8_in(g, n, wi)->data;
-        for (int64_t r = 0; r < rows; r++) memcpy((int8_t *)host + r * kp, w + r * K, (size_t)K);
+        const q8_tensor *w = q8_in(g, n, wi);
+        for (int64_t r = 0; r < rows; r++)
+            q8_layout_row(w->layout, w->data, rows, K, r, (int8_t *)host + r * kp);
     }
     return dev;
 }

@@ -94,6 +94,7 @@ void q8_tensor_free_data(q8_tensor *t) {
     if (t->owns_data) q8_aligned_free(t->data);
     t->data = NULL;
     t->owns_data = false;
+    t->layout = 0;
 }
 
 void q8_tensor_free(q8_tensor *t) {

@@ -58,6 +58,8 @@ typedef struct q8_tensor {
     bool shape_known;
     void *data;             /* constant value, or NULL for activations */
     bool owns_data;         /* data was allocated by q8_aligned_alloc */
+    uint8_t layout;         /* q8_layout (layout.h): how data arranges an INT8 weight;
+                               0, row-major, except for weights a .q8 stores kernel-ready */
     int producer;           /* index of the producing node, -1 if none */
     bool outer;             /* subgraphs: a name taken from the enclosing graph */
     q8_qparams q;           /* quantization, when q.n > 0 */

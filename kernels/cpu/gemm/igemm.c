@@ -6,6 +6,11 @@
 
 #include "common.h"
 #include "cpu_features.h"
+#include "layout.h"
+
+/* A .q8 stores weights in these operands' layouts (core/layout.h). */
+_Static_assert(Q8_IG_LANES == Q8_LAYOUT_LANES && Q8_LAYOUT_KSTEP == 4,
+               "the file's weight layouts are the INT8 GEMM's operands");
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -198,6 +203,26 @@ void q8_ig_pack_lanes_jk_ex(const uint8_t *src, int64_t ld, int64_t J, int64_t K
 void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bool to_u8,
                          uint8_t *dst, int32_t *rowsum) {
     q8_ig_pack_lanes_jk_ex((const uint8_t *)src, ld, J, K, to_u8, false, dst, rowsum);
+}
+
+void q8_ig_rows_sums(const uint8_t *rows, int64_t I, int64_t K, int32_t *rowsum) {
+    int64_t kp = q8_ig_kpad(K);
+    for (int64_t i = 0; i < I; i++) {
+        int32_t sum = 0;
+        for (int64_t k = 0; k < K; k++) sum += (int8_t)rows[i * kp + k];
+        rowsum[i] = sum;
+    }
+}
+
+void q8_ig_lanes_sums(const uint8_t *lanes, int64_t J, int64_t K, int32_t *rowsum) {
+    int64_t kp = q8_ig_kpad(K);
+    for (int64_t j = 0; j < J; j++) {
+        const uint8_t *p = lanes + lane_off(j, 0, kp);
+        int32_t sum = 0;
+        for (int64_t k4 = 0; k4 < kp / 4; k4++, p += 64)
+            sum += (int8_t)p[0] + (int8_t)p[1] + (int8_t)p[2] + (int8_t)p[3];
+        rowsum[j] = sum;
+    }
 }
 
 typedef struct pack_lanes_args {

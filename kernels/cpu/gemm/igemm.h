@@ -70,6 +70,12 @@ void q8_ig_pack_lanes_jk(const int8_t *src, int64_t ld, int64_t J, int64_t K, bo
 void q8_ig_pack_lanes_kj(const int8_t *src, int64_t ld, int64_t K, int64_t J, bool to_u8,
                          uint8_t *dst, q8_pool *pool);
 
+/* Weights already packed signed (to_u8 false: the layouts a .q8 stores,
+ * core/layout.h), used in place: the sums of each row (R) or lane row (L)
+ * that the packing functions return as rowsum. */
+void q8_ig_rows_sums(const uint8_t *rows, int64_t I, int64_t K, int32_t *rowsum);
+void q8_ig_lanes_sums(const uint8_t *lanes, int64_t J, int64_t K, int32_t *rowsum);
+
 /* The same from int8 (src_u8 false) or uint8 (true) sources, for the side
  * the kernel reads as unsigned (side_u8) or signed. Either way the kernel's
  * value is the source value, minus 128 for uint8 sources; rowsum gets the

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_op.h"
+#include "layout.h"
 #include "ops/qconv.h"
 #include "qconv_dw.h"
 #include "qconv_im2col.h"
@@ -27,6 +28,8 @@ typedef struct qconv_prep {
     int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
     q8_qepi epi;
+    const int8_t *w;            /* the weights in place (the file's layout is the kernel's:
+                                 * core/layout.h), or NULL: packed at off_w */
     size_t off_w, off_init;     /* weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
     size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
@@ -62,20 +65,40 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     c.Wp = geo->W + geo->pl + geo->pr;
     q8_qepi_init(&c.epi, &p->q.act, p->q.out_i8, p->q.sy, geo->M);
 
-    c.off_w = q8_qop_reserve(&off, c.depthwise ? (size_t)(geo->M * K)
-                                   : c.gemv    ? q8_ig_lanes_bytes(geo->M, K)
-                                               : q8_ig_rows_bytes(geo->M, K));
+    /* The weights are read in place when stored as this kernel reads them:
+     * rows (plain when K % 4 == 0, else ROWS4), lanes on one pixel
+     * (LANES16), plain [M][K] for depthwise. quantize stores what
+     * q8_layout_for_reader says; where the kernel chosen here differs (a
+     * one-input-channel conv that no depthwise kernel fits goes to the
+     * GEMM), the weights are packed from their plain view instead. */
+    const q8_tensor *wt = q8_in(g, n, 1);
+    q8_layout mine = c.depthwise ? Q8_LAYOUT_PLAIN
+                     : c.gemv    ? Q8_LAYOUT_LANES16
+                     : K % 4     ? Q8_LAYOUT_ROWS4
+                                 : Q8_LAYOUT_PLAIN;
+    bool in_place = wt->layout == mine;
+    c.off_w = q8_qop_reserve(&off, in_place    ? 0
+                                   : c.depthwise ? (size_t)(geo->M * K)
+                                   : c.gemv      ? q8_ig_lanes_bytes(geo->M, K)
+                                                 : q8_ig_rows_bytes(geo->M, K));
     c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo->M);
     c.off_taps = q8_qop_reserve(&off, c.depthwise ? sizeof(int64_t) * (size_t)K : 0);
     c.off_ltab = q8_qop_reserve(&off, c.lanes_vbmi ? (size_t)geo->KW * 64 : 0);
     q8_qepi_place(&c.epi, &off);
+    const void *wd = wt->data;
+    void *tmp = NULL;
+    if (!in_place) Q8_TRY(q8_tensor_plain(wt, &wd, &tmp, err));
     char *pk = q8_aligned_alloc(off + 64);
-    if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
-    const int8_t *w = q8_in(g, n, 1)->data;
+    if (!pk) {
+        q8_aligned_free(tmp);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+    }
+    const int8_t *w = wd;
+    if (in_place) c.w = w;
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
     if (c.depthwise) {
-        memcpy(pk + c.off_w, w, (size_t)(geo->M * K));
+        if (!in_place) memcpy(pk + c.off_w, w, (size_t)(geo->M * K));
         for (int64_t m = 0; m < geo->M; m++) init[m] = bias ? bias[m] : 0;
         int64_t *taps = (int64_t *)(pk + c.off_taps);
         for (int64_t kh = 0; kh < geo->KH; kh++)
@@ -84,17 +107,26 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
         q8_qdw_pack(&c.dw, w, bias, pk);
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
-        if (c.gemv) q8_ig_pack_lanes_jk(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init);
+        if (in_place && c.gemv) q8_ig_lanes_sums((const uint8_t *)w, geo->M, K, init);
+        else if (in_place) q8_ig_rows_sums((const uint8_t *)w, geo->M, K, init);
+        else if (c.gemv)
+            q8_ig_pack_lanes_jk(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init);
         else q8_ig_pack_rows(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init, NULL);
         if (c.lanes_vbmi) q8_qconv_lanes_tab(geo, (uint8_t *)pk + c.off_ltab);
         for (int64_t m = 0; m < geo->M; m++)
             init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
     }
+    q8_aligned_free(tmp);
     q8_qepi_fill(&c.epi, pk, p->q.sx, q8_in(g, n, 1)->q.scale, 0, p->q.sy);
     memcpy(pk, &c, sizeof c);
     *prep = pk;
     *bytes = off;
     return Q8_OK;
+}
+
+/* The weights the kernels read: in place, or packed in the blob. */
+static const uint8_t *qconv_w(const qconv_prep *c) {
+    return c->w ? (const uint8_t *)c->w : (const uint8_t *)c + c->off_w;
 }
 
 static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
@@ -142,7 +174,7 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
             }
             q8_igemm_args a = {
                 .I = p->Mg, .J = p->P, .K = p->K,
-                .rows = (const uint8_t *)pk + c->off_w + (size_t)(grp * p->Mg * kp),
+                .rows = qconv_w(c) + (size_t)(grp * p->Mg * kp),
                 .lanes = lanes, .rows_u8 = false,
                 .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg,
                 .epi = e, .chan_offset = grp * p->Mg,
@@ -211,7 +243,7 @@ static void qconv_gemv_run(const q8_exec *x, const q8_node *n, const q8_epilogue
     q8_ig_pack_rows(Q8_IN_PTR(x, n, 0), p->K, p->geo.N, p->K, true, rows, NULL, x->pool);
     q8_igemm_args a = {
         .I = p->geo.N, .J = p->geo.M, .K = p->K, .rows = rows,
-        .lanes = (const uint8_t *)pk + c->off_w, .rows_u8 = true,
+        .lanes = qconv_w(c), .rows_u8 = true,
         .init_col = (const int32_t *)(pk + c->off_init), .epi = e,
         .out = Q8_OUT_PTR(x, n, 0), .ldo = p->geo.M};
     q8_igemm(&a, x->pool, c->path);
@@ -237,7 +269,7 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
     }
     const q8_qconv_geom *q = &p->geo;
     const char *pk = x->prep;
-    dw_args a = {p, c, &e, Q8_IN_PTR(x, n, 0), (const int8_t *)pk + c->off_w,
+    dw_args a = {p, c, &e, Q8_IN_PTR(x, n, 0), (const int8_t *)qconv_w(c),
                  (const int32_t *)(pk + c->off_init), (const int64_t *)(pk + c->off_taps),
                  Q8_OUT_PTR(x, n, 0), x->scratch};
     q8_parallel_for(x->pool, q->N * q->M, 1 + 8192 / (q->KH * q->KW * p->geo.OW * q->OH + 1),

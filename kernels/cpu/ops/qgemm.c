@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu_op.h"
+#include "layout.h"
 #include "ops/qgemm.h"
 #include "qepi.h"
 #include "qop_util.h"
@@ -15,7 +16,8 @@ _Static_assert(Q8_IG_MAX_K == Q8_QOP_MAX_K, "the INT8 GEMM takes every K infer a
 typedef struct qgemm_prep {
     q8_igemm_path path;
     q8_qepi epi;
-    size_t off_w, off_init; /* W lanes, init[N] (bias and +128 correction) */
+    const uint8_t *w;       /* W lanes in place (a .q8 stores them so), or NULL */
+    size_t off_w, off_init; /* W lanes (when w is NULL), init[N] (bias and +128 correction) */
 } qgemm_prep;
 
 static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
@@ -24,17 +26,30 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     qgemm_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));
     q8_qepi_init(&c.epi, &p->q.act, p->q.out_i8, p->q.sy, p->N);
+    const q8_tensor *w = q8_in(g, n, 1);
+    bool in_place = w->layout == q8_layout_for_reader(n, 1);
     size_t off = sizeof c;
-    c.off_w = q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
+    c.off_w = q8_qop_reserve(&off, in_place ? 0 : q8_ig_lanes_bytes(p->N, p->K));
     c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)p->N);
     q8_qepi_place(&c.epi, &off);
+    const void *wd = w->data;
+    void *tmp = NULL;
+    if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     char *pk = q8_aligned_alloc(off + 64);
-    if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+    if (!pk) {
+        q8_aligned_free(tmp);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+    }
     /* A carries the +128: subtract 128 * sum of each weight row. */
-    const q8_tensor *w = q8_in(g, n, 1);
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    q8_ig_pack_lanes_jk(w->data, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
+    if (in_place) {
+        c.w = wd;
+        q8_ig_lanes_sums(c.w, p->N, p->K, init);
+    } else {
+        q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
+        q8_aligned_free(tmp);
+    }
     for (int64_t ch = 0; ch < p->N; ch++)
         init[ch] = (int32_t)((bias ? (uint32_t)bias[ch] : 0u) - 128u * (uint32_t)init[ch]);
     q8_qepi_fill(&c.epi, pk, p->q.sx, w->q.scale, 0, p->q.sy);
@@ -59,7 +74,7 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     uint8_t *rows = x->scratch;
     q8_ig_pack_rows(Q8_IN_PTR(x, n, 0), p->K, p->M, p->K, true, rows, NULL, x->pool);
     q8_igemm_args a = {.I = p->M, .J = p->N, .K = p->K, .rows = rows,
-                       .lanes = (const uint8_t *)pk + c->off_w, .rows_u8 = true,
+                       .lanes = c->w ? c->w : (const uint8_t *)pk + c->off_w, .rows_u8 = true,
                        .init_col = (const int32_t *)(pk + c->off_init), .epi = &e,
                        .out = Q8_OUT_PTR(x, n, 0), .ldo = p->N};
     q8_igemm(&a, x->pool, c->path);

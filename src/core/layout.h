@@ -1,0 +1,65 @@
+/* Kernel-ready layouts of INT8 weights, as a .q8 file stores them so that
+ * the CPU kernels read them in place from the mapping (docs/format.md,
+ * "layouts"). A layout is a byte arrangement of a weight W [N][K] (N = dims[0],
+ * K = the product of the other dims), values unchanged (int8, padding 0):
+ *
+ *   PLAIN:   row-major [N][K]
+ *   ROWS4:   [N][kp], kp = K rounded up to 4: the INT8 GEMM's rows operand
+ *            (q8.QConv with K % 4 != 0; with K % 4 == 0 it is PLAIN)
+ *   LANES16: [ceil(N / 16)][kp / 4][16][4]: the INT8 GEMM's lanes operand
+ *            (q8.QGemm, and q8.QConv on one output pixel)
+ *
+ * kernels/cpu/gemm/igemm.h packs the same arrangements (it checks that the
+ * constants agree); q8_layout_for_cpu says which one the CPU kernels read,
+ * and the writer stores that one. Everything else reads a tensor's values
+ * through q8_tensor_plain. */
+#ifndef Q8_CORE_LAYOUT_H
+#define Q8_CORE_LAYOUT_H
+
+#include "graph.h"
+
+#define Q8_LAYOUT_LANES 16
+#define Q8_LAYOUT_KSTEP 4
+
+/* The file's numbers (tensor record, byte `layout`); never reused. */
+typedef enum q8_layout {
+    Q8_LAYOUT_PLAIN = 0,
+    Q8_LAYOUT_ROWS4 = 1,
+    Q8_LAYOUT_LANES16 = 2,
+    Q8_LAYOUT_COUNT
+} q8_layout;
+
+const char *q8_layout_name(q8_layout l);
+
+/* W's N and K (false when t has no dims or a zero-sized one). */
+bool q8_layout_nk(const q8_tensor *t, int64_t *n, int64_t *k);
+/* Bytes W takes in layout l (overflow-checked by the caller's shape
+ * limits: N * K < 2^58). */
+size_t q8_layout_bytes(q8_layout l, int64_t n, int64_t k);
+/* Bytes t's data takes: its layout's, or q8_tensor_nbytes for PLAIN. */
+size_t q8_tensor_stored_bytes(const q8_tensor *t);
+
+/* Plain int8 [n][k] -> layout l at dst (q8_layout_bytes(l, n, k) bytes). */
+void q8_layout_pack(q8_layout l, const int8_t *src, int64_t n, int64_t k, int8_t *dst);
+/* Layout l -> plain [n][k]. */
+void q8_layout_unpack(q8_layout l, const int8_t *src, int64_t n, int64_t k, int8_t *dst);
+/* Row j of W (k values) in plain order to dst, from layout l. */
+void q8_layout_row(q8_layout l, const int8_t *src, int64_t n, int64_t k, int64_t j, int8_t *dst);
+/* True when every padding byte of data in layout l is 0. */
+bool q8_layout_padding_zero(q8_layout l, const int8_t *data, int64_t n, int64_t k);
+
+/* t's values in row-major order: t->data itself when t is PLAIN, else a
+ * copy in *tmp (q8_aligned_alloc'd; the caller frees it with
+ * q8_aligned_free). *tmp is NULL when no copy was made. */
+q8_status q8_tensor_plain(const q8_tensor *t, const void **data, void **tmp, q8_error *err);
+
+/* The layout the CPU kernels of node n read its input `slot` in (params
+ * inferred): LANES16 for q8.QGemm's W and for q8.QConv's W on one output
+ * pixel (1x1, stride 1, unpadded, one group), ROWS4 for other non-depthwise
+ * q8.QConv W with K % 4 != 0, else PLAIN. */
+q8_layout q8_layout_for_reader(const q8_node *n, int slot);
+/* The layout the CPU kernels read constant tensor t in (ops resolved and
+ * params inferred): that of its readers when they all agree, else PLAIN. */
+q8_layout q8_layout_for_cpu(const q8_graph *g, int t);
+
+#endif

@@ -1,0 +1,283 @@
+#define _GNU_SOURCE
+/* Weights stored kernel-ready (src/core/layout.h, docs/format.md version 3):
+ * quantize writes q8.QGemm's W as the INT8 GEMM's lanes and q8.QConv's W
+ * with K % 4 != 0 as padded rows; a CPU session reads them in place from
+ * the mapping and packs no weights (weights_bytes stays within 1.02x the
+ * file), and gives byte for byte the outputs of the same model stored plain
+ * (whose weights the session packs, the path old files take). */
+#include <string.h>
+#include <unistd.h>
+
+#include "crc32c.h"
+#include "layout.h"
+#include "npy.h"
+#include "q8.h"
+#include "q8_tools.h"
+#include "q8file.h"
+#include "testutil.h"
+
+static void quantize_pruned(const char *name, const char *dir, double prune, char *out,
+                            size_t n) {
+    char onnx[512];
+    snprintf(onnx, sizeof onnx, Q8_SOURCE_DIR "/models/mnist/%s.onnx", name);
+    snprintf(out, n, "%s/%s%s.q8", dir, name, prune > 0 ? "_pruned" : "");
+    q8_quantize_options o = {.calib_dir = Q8_SOURCE_DIR "/models/mnist/calib",
+                             .method = Q8_CALIB_PERCENTILE, .percentile = 99.99, .n_threads = 2};
+    if (prune > 0) {
+        o.prune.mode = Q8_PRUNE_UNSTRUCTURED;
+        o.prune.fraction = prune;
+    }
+    q8_quantize_result r;
+    q8_error err = {0};
+    cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
+}
+
+static void quantize(const char *name, const char *dir, char *out, size_t n) {
+    quantize_pruned(name, dir, 0, out, n);
+}
+
+/* Runs path on the shipped sample: output 0's bytes (malloc'd) and memory. */
+static void *run_sample(const char *path, size_t *nbytes, q8_memory_info *mi) {
+    q8_tensor *x = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/sample.npy", &x, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_session_options so = {.n_threads = 2, .device = Q8_DEVICE_CPU};
+    q8_tensor_info info;
+    const void *y;
+    cr_assert_eq(q8_model_load(path, NULL, &m, &err), Q8_OK, "%s: %s", path, err.msg);
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, Q8_F32, x->dims, x->ndim, x->data, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_output(s, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+    int64_t numel = 1;
+    for (int d = 0; d < info.ndim; d++) numel *= info.dims[d];
+    *nbytes = (size_t)numel * 4;
+    void *copy = malloc(*nbytes);
+    memcpy(copy, y, *nbytes);
+    q8_session_memory(s, mi);
+    q8_session_free(s);
+    q8_model_free(m);
+    q8_tensor_free(x);
+    return copy;
+}
+
+/* How many tensors of the file at path are stored in layout l. */
+static int count_layout(const uint8_t *buf, size_t len, q8_layout l) {
+    q8_graph *g = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(buf, len, &g, NULL, &err), Q8_OK, "%s", err.msg);
+    int n = 0;
+    for (int i = 0; i < g->n_tensors; i++) n += g->tensors[i]->layout == l;
+    q8_graph_free(g);
+    return n;
+}
+
+/* The same model with every weight stored plain: parsed (no params, so the
+ * writer picks no layout), weights unpacked, written again. */
+static void write_plain(const uint8_t *buf, size_t len, const char *path) {
+    q8_graph *g = NULL;
+    q8_meta meta = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(buf, len, &g, &meta, &err), Q8_OK, "%s", err.msg);
+    for (int i = 0; i < g->n_tensors; i++) {
+        q8_tensor *t = g->tensors[i];
+        if (t->layout == Q8_LAYOUT_PLAIN) continue;
+        const void *plain;
+        void *tmp;
+        cr_assert_eq(q8_tensor_plain(t, &plain, &tmp, &err), Q8_OK, "%s", err.msg);
+        t->data = tmp;
+        t->owns_data = true;
+        t->layout = Q8_LAYOUT_PLAIN;
+    }
+    cr_assert_eq(q8_file_write(path, g, &meta, &err), Q8_OK, "%s", err.msg);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+}
+
+Test(layouts, cpu_sessions_read_weights_in_place, .timeout = 300) {
+    char *dir = q8t_tmpdir("layouts");
+    const char *names[] = {"mlp", "cnn"};
+    for (int i = 0; i < 2; i++) {
+        char path[512], plain_path[512];
+        quantize(names[i], dir, path, sizeof path);
+        size_t len;
+        uint8_t *buf = (uint8_t *)q8t_slurp(path, &len);
+        /* both MNIST models' q8.QGemm weights have N % 16 == 0 somewhere (the
+         * CNN's first conv, K = 9, would grow by a third as rows4: plain) */
+        cr_assert_gt(count_layout(buf, len, Q8_LAYOUT_LANES16), 0, "%s: no lanes", names[i]);
+        snprintf(plain_path, sizeof plain_path, "%s/%s_plain.q8", dir, names[i]);
+        write_plain(buf, len, plain_path);
+
+        size_t n_laid, n_plain;
+        q8_memory_info m_laid, m_plain;
+        void *y_laid = run_sample(path, &n_laid, &m_laid);
+        void *y_plain = run_sample(plain_path, &n_plain, &m_plain);
+        cr_assert_eq(n_laid, n_plain);
+        cr_assert(memcmp(y_laid, y_plain, n_laid) == 0, "%s: outputs differ", names[i]);
+        /* no packed copy beside the mapping: the per-channel sums and
+         * requantization tables are all a session adds */
+        cr_assert_leq((double)m_laid.weights_bytes, 1.02 * (double)len,
+                      "%s: %zu weight bytes for a %zu-byte file", names[i], m_laid.weights_bytes,
+                      len);
+        /* the plain file's session packs what the laid-out one reads in place */
+        cr_assert_gt(m_plain.weights_bytes, m_laid.weights_bytes + len / 4, "%s", names[i]);
+        free(y_laid);
+        free(y_plain);
+        free(buf);
+    }
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
+/* Packing and unpacking are inverse, padding is zero, and a row reads back. */
+Test(layouts, pack_unpack_round_trip) {
+    const int64_t shapes[][2] = {{1, 1}, {3, 5}, {16, 4}, {17, 27}, {40, 64}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        int64_t n = shapes[s][0], k = shapes[s][1];
+        int8_t *src = malloc((size_t)(n * k)), *back = malloc((size_t)(n * k)), row[64];
+        for (int64_t i = 0; i < n * k; i++) src[i] = (int8_t)(i * 37 % 255 - 127);
+        for (int l = Q8_LAYOUT_PLAIN; l < Q8_LAYOUT_COUNT; l++) {
+            size_t bytes = q8_layout_bytes((q8_layout)l, n, k);
+            cr_assert_geq(bytes, (size_t)(n * k));
+            int8_t *packed = malloc(bytes);
+            q8_layout_pack((q8_layout)l, src, n, k, packed);
+            cr_assert(q8_layout_padding_zero((q8_layout)l, packed, n, k));
+            q8_layout_unpack((q8_layout)l, packed, n, k, back);
+            cr_assert(memcmp(src, back, (size_t)(n * k)) == 0, "%s %lldx%lld",
+                      q8_layout_name((q8_layout)l), (long long)n, (long long)k);
+            q8_layout_row((q8_layout)l, packed, n, k, n - 1, row);
+            cr_assert(memcmp(row, src + (n - 1) * k, (size_t)k) == 0);
+            if (bytes > (size_t)(n * k)) { /* a padding byte set is seen */
+                int8_t *u = malloc((size_t)(n * k));
+                memset(u, 0, (size_t)(n * k));
+                q8_layout_unpack((q8_layout)l, packed, n, k, u);
+                bool found = false;
+                for (size_t b = 0; b < bytes && !found; b++) {
+                    packed[b] ^= 1;
+                    q8_layout_unpack((q8_layout)l, packed, n, k, back);
+                    if (memcmp(u, back, (size_t)(n * k)) == 0) {
+                        cr_assert(!q8_layout_padding_zero((q8_layout)l, packed, n, k));
+                        found = true;
+                    }
+                    packed[b] ^= 1;
+                }
+                cr_assert(found);
+                free(u);
+            }
+            free(packed);
+        }
+        free(src);
+        free(back);
+    }
+}
+
+/* Runs a .q8 on x [1][2][6][6] (the fuzzing seeds' model): output bytes. */
+static void run_tiny(const char *path, const float *x, float y[4], q8_memory_info *mi) {
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_error err = {0};
+    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+    const int64_t dims[4] = {1, 2, 6, 6};
+    q8_tensor_info info;
+    const void *out;
+    cr_assert_eq(q8_model_load(path, NULL, &m, &err), Q8_OK, "%s: %s", path, err.msg);
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, Q8_F32, dims, 4, x, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_output(s, 0, &info, &out, &err), Q8_OK, "%s", err.msg);
+    memcpy(y, out, 4 * sizeof(float));
+    q8_session_memory(s, mi);
+    q8_session_free(s);
+    q8_model_free(m);
+}
+
+/* A version 2 file (no layouts: the session packs) still loads, and gives
+ * the outputs of the same model written as version 3 (its conv weight, K =
+ * 18, stored as rows4 and read in place). */
+Test(layouts, version_2_files_still_run) {
+    const char *v2 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v2.q8";
+    const char *v3 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
+    size_t len;
+    uint8_t *buf = (uint8_t *)q8t_slurp(v3, &len);
+    cr_assert_gt(count_layout(buf, len, Q8_LAYOUT_ROWS4), 0);
+    free(buf);
+    float x[72], y2[4], y3[4];
+    q8t_rng r = q8t_seed(3);
+    q8t_fill(&r, x, 72, -2, 2);
+    q8_memory_info m2, m3;
+    run_tiny(v2, x, y2, &m2);
+    run_tiny(v3, x, y3, &m3);
+    cr_assert(memcmp(y2, y3, sizeof y2) == 0);
+    cr_assert_lt(m3.weights_bytes, m2.weights_bytes, "rows4 in place: %zu vs %zu",
+                 m3.weights_bytes, m2.weights_bytes);
+}
+
+/* A layout tag that parses (the sizes agree) but is not what the weight's
+ * readers read is refused at load, naming the tensor. */
+Test(layouts, wrong_layout_for_the_readers_is_refused, .timeout = 300) {
+    char *dir = q8t_tmpdir("layouts");
+    char path[512], bad[512];
+    quantize("mlp", dir, path, sizeof path);
+    size_t len;
+    uint8_t *buf = (uint8_t *)q8t_slurp(path, &len);
+    q8_graph *g = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(buf, len, &g, NULL, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *t = NULL;
+    for (int i = 0; i < g->n_tensors && !t; i++) { /* lanes16 of the size of rows4 */
+        int64_t n, k;
+        const q8_tensor *c = g->tensors[i];
+        if (c->layout == Q8_LAYOUT_LANES16 && q8_layout_nk(c, &n, &k) && n % 16 == 0 && k % 4 == 0)
+            t = c;
+    }
+    cr_assert(t);
+    /* the GRAPH section: the second entry of the table at 64 */
+    uint64_t goff, gsize;
+    memcpy(&goff, buf + 64 + 32 + 8, 8);
+    memcpy(&gsize, buf + 64 + 32 + 16, 8);
+    size_t nl = strlen(t->name);
+    uint8_t *p = memmem(buf + goff, gsize, t->name, nl);
+    cr_assert(p);
+    cr_assert_eq(p[nl + 4], Q8_LAYOUT_LANES16);
+    p[nl + 4] = Q8_LAYOUT_ROWS4;
+    uint32_t c = q8_crc32c(0, buf + goff, gsize);
+    memcpy(buf + 64 + 32 + 24, &c, 4);
+    char name[256];
+    snprintf(name, sizeof name, "%s", t->name);
+    q8_graph_free(g);
+    snprintf(bad, sizeof bad, "%s/bad.q8", dir);
+    q8t_write_file(bad, buf, len);
+    q8_model *m = NULL;
+    cr_assert_neq(q8_model_load(bad, NULL, &m, &err), Q8_OK);
+    cr_assert(strstr(err.msg, name) && strstr(err.msg, "stored in layout rows4") &&
+                  strstr(err.msg, "read layout lanes16"),
+              "%s", err.msg);
+    free(buf);
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
+/* Pruned weights stay bitmask-encoded in the file and are expanded once at
+ * load straight into the kernels' layout: the session holds one copy, no
+ * more than the dense model's (before: the expansion plus a packed copy). */
+Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
+    char *dir = q8t_tmpdir("layouts");
+    char dense[512], pruned[512];
+    quantize("mlp", dir, dense, sizeof dense);
+    quantize_pruned("mlp", dir, 0.5, pruned, sizeof pruned);
+    size_t nd, np, dense_len, pruned_len;
+    free(q8t_slurp(dense, &dense_len));
+    free(q8t_slurp(pruned, &pruned_len));
+    cr_assert_lt(pruned_len, dense_len * 3 / 4, "the pruned file is not smaller");
+    q8_memory_info md, mp;
+    free(run_sample(dense, &nd, &md));
+    free(run_sample(pruned, &np, &mp));
+    cr_assert_leq((double)mp.weights_bytes, 1.02 * (double)md.weights_bytes,
+                  "pruned: %zu weight bytes, dense: %zu", mp.weights_bytes, md.weights_bytes);
+    q8t_rm_rf(dir);
+    free(dir);
+}
