@@ -72,6 +72,39 @@ Test(prune_fit, refit_recovers_redundant_inputs) {
     cr_assert_float_eq(loss, e_fit, 0.05 * e_fit + 1e-4, "the returned loss is the output error");
 }
 
+/* The exact re-fit (narrow layers) moves a pruned weight onto its twin
+ * whichever side of it the twin is, and its loss is the output error. */
+Test(prune_fit, exact_refit_any_order) {
+    enum { K = 12, N = 300 };
+    static float x[N * K], h[K * K];
+    float w[K], fit[K];
+    uint8_t mask[K];
+    for (int r = 0; r < N; r++)
+        for (int j = 0; j < K; j += 2) { /* twin first, copy second */
+            x[r * K + j] = frand();
+            x[r * K + j + 1] = x[r * K + j] + 0.01f * frand();
+        }
+    for (int j = 0; j < K; j += 2) {
+        w[j] = 1.0f + 0.5f * frand();
+        w[j + 1] = 0.3f * frand();
+        mask[j] = 0;
+        mask[j + 1] = 1;
+    }
+    memset(h, 0, sizeof h);
+    for (int r = 0; r < N; r++)
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++) h[i * K + j] += x[r * K + i] * x[r * K + j];
+    memcpy(fit, w, sizeof w);
+    double loss = q8_pfit_solve_block(fit, mask, h, K, 1e-6);
+    double e_mag = q8_pfit_masked_error(w, mask, h, K), e_fit = out_error(x, N, K, w, fit);
+    for (int j = 0; j < K; j += 2) {
+        cr_assert_eq(fit[j + 1], 0.0f);
+        cr_assert_float_eq(fit[j], w[j] + w[j + 1], 0.02, "weight %d", j);
+    }
+    cr_assert_lt(e_fit, 1e-2 * e_mag, "re-fit %g vs magnitude %g", e_fit, e_mag);
+    cr_assert_float_eq(loss, e_fit, 0.05 * e_fit + 1e-4);
+}
+
 static void curve(q8_pfit_layer *l, int64_t numel, double scale, double power) {
     memset(l, 0, sizeof *l);
     l->numel = numel;
