@@ -672,6 +672,12 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     expect_fail(tmp, a5, 2, "--prune-skip goes with --prune or --prune-mode");
     char *a6[] = Q("--prune-scope", "global");
     expect_fail(tmp, a6, 2, "--prune-scope goes with --prune FRACTION");
+    char *a6b[] = Q("--prune-refit", "off");
+    expect_fail(tmp, a6b, 2, "--prune-refit goes with --prune or --prune-mode");
+    char *a6c[] = Q("--prune", "0.5", "--prune-scope", "layer", "--prune-protect", "none");
+    expect_fail(tmp, a6c, 2, "--prune-protect goes with --prune FRACTION and --prune-scope sens");
+    char *a6d[] = Q("--prune", "0.5", "--prune-refit", "yes");
+    expect_fail(tmp, a6d, 2, "--prune-refit must be on or off");
     /* misspelled layer names */
     char *a7[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Cnv");
     expect_fail(tmp, a7, 1, "--prune-skip: the model has no node named '/features/features.0/Cnv'");

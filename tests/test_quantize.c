@@ -238,7 +238,7 @@ Test(quantize, pruning_patterns) {
     /* per layer: exactly floor(0.5 * numel) zeros in each */
     q8_graph *g = conv_chain("Relu", false);
     q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5};
-    cr_assert_eq(q8_prune(g, &po, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_prune(g, &po, NULL, 1, &meta, &err), Q8_OK, "%s", err.msg);
     cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w1")]), 0.5, 1e-9); /* 108 of 216 */
     cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w2")]), 0.5, 1e-9);
     cr_assert(q8_meta_get(&meta, "layer.conv1.sparsity"));
@@ -248,13 +248,13 @@ Test(quantize, pruning_patterns) {
     const char *skip[1] = {"conv1"};
     po.skip = skip;
     po.n_skip = 1;
-    cr_assert_eq(q8_prune(g, &po, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_prune(g, &po, NULL, 1, &meta, &err), Q8_OK, "%s", err.msg);
     cr_assert_float_eq(zero_fraction(g->tensors[q8_graph_find(g, "w1")]), 0.0, 1e-9);
     q8_graph_free(g);
     /* 2:4 along the input channels: at most 2 non-zeros of every 4 */
     g = conv_chain("Relu", false);
     q8_prune_options p24 = {.mode = Q8_PRUNE_2_4};
-    cr_assert_eq(q8_prune(g, &p24, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_prune(g, &p24, NULL, 1, &meta, &err), Q8_OK, "%s", err.msg);
     const float *w2 = g->tensors[q8_graph_find(g, "w2")]->data; /* [8, 8, 3, 3] */
     for (int o = 0; o < 8; o++)
         for (int k = 0; k < 9; k++)
@@ -268,7 +268,7 @@ Test(quantize, pruning_patterns) {
     /* global: one threshold over both layers, total fraction 0.5 */
     g = conv_chain("Relu", false);
     q8_prune_options pg = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5, .global = true};
-    cr_assert_eq(q8_prune(g, &pg, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_prune(g, &pg, NULL, 1, &meta, &err), Q8_OK, "%s", err.msg);
     double z1 = zero_fraction(g->tensors[q8_graph_find(g, "w1")]) * 216,
            z2 = zero_fraction(g->tensors[q8_graph_find(g, "w2")]) * 576;
     cr_assert_float_eq(z1 + z2, 396.0, 1e-6); /* half of 792, split by magnitude */

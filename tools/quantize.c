@@ -3,7 +3,8 @@
  *   quantize MODEL.onnx -o OUT.q8 [--calib DIR] [--input-shape NAME=DIMS]...
  *            [--calib-method minmax|percentile|entropy|mse] [--percentile P]
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
- *            [--prune-scope layer|global] [--prune-skip NAME,...]
+ *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
+ *            [--prune-refit on|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check]
@@ -23,12 +24,17 @@ static void usage(FILE *f) {
             "usage: quantize MODEL.onnx -o OUT.q8 --calib DIR [--input-shape NAME=DIMS]...\n"
             "                [--calib-method minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
-            "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
+            "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
+            "                [--prune-refit on|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
+            "  --prune F: F of the prunable weights, shared out over the layers by their\n"
+            "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
+            "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
+            "  the kept weights are re-fitted on the samples (--prune-refit off: not).\n"
             "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
             "  .q8); an integer input the same in every sample that decides shapes or If\n"
             "  branches is bound so too.\n"
@@ -156,7 +162,8 @@ int main(int argc, char **argv) {
         {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
         {"max-drop", required_argument, 0, 'X'},     {"data", required_argument, 0, 'D'},
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
-        {"bind", required_argument, 0, 'B'},        {"speed-check", no_argument, 0, 'C'},
+        {"bind", required_argument, 0, 'B'},         {"speed-check", no_argument, 0, 'C'},
+        {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -166,7 +173,9 @@ int main(int argc, char **argv) {
     int n_shapes = 0, n_skip = 0, n_fp32 = 0;
     const char *out = NULL;
     bool prune_given = false, mode_given = false, percentile_given = false, scope_given = false;
-    q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99};
+    bool refit_given = false, protect_given = false;
+    q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99,
+                             .prune = {.sensitivity = true, .protect_ends = true, .refit = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
@@ -221,13 +230,30 @@ int main(int argc, char **argv) {
             mode_given = true;
             break;
         case 'S':
+            o.prune.sensitivity = !strcmp(optarg, "sensitivity");
             if (!strcmp(optarg, "layer")) o.prune.global = false;
             else if (!strcmp(optarg, "global")) o.prune.global = true;
-            else {
-                fprintf(stderr, "quantize: --prune-scope must be layer or global\n");
+            else if (!o.prune.sensitivity) {
+                fprintf(stderr, "quantize: --prune-scope must be sensitivity, layer or global\n");
                 return 2;
             }
             scope_given = true;
+            break;
+        case 'R':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --prune-refit must be on or off\n");
+                return 2;
+            }
+            o.prune.refit = !strcmp(optarg, "on");
+            refit_given = true;
+            break;
+        case 'E':
+            if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {
+                fprintf(stderr, "quantize: --prune-protect must be ends or none\n");
+                return 2;
+            }
+            o.prune.protect_ends = !strcmp(optarg, "ends");
+            protect_given = true;
             break;
         case 'k':
             if ((n_skip = split_list(optarg, skip, MAX_LIST, n_skip)) < 0) {
@@ -317,6 +343,10 @@ int main(int argc, char **argv) {
             ? "--prune-scope goes with --prune FRACTION (unstructured pruning)"
         : n_skip && o.prune.mode == Q8_PRUNE_NONE
             ? "--prune-skip goes with --prune or --prune-mode: nothing is pruned without them"
+        : refit_given && o.prune.mode == Q8_PRUNE_NONE
+            ? "--prune-refit goes with --prune or --prune-mode: nothing is pruned without them"
+        : protect_given && (o.prune.mode != Q8_PRUNE_UNSTRUCTURED || !o.prune.sensitivity)
+            ? "--prune-protect goes with --prune FRACTION and --prune-scope sensitivity"
             : NULL;
     if (ignored) {
         fprintf(stderr, "quantize: %s\n", ignored);

@@ -56,6 +56,14 @@ typedef struct q8_prune_options {
     bool global;                /* one magnitude threshold over all layers */
     const char *const *skip;    /* node names left dense */
     int n_skip;
+    /* unstructured: `fraction` of the prunable weights (all layers but the
+     * skipped and protected ones) is shared out over the layers by their
+     * measured sensitivity on the calibration samples; overrides global */
+    bool sensitivity;
+    bool protect_ends;          /* with sensitivity: the first and last layers stay dense */
+    /* re-fit the kept weights of each pruned layer on the calibration
+     * samples to reproduce the dense layer's output (any mode) */
+    bool refit;
 } q8_prune_options;
 
 typedef struct q8_quant_options {

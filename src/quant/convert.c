@@ -148,19 +148,23 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK && (s = q8_passes_run_for_quantize(gcal, &lcal, err)) != Q8_OK)
         q8_fail_prefix(err, "at the calibration samples' shapes");
     if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
-    if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &meta, err);
+    if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
-         * longer needed (the thresholds go by tensor name) */
-        free_constant_data(gcal);
+         * longer needed (the thresholds go by tensor name), unless pruning
+         * changed them (they are copied over by name, then freed) */
+        bool pruned = o->prune.mode != Q8_PRUNE_NONE;
+        if (!pruned) free_constant_data(gcal);
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
                               .input_values = binds.v, .n_input_values = binds.n};
         s = q8_onnx_load(onnx_path, &g, err);
         if (s == Q8_OK) s = q8_passes_run_for_quantize(g, &lo, err);
-        if (s == Q8_OK) s = q8_prune(g, &o->prune, &meta, err);
+        /* the weights as pruned (and re-fitted) at the calibration shapes */
+        if (s == Q8_OK) s = q8_prune_copy(g, gcal, &o->prune, &meta, err);
+        if (pruned) free_constant_data(gcal);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
         if (s == Q8_OK) {
             q8_calibration_free(&cal);
@@ -195,7 +199,11 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         if (s == Q8_OK)
             s = q8_meta_set_float(&meta, "prune.fraction",
                                   o->prune.mode == Q8_PRUNE_2_4 ? 0.5 : o->prune.mode ? o->prune.fraction : 0, err);
-        if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.scope", o->prune.global ? "global" : "layer", err);
+        const char *scope = o->prune.mode == Q8_PRUNE_UNSTRUCTURED && o->prune.sensitivity
+                                ? "sensitivity" : o->prune.global ? "global" : "layer";
+        if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.scope", scope, err);
+        if (s == Q8_OK && o->prune.mode)
+            s = q8_meta_set_int(&meta, "prune.refit", o->prune.refit, err);
         for (int i = 0; s == Q8_OK && o->extra_meta && i < o->extra_meta->n; i++) {
             const q8_meta_entry *e = &o->extra_meta->e[i];
             s = e->type == Q8_META_STR ? q8_meta_set_str(&meta, e->key, e->s, err)

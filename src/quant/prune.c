@@ -1,13 +1,16 @@
 /* Magnitude pruning of the weights of GEMM-like nodes, before calibration
  * and quantization (so activation ranges are measured on the pruned model).
  *   unstructured: the `fraction` smallest |w| of each layer (or of all layers
- *                 together with global scope) become zero;
+ *                 together with global scope) become zero; with sensitivity,
+ *                 that share of all prunable weights is spread over the
+ *                 layers by their measured output error (prune_fit.h);
  *   2:4:          of every 4 consecutive weights along the input-channel
  *                 axis, the 2 largest stay (the pattern sparse tensor cores
  *                 run). */
 #include <math.h>
 #include <string.h>
 
+#include "prune_fit.h"
 #include "quantize.h"
 
 static bool is_op(const q8_node *n, const char *op) {
@@ -126,28 +129,9 @@ static double zero_fraction(const q8_tensor *t) {
     return n ? (double)z / (double)n : 0;
 }
 
-q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_error *err) {
-    if (o->mode == Q8_PRUNE_NONE) return Q8_OK;
-    if (o->mode == Q8_PRUNE_UNSTRUCTURED && !(o->fraction >= 0 && o->fraction < 1))
-        return q8_fail(err, Q8_ERR_ARG, "--prune %g: the fraction must be in [0, 1)", o->fraction);
-    int *tensors = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    int *nodes = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
-    bool *seen = calloc((size_t)g->n_tensors + 1, sizeof(bool));
-    if (!tensors || !nodes || !seen) {
-        free(tensors);
-        free(nodes);
-        free(seen);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
-    int nt = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const q8_node *n = g->nodes[i];
-        int wi = weight_input(g, n);
-        if (wi < 0 || skipped(o, n->name) || seen[n->inputs[wi]]) continue;
-        seen[n->inputs[wi]] = true;
-        nodes[nt] = i;
-        tensors[nt++] = n->inputs[wi];
-    }
+/* The magnitude masks of scope layer / global and of 2:4, applied in place. */
+static q8_status prune_magnitude(q8_graph *g, const q8_prune_options *o, const int *nodes,
+                                 const int *tensors, int nt, q8_error *err) {
     q8_status s = Q8_OK;
     float global_thr = 0;
     int64_t global_k = 0;
@@ -173,6 +157,113 @@ q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_err
                 prune_smallest(w->data, numel, k, thr);
         }
     }
+    return s;
+}
+
+/* Layers by graph order, in chunks whose statistics fit Q8_PFIT_MEM bytes. */
+#define Q8_PFIT_MEM ((int64_t)256 << 20)
+#ifndef Q8_PFIT_PASSES
+#define Q8_PFIT_PASSES 8
+#endif
+
+static int chunk_end(const q8_pfit_layer *l, int from, int n, int max_layers) {
+    int64_t bytes = q8_pfit_h_bytes(&l[from]);
+    int to = from + 1;
+    while (to < n && to - from < max_layers && bytes + q8_pfit_h_bytes(&l[to]) <= Q8_PFIT_MEM)
+        bytes += q8_pfit_h_bytes(&l[to++]);
+    return to;
+}
+
+static void free_stats(q8_pfit_layer *l, int from, int to) {
+    for (int i = from; i < to; i++) {
+        free(l[i].h);
+        l[i].h = NULL;
+    }
+}
+
+/* Statistics for l[from..to); a layer no sample reached is measured
+ * without them (H = identity) rather than as free to prune. */
+static q8_status capture(const q8_graph *g, q8_pfit_layer *l, int from, int to,
+                         const q8_sample_set *smp, int n_threads, q8_error *err) {
+    q8_status s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, err);
+    for (int i = from; i < to; i++)
+        if (l[i].h && l[i].n_rows == 0) {
+            free(l[i].h);
+            l[i].h = NULL;
+        }
+    return s;
+}
+
+/* Sensitivity allocation and / or re-fit. Masks come from the sensitivity
+ * counts (the smallest |w| of each row) or from the magnitude modes. */
+static q8_status prune_fitted(q8_graph *g, const q8_prune_options *o, const q8_sample_set *smp,
+                              int n_threads, const int *nodes, const int *tensors, int nt,
+                              q8_error *err) {
+    bool alloc = o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity;
+    q8_pfit_layer *l = calloc((size_t)nt + 1, sizeof *l);
+    uint8_t **masks = calloc((size_t)nt + 1, sizeof *masks);
+    if (!l || !masks) {
+        free(l);
+        free(masks);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
+    }
+    q8_status s = Q8_OK;
+    for (int i = 0; i < nt; i++) q8_pfit_describe(g, nodes[i], tensors[i], &l[i]);
+    if (!alloc) {
+        /* the magnitude modes' masks, then the dense weights back for the re-fit */
+        float **orig = calloc((size_t)nt + 1, sizeof *orig);
+        if (!orig) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
+        for (int i = 0; i < nt && s == Q8_OK; i++) {
+            size_t bytes = sizeof(float) * (size_t)l[i].numel;
+            if (!(orig[i] = malloc(bytes)) || !(masks[i] = malloc((size_t)l[i].numel + 1)))
+                s = q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
+            else memcpy(orig[i], g->tensors[tensors[i]]->data, bytes);
+        }
+        if (s == Q8_OK) s = prune_magnitude(g, o, nodes, tensors, nt, err);
+        for (int i = 0; i < nt && s == Q8_OK; i++) {
+            float *w = g->tensors[tensors[i]]->data;
+            for (int64_t j = 0; j < l[i].numel; j++) masks[i][j] = w[j] == 0.0f;
+            memcpy(w, orig[i], sizeof(float) * (size_t)l[i].numel);
+        }
+        for (int i = 0; orig && i < nt; i++) free(orig[i]);
+        free(orig);
+    } else {
+        int64_t total = 0;
+        for (int i = 0; i < nt; i++) {
+            l[i].eligible = !(o->protect_ends && (i == 0 || i == nt - 1));
+            if (l[i].eligible) total += l[i].numel;
+        }
+        for (int from = 0, to; from < nt && s == Q8_OK; from = to) {
+            to = chunk_end(l, from, nt, nt);
+            s = capture(g, l, from, to, smp, n_threads, err);
+            for (int i = from; i < to && s == Q8_OK; i++)
+                if (l[i].eligible) q8_pfit_curve(g, &l[i], o->refit);
+            free_stats(l, from, to);
+        }
+        if (s == Q8_OK) q8_pfit_allocate(l, nt, (int64_t)floor(o->fraction * (double)total));
+    }
+    /* in graph order, in up to Q8_PFIT_PASSES chunks: a chunk's statistics
+     * come from the model with the chunks before it already pruned, so its
+     * re-fit also makes up for their error */
+    int per_pass = (nt + Q8_PFIT_PASSES - 1) / Q8_PFIT_PASSES;
+    for (int from = 0, to; from < nt && s == Q8_OK; from = to) {
+        to = o->refit ? chunk_end(l, from, nt, per_pass) : nt;
+        bool have = true;
+        for (int i = from; i < to; i++) have = have && (l[i].h || l[i].kind == Q8_PFIT_NONE);
+        if (o->refit && !have) s = capture(g, l, from, to, smp, n_threads, err);
+        for (int i = from; i < to && s == Q8_OK; i++)
+            if (masks[i] || l[i].count > 0) s = q8_pfit_apply(g, &l[i], masks[i], o->refit, err);
+        free_stats(l, from, to);
+    }
+    free_stats(l, 0, nt);
+    for (int i = 0; i < nt; i++) free(masks[i]);
+    free(masks);
+    free(l);
+    return s;
+}
+
+static q8_status record_sparsity(const q8_graph *g, q8_meta *meta, q8_error *err) {
+    q8_status s = Q8_OK;
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         const q8_node *n = g->nodes[i];
         int wi = weight_input(g, n);
@@ -181,8 +272,75 @@ q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_err
         snprintf(key, sizeof key, "layer.%s.sparsity", n->name);
         s = q8_meta_set_float(meta, key, zero_fraction(g->tensors[n->inputs[wi]]), err);
     }
-    free(tensors);
-    free(nodes);
+    return s;
+}
+
+/* The prunable layers in graph order: node indices and weight tensors
+ * (shared weights once). Caller frees both. */
+static q8_status list_layers(const q8_graph *g, const q8_prune_options *o, int **nodes_out,
+                             int **tensors_out, int *nt_out, q8_error *err) {
+    int *tensors = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    int *nodes = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
+    bool *seen = calloc((size_t)g->n_tensors + 1, sizeof(bool));
+    if (!tensors || !nodes || !seen) {
+        free(tensors);
+        free(nodes);
+        free(seen);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    int nt = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        int wi = weight_input(g, n);
+        if (wi < 0 || skipped(o, n->name) || seen[n->inputs[wi]]) continue;
+        seen[n->inputs[wi]] = true;
+        nodes[nt] = i;
+        tensors[nt++] = n->inputs[wi];
+    }
     free(seen);
+    *nodes_out = nodes;
+    *tensors_out = tensors;
+    *nt_out = nt;
+    return Q8_OK;
+}
+
+q8_status q8_prune(q8_graph *g, const q8_prune_options *o, const q8_sample_set *samples,
+                   int n_threads, q8_meta *meta, q8_error *err) {
+    if (o->mode == Q8_PRUNE_NONE) return Q8_OK;
+    if (o->mode == Q8_PRUNE_UNSTRUCTURED && !(o->fraction >= 0 && o->fraction < 1))
+        return q8_fail(err, Q8_ERR_ARG, "--prune %g: the fraction must be in [0, 1)", o->fraction);
+    int *nodes, *tensors, nt;
+    Q8_TRY(list_layers(g, o, &nodes, &tensors, &nt, err));
+    bool fitted = o->refit || (o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity);
+    q8_status s = fitted && !samples
+                      ? q8_fail(err, Q8_ERR_ARG, "pruning with re-fit or sensitivity needs "
+                                "calibration samples")
+                  : fitted ? prune_fitted(g, o, samples, n_threads, nodes, tensors, nt, err)
+                           : prune_magnitude(g, o, nodes, tensors, nt, err);
+    free(nodes);
+    free(tensors);
+    if (s == Q8_OK) s = record_sparsity(g, meta, err);
+    return s;
+}
+
+q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_options *o,
+                        q8_meta *meta, q8_error *err) {
+    if (o->mode == Q8_PRUNE_NONE) return Q8_OK;
+    int *nodes, *tensors, nt;
+    Q8_TRY(list_layers(dst, o, &nodes, &tensors, &nt, err));
+    q8_status s = Q8_OK;
+    for (int i = 0; i < nt && s == Q8_OK; i++) {
+        q8_tensor *d = dst->tensors[tensors[i]];
+        int k = q8_graph_find(src, d->name);
+        const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
+        if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != q8_tensor_numel(d))
+            s = q8_fail(err, Q8_ERR_UNSUPPORTED,
+                        "pruning: weight '%s' differs between the calibration shapes and "
+                        "--input-shape", d->name);
+        else memcpy(d->data, t->data, sizeof(float) * (size_t)q8_tensor_numel(d));
+    }
+    free(nodes);
+    free(tensors);
+    if (s == Q8_OK) s = record_sparsity(dst, meta, err);
     return s;
 }

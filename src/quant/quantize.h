@@ -7,6 +7,7 @@
 #include "graph.h"
 #include "meta.h"
 #include "q8_tools.h"
+#include "samples.h"
 
 /* Refuse non-finite weights and biases of Conv/ConvTranspose/Gemm/MatMul,
  * and BatchNormalization parameters that are non-finite or give a
@@ -15,9 +16,16 @@
 q8_status q8_check_weights(const q8_graph *g, q8_error *err);
 
 /* Zero the smallest weights of every Conv/ConvTranspose/Gemm/MatMul with
- * constant weights (shared weight tensors are pruned once). Records
+ * constant weights (shared weight tensors are pruned once); with
+ * o->sensitivity or o->refit, runs g on the samples (prune_fit.h). Records
  * layer.<node>.sparsity in meta. */
-q8_status q8_prune(q8_graph *g, const q8_prune_options *o, q8_meta *meta, q8_error *err);
+q8_status q8_prune(q8_graph *g, const q8_prune_options *o, const q8_sample_set *samples,
+                   int n_threads, q8_meta *meta, q8_error *err);
+
+/* The pruned weights of src into dst (the same model at other input
+ * shapes), by tensor name; records layer.<node>.sparsity in meta. */
+q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_options *o,
+                        q8_meta *meta, q8_error *err);
 
 /* Rewrite g in place: GEMM-like nodes become q8.QConv/QConvTranspose/QGemm/
  * QMatMul on int8, INT8 flows through the ops that allow it, and

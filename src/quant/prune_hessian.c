@@ -1,0 +1,194 @@
+/* The input statistics of prunable layers: H = sum of x x^T over a
+ * subsample of the rows each layer multiplies by its weights (im2col patch
+ * rows for Conv, input rows for Gemm / MatMul), from the FP32 executor run
+ * on the calibration samples. Rows are taken at a fixed stride, so the
+ * cost is bounded by Q8_PFIT_ROWS per layer whatever the image size. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "ops/conv.h"
+#include "prune_fit.h"
+#include "q8.h"
+
+static bool is_op(const q8_node *n, const char *op) {
+    return !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+/* An FP32 activation computed at run time (not a constant). */
+static int activation(const q8_graph *g, const q8_node *n, int i) {
+    if (i >= n->n_inputs || n->inputs[i] < 0) return -1;
+    const q8_tensor *t = g->tensors[n->inputs[i]];
+    return !t->data && t->dtype == Q8_F32 && t->ndim >= 1 ? n->inputs[i] : -1;
+}
+
+void q8_pfit_describe(const q8_graph *g, int node, int wt, q8_pfit_layer *l) {
+    const q8_node *n = g->nodes[node];
+    const q8_tensor *w = g->tensors[wt];
+    memset(l, 0, sizeof *l);
+    l->node = node;
+    l->wt = wt;
+    l->x = -1;
+    l->numel = q8_tensor_numel(w);
+    l->m = w->dims[0];
+    l->k = l->numel / (l->m ? l->m : 1);
+    l->groups = 1;
+    int x = activation(g, n, 0);
+    if (is_op(n, "Conv") && n->params && x >= 0) {
+        const q8_conv_params *p = n->params;
+        l->kind = Q8_PFIT_CONV;
+        l->k = p->kg;
+        l->groups = p->g;
+    } else if (is_op(n, "Gemm") && w->ndim == 2 && x >= 0 && g->tensors[x]->ndim == 2) {
+        bool tb = q8_attr_int(n, "transB", 0) != 0;
+        l->kind = tb ? Q8_PFIT_NK : Q8_PFIT_KN;
+        l->k = tb ? w->dims[1] : w->dims[0];
+        l->m = tb ? w->dims[0] : w->dims[1];
+    } else if (is_op(n, "MatMul") && w->ndim == 2 && x >= 0 &&
+               g->tensors[x]->dims[g->tensors[x]->ndim - 1] == w->dims[0]) {
+        l->kind = Q8_PFIT_KN;
+        l->k = w->dims[0];
+        l->m = w->dims[1];
+    }
+    if (l->kind != Q8_PFIT_NONE) l->x = x;
+    l->blk = l->k < Q8_PFIT_BLOCK ? l->k : Q8_PFIT_BLOCK;
+    l->nblk = l->blk ? (l->k + l->blk - 1) / l->blk : 0;
+}
+
+typedef struct capture_ctx {
+    q8_pfit_layer *l;
+    int n;
+    int n_samples;
+    float *x;           /* one row, k floats */
+} capture_ctx;
+
+/* h of group grp += x x^T, upper triangles of the blocks */
+static void add_row(q8_pfit_layer *l, int64_t grp, const float *x) {
+    for (int64_t bi = 0; bi < l->nblk; bi++) {
+        int64_t c0 = bi * l->blk, bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
+        float *h = l->h + (grp * l->nblk + bi) * l->blk * l->blk;
+        const float *xb = x + c0;
+        for (int64_t i = 0; i < bs; i++) {
+            float xi = xb[i];
+            if (xi == 0.0f) continue;
+            float *row = h + i * bs;
+            for (int64_t j = i; j < bs; j++) row[j] += xi * xb[j];
+        }
+    }
+    if (grp == 0) l->n_rows++;
+}
+
+/* Rows taken from n_pos: at most Q8_PFIT_ROWS over all samples. */
+static int64_t rows_per_sample(int64_t n_pos, int n_samples) {
+    int64_t r = (Q8_PFIT_ROWS + n_samples - 1) / (n_samples ? n_samples : 1);
+    return r < n_pos ? r : n_pos;
+}
+
+static int64_t pick(int64_t i, int64_t rps, int64_t n_pos) {
+    int64_t p = i * n_pos / rps + n_pos / rps / 2;
+    return p < n_pos ? p : n_pos - 1;
+}
+
+static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, const float *xd) {
+    const q8_conv_params *p = g->nodes[l->node]->params;
+    const q8_conv_geom *e = &p->geo;
+    int64_t n_pos = p->nb * p->out_sp, rps = rows_per_sample(n_pos, c->n_samples);
+    for (int64_t r = 0; r < rps; r++) {
+        int64_t pos = pick(r, rps, n_pos), b = pos / p->out_sp, o = pos % p->out_sp;
+        int64_t od = o / (e->out[1] * e->out[2]), oh = o / e->out[2] % e->out[1];
+        int64_t ow = o % e->out[2];
+        for (int64_t grp = 0; grp < p->g; grp++) {
+            float *x = c->x;
+            for (int64_t ci = 0; ci < p->cg; ci++) {
+                const float *plane = xd + ((b * p->c) + grp * p->cg + ci) * p->in_sp;
+                for (int64_t kd = 0; kd < e->k[0]; kd++)
+                    for (int64_t kh = 0; kh < e->k[1]; kh++)
+                        for (int64_t kw = 0; kw < e->k[2]; kw++) {
+                            int64_t id = od * e->s[0] - e->pb[0] + kd * e->d[0];
+                            int64_t ih = oh * e->s[1] - e->pb[1] + kh * e->d[1];
+                            int64_t iw = ow * e->s[2] - e->pb[2] + kw * e->d[2];
+                            bool in = id >= 0 && id < e->in[0] && ih >= 0 && ih < e->in[1] &&
+                                      iw >= 0 && iw < e->in[2];
+                            *x++ = in ? plane[(id * e->in[1] + ih) * e->in[2] + iw] : 0.0f;
+                        }
+            }
+            add_row(l, grp, c->x);
+        }
+    }
+}
+
+static void capture_rows(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, const float *xd) {
+    const q8_node *n = g->nodes[l->node];
+    const q8_tensor *xt = g->tensors[l->x];
+    bool ta = is_op(n, "Gemm") && q8_attr_int(n, "transA", 0);
+    int64_t n_pos = q8_tensor_numel(xt) / l->k, rps = rows_per_sample(n_pos, c->n_samples);
+    for (int64_t r = 0; r < rps; r++) {
+        int64_t pos = pick(r, rps, n_pos);
+        for (int64_t j = 0; j < l->k; j++) c->x[j] = ta ? xd[j * n_pos + pos] : xd[pos * l->k + j];
+        add_row(l, 0, c->x);
+    }
+}
+
+static void capture_tensor(capture_ctx *c, const q8_graph *g, int t, const void *data) {
+    for (int i = 0; i < c->n; i++) {
+        q8_pfit_layer *l = &c->l[i];
+        if (l->x != t || !l->h || !data) continue;
+        if (l->kind == Q8_PFIT_CONV) capture_conv(c, g, l, data);
+        else capture_rows(c, g, l, data);
+    }
+}
+
+static void observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
+    for (int k = 0; k < n->n_outputs; k++)
+        if (n->outputs[k] >= 0) capture_tensor(arg, g, n->outputs[k], ptr[n->outputs[k]]);
+}
+
+static void symmetrize(q8_pfit_layer *l) {
+    for (int64_t grp = 0; grp < l->groups; grp++)
+        for (int64_t bi = 0; bi < l->nblk; bi++) {
+            int64_t c0 = bi * l->blk, bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
+            float *h = l->h + (grp * l->nblk + bi) * l->blk * l->blk;
+            for (int64_t i = 0; i < bs; i++)
+                for (int64_t j = i + 1; j < bs; j++) h[j * bs + i] = h[i * bs + j];
+        }
+}
+
+q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_sample_set *s,
+                          int n_threads, q8_error *err) {
+    capture_ctx c = {.l = l, .n = n, .n_samples = s->n_samples};
+    int64_t kmax = 1;
+    q8_status st = Q8_OK;
+    for (int i = 0; i < n && st == Q8_OK; i++) {
+        if (l[i].kind == Q8_PFIT_NONE || l[i].h) continue;
+        if (l[i].k > kmax) kmax = l[i].k;
+        l[i].h = calloc((size_t)q8_pfit_h_bytes(&l[i]) / sizeof(float) + 1, sizeof(float));
+        l[i].n_rows = 0;
+        l[i].factored = false;
+        if (!l[i].h) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory for pruning statistics");
+    }
+    if (st == Q8_OK && !(c.x = malloc(sizeof(float) * (size_t)kmax)))
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_model tmp = {.g = (q8_graph *)g};
+    q8_session *sess = NULL;
+    q8_session_options so = {.n_threads = n_threads, .device = Q8_DEVICE_CPU};
+    if (st == Q8_OK) st = q8_session_create(&tmp, &so, &sess, err);
+    if (st == Q8_OK) st = q8_session_set_observer(sess, observer, &c, err);
+    for (int i = 0; i < s->n_samples && st == Q8_OK; i++) {
+        for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
+            q8_tensor *t = NULL;
+            const char *name = s->names ? s->names[k] : g->tensors[g->inputs[k]]->name;
+            st = q8_sample_load(s, i, k, &t, err);
+            if (st == Q8_OK)
+                st = q8_session_set_input(sess, name, t->dtype, t->dims, t->ndim, t->data, err);
+            if (st == Q8_OK && t->dtype == Q8_F32) capture_tensor(&c, g, q8_graph_find(g, name), t->data);
+            if (st != Q8_OK) q8_fail_prefix(err, "pruning: calibration sample %s", s->paths[i][k]);
+            q8_tensor_free(t);
+        }
+        if (st == Q8_OK) st = q8_session_run(sess, err);
+    }
+    q8_session_free(sess);
+    free(c.x);
+    for (int i = 0; i < n; i++)
+        if (l[i].h && !l[i].factored) symmetrize(&l[i]);
+    return st;
+}

@@ -1,0 +1,171 @@
+/* One prunable layer: its sensitivity curve (relative output error at a
+ * grid of sparsities, measured on a few of its rows) and the pruning of its
+ * weights with re-fit (prune_fit.h). Rows are output channels; a Conv row
+ * is contiguous, a [K, N] weight's row is a column. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "prune_fit.h"
+
+int64_t q8_pfit_h_bytes(const q8_pfit_layer *l) {
+    return l->kind == Q8_PFIT_NONE ? 0
+                                   : (int64_t)sizeof(float) * l->groups * l->nblk * l->blk * l->blk;
+}
+
+static void get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row) {
+    if (l->kind == Q8_PFIT_KN)
+        for (int64_t j = 0; j < l->k; j++) row[j] = w[j * l->m + r];
+    else
+        memcpy(row, w + r * l->k, sizeof(float) * (size_t)l->k);
+}
+
+static void put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row) {
+    if (l->kind == Q8_PFIT_KN)
+        for (int64_t j = 0; j < l->k; j++) w[j * l->m + r] = row[j];
+    else
+        memcpy(w + r * l->k, row, sizeof(float) * (size_t)l->k);
+}
+
+static void get_mask(const q8_pfit_layer *l, const uint8_t *mask, int64_t r, uint8_t *row) {
+    if (l->kind == Q8_PFIT_KN)
+        for (int64_t j = 0; j < l->k; j++) row[j] = mask[j * l->m + r];
+    else
+        memcpy(row, mask + r * l->k, (size_t)l->k);
+}
+
+/* Block bi of row r's group: its size, and H (or U) */
+static const float *block(const q8_pfit_layer *l, int64_t r, int64_t bi, int64_t *bs) {
+    int64_t c0 = bi * l->blk;
+    *bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
+    int64_t grp = r / (l->m / l->groups);
+    return l->h + (grp * l->nblk + bi) * l->blk * l->blk;
+}
+
+/* Damping grows with the inputs per calibration row: a block fitted on
+ * fewer rows than inputs would reproduce those rows exactly and nothing
+ * else (squeeze-excite layers see one row per sample). */
+static double damping(const q8_pfit_layer *l, int64_t bs) {
+    double r = (double)bs / (double)(l->n_rows ? l->n_rows : 1);
+    return Q8_PFIT_DAMP + r * r;
+}
+
+static void factor_all(q8_pfit_layer *l) {
+    if (!l->h || l->factored) return;
+    for (int64_t grp = 0; grp < l->groups; grp++)
+        for (int64_t bi = 0; bi < l->nblk; bi++) {
+            int64_t bs;
+            float *h = (float *)block(l, grp * (l->m / l->groups), bi, &bs);
+            if (bs > Q8_PFIT_EXACT) q8_pfit_factor(h, bs, damping(l, bs));
+        }
+    l->factored = true;
+}
+
+/* The output error of pruning row (flagged in mask), over its blocks; with
+ * refit on a copy (h factored), else from H (h unfactored) or, without
+ * statistics, the weights' own energy. */
+static double row_error(const q8_pfit_layer *l, int64_t r, const float *row, const uint8_t *mask,
+                        bool refit, float *tmp) {
+    if (!l->h) {
+        double e = 0;
+        for (int64_t j = 0; j < l->k; j++) e += mask[j] ? (double)row[j] * row[j] : 0;
+        return e;
+    }
+    double e = 0;
+    memcpy(tmp, row, sizeof(float) * (size_t)l->k);
+    for (int64_t bi = 0; bi < l->nblk; bi++) {
+        int64_t bs, c0 = bi * l->blk;
+        const float *h = block(l, r, bi, &bs);
+        e += !refit ? q8_pfit_masked_error(row + c0, mask + c0, h, bs)
+             : bs <= Q8_PFIT_EXACT ? q8_pfit_solve_block(tmp + c0, mask + c0, h, bs, damping(l, bs))
+                                   : q8_pfit_prune_block(tmp + c0, mask + c0, h, bs, true);
+    }
+    return e;
+}
+
+static double row_energy(const q8_pfit_layer *l, int64_t r, const float *row) {
+    double e = 0;
+    if (!l->h) {
+        for (int64_t j = 0; j < l->k; j++) e += (double)row[j] * row[j];
+        return e;
+    }
+    for (int64_t bi = 0; bi < l->nblk; bi++) {
+        int64_t bs;
+        const float *h = block(l, r, bi, &bs);
+        e += q8_pfit_energy(row + bi * l->blk, h, bs);
+    }
+    return e;
+}
+
+static int64_t grid_count(int64_t n, int gi) {
+    return (int64_t)llround((double)n * gi / (Q8_PFIT_GRID - 1));
+}
+
+void q8_pfit_curve(const q8_graph *g, q8_pfit_layer *l, bool refit) {
+    const float *w = g->tensors[l->wt]->data;
+    int64_t ns = l->m < Q8_PFIT_CURVE_ROWS ? l->m : Q8_PFIT_CURVE_ROWS;
+    float *rows = malloc(sizeof(float) * (size_t)(ns * l->k + l->k));
+    uint64_t *order = malloc(sizeof(uint64_t) * (size_t)(ns * l->k));
+    uint8_t *mask = malloc((size_t)l->k);
+    double energy = 0, e[Q8_PFIT_GRID] = {0};
+    for (int gi = 0; gi < Q8_PFIT_GRID; gi++) {
+        l->cnt[gi] = grid_count(l->numel, gi);
+        l->err[gi] = (double)gi; /* without memory to measure: a steep curve */
+    }
+    if (!rows || !order || !mask) goto done;
+    for (int64_t i = 0; i < ns; i++) {
+        int64_t r = i * l->m / ns;
+        get_row(l, w, r, rows + i * l->k);
+        energy += row_energy(l, r, rows + i * l->k);
+        q8_pfit_smallest(rows + i * l->k, l->k, 0, mask, order + i * l->k);
+    }
+    if (refit) factor_all(l);
+    for (int gi = 1; gi < Q8_PFIT_GRID; gi++) {
+        int64_t kr = grid_count(l->k, gi);
+        for (int64_t i = 0; i < ns; i++) {
+            memset(mask, 0, (size_t)l->k);
+            for (int64_t j = 0; j < kr; j++) mask[order[i * l->k + j] & 0xffffffffu] = 1;
+            e[gi] += row_error(l, i * l->m / ns, rows + i * l->k, mask, refit, rows + ns * l->k);
+        }
+    }
+    /* the output error relative to the output's energy, over the rows measured */
+    for (int gi = 0; gi < Q8_PFIT_GRID; gi++) l->err[gi] = energy > 0 ? e[gi] / energy : 0;
+done:
+    free(rows);
+    free(order);
+    free(mask);
+}
+
+q8_status q8_pfit_apply(q8_graph *g, q8_pfit_layer *l, const uint8_t *mask, bool refit,
+                        q8_error *err) {
+    float *w = g->tensors[l->wt]->data;
+    float *row = malloc(sizeof(float) * (size_t)l->k);
+    uint8_t *mrow = malloc((size_t)l->k);
+    uint64_t *order = malloc(sizeof(uint64_t) * (size_t)l->k);
+    if (!row || !mrow || !order) {
+        free(row);
+        free(mrow);
+        free(order);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
+    }
+    if (refit) factor_all(l);
+    for (int64_t r = 0; r < l->m; r++) {
+        get_row(l, w, r, row);
+        if (mask) get_mask(l, mask, r, mrow);
+        else q8_pfit_smallest(row, l->k, l->count / l->m + (r < l->count % l->m), mrow, order);
+        for (int64_t bi = 0; bi < l->nblk; bi++) {
+            int64_t bs, c0 = bi * l->blk;
+            const float *u = refit && l->h ? block(l, r, bi, &bs) : NULL;
+            if (!u) bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
+            if (u && bs <= Q8_PFIT_EXACT)
+                q8_pfit_solve_block(row + c0, mrow + c0, u, bs, damping(l, bs));
+            else
+                q8_pfit_prune_block(row + c0, mrow + c0, u, bs, u != NULL);
+        }
+        put_row(l, w, r, row);
+    }
+    free(row);
+    free(mrow);
+    free(order);
+    return Q8_OK;
+}

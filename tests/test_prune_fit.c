@@ -1,0 +1,210 @@
+/* Pruning with sensitivity allocation and re-fit (src/quant/prune_*.c):
+ * the least-squares re-fit against plain magnitude pruning, the share-out
+ * of the global budget, and the whole pass on the MNIST CNN. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx_import.h"
+#include "passes.h"
+#include "prune_fit.h"
+#include "quantize.h"
+
+static uint32_t rng = 12345;
+static float frand(void) { /* uniform in [-1, 1) */
+    rng = rng * 1664525u + 1013904223u;
+    return (float)(rng >> 8) / (float)(1u << 23) - 1.0f;
+}
+
+/* || X (w - v) ||^2 over the rows of X [n, k] */
+static double out_error(const float *x, int n, int k, const float *w, const float *v) {
+    double e = 0;
+    for (int r = 0; r < n; r++) {
+        double t = 0;
+        for (int j = 0; j < k; j++) t += (double)x[r * k + j] * (w[j] - v[j]);
+        e += t * t;
+    }
+    return e;
+}
+
+/* Inputs in pairs, the first of each a noisy copy of the second; the
+ * weights small on the copies, so magnitude prunes exactly the copies. The
+ * re-fit moves each copy's weight onto its twin: the dense output comes
+ * back up to the noise, and the weights to w[2i] + w[2i+1]. (The
+ * sequential update moves a pruned weight onto the inputs after it, so the
+ * twin comes second here.) */
+Test(prune_fit, refit_recovers_redundant_inputs) {
+    enum { K = 16, N = 400 };
+    static float x[N * K], h[K * K];
+    float w[K], mag[K], fit[K];
+    for (int r = 0; r < N; r++)
+        for (int j = 0; j < K; j += 2) {
+            x[r * K + j + 1] = frand();
+            x[r * K + j] = x[r * K + j + 1] + 0.01f * frand();
+        }
+    for (int j = 0; j < K; j += 2) {
+        w[j + 1] = 1.0f + 0.5f * frand();
+        w[j] = 0.3f * frand();
+    }
+    memset(h, 0, sizeof h);
+    for (int r = 0; r < N; r++)
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++) h[i * K + j] += x[r * K + i] * x[r * K + j];
+    uint8_t mask[K];
+    uint64_t order[K];
+    q8_pfit_smallest(w, K, K / 2, mask, order);
+    for (int j = 0; j < K; j++) cr_assert_eq(mask[j], 1 - j % 2, "magnitude prunes the copies");
+    double predicted = q8_pfit_masked_error(w, mask, h, K);
+    memcpy(mag, w, sizeof w);
+    q8_pfit_prune_block(mag, mask, NULL, K, false);
+    double e_mag = out_error(x, N, K, w, mag);
+    cr_assert_float_eq(predicted, e_mag, 1e-3 * e_mag, "dw^T H dw is the output error");
+    q8_pfit_factor(h, K, 1e-6);
+    memcpy(fit, w, sizeof w);
+    double loss = q8_pfit_prune_block(fit, mask, h, K, true);
+    double e_fit = out_error(x, N, K, w, fit);
+    for (int j = 0; j < K; j++) {
+        if (j % 2 == 0) cr_assert_eq(fit[j], 0.0f);
+        else cr_assert_float_eq(fit[j], w[j] + w[j - 1], 0.02, "weight %d", j);
+    }
+    cr_assert_lt(e_fit, 1e-2 * e_mag, "re-fit %g vs magnitude %g", e_fit, e_mag);
+    cr_assert_float_eq(loss, e_fit, 0.05 * e_fit + 1e-4, "the returned loss is the output error");
+}
+
+/* The exact re-fit (narrow layers) moves a pruned weight onto its twin
+ * whichever side of it the twin is, and its loss is the output error. */
+Test(prune_fit, exact_refit_any_order) {
+    enum { K = 12, N = 300 };
+    static float x[N * K], h[K * K];
+    float w[K], fit[K];
+    uint8_t mask[K];
+    for (int r = 0; r < N; r++)
+        for (int j = 0; j < K; j += 2) { /* twin first, copy second */
+            x[r * K + j] = frand();
+            x[r * K + j + 1] = x[r * K + j] + 0.01f * frand();
+        }
+    for (int j = 0; j < K; j += 2) {
+        w[j] = 1.0f + 0.5f * frand();
+        w[j + 1] = 0.3f * frand();
+        mask[j] = 0;
+        mask[j + 1] = 1;
+    }
+    memset(h, 0, sizeof h);
+    for (int r = 0; r < N; r++)
+        for (int i = 0; i < K; i++)
+            for (int j = 0; j < K; j++) h[i * K + j] += x[r * K + i] * x[r * K + j];
+    memcpy(fit, w, sizeof w);
+    double loss = q8_pfit_solve_block(fit, mask, h, K, 1e-6);
+    double e_mag = q8_pfit_masked_error(w, mask, h, K), e_fit = out_error(x, N, K, w, fit);
+    for (int j = 0; j < K; j += 2) {
+        cr_assert_eq(fit[j + 1], 0.0f);
+        cr_assert_float_eq(fit[j], w[j] + w[j + 1], 0.02, "weight %d", j);
+    }
+    cr_assert_lt(e_fit, 1e-2 * e_mag, "re-fit %g vs magnitude %g", e_fit, e_mag);
+    cr_assert_float_eq(loss, e_fit, 0.05 * e_fit + 1e-4);
+}
+
+static void curve(q8_pfit_layer *l, int64_t numel, double scale, double power) {
+    memset(l, 0, sizeof *l);
+    l->numel = numel;
+    l->eligible = true;
+    for (int g = 0; g < Q8_PFIT_GRID; g++) {
+        l->cnt[g] = numel * g / (Q8_PFIT_GRID - 1);
+        l->err[g] = scale * pow(g / (double)(Q8_PFIT_GRID - 1), power);
+    }
+}
+
+/* An insensitive layer takes the budget before a sensitive one; a
+ * protected (ineligible) layer takes none, however insensitive. */
+Test(prune_fit, allocation_follows_sensitivity) {
+    q8_pfit_layer l[3];
+    curve(&l[0], 1000, 1e-3, 1); /* insensitive */
+    curve(&l[1], 1000, 1.0, 2);  /* sensitive */
+    curve(&l[2], 1000, 0, 1);    /* free to prune, but protected */
+    l[2].eligible = false;
+    cr_assert(q8_pfit_allocate(l, 3, 1000));
+    cr_assert_eq(l[0].count, 1000);
+    cr_assert_eq(l[1].count, 0);
+    cr_assert_eq(l[2].count, 0);
+    /* two equally sensitive convex curves share a budget evenly */
+    curve(&l[0], 1000, 1.0, 2);
+    curve(&l[1], 1000, 1.0, 2);
+    cr_assert(q8_pfit_allocate(l, 2, 1000));
+    cr_assert_eq(l[0].count, 500);
+    cr_assert_eq(l[1].count, 500);
+    /* more than the eligible layers hold: refused */
+    cr_assert_not(q8_pfit_allocate(l, 2, 2001));
+}
+
+Test(prune_fit, budget_met_exactly) {
+    q8_pfit_layer l[5];
+    for (int i = 0; i < 5; i++) curve(&l[i], 997 + 131 * i, 1.0 + i, 1.0 + 0.5 * i);
+    int64_t total = 0;
+    for (int i = 0; i < 5; i++) total += l[i].numel;
+    for (int64_t budget = 1; budget < total; budget += 613) {
+        cr_assert(q8_pfit_allocate(l, 5, budget));
+        int64_t sum = 0;
+        for (int i = 0; i < 5; i++) {
+            cr_assert_geq(l[i].count, 0);
+            cr_assert_leq(l[i].count, l[i].numel);
+            sum += l[i].count;
+        }
+        cr_assert_eq(sum, budget);
+    }
+}
+
+static int64_t zeros(const q8_tensor *t) {
+    int64_t z = 0;
+    for (int64_t i = 0; i < q8_tensor_numel(t); i++) z += ((const float *)t->data)[i] == 0.0f;
+    return z;
+}
+
+/* The pass on the MNIST CNN with its calibration samples: exactly half the
+ * weights of the layers between the first and the last are zero, those two
+ * stay dense, and the pruned weights are re-fitted (not the dense values). */
+Test(prune_fit, mnist_cnn_budget_and_ends) {
+    q8_error err = {0};
+    q8_graph *g = NULL, *ref = NULL;
+    cr_assert_eq(q8_onnx_load(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &g, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_input_shape shape = {.name = "input", .ndim = 4, .dims = {1, 1, 28, 28}};
+    q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
+    cr_assert_eq(q8_passes_run_for_quantize(g, &lo, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_onnx_load(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &ref, &err), Q8_OK);
+    cr_assert_eq(q8_passes_run_for_quantize(ref, &lo, &err), Q8_OK, "%s", err.msg);
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(Q8_SOURCE_DIR "/models/mnist/calib", g, &s, &err), Q8_OK,
+                 "%s", err.msg);
+    q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5, .sensitivity = true,
+                           .protect_ends = true, .refit = true};
+    q8_meta meta = {0};
+    cr_assert_eq(q8_prune(g, &po, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
+    int layers[64], nl = 0;
+    for (int i = 0; i < g->n_nodes && nl < 64; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->dead || (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "Gemm") &&
+                        strcmp(n->op_type, "MatMul")))
+            continue;
+        layers[nl++] = n->inputs[1];
+    }
+    cr_assert_geq(nl, 3);
+    int64_t total = 0, z = 0, moved = 0;
+    for (int i = 0; i < nl; i++) {
+        const q8_tensor *t = g->tensors[layers[i]];
+        if (i == 0 || i == nl - 1) {
+            cr_assert_eq(zeros(t), 0, "protected layer %d pruned", i);
+            continue;
+        }
+        total += q8_tensor_numel(t);
+        z += zeros(t);
+        const float *a = t->data, *b = ref->tensors[layers[i]]->data;
+        for (int64_t j = 0; j < q8_tensor_numel(t); j++) moved += a[j] != 0.0f && a[j] != b[j];
+    }
+    cr_assert_eq(z, total / 2, "%lld zeros of %lld", (long long)z, (long long)total);
+    cr_assert_gt(moved, total / 4, "kept weights re-fitted");
+    q8_meta_free(&meta);
+    q8_samples_free(&s);
+    q8_graph_free(g);
+    q8_graph_free(ref);
+}
