@@ -665,7 +665,7 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     char *a2[] = Q("--percentile", "");
     expect_fail(tmp, a2, 2, "--percentile must be in");
     char *a3[] = Q("--calib-method", "minmax", "--percentile", "99.9");
-    expect_fail(tmp, a3, 2, "--percentile goes with --calib-method percentile");
+    expect_fail(tmp, a3, 2, "--percentile goes with --calib-method percentile or auto");
     char *a4[] = Q("--prune", "0.3", "--prune-mode", "2:4");
     expect_fail(tmp, a4, 2, "--prune FRACTION goes with unstructured pruning");
     char *a5[] = Q("--prune-skip", "/features/features.0/Conv");

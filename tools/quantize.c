@@ -1,7 +1,7 @@
 /* quantize: ONNX FP32 model -> compact INT8 .q8 file.
  *
  *   quantize MODEL.onnx -o OUT.q8 [--calib DIR] [--input-shape NAME=DIMS]...
- *            [--calib-method minmax|percentile|entropy|mse] [--percentile P]
+ *            [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope layer|global] [--prune-skip NAME,...]
  *            [--fp32-layers NAME,...] [--threads N]
@@ -20,7 +20,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: quantize MODEL.onnx -o OUT.q8 --calib DIR [--input-shape NAME=DIMS]...\n"
-            "                [--calib-method minmax|percentile|entropy|mse] [--percentile P]\n"
+            "                [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
@@ -51,6 +51,13 @@ static void print_warning(void *arg, const char *msg) {
 }
 
 static void print_written(const char *out, const q8_quantize_result *r) {
+    if (r->calib_scored > 0)
+        printf("calibration auto: %s ranges (output SQNR of the INT8 model on %d "
+               "calibration samples: percentile %.1f dB, mse %.1f dB); %d tensor%s then took "
+               "the other's range: %.1f dB\n",
+               r->calib_chosen == Q8_CALIB_MSE ? "mse" : "percentile", r->calib_scored,
+               r->calib_candidate_db[0], r->calib_candidate_db[1], r->calib_switched,
+               r->calib_switched == 1 ? "" : "s", r->calib_sqnr_db);
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,
@@ -159,8 +166,10 @@ int main(int argc, char **argv) {
             else if (!strcmp(optarg, "percentile")) o.method = Q8_CALIB_PERCENTILE;
             else if (!strcmp(optarg, "entropy")) o.method = Q8_CALIB_ENTROPY;
             else if (!strcmp(optarg, "mse")) o.method = Q8_CALIB_MSE;
+            else if (!strcmp(optarg, "auto")) o.method = Q8_CALIB_AUTO;
             else {
-                fprintf(stderr, "quantize: --calib-method must be minmax, percentile, entropy or mse\n");
+                fprintf(stderr, "quantize: --calib-method must be auto, minmax, percentile, "
+                        "entropy or mse\n");
                 return 2;
             }
             break;
@@ -277,8 +286,8 @@ int main(int argc, char **argv) {
         prune_given && o.prune.mode == Q8_PRUNE_2_4
             ? "--prune FRACTION goes with unstructured pruning: --prune-mode 2:4 always "
               "prunes 2 of every 4 weights (50%)"
-        : percentile_given && o.method != Q8_CALIB_PERCENTILE
-            ? "--percentile goes with --calib-method percentile"
+        : percentile_given && o.method != Q8_CALIB_PERCENTILE && o.method != Q8_CALIB_AUTO
+            ? "--percentile goes with --calib-method percentile or auto"
         : scope_given && o.prune.mode != Q8_PRUNE_UNSTRUCTURED
             ? "--prune-scope goes with --prune FRACTION (unstructured pruning)"
         : n_skip && o.prune.mode == Q8_PRUNE_NONE

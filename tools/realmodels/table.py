@@ -44,6 +44,7 @@ VARIANTS = {
     "percentile": ("--calib-method percentile", ["--calib-method", "percentile"]),
     "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
+    "auto": ("--calib-method auto", ["--calib-method", "auto"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
 }
 DEFAULT_VARIANTS = "default,prune"
