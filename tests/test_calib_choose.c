@@ -5,7 +5,6 @@
  * them would cost more than coarser steps). Which is right depends on what
  * the model does with the spike. */
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "calibrate.h"
@@ -49,57 +48,40 @@ static bool spike_at(int j) {
     return false;
 }
 
-typedef enum weights { ONES, MASKED, SPIKES } weights;
-
-/* y = x . w by a MatMul (INT8: x quantized at its range); w is 1 (ONES),
- * 0 where the spikes are (MASKED: they do not matter to y), or 1 there and
- * 0.01 elsewhere (SPIKES: they are most of y, coarse steps do not matter) */
-static void sum(q8_graph *g, const char *x, const char *y, weights m) {
+/* y = x . w by a MatMul (INT8: x quantized at its range); w is 1, or with
+ * masked, 0 where the spikes are: they do not matter to y then */
+static void sum(q8_graph *g, const char *x, const char *y, bool masked) {
     char w[32];
     snprintf(w, sizeof w, "w_%s", y);
     int64_t d[2] = {N, 1};
     int t = T(g, w);
     q8_tensor_set_shape(g->tensors[t], Q8_F32, d, 2);
     cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
-    for (int i = 0; i < N; i++)
-        ((float *)g->tensors[t]->data)[i] = m == ONES ? 1
-                                            : m == MASKED ? (spike_at(i) ? 0.0f : 1.0f)
-                                                          : (spike_at(i) ? 1.0f : 0.01f);
+    for (int i = 0; i < N; i++) ((float *)g->tensors[t]->data)[i] = masked && spike_at(i) ? 0 : 1;
     node(g, "MatMul", x, w, y);
 }
 
-typedef enum shape { SUM, MASKED_SUM, BOTH } shape;
+typedef enum shape { SUM, MASKED_SUM } shape;
 
 /* SUM: y = sum(x), the spike is part of the answer. MASKED_SUM: the sum
- * leaves the spikes out. BOTH: y1 = masked sum of x1, y2 = mostly x2's
- * spikes. */
+ * leaves the spikes out. */
 static q8_graph *make(shape sh) {
     q8_graph *g = q8_graph_new();
-    if (sh != BOTH) {
-        input(g, "x");
-        sum(g, "x", "y", sh == MASKED_SUM ? MASKED : ONES);
-        output(g, "y");
-    } else {
-        input(g, "x1");
-        input(g, "x2");
-        sum(g, "x1", "y1", MASKED);
-        sum(g, "x2", "y2", SPIKES);
-        output(g, "y1");
-        output(g, "y2");
-    }
+    input(g, "x");
+    sum(g, "x", "y", sh == MASKED_SUM);
+    output(g, "y");
     q8_error err = {0};
     cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
     return g;
 }
 
-/* values in [-bulk, bulk], a spike of +-20 in every second sample */
-static void write_samples(const char *dir, uint64_t seed, float bulk) {
-    mkdir(dir, 0755);
+/* values in [-1, 1], a spike of +-20 in every second sample */
+static void write_samples(const char *dir, uint64_t seed) {
     q8t_rng r = q8t_seed(seed);
     static float x[N];
     int64_t d[2] = {1, N};
     for (int i = 0; i < S; i++) {
-        q8t_fill(&r, x, N, -bulk, bulk);
+        q8t_fill(&r, x, N, -1, 1);
         if (i % 2 == 0) x[(i * 997) % N] = i % 4 ? -20.0f : 20.0f;
         char p[256];
         snprintf(p, sizeof p, "%s/s%02d.npy", dir, i);
@@ -127,19 +109,11 @@ static q8_status build(void *arg, const float *thr, q8_graph **out, q8_error *er
     return st;
 }
 
-/* Calibrate graph sh with auto; the thresholds by name in *thr_of. */
+/* Calibrate graph sh (*gout) with auto on 8 samples. */
 static void choose(shape sh, q8_calibration *cal, q8_graph **gout) {
     char *dir = q8t_tmpdir("choose");
     q8_graph *g = make(sh);
-    if (sh == BOTH) {
-        char sub[256];
-        q8t_path(sub, sizeof sub, dir, "x1");
-        write_samples(sub, 5, 0.1f); /* steps of 20 / 127 lose all of it */
-        q8t_path(sub, sizeof sub, dir, "x2");
-        write_samples(sub, 6, 1);
-    } else {
-        write_samples(dir, 5, 1);
-    }
+    write_samples(dir, 5);
     q8_error err = {0};
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
@@ -184,25 +158,9 @@ Test(calib_choose, clips_the_spike_when_the_output_ignores_it) {
     q8_graph_free(g);
 }
 
-/* Neither candidate is right for the whole model: the worst output decides
- * and is bad either way, until the groups take each its own. */
-Test(calib_choose, each_tensor_group_takes_its_own_range) {
-    q8_calibration c;
-    q8_graph *g;
-    choose(BOTH, &c, &g);
-    double model_wide = c.score_db[0] > c.score_db[1] ? c.score_db[0] : c.score_db[1];
-    cr_assert(c.n_switched >= 1, "%d", c.n_switched);
-    cr_assert(c.chosen_db > model_wide + 6, "%.1f dB after the groups, %.1f before",
-              c.chosen_db, model_wide);
-    cr_assert(thr(g, &c, "x1") < 0.2, "x1 range %g", thr(g, &c, "x1"));
-    cr_assert(thr(g, &c, "x2") > 15, "x2 range %g", thr(g, &c, "x2"));
-    q8_calibration_free(&c);
-    q8_graph_free(g);
-}
-
 Test(calib_choose, refuses_auto_without_a_builder) {
     char *dir = q8t_tmpdir("choose");
-    write_samples(dir, 5, 1);
+    write_samples(dir, 5);
     q8_graph *g = make(SUM);
     q8_error err = {0};
     q8_sample_set s;

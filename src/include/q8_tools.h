@@ -46,7 +46,7 @@ typedef enum q8_calib_method {
     Q8_CALIB_PERCENTILE,
     Q8_CALIB_ENTROPY,
     Q8_CALIB_MSE,           /* least squared quantization error (calib_mse.c) */
-    Q8_CALIB_AUTO,          /* per model and tensor group, by output SQNR (calib_choose.c) */
+    Q8_CALIB_AUTO,          /* percentile or mse, by the model's output SQNR (calib_choose.c) */
 } q8_calib_method;
 
 typedef enum q8_prune_mode { Q8_PRUNE_NONE = 0, Q8_PRUNE_UNSTRUCTURED, Q8_PRUNE_2_4 } q8_prune_mode;
@@ -94,12 +94,12 @@ typedef struct q8_quantize_result {
     int n_quantized;                    /* nodes running in INT8 */
     int n_samples;
     double seconds;
-    /* --calib-method auto: the method taken model-wide, how many tensors
-     * then took the other's range, and the fake-quantized output SQNR
-     * (activations only, weights FP32) on the samples scored */
+    /* --calib-method auto: the range method taken, and the output SQNR of
+     * the INT8 model with each candidate's ranges on the calibration
+     * samples scored (calib_scored of them; 0 for the other methods) */
     q8_calib_method calib_chosen;
-    int calib_switched, calib_scored;
-    double calib_sqnr_db, calib_candidate_db[2];  /* percentile, mse */
+    int calib_scored;
+    double calib_candidate_db[2];   /* percentile, mse */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

@@ -36,12 +36,11 @@ typedef struct q8_calibration {
      * given to the options' warn */
     int n_untaken;          /* may exceed Q8_CALIB_MAX_NOTES: the first ones are kept */
     char untaken[Q8_CALIB_MAX_NOTES][256];
-    /* Q8_CALIB_AUTO (calib_choose.c): the candidate taken model-wide, its
-     * output SQNR and each candidate's (percentile, mse), the tensors that
-     * then took the other candidate's range, the samples scored */
+    /* Q8_CALIB_AUTO (calib_choose.c): the candidate taken, each
+     * candidate's output SQNR (percentile, mse), the samples scored */
     q8_calib_method chosen;
-    double chosen_db, score_db[2];
-    int n_switched, n_scored;
+    double score_db[2];
+    int n_scored;
 } q8_calibration;
 
 /* g must be the optimized FP32 graph the quantizer will rewrite; its input

@@ -171,9 +171,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
     if (s == Q8_OK) {
         r->calib_chosen = cal.chosen;
-        r->calib_switched = cal.n_switched;
         r->calib_scored = cal.n_scored;
-        r->calib_sqnr_db = cal.chosen_db;
         memcpy(r->calib_candidate_db, cal.score_db, sizeof cal.score_db);
     }
     if (s == Q8_OK && o->n_input_shapes) {
@@ -213,8 +211,6 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
             s = q8_meta_set_float(&meta, "calib.percentile", o->percentile, err);
         if (s == Q8_OK && o->method == Q8_CALIB_AUTO)
             s = q8_meta_set_str(&meta, "calib.chosen", method_name(r->calib_chosen), err);
-        if (s == Q8_OK && o->method == Q8_CALIB_AUTO)
-            s = q8_meta_set_int(&meta, "calib.switched_tensors", r->calib_switched, err);
         if (s == Q8_OK) s = q8_meta_set_int(&meta, "calib.samples", samples.n_samples, err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.mode", pm, err);
         if (s == Q8_OK)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "half.h"
 #include "model.h"
 
 static const char *input_name(const q8_graph *g, const q8_sample_set *s, int k) {
@@ -25,16 +26,24 @@ static q8_status run_sample(q8_session *sess, const q8_graph *g, const q8_sample
     return q8_session_run(sess, err);
 }
 
-/* Output o of the run just made, if float: its data and element count. */
-static const float *float_output(const q8_session *sess, int o, int64_t *n) {
+/* Output o of the run just made, if float (float16 outputs widened into
+ * *buf, reallocated as needed): its values and element count. */
+static const float *float_output(const q8_session *sess, int o, float **buf, int64_t *n) {
     q8_tensor_info info;
     const void *d;
     *n = 0;
-    if (q8_session_output(sess, o, &info, &d, NULL) != Q8_OK || info.dtype != Q8_F32) return NULL;
+    if (q8_session_output(sess, o, &info, &d, NULL) != Q8_OK ||
+        (info.dtype != Q8_F32 && info.dtype != Q8_F16))
+        return NULL;
     int64_t c = 1;
     for (int j = 0; j < info.ndim; j++) c *= info.dims[j];
     *n = c;
-    return d;
+    if (info.dtype == Q8_F32) return d;
+    float *w = realloc(*buf, sizeof(float) * (size_t)(c + 1));
+    if (!w) return NULL;
+    *buf = w;
+    q8_f16_to_f32_n(d, w, c);
+    return w;
 }
 
 q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const bool *skip,
@@ -57,11 +66,12 @@ q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const b
     q8_session_options so = {.n_threads = n_threads, .device = Q8_DEVICE_CPU};
     q8_status st = e->ref ? q8_session_create(&m, &so, &sess, err)
                           : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    float *wide = NULL;
     for (int j = 0; st == Q8_OK && j < e->n_samples; j++) {
         st = run_sample(sess, fp32, s, e->sample[j], err);
         for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
             int64_t n;
-            const float *d = float_output(sess, o, &n);
+            const float *d = float_output(sess, o, &wide, &n);
             if (!d || n <= 0) continue;
             e->numel[o] = n; /* the samples share one shape: calibration's */
             float *copy = malloc(sizeof(float) * (size_t)n);
@@ -71,6 +81,7 @@ q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const b
         }
     }
     q8_session_free(sess);
+    free(wide);
     if (st != Q8_OK) q8_out_eval_close(e);
     return st;
 }
@@ -85,12 +96,13 @@ q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *e
     q8_session_options so = {.n_threads = e->n_threads, .device = Q8_DEVICE_CPU};
     q8_status st = sig && noise ? q8_session_create(m, &so, &sess, err)
                                 : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    float *wide = NULL;
     for (int j = 0; st == Q8_OK && j < e->n_samples; j++) {
         st = run_sample(sess, m->g, e->s, e->sample[j], err);
         for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
             const float *r = e->ref[(size_t)j * e->n_outputs + o];
             int64_t n;
-            const float *q = float_output(sess, o, &n);
+            const float *q = float_output(sess, o, &wide, &n);
             if (!r || !q || n != e->numel[o]) continue;
             for (int64_t i = 0; i < n; i++) {
                 if (!isfinite(r[i]) || !isfinite(q[i])) continue;
@@ -106,6 +118,7 @@ q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *e
         double v = noise[o] > 0 ? 10 * log10(sig[o] / noise[o]) : INFINITY;
         if (isnan(*db) || v < *db) *db = v;
     }
+    free(wide);
     q8_session_free(sess);
     q8_model_free(m);
     free(sig);
