@@ -672,6 +672,8 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     expect_fail(tmp, a5, 2, "--prune-skip goes with --prune or --prune-mode");
     char *a6[] = Q("--prune-scope", "global");
     expect_fail(tmp, a6, 2, "--prune-scope goes with --prune FRACTION");
+    char *a6b[] = Q("--calib-method", "best");
+    expect_fail(tmp, a6b, 2, "--calib-method must be auto, minmax, percentile, entropy or mse");
     /* misspelled layer names */
     char *a7[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Cnv");
     expect_fail(tmp, a7, 1, "--prune-skip: the model has no node named '/features/features.0/Cnv'");
@@ -686,6 +688,13 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     char *ok[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Conv", "--fp32-layers",
                    "/classifier/classifier.3/Gemm");
     expect_ok(tmp, ok, NULL);
+    /* the default range choice says what it chose; auto takes --percentile */
+    q8t_cmd r;
+    char *au[] = Q("--percentile", "99.9");
+    expect_ok(tmp, au, &r);
+    cr_expect(strstr(r.out, "calibration auto: ") && strstr(r.out, "percentile ") &&
+                  strstr(r.out, " dB, mse "), "%s", r.out);
+    q8t_cmd_free(&r);
 #undef Q
     q8t_rm_rf(tmp);
     free(tmp);
