@@ -674,6 +674,12 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     expect_fail(tmp, a6, 2, "--prune-scope goes with --prune FRACTION");
     char *a6b[] = Q("--calib-method", "best");
     expect_fail(tmp, a6b, 2, "--calib-method must be auto, minmax, percentile, entropy or mse");
+    char *a6c[] = Q("--min-sqnr", "high");
+    expect_fail(tmp, a6c, 2, "--min-sqnr wants the output SQNR to reach in dB, e.g. 30");
+    char *a6d[] = Q("--min-sqnr", "30", "--max-drop", "1", "--data", MNIST "/calib");
+    expect_fail(tmp, a6d, 2, "--min-sqnr and --max-drop are two targets: give one");
+    char *a6e[] = Q("--min-sqnr", "30", "--labels", MNIST "/test_y.npy");
+    expect_fail(tmp, a6e, 2, "--min-sqnr compares with FP32: it takes no --labels");
     /* misspelled layer names */
     char *a7[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Cnv");
     expect_fail(tmp, a7, 1, "--prune-skip: the model has no node named '/features/features.0/Cnv'");

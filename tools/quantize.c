@@ -6,6 +6,7 @@
  *            [--prune-scope layer|global] [--prune-skip NAME,...]
  *            [--fp32-layers NAME,...] [--threads N]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
+ *            [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static void usage(FILE *f) {
             "                [--prune-scope layer|global] [--prune-skip NAME,...]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
+            "                [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
             "  --calib-method auto (the default): percentile (--percentile P, 99.99) or mse\n"
@@ -36,7 +38,9 @@ static void usage(FILE *f) {
             "  --max-drop: measure the model on the --data samples and fall back on the most\n"
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
-            "  writes the best model found; exit status 3 if the target was not reached.\n");
+            "  writes the best model found; exit status 3 if the target was not reached.\n"
+            "  --min-sqnr: the same, label-free: until the output SQNR against FP32 on the\n"
+            "  --data samples (default: the --calib samples) is at least DB.\n");
 }
 
 /* Split "a,b,c" in place into list; returns the count or -1 if too many. */
@@ -74,7 +78,9 @@ static void print_trial(void *arg, const q8_search_trial *t) {
         printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
                t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node,
                t->layer_sqnr_db);
-    if (so->labels_path)
+    if (so->by_sqnr)
+        printf(": output SQNR %.1f dB", t->sqnr_db);
+    else if (so->labels_path)
         printf(": top-1 %.2f%%, drop %.2f points", 100 * t->top1, t->drop);
     else
         printf(": top-1 agreement with FP32 %.2f%%, drop %.2f points", 100 * t->agreement, t->drop);
@@ -92,14 +98,21 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
                       const q8_search_options *so) {
     q8_error err = {0};
     q8_search_result r;
-    printf("searching: at most %g points of %s on %s, at most %d trials\n", so->max_drop,
-           so->labels_path ? "top-1 vs the labels" : "top-1 agreement with FP32", so->data_dir,
-           so->max_trials);
+    if (so->by_sqnr)
+        printf("searching: output SQNR >= %g dB against FP32 on %s, at most %d trials\n",
+               so->min_sqnr_db, so->data_dir ? so->data_dir : o->calib_dir, so->max_trials);
+    else
+        printf("searching: at most %g points of %s on %s, at most %d trials\n", so->max_drop,
+               so->labels_path ? "top-1 vs the labels" : "top-1 agreement with FP32",
+               so->data_dir, so->max_trials);
     if (q8_quantize_search(onnx, out, o, so, print_trial, (void *)so, &r, &err) != Q8_OK) {
         q8_cli_error("quantize", err.msg);
         return 1;
     }
-    if (r.labels)
+    if (so->by_sqnr)
+        printf("best model: output SQNR %.1f dB (as asked: %.1f dB)\n", r.best.sqnr_db,
+               r.first.sqnr_db);
+    else if (r.labels)
         printf("FP32 top-1 %.2f%% on %lld rows; best model: top-1 %.2f%%, drop %.2f points "
                "(as asked: %.2f)\n", 100 * r.fp32_top1, (long long)r.rows, 100 * r.best.top1,
                r.best.drop, r.first.drop);
@@ -107,9 +120,17 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
         printf("best model: top-1 agreement with FP32 %.2f%% on %lld rows, drop %.2f points "
                "(as asked: %.2f)\n", 100 * r.best.agreement, (long long)r.rows, r.best.drop,
                r.first.drop);
-    if (r.met)
+    if (r.met && so->by_sqnr)
+        printf("criterion met: output SQNR %.1f >= %g dB after %d trial%s\n", r.best.sqnr_db,
+               so->min_sqnr_db, r.trials, r.trials == 1 ? "" : "s");
+    else if (r.met)
         printf("criterion met: drop %.2f <= %g points after %d trial%s\n", r.best.drop,
                so->max_drop, r.trials, r.trials == 1 ? "" : "s");
+    else if (so->by_sqnr)
+        printf("criterion NOT met: the best output SQNR found is %.1f < %g dB after %d trial%s "
+               "(%s); writing the best model found anyway\n", r.best.sqnr_db, so->min_sqnr_db,
+               r.trials, r.trials == 1 ? "" : "s",
+               r.exhausted ? "no layer left to fall back on" : "the --max-trials budget");
     else
         printf("criterion NOT met: the best drop found is %.2f > %g points after %d trial%s (%s); "
                "writing the best model found anyway\n", r.best.drop, so->max_drop, r.trials,
@@ -133,7 +154,7 @@ int main(int argc, char **argv) {
         {"threads", required_argument, 0, 't'},      {"help", no_argument, 0, 'h'},
         {"max-drop", required_argument, 0, 'X'},     {"data", required_argument, 0, 'D'},
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
-        {"bind", required_argument, 0, 'B'},
+        {"bind", required_argument, 0, 'B'},        {"min-sqnr", required_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -237,6 +258,15 @@ int main(int argc, char **argv) {
             }
             break;
         }
+        case 'Q':
+            so.min_sqnr_db = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "dB")) || !isfinite(so.min_sqnr_db)) {
+                fprintf(stderr, "quantize: --min-sqnr wants the output SQNR to reach in dB, "
+                        "e.g. 30, not '%s'\n", optarg);
+                return 2;
+            }
+            so.by_sqnr = true;
+            break;
         case 'D': so.data_dir = optarg; break;
         case 'L': so.labels_path = optarg; break;
         case 'T':
@@ -300,14 +330,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quantize: %s\n", ignored);
         return 2;
     }
-    bool search = so.max_drop >= 0;
-    if (search && !so.data_dir) {
+    if (so.by_sqnr && so.max_drop >= 0) {
+        fprintf(stderr, "quantize: --min-sqnr and --max-drop are two targets: give one\n");
+        return 2;
+    }
+    if (so.by_sqnr && so.labels_path) {
+        fprintf(stderr, "quantize: --min-sqnr compares with FP32: it takes no --labels\n");
+        return 2;
+    }
+    bool search = so.max_drop >= 0 || so.by_sqnr;
+    if (search && !so.by_sqnr && !so.data_dir) {
         fprintf(stderr,
                 "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
         return 2;
     }
     if (!search && (so.data_dir || so.labels_path || trials_given)) {
-        fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop\n");
+        fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop or "
+                "--min-sqnr\n");
         return 2;
     }
     o.input_shapes = shapes;

@@ -46,6 +46,7 @@ VARIANTS = {
     "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
     "auto": ("--calib-method auto", ["--calib-method", "auto"]),
+    "sqnr20": ("--min-sqnr 20", ["--min-sqnr", "20"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
 }
 DEFAULT_VARIANTS = "default,prune"
