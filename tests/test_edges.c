@@ -665,7 +665,7 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     char *a2[] = Q("--percentile", "");
     expect_fail(tmp, a2, 2, "--percentile must be in");
     char *a3[] = Q("--calib-method", "minmax", "--percentile", "99.9");
-    expect_fail(tmp, a3, 2, "--percentile goes with --calib-method percentile");
+    expect_fail(tmp, a3, 2, "--percentile goes with --calib-method percentile or auto");
     char *a4[] = Q("--prune", "0.3", "--prune-mode", "2:4");
     expect_fail(tmp, a4, 2, "--prune FRACTION goes with unstructured pruning");
     char *a5[] = Q("--prune-skip", "/features/features.0/Conv");
@@ -678,6 +678,14 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     expect_fail(tmp, a6c, 2, "--prune-protect goes with --prune FRACTION and --prune-scope sens");
     char *a6d[] = Q("--prune", "0.5", "--prune-refit", "yes");
     expect_fail(tmp, a6d, 2, "--prune-refit must be on or off");
+    char *a6e2[] = Q("--calib-method", "best");
+    expect_fail(tmp, a6e2, 2, "--calib-method must be auto, minmax, percentile, entropy or mse");
+    char *a6f[] = Q("--min-sqnr", "high");
+    expect_fail(tmp, a6f, 2, "--min-sqnr wants the output SQNR to reach in dB, e.g. 30");
+    char *a6g[] = Q("--min-sqnr", "30", "--max-drop", "1", "--data", MNIST "/calib");
+    expect_fail(tmp, a6g, 2, "--min-sqnr and --max-drop are two targets: give one");
+    char *a6h[] = Q("--min-sqnr", "30", "--labels", MNIST "/test_y.npy");
+    expect_fail(tmp, a6h, 2, "--min-sqnr compares with FP32: it takes no --labels");
     /* misspelled layer names */
     char *a7[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Cnv");
     expect_fail(tmp, a7, 1, "--prune-skip: the model has no node named '/features/features.0/Cnv'");
@@ -692,6 +700,13 @@ Test(edges, ignored_options_are_refused, .timeout = 300) {
     char *ok[] = Q("--prune", "0.5", "--prune-skip", "/features/features.0/Conv", "--fp32-layers",
                    "/classifier/classifier.3/Gemm");
     expect_ok(tmp, ok, NULL);
+    /* the default range choice says what it chose; auto takes --percentile */
+    q8t_cmd r;
+    char *au[] = Q("--percentile", "99.9");
+    expect_ok(tmp, au, &r);
+    cr_expect(strstr(r.out, "calibration auto: ") && strstr(r.out, "percentile ") &&
+                  strstr(r.out, " dB, mse "), "%s", r.out);
+    q8t_cmd_free(&r);
 #undef Q
     q8t_rm_rf(tmp);
     free(tmp);

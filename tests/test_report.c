@@ -789,6 +789,52 @@ Test(report, max_drop_reports_a_miss_honestly, .timeout = 120) {
     rm_tree(dir);
 }
 
+/* --min-sqnr: label-free, on the calibration samples. 50% pruning takes
+ * the ViT to ~7 dB against FP32; a target 1.5 dB above what plain INT8
+ * gets is met by making layers dense or FP32, and the file says so. */
+static q8_search_result sqnr_search(const char *out, double target, int trials) {
+    const char *sk[1] = {"/patch/Conv"};
+    q8_quantize_options o = {.calib_dir = MNIST "/calib", .method = Q8_CALIB_PERCENTILE,
+                             .percentile = 99.99, .n_threads = 2,
+                             .prune = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5,
+                                       .skip = sk, .n_skip = 1}};
+    q8_search_options so = {.by_sqnr = true, .min_sqnr_db = target, .max_trials = trials};
+    q8_search_result r;
+    q8_error err = {0};
+    cr_assert_eq(q8_quantize_search(MNIST "/vit.onnx", out, &o, &so, NULL, NULL, &r, &err),
+                 Q8_OK, "%s", err.msg);
+    return r;
+}
+
+Test(report, min_sqnr_meets_its_target_where_plain_int8_misses_it, .timeout = 300) {
+    char *dir = tmp_dir(), out[256];
+    path_in(out, sizeof out, dir, "vit.q8");
+    q8_search_result r0 = sqnr_search(out, 1000, 1);
+    cr_assert_not(r0.met);
+    cr_assert_eq(r0.trials, 1);
+    double s0 = r0.first.sqnr_db, target = s0 + 1.5;
+    cr_assert(isfinite(s0) && s0 > 0, "%g", s0);
+    q8_search_result r = sqnr_search(out, target, 8);
+    cr_log_info("as asked %.1f dB, best %.1f after %d trials", s0, r.best.sqnr_db, r.trials);
+    cr_assert_float_eq(r.first.sqnr_db, s0, 1e-9);
+    cr_assert(r.met, "best %.1f dB < %.1f", r.best.sqnr_db, target);
+    cr_assert_geq(r.best.sqnr_db, target);
+    cr_assert_gt(r.trials, 1);
+    cr_assert_gt(r.n_dense_layers + r.n_fp32_layers, 0);
+    q8_model *mq;
+    q8_load_options lo = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(out, &lo, &mq, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(meta_int(mq, "search.met"), 1);
+    cr_assert_eq(meta_int(mq, "search.trials"), r.trials);
+    const q8_meta_entry *e = q8_meta_get(&mq->meta, "search.sqnr_db");
+    cr_assert(e && e->type == Q8_META_FLOAT && fabs(e->f - r.best.sqnr_db) < 1e-6);
+    q8_model_free(mq);
+    q8_search_result_free(&r0);
+    q8_search_result_free(&r);
+    rm_tree(dir);
+}
+
 Test(report, max_drop_values) {
     double v;
     char msg[400];

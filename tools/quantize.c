@@ -1,13 +1,13 @@
 /* quantize: ONNX FP32 model -> compact INT8 .q8 file.
  *
  *   quantize MODEL.onnx -o OUT.q8 [--calib DIR] [--input-shape NAME=DIMS]...
- *            [--calib-method minmax|percentile|entropy|mse] [--percentile P]
+ *            [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
- *            [--speed-check]
+ *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -22,15 +22,18 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: quantize MODEL.onnx -o OUT.q8 --calib DIR [--input-shape NAME=DIMS]...\n"
-            "                [--calib-method minmax|percentile|entropy|mse] [--percentile P]\n"
+            "                [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
             "                [--prune-refit on|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
-            "                [--speed-check]\n"
+            "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
+            "  --calib-method auto (the default): percentile (--percentile P, 99.99) or mse\n"
+            "  ranges, whichever gives the INT8 model the better output SQNR on the\n"
+            "  calibration samples.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -42,6 +45,8 @@ static void usage(FILE *f) {
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
             "  writes the best model found; exit status 3 if the target was not reached.\n"
+            "  --min-sqnr: the same, label-free: until the output SQNR against FP32 on the\n"
+            "  --data samples (default: the --calib samples) is at least DB.\n"
             "  --speed-check: time each INT8 layer against its FP32 form on this machine\n"
             "  (calibration sample 0, --threads) and keep FP32 the layers INT8 makes slower.\n");
 }
@@ -61,6 +66,11 @@ static void print_warning(void *arg, const char *msg) {
 }
 
 static void print_written(const char *out, const q8_quantize_result *r) {
+    if (r->calib_scored > 0)
+        printf("calibration auto: %s ranges (output SQNR of the INT8 model on %d calibration "
+               "samples: percentile %.1f dB, mse %.1f dB)\n",
+               r->calib_chosen == Q8_CALIB_MSE ? "mse" : "percentile", r->calib_scored,
+               r->calib_candidate_db[0], r->calib_candidate_db[1]);
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,
@@ -76,7 +86,9 @@ static void print_trial(void *arg, const q8_search_trial *t) {
         printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
                t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node,
                t->layer_sqnr_db);
-    if (so->labels_path)
+    if (so->by_sqnr)
+        printf(": output SQNR %.1f dB", t->sqnr_db);
+    else if (so->labels_path)
         printf(": top-1 %.2f%%, drop %.2f points", 100 * t->top1, t->drop);
     else
         printf(": top-1 agreement with FP32 %.2f%%, drop %.2f points", 100 * t->agreement, t->drop);
@@ -121,14 +133,21 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
                       const q8_search_options *so) {
     q8_error err = {0};
     q8_search_result r;
-    printf("searching: at most %g points of %s on %s, at most %d trials\n", so->max_drop,
-           so->labels_path ? "top-1 vs the labels" : "top-1 agreement with FP32", so->data_dir,
-           so->max_trials);
+    if (so->by_sqnr)
+        printf("searching: output SQNR >= %g dB against FP32 on %s, at most %d trials\n",
+               so->min_sqnr_db, so->data_dir ? so->data_dir : o->calib_dir, so->max_trials);
+    else
+        printf("searching: at most %g points of %s on %s, at most %d trials\n", so->max_drop,
+               so->labels_path ? "top-1 vs the labels" : "top-1 agreement with FP32",
+               so->data_dir, so->max_trials);
     if (q8_quantize_search(onnx, out, o, so, print_trial, (void *)so, &r, &err) != Q8_OK) {
         q8_cli_error("quantize", err.msg);
         return 1;
     }
-    if (r.labels)
+    if (so->by_sqnr)
+        printf("best model: output SQNR %.1f dB (as asked: %.1f dB)\n", r.best.sqnr_db,
+               r.first.sqnr_db);
+    else if (r.labels)
         printf("FP32 top-1 %.2f%% on %lld rows; best model: top-1 %.2f%%, drop %.2f points "
                "(as asked: %.2f)\n", 100 * r.fp32_top1, (long long)r.rows, 100 * r.best.top1,
                r.best.drop, r.first.drop);
@@ -136,9 +155,17 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
         printf("best model: top-1 agreement with FP32 %.2f%% on %lld rows, drop %.2f points "
                "(as asked: %.2f)\n", 100 * r.best.agreement, (long long)r.rows, r.best.drop,
                r.first.drop);
-    if (r.met)
+    if (r.met && so->by_sqnr)
+        printf("criterion met: output SQNR %.1f >= %g dB after %d trial%s\n", r.best.sqnr_db,
+               so->min_sqnr_db, r.trials, r.trials == 1 ? "" : "s");
+    else if (r.met)
         printf("criterion met: drop %.2f <= %g points after %d trial%s\n", r.best.drop,
                so->max_drop, r.trials, r.trials == 1 ? "" : "s");
+    else if (so->by_sqnr)
+        printf("criterion NOT met: the best output SQNR found is %.1f < %g dB after %d trial%s "
+               "(%s); writing the best model found anyway\n", r.best.sqnr_db, so->min_sqnr_db,
+               r.trials, r.trials == 1 ? "" : "s",
+               r.exhausted ? "no layer left to fall back on" : "the --max-trials budget");
     else
         printf("criterion NOT met: the best drop found is %.2f > %g points after %d trial%s (%s); "
                "writing the best model found anyway\n", r.best.drop, so->max_drop, r.trials,
@@ -164,6 +191,7 @@ int main(int argc, char **argv) {
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
         {"bind", required_argument, 0, 'B'},         {"speed-check", no_argument, 0, 'C'},
         {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
+        {"min-sqnr", required_argument, 0, 'Q'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -174,7 +202,9 @@ int main(int argc, char **argv) {
     const char *out = NULL;
     bool prune_given = false, mode_given = false, percentile_given = false, scope_given = false;
     bool refit_given = false, protect_given = false;
-    q8_quantize_options o = {.method = Q8_CALIB_PERCENTILE, .percentile = 99.99,
+    /* auto: percentile 99.99 or MSE ranges, whichever gives the better
+     * output SQNR on the calibration samples (docs/accuracy.md) */
+    q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
@@ -199,8 +229,10 @@ int main(int argc, char **argv) {
             else if (!strcmp(optarg, "percentile")) o.method = Q8_CALIB_PERCENTILE;
             else if (!strcmp(optarg, "entropy")) o.method = Q8_CALIB_ENTROPY;
             else if (!strcmp(optarg, "mse")) o.method = Q8_CALIB_MSE;
+            else if (!strcmp(optarg, "auto")) o.method = Q8_CALIB_AUTO;
             else {
-                fprintf(stderr, "quantize: --calib-method must be minmax, percentile, entropy or mse\n");
+                fprintf(stderr, "quantize: --calib-method must be auto, minmax, percentile, "
+                        "entropy or mse\n");
                 return 2;
             }
             break;
@@ -282,6 +314,15 @@ int main(int argc, char **argv) {
             }
             break;
         }
+        case 'Q':
+            so.min_sqnr_db = strtod(optarg, &end);
+            if (end == optarg || (*end && strcmp(end, "dB")) || !isfinite(so.min_sqnr_db)) {
+                fprintf(stderr, "quantize: --min-sqnr wants the output SQNR to reach in dB, "
+                        "e.g. 30, not '%s'\n", optarg);
+                return 2;
+            }
+            so.by_sqnr = true;
+            break;
         case 'D': so.data_dir = optarg; break;
         case 'L': so.labels_path = optarg; break;
         case 'T':
@@ -337,8 +378,8 @@ int main(int argc, char **argv) {
         prune_given && o.prune.mode == Q8_PRUNE_2_4
             ? "--prune FRACTION goes with unstructured pruning: --prune-mode 2:4 always "
               "prunes 2 of every 4 weights (50%)"
-        : percentile_given && o.method != Q8_CALIB_PERCENTILE
-            ? "--percentile goes with --calib-method percentile"
+        : percentile_given && o.method != Q8_CALIB_PERCENTILE && o.method != Q8_CALIB_AUTO
+            ? "--percentile goes with --calib-method percentile or auto"
         : scope_given && o.prune.mode != Q8_PRUNE_UNSTRUCTURED
             ? "--prune-scope goes with --prune FRACTION (unstructured pruning)"
         : n_skip && o.prune.mode == Q8_PRUNE_NONE
@@ -352,14 +393,23 @@ int main(int argc, char **argv) {
         fprintf(stderr, "quantize: %s\n", ignored);
         return 2;
     }
-    bool search = so.max_drop >= 0;
-    if (search && !so.data_dir) {
+    if (so.by_sqnr && so.max_drop >= 0) {
+        fprintf(stderr, "quantize: --min-sqnr and --max-drop are two targets: give one\n");
+        return 2;
+    }
+    if (so.by_sqnr && so.labels_path) {
+        fprintf(stderr, "quantize: --min-sqnr compares with FP32: it takes no --labels\n");
+        return 2;
+    }
+    bool search = so.max_drop >= 0 || so.by_sqnr;
+    if (search && !so.by_sqnr && !so.data_dir) {
         fprintf(stderr,
                 "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
         return 2;
     }
     if (!search && (so.data_dir || so.labels_path || trials_given)) {
-        fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop\n");
+        fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop or "
+                "--min-sqnr\n");
         return 2;
     }
     o.input_shapes = shapes;
@@ -374,7 +424,8 @@ int main(int argc, char **argv) {
     q8_error err = {0};
     q8_quantize_result r;
     if (search && speed) {
-        fprintf(stderr, "quantize: --speed-check and --max-drop cannot be combined yet\n");
+        fprintf(stderr, "quantize: --speed-check and %s cannot be combined yet\n",
+                so.by_sqnr ? "--min-sqnr" : "--max-drop");
         return 2;
     }
     if (search) return run_search(argv[optind], out, &o, &so);

@@ -46,6 +46,7 @@ typedef enum q8_calib_method {
     Q8_CALIB_PERCENTILE,
     Q8_CALIB_ENTROPY,
     Q8_CALIB_MSE,           /* least squared quantization error (calib_mse.c) */
+    Q8_CALIB_AUTO,          /* percentile or mse, by the model's output SQNR (calib_choose.c) */
 } q8_calib_method;
 
 typedef enum q8_prune_mode { Q8_PRUNE_NONE = 0, Q8_PRUNE_UNSTRUCTURED, Q8_PRUNE_2_4 } q8_prune_mode;
@@ -101,6 +102,12 @@ typedef struct q8_quantize_result {
     int n_quantized;                    /* nodes running in INT8 */
     int n_samples;
     double seconds;
+    /* --calib-method auto: the range method taken, and the output SQNR of
+     * the INT8 model with each candidate's ranges on the calibration
+     * samples scored (calib_scored of them; 0 for the other methods) */
+    q8_calib_method calib_chosen;
+    int calib_scored;
+    double calib_candidate_db[2];   /* percentile, mse */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,
@@ -117,6 +124,11 @@ typedef struct q8_search_options {
     const char *labels_path;    /* NULL: the drop is 100 - top-1 agreement with FP32 */
     double max_drop;            /* allowed drop, in percentage points (0.5 = half a point) */
     int max_trials;             /* quantizations tried, the first (as asked) included */
+    /* quantize --min-sqnr: when by_sqnr, the criterion is instead the
+     * output SQNR (worst float output, dB) against FP32 >= min_sqnr_db,
+     * label-free, measured on data_dir (NULL: the calibration samples) */
+    bool by_sqnr;
+    double min_sqnr_db;
 } q8_search_options;
 
 typedef enum q8_search_action {
@@ -131,7 +143,8 @@ typedef struct q8_search_trial {
     q8_search_action action;
     const char *node;           /* the layer changed (NULL for trial 1) */
     double layer_sqnr_db;       /* that layer's SQNR alone, in the trial before */
-    double drop;                /* points */
+    double drop;                /* points; with by_sqnr, dB short of min_sqnr_db (0: met) */
+    double sqnr_db;             /* output SQNR against FP32, worst float output */
     double top1;                /* fraction with labels, else -1 */
     double agreement;           /* fraction */
     size_t q8_bytes;
@@ -280,6 +293,7 @@ typedef struct q8_report_model {
     int search_trials;
     bool search_met;
     double search_max_drop, search_drop;
+    double search_min_sqnr, search_sqnr;   /* quantize --min-sqnr; NAN for --max-drop */
     char *search_metric;
     char *search_dense;     /* comma-separated layers the search made dense */
 } q8_report_model;

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <string.h>
 
+#include "calib_choose.h"
 #include "control.h"
 #include "model.h"
 
@@ -330,18 +331,22 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
                 if (out->hist[t]) q8_hist_freeze(out->hist[t]);
     }
     q8_session_free(sess);
-    free(outlier);
     if (st == Q8_OK && sc.n) note_untaken(g, &sc, oc.ran, o, out);
     q8_scopes_free(&sc);
     free(oc.ran);
     /* a value no sample computed (an If branch never taken) has no range:
-     * threshold 0 keeps its readers FP32 */
+     * threshold 0 keeps its readers FP32; auto starts from percentile */
+    q8_calib_method m = o->method == Q8_CALIB_AUTO ? Q8_CALIB_PERCENTILE : o->method;
     for (int t = 0; st == Q8_OK && t < g->n_tensors; t++) {
         const q8_hist *h = out->hist[t];
         if (h && (h->min <= h->max || h->nonfinite))
-            out->threshold[t] = q8_calib_threshold(h, o->method, o->percentile);
+            out->threshold[t] = q8_calib_threshold(h, m, o->percentile);
     }
     if (st == Q8_OK) review(g, out, o, n_outliers);
+    out->chosen = m;
+    if (st == Q8_OK && o->method == Q8_CALIB_AUTO)
+        st = q8_calib_choose(g, s, o, outlier, out, err);
+    free(outlier);
     if (st != Q8_OK) q8_calibration_free(out);
     return st;
 }

@@ -14,6 +14,10 @@ typedef struct q8_calib_options {
     int n_threads;
     void (*warn)(void *arg, const char *msg);   /* may be NULL */
     void *warn_arg;
+    /* Q8_CALIB_AUTO: the INT8 graph (*out, the caller's to free) the
+     * quantizer makes from g with thresholds thr (indexed like g's tensors) */
+    q8_status (*build)(void *arg, const float *thr, q8_graph **out, q8_error *err);
+    void *build_arg;
 } q8_calib_options;
 
 /* A sample whose input reaches more than this many times the largest |x|
@@ -32,6 +36,11 @@ typedef struct q8_calibration {
      * given to the options' warn */
     int n_untaken;          /* may exceed Q8_CALIB_MAX_NOTES: the first ones are kept */
     char untaken[Q8_CALIB_MAX_NOTES][256];
+    /* Q8_CALIB_AUTO (calib_choose.c): the candidate taken, each
+     * candidate's output SQNR (percentile, mse), the samples scored */
+    q8_calib_method chosen;
+    double score_db[2];
+    int n_scored;
 } q8_calibration;
 
 /* g must be the optimized FP32 graph the quantizer will rewrite; its input

@@ -20,7 +20,11 @@ static double now_s(void) {
 }
 
 static const char *method_name(q8_calib_method m) {
-    return m == Q8_CALIB_MINMAX ? "minmax" : m == Q8_CALIB_ENTROPY ? "entropy" : m == Q8_CALIB_MSE ? "mse" : "percentile";
+    return m == Q8_CALIB_MINMAX    ? "minmax"
+           : m == Q8_CALIB_ENTROPY ? "entropy"
+           : m == Q8_CALIB_MSE     ? "mse"
+           : m == Q8_CALIB_AUTO    ? "auto"
+                                   : "percentile";
 }
 
 /* "name=1x3x224x224;..." of the graph inputs */
@@ -75,6 +79,38 @@ static bool same_shapes(const q8_quantize_options *o, const q8_input_shape *cal,
 static void free_constant_data(q8_graph *g) {
     for (int i = 0; i < g->n_tensors; i++)
         if (g->tensors[i]->data) q8_tensor_free_data(g->tensors[i]);
+}
+
+/* --calib-method auto's builder: the INT8 graph quantize would write at
+ * the calibration shapes for thresholds thr (indexed like gcal's tensors),
+ * made again from the file (the rewrite consumes its graph). */
+typedef struct build_ctx {
+    const char *onnx_path;
+    const q8_load_options *lcal;
+    const q8_quantize_options *o;
+    const q8_graph *gcal;
+} build_ctx;
+
+static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_error *err) {
+    const build_ctx *b = arg;
+    q8_graph *g = NULL;
+    q8_meta meta = {0};
+    q8_calibration from = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)thr}, cal = {0};
+    q8_status s = q8_onnx_load(b->onnx_path, &g, err);
+    if (s == Q8_OK) s = q8_passes_run_for_quantize(g, b->lcal, err);
+    /* the weights as pruned (and re-fitted) in gcal: pruning again would
+     * cost the re-fit twice */
+    if (s == Q8_OK) s = q8_prune_copy(g, b->gcal, &b->o->prune, &meta, err);
+    if (s == Q8_OK) s = q8_calibration_by_name(&from, b->gcal, g, &cal, err);
+    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->o->quant, &meta, err);
+    q8_calibration_free(&cal);
+    q8_meta_free(&meta);
+    if (s != Q8_OK) {
+        q8_graph_free(g);
+        g = NULL;
+    }
+    *out = g;
+    return s;
 }
 
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
@@ -151,7 +187,15 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
+    build_ctx bc = {.onnx_path = onnx_path, .lcal = &lcal, .o = o, .gcal = gcal};
+    co.build = build_int8;
+    co.build_arg = &bc;
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
+    if (s == Q8_OK) {
+        r->calib_chosen = cal.chosen;
+        r->calib_scored = cal.n_scored;
+        memcpy(r->calib_candidate_db, cal.score_db, sizeof cal.score_db);
+    }
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
          * longer needed (the thresholds go by tensor name), unless pruning
@@ -192,8 +236,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "source.sha256", sha, err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "input.shapes", shapes_s, err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "calib.method", method_name(o->method), err);
-        if (s == Q8_OK && o->method == Q8_CALIB_PERCENTILE)
+        if (s == Q8_OK && (o->method == Q8_CALIB_PERCENTILE || o->method == Q8_CALIB_AUTO))
             s = q8_meta_set_float(&meta, "calib.percentile", o->percentile, err);
+        if (s == Q8_OK && o->method == Q8_CALIB_AUTO)
+            s = q8_meta_set_str(&meta, "calib.chosen", method_name(r->calib_chosen), err);
         if (s == Q8_OK) s = q8_meta_set_int(&meta, "calib.samples", samples.n_samples, err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.mode", pm, err);
         if (s == Q8_OK)

@@ -172,12 +172,28 @@ static q8_status set_lists(q8_search_result *r, const name_list *fp32, const nam
     return Q8_OK;
 }
 
+/* The output SQNR of the worst float output (NaN if none). */
+static double worst_sqnr(const q8_report_model *m) {
+    double w = NAN;
+    for (int i = 0; i < m->n_outputs; i++) {
+        double db = q8_err_sqnr_db(&m->outputs[i].err);
+        if (!isnan(db) && (isnan(w) || db < w)) w = db;
+    }
+    return w;
+}
+
 static q8_status search_meta(const q8_search_result *r, const q8_search_options *so, q8_meta *m,
                              q8_error *err) {
-    Q8_TRY(q8_meta_set_float(m, "search.max_drop_points", so->max_drop, err));
-    Q8_TRY(q8_meta_set_str(m, "search.metric",
-                           r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
-    Q8_TRY(q8_meta_set_float(m, "search.drop_points", r->best.drop, err));
+    if (so->by_sqnr) {
+        Q8_TRY(q8_meta_set_float(m, "search.min_sqnr_db", so->min_sqnr_db, err));
+        Q8_TRY(q8_meta_set_float(m, "search.sqnr_db", r->best.sqnr_db, err));
+        Q8_TRY(q8_meta_set_str(m, "search.metric", "output SQNR vs FP32", err));
+    } else {
+        Q8_TRY(q8_meta_set_float(m, "search.max_drop_points", so->max_drop, err));
+        Q8_TRY(q8_meta_set_str(m, "search.metric",
+                               r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
+        Q8_TRY(q8_meta_set_float(m, "search.drop_points", r->best.drop, err));
+    }
     Q8_TRY(q8_meta_set_int(m, "search.met", r->met, err));
     Q8_TRY(q8_meta_set_int(m, "search.trials", r->trials, err));
     size_t len = 1;
@@ -197,9 +213,14 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
                              const q8_search_options *so, q8_search_progress progress, void *arg,
                              q8_search_result *r, q8_error *err) {
     memset(r, 0, sizeof *r);
-    if (!so->data_dir) return q8_fail(err, Q8_ERR_ARG, "--max-drop needs --data DIR to measure on");
+    if (!so->data_dir && !so->by_sqnr)
+        return q8_fail(err, Q8_ERR_ARG, "--max-drop needs --data DIR to measure on");
+    if (so->by_sqnr && so->labels_path)
+        return q8_fail(err, Q8_ERR_ARG, "--min-sqnr compares with FP32: it takes no --labels");
+    if (so->by_sqnr && !isfinite(so->min_sqnr_db))
+        return q8_fail(err, Q8_ERR_ARG, "--min-sqnr must be a finite number of dB");
     if (so->max_trials < 1) return q8_fail(err, Q8_ERR_ARG, "--max-trials must be >= 1");
-    if (!(so->max_drop >= 0 && so->max_drop <= 100))
+    if (!so->by_sqnr && !(so->max_drop >= 0 && so->max_drop <= 100))
         return q8_fail(err, Q8_ERR_ARG, "--max-drop must be in [0, 100] percentage points");
     if (q8_same_file(onnx, out))
         return q8_fail(err, Q8_ERR_ARG, "refusing to overwrite the input model '%s'", onnx);
@@ -216,8 +237,9 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     char *trial = malloc(strlen(out) + 16);
     int n_in = 0;
     q8_status st = trial ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    if (st == Q8_OK)
-        st = q8_report_open_samples(onnx, so->data_dir, &samples, &inputs, &shapes, err);
+    const char *data = so->data_dir ? so->data_dir : o->calib_dir;
+    if (st == Q8_OK && !data) st = q8_fail(err, Q8_ERR_ARG, "--min-sqnr needs --calib DIR");
+    if (st == Q8_OK) st = q8_report_open_samples(onnx, data, &samples, &inputs, &shapes, err);
     n_in = samples.n_inputs;
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in};
     if (st == Q8_OK) st = q8_model_open(onnx, &lo, &fm, err);
@@ -254,7 +276,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels,
                        o->n_threads, r->trials == 0, rep, &qr, err);
         if (st != Q8_OK) break;
-        if (rep[0].rows <= 0) {
+        if (rep[0].rows <= 0 && !so->by_sqnr) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
                          "float score tensor in this model");
             break;
@@ -265,7 +287,13 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         q8_search_trial t = {.index = r->trials, .action = action, .node = changed,
                              .layer_sqnr_db = changed_db, .top1 = q8_report_top1(&rep[1]),
                              .agreement = q8_report_agreement(&rep[1]), .q8_bytes = qr.q8_bytes};
-        t.drop = labels ? (r->fp32_top1 - t.top1) * 100 : (1 - t.agreement) * 100;
+        t.sqnr_db = worst_sqnr(&rep[1]);
+        if (so->by_sqnr) /* NaN (no float output) never meets it */
+            t.drop = t.sqnr_db >= so->min_sqnr_db ? 0
+                     : isnan(t.sqnr_db)           ? INFINITY
+                                                  : so->min_sqnr_db - t.sqnr_db;
+        else
+            t.drop = labels ? (r->fp32_top1 - t.top1) * 100 : (1 - t.agreement) * 100;
         if (fabs(t.drop) < 1e-9) t.drop = 0;
         if (progress) progress(arg, &t);
         t.node = NULL; /* points into lists that change */
@@ -274,7 +302,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
             r->best = t;
             st = set_lists(r, &fp32, &dense, &user_dense, err);
         }
-        if (st != Q8_OK || t.drop <= so->max_drop) break;
+        if (st != Q8_OK || t.drop <= (so->by_sqnr ? 0 : so->max_drop)) break;
         if (r->trials == so->max_trials) break;
         const q8_report_layer *L = next_layer(&rep[1], &fp32);
         if (!L) {
@@ -298,7 +326,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     }
     q8_report_model_free(&rep[0]);
     q8_report_model_free(&rep[1]);
-    r->met = st == Q8_OK && r->best.drop <= so->max_drop;
+    r->met = st == Q8_OK && r->best.drop <= (so->by_sqnr ? 0 : so->max_drop);
     /* The best trial, at the deployment shapes, with the search's record. */
     if (st == Q8_OK) st = search_meta(r, so, &meta, err);
     if (st == Q8_OK) {

@@ -133,6 +133,10 @@ static q8_status read_meta(const q8_model *m, const char *fp32_sha, q8_report_mo
         rm->search_max_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
         e = q8_meta_get(meta, "search.drop_points");
         rm->search_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
+        e = q8_meta_get(meta, "search.min_sqnr_db");
+        rm->search_min_sqnr = e && e->type == Q8_META_FLOAT ? e->f : NAN;
+        e = q8_meta_get(meta, "search.sqnr_db");
+        rm->search_sqnr = e && e->type == Q8_META_FLOAT ? e->f : NAN;
         e = q8_meta_get(meta, "search.metric");
         if (e && e->type == Q8_META_STR && !(rm->search_metric = q8_strdup(e->s)))
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

@@ -152,6 +152,10 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
         q8_sb_json_num(b, m->search_max_drop);
         q8_sb_puts(b, ", \"drop_points\": ");
         q8_sb_json_num(b, m->search_drop);
+        q8_sb_puts(b, ", \"min_sqnr_db\": ");
+        q8_sb_json_num(b, m->search_min_sqnr);
+        q8_sb_puts(b, ", \"sqnr_db\": ");
+        q8_sb_json_num(b, m->search_sqnr);
         q8_sb_printf(b, ", \"met\": %s, \"trials\": %d, \"metric\": ",
                      m->search_met ? "true" : "false", m->search_trials);
         q8_sb_json_str(b, m->search_metric);

@@ -255,10 +255,18 @@ void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html) {
     }
     if (m->search_trials > 0) {
         const char *c0 = html ? "<code>" : "`", *c1 = html ? "</code>" : "`";
-        q8_sb_printf(b, "Made by %squantize --max-drop %g%s (%s): drop %.2f points after %d "
-                        "trial%s, target %s. ", c0, m->search_max_drop, c1,
-                     m->search_metric ? m->search_metric : "?", m->search_drop, m->search_trials,
-                     m->search_trials == 1 ? "" : "s", m->search_met ? "met" : "NOT met");
+        if (!isnan(m->search_min_sqnr))
+            q8_sb_printf(b, "Made by %squantize --min-sqnr %g%s (%s): %.1f dB after %d trial%s, "
+                            "target %s. ", c0, m->search_min_sqnr, c1,
+                         m->search_metric ? m->search_metric : "?", m->search_sqnr,
+                         m->search_trials, m->search_trials == 1 ? "" : "s",
+                         m->search_met ? "met" : "NOT met");
+        else
+            q8_sb_printf(b, "Made by %squantize --max-drop %g%s (%s): drop %.2f points after %d "
+                            "trial%s, target %s. ", c0, m->search_max_drop, c1,
+                         m->search_metric ? m->search_metric : "?", m->search_drop,
+                         m->search_trials, m->search_trials == 1 ? "" : "s",
+                         m->search_met ? "met" : "NOT met");
         if (m->search_dense && *m->search_dense) {
             q8_sb_puts(b, "Pruning removed by the search from: ");
             char *list = q8_strdup(m->search_dense);

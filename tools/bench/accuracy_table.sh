@@ -16,8 +16,8 @@ size() { stat -c %s "$1"; }
 pct() { awk -v a="$1" 'BEGIN { printf "%.1f", 100 * a }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", a / b }'; }
 
-echo "| model | FP32 top-1 | INT8 minmax | INT8 percentile 99.99 | INT8 entropy | INT8 + 50% pruning | INT8 + 2:4 | ONNX bytes | .q8 bytes (ratio) | + 50% (ratio) | + 2:4 (ratio) |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| model | FP32 top-1 | INT8 minmax | INT8 percentile 99.99 | INT8 entropy | INT8 mse | INT8 auto (default) | INT8 + 50% pruning | INT8 + 2:4 | ONNX bytes | .q8 bytes (ratio) | + 50% (ratio) | + 2:4 (ratio) |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for name in mlp cnn vit; do
     onnx=$m/$name.onnx
     # the first layer is protected from pruning (see docs/accuracy.md)
@@ -31,13 +31,16 @@ for name in mlp cnn vit; do
     q minmax --calib-method minmax
     q percentile --calib-method percentile
     q entropy --calib-method entropy
+    q mse --calib-method mse
+    q auto
     q pruned --prune 0.5 "${skip[@]}"
     q sparse24 --prune-mode 2:4 "${skip[@]}"
     fp=$(top1 "$onnx")
     ob=$(size "$onnx")
     echo "| $name | $(pct "$fp") | $(pct "$(top1 "$tmp/minmax.q8")") | $(pct "$(top1 "$tmp/percentile.q8")") |" \
-         "$(pct "$(top1 "$tmp/entropy.q8")") | $(pct "$(top1 "$tmp/pruned.q8")") | $(pct "$(top1 "$tmp/sparse24.q8")") |" \
-         "$ob | $(size "$tmp/percentile.q8") ($(ratio "$(size "$tmp/percentile.q8")" "$ob")) |" \
+         "$(pct "$(top1 "$tmp/entropy.q8")") | $(pct "$(top1 "$tmp/mse.q8")") |" \
+         "$(pct "$(top1 "$tmp/auto.q8")") | $(pct "$(top1 "$tmp/pruned.q8")") | $(pct "$(top1 "$tmp/sparse24.q8")") |" \
+         "$ob | $(size "$tmp/auto.q8") ($(ratio "$(size "$tmp/auto.q8")" "$ob")) |" \
          "$(size "$tmp/pruned.q8") ($(ratio "$(size "$tmp/pruned.q8")" "$ob")) |" \
          "$(size "$tmp/sparse24.q8") ($(ratio "$(size "$tmp/sparse24.q8")" "$ob")) |"
 done

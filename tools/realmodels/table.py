@@ -35,15 +35,18 @@ import render  # noqa: E402
 import runner  # noqa: E402
 
 # The quantize settings the table can measure: name -> (label, extra arguments).
-# quantize's default calibration is percentile 99.99 (tools/quantize.c), so
-# "default" and "percentile" are the same settings; "percentile" is only
-# there to be asked for by name.
+# quantize's default calibration is auto (tools/quantize.c: percentile 99.99
+# or MSE ranges, by the INT8 model's output SQNR on the calibration samples),
+# so "default" and "auto" are the same settings; "auto" is only there to be
+# asked for by name.
 VARIANTS = {
     "default": ("default", []),
     "minmax": ("--calib-method minmax", ["--calib-method", "minmax"]),
     "percentile": ("--calib-method percentile", ["--calib-method", "percentile"]),
     "entropy": ("--calib-method entropy", ["--calib-method", "entropy"]),
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
+    "auto": ("--calib-method auto", ["--calib-method", "auto"]),
+    "sqnr20": ("--min-sqnr 20", ["--min-sqnr", "20"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
     # each part of the pruning off in turn (issue 9): no re-fit, no
     # sensitivity allocation (the same 50% in every layer), ends not
