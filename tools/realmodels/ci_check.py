@@ -14,8 +14,9 @@ What it checks, and what it does not yet:
 - agreement with FP32 = 100%: the issue's target, met today;
 - output SQNR >= 35 dB: today's level (36.3 dB, 2026-11-24) less a margin,
   to catch regressions; the issue sets no SQNR target;
-- .q8 / ONNX <= 0.37: today's level (0.364) plus a margin. The issue's
-  target is 0.30x and is NOT met yet: raise this bound to 0.30 when it is.
+- .q8 / ONNX <= 0.38: today's level (0.370 since .q8 version 3 page-aligns
+  its data and lays weights out for the kernels; 0.364 before) plus a
+  margin. The issue's target is 0.30x and is NOT met yet: raise this bound to 0.30 when it is.
 Exit status: 0 pass, 1 fail, 77 skipped (the reason is printed): the npm
 registry cannot be reached, or, outside CI, a Python module or font is missing.
 """
@@ -28,7 +29,7 @@ import tempfile
 SKIP = 77
 MIN_AGREEMENT = 1.0
 MIN_SQNR_DB = 35.0
-MAX_RATIO = 0.37
+MAX_RATIO = 0.38
 
 
 def skip_or_fail(reason):
