@@ -835,6 +835,32 @@ Test(report, min_sqnr_meets_its_target_where_plain_int8_misses_it, .timeout = 30
     rm_tree(dir);
 }
 
+/* --calib-method auto chooses its ranges on the first trial; the other
+ * trials and the model written keep that choice (choosing again could flip
+ * the method and undo the fallbacks' gain). */
+Test(report, search_keeps_the_ranges_auto_chose_first, .timeout = 300) {
+    char *dir = tmp_dir(), out[256];
+    path_in(out, sizeof out, dir, "vit.q8");
+    q8_quantize_options o = {.calib_dir = MNIST "/calib", .method = Q8_CALIB_AUTO,
+                             .percentile = 99.99, .n_threads = 2};
+    q8_search_options so = {.by_sqnr = true, .min_sqnr_db = 1000, .max_trials = 2};
+    q8_search_result r;
+    q8_error err = {0};
+    cr_assert_eq(q8_quantize_search(MNIST "/vit.onnx", out, &o, &so, NULL, NULL, &r, &err),
+                 Q8_OK, "%s", err.msg);
+    cr_assert_eq(r.trials, 2);
+    q8_model *mq;
+    q8_load_options lo = {0};
+    cr_assert_eq(q8_model_open(out, &lo, &mq, &err), Q8_OK, "%s", err.msg);
+    const q8_meta_entry *e = q8_meta_get(&mq->meta, "calib.method");
+    cr_assert(e && e->type == Q8_META_STR);
+    cr_assert(!strcmp(e->s, "percentile") || !strcmp(e->s, "mse"),
+              "the written model chose its ranges again: calib.method %s", e->s);
+    q8_model_free(mq);
+    q8_search_result_free(&r);
+    rm_tree(dir);
+}
+
 Test(report, max_drop_values) {
     double v;
     char msg[400];

@@ -271,11 +271,16 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     q8_search_action action = Q8_SEARCH_AS_ASKED;
     const char *changed = NULL;
     double changed_db = NAN;
+    /* The ranges auto chooses on the first trial stay for the others and the
+     * model written: choosing again per trial could flip the method and
+     * undo what the fallbacks gained (measured on ppocr_rec). */
+    q8_quantize_options tro = *o;
     while (st == Q8_OK && r->trials < so->max_trials) {
         q8_quantize_result qr;
-        st = run_trial(onnx, trial, o, shapes, n_in, &fp32, &dense, fm, &samples, labels,
+        st = run_trial(onnx, trial, &tro, shapes, n_in, &fp32, &dense, fm, &samples, labels,
                        o->n_threads, r->trials == 0, rep, &qr, err);
         if (st != Q8_OK) break;
+        if (tro.method == Q8_CALIB_AUTO && qr.calib_scored > 0) tro.method = qr.calib_chosen;
         if (rep[0].rows <= 0 && !so->by_sqnr) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
                          "float score tensor in this model");
@@ -330,7 +335,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     /* The best trial, at the deployment shapes, with the search's record. */
     if (st == Q8_OK) st = search_meta(r, so, &meta, err);
     if (st == Q8_OK) {
-        q8_quantize_options fo = *o;
+        q8_quantize_options fo = tro;
         name_list bf = {0}, bd = {0};
         for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
             st = nl_add(&bf, r->fp32_layers[i], err);
