@@ -165,6 +165,30 @@ int q8_graph_add_tensor_unique(q8_graph *g, const char *base) {
     return idx;
 }
 
+static bool name_in_tree(const q8_graph *g, const char *name) {
+    if (q8_graph_find(g, name) >= 0) return true;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i]->n_attrs; k++)
+            if (g->nodes[i]->attrs[k].g && name_in_tree(g->nodes[i]->attrs[k].g, name))
+                return true;
+    return false;
+}
+
+int q8_graph_add_tensor_unique_in_tree(q8_graph *g, const char *base, const char *sep,
+                                       const char *tag) {
+    const q8_graph *root = g;
+    while (root->parent) root = root->parent;
+    size_t len = strlen(base) + strlen(sep) + strlen(tag) + 32;
+    char *buf = malloc(len);
+    if (!buf) return -1;
+    snprintf(buf, len, "%s%s%s", base, sep, tag);
+    for (int k = 1; name_in_tree(root, buf); k++)
+        snprintf(buf, len, "%s%s%s__%d", base, sep, tag, k);
+    int idx = q8_graph_add_tensor(g, buf, NULL);
+    free(buf);
+    return idx;
+}
+
 int q8_graph_add_node(q8_graph *g, const char *name, const char *op_type) {
     if (g->n_nodes == g->cap_nodes) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 64;

@@ -123,6 +123,12 @@ int q8_graph_find(const q8_graph *g, const char *name);
 int q8_graph_add_tensor(q8_graph *g, const char *name, bool *dup);
 /* Add a tensor with a name derived from base that is unique in g. */
 int q8_graph_add_tensor_unique(q8_graph *g, const char *base);
+/* Add a tensor to g named "<base><sep><tag>" (or that with "__K" added, K =
+ * 1, 2, ...) unique in the whole tree of graphs g belongs to: passes that
+ * move a subgraph's tensors into its parent later need names no graph of
+ * the tree has. Returns the index or -1 (out of memory). */
+int q8_graph_add_tensor_unique_in_tree(q8_graph *g, const char *base, const char *sep,
+                                       const char *tag);
 /* Append an empty node; returns its index or -1 on out-of-memory. */
 int q8_graph_add_node(q8_graph *g, const char *name, const char *op_type);
 q8_status q8_node_set_io(q8_node *n, const int *in, int n_in, const int *out,

@@ -67,29 +67,11 @@ static q8_status nomem(q8_error *err) { return q8_fail(err, Q8_ERR_NOMEM, "out o
 
 /* ---- graph editing ---- */
 
-static bool name_in_tree(const q8_graph *g, const char *name) {
-    if (q8_graph_find(g, name) >= 0) return true;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i]->n_attrs; k++)
-            if (g->nodes[i]->attrs[k].g && name_in_tree(g->nodes[i]->attrs[k].g, name))
-                return true;
-    return false;
-}
-
 /* A new tensor "<node>_<what>", unique in the whole tree of graphs g is in
  * (inlining an If moves its branch's tensors into the parent). */
 static q8_status new_tensor(q8_graph *g, const q8_node *n, const char *what, int *out,
                             q8_error *err) {
-    const q8_graph *root = g;
-    while (root->parent) root = root->parent;
-    const char *base = *n->name ? n->name : n->op_type;
-    size_t len = strlen(base) + strlen(what) + 32;
-    char *buf = malloc(len);
-    if (!buf) return nomem(err);
-    snprintf(buf, len, "%s_%s", base, what);
-    for (int k = 1; name_in_tree(root, buf); k++) snprintf(buf, len, "%s_%s__%d", base, what, k);
-    *out = q8_graph_add_tensor(g, buf, NULL);
-    free(buf);
+    *out = q8_graph_add_tensor_unique_in_tree(g, *n->name ? n->name : n->op_type, "_", what);
     return *out < 0 ? nomem(err) : Q8_OK;
 }
 

@@ -7,6 +7,19 @@
 
 /* Compute a node whose inputs are all constants, through the host backend.
  * ptr: n_tensors entries, all NULL; left all NULL again. */
+/* A branch or body tensor moved into the graph: its dtype, shape and
+ * data (the data now owned by t). */
+static void take_tensor(q8_tensor *t, q8_tensor *bt) {
+    t->dtype = bt->dtype;
+    t->ndim = bt->ndim;
+    memcpy(t->dims, bt->dims, sizeof t->dims);
+    t->shape_known = bt->shape_known;
+    t->data = bt->data;
+    t->owns_data = bt->owns_data;
+    bt->data = NULL;
+    bt->owns_data = false;
+}
+
 static q8_status fold_node(q8_graph *g, q8_node *n, void **ptr, q8_error *err) {
     q8_status s = Q8_OK;
     for (int i = 0; i < n->n_inputs; i++)
@@ -87,15 +100,7 @@ static q8_status inline_if(q8_graph *g, int pos, q8_error *err) {
                     : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
             break;
         }
-        q8_tensor *t = g->tensors[map[i]];
-        t->dtype = bt->dtype;
-        t->ndim = bt->ndim;
-        memcpy(t->dims, bt->dims, sizeof t->dims);
-        t->shape_known = bt->shape_known;
-        t->data = bt->data;
-        t->owns_data = bt->owns_data;
-        bt->data = NULL;
-        bt->owns_data = false;
+        take_tensor(g->tensors[map[i]], bt);
     }
     /* Nodes: moved, indices remapped, nested subgraphs re-parented. */
     int nb = b->n_nodes, total = nb + n->n_outputs;
@@ -176,15 +181,7 @@ static q8_status move_branch(q8_graph *g, const q8_node *n, const char *which, q
             return dup ? q8_node_fail(err, Q8_ERR_FORMAT, n, "%s redefines the name '%s'", which,
                                       bt->name)
                        : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        q8_tensor *t = g->tensors[map[i]];
-        t->dtype = bt->dtype;
-        t->ndim = bt->ndim;
-        memcpy(t->dims, bt->dims, sizeof t->dims);
-        t->shape_known = bt->shape_known;
-        t->data = bt->data;
-        t->owns_data = bt->owns_data;
-        bt->data = NULL;
-        bt->owns_data = false;
+        take_tensor(g->tensors[map[i]], bt);
     }
     for (int j = 0; j < b->n_nodes; j++) {
         q8_node *bn = b->nodes[j];

@@ -8,28 +8,10 @@
 
 static q8_status nomem(q8_error *err) { return q8_fail(err, Q8_ERR_NOMEM, "out of memory"); }
 
-static bool name_in_tree(const q8_graph *g, const char *name) {
-    if (q8_graph_find(g, name) >= 0) return true;
-    for (int i = 0; i < g->n_nodes; i++)
-        for (int k = 0; k < g->nodes[i]->n_attrs; k++)
-            if (g->nodes[i]->attrs[k].g && name_in_tree(g->nodes[i]->attrs[k].g, name))
-                return true;
-    return false;
-}
-
 /* A new tensor of u->g named "<base>~<tag>", unique in the whole tree of
  * graphs (If branches not yet flattened move their names in later). */
 static int new_tensor(q8_unroll *u, const char *base, const char *tag) {
-    const q8_graph *root = u->g;
-    while (root->parent) root = root->parent;
-    size_t len = strlen(base) + strlen(tag) + 32;
-    char *buf = malloc(len);
-    if (!buf) return -1;
-    snprintf(buf, len, "%s~%s", base, tag);
-    for (int k = 1; name_in_tree(root, buf); k++) snprintf(buf, len, "%s~%s__%d", base, tag, k);
-    int t = q8_graph_add_tensor(u->g, buf, NULL);
-    free(buf);
-    return t;
+    return q8_graph_add_tensor_unique_in_tree(u->g, base, "~", tag);
 }
 
 q8_status q8_unroll_init(q8_unroll *u, q8_graph *g, const q8_node *n, q8_graph *b,
