@@ -16,11 +16,7 @@
 #define N 8192
 #define S 8
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    return t;
-}
+#define T q8t_tensor
 
 static void node(q8_graph *g, const char *op, const char *in0, const char *in1, const char *out) {
     int ii[2] = {T(g, in0), in1 ? T(g, in1) : -1}, oo = T(g, out);

@@ -11,12 +11,7 @@
 
 /* ---- a tiny graph builder: tensors by name ---- */
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    cr_assert(t >= 0);
-    return t;
-}
+#define T q8t_tensor
 
 static q8_graph *graph(int opset) {
     q8_graph *g = q8_graph_new();

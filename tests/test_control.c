@@ -19,12 +19,7 @@
 
 /* ---- a graph builder: tensors by name ---- */
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    cr_assert(t >= 0);
-    return t;
-}
+#define T q8t_tensor
 
 static void input(q8_graph *g, const char *name, q8_dtype dt, int ndim, const int64_t *dims) {
     int t = T(g, name);

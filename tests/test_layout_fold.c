@@ -11,12 +11,7 @@
 #include "q8_tools.h"
 #include "testutil.h"
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    cr_assert(t >= 0);
-    return t;
-}
+#define T q8t_tensor
 
 static q8_node *node(q8_graph *g, const char *op, const char *const *in, int nin, const char *y) {
     int ii[8], out = T(g, y);

@@ -11,11 +11,7 @@
 #include "quantize.h"
 #include "testutil.h"
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    return t;
-}
+#define T q8t_tensor
 
 static void weight(q8_graph *g, const char *name, int nd, const int64_t *dims, q8t_rng *r) {
     int t = T(g, name);

@@ -314,12 +314,7 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
 
 /* ---- tiny graphs with the IR API ---- */
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    cr_assert(t >= 0);
-    return t;
-}
+#define T q8t_tensor
 
 static void matmul(q8_graph *g, const char *name, const char *x, const char *w, const char *y) {
     int in[2] = {T(g, x), T(g, w)}, out = T(g, y);

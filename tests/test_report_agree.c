@@ -22,12 +22,7 @@ static int rm_entry(const char *p, const struct stat *sb, int flag, struct FTW *
     return remove(p);
 }
 
-static int T(q8_graph *g, const char *name) {
-    int t = q8_graph_find(g, name);
-    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
-    cr_assert(t >= 0);
-    return t;
-}
+#define T q8t_tensor
 
 static void node(q8_graph *g, const char *op, const char *a, const char *b, const char *y) {
     int in[2] = {T(g, a), b ? T(g, b) : -1}, out = T(g, y);

@@ -339,3 +339,10 @@ double q8t_mnist_top1(const char *model_path) {
     q8_tensor_free(y);
     return (double)hits / (double)n;
 }
+
+int q8t_tensor(q8_graph *g, const char *name) {
+    int t = q8_graph_find(g, name);
+    if (t < 0) t = q8_graph_add_tensor(g, name, NULL);
+    cr_assert(t >= 0, "cannot add tensor '%s'", name);
+    return t;
+}

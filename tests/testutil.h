@@ -8,6 +8,9 @@
 #include "graph.h"
 #include "op.h"
 
+/* The tensor of g named name, added if absent (graphs built by name). */
+int q8t_tensor(q8_graph *g, const char *name);
+
 /* Deterministic xorshift generator. */
 typedef struct q8t_rng {
     uint64_t s;
