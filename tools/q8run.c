@@ -348,6 +348,7 @@ int main(int argc, char **argv) {
     int rc = 1;
     q8_error err = {0};
     q8_model *m = NULL;
+    bool taken = false;
     q8_session *s = NULL;
     for (int i = 0; i < n_inputs; i++)
         if (q8_tensor_file_read(inputs[i].path, &inputs[i].t, &err) != Q8_OK) goto done;
@@ -384,7 +385,11 @@ int main(int argc, char **argv) {
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile};
-    if (q8_session_create(m, &so, &s, &err) != Q8_OK) goto done;
+    /* one session: it takes the model, and holds each weight the kernels
+     * packed once */
+    q8_status cs = q8_session_create_owning(m, &so, &s, &err);
+    taken = true; /* the session's now (freed with it), or already freed */
+    if (cs != Q8_OK) goto done;
     for (int i = 0; i < n_inputs; i++) {
         const char *name = inputs[i].name;
         q8_tensor_info info;
@@ -490,7 +495,7 @@ int main(int argc, char **argv) {
 done:
     if (rc) q8_cli_error("q8run", err.msg);
     q8_session_free(s);
-    q8_model_free(m);
+    if (!taken) q8_model_free(m);
     for (int i = 0; i < n_inputs; i++) q8_host_tensor_free(inputs[i].t);
     for (int i = 0; i < n_binds; i++) q8_host_tensor_free(binds[i].t);
     return rc;

@@ -3,17 +3,20 @@
 #include <libgen.h>
 #include <limits.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "onnx.pb-c.h"
 #include "passes.h"
 #include "onnx_attr_types.h"
 #include "onnx_tensor.h"
+#include "onnx_strip.h"
 #include "proto_guard.h"
 
 typedef struct import_ctx {
     const char *base_dir;
     int opset;
     q8_error *err;
+    const q8_mapping *map;  /* the mapped file raw_data may point into, or NULL */
 } import_ctx;
 
 static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_graph *parent,
@@ -432,7 +435,7 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
                     : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
             break;
         }
-        s = q8_onnx_tensor_fill(tp, c->base_dir, g->tensors[ti], err);
+        s = q8_onnx_tensor_fill_mapped(tp, c->base_dir, c->map, g->tensors[ti], err);
     }
     if (s == Q8_OK && gp->n_input) {
         g->inputs = malloc(sizeof(int) * gp->n_input);
@@ -488,10 +491,29 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
     return Q8_OK;
 }
 
-/* Parse and import buf; with owned (the malloc'd buf), buf is freed as soon
- * as it is unpacked (and *owned set to NULL), so that the file, the
- * unpacked protos and the graph are never all in memory at once. */
-static q8_status parse(const uint8_t *buf, size_t len, uint8_t **owned, const char *base_dir,
+/* Point the top graph's initializers at their raw_data in the original
+ * bytes (attach), or back at nothing before protobuf-c frees them. */
+static bool attach_raw(Onnx__ModelProto *mp, const q8_onnx_stripped *st, const uint8_t *orig,
+                       bool attach) {
+    Onnx__GraphProto *gp = mp->graph;
+    if (!gp) return st->n_raw == 0; /* refused below for having no graph */
+    if (gp->n_initializer != st->n_raw) return false;
+    for (size_t i = 0; i < st->n_raw; i++) {
+        Onnx__TensorProto *tp = gp->initializer[i];
+        if (!st->raw[i].present) continue;
+        tp->has_raw_data = attach;
+        tp->raw_data.data = attach ? (uint8_t *)orig + st->raw[i].off : NULL;
+        tp->raw_data.len = attach ? st->raw[i].len : 0;
+    }
+    return true;
+}
+
+/* Parse and import buf. With st, buf is st's stripped bytes and the
+ * initializers' data is read from orig, the model's bytes: the weights are
+ * held once, in the graph. map: the mapped file the model's bytes are,
+ * whose pages are dropped once copied (or, without st, once unpacked). */
+static q8_status parse(const uint8_t *buf, size_t len, const q8_onnx_stripped *st,
+                       const uint8_t *orig, const q8_mapping *map, const char *base_dir,
                        q8_graph **out, q8_error *err) {
     *out = NULL;
     const char *why;
@@ -499,13 +521,16 @@ static q8_status parse(const uint8_t *buf, size_t len, uint8_t **owned, const ch
     if (!q8_proto_check(&onnx__model_proto__descriptor, buf, len, Q8_PROTO_MAX_DEPTH, &why))
         return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model: %s", why);
     Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
-    if (owned) {
-        free(*owned);
-        *owned = NULL;
-    }
+    /* not stripped: protobuf-c copied everything out of the mapped file */
+    if (!st && map) q8_mapping_drop(map, map->base, map->size);
     if (!mp) return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model (protobuf parse failed)");
+    if (st && !attach_raw(mp, st, orig, true)) {
+        onnx__model_proto__free_unpacked(mp, NULL);
+        return q8_fail(err, Q8_ERR_FORMAT, "not a valid ONNX model (its initializers do not "
+                                           "match their wire data)");
+    }
     q8_status s = Q8_OK;
-    import_ctx c = {.base_dir = base_dir, .opset = 0, .err = err};
+    import_ctx c = {.base_dir = base_dir, .opset = 0, .err = err, .map = map};
     for (size_t i = 0; i < mp->n_opset_import; i++) {
         const Onnx__OperatorSetIdProto *os = mp->opset_import[i];
         const char *d = str_or(os->domain, "");
@@ -523,7 +548,9 @@ static q8_status parse(const uint8_t *buf, size_t len, uint8_t **owned, const ch
         s = q8_fail(err, Q8_ERR_UNSUPPORTED, "opset %d is newer than q8 knows (1 to %d)", c.opset,
                     Q8_OPSET_CANONICAL);
     if (s == Q8_OK) s = import_graph(&c, mp->graph, NULL, out);
+    if (st) attach_raw(mp, st, orig, false);
     onnx__model_proto__free_unpacked(mp, NULL);
+    q8_heap_trim();
     /* float16 models compute in float32 in q8 (src/passes/fp16.c) */
     if (s == Q8_OK && (s = q8_pass_widen_fp16(*out, err)) != Q8_OK) {
         q8_graph_free(*out);
@@ -532,19 +559,38 @@ static q8_status parse(const uint8_t *buf, size_t len, uint8_t **owned, const ch
     return s;
 }
 
+/* Strip the weights out of the wire bytes before unpacking when the bytes
+ * allow it (else protobuf-c copies them all). */
+static q8_status parse_bytes(const uint8_t *buf, size_t len, const q8_mapping *map,
+                             const char *base_dir, q8_graph **out, q8_error *err) {
+    q8_onnx_stripped st;
+    if (!q8_onnx_strip(buf, len, &st)) return parse(buf, len, NULL, buf, map, base_dir, out, err);
+    q8_status s = parse(st.bytes, st.len, &st, buf, map, base_dir, out, err);
+    q8_onnx_stripped_free(&st);
+    return s;
+}
+
 q8_status q8_onnx_parse(const uint8_t *buf, size_t len, const char *base_dir,
                         q8_graph **out, q8_error *err) {
-    return parse(buf, len, NULL, base_dir, out, err);
+    return parse_bytes(buf, len, NULL, base_dir, out, err);
 }
 
 q8_status q8_onnx_load(const char *path, q8_graph **out, q8_error *err) {
-    uint8_t *buf;
-    size_t len;
-    Q8_TRY(q8_read_file(path, &buf, &len, err));
+    *out = NULL;
+    int fd;
+    size_t size;
+    Q8_TRY(q8_open_regular(path, &fd, &size, err));
+    close(fd);
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", path);
-    q8_status s = parse(buf, len, &buf, dirname(dir), out, err);
-    free(buf);
+    q8_mapping map = {0};
+    q8_status s = Q8_OK;
+    if (size == 0) s = q8_fail(err, Q8_ERR_FORMAT, "the file is empty");
+    else s = q8_map_file(path, &map, err);
+    if (s == Q8_OK) {
+        s = parse_bytes(map.base, map.size, &map, dirname(dir), out, err);
+        q8_unmap_file(&map);
+    }
     if (s != Q8_OK) q8_fail_prefix(err, "%s", path);
     return s;
 }

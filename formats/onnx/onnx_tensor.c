@@ -151,8 +151,25 @@ static void copy_typed(const Onnx__TensorProto *tp, q8_dtype dt, int64_t numel, 
     }
 }
 
+/* n bytes from src, which lies in map when map is given: copied a few MiB
+ * at a time, each piece's file pages dropped once copied, so a large
+ * weight is never resident twice. */
+static void copy_raw(uint8_t *dst, const uint8_t *src, size_t n, const q8_mapping *map) {
+    const size_t piece = map ? (size_t)4 << 20 : n;
+    for (size_t o = 0; o < n; o += piece) {
+        size_t k = n - o < piece ? n - o : piece;
+        memcpy(dst + o, src + o, k); /* little-endian hosts only */
+        if (map) q8_mapping_drop(map, src + o, k);
+    }
+}
+
 q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
                               q8_tensor *t, q8_error *err) {
+    return q8_onnx_tensor_fill_mapped(tp, base_dir, NULL, t, err);
+}
+
+q8_status q8_onnx_tensor_fill_mapped(const Onnx__TensorProto *tp, const char *base_dir,
+                                     const q8_mapping *map, q8_tensor *t, q8_error *err) {
     const char *name = t->name ? t->name : (tp->name ? tp->name : "");
     q8_dtype dt = q8_onnx_dtype(tp->data_type);
     if (dt == Q8_UNDEFINED)
@@ -200,7 +217,7 @@ q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
             if (nbytes && fread(dst, 1, nbytes, f) != nbytes)
                 s = q8_fail(err, Q8_ERR_IO, "tensor '%s': cannot read its external data", name);
         } else if (tp->has_raw_data) {
-            if (nbytes) memcpy(dst, tp->raw_data.data, nbytes); /* little-endian hosts only */
+            copy_raw(dst, tp->raw_data.data, nbytes, map);
         } else if (numel) {
             copy_typed(tp, dt, numel, dst);
         }

@@ -14,6 +14,10 @@ q8_dtype q8_onnx_dtype(int32_t onnx_type);
  * the tensor in messages. */
 q8_status q8_onnx_tensor_fill(const Onnx__TensorProto *tp, const char *base_dir,
                               q8_tensor *t, q8_error *err);
+/* The same, with raw_data pointing into map (the mapped model file): its
+ * pages are dropped as they are copied. */
+q8_status q8_onnx_tensor_fill_mapped(const Onnx__TensorProto *tp, const char *base_dir,
+                                     const q8_mapping *map, q8_tensor *t, q8_error *err);
 
 /* Read a serialized TensorProto file (.pb, as in ONNX test data). Returns a
  * standalone tensor (free with q8_tensor_free); its name is the proto's name

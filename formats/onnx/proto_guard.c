@@ -1,6 +1,6 @@
 #include "proto_guard.h"
 
-static bool read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
+bool q8_pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v) {
     uint64_t r = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (*p >= end) return false;
@@ -22,7 +22,7 @@ static bool walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p,
     }
     while (p < end) {
         uint64_t key;
-        if (!read_varint(&p, end, &key)) {
+        if (!q8_pb_read_varint(&p, end, &key)) {
             *why = "truncated field key";
             return false;
         }
@@ -30,7 +30,7 @@ static bool walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p,
         switch (key & 7) {
         case 0: {
             uint64_t v;
-            if (!read_varint(&p, end, &v)) {
+            if (!q8_pb_read_varint(&p, end, &v)) {
                 *why = "truncated varint";
                 return false;
             }
@@ -52,7 +52,7 @@ static bool walk(const ProtobufCMessageDescriptor *desc, const uint8_t *p,
             break;
         case 2: {
             uint64_t len;
-            if (!read_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
+            if (!q8_pb_read_varint(&p, end, &len) || len > (uint64_t)(end - p)) {
                 *why = "length-delimited field runs past the end";
                 return false;
             }

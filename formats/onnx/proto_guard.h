@@ -17,4 +17,7 @@
 bool q8_proto_check(const ProtobufCMessageDescriptor *desc, const uint8_t *data,
                     size_t len, int max_depth, const char **why);
 
+/* Read one base-128 varint at *p (< end), advancing *p; false if truncated. */
+bool q8_pb_read_varint(const uint8_t **p, const uint8_t *end, uint64_t *v);
+
 #endif

@@ -67,24 +67,56 @@ static void cpu_destroy(void *p) {
     free(c);
 }
 
+/* Per constant: how many node inputs read it and whether every one of
+ * them reads only its packed copy (after all prepares). */
+typedef struct const_use {
+    int left;               /* node inputs not prepared yet */
+    bool packed_only;
+} const_use;
+
+/* After node i's prepare: a constant whose last reader was just prepared,
+ * and that every reader packed, is released. */
+static void release_packed(const q8_graph *g, int i, void *prep, const q8_release *rel,
+                           const_use *use) {
+    const q8_node *n = g->nodes[i];
+    const q8_cpu_op *op = q8_cpu_ops[n->op];
+    for (int j = 0; j < n->n_inputs; j++) {
+        int t = n->inputs[j];
+        if (t < 0 || !g->tensors[t]->data) continue;
+        use[t].packed_only &= op->packed_input && prep && op->packed_input(prep, j);
+        if (--use[t].left == 0 && use[t].packed_only) rel->fn(rel->arg, t);
+    }
+}
+
 static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
-                            const q8_mapping *map, void **out, q8_error *err) {
+                            const q8_mapping *map, const q8_release *rel, void **out,
+                            q8_error *err) {
     (void)map; /* constants are used where they are, mapped or not */
     cpu_ctx *c = calloc(1, sizeof *c);
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     c->g = g;
     c->n_threads = o->n_threads > 0 ? o->n_threads : q8_cpu_count();
     q8_status s = Q8_OK;
-    if (!(c->prep = calloc((size_t)g->n_nodes + 1, sizeof(void *))))
+    const_use *use = rel ? calloc((size_t)g->n_tensors + 1, sizeof *use) : NULL;
+    if (!(c->prep = calloc((size_t)g->n_nodes + 1, sizeof(void *))) || (rel && !use))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    /* Each op's data for this backend (packed weights), once. */
+    for (int i = 0; use && i < g->n_nodes; i++)
+        for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
+            int t = g->nodes[i]->inputs[j];
+            if (t < 0) continue;
+            use[t].left++;
+            use[t].packed_only = true;
+        }
+    /* Each op's data for this backend (packed weights), once. Weights count
+     * the constants nodes read plus what prepare made of them. */
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         const q8_cpu_op *op = q8_cpu_ops[g->nodes[i]->op];
         size_t bytes = 0;
-        if (!op->prepare) continue;
-        s = op->prepare(g, g->nodes[i], &c->prep[i], &bytes, err);
+        if (op->prepare) s = op->prepare(g, g->nodes[i], &c->prep[i], &bytes, err);
         c->weights_bytes += bytes;
+        if (s == Q8_OK && use) release_packed(g, i, c->prep[i], rel, use);
     }
+    free(use);
     if (s == Q8_OK) s = q8_plan_build(g, cpu_scratch, c, &c->plan, err);
     if (s == Q8_OK) {
         c->arena = q8_aligned_alloc(c->plan.arena_bytes);
@@ -107,13 +139,11 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
         return s;
     }
     /* Constants are used in place (no copy); activations point into the arena. */
-    int *seen = calloc((size_t)g->n_tensors + 1, sizeof(int));
+    char *seen = calloc((size_t)g->n_tensors + 1, 1);
     if (!seen) {
         cpu_destroy(c);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    /* Weights: the constants nodes read plus what prepare made of them
-     * (both stay in memory). */
     for (int i = 0; i < g->n_nodes; i++) {
         for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
             int t = g->nodes[i]->inputs[j];
@@ -226,6 +256,7 @@ static q8_status cpu_sync(void *p, q8_error *err) {
 }
 
 static const void *cpu_tensor_data(void *p, int t) { return ((cpu_ctx *)p)->ptr[t]; }
+
 
 static void cpu_memory(void *p, q8_memory_info *mi) {
     cpu_ctx *c = p;

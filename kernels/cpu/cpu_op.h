@@ -31,6 +31,10 @@ typedef struct q8_cpu_op {
     void (*run)(const q8_exec *x, const q8_node *n);
     /* Optional: scratch bytes run needs with n_threads threads. */
     size_t (*scratch)(const q8_graph *g, const q8_node *n, const void *prep, int n_threads);
+    /* Optional: true when run reads the constant input j only through prep
+     * (prepare packed it), so the graph's own copy may be released
+     * (q8_session_release_model_weights). NULL: run reads every input. */
+    bool (*packed_input)(const void *prep, int j);
 } q8_cpu_op;
 
 #define Q8_CPU_DECLARE_(ID, sym, domain, name) extern const q8_cpu_op q8_cpu_##sym;

@@ -527,7 +527,9 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
 }
 
 static q8_status cuda_create(const q8_graph *g, const q8_session_options *o,
-                             const q8_mapping *map, void **out, q8_error *err) {
+                             const q8_mapping *map, const q8_release *rel, void **out,
+                             q8_error *err) {
+    (void)rel; /* host copies are kept: uploads and CPU-side reads use them */
     cu_ctx *c = calloc(1, sizeof *c);
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     c->g = g;

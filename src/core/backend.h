@@ -9,12 +9,20 @@
 
 /* Bump when the table below changes; the registry refuses a backend built
  * for another version. */
-#define Q8_BACKEND_ABI 2
+#define Q8_BACKEND_ABI 3
 
 /* Called after each node runs (calibration, per-layer reports): ptr holds
  * every tensor's data pointer, valid only during the call. */
 typedef void (*q8_node_observer)(void *arg, const q8_graph *g, const q8_node *n,
                                  void *const *ptr);
+
+/* A session that owns its model (q8_session_create_owning) lets create
+ * free the graph's copy of a constant as soon as the session will not read
+ * it again (its kernels hold their own form of it: packed, uploaded). */
+typedef struct q8_release {
+    void (*fn)(void *arg, int tensor);
+    void *arg;
+} q8_release;
 
 typedef struct q8_backend {
     unsigned abi;           /* Q8_BACKEND_ABI */
@@ -28,9 +36,10 @@ typedef struct q8_backend {
     /* Plan memory, allocate, prepare every node (weights packed or
      * uploaded). Everything it starts is finished when it returns: the
      * first run may start at once. map may point into the constants' file
-     * (base NULL when there is none). */
+     * (base NULL when there is none). rel: NULL, or how to release a
+     * constant the session no longer reads (the graph's data is then gone). */
     q8_status (*create)(const q8_graph *g, const q8_session_options *o, const q8_mapping *map,
-                        void **ctx, q8_error *err);
+                        const q8_release *rel, void **ctx, q8_error *err);
     void (*destroy)(void *ctx);
     /* Copy nbytes of host data into the tensor's buffer. */
     q8_status (*set_input)(void *ctx, int tensor, const void *data, size_t nbytes,

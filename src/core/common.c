@@ -2,6 +2,9 @@
 #include "common.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -93,15 +96,62 @@ bool q8_dtype_is_int(q8_dtype t) {
     }
 }
 
+/* Every block has a header just before it. Large blocks are mapped
+ * directly: their zero pages cost nothing until touched (an arena that a
+ * run fills later, weights being read in) and their memory goes back to the
+ * system when freed, where malloc would keep a freed weight in its heap. */
+#define ALLOC_MAP_MIN ((size_t)64 << 10)
+
+typedef struct alloc_hdr {
+    size_t map_bytes;       /* mapped: bytes of the mapping, which starts a page before */
+    size_t magic;
+} alloc_hdr;
+#define ALLOC_MAGIC ((size_t)0x71386d656d6f7279ull)
+_Static_assert(sizeof(alloc_hdr) <= Q8_ALIGN, "the header fits in one alignment unit");
+
+static size_t page_bytes(void) {
+    long p = sysconf(_SC_PAGESIZE);
+    return p >= Q8_ALIGN ? (size_t)p : 4096;
+}
+
 void *q8_aligned_alloc(size_t bytes) {
     size_t n = q8_align_up(bytes ? bytes : 1, Q8_ALIGN);
-    if (n < bytes) return NULL;
-    void *p = aligned_alloc(Q8_ALIGN, n);
-    if (p) memset(p, 0, n);
+    if (n < bytes || n > SIZE_MAX / 2) return NULL;
+    uint8_t *p;
+    size_t map = 0;
+    if (n >= ALLOC_MAP_MIN) {
+        size_t page = page_bytes();
+        map = n + page;
+        void *m = mmap(NULL, map, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        p = (uint8_t *)m + page;
+    } else {
+        uint8_t *raw = aligned_alloc(Q8_ALIGN, n + Q8_ALIGN);
+        if (!raw) return NULL;
+        memset(raw, 0, n + Q8_ALIGN);
+        p = raw + Q8_ALIGN;
+    }
+    alloc_hdr *h = (alloc_hdr *)(p - Q8_ALIGN);
+    h->map_bytes = map;
+    h->magic = ALLOC_MAGIC;
     return p;
 }
 
-void q8_aligned_free(void *p) { free(p); }
+void q8_heap_trim(void) {
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
+}
+
+void q8_aligned_free(void *ptr) {
+    if (!ptr) return;
+    uint8_t *p = ptr;
+    alloc_hdr *h = (alloc_hdr *)(p - Q8_ALIGN);
+    Q8_ASSERT(h->magic == ALLOC_MAGIC);
+    h->magic = 0;
+    if (h->map_bytes) munmap(p - page_bytes(), h->map_bytes);
+    else free(p - Q8_ALIGN);
+}
 
 char *q8_strdup(const char *s) {
     size_t n = strlen(s) + 1;
@@ -253,6 +303,17 @@ q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err) {
     m->base = p;
     m->size = size;
     return Q8_OK;
+}
+
+void q8_mapping_drop(const q8_mapping *m, const void *p, size_t n) {
+    const uint8_t *b = m->base, *q = p;
+    if (!b || !n || q < b || q - b >= (ptrdiff_t)m->size) return;
+    size_t page = page_bytes();
+    size_t lo = (size_t)(q - b) / page * page, hi = (size_t)(q - b) + n;
+    if (hi > m->size) hi = m->size;
+    /* read-only and never written: the pages come back from the file if
+     * touched again */
+    madvise((uint8_t *)m->base + lo, hi - lo, MADV_DONTNEED);
 }
 
 void q8_unmap_file(q8_mapping *m) {

@@ -38,6 +38,9 @@ q8_status q8_fail_prefix(q8_error *err, const char *fmt, ...)
 
 /* Allocation: abort-free; callers turn NULL into Q8_ERR_NOMEM. */
 void *q8_aligned_alloc(size_t bytes);   /* Q8_ALIGN-aligned, zeroed */
+/* Give the heap's free pages back to the system (glibc keeps them, e.g.
+ * after a model's protobuf is freed below later allocations). */
+void q8_heap_trim(void);
 void q8_aligned_free(void *p);
 char *q8_strdup(const char *s);
 
@@ -92,6 +95,10 @@ typedef struct q8_mapping {
 /* Map a regular, non-empty file read-only. */
 q8_status q8_map_file(const char *path, q8_mapping *m, q8_error *err);
 void q8_unmap_file(q8_mapping *m);
+/* Drop the resident pages of n bytes at p (inside m) once read: they stop
+ * counting in the process's memory and are read from the file again if
+ * touched. */
+void q8_mapping_drop(const q8_mapping *m, const void *p, size_t n);
 
 /* Read a whole regular file; *data is malloc'd (NUL-terminated for
  * convenience). */

@@ -3,7 +3,9 @@
 #include "control.h"
 #include "half.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* ---- name map: open addressing, FNV-1a ---- */
 
@@ -89,6 +91,23 @@ void q8_node_free_contents(q8_node *n) {
     free(n->params);
     memset(n, 0, sizeof *n);
 }
+
+static void *released_page;
+static pthread_once_t released_once = PTHREAD_ONCE_INIT;
+
+static void map_released_page(void) {
+    void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    static _Alignas(Q8_ALIGN) uint8_t fallback[Q8_ALIGN];
+    released_page = p == MAP_FAILED ? fallback : p;
+}
+
+void q8_tensor_release_data(q8_tensor *t) {
+    pthread_once(&released_once, map_released_page);
+    q8_tensor_free_data(t);
+    t->data = released_page;
+}
+
+bool q8_tensor_released(const q8_tensor *t) { return t->data && t->data == released_page; }
 
 void q8_tensor_free_data(q8_tensor *t) {
     if (t->owns_data) q8_aligned_free(t->data);

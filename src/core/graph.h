@@ -156,6 +156,11 @@ size_t q8_tensor_nbytes(const q8_tensor *t);
 /* Allocate t->data for its shape (zeroed). */
 q8_status q8_tensor_alloc_data(q8_tensor *t, q8_error *err);
 void q8_tensor_free_data(q8_tensor *t);
+/* Free a constant's data that a session owning the model no longer reads
+ * (backend.h, q8_release): it stays a constant, its data pointing at a
+ * page no access is allowed to, so a stray read faults at once. */
+void q8_tensor_release_data(q8_tensor *t);
+bool q8_tensor_released(const q8_tensor *t);
 void q8_tensor_free(q8_tensor *t);
 static inline bool q8_tensor_is_const(const q8_tensor *t) { return t && t->data; }
 

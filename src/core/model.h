@@ -12,6 +12,7 @@ struct q8_model {
     q8_meta meta;           /* .q8 metadata (empty for ONNX) */
     q8_mapping map;         /* .q8: the mapped file constants point into */
     bool quantized;         /* loaded from a .q8 */
+    bool taken;             /* owned by a session (q8_session_create_owning) */
 };
 
 struct q8_session {
@@ -22,6 +23,8 @@ struct q8_session {
     /* float16 models: per graph input / output, a float32 (inputs) or
      * float16 (outputs) buffer for the conversion at the boundary, or NULL */
     void **in_conv, **out_conv;
+    q8_model *owned;        /* q8_session_create_owning: the model, freed with the session */
+    size_t released_bytes;  /* the model's weights freed because the backend holds its own */
 };
 
 /* Observe every node's outputs during q8_session_run (CPU backend). */

@@ -4,6 +4,7 @@
 
 #include "bind.h"
 #include "half.h"
+#include "layout.h"
 #include "model.h"
 
 /* Buffers for the inputs and outputs a float16 model exchanges as float16
@@ -35,8 +36,28 @@ static void free_conversions(q8_session *s) {
     free(s->out_conv);
 }
 
-q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
-                            q8_session **out, q8_error *err) {
+static bool is_bound_or_output(const q8_graph *g, int t) {
+    for (int i = 0; i < g->n_bound; i++)
+        if (g->bound[i] == t) return true;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (g->outputs[i] == t) return true;
+    return false;
+}
+
+/* q8_release for a session that owns its model: frees what the model
+ * allocated (weights in a mapped .q8 cost nothing to keep); bound values
+ * and constant outputs are read through the model, never by the backend. */
+static void release_constant(void *arg, int t) {
+    q8_session *s = arg;
+    q8_graph *g = s->owned->g;
+    q8_tensor *tt = g->tensors[t];
+    if (!tt->data || !tt->owns_data || is_bound_or_output(g, t)) return;
+    s->released_bytes += q8_tensor_stored_bytes(tt);
+    q8_tensor_release_data(tt);
+}
+
+static q8_status create(const q8_model *m, q8_model *owned, const q8_session_options *opts,
+                        q8_session **out, q8_error *err) {
     if (!m || !out) return q8_fail(err, Q8_ERR_ARG, "q8_session_create: NULL argument");
     *out = NULL;
     q8_session_options o = {0};
@@ -46,6 +67,9 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
         return q8_fail(err, Q8_ERR_UNSUPPORTED,
                        "this build of q8 has no %s backend (rebuild with -DQ8_CUDA=ON)",
                        o.device == Q8_DEVICE_CUDA ? "CUDA" : "such");
+    if (m->taken)
+        return q8_fail(err, Q8_ERR_ARG, "the model belongs to a session "
+                                        "(q8_session_create_owning): load it again");
     char why[256];
     if (!be->available(why, sizeof why)) return q8_fail(err, Q8_ERR_BACKEND, "%s", why);
     const q8_graph *g = m->g;
@@ -53,11 +77,15 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
     q8_session *s = calloc(1, sizeof *s);
     if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     s->m = m;
+    s->owned = owned;
     s->backend = be;
     s->input_set = calloc((size_t)g->n_inputs + 1, sizeof(bool));
     q8_status st = s->input_set ? alloc_conversions(s, err)
                                 : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    if (st == Q8_OK) st = be->create(g, &o, &m->map, &s->ctx, err);
+    q8_release rel = {.fn = release_constant, .arg = s};
+    if (owned) owned->taken = true;
+    if (st == Q8_OK) st = be->create(g, &o, &m->map, owned ? &rel : NULL, &s->ctx, err);
+    if (owned) q8_heap_trim();
     if (st != Q8_OK) {
         free_conversions(s);
         free(s->input_set);
@@ -68,11 +96,24 @@ q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
     return Q8_OK;
 }
 
+q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
+                            q8_session **out, q8_error *err) {
+    return create(m, NULL, opts, out, err);
+}
+
+q8_status q8_session_create_owning(q8_model *m, const q8_session_options *opts,
+                                   q8_session **out, q8_error *err) {
+    q8_status st = create(m, m, opts, out, err);
+    if (st != Q8_OK) q8_model_free(m);
+    return st;
+}
+
 void q8_session_free(q8_session *s) {
     if (!s) return;
     s->backend->destroy(s->ctx);
     free_conversions(s);
     free(s->input_set);
+    q8_model_free(s->owned);
     free(s);
 }
 
@@ -166,6 +207,8 @@ q8_status q8_session_node_profile(const q8_session *s, int i, const char **name,
 void q8_session_memory(const q8_session *s, q8_memory_info *mi) {
     memset(mi, 0, sizeof *mi);
     s->backend->memory(s->ctx, mi);
+    mi->weights_bytes -= s->released_bytes < mi->weights_bytes ? s->released_bytes
+                                                                : mi->weights_bytes;
 }
 
 void q8_session_stats_get(const q8_session *s, q8_session_stats *st) {

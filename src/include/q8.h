@@ -186,6 +186,13 @@ q8_status q8_model_bound_info(const q8_model *m, int i, q8_tensor_info *info, co
 q8_status q8_session_create(const q8_model *m, const q8_session_options *opts,
                             q8_session **out, q8_error *err);
 void q8_session_free(q8_session *s);
+/* The session takes the model (freed with it, or at once if this fails)
+ * and frees the model's copy of every weight as soon as its kernels hold
+ * their own (packed): each weight is held once. For a model that makes one
+ * session, like a command-line run. The model's info functions stay usable
+ * while the session lives; the model must make no other session. */
+q8_status q8_session_create_owning(q8_model *m, const q8_session_options *opts,
+                                   q8_session **out, q8_error *err);
 
 /* Copies data (dtype and shape must match the model's input). */
 q8_status q8_session_set_input(q8_session *s, const char *name, q8_dtype dtype,

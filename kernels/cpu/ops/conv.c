@@ -254,4 +254,11 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, scratch);
 }
 
-const q8_cpu_op q8_cpu_conv = {.prepare = conv_prepare, .run = conv_run, .scratch = conv_scratch};
+/* W is packed only for M > 1 and more than one output pixel: the blocked
+ * path, which uses it. */
+static bool conv_packed_input(const void *prep, int j) {
+    return j == 1 && ((const conv_prep *)prep)->a_packed;
+}
+
+const q8_cpu_op q8_cpu_conv = {.prepare = conv_prepare, .run = conv_run, .scratch = conv_scratch,
+                               .packed_input = conv_packed_input};

@@ -127,5 +127,11 @@ static void convt_run(const q8_exec *x, const q8_node *n) {
     }
 }
 
+/* W is packed only when both GEMM sides exceed 1: the blocked path uses it. */
+static bool convt_packed_input(const void *prep, int j) {
+    return j == 1 && ((const convt_prep *)prep)->a_packed;
+}
+
 const q8_cpu_op q8_cpu_conv_transpose = {.prepare = convt_prepare, .run = convt_run,
-                                         .scratch = convt_scratch};
+                                         .scratch = convt_scratch,
+                                         .packed_input = convt_packed_input};

@@ -5,13 +5,14 @@
 #include "sgemm.h"
 
 /* B packed for q8_sgemm (only when B is a constant and A is not: a node
- * with both constant folds away). */
+ * with both constant folds away; and not for one row of A, which
+ * q8_sgemm runs as a GEMV straight from B). */
 static q8_status gemm_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                               q8_error *err) {
     const q8_gemm_params *p = n->params;
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     size_t pb = q8_sgemm_packed_b_bytes(p->k, p->n, 1, 0);
-    if (!b->data || a->data || !pb) return Q8_OK;
+    if (!b->data || a->data || !pb || p->m <= 1) return Q8_OK;
     if (!(*prep = q8_aligned_alloc(pb)))
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing Gemm weights");
     *bytes = pb;
@@ -58,4 +59,8 @@ static void gemm_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, x->scratch);
 }
 
-const q8_cpu_op q8_cpu_gemm = {.prepare = gemm_prepare, .run = gemm_run, .scratch = gemm_scratch};
+/* Packed B is used whenever prepare made it (M > 1: the blocked path). */
+static bool gemm_packed_input(const void *prep, int j) { return prep && j == 1; }
+
+const q8_cpu_op q8_cpu_gemm = {.prepare = gemm_prepare, .run = gemm_run, .scratch = gemm_scratch,
+                               .packed_input = gemm_packed_input};

@@ -73,5 +73,10 @@ static void matmul_run(const q8_exec *x, const q8_node *n) {
     q8_sgemm_run(&op, x->pool, x->scratch);
 }
 
+/* B is packed only for M > 1 and N > 1: the blocked path, which uses it. */
+static bool matmul_packed_input(const void *prep, int j) {
+    return j == 1 && prep && ((const matmul_prep *)prep)->b_packed;
+}
+
 const q8_cpu_op q8_cpu_matmul = {.prepare = matmul_prepare, .run = matmul_run,
-                                 .scratch = matmul_scratch};
+                                 .scratch = matmul_scratch, .packed_input = matmul_packed_input};
