@@ -391,6 +391,10 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     b[t0] = 8;
     reseal(b);
     expect_fail(b, len, "invalid dtype");
+    FRESH();
+    b[t0 + 3] = Q8_ENC_VARINT; /* version 4's encoding in a version 3 file */
+    reseal(b);
+    expect_fail(b, len, "unknown encoding 3");
 
     /* version 3's weight layouts: the record of "w.lanes" ([3][5] int8 in
      * lanes16: 128 bytes): name, dtype, ndim, flags, enc, layout, dims[2],
@@ -522,6 +526,38 @@ Test(q8file, corrupt_corpus_v4_fails_cleanly) {
     b[ax] = 3; /* axis -2 */
     reseal(b);
     expect_fail(b, len, "quantization axis -2 out of range");
+
+    /* the int64 "shape" {1, -1, 7}: varints (zigzag 2, 1, 14): [0, 5] "shape",
+     * dtype, ndim, flags, encoding 3, layout, dim 3 (6), offset (1 or 2
+     * bytes), size 3 */
+    size_t sh = find_in(orig, l, Q8_SECTION_GRAPH, "\x00\x05shape", 7) + 7;
+    cr_assert_eq(orig[sh + 3], Q8_ENC_VARINT);
+    cr_assert_eq(orig[sh + 5], 6);
+    size_t shsize = sh + 7 + (orig[sh + 6] >= 0x80);
+    cr_assert_eq(orig[shsize], 3);
+    FRESH();
+    b[t0 + 3] = Q8_ENC_VARINT; /* on the float32 tensor */
+    reseal(b);
+    expect_fail(b, len, "varint encoding of a float32 tensor");
+    FRESH();
+    b[shsize] = 2;
+    reseal(b);
+    expect_fail(b, len, "tensor 'shape': 3 values cannot fit in 2 varint bytes");
+    size_t shoff = orig[sh + 6] & 0x7f;
+    if (orig[sh + 6] >= 0x80) shoff |= (size_t)orig[sh + 7] << 7;
+    cr_assert_eq(orig[l.off[Q8_SECTION_DATA] + shoff + 2], 14);
+    FRESH();
+    b[l.off[Q8_SECTION_DATA] + shoff + 2] |= 0x80; /* the last one continues */
+    reseal(b);
+    expect_fail(b, len, "tensor 'shape': varint 2 is truncated");
+    FRESH();
+    b[shsize] = 4;
+    reseal(b);
+    expect_fail(b, len, "tensor 'shape': 1 bytes after its 3 varints");
+    FRESH();
+    b[sh + 5] = 100; /* 50 values in 3 bytes */
+    reseal(b);
+    expect_fail(b, len, "50 values cannot fit in 3 varint bytes");
 
     /* the node: [0, 18] "node/with:odd name", op code 95, 6 inputs
      * (index + 1), 1 output, 8 attributes (table indices 0..7) */

@@ -84,8 +84,39 @@ static bool put_laid_out(q8_wbuf *data, const q8_tensor *t, q8_layout l, uint64_
     return true;
 }
 
-static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, uint8_t *enc,
-                            uint8_t *layout, uint64_t *off, uint64_t *size) {
+/* An int32 or int64 element of t as int64. */
+static int64_t int_elem(const q8_tensor *t, int64_t i) {
+    return t->dtype == Q8_I32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+}
+
+/* Bytes of t's elements as zigzag varints (version 4's Q8_ENC_VARINT), or
+ * SIZE_MAX when t is not int32/int64 or not a constant stored plain. */
+static size_t varint_bytes(const q8_tensor *t, int64_t numel) {
+    if ((t->dtype != Q8_I32 && t->dtype != Q8_I64) || t->layout != Q8_LAYOUT_PLAIN)
+        return SIZE_MAX;
+    size_t n = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t v = int_elem(t, i);
+        uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+        do n++; while (z >>= 7);
+    }
+    return n;
+}
+
+/* Integer constants (int32 biases, int64 shapes) as varints when that is
+ * smaller than dense and bitmask: about half the bytes, and no alignment
+ * (they are expanded at load, like bitmask data). */
+static bool put_varints(q8_wbuf *data, const q8_tensor *t, int64_t numel, size_t bytes,
+                        uint64_t *off, uint64_t *size) {
+    *off = data->len;
+    *size = bytes;
+    bool ok = true;
+    for (int64_t i = 0; ok && i < numel; i++) ok = q8_wbuf_sv(data, int_elem(t, i));
+    return ok;
+}
+
+static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, bool compact,
+                            uint8_t *enc, uint8_t *layout, uint64_t *off, uint64_t *size) {
     int64_t numel = q8_tensor_numel(t);
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
     *layout = Q8_LAYOUT_PLAIN;
@@ -94,6 +125,11 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, u
     int64_t nnz = numel >= 64 && t->layout == Q8_LAYOUT_PLAIN ? count_nonzero(t->data, numel, es)
                                                               : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
+    size_t vb = compact ? varint_bytes(t, numel) : SIZE_MAX;
+    if (vb < dense && vb < sparse) {
+        *enc = Q8_ENC_VARINT;
+        return put_varints(data, t, numel, vb, off, size);
+    }
     if (want != Q8_LAYOUT_PLAIN && sparse >= dense) {
         *enc = Q8_ENC_DENSE;
         *layout = (uint8_t)want;
@@ -290,7 +326,7 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
                         (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
         uint8_t enc = 0, layout = Q8_LAYOUT_PLAIN;
         uint64_t off = 0, size = 0;
-        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), &enc, &layout, &off,
+        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), c, &enc, &layout, &off,
                                         &size))
             ok = false;
         ok = ok && put_tensor(gb, c, t, prev, flags, enc, layout, off, size);
@@ -568,6 +604,32 @@ static q8_status expand_bitmask(q8_tensor *t, const uint8_t *src, uint64_t size,
     return Q8_OK;
 }
 
+/* Expand varint-encoded integers (version 4) into t->data: exactly numel
+ * values, each within the dtype's range, using all `size` bytes. */
+static q8_status expand_varints(q8_tensor *t, const uint8_t *src, uint64_t size, q8_error *err) {
+    if (t->dtype != Q8_I32 && t->dtype != Q8_I64)
+        return BAD("tensor '%s': varint encoding of a %s tensor (int32 or int64 only)", t->name,
+                   q8_dtype_name(t->dtype));
+    int64_t numel = q8_tensor_numel(t);
+    if ((uint64_t)numel > size) /* each value takes at least one byte */
+        return BAD("tensor '%s': %lld values cannot fit in %llu varint bytes", t->name,
+                   (long long)numel, (unsigned long long)size);
+    Q8_TRY(q8_tensor_alloc_data(t, err));
+    q8_rbuf r = q8_rbuf_make(src, (size_t)size);
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t v = q8_rbuf_sv(&r);
+        if (!r.ok) return BAD("tensor '%s': varint %lld is truncated", t->name, (long long)i);
+        if (t->dtype == Q8_I32 && (v < INT32_MIN || v > INT32_MAX))
+            return BAD("tensor '%s': value %lld out of int32 range", t->name, (long long)v);
+        if (t->dtype == Q8_I32) ((int32_t *)t->data)[i] = (int32_t)v;
+        else ((int64_t *)t->data)[i] = v;
+    }
+    if (q8_rbuf_left(&r))
+        return BAD("tensor '%s': %zu bytes after its %lld varints", t->name, q8_rbuf_left(&r),
+                   (long long)numel);
+    return Q8_OK;
+}
+
 /* A weight stored in a kernel layout (version 3): int8, dense, 64-byte
  * aligned, of that layout's size, padding zero. */
 static q8_status check_layout(const q8_tensor *t, uint8_t layout, uint8_t enc, uint64_t off,
@@ -668,7 +730,7 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
                        t->name, (unsigned long long)off, (unsigned long long)size,
                        (unsigned long long)data.size);
-        if (off % q8_file_data_align((size_t)size))
+        if (enc != Q8_ENC_VARINT && off % q8_file_data_align((size_t)size))
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
                        (unsigned long long)off, q8_file_data_align((size_t)size));
         if (layout != Q8_LAYOUT_PLAIN) {
@@ -684,6 +746,8 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             t->owns_data = false;
         } else if (enc == Q8_ENC_BITMASK) {
             Q8_TRY(expand_bitmask(t, data.p + off, size, err));
+        } else if (enc == Q8_ENC_VARINT && version >= 4) {
+            Q8_TRY(expand_varints(t, data.p + off, size, err));
         } else {
             return BAD("tensor '%s': unknown encoding %u", t->name, enc);
         }

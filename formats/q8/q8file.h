@@ -29,6 +29,7 @@ enum {
 enum {
     Q8_ENC_DENSE = 1,    /* numel * element size bytes */
     Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
+    Q8_ENC_VARINT = 3,   /* version 4: int32/int64 elements as zigzag varints, unaligned */
 };
 
 /* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants
