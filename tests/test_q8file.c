@@ -614,6 +614,73 @@ Test(q8file, corrupt_corpus_v4_fails_cleanly) {
     free(orig);
 }
 
+/* Version 4 stores an all-zero constant with no bytes (encoding 4), reads it
+ * back as zeros, and refuses the encoding with data or in version 3. */
+Test(q8file, zero_constants_take_no_bytes) {
+    q8_graph *g = q8_graph_new();
+    g->opset = Q8_OPSET_CANONICAL;
+    int64_t d[4] = {1, 4, 64, 64};
+    int x = q8_graph_add_tensor(g, "x", NULL), y = q8_graph_add_tensor(g, "y", NULL);
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, d, 4);
+    int z = add_const(g, "pad.zeros", Q8_F32, d, 4); /* zero-filled */
+    int64_t d2[4] = {1, 8, 64, 64};
+    q8_tensor_set_shape(g->tensors[y], Q8_F32, d2, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = y;
+    int ni = q8_graph_add_node(g, "concat", "Concat");
+    q8_node *n = g->nodes[ni];
+    n->op = Q8_OP_CONCAT;
+    int in[2] = {x, z};
+    q8_node_set_io(n, in, 2, &y, 1, NULL);
+    q8_node_set_attr(n, "axis", Q8_ATTR_INT)->i = 1;
+    size_t len, l3;
+    uint8_t *orig = encode(g, &len), *v3 = encode_v(g, 3, &l3);
+    layout_t l = read_layout(orig);
+    cr_assert_eq(l.size[Q8_SECTION_DATA], 0, "64 KiB of zeros took %llu bytes",
+                 (unsigned long long)l.size[Q8_SECTION_DATA]);
+    cr_assert_gt(read_layout(v3).size[Q8_SECTION_DATA], 2000); /* a bitmask */
+    q8_graph *h;
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(orig, len, &h, NULL, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *t = h->tensors[2];
+    cr_assert_str_eq(t->name, "pad.zeros");
+    cr_assert(t->owns_data);
+    static const uint8_t zero[4 * 64 * 64 * 4];
+    cr_assert_eq(memcmp(t->data, zero, sizeof zero), 0);
+    q8_graph_free(h);
+    /* its record: [shared 0, length 9] "pad.zeros", dtype, ndim, flags,
+     * encoding 4, layout, dims 1 4 64 64 (zigzag 2 8 128: 2 bytes, 128),
+     * offset 0, size 0 */
+    uint8_t *b = malloc(len);
+    size_t r = find_in(orig, l, Q8_SECTION_GRAPH, "\x00\x09pad.zeros", 11) + 11;
+    cr_assert_eq(orig[r + 3], Q8_ENC_ZEROS);
+    size_t size_at = r + 5 + 1 + 1 + 2 + 2 + 1;
+    cr_assert_eq(orig[size_at - 1], 0);
+    cr_assert_eq(orig[size_at], 0);
+    FRESH();
+    b[size_at] = 1;
+    reseal(b);
+    expect_fail(b, len, "runs past"); /* DATA is empty */
+    FRESH();
+    b[r + 3] = 9;
+    reseal(b);
+    expect_fail(b, len, "unknown encoding 9");
+    free(b);
+    /* version 3 knows no such encoding: the first tensor of v3 is "x", the
+     * zeros are the third: [len 9] "pad.zeros", dtype, ndim, flags, encoding */
+    layout_t l3t = read_layout(v3);
+    size_t r3 = find_in(v3, l3t, Q8_SECTION_GRAPH, "pad.zeros", 9) + 9;
+    cr_assert_eq(v3[r3 + 3], Q8_ENC_BITMASK);
+    v3[r3 + 3] = Q8_ENC_ZEROS;
+    reseal_with(v3, l3t);
+    expect_fail(v3, l3, "unknown encoding 4");
+    free(v3);
+    free(orig);
+    q8_graph_free(g);
+}
+
 /* Version 4 stores each distinct attribute once and front-codes names:
  * a chain of convolutions with the same attributes and long shared names
  * takes a fraction of version 3's GRAPH, and reads back the same. Big DATA

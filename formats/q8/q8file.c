@@ -125,6 +125,14 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, b
     int64_t nnz = numel >= 64 && t->layout == Q8_LAYOUT_PLAIN ? count_nonzero(t->data, numel, es)
                                                               : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
+    if (compact && nnz == 0 && numel >= 64 && t->layout == Q8_LAYOUT_PLAIN) {
+        /* all zero (a zero-filled ConstantOfShape, a channel pad): no
+         * bytes at all, where a bitmask would take numel / 8 */
+        *enc = Q8_ENC_ZEROS;
+        *off = data->len;
+        *size = 0;
+        return true;
+    }
     size_t vb = compact ? varint_bytes(t, numel) : SIZE_MAX;
     if (vb < dense && vb < sparse) {
         *enc = Q8_ENC_VARINT;
@@ -730,7 +738,7 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
                        t->name, (unsigned long long)off, (unsigned long long)size,
                        (unsigned long long)data.size);
-        if (enc != Q8_ENC_VARINT && off % q8_file_data_align((size_t)size))
+        if (enc != Q8_ENC_VARINT && enc != Q8_ENC_ZEROS && off % q8_file_data_align((size_t)size))
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
                        (unsigned long long)off, q8_file_data_align((size_t)size));
         if (layout != Q8_LAYOUT_PLAIN) {
@@ -748,6 +756,11 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             Q8_TRY(expand_bitmask(t, data.p + off, size, err));
         } else if (enc == Q8_ENC_VARINT && version >= 4) {
             Q8_TRY(expand_varints(t, data.p + off, size, err));
+        } else if (enc == Q8_ENC_ZEROS && version >= 4) {
+            if (size != 0)
+                return BAD("tensor '%s': all zeros, yet %llu data bytes", t->name,
+                           (unsigned long long)size);
+            Q8_TRY(q8_tensor_alloc_data(t, err)); /* zero-filled */
         } else {
             return BAD("tensor '%s': unknown encoding %u", t->name, enc);
         }

@@ -30,6 +30,7 @@ enum {
     Q8_ENC_DENSE = 1,    /* numel * element size bytes */
     Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
     Q8_ENC_VARINT = 3,   /* version 4: int32/int64 elements as zigzag varints, unaligned */
+    Q8_ENC_ZEROS = 4,    /* version 4: every byte zero; no data */
 };
 
 /* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants
