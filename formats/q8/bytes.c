@@ -91,3 +91,81 @@ char *q8_rbuf_str(q8_rbuf *r, size_t max) {
     s[n] = 0;
     return s;
 }
+
+bool q8_wbuf_uv(q8_wbuf *b, uint64_t v) {
+    uint8_t tmp[10];
+    size_t n = 0;
+    do {
+        tmp[n] = (uint8_t)(v & 0x7f);
+        v >>= 7;
+        if (v) tmp[n] |= 0x80;
+        n++;
+    } while (v);
+    return q8_wbuf_put(b, tmp, n);
+}
+
+bool q8_wbuf_sv(q8_wbuf *b, int64_t v) {
+    return q8_wbuf_uv(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+}
+
+bool q8_wbuf_vstr(q8_wbuf *b, const char *s) {
+    size_t n = s ? strlen(s) : 0;
+    return q8_wbuf_uv(b, n) && q8_wbuf_put(b, s, n);
+}
+
+bool q8_wbuf_fstr(q8_wbuf *b, const char *prev, const char *s) {
+    size_t shared = 0;
+    if (!s) s = "";
+    while (prev && prev[shared] && prev[shared] == s[shared]) shared++;
+    return q8_wbuf_uv(b, shared) && q8_wbuf_vstr(b, s + shared);
+}
+
+uint64_t q8_rbuf_uv(q8_rbuf *r) {
+    uint64_t v = 0;
+    for (int i = 0; i < 10; i++) {
+        const uint8_t *p = q8_rbuf_take(r, 1);
+        if (!p) return 0;
+        if (i == 9 && *p > 1) break; /* past 64 bits */
+        v |= (uint64_t)(*p & 0x7f) << (7 * i);
+        if (!(*p & 0x80)) return v;
+    }
+    r->ok = false;
+    return 0;
+}
+
+int64_t q8_rbuf_sv(q8_rbuf *r) {
+    uint64_t u = q8_rbuf_uv(r);
+    return (int64_t)(u >> 1) ^ -(int64_t)(u & 1);
+}
+
+/* n bytes at the cursor after a prefix of `shared` bytes of prev. */
+static char *take_text(q8_rbuf *r, const char *prev, uint64_t shared, size_t max) {
+    uint64_t n = q8_rbuf_uv(r);
+    if (!r->ok || n > max || shared > max - n) {
+        r->ok = false;
+        return NULL;
+    }
+    const char *p = q8_rbuf_take(r, (size_t)n);
+    if (!p) return NULL;
+    if (memchr(p, 0, (size_t)n)) {
+        r->ok = false;
+        return NULL;
+    }
+    char *s = malloc((size_t)(shared + n) + 1);
+    if (!s) return NULL;
+    if (shared) memcpy(s, prev, (size_t)shared);
+    memcpy(s + shared, p, (size_t)n);
+    s[shared + n] = 0;
+    return s;
+}
+
+char *q8_rbuf_vstr(q8_rbuf *r, size_t max) { return take_text(r, NULL, 0, max); }
+
+char *q8_rbuf_fstr(q8_rbuf *r, const char *prev, size_t max) {
+    uint64_t shared = q8_rbuf_uv(r);
+    if (!r->ok || shared > (prev ? strlen(prev) : 0)) {
+        r->ok = false;
+        return NULL;
+    }
+    return take_text(r, prev, shared, max);
+}

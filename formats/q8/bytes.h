@@ -28,6 +28,15 @@ static inline bool q8_wbuf_f32(q8_wbuf *b, float v) { return q8_wbuf_put(b, &v, 
 static inline bool q8_wbuf_f64(q8_wbuf *b, double v) { return q8_wbuf_put(b, &v, 8); }
 /* u32 length + bytes, no terminator */
 bool q8_wbuf_str(q8_wbuf *b, const char *s);
+/* Version 4's compact forms (docs/format.md, "Compact numbers"): an
+ * unsigned LEB128 varint (7 bits a byte, low first, at most 10 bytes), a
+ * signed one (zigzag: 0, -1, 1, -2 ... as 0, 1, 2, 3 ...), a string as
+ * varint length + bytes, and a front-coded string: the length of the prefix
+ * it shares with prev, then the rest as a varint string. */
+bool q8_wbuf_uv(q8_wbuf *b, uint64_t v);
+bool q8_wbuf_sv(q8_wbuf *b, int64_t v);
+bool q8_wbuf_vstr(q8_wbuf *b, const char *s);
+bool q8_wbuf_fstr(q8_wbuf *b, const char *prev, const char *s);
 void q8_wbuf_free(q8_wbuf *b);
 
 typedef struct q8_rbuf {
@@ -52,5 +61,12 @@ double q8_rbuf_f64(q8_rbuf *r);
 /* Malloc'd NUL-terminated copy of a string of at most max bytes; NULL when
  * the record is bad (cursor poisoned) or on out-of-memory. */
 char *q8_rbuf_str(q8_rbuf *r, size_t max);
+/* The compact forms; a varint longer than 10 bytes or past 2^64 poisons. */
+uint64_t q8_rbuf_uv(q8_rbuf *r);
+int64_t q8_rbuf_sv(q8_rbuf *r);
+char *q8_rbuf_vstr(q8_rbuf *r, size_t max);
+/* A front-coded string after prev (NULL: none before; nothing shared): the
+ * shared prefix may not pass prev's end, the whole at most max bytes. */
+char *q8_rbuf_fstr(q8_rbuf *r, const char *prev, size_t max);
 
 #endif

@@ -25,6 +25,24 @@ enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4, TF_BOUND = 8 };
 /* The attribute that carries a branch node's scope (src/core/control.h). */
 #define SCOPE_ATTR "_scope"
 
+/* Version 4 stores counts, integers and strings compactly (varints,
+ * bytes.h); versions 2 and 3 as u32 counts, i64 integers and u32-length
+ * strings. `c` below: the compact forms. */
+static bool put_count(q8_wbuf *b, bool c, uint64_t n) {
+    return c ? q8_wbuf_uv(b, n) : q8_wbuf_u32(b, (uint32_t)n);
+}
+static bool put_int(q8_wbuf *b, bool c, int64_t v) {
+    return c ? q8_wbuf_sv(b, v) : q8_wbuf_i64(b, v);
+}
+static bool put_text(q8_wbuf *b, bool c, const char *s) {
+    return c ? q8_wbuf_vstr(b, s) : q8_wbuf_str(b, s);
+}
+static uint64_t get_count(q8_rbuf *r, bool c) { return c ? q8_rbuf_uv(r) : q8_rbuf_u32(r); }
+static int64_t get_int(q8_rbuf *r, bool c) { return c ? q8_rbuf_sv(r) : q8_rbuf_i64(r); }
+static char *get_text(q8_rbuf *r, bool c, size_t max) {
+    return c ? q8_rbuf_vstr(r, max) : q8_rbuf_str(r, max);
+}
+
 /* ------------------------------------------------------------------ write */
 
 static size_t bitmask_bytes(int64_t numel) { return (size_t)(numel + 7) / 8; }
@@ -66,8 +84,39 @@ static bool put_laid_out(q8_wbuf *data, const q8_tensor *t, q8_layout l, uint64_
     return true;
 }
 
-static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, uint8_t *enc,
-                            uint8_t *layout, uint64_t *off, uint64_t *size) {
+/* An int32 or int64 element of t as int64. */
+static int64_t int_elem(const q8_tensor *t, int64_t i) {
+    return t->dtype == Q8_I32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+}
+
+/* Bytes of t's elements as zigzag varints (version 4's Q8_ENC_VARINT), or
+ * SIZE_MAX when t is not int32/int64 or not a constant stored plain. */
+static size_t varint_bytes(const q8_tensor *t, int64_t numel) {
+    if ((t->dtype != Q8_I32 && t->dtype != Q8_I64) || t->layout != Q8_LAYOUT_PLAIN)
+        return SIZE_MAX;
+    size_t n = 0;
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t v = int_elem(t, i);
+        uint64_t z = ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+        do n++; while (z >>= 7);
+    }
+    return n;
+}
+
+/* Integer constants (int32 biases, int64 shapes) as varints when that is
+ * smaller than dense and bitmask: about half the bytes, and no alignment
+ * (they are expanded at load, like bitmask data). */
+static bool put_varints(q8_wbuf *data, const q8_tensor *t, int64_t numel, size_t bytes,
+                        uint64_t *off, uint64_t *size) {
+    *off = data->len;
+    *size = bytes;
+    bool ok = true;
+    for (int64_t i = 0; ok && i < numel; i++) ok = q8_wbuf_sv(data, int_elem(t, i));
+    return ok;
+}
+
+static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, bool compact,
+                            uint8_t *enc, uint8_t *layout, uint64_t *off, uint64_t *size) {
     int64_t numel = q8_tensor_numel(t);
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
     *layout = Q8_LAYOUT_PLAIN;
@@ -76,6 +125,19 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, u
     int64_t nnz = numel >= 64 && t->layout == Q8_LAYOUT_PLAIN ? count_nonzero(t->data, numel, es)
                                                               : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
+    if (compact && nnz == 0 && numel >= 64 && t->layout == Q8_LAYOUT_PLAIN) {
+        /* all zero (a zero-filled ConstantOfShape, a channel pad): no
+         * bytes at all, where a bitmask would take numel / 8 */
+        *enc = Q8_ENC_ZEROS;
+        *off = data->len;
+        *size = 0;
+        return true;
+    }
+    size_t vb = compact ? varint_bytes(t, numel) : SIZE_MAX;
+    if (vb < dense && vb < sparse) {
+        *enc = Q8_ENC_VARINT;
+        return put_varints(data, t, numel, vb, off, size);
+    }
     if (want != Q8_LAYOUT_PLAIN && sparse >= dense) {
         *enc = Q8_ENC_DENSE;
         *layout = (uint8_t)want;
@@ -105,26 +167,32 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, u
     return true;
 }
 
-static bool put_attr(q8_wbuf *b, const q8_attr *a) {
-    bool ok = q8_wbuf_str(b, a->name) && q8_wbuf_u8(b, q8_code_of_attr(a->type));
+static bool put_attr(q8_wbuf *b, bool c, const q8_attr *a) {
+    bool ok = put_text(b, c, a->name) && q8_wbuf_u8(b, q8_code_of_attr(a->type));
     switch (a->type) {
     case Q8_ATTR_FLOAT: return ok && q8_wbuf_f32(b, a->f);
-    case Q8_ATTR_INT: return ok && q8_wbuf_i64(b, a->i);
-    case Q8_ATTR_STRING: return ok && q8_wbuf_str(b, a->s ? a->s : "");
+    case Q8_ATTR_INT: return ok && put_int(b, c, a->i);
+    case Q8_ATTR_STRING: return ok && put_text(b, c, a->s ? a->s : "");
     case Q8_ATTR_FLOATS:
-        return ok && q8_wbuf_u32(b, (uint32_t)a->n) && q8_wbuf_put(b, a->floats, sizeof(float) * (size_t)a->n);
+        return ok && put_count(b, c, (uint64_t)a->n) &&
+               q8_wbuf_put(b, a->floats, sizeof(float) * (size_t)a->n);
     case Q8_ATTR_INTS:
-        return ok && q8_wbuf_u32(b, (uint32_t)a->n) && q8_wbuf_put(b, a->ints, sizeof(int64_t) * (size_t)a->n);
+        if (!c)
+            return ok && q8_wbuf_u32(b, (uint32_t)a->n) &&
+                   q8_wbuf_put(b, a->ints, sizeof(int64_t) * (size_t)a->n);
+        ok = ok && q8_wbuf_uv(b, (uint64_t)a->n);
+        for (int i = 0; ok && i < a->n; i++) ok = q8_wbuf_sv(b, a->ints[i]);
+        return ok;
     case Q8_ATTR_STRINGS:
-        ok = ok && q8_wbuf_u32(b, (uint32_t)a->n);
-        for (int i = 0; ok && i < a->n; i++) ok = q8_wbuf_str(b, a->strings[i]);
+        ok = ok && put_count(b, c, (uint64_t)a->n);
+        for (int i = 0; ok && i < a->n; i++) ok = put_text(b, c, a->strings[i]);
         return ok;
     case Q8_ATTR_TENSOR: {
         const q8_tensor *t = a->t;
         ok = ok && q8_wbuf_u8(b, q8_code_of_dtype(t->dtype)) && q8_wbuf_u8(b, (uint8_t)t->ndim);
-        for (int i = 0; ok && i < t->ndim; i++) ok = q8_wbuf_i64(b, t->dims[i]);
+        for (int i = 0; ok && i < t->ndim; i++) ok = put_int(b, c, t->dims[i]);
         size_t nb = q8_tensor_nbytes(t);
-        return ok && q8_wbuf_u64(b, nb) && q8_wbuf_put(b, t->data, nb);
+        return ok && (c ? q8_wbuf_uv(b, nb) : q8_wbuf_u64(b, nb)) && q8_wbuf_put(b, t->data, nb);
     }
     case Q8_ATTR_GRAPH: return false;
     }
@@ -155,8 +223,79 @@ static int live_tensors(const q8_graph *g, int *map) {
 
 static int32_t remap(const int *map, int t) { return t < 0 ? -1 : map[t]; }
 
-static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_wbuf *gb,
-                              q8_wbuf *data, q8_error *err) {
+/* Version 4: every distinct attribute (name, type and value) is stored once,
+ * in a table before the tensors; a node lists table indices. idx gets, for
+ * each node in order, the indices of its attributes (its scope last). */
+static bool attr_table(const q8_graph *g, q8_wbuf *tab, uint32_t *count, int *idx) {
+    q8_wbuf one = {0};
+    size_t *at = NULL, *len = NULL;
+    uint32_t n = 0, cap = 0;
+    bool ok = true;
+    for (int i = 0, o = 0; ok && i < g->n_nodes; i++) {
+        const q8_node *nd = g->nodes[i];
+        for (int k = 0; ok && k < nd->n_attrs + (nd->scope ? 1 : 0); k++) {
+            q8_attr sa = {.name = (char *)SCOPE_ATTR, .type = Q8_ATTR_INT, .i = nd->scope};
+            one.len = 0;
+            ok = put_attr(&one, true, k < nd->n_attrs ? &nd->attrs[k] : &sa);
+            uint32_t j = 0;
+            while (ok && j < n && (len[j] != one.len || memcmp(tab->p + at[j], one.p, one.len)))
+                j++;
+            if (ok && j == n) {
+                if (n == cap) {
+                    cap = cap ? 2 * cap : 64;
+                    size_t *na = realloc(at, sizeof *at * cap);
+                    if (na) at = na;
+                    size_t *nl = na ? realloc(len, sizeof *len * cap) : NULL;
+                    if (nl) len = nl;
+                    ok = na && nl;
+                }
+                if (ok) {
+                    at[n] = tab->len;
+                    len[n++] = one.len;
+                    ok = q8_wbuf_put(tab, one.p, one.len);
+                }
+            }
+            idx[o++] = (int)j;
+        }
+    }
+    q8_wbuf_free(&one);
+    free(at);
+    free(len);
+    *count = n;
+    return ok;
+}
+
+static bool put_tensor(q8_wbuf *gb, bool c, const q8_tensor *t, const char *prev, uint8_t flags,
+                       uint8_t enc, uint8_t layout, uint64_t off, uint64_t size) {
+    int ndim = t->shape_known ? t->ndim : 0;
+    bool ok = (c ? q8_wbuf_fstr(gb, prev, t->name) : q8_wbuf_str(gb, t->name)) &&
+              q8_wbuf_u8(gb, q8_code_of_dtype(t->dtype)) && q8_wbuf_u8(gb, (uint8_t)ndim) &&
+              q8_wbuf_u8(gb, flags);
+    /* version 4: the encoding and layout of constants only */
+    if (!c || (flags & TF_CONST)) ok = ok && q8_wbuf_u8(gb, enc) && q8_wbuf_u8(gb, layout);
+    for (int d = 0; ok && d < ndim; d++) ok = put_int(gb, c, t->dims[d]);
+    if (ok && (flags & TF_QPARAMS)) {
+        /* version 4: the scale count follows from the axis */
+        ok = (c ? q8_wbuf_sv(gb, t->q.axis) : q8_wbuf_i32(gb, t->q.axis) &&
+                                                  q8_wbuf_u32(gb, (uint32_t)t->q.n)) &&
+             q8_wbuf_put(gb, t->q.scale, sizeof(float) * (size_t)t->q.n) &&
+             (c ? q8_wbuf_sv(gb, t->q.zero_point) : q8_wbuf_i32(gb, t->q.zero_point));
+    }
+    if (ok && (flags & TF_CONST))
+        ok = c ? q8_wbuf_uv(gb, off) && q8_wbuf_uv(gb, size)
+               : q8_wbuf_u64(gb, off) && q8_wbuf_u64(gb, size);
+    return ok;
+}
+
+/* A tensor index of a node (-1: absent); version 4 stores index + 1. */
+static bool put_index(q8_wbuf *gb, bool c, int32_t i) {
+    return c ? q8_wbuf_uv(gb, (uint64_t)((int64_t)i + 1)) : q8_wbuf_i32(gb, i);
+}
+
+static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uint32_t version,
+                              q8_wbuf *gb, q8_wbuf *data, q8_error *err) {
+    const bool c = version >= 4;
+    int n_refs = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         for (int k = 0; k < n->n_attrs; k++)
@@ -165,6 +304,7 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
                                     "subgraph attributes cannot be stored in a .q8 file");
         if (!q8_code_of_op(n->op)) /* a bug: writers store resolved graphs */
             return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "has no .q8 op code");
+        n_refs += n->n_attrs + (n->scope ? 1 : 0);
     }
     for (int i = 0; i < g->n_tensors; i++)
         if (map[i] >= 0 && !q8_code_of_dtype(g->tensors[i]->dtype))
@@ -174,7 +314,17 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
     if (g->opset != Q8_OPSET_CANONICAL)
         return q8_fail(err, Q8_ERR_UNSUPPORTED, "the graph is at opset %d, not in canonical form "
                        "(%d): only canonical graphs can be written", g->opset, Q8_OPSET_CANONICAL);
-    bool ok = q8_wbuf_u32(gb, (uint32_t)n_live);
+    int *aidx = malloc(sizeof(int) * ((size_t)n_refs + 1));
+    bool ok = aidx != NULL;
+    if (ok && c) {
+        q8_wbuf tab = {0};
+        uint32_t n_tab = 0;
+        ok = attr_table(g, &tab, &n_tab, aidx) && q8_wbuf_uv(gb, n_tab) &&
+             q8_wbuf_put(gb, tab.p, tab.len);
+        q8_wbuf_free(&tab);
+    }
+    ok = ok && put_count(gb, c, (uint64_t)n_live);
+    const char *prev = NULL;
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
         const q8_tensor *t = g->tensors[i];
@@ -184,66 +334,87 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, q8_
                         (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
         uint8_t enc = 0, layout = Q8_LAYOUT_PLAIN;
         uint64_t off = 0, size = 0;
-        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), &enc, &layout, &off,
+        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), c, &enc, &layout, &off,
                                         &size))
             ok = false;
-        int ndim = t->shape_known ? t->ndim : 0;
-        ok = ok && q8_wbuf_str(gb, t->name) && q8_wbuf_u8(gb, q8_code_of_dtype(t->dtype)) &&
-             q8_wbuf_u8(gb, (uint8_t)ndim) && q8_wbuf_u8(gb, flags) && q8_wbuf_u8(gb, enc) &&
-             q8_wbuf_u8(gb, layout);
-        for (int d = 0; ok && d < ndim; d++) ok = q8_wbuf_i64(gb, t->dims[d]);
-        if (ok && (flags & TF_QPARAMS)) {
-            ok = q8_wbuf_i32(gb, t->q.axis) && q8_wbuf_u32(gb, (uint32_t)t->q.n) &&
-                 q8_wbuf_put(gb, t->q.scale, sizeof(float) * (size_t)t->q.n) &&
-                 q8_wbuf_i32(gb, t->q.zero_point);
-        }
-        if (ok && (flags & TF_CONST)) ok = q8_wbuf_u64(gb, off) && q8_wbuf_u64(gb, size);
+        ok = ok && put_tensor(gb, c, t, prev, flags, enc, layout, off, size);
+        prev = t->name;
     }
-    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_nodes);
-    for (int i = 0; ok && i < g->n_nodes; i++) {
+    ok = ok && put_count(gb, c, (uint64_t)g->n_nodes);
+    prev = NULL;
+    for (int i = 0, o = 0; ok && i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
-        ok = q8_wbuf_str(gb, n->name) && q8_wbuf_u16(gb, q8_code_of_op(n->op)) &&
-             q8_wbuf_u32(gb, (uint32_t)n->n_inputs);
-        for (int k = 0; ok && k < n->n_inputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->inputs[k]));
-        ok = ok && q8_wbuf_u32(gb, (uint32_t)n->n_outputs);
-        for (int k = 0; ok && k < n->n_outputs; k++) ok = q8_wbuf_i32(gb, remap(map, n->outputs[k]));
+        ok = (c ? q8_wbuf_fstr(gb, prev, n->name) && q8_wbuf_uv(gb, q8_code_of_op(n->op))
+                : q8_wbuf_str(gb, n->name) && q8_wbuf_u16(gb, q8_code_of_op(n->op))) &&
+             put_count(gb, c, (uint64_t)n->n_inputs);
+        prev = n->name;
+        for (int k = 0; ok && k < n->n_inputs; k++) ok = put_index(gb, c, remap(map, n->inputs[k]));
+        ok = ok && put_count(gb, c, (uint64_t)n->n_outputs);
+        for (int k = 0; ok && k < n->n_outputs; k++)
+            ok = put_index(gb, c, remap(map, n->outputs[k]));
         /* a branch node's scope travels as one more attribute, _scope */
-        ok = ok && q8_wbuf_u32(gb, (uint32_t)(n->n_attrs + (n->scope ? 1 : 0)));
-        for (int k = 0; ok && k < n->n_attrs; k++) ok = put_attr(gb, &n->attrs[k]);
-        if (ok && n->scope) {
+        int na = n->n_attrs + (n->scope ? 1 : 0);
+        ok = ok && put_count(gb, c, (uint64_t)na);
+        for (int k = 0; ok && k < na; k++, o++) {
             q8_attr sa = {.name = (char *)SCOPE_ATTR, .type = Q8_ATTR_INT, .i = n->scope};
-            ok = put_attr(gb, &sa);
+            ok = c ? q8_wbuf_uv(gb, (uint64_t)aidx[o])
+                   : put_attr(gb, false, k < n->n_attrs ? &n->attrs[k] : &sa);
         }
     }
-    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_inputs);
-    for (int i = 0; ok && i < g->n_inputs; i++) ok = q8_wbuf_i32(gb, remap(map, g->inputs[i]));
-    ok = ok && q8_wbuf_u32(gb, (uint32_t)g->n_outputs);
-    for (int i = 0; ok && i < g->n_outputs; i++) ok = q8_wbuf_i32(gb, remap(map, g->outputs[i]));
+    free(aidx);
+    ok = ok && put_count(gb, c, (uint64_t)g->n_inputs);
+    for (int i = 0; ok && i < g->n_inputs; i++)
+        ok = c ? q8_wbuf_uv(gb, (uint64_t)remap(map, g->inputs[i]))
+               : q8_wbuf_i32(gb, remap(map, g->inputs[i]));
+    ok = ok && put_count(gb, c, (uint64_t)g->n_outputs);
+    for (int i = 0; ok && i < g->n_outputs; i++)
+        ok = c ? q8_wbuf_uv(gb, (uint64_t)remap(map, g->outputs[i]))
+               : q8_wbuf_i32(gb, remap(map, g->outputs[i]));
     return ok ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the graph");
 }
 
-static bool encode_meta(const q8_meta *m, q8_wbuf *b) {
+/* Version 4: keys front-coded (the layer.<node>.* keys share long
+ * prefixes), counts and integers as varints. */
+static bool encode_meta(const q8_meta *m, bool c, q8_wbuf *b) {
     int n = m ? m->n : 0;
-    bool ok = q8_wbuf_u32(b, (uint32_t)n);
+    bool ok = put_count(b, c, (uint64_t)n);
     for (int i = 0; ok && i < n; i++) {
         const q8_meta_entry *e = &m->e[i];
-        ok = q8_wbuf_str(b, e->key) && q8_wbuf_u8(b, (uint8_t)e->type);
-        if (e->type == Q8_META_STR) ok = ok && q8_wbuf_str(b, e->s);
-        else if (e->type == Q8_META_INT) ok = ok && q8_wbuf_i64(b, e->i);
+        ok = (c ? q8_wbuf_fstr(b, i ? m->e[i - 1].key : NULL, e->key) : q8_wbuf_str(b, e->key)) &&
+             q8_wbuf_u8(b, (uint8_t)e->type);
+        if (e->type == Q8_META_STR) ok = ok && put_text(b, c, e->s);
+        else if (e->type == Q8_META_INT) ok = ok && put_int(b, c, e->i);
         else ok = ok && q8_wbuf_f64(b, e->f);
     }
     return ok;
 }
 
+/* Where DATA starts: on a page in version 3; in version 4 only when the
+ * gap costs at most 1/64 of DATA (a small model's file would grow by up to
+ * 4 KiB, 4% of the MNIST ViT, for pages nothing else would share). */
+static size_t data_start(size_t at, uint32_t version, size_t data_len) {
+    if (version == 3 || data_len >= (size_t)Q8_FILE_DATA_ALIGN * 64)
+        return q8_align_up(at, Q8_FILE_DATA_ALIGN);
+    return at;
+}
+
 q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, size_t *out_len,
                          q8_error *err) {
+    return q8_file_encode_version(g, meta, Q8_FILE_VERSION, out, out_len, err);
+}
+
+q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_t version,
+                                 uint8_t **out, size_t *out_len, q8_error *err) {
+    if (version < 3 || version > Q8_FILE_VERSION)
+        return q8_fail(err, Q8_ERR_ARG, "cannot write .q8 version %u (3 to %d)", version,
+                       Q8_FILE_VERSION);
     q8_wbuf sec[3] = {{0}};   /* META, GRAPH, DATA */
     const uint32_t kinds[3] = {Q8_SECTION_META, Q8_SECTION_GRAPH, Q8_SECTION_DATA};
     int *map = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
     if (!map) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int n_live = live_tensors(g, map);
-    q8_status s = encode_graph(g, map, n_live, &sec[1], &sec[2], err);
-    if (s == Q8_OK && !encode_meta(meta, &sec[0]))
+    q8_status s = encode_graph(g, map, n_live, version, &sec[1], &sec[2], err);
+    if (s == Q8_OK && !encode_meta(meta, version >= 4, &sec[0]))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
     free(map);
     const int nsec = 3;
@@ -254,12 +425,12 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, 
         uint64_t offs[3];
         size_t at = body;
         for (int i = 0; i < nsec; i++) {
-            if (kinds[i] == Q8_SECTION_DATA) at = q8_align_up(at, Q8_FILE_DATA_ALIGN);
+            if (kinds[i] == Q8_SECTION_DATA) at = data_start(at, version, sec[i].len);
             offs[i] = at;
             at = q8_align_up(at + sec[i].len, Q8_FILE_ALIGN);
         }
         size_t total = at;
-        bool ok = q8_wbuf_put(&f, Q8_FILE_MAGIC, 8) && q8_wbuf_u32(&f, Q8_FILE_VERSION) &&
+        bool ok = q8_wbuf_put(&f, Q8_FILE_MAGIC, 8) && q8_wbuf_u32(&f, version) &&
                   q8_wbuf_u32(&f, Q8_FILE_HEADER_SIZE) && q8_wbuf_u64(&f, total) &&
                   q8_wbuf_u64(&f, table) && q8_wbuf_u32(&f, (uint32_t)nsec) && q8_wbuf_zeros(&f, 24);
         if (ok) ok = q8_wbuf_u32(&f, q8_crc32c(0, f.p, 60));
@@ -354,7 +525,7 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], u
             return BAD("section %u (offset %llu, size %llu) runs past the end of the %zu-byte file",
                        kind, (unsigned long long)off, (unsigned long long)size, len);
         if (off % Q8_FILE_ALIGN) return BAD("section %u is not 64-byte aligned", kind);
-        if (kind == Q8_SECTION_DATA && version >= 3 && off % Q8_FILE_DATA_ALIGN)
+        if (kind == Q8_SECTION_DATA && version == 3 && off % Q8_FILE_DATA_ALIGN)
             return BAD("DATA section at offset %llu is not page (%d-byte) aligned",
                        (unsigned long long)off, Q8_FILE_DATA_ALIGN);
         if (q8_crc32c(0, buf + off, (size_t)size) != crc)
@@ -366,24 +537,28 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], u
     return Q8_OK;
 }
 
-static q8_status read_meta(section s, q8_meta *m, q8_error *err) {
+static q8_status read_meta(section s, bool c, q8_meta *m, q8_error *err) {
     q8_rbuf r = q8_rbuf_make(s.p, s.size);
-    uint32_t n = q8_rbuf_u32(&r);
-    if (!r.ok || n > q8_rbuf_left(&r) / 5) return BAD("META: bad entry count");
+    uint64_t n = get_count(&r, c);
+    /* an entry takes at least 5 bytes (3 compact: key, type, value) */
+    if (!r.ok || n > q8_rbuf_left(&r) / (c ? 3 : 5)) return BAD("META: bad entry count");
+    char *prev = NULL; /* version 4: the key before, which the next one is coded against */
+    q8_status st = Q8_OK;
     for (uint32_t i = 0; i < n; i++) {
-        char *key = q8_rbuf_str(&r, MAX_NAME);
+        char *key = c ? q8_rbuf_fstr(&r, prev, MAX_NAME) : q8_rbuf_str(&r, MAX_NAME);
         uint8_t type = q8_rbuf_u8(&r);
-        q8_status st = Q8_OK;
+        free(prev);
+        prev = NULL;
         if (!key || !r.ok) {
             free(key);
             return BAD("META: entry %u is truncated", i);
         }
         if (type == Q8_META_STR) {
-            char *v = q8_rbuf_str(&r, 1 << 20);
+            char *v = get_text(&r, c, 1 << 20);
             st = v ? q8_meta_set_str(m, key, v, err) : BAD("META: entry '%s' is truncated", key);
             free(v);
         } else if (type == Q8_META_INT) {
-            int64_t v = q8_rbuf_i64(&r);
+            int64_t v = get_int(&r, c);
             st = r.ok ? q8_meta_set_int(m, key, v, err) : BAD("META: entry '%s' is truncated", key);
         } else if (type == Q8_META_FLOAT) {
             double v = q8_rbuf_f64(&r);
@@ -391,10 +566,11 @@ static q8_status read_meta(section s, q8_meta *m, q8_error *err) {
         } else {
             st = BAD("META: entry '%s' has unknown type %u", key, type);
         }
-        free(key);
-        Q8_TRY(st);
+        prev = key;
+        if (st != Q8_OK) break;
     }
-    return Q8_OK;
+    free(prev);
+    return st;
 }
 
 /* A dtype code of the file, as q8_dtype (Q8_UNDEFINED: none q8 stores). */
@@ -403,9 +579,10 @@ static q8_dtype stored_dtype(uint8_t code) {
     return t == Q8_STRING ? Q8_UNDEFINED : t;
 }
 
-static q8_status read_dims(q8_rbuf *r, int ndim, int64_t *dims, const char *what, q8_error *err) {
+static q8_status read_dims(q8_rbuf *r, bool c, int ndim, int64_t *dims, const char *what,
+                           q8_error *err) {
     if (ndim > Q8_MAX_DIMS) return BAD("%s: %d dims (at most %d)", what, ndim, Q8_MAX_DIMS);
-    for (int d = 0; d < ndim; d++) dims[d] = q8_rbuf_i64(r);
+    for (int d = 0; d < ndim; d++) dims[d] = get_int(r, c);
     int64_t numel;
     if (!r->ok) return BAD("%s: truncated", what);
     if (!q8_shape_numel(dims, ndim, &numel)) return BAD("%s: negative or overflowing dims", what);
@@ -435,6 +612,32 @@ static q8_status expand_bitmask(q8_tensor *t, const uint8_t *src, uint64_t size,
     return Q8_OK;
 }
 
+/* Expand varint-encoded integers (version 4) into t->data: exactly numel
+ * values, each within the dtype's range, using all `size` bytes. */
+static q8_status expand_varints(q8_tensor *t, const uint8_t *src, uint64_t size, q8_error *err) {
+    if (t->dtype != Q8_I32 && t->dtype != Q8_I64)
+        return BAD("tensor '%s': varint encoding of a %s tensor (int32 or int64 only)", t->name,
+                   q8_dtype_name(t->dtype));
+    int64_t numel = q8_tensor_numel(t);
+    if ((uint64_t)numel > size) /* each value takes at least one byte */
+        return BAD("tensor '%s': %lld values cannot fit in %llu varint bytes", t->name,
+                   (long long)numel, (unsigned long long)size);
+    Q8_TRY(q8_tensor_alloc_data(t, err));
+    q8_rbuf r = q8_rbuf_make(src, (size_t)size);
+    for (int64_t i = 0; i < numel; i++) {
+        int64_t v = q8_rbuf_sv(&r);
+        if (!r.ok) return BAD("tensor '%s': varint %lld is truncated", t->name, (long long)i);
+        if (t->dtype == Q8_I32 && (v < INT32_MIN || v > INT32_MAX))
+            return BAD("tensor '%s': value %lld out of int32 range", t->name, (long long)v);
+        if (t->dtype == Q8_I32) ((int32_t *)t->data)[i] = (int32_t)v;
+        else ((int64_t *)t->data)[i] = v;
+    }
+    if (q8_rbuf_left(&r))
+        return BAD("tensor '%s': %zu bytes after its %lld varints", t->name, q8_rbuf_left(&r),
+                   (long long)numel);
+    return Q8_OK;
+}
+
 /* A weight stored in a kernel layout (version 3): int8, dense, 64-byte
  * aligned, of that layout's size, padding zero. */
 static q8_status check_layout(const q8_tensor *t, uint8_t layout, uint8_t enc, uint64_t off,
@@ -459,9 +662,16 @@ static q8_status check_layout(const q8_tensor *t, uint8_t layout, uint8_t enc, u
 
 static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t version,
                              uint32_t idx, q8_error *err) {
-    char *name = q8_rbuf_str(r, MAX_NAME);
-    uint8_t dt = q8_rbuf_u8(r), ndim = q8_rbuf_u8(r), flags = q8_rbuf_u8(r), enc = q8_rbuf_u8(r);
-    uint8_t layout = version >= 3 ? q8_rbuf_u8(r) : Q8_LAYOUT_PLAIN;
+    const bool c = version >= 4;
+    char *name = c ? q8_rbuf_fstr(r, g->n_tensors ? g->tensors[g->n_tensors - 1]->name : NULL,
+                                  MAX_NAME)
+                   : q8_rbuf_str(r, MAX_NAME);
+    uint8_t dt = q8_rbuf_u8(r), ndim = q8_rbuf_u8(r), flags = q8_rbuf_u8(r), enc = 0;
+    uint8_t layout = Q8_LAYOUT_PLAIN;
+    if (!c || (flags & TF_CONST)) { /* version 4: for constants only */
+        enc = q8_rbuf_u8(r);
+        if (version >= 3) layout = q8_rbuf_u8(r);
+    }
     if (!name || !r->ok) {
         free(name);
         return BAD("GRAPH: tensor %u is truncated", idx);
@@ -489,17 +699,27 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
     int64_t dims[Q8_MAX_DIMS];
     char what[300];
     snprintf(what, sizeof what, "tensor '%s'", t->name);
-    Q8_TRY(read_dims(r, ndim, dims, what, err));
+    Q8_TRY(read_dims(r, c, ndim, dims, what, err));
     q8_tensor_set_shape(t, dtype, dims, ndim);
     if (flags & TF_QPARAMS) {
-        int32_t axis = q8_rbuf_i32(r);
-        uint32_t n = q8_rbuf_u32(r);
+        int64_t ax = c ? q8_rbuf_sv(r) : q8_rbuf_i32(r);
         if (!r->ok) return BAD("tensor '%s': truncated quantization parameters", t->name);
-        if (axis < -1 || axis >= (int32_t)ndim) return BAD("tensor '%s': quantization axis %d out of range", t->name, axis);
+        if (ax < -1 || ax >= (int64_t)ndim)
+            return BAD("tensor '%s': quantization axis %lld out of range", t->name, (long long)ax);
+        int32_t axis = (int32_t)ax;
         uint64_t want = axis < 0 ? 1 : (uint64_t)dims[axis];
-        if (n != want || n == 0) return BAD("tensor '%s': %u scales, expected %llu", t->name, n, (unsigned long long)want);
+        /* version 4 stores no count: it follows from the axis */
+        uint64_t n = c ? want : q8_rbuf_u32(r);
+        if (!r->ok) return BAD("tensor '%s': truncated quantization parameters", t->name);
+        if (n != want || n == 0 || n > q8_rbuf_left(r) / sizeof(float))
+            return n != want || n == 0
+                       ? BAD("tensor '%s': %llu scales, expected %llu", t->name,
+                             (unsigned long long)n, (unsigned long long)want)
+                       : BAD("tensor '%s': truncated scales", t->name);
         const float *sc = q8_rbuf_take(r, sizeof(float) * (size_t)n);
-        int32_t zp = q8_rbuf_i32(r);
+        int64_t zp = c ? q8_rbuf_sv(r) : q8_rbuf_i32(r);
+        if (r->ok && (zp < INT32_MIN || zp > INT32_MAX))
+            return BAD("tensor '%s': zero point %lld out of range", t->name, (long long)zp);
         if (!r->ok) return BAD("tensor '%s': truncated scales", t->name);
         if (!(t->q.scale = malloc(sizeof(float) * n))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         memcpy(t->q.scale, sc, sizeof(float) * n);
@@ -508,16 +728,17 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
                 return BAD("tensor '%s': scale %u is %g (must be positive and finite)", t->name, i, t->q.scale[i]);
         t->q.n = (int)n;
         t->q.axis = axis;
-        t->q.zero_point = zp;
+        t->q.zero_point = (int32_t)zp;
     }
     if (flags & TF_CONST) {
-        uint64_t off = q8_rbuf_u64(r), size = q8_rbuf_u64(r);
+        uint64_t off = c ? q8_rbuf_uv(r) : q8_rbuf_u64(r);
+        uint64_t size = c ? q8_rbuf_uv(r) : q8_rbuf_u64(r);
         if (!r->ok) return BAD("tensor '%s': truncated data reference", t->name);
         if (off > data.size || size > data.size - off)
             return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
                        t->name, (unsigned long long)off, (unsigned long long)size,
                        (unsigned long long)data.size);
-        if (off % q8_file_data_align((size_t)size))
+        if (enc != Q8_ENC_VARINT && enc != Q8_ENC_ZEROS && off % q8_file_data_align((size_t)size))
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
                        (unsigned long long)off, q8_file_data_align((size_t)size));
         if (layout != Q8_LAYOUT_PLAIN) {
@@ -533,6 +754,13 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             t->owns_data = false;
         } else if (enc == Q8_ENC_BITMASK) {
             Q8_TRY(expand_bitmask(t, data.p + off, size, err));
+        } else if (enc == Q8_ENC_VARINT && version >= 4) {
+            Q8_TRY(expand_varints(t, data.p + off, size, err));
+        } else if (enc == Q8_ENC_ZEROS && version >= 4) {
+            if (size != 0)
+                return BAD("tensor '%s': all zeros, yet %llu data bytes", t->name,
+                           (unsigned long long)size);
+            Q8_TRY(q8_tensor_alloc_data(t, err)); /* zero-filled */
         } else {
             return BAD("tensor '%s': unknown encoding %u", t->name, enc);
         }
@@ -542,69 +770,101 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
     return Q8_OK;
 }
 
-static q8_status read_attr(q8_rbuf *r, q8_node *n, q8_attr *a, q8_error *err) {
-    a->name = q8_rbuf_str(r, MAX_NAME);
+/* A failure in an attribute: of node n, or (n NULL) of version 4's table. */
+#define ATTR_BAD(...)                                                                    \
+    (n ? q8_node_fail(err, Q8_ERR_FORMAT, n, __VA_ARGS__)                                 \
+       : BAD("GRAPH: attribute table: " __VA_ARGS__))
+
+static q8_status read_attr(q8_rbuf *r, bool c, q8_node *n, q8_attr *a, q8_error *err) {
+    a->name = get_text(r, c, MAX_NAME);
     uint8_t type = q8_rbuf_u8(r);
-    if (!a->name || !r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "truncated attribute");
+    if (!a->name || !r->ok) return ATTR_BAD("truncated attribute");
     if (!q8_attr_of_code(type, &a->type) || a->type == Q8_ATTR_GRAPH)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' has unknown type %u", a->name,
-                            type);
-    uint32_t cnt;
+        return ATTR_BAD("attribute '%s' has unknown type %u", a->name, type);
+    uint64_t cnt;
     switch (a->type) {
     case Q8_ATTR_FLOAT: a->f = q8_rbuf_f32(r); break;
-    case Q8_ATTR_INT: a->i = q8_rbuf_i64(r); break;
+    case Q8_ATTR_INT: a->i = get_int(r, c); break;
     case Q8_ATTR_STRING:
-        if (!(a->s = q8_rbuf_str(r, 1 << 20))) r->ok = false;
+        if (!(a->s = get_text(r, c, 1 << 20))) r->ok = false;
         break;
     case Q8_ATTR_FLOATS:
     case Q8_ATTR_INTS: {
-        cnt = q8_rbuf_u32(r);
-        size_t es = a->type == Q8_ATTR_FLOATS ? 4 : 8;
-        if (!r->ok || cnt > q8_rbuf_left(r) / es) {
+        cnt = get_count(r, c);
+        /* bytes per element: 4 or 8; a compact int takes at least 1 */
+        size_t es = a->type == Q8_ATTR_FLOATS ? 4 : 8, least = c && es == 8 ? 1 : es;
+        if (!r->ok || cnt > q8_rbuf_left(r) / least) {
             r->ok = false;
             break;
         }
-        const void *p = q8_rbuf_take(r, es * cnt);
-        void *d = malloc(es * cnt + 1);
+        void *d = malloc(es * (size_t)cnt + 1);
         if (!d) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        memcpy(d, p, es * cnt);
+        if (c && es == 8)
+            for (uint64_t i = 0; i < cnt; i++) ((int64_t *)d)[i] = q8_rbuf_sv(r);
+        else
+            memcpy(d, q8_rbuf_take(r, es * (size_t)cnt), es * (size_t)cnt);
         if (a->type == Q8_ATTR_FLOATS) a->floats = d;
         else a->ints = d;
         a->n = (int)cnt;
         break;
     }
     case Q8_ATTR_STRINGS:
-        cnt = q8_rbuf_u32(r);
-        if (!r->ok || cnt > q8_rbuf_left(r) / 4) {
+        cnt = get_count(r, c);
+        if (!r->ok || cnt > q8_rbuf_left(r) / (c ? 1 : 4)) {
             r->ok = false;
             break;
         }
-        if (!(a->strings = calloc(cnt + 1, sizeof(char *)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        for (uint32_t i = 0; i < cnt && r->ok; i++, a->n++)
-            if (!(a->strings[i] = q8_rbuf_str(r, 1 << 20))) r->ok = false;
+        if (!(a->strings = calloc((size_t)cnt + 1, sizeof(char *))))
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        for (uint64_t i = 0; i < cnt && r->ok; i++, a->n++)
+            if (!(a->strings[i] = get_text(r, c, 1 << 20))) r->ok = false;
         break;
     case Q8_ATTR_TENSOR: {
         uint8_t dt = q8_rbuf_u8(r), nd = q8_rbuf_u8(r);
         q8_dtype adt = stored_dtype(dt);
-        if (!r->ok || adt == Q8_UNDEFINED)
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': bad tensor", a->name);
+        if (!r->ok || adt == Q8_UNDEFINED) return ATTR_BAD("attribute '%s': bad tensor", a->name);
         int64_t dims[Q8_MAX_DIMS];
-        Q8_TRY(read_dims(r, nd, dims, a->name, err));
-        uint64_t nb = q8_rbuf_u64(r);
+        Q8_TRY(read_dims(r, c, nd, dims, a->name, err));
+        uint64_t nb = c ? q8_rbuf_uv(r) : q8_rbuf_u64(r);
         if (!(a->t = calloc(1, sizeof *a->t)) || !(a->t->name = q8_strdup(a->name)))
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         a->t->producer = -1;
         a->t->q.axis = -1;
         q8_tensor_set_shape(a->t, adt, dims, nd);
         if (!r->ok || nb != q8_tensor_nbytes(a->t) || nb > q8_rbuf_left(r))
-            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s': tensor data size mismatch", a->name);
+            return ATTR_BAD("attribute '%s': tensor data size mismatch", a->name);
         Q8_TRY(q8_tensor_alloc_data(a->t, err));
         memcpy(a->t->data, q8_rbuf_take(r, nb), nb);
         break;
     }
     case Q8_ATTR_GRAPH: break; /* refused above */
     }
-    if (!r->ok) return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute '%s' is truncated", a->name);
+    if (!r->ok) return ATTR_BAD("attribute '%s' is truncated", a->name);
+    return Q8_OK;
+}
+
+/* Version 4's attribute table: where each entry starts, every one checked
+ * once here (a node's copy is decoded again from its entry). */
+typedef struct attr_tab {
+    const uint8_t **at;
+    uint64_t n;
+    const uint8_t *end;
+} attr_tab;
+
+static q8_status read_attr_table(q8_rbuf *r, attr_tab *tab, q8_error *err) {
+    tab->n = q8_rbuf_uv(r);
+    tab->end = r->end;
+    /* an entry takes at least 3 bytes: name length, type, value */
+    if (!r->ok || tab->n > q8_rbuf_left(r) / 3) return BAD("GRAPH: bad attribute table count");
+    if (!(tab->at = malloc(sizeof *tab->at * ((size_t)tab->n + 1))))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; i < tab->n; i++) {
+        q8_attr a = {0};
+        tab->at[i] = r->p;
+        q8_status s = read_attr(r, true, NULL, &a, err);
+        q8_attr_clear(&a);
+        Q8_TRY(s);
+    }
     return Q8_OK;
 }
 
@@ -623,36 +883,69 @@ static q8_status take_scope(q8_node *n, q8_error *err) {
     return Q8_OK;
 }
 
-static q8_status read_index_list(q8_rbuf *r, const q8_graph *g, int **out, int *count, bool allow_absent,
-                                 const char *what, q8_error *err) {
-    uint32_t n = q8_rbuf_u32(r);
-    if (!r->ok || n > q8_rbuf_left(r) / 4 || n > 65536) return BAD("GRAPH: bad %s count", what);
-    int *v = malloc(sizeof(int) * (n + 1));
+static q8_status read_index_list(q8_rbuf *r, bool c, const q8_graph *g, int **out, int *count,
+                                 bool allow_absent, const char *what, q8_error *err) {
+    uint64_t n = get_count(r, c);
+    if (!r->ok || n > q8_rbuf_left(r) / (c ? 1 : 4) || n > 65536)
+        return BAD("GRAPH: bad %s count", what);
+    int *v = malloc(sizeof(int) * ((size_t)n + 1));
     if (!v) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < n; i++) {
-        int32_t x = q8_rbuf_i32(r);
-        if (x < (allow_absent ? -1 : 0) || x >= g->n_tensors) {
+    for (uint64_t i = 0; i < n; i++) {
+        /* version 4: a node's index + 1, 0 for absent; the graph's plain */
+        int64_t x = c ? (int64_t)(q8_rbuf_uv(r) & INT64_MAX) - (allow_absent ? 1 : 0)
+                      : q8_rbuf_i32(r);
+        if (!r->ok || x < (allow_absent ? -1 : 0) || x >= g->n_tensors) {
             free(v);
-            return BAD("GRAPH: %s %u refers to tensor %d of %d", what, i, x, g->n_tensors);
+            return r->ok ? BAD("GRAPH: %s %llu refers to tensor %lld of %d", what,
+                               (unsigned long long)i, (long long)x, g->n_tensors)
+                         : BAD("GRAPH: %s %llu is truncated", what, (unsigned long long)i);
         }
-        v[i] = x;
+        v[i] = (int)x;
     }
     *out = v;
     *count = (int)n;
     return Q8_OK;
 }
 
-static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err) {
-    char *name = q8_rbuf_str(r, MAX_NAME);
-    uint16_t code = q8_rbuf_u16(r);
+/* A node's attributes: stored in full (versions 2, 3) or as indices into
+ * the attribute table (4). */
+static q8_status read_node_attrs(q8_rbuf *r, const attr_tab *tab, q8_node *n, q8_error *err) {
+    const bool c = tab != NULL;
+    uint64_t na = get_count(r, c);
+    if (!r->ok || na > q8_rbuf_left(r) / (c ? 1 : 5))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "bad attribute count");
+    if (na && !(n->attrs = calloc((size_t)na, sizeof(q8_attr))))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (uint64_t k = 0; k < na; k++) {
+        n->n_attrs++;
+        if (!c) {
+            Q8_TRY(read_attr(r, false, n, &n->attrs[k], err));
+            continue;
+        }
+        uint64_t i = q8_rbuf_uv(r);
+        if (!r->ok || i >= tab->n)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute %llu: %s", (unsigned long long)k,
+                                r->ok ? "not in the attribute table" : "truncated");
+        q8_rbuf e = {tab->at[i], tab->end, true};
+        Q8_TRY(read_attr(&e, true, n, &n->attrs[k], err));
+    }
+    return Q8_OK;
+}
+
+static q8_status read_node(q8_rbuf *r, const attr_tab *tab, q8_graph *g, uint32_t idx,
+                           q8_error *err) {
+    const bool c = tab != NULL;
+    char *name = c ? q8_rbuf_fstr(r, g->n_nodes ? g->nodes[g->n_nodes - 1]->name : NULL, MAX_NAME)
+                   : q8_rbuf_str(r, MAX_NAME);
+    uint64_t code = c ? q8_rbuf_uv(r) : q8_rbuf_u16(r);
     if (!name || !r->ok) {
         free(name);
         return BAD("GRAPH: node %u is truncated", idx);
     }
-    q8_op_id op = q8_op_of_code(code);
+    q8_op_id op = code <= UINT16_MAX ? q8_op_of_code((uint16_t)code) : Q8_OP_NONE;
     if (op == Q8_OP_NONE) {
-        q8_status s = BAD("GRAPH: node '%s' has op code %u, which this q8 does not know (a newer "
-                          "q8 wrote it?)", name, code);
+        q8_status s = BAD("GRAPH: node '%s' has op code %llu, which this q8 does not know (a "
+                          "newer q8 wrote it?)", name, (unsigned long long)code);
         free(name);
         return s;
     }
@@ -663,34 +956,37 @@ static q8_status read_node(q8_rbuf *r, q8_graph *g, uint32_t idx, q8_error *err)
     free(n->domain);
     if (!(n->domain = q8_strdup(q8_op_domain(op)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     n->op = op;
-    q8_status s = read_index_list(r, g, &n->inputs, &n->n_inputs, true, "input", err);
-    if (s == Q8_OK) s = read_index_list(r, g, &n->outputs, &n->n_outputs, true, "output", err);
+    q8_status s = read_index_list(r, c, g, &n->inputs, &n->n_inputs, true, "input", err);
+    if (s == Q8_OK) s = read_index_list(r, c, g, &n->outputs, &n->n_outputs, true, "output", err);
     if (s != Q8_OK) {
         q8_fail_prefix(err, "node '%s'", n->name);
         return s;
     }
-    uint32_t na = q8_rbuf_u32(r);
-    if (!r->ok || na > q8_rbuf_left(r) / 5) return q8_node_fail(err, Q8_ERR_FORMAT, n, "bad attribute count");
-    if (na && !(n->attrs = calloc(na, sizeof(q8_attr)))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    for (uint32_t k = 0; k < na; k++) {
-        n->n_attrs++;
-        Q8_TRY(read_attr(r, n, &n->attrs[k], err));
-    }
+    Q8_TRY(read_node_attrs(r, tab, n, err));
     return take_scope(n, err);
 }
 
 static q8_status read_graph(section gs, section data, uint32_t version, q8_graph *g,
                             q8_error *err) {
+    const bool c = version >= 4;
     q8_rbuf r = q8_rbuf_make(gs.p, gs.size);
     g->opset = Q8_OPSET_CANONICAL; /* what every file holds */
-    uint32_t nt = q8_rbuf_u32(&r);
-    if (!r.ok || nt > q8_rbuf_left(&r) / 8) return BAD("GRAPH: bad tensor count");
-    for (uint32_t i = 0; i < nt; i++) Q8_TRY(read_tensor(&r, g, data, version, i, err));
-    uint32_t nn = q8_rbuf_u32(&r);
-    if (!r.ok || nn > q8_rbuf_left(&r) / 12) return BAD("GRAPH: bad node count");
-    for (uint32_t i = 0; i < nn; i++) Q8_TRY(read_node(&r, g, i, err));
-    Q8_TRY(read_index_list(&r, g, &g->inputs, &g->n_inputs, false, "graph input", err));
-    Q8_TRY(read_index_list(&r, g, &g->outputs, &g->n_outputs, false, "graph output", err));
+    attr_tab tab = {0};
+    q8_status s = c ? read_attr_table(&r, &tab, err) : Q8_OK;
+    uint64_t nt = get_count(&r, c);
+    /* a tensor record takes at least 8 bytes (5 compact) */
+    if (s == Q8_OK && (!r.ok || nt > q8_rbuf_left(&r) / (c ? 5 : 8)))
+        s = BAD("GRAPH: bad tensor count");
+    for (uint32_t i = 0; s == Q8_OK && i < nt; i++) s = read_tensor(&r, g, data, version, i, err);
+    uint64_t nn = s == Q8_OK ? get_count(&r, c) : 0;
+    /* a node record takes at least 12 bytes (6 compact) */
+    if (s == Q8_OK && (!r.ok || nn > q8_rbuf_left(&r) / (c ? 6 : 12)))
+        s = BAD("GRAPH: bad node count");
+    for (uint32_t i = 0; s == Q8_OK && i < nn; i++) s = read_node(&r, c ? &tab : NULL, g, i, err);
+    free(tab.at);
+    Q8_TRY(s);
+    Q8_TRY(read_index_list(&r, c, g, &g->inputs, &g->n_inputs, false, "graph input", err));
+    Q8_TRY(read_index_list(&r, c, g, &g->outputs, &g->n_outputs, false, "graph output", err));
     if (q8_rbuf_left(&r) != 0) return BAD("GRAPH: %zu unexpected trailing bytes", q8_rbuf_left(&r));
     if (g->n_outputs == 0) return BAD("GRAPH: no outputs");
     for (int i = 0; i < g->n_inputs; i++)
@@ -710,7 +1006,7 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
     Q8_TRY(read_sections(buf, len, sec, &version, err));
     q8_meta tmp = {0};
     q8_meta *m = meta ? meta : &tmp;
-    q8_status s = read_meta(sec[Q8_SECTION_META], m, err);
+    q8_status s = read_meta(sec[Q8_SECTION_META], version >= 4, m, err);
     q8_graph *g = NULL;
     if (s == Q8_OK && !(g = q8_graph_new())) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     if (s == Q8_OK)

@@ -9,11 +9,14 @@
 #include "meta.h"
 
 #define Q8_FILE_MAGIC "Q8MODEL"   /* 8 bytes with the NUL */
-#define Q8_FILE_VERSION 3   /* written; 3 added weight layouts and a page-aligned DATA */
+/* written; 3 added weight layouts and a page-aligned DATA, 4 the compact
+ * GRAPH and META (varints, front-coded names, an attribute table) */
+#define Q8_FILE_VERSION 4
 #define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64
-/* Version 3: DATA starts on a page, so weights map on their own pages. */
+/* Version 3: DATA starts on a page, so weights map on their own pages;
+ * version 4: when DATA is at least 64 pages (else 64-byte aligned). */
 #define Q8_FILE_DATA_ALIGN 4096
 
 enum {
@@ -26,6 +29,8 @@ enum {
 enum {
     Q8_ENC_DENSE = 1,    /* numel * element size bytes */
     Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
+    Q8_ENC_VARINT = 3,   /* version 4: int32/int64 elements as zigzag varints, unaligned */
+    Q8_ENC_ZEROS = 4,    /* version 4: every byte zero; no data */
 };
 
 /* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants
@@ -41,6 +46,10 @@ q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta
 /* Serialize to memory (what q8_file_write writes). */
 q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **buf, size_t *len,
                          q8_error *err);
+
+/* The same in an older version (3) or this one: for tests of old readers. */
+q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_t version,
+                                 uint8_t **buf, size_t *len, q8_error *err);
 
 /* Parse a whole file image. Dense constants point into buf (which must
  * outlive the graph); sparse ones are expanded into owned memory. Nodes come
