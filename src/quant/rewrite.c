@@ -260,36 +260,6 @@ void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *
     }
 }
 
-/* New int8 weight tensor [channels, per...] with shape dims, from float
- * data w (channel-major), per-channel scales on axis 0. */
-static int weight_tensor(qctx *c, const q8_node *n, const char *base, const float *w,
-                         const int64_t *dims, int nd) {
-    int64_t numel;
-    Q8_ASSERT(q8_shape_numel(dims, nd, &numel));
-    for (int64_t i = 0; i < numel; i++)
-        if (!isfinite(w[i])) { /* q8_check_weights saw the initializers; this is derived */
-            q8_node_fail(c->err, Q8_ERR_FORMAT, n,
-                         "weight '%s' holds a non-finite value (%g at element %lld): q8 cannot "
-                         "quantize non-finite weights", base, (double)w[i], (long long)i);
-            return -1;
-        }
-    int t = add_tensor(c, base, "_q8");
-    if (t < 0) return -1;
-    q8_tensor *tt = c->g->tensors[t];
-    q8_tensor_set_shape(tt, Q8_I8, dims, nd);
-    if (q8_tensor_alloc_data(tt, c->err) != Q8_OK) return -1;
-    int64_t ch = dims[0], per = q8_tensor_numel(tt) / (ch ? ch : 1);
-    tt->q.scale = malloc(sizeof(float) * (size_t)(ch ? ch : 1));
-    if (!tt->q.scale) {
-        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-        return -1;
-    }
-    tt->q.n = (int)ch;
-    tt->q.axis = 0;
-    q8_quantize_weights(w, ch, per, tt->data, tt->q.scale);
-    return t;
-}
-
 /* INT32 bias in the accumulator scale sx * sw[c]; NULL bias -> -1. */
 static int bias_tensor(qctx *c, const char *base, const char *bname, const float *b, int64_t n,
                        bool scalar_b, float beta, float sx, const float *sw) {
@@ -352,49 +322,96 @@ static q8_status set_op(qctx *c, q8_node *n, const char *op) {
     return Q8_OK;
 }
 
-/* Weights of node n as a float [channels, per] matrix (malloc'd); the layout
- * q8.* ops want. */
-static float *weights_matrix(qctx *c, const q8_node *n, int64_t *dims, int *nd, float *alpha_out) {
-    const q8_tensor *w = q8_in(c->g, n, 1);
-    const float *src = w->data;
-    int64_t numel = q8_tensor_numel(w);
-    float *m = malloc(sizeof(float) * (size_t)(numel ? numel : 1));
-    if (!m) {
-        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    *alpha_out = 1.0f;
-    if (is_op(n, "Conv")) {
-        memcpy(m, src, sizeof(float) * (size_t)numel);
-        *nd = w->ndim;
-        memcpy(dims, w->dims, sizeof(int64_t) * (size_t)w->ndim);
-    } else if (is_op(n, "ConvTranspose")) {
-        /* ONNX [C, M/g, k...] -> [M, C/g, k...] */
-        int64_t C = w->dims[0], Mg = w->dims[1], k = numel / (C * Mg);
-        int64_t grp = q8_attr_int(n, "group", 1), Cg = C / grp, M = Mg * grp;
-        for (int64_t gi = 0; gi < grp; gi++)
-            for (int64_t j = 0; j < Mg; j++)
-                for (int64_t ci = 0; ci < Cg; ci++)
-                    memcpy(&m[((gi * Mg + j) * Cg + ci) * k], &src[((gi * Cg + ci) * Mg + j) * k],
-                           sizeof(float) * (size_t)k);
-        *nd = w->ndim;
-        dims[0] = M;
-        dims[1] = Cg;
-        for (int i = 2; i < w->ndim; i++) dims[i] = w->dims[i];
-    } else {
-        /* Gemm / MatMul: to [N, K] */
+/* Node n's weights as q8.* ops want them: a float [channels, per...]
+ * matrix of shape dims (Conv's own; ConvTranspose's [M, C/g, k...]; Gemm's
+ * and MatMul's [N, K], times Gemm's alpha). */
+static void weights_shape(const q8_graph *g, const q8_node *n, int64_t *dims, int *nd,
+                          float *alpha) {
+    const q8_tensor *w = q8_in(g, n, 1);
+    *alpha = 1.0f;
+    *nd = w->ndim;
+    memcpy(dims, w->dims, sizeof(int64_t) * (size_t)w->ndim);
+    if (is_op(n, "ConvTranspose")) {
+        int64_t grp = q8_attr_int(n, "group", 1);
+        dims[0] = w->dims[1] * grp;
+        dims[1] = w->dims[0] / grp;
+    } else if (!is_op(n, "Conv")) {
         bool transb = is_op(n, "Gemm") && q8_attr_int(n, "transB", 0);
-        int64_t r = w->dims[0], cc = w->dims[1];
-        int64_t N = transb ? r : cc, K = transb ? cc : r;
-        float alpha = is_op(n, "Gemm") ? q8_attr_float(n, "alpha", 1.0f) : 1.0f;
-        for (int64_t i = 0; i < N; i++)
-            for (int64_t k = 0; k < K; k++) m[i * K + k] = alpha * (transb ? src[i * K + k] : src[k * N + i]);
         *nd = 2;
-        dims[0] = N;
-        dims[1] = K;
-        *alpha_out = alpha;
+        dims[0] = transb ? w->dims[0] : w->dims[1];
+        dims[1] = transb ? w->dims[1] : w->dims[0];
+        *alpha = is_op(n, "Gemm") ? q8_attr_float(n, "alpha", 1.0f) : 1.0f;
     }
-    return m;
+}
+
+/* Rows r0 .. r0 + nr of that matrix (per floats each): a pointer into the
+ * weights when they are already laid out so, else written to buf. Made a
+ * block at a time so that quantizing never holds a second float copy of a
+ * whole weight. */
+static const float *weights_rows(const q8_graph *g, const q8_node *n, int64_t r0, int64_t nr,
+                                 int64_t per, float *buf) {
+    const q8_tensor *w = q8_in(g, n, 1);
+    const float *src = w->data;
+    if (is_op(n, "Conv")) return src + r0 * per;
+    if (is_op(n, "ConvTranspose")) {
+        /* ONNX [C, M/g, k...] -> [M, C/g, k...] */
+        int64_t Mg = w->dims[1], Cg = w->dims[0] / q8_attr_int(n, "group", 1), k = per / Cg;
+        for (int64_t r = r0; r < r0 + nr; r++) {
+            int64_t gi = r / Mg, j = r % Mg;
+            for (int64_t ci = 0; ci < Cg; ci++)
+                memcpy(&buf[((r - r0) * Cg + ci) * k], &src[((gi * Cg + ci) * Mg + j) * k],
+                       sizeof(float) * (size_t)k);
+        }
+        return buf;
+    }
+    bool transb = is_op(n, "Gemm") && q8_attr_int(n, "transB", 0);
+    float alpha = is_op(n, "Gemm") ? q8_attr_float(n, "alpha", 1.0f) : 1.0f;
+    int64_t N = transb ? w->dims[0] : w->dims[1], K = per;
+    if (transb) {
+        for (int64_t i = 0; i < nr * K; i++) buf[i] = alpha * src[r0 * K + i];
+    } else {
+        for (int64_t k = 0; k < K; k++) /* along rows of src: contiguous reads */
+            for (int64_t i = 0; i < nr; i++) buf[i * K + k] = alpha * src[k * N + r0 + i];
+    }
+    return buf;
+}
+
+/* New int8 weight tensor [channels, per...] of node n's weights (shape
+ * dims, see weights_shape), per-channel scales on axis 0. */
+static int weight_tensor(qctx *c, const q8_node *n, const char *base, const int64_t *dims,
+                         int nd) {
+    int t = add_tensor(c, base, "_q8");
+    if (t < 0) return -1;
+    q8_tensor *tt = c->g->tensors[t];
+    q8_tensor_set_shape(tt, Q8_I8, dims, nd);
+    if (q8_tensor_alloc_data(tt, c->err) != Q8_OK) return -1;
+    int64_t ch = dims[0], per = q8_tensor_numel(tt) / (ch ? ch : 1);
+    tt->q.scale = malloc(sizeof(float) * (size_t)(ch ? ch : 1));
+    int64_t block = per > 0 && per < ((int64_t)1 << 20) ? ((int64_t)1 << 20) / per : 1;
+    float *buf = malloc(sizeof(float) * (size_t)(block * per > 0 ? block * per : 1));
+    if (!tt->q.scale || !buf) {
+        free(buf);
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    tt->q.n = (int)ch;
+    tt->q.axis = 0;
+    for (int64_t r0 = 0; r0 < ch; r0 += block) {
+        int64_t nr = ch - r0 < block ? ch - r0 : block;
+        const float *w = weights_rows(c->g, n, r0, nr, per, buf);
+        for (int64_t i = 0; i < nr * per; i++)
+            if (!isfinite(w[i])) { /* q8_check_weights saw the initializers; this is derived */
+                q8_node_fail(c->err, Q8_ERR_FORMAT, n,
+                             "weight '%s' holds a non-finite value (%g at element %lld): q8 "
+                             "cannot quantize non-finite weights", base, (double)w[i],
+                             (long long)(r0 * per + i));
+                free(buf);
+                return -1;
+            }
+        q8_quantize_weights(w, nr, per, (int8_t *)tt->data + r0 * per, tt->q.scale + r0);
+    }
+    free(buf);
+    return t;
 }
 
 static struct wkey weight_key(const q8_node *n, int wq) {
@@ -442,10 +459,8 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
             nd = g->tensors[wq]->ndim;
             memcpy(dims, g->tensors[wq]->dims, sizeof dims);
         } else {
-            float *wm = weights_matrix(c, n, dims, &nd, &alpha);
-            if (!wm) return c->err->status;
-            wq = weight_tensor(c, n, g->tensors[src]->name, wm, dims, nd);
-            free(wm);
+            weights_shape(g, n, dims, &nd, &alpha);
+            wq = weight_tensor(c, n, g->tensors[src]->name, dims, nd);
             if (wq < 0) return c->err->status;
             if (src < c->n_orig_tensors) c->wq_of[src] = weight_key(g->nodes[ni], wq);
         }
