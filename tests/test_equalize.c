@@ -37,10 +37,11 @@ static void output(q8_graph *g, const char *name) {
     g->outputs[g->n_outputs++] = T(g, name);
 }
 
-typedef enum shape { PLAIN, RELU, SHARED } shape;
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED } shape;
 
-/* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> Relu -> r] -> depthwise 3x3 D
- * -> z. SHARED: y is a graph output too (read twice: not equalized). */
+/* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
+ * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
+ * output too (read twice: not equalized). */
 static q8_graph *make(shape sh) {
     q8_graph *g = q8_graph_new();
     int64_t xd[4] = {1, 2, 6, 6}, pd[4] = {2, 2, 1, 1}, bd[1] = {2}, dd[4] = {2, 1, 3, 3};
@@ -58,8 +59,14 @@ static q8_graph *make(shape sh) {
     weight(g, "dw", 4, dd, dw);
     node(g, "Conv", 3, (const char *[]){"x", "pw", "pb"}, "y");
     const char *into_d = "y";
-    if (sh == RELU) {
-        node(g, "Relu", 1, (const char *[]){"y"}, "r");
+    if (sh == RELU || sh == LEAKY) {
+        node(g, sh == RELU ? "Relu" : "LeakyRelu", 1, (const char *[]){"y"}, "r");
+        into_d = "r";
+    } else if (sh == CLIP6) {
+        int64_t one[1] = {1};
+        weight(g, "lo", 1, one, (const float[]){0});
+        weight(g, "hi", 1, one, (const float[]){6});
+        node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
         into_d = "r";
     }
     q8_node *d = node(g, "Conv", 2, (const char *[]){into_d, "dw"}, "z");
@@ -174,6 +181,20 @@ static void equalizes(shape sh) {
 Test(equalize, conv_into_depthwise) { equalizes(PLAIN); }
 
 Test(equalize, through_a_relu) { equalizes(RELU); }
+
+Test(equalize, through_a_leaky_relu) { equalizes(LEAKY); }
+
+/* Clip(0, 6) of a scaled channel is not the scaled Clip: P's fused Clip
+ * keeps the pair as it is */
+Test(equalize, not_through_a_clip) {
+    static float ref[S][72], got[S][72];
+    fill_samples();
+    run_all(make(CLIP6), ref);
+    q8_graph *g = make(CLIP6);
+    cr_assert_eq(prepare(g, true, false), 0, "Clip(0, 6) between: left alone");
+    run_all(g, got);
+    for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 1e-6f, 1e-6f, "FP32 z");
+}
 
 Test(equalize, not_a_tensor_read_twice) {
     q8_graph *g = make(SHARED);

@@ -20,6 +20,17 @@ typedef struct eq_pair {
 
 static bool is_conv(const q8_node *n) { return !*n->domain && !strcmp(n->op_type, "Conv"); }
 
+/* An activation fused into P (src/passes/fuse.c) must commute with a
+ * positive per-channel scale: Relu, LeakyRelu, or a Clip that is one of
+ * those (no finite upper bound, lower bound 0 or none); Clip(0, 6) is not. */
+static bool scale_commutes(const q8_node *p) {
+    const char *act = q8_attr_str(p, "_act", NULL);
+    if (!act || !strcmp(act, "Relu") || !strcmp(act, "LeakyRelu")) return true;
+    if (strcmp(act, "Clip")) return false;
+    float lo = q8_attr_float(p, "_act_min", -INFINITY), hi = q8_attr_float(p, "_act_max", INFINITY);
+    return (lo == 0 || lo == -INFINITY) && hi == INFINITY;
+}
+
 static bool own_const(const q8_graph *g, const int *cons, const q8_node *n, int i) {
     const q8_tensor *t = q8_in(g, n, i);
     return t && t->data && t->dtype == Q8_F32 && cons[n->inputs[i]] == 1;
@@ -48,7 +59,8 @@ static bool find_pair(const q8_graph *g, const int *cons, int di, eq_pair *pr) {
             return false;
         p = g->nodes[g->tensors[r]->producer];
     }
-    if (!is_conv(p) || p->n_inputs < 2 || p->n_outputs != 1 || !own_const(g, cons, p, 1))
+    if (!is_conv(p) || p->n_inputs < 2 || p->n_outputs != 1 || !own_const(g, cons, p, 1) ||
+        !scale_commutes(p))
         return false;
     if (p->n_inputs > 2 && p->inputs[2] >= 0 && !own_const(g, cons, p, 2)) return false;
     const q8_tensor *pw = q8_in(g, p, 1);

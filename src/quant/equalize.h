@@ -1,6 +1,7 @@
 /* Activation equalization before a depthwise convolution (quantize
  * --equalize, docs/accuracy.md): a Conv P whose output (through at most a
- * Relu) is read only by a depthwise Conv D. The tensor between them is
+ * Relu; a fused Relu or LeakyRelu, not Clip(0, 6)) is read only by a
+ * depthwise Conv D. The tensor between them is
  * quantized per tensor, but after a folded BatchNorm its channels can span
  * ranges 20x apart, so the small channels keep a few levels. Dividing P's
  * output channel c (weights and bias) by s_c and multiplying D's weights of
