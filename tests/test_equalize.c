@@ -206,3 +206,24 @@ Test(equalize, not_a_tensor_read_twice) {
     cr_assert_eq(memcmp(before, g->tensors[t]->data, sizeof before), 0);
     q8_graph_free(g);
 }
+
+/* The model imported again (auto's candidates, --input-shape) takes the
+ * equalized weights by name: the same FP32 function, the same weights. */
+Test(equalize, copy_to_a_fresh_import) {
+    q8_graph *g = make(PLAIN), *again = make(PLAIN);
+    cr_assert_eq(prepare(g, true, false), 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_equalize_copy(again, g, &err), Q8_OK, "%s", err.msg);
+    const char *names[3] = {"pw", "pb", "dw"};
+    for (int k = 0; k < 3; k++) {
+        const q8_tensor *a = g->tensors[q8_graph_find(g, names[k])];
+        const q8_tensor *b = again->tensors[q8_graph_find(again, names[k])];
+        cr_assert_eq(memcmp(a->data, b->data, sizeof(float) * (size_t)q8_tensor_numel(a)), 0,
+                     "%s", names[k]);
+    }
+    const q8_tensor *pw = again->tensors[q8_graph_find(again, "pw")];
+    cr_assert_float_eq(((const float *)pw->data)[0], 20.0f, 1e-6, "the large channel stays");
+    cr_assert(((const float *)pw->data)[2] > 1.0f, "the small channel is scaled up");
+    q8_graph_free(g);
+    q8_graph_free(again);
+}
