@@ -5,7 +5,7 @@
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|off] [--prune-protect ends|none]
- *            [--fp32-layers NAME,...] [--threads N]
+ *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -27,6 +27,7 @@ static void usage(FILE *f) {
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
             "                [--prune-refit on|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
+            "                [--equalize on|off]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -34,6 +35,9 @@ static void usage(FILE *f) {
             "  --calib-method auto (the default): percentile (--percentile P, 99.99) or mse\n"
             "  ranges, whichever gives the INT8 model the better output SQNR on the\n"
             "  calibration samples.\n"
+            "  --equalize on (the default): a Conv whose output only a depthwise Conv reads\n"
+            "  is rescaled per channel so that the tensor between them has equal channel\n"
+            "  ranges on the calibration samples (the same FP32 model; off: not).\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -191,7 +195,7 @@ int main(int argc, char **argv) {
         {"labels", required_argument, 0, 'L'},       {"max-trials", required_argument, 0, 'T'},
         {"bind", required_argument, 0, 'B'},         {"speed-check", no_argument, 0, 'C'},
         {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
-        {"min-sqnr", required_argument, 0, 'Q'},
+        {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -205,7 +209,8 @@ int main(int argc, char **argv) {
     /* auto: percentile 99.99 or MSE ranges, whichever gives the better
      * output SQNR on the calibration samples (docs/accuracy.md) */
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
-                             .prune = {.sensitivity = true, .protect_ends = true, .refit = true}};
+                             .prune = {.sensitivity = true, .protect_ends = true, .refit = true},
+                             .quant = {.equalize = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
@@ -278,6 +283,13 @@ int main(int argc, char **argv) {
             }
             o.prune.refit = !strcmp(optarg, "on");
             refit_given = true;
+            break;
+        case 'e':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --equalize must be on or off\n");
+                return 2;
+            }
+            o.quant.equalize = !strcmp(optarg, "on");
             break;
         case 'E':
             if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {

@@ -70,6 +70,9 @@ typedef struct q8_prune_options {
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
     int n_fp32_layers;
+    /* rescale Conv -> depthwise Conv pairs so that the tensor between them
+     * has equal channel ranges (measured on the calibration samples) */
+    bool equalize;
 } q8_quant_options;
 
 struct q8_meta;

@@ -6,6 +6,7 @@
 
 #include "bind_calib.h"
 #include "calibrate.h"
+#include "equalize.h"
 #include "onnx_import.h"
 #include "passes.h"
 #include "planner.h"
@@ -101,6 +102,7 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     /* the weights as pruned (and re-fitted) in gcal: pruning again would
      * cost the re-fit twice */
     if (s == Q8_OK) s = q8_prune_copy(g, b->gcal, &b->o->prune, &meta, err);
+    if (s == Q8_OK && b->o->quant.equalize) s = q8_equalize_copy(g, b->gcal, err);
     if (s == Q8_OK) s = q8_calibration_by_name(&from, b->gcal, g, &cal, err);
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->o->quant, &meta, err);
     q8_calibration_free(&cal);
@@ -185,6 +187,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         q8_fail_prefix(err, "at the calibration samples' shapes");
     if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
+    /* after pruning (its re-fit wants the weights as trained), before the
+     * ranges are measured (they are of the equalized tensors) */
+    if (s == Q8_OK && o->quant.equalize)
+        s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     build_ctx bc = {.onnx_path = onnx_path, .lcal = &lcal, .o = o, .gcal = gcal};
@@ -199,16 +205,19 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
          * longer needed (the thresholds go by tensor name), unless pruning
-         * changed them (they are copied over by name, then freed) */
-        bool pruned = o->prune.mode != Q8_PRUNE_NONE;
-        if (!pruned) free_constant_data(gcal);
+         * or equalization changed them (they are copied over by name, then
+         * freed) */
+        bool changed = o->prune.mode != Q8_PRUNE_NONE || o->quant.equalize;
+        if (!changed) free_constant_data(gcal);
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
                               .input_values = binds.v, .n_input_values = binds.n};
         s = q8_onnx_load(onnx_path, &g, err);
         if (s == Q8_OK) s = q8_passes_run_for_quantize(g, &lo, err);
-        /* the weights as pruned (and re-fitted) at the calibration shapes */
+        /* the weights as pruned (and re-fitted) and equalized at the
+         * calibration shapes */
         if (s == Q8_OK) s = q8_prune_copy(g, gcal, &o->prune, &meta, err);
-        if (pruned) free_constant_data(gcal);
+        if (s == Q8_OK && o->quant.equalize) s = q8_equalize_copy(g, gcal, err);
+        if (changed) free_constant_data(gcal);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
         if (s == Q8_OK) {
             q8_calibration_free(&cal);

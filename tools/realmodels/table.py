@@ -47,6 +47,8 @@ VARIANTS = {
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
     "auto": ("--calib-method auto", ["--calib-method", "auto"]),
     "sqnr20": ("--min-sqnr 20", ["--min-sqnr", "20"]),
+    # quantize's defaults without the Conv -> depthwise equalization
+    "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
     # each part of the pruning off in turn (issue 9): no re-fit, no
     # sensitivity allocation (the same 50% in every layer), ends not

@@ -1,0 +1,229 @@
+/* quantize --equalize (src/quant/equalize.c): a Conv whose two output
+ * channels span ranges ~200x apart feeds a depthwise Conv that weighs both
+ * alike. Per-tensor INT8 of the tensor between them leaves the small
+ * channel a level or two; equalized, the same FP32 function quantizes
+ * well. */
+#include <math.h>
+#include <string.h>
+
+#include "calibrate.h"
+#include "equalize.h"
+#include "model.h"
+#include "npy.h"
+#include "passes.h"
+#include "quantize.h"
+#include "testutil.h"
+
+#define T q8t_tensor
+#define S 6
+
+static void weight(q8_graph *g, const char *name, int nd, const int64_t *dims, const float *v) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, dims, nd);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    memcpy(g->tensors[t]->data, v, sizeof(float) * (size_t)q8_tensor_numel(g->tensors[t]));
+}
+
+static q8_node *node(q8_graph *g, const char *op, int n_in, const char **in, const char *out) {
+    int ii[4], oo = T(g, out);
+    for (int i = 0; i < n_in; i++) ii[i] = T(g, in[i]);
+    int k = q8_graph_add_node(g, out, op);
+    cr_assert_eq(q8_node_set_io(g->nodes[k], ii, n_in, &oo, 1, NULL), Q8_OK);
+    return g->nodes[k];
+}
+
+static void output(q8_graph *g, const char *name) {
+    g->outputs = realloc(g->outputs, sizeof(int) * (size_t)(g->n_outputs + 1));
+    g->outputs[g->n_outputs++] = T(g, name);
+}
+
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED } shape;
+
+/* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
+ * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
+ * output too (read twice: not equalized). */
+static q8_graph *make(shape sh) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {1, 2, 6, 6}, pd[4] = {2, 2, 1, 1}, bd[1] = {2}, dd[4] = {2, 1, 3, 3};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "pw", 4, pd, (const float[]){20, -12, 0.06f, 0.09f});
+    weight(g, "pb", 1, bd, (const float[]){1, 0.02f});
+    float dw[18];
+    for (int i = 0; i < 9; i++) {
+        dw[i] = 0.01f * (float)(i % 3 - 1) + 0.005f;  /* channel 0: large input, small taps */
+        dw[9 + i] = 2.0f * (float)(i % 4) - 3.0f;     /* channel 1: the other way round */
+    }
+    weight(g, "dw", 4, dd, dw);
+    node(g, "Conv", 3, (const char *[]){"x", "pw", "pb"}, "y");
+    const char *into_d = "y";
+    if (sh == RELU || sh == LEAKY) {
+        node(g, sh == RELU ? "Relu" : "LeakyRelu", 1, (const char *[]){"y"}, "r");
+        into_d = "r";
+    } else if (sh == CLIP6) {
+        int64_t one[1] = {1};
+        weight(g, "lo", 1, one, (const float[]){0});
+        weight(g, "hi", 1, one, (const float[]){6});
+        node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
+        into_d = "r";
+    }
+    q8_node *d = node(g, "Conv", 2, (const char *[]){into_d, "dw"}, "z");
+    q8_node_set_attr(d, "group", Q8_ATTR_INT)->i = 2;
+    q8_attr *a = q8_node_set_attr(d, "pads", Q8_ATTR_INTS);
+    a->n = 4;
+    a->ints = malloc(4 * sizeof(int64_t));
+    for (int i = 0; i < 4; i++) a->ints[i] = 1;
+    output(g, "z");
+    if (sh == SHARED) output(g, "y");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
+    return g;
+}
+
+static float xs[S][72];
+
+static void fill_samples(void) {
+    q8t_rng r = q8t_seed(3);
+    for (int i = 0; i < S; i++) q8t_fill(&r, xs[i], 72, -1, 1);
+}
+
+static char *write_samples(void) {
+    char *dir = q8t_tmpdir("equalize");
+    int64_t d[4] = {1, 2, 6, 6};
+    fill_samples();
+    for (int i = 0; i < S; i++) {
+        char p[256];
+        snprintf(p, sizeof p, "%s/s%02d.npy", dir, i);
+        cr_assert_eq(q8_npy_write(p, Q8_F32, d, 4, xs[i], NULL), Q8_OK);
+    }
+    return dir;
+}
+
+/* Equalize g (when eq) on the samples, then calibrate (minmax) and
+ * quantize it; returns the equalized pairs recorded in meta. */
+static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
+    char *dir = write_samples();
+    q8_error err = {0};
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
+    q8_meta meta = {0};
+    if (eq) cr_assert_eq(q8_equalize(g, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
+    if (quantize) {
+        q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
+        q8_calibration cal;
+        cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
+        q8_quant_options qo = {0};
+        cr_assert_eq(q8_quantize_graph(g, &cal, &qo, &meta, &err), Q8_OK, "%s", err.msg);
+        q8_calibration_free(&cal);
+    }
+    const q8_meta_entry *e = q8_meta_get(&meta, "equalize.pairs");
+    int64_t pairs = e ? e->i : -1;
+    q8_meta_free(&meta);
+    q8_samples_free(&s);
+    q8t_rm_rf(dir);
+    free(dir);
+    return pairs;
+}
+
+/* Output z of g (consumed) on every sample, into z[S][72]. */
+static void run_all(q8_graph *g, float z[S][72]) {
+    q8_error err = {0};
+    q8_model *m = NULL;
+    cr_assert_eq(q8_model_from_graph(g, "", &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *sess = NULL;
+    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_session_create(m, &so, &sess, &err), Q8_OK, "%s", err.msg);
+    int64_t d[4] = {1, 2, 6, 6};
+    for (int i = 0; i < S; i++) {
+        cr_assert_eq(q8_session_set_input(sess, "x", Q8_F32, d, 4, xs[i], &err), Q8_OK, "%s",
+                     err.msg);
+        cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *out;
+        cr_assert_eq(q8_session_output(sess, 0, &info, &out, &err), Q8_OK, "%s", err.msg);
+        memcpy(z[i], out, sizeof z[i]);
+    }
+    q8_session_free(sess);
+    q8_model_free(m);
+}
+
+static double sqnr_db(float a[S][72], float b[S][72]) {
+    double sig = 0, noise = 0;
+    for (int i = 0; i < S; i++)
+        for (int j = 0; j < 72; j++) {
+            sig += (double)a[i][j] * a[i][j];
+            noise += ((double)b[i][j] - a[i][j]) * ((double)b[i][j] - a[i][j]);
+        }
+    return 10 * log10(sig / noise);
+}
+
+static void equalizes(shape sh) {
+    static float ref[S][72], same[S][72], plain[S][72], eq[S][72];
+    fill_samples();
+    run_all(make(sh), ref);
+    q8_graph *g = make(sh);
+    cr_assert_eq(prepare(g, true, false), 1, "one Conv -> depthwise pair");
+    run_all(g, same);
+    for (int i = 0; i < S; i++) q8t_assert_close(same[i], ref[i], 72, 1e-4f, 1e-4f, "FP32 z");
+    g = make(sh);
+    prepare(g, false, true);
+    run_all(g, plain);
+    g = make(sh);
+    prepare(g, true, true);
+    run_all(g, eq);
+    double d_plain = sqnr_db(ref, plain), d_eq = sqnr_db(ref, eq);
+    cr_assert(d_eq > d_plain + 10, "INT8 output SQNR: equalized %.1f dB, not %.1f dB", d_eq,
+              d_plain);
+}
+
+Test(equalize, conv_into_depthwise) { equalizes(PLAIN); }
+
+Test(equalize, through_a_relu) { equalizes(RELU); }
+
+Test(equalize, through_a_leaky_relu) { equalizes(LEAKY); }
+
+/* Clip(0, 6) of a scaled channel is not the scaled Clip: P's fused Clip
+ * keeps the pair as it is */
+Test(equalize, not_through_a_clip) {
+    static float ref[S][72], got[S][72];
+    fill_samples();
+    run_all(make(CLIP6), ref);
+    q8_graph *g = make(CLIP6);
+    cr_assert_eq(prepare(g, true, false), 0, "Clip(0, 6) between: left alone");
+    run_all(g, got);
+    for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 1e-6f, 1e-6f, "FP32 z");
+}
+
+Test(equalize, not_a_tensor_read_twice) {
+    q8_graph *g = make(SHARED);
+    int t = q8_graph_find(g, "pw");
+    cr_assert(t >= 0);
+    float before[4];
+    memcpy(before, g->tensors[t]->data, sizeof before);
+    cr_assert_eq(prepare(g, true, false), 0, "y is a graph output too: left alone");
+    cr_assert_eq(memcmp(before, g->tensors[t]->data, sizeof before), 0);
+    q8_graph_free(g);
+}
+
+/* The model imported again (auto's candidates, --input-shape) takes the
+ * equalized weights by name: the same FP32 function, the same weights. */
+Test(equalize, copy_to_a_fresh_import) {
+    q8_graph *g = make(PLAIN), *again = make(PLAIN);
+    cr_assert_eq(prepare(g, true, false), 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_equalize_copy(again, g, &err), Q8_OK, "%s", err.msg);
+    const char *names[3] = {"pw", "pb", "dw"};
+    for (int k = 0; k < 3; k++) {
+        const q8_tensor *a = g->tensors[q8_graph_find(g, names[k])];
+        const q8_tensor *b = again->tensors[q8_graph_find(again, names[k])];
+        cr_assert_eq(memcmp(a->data, b->data, sizeof(float) * (size_t)q8_tensor_numel(a)), 0,
+                     "%s", names[k]);
+    }
+    const q8_tensor *pw = again->tensors[q8_graph_find(again, "pw")];
+    cr_assert_float_eq(((const float *)pw->data)[0], 20.0f, 1e-6, "the large channel stays");
+    cr_assert(((const float *)pw->data)[2] > 1.0f, "the small channel is scaled up");
+    q8_graph_free(g);
+    q8_graph_free(again);
+}
