@@ -409,3 +409,63 @@ Test(passes, hardsigmoid_times_x_becomes_hardswish) {
     cr_assert_str_eq(g->nodes[0]->op_type, "HardSwish");
     q8_graph_free(g);
 }
+
+/* HardSwish / HardSigmoid written out with Clip (paddle2onnx, Keras):
+ * x * Clip(x + 3, 0, 6) / 6, x * (Clip(x + 3, 0, 6) / 6) and Clip(x + 3, 0, 6)
+ * * (1/6) become one op each, with the same values. */
+static q8_graph *relu6_form(int form) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {9, 7};
+    input(g, "x", 2, d);
+    scalar(g, "three", 3.0f);
+    scalar(g, "zero", 0.0f);
+    scalar(g, "six", 6.0f);
+    scalar(g, "sixth", 1.0f / 6.0f);
+    node(g, "Add", form == 1 ? "three,x" : "x,three", "a");
+    node(g, "Clip", "a,zero,six", "c");
+    if (form == 0) {
+        node(g, "Mul", "x,c", "m");
+        node(g, "Div", "m,six", "y");
+    } else if (form == 1) {
+        node(g, "Div", "c,six", "h");
+        node(g, "Mul", "h,x", "y");
+    } else {
+        node(g, "Mul", "sixth,c", "y");
+    }
+    output(g, "y");
+    return g;
+}
+
+Test(passes, clip_written_hardswish_and_hardsigmoid_become_one_op) {
+    static const char *const want[] = {"HardSwish", "HardSwish", "HardSigmoid"};
+    float x[63];
+    q8t_rng r = q8t_seed(9);
+    q8t_fill(&r, x, 63, -5, 5);
+    x[0] = -3.0f, x[1] = 3.0f, x[2] = 0.0f;
+    for (int form = 0; form < 3; form++) {
+        q8_graph *g = relu6_form(form);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_nodes, 1, "form %d: %d nodes", form, g->n_nodes);
+        cr_assert_str_eq(g->nodes[0]->op_type, want[form]);
+        q8_graph_free(g);
+        float *got = run1(relu6_form(form), x);
+        for (int i = 0; i < 63; i++) {
+            float c = fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f);
+            float ref = form == 2 ? c / 6.0f : x[i] * c / 6.0f;
+            cr_assert(fabsf(got[i] - ref) <= 1e-6f * (1 + fabsf(ref)), "form %d [%d] %.9g vs %.9g",
+                      form, i, got[i], ref);
+        }
+        free(got);
+    }
+}
+
+Test(passes, clip_written_hardswish_with_other_bounds_is_left_alone) {
+    q8_graph *g = relu6_form(0);
+    *(float *)g->tensors[q8_graph_find(g, "six")]->data = 5.0f; /* Clip(0, 5), / 5 */
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "HardSwish"), 0);
+    cr_assert_eq(count_op(g, "Clip"), 1);
+    q8_graph_free(g);
+}

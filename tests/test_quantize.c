@@ -272,3 +272,78 @@ Test(quantize, pruning_patterns) {
     q8_graph_free(g);
     q8_meta_free(&meta);
 }
+
+static void scalar_const(q8_graph *g, const char *name, float v) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, NULL, 0);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    *(float *)g->tensors[t]->data = v;
+}
+
+/* x -> conv1 -> k * c1 -> (..) - 0.25 -> conv2 -> MaxPool -> y (tail false: a
+ * scale-and-shift between two convs, k on the left); or x -> conv1 -> conv2 ->
+ * MaxPool -> / 3 -> y (tail true: a scalar op as the graph's output). */
+static q8_graph *conv_scalar_chain(bool tail) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    scalar_const(g, "k", 0.75f);
+    scalar_const(g, "shift", 0.25f);
+    scalar_const(g, "three", 3.0f);
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    const char *a1 = "c1";
+    if (!tail) {
+        node(g, "scale", "Mul", 2, (const char *[]){"k", "c1"}, "scaled");
+        node(g, "shift", "Sub", 2, (const char *[]){"scaled", "shift"}, "a1");
+        a1 = "a1";
+    }
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){a1, "w2"}, "c2"));
+    q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c2"}, tail ? "p" : "y");
+    q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
+    ks->n = 2;
+    ks->ints = malloc(2 * sizeof(int64_t));
+    ks->ints[0] = ks->ints[1] = 2;
+    if (tail) node(g, "div", "Div", 2, (const char *[]){"p", "three"}, "y");
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* ... and a chain of them is one table, its ops composed in float (one
+ * rounding at its end). */
+Test(quantize, scalar_ops_between_int8_layers_become_tables) {
+    q8_graph *g = quantized(conv_scalar_chain(false), NULL);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "QLut"), 1, "k * x - shift: two tables composed into one");
+    cr_assert_eq(count(g, "Mul") + count(g, "Sub"), 0);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = conv_scalar_chain(false);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 4 * 4; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
+    free(want);
+    free(got);
+}
+
+Test(quantize, scalar_op_before_an_output_stays_fp32) {
+    q8_graph *g = quantized(conv_scalar_chain(true), NULL);
+    cr_assert_eq(count(g, "QLut"), 0);
+    cr_assert_eq(count(g, "Div"), 1);
+    q8_graph_free(g);
+}

@@ -1,7 +1,8 @@
 /* Recognize decomposed ops that exporters emit and replace each with the
  * single op: LayerNormalization from ReduceMean/Sub/Pow/ReduceMean/Add/
  * Sqrt/Div[/Mul/Add], Gelu from the Erf formula, HardSwish from
- * x * HardSigmoid(x). One op is faster and
+ * x * HardSigmoid(x), HardSigmoid and HardSwish from Clip(x + 3, 0, 6) / 6
+ * and x * Clip(x + 3, 0, 6) / 6. One op is faster and
  * quantizes as one unit. The last node of a pattern is rewritten in place,
  * which keeps the node order topological. */
 #include <math.h>
@@ -251,6 +252,76 @@ static q8_status try_hardswish(pctx *c, q8_node *mul, bool *hit, q8_error *err) 
     return Q8_OK;
 }
 
+/* Clip(x, 0, 6), bounds as inputs (opset 11+) or attributes. */
+static bool clip_0_6(const pctx *c, const q8_node *n) {
+    if (!is_op(n, "Clip")) return false;
+    float lo = q8_attr_float(n, "min", -INFINITY), hi = q8_attr_float(n, "max", INFINITY);
+    if (n->n_inputs > 1 && n->inputs[1] >= 0 && !const_scalar(c->g, n->inputs[1], &lo)) return false;
+    if (n->n_inputs > 2 && n->inputs[2] >= 0 && !const_scalar(c->g, n->inputs[2], &hi)) return false;
+    return lo == 0.0f && hi == 6.0f;
+}
+
+/* t = Clip(x + 3, 0, 6), read by `uses` nodes: x, else -1. */
+static int relu6_shift3(const pctx *c, int t, int uses) {
+    q8_node *clip = producer(c, t);
+    if (!clip_0_6(c, clip) || !internal(c, t, uses)) return -1;
+    q8_node *add = producer(c, clip->inputs[0]);
+    float three;
+    if (!is_op(add, "Add") || add->n_inputs != 2 || !internal(c, clip->inputs[0], 1)) return -1;
+    for (int k = 0; k < 2; k++)
+        if (const_scalar(c->g, add->inputs[k], &three) && three == 3.0f) {
+            int x = add->inputs[1 - k];
+            return c->g->tensors[x]->dtype == Q8_F32 ? x : -1;
+        }
+    return -1;
+}
+
+/* n = v / 6 or v * (1/6): v, else -1. */
+static int sixth_of(const pctx *c, const q8_node *n) {
+    float k;
+    if (n->n_inputs != 2) return -1;
+    if (is_op(n, "Div")) return const_scalar(c->g, n->inputs[1], &k) && k == 6.0f ? n->inputs[0] : -1;
+    for (int i = 0; i < 2; i++)
+        if (const_scalar(c->g, n->inputs[i], &k) && near(k, 1.0f / 6.0f)) return n->inputs[1 - i];
+    return -1;
+}
+
+/* HardSwish and HardSigmoid written out with Clip (paddle2onnx's, Keras'):
+ * Clip(x + 3, 0, 6) / 6 is HardSigmoid(x; 1/6, 1/2) (and x times it is then
+ * HardSwish, try_hardswish), x * Clip(x + 3, 0, 6) / 6 is HardSwish(x). The
+ * last node, a Div by 6 or a Mul by 1/6, is rewritten. */
+static q8_status try_relu6_forms(pctx *c, q8_node *last, bool *hit, q8_error *err) {
+    int v = sixth_of(c, last);
+    if (v < 0) return Q8_OK;
+    int x = relu6_shift3(c, v, 1);
+    if (x >= 0) {
+        q8_node *clip = producer(c, v);
+        producer(c, clip->inputs[0])->dead = true;
+        clip->dead = true;
+        Q8_TRY(rewrite(c->g, last, "HardSigmoid", &x, 1, err));
+        q8_attr *a = q8_node_set_attr(last, "alpha", Q8_ATTR_FLOAT);
+        if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        a->f = 1.0f / 6.0f;
+        *hit = true;
+        return q8_node_reinfer(c->g, last, err);
+    }
+    q8_node *mul = producer(c, v);
+    if (!is_op(mul, "Mul") || mul->n_inputs != 2 || !internal(c, v, 1)) return Q8_OK;
+    for (int k = 0; k < 2; k++) {
+        int r6 = mul->inputs[k];
+        x = relu6_shift3(c, r6, 1);
+        if (x < 0 || x != mul->inputs[1 - k]) continue;
+        q8_node *clip = producer(c, r6);
+        producer(c, clip->inputs[0])->dead = true;
+        clip->dead = true;
+        mul->dead = true;
+        Q8_TRY(rewrite(c->g, last, "HardSwish", &x, 1, err));
+        *hit = true;
+        return q8_node_reinfer(c->g, last, err);
+    }
+    return Q8_OK;
+}
+
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
     pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
     if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -262,6 +333,8 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
         if (is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
         else if (is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
         else if (is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
+        if (s == Q8_OK && !hit && (is_op(n, "Div") || is_op(n, "Mul")))
+            s = try_relu6_forms(&c, n, &hit, err);
         /* a rewrite changes who reads what: count again */
         if (hit) q8_graph_consumers(g, c.uses);
     }

@@ -3,7 +3,9 @@
  * 1. Classify nodes: QCOMPUTE (Conv, ConvTranspose, Gemm and MatMul with a
  *    constant weight, MatMul of two activations), PASS (ops that carry int8
  *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat),
- *    FP32 (the rest, and --fp32-layers).
+ *    LUT (elementwise functions of one int8 input, run as a table: the
+ *    lut_ops, and Add/Sub/Mul/Div by a constant scalar), FP32 (the rest,
+ *    and --fp32-layers).
  * 2. Walk the nodes in order and decide which tensors exist in int8: the
  *    outputs of QCOMPUTE nodes that some consumer can take in int8, and the
  *    outputs of PASS nodes whose input is int8.
@@ -26,6 +28,11 @@ enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT };
 /* Elementwise float functions that run on int8 as a 256-entry table. */
 static const char *const lut_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
                                       "LeakyRelu", "Elu", "Selu", "Softplus", "Softsign"};
+
+/* Elementwise binary ops that run on int8 as a table when the other input is
+ * a constant scalar (scale-and-shift blocks: PP-LCNetV3's learnable affine
+ * Mul + Add around every activation). */
+static const char *const lut_scalar_ops[] = {"Add", "Sub", "Mul", "Div"};
 
 /* The int8 weights made from a constant, and what they were made for: a
  * node of the same op and weight attributes reuses them (the copies of an
@@ -51,6 +58,11 @@ typedef struct qctx {
     int *consumers;     /* per tensor: number of live consumers */
     float *forced;      /* per tensor: output scale imposed by a Concat, or 0 */
     struct wkey *wq_of; /* per original tensor: the int8 weights made from it */
+    /* per original tensor made by a table: its 256 values before rounding and
+     * the int8 tensor they are indexed by, so that a table reading only it
+     * composes with it in float (one rounding for a chain, not one per op) */
+    float **lut_f;
+    int *lut_src;
 } qctx;
 
 static bool is_op(const q8_node *n, const char *op) {
@@ -81,6 +93,18 @@ bool q8_is_quant_layer(const q8_node *n) {
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
         if (is_op(n, lut_ops[i])) return true;
     return false;
+}
+
+/* The activation input of a table op: 0 for the unary ones; for a binary op
+ * with a constant scalar on one side, the other side (else -1). */
+static int lut_input(const q8_graph *g, const q8_node *n) {
+    if (n->n_inputs == 1) return 0;
+    if (n->n_inputs != 2) return -1;
+    for (int k = 0; k < 2; k++) {
+        const q8_tensor *a = q8_in(g, n, k), *b = q8_in(g, n, 1 - k);
+        if (f32_act(a) && const_f32(b) && q8_tensor_numel(b) == 1) return k;
+    }
+    return -1;
 }
 
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
@@ -116,6 +140,11 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
+    for (size_t i = 0; i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
+        if (is_op(n, lut_scalar_ops[i]) && lut_input(g, n) >= 0 && y && y->dtype == Q8_F32 &&
+            q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
+            calibrated(c, n->outputs[0]) && !listed(o, n->name))
+            return K_LUT;
     /* PASS candidates: all other inputs must be constants */
     static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
                                            "Unsqueeze", "Transpose", "Slice", "Identity",
@@ -142,7 +171,7 @@ static bool takes_int8(const qctx *c, const q8_node *n, int ni, int t) {
         if (n->inputs[0] == t) return true;
         return is_op(n, "MatMul") && n->n_inputs > 1 && n->inputs[1] == t && !c->g->tensors[t]->data;
     }
-    if (c->kind[ni] == K_LUT) return n->inputs[0] == t;
+    if (c->kind[ni] == K_LUT) return n->inputs[lut_input(c->g, n)] == t;
     if (c->kind[ni] == K_PASS) {
         if (is_op(n, "Concat")) {
             for (int k = 0; k < n->n_inputs; k++)
@@ -556,27 +585,41 @@ static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
 }
 
 /* T[q + 128] = quantize(f(q * sx), sy) for the FP32 op of node n, computed
- * by the op's own kernel (constant folding of a one-node graph). */
-static q8_status lut_table(const qctx *c, const q8_node *n, float sx, float sy, int8_t *table) {
+ * by the op's own kernel (constant folding of a one-node graph). Input xi is
+ * the activation; a binary op's other input, a constant scalar, is copied. */
+static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float *xin, float sy,
+                           int8_t *table, float *yout) {
     q8_graph *t = q8_graph_new();
     if (!t) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
     int x = q8_graph_add_tensor(t, "x", NULL), y = q8_graph_add_tensor(t, "y", NULL);
+    int k = n->n_inputs == 2 ? q8_graph_add_tensor(t, "k", NULL) : -2;
     int ni = q8_graph_add_node(t, n->name, n->op_type);
-    q8_status s = x < 0 || y < 0 || ni < 0 ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    q8_status s = x < 0 || y < 0 || k == -1 || ni < 0
+                      ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
     if (s == Q8_OK) {
         int64_t d = 256;
         q8_tensor_set_shape(t->tensors[x], Q8_F32, &d, 1);
         s = q8_tensor_alloc_data(t->tensors[x], c->err);
     }
-    if (s == Q8_OK) {
-        for (int q = -128; q < 128; q++) ((float *)t->tensors[x]->data)[q + 128] = (float)q * sx;
-        s = q8_node_set_io(t->nodes[ni], &x, 1, &y, 1, c->err);
+    if (s == Q8_OK && k >= 0) {
+        /* the scalar as a 0-d constant: broadcasting keeps y's 256 values */
+        q8_tensor_set_shape(t->tensors[k], Q8_F32, NULL, 0);
+        s = q8_tensor_alloc_data(t->tensors[k], c->err);
+        if (s == Q8_OK)
+            *(float *)t->tensors[k]->data = *(const float *)q8_in(c->g, n, 1 - xi)->data;
     }
-    for (int k = 0; s == Q8_OK && k < n->n_attrs; k++) s = copy_attr(t->nodes[ni], &n->attrs[k], c->err);
+    if (s == Q8_OK) {
+        memcpy(t->tensors[x]->data, xin, 256 * sizeof(float));
+        int in[2] = {x, k};
+        if (xi == 1) in[0] = k, in[1] = x;
+        s = q8_node_set_io(t->nodes[ni], in, k >= 0 ? 2 : 1, &y, 1, c->err);
+    }
+    for (int a = 0; s == Q8_OK && a < n->n_attrs; a++) s = copy_attr(t->nodes[ni], &n->attrs[a], c->err);
     if (s == Q8_OK) s = q8_pass_infer(t, c->err); /* folds the node: y becomes constant */
     if (s == Q8_OK) {
         const q8_tensor *yt = t->tensors[y];
         Q8_ASSERT(yt->data && yt->dtype == Q8_F32 && q8_tensor_numel(yt) == 256);
+        memcpy(yout, yt->data, 256 * sizeof(float));
         for (int i = 0; i < 256; i++) {
             float v = ((const float *)yt->data)[i] / sy;
             v = v != v ? 0 : nearbyintf(v < -128 ? -128 : v > 127 ? 127 : v);
@@ -591,11 +634,22 @@ static q8_status lut_table(const qctx *c, const q8_node *n, float sx, float sy, 
 static q8_status rewrite_lut(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
-    int x = n->inputs[0], y = n->outputs[0];
+    int xi = lut_input(g, n), x = n->inputs[xi], y = n->outputs[0];
     int xq = c->q8ver[x];
-    float sx = g->tensors[xq]->q.scale[0], sy = act_scale(c, y);
+    float sy = act_scale(c, y), xin[256], *yout = malloc(256 * sizeof(float));
+    if (!yout) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    c->lut_f[y] = yout;
+    if (c->lut_f[x] && c->consumers[x] == 1 && !c->need_f32[x] && !q8_graph_is_output(g, x)) {
+        /* x is a table's output read only here: compose, reading its input */
+        memcpy(xin, c->lut_f[x], sizeof xin);
+        xq = c->lut_src[x];
+    } else {
+        float sx = g->tensors[xq]->q.scale[0];
+        for (int q = -128; q < 128; q++) xin[q + 128] = (float)q * sx;
+    }
+    c->lut_src[y] = xq;
     int8_t table[256];
-    Q8_TRY(lut_table(c, n, sx, sy, table));
+    Q8_TRY(lut_table(c, n, xi, xin, sy, table, yout));
     int tt = add_tensor(c, g->tensors[y]->name, "_lut");
     int out = tt < 0 ? -1 : add_tensor(c, g->tensors[y]->name, "_q8");
     if (tt < 0 || out < 0) return c->err->status;
@@ -630,6 +684,31 @@ static bool concat_int8(qctx *c, const q8_node *n) {
     return n->n_inputs > 0;
 }
 
+/* A scalar Add/Sub/Mul/Div runs as a table only where every reader of its
+ * output is an int8 node: between int8 layers it saves a dequantize, the FP32
+ * op and a quantize; before an FP32 reader (attention's scaling before
+ * Softmax) or an output it would only add a rounding. Repeated until no
+ * change, since a demoted node demotes the table before it. */
+static void keep_scalar_luts_between_int8(qctx *c) {
+    const q8_graph *g = c->g;
+    for (bool changed = true; changed;) {
+        changed = false;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const q8_node *n = g->nodes[i];
+            if (c->kind[i] != K_LUT || n->n_inputs != 2) continue;
+            int y = n->outputs[0];
+            bool ok = !q8_graph_is_output(g, y) && c->consumers[y] > 0;
+            for (int j = 0; j < g->n_nodes && ok; j++)
+                for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                    if (g->nodes[j]->inputs[k] == y && c->kind[j] == K_FP32) ok = false;
+            if (!ok) {
+                c->kind[i] = K_FP32;
+                changed = true;
+            }
+        }
+    }
+}
+
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
@@ -640,12 +719,14 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     c.consumers = calloc((size_t)nt + 1, sizeof(int));
     c.forced = calloc((size_t)nt + 1, sizeof(float));
     c.wq_of = calloc((size_t)nt + 1, sizeof *c.wq_of);
+    c.lut_f = calloc((size_t)nt + 1, sizeof *c.lut_f);
+    c.lut_src = calloc((size_t)nt + 1, sizeof *c.lut_src);
     /* every original node, plus at most a quantize per tensor and a
      * dequantize per node output */
     c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + 8));
     q8_status s = Q8_OK;
     if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced ||
-        !c.wq_of) {
+        !c.wq_of || !c.lut_f || !c.lut_src) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -653,6 +734,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     q8_graph_consumers(g, c.consumers);
     for (int t = 0; t < nt; t++) c.q8ver[t] = -1;
     for (int i = 0; i < nn; i++) c.kind[i] = classify(&c, g->nodes[i], o);
+    keep_scalar_luts_between_int8(&c);
 
     /* Forward: mark (-2) the tensors that will exist in int8. */
     for (int i = 0; i < nn; i++) {
@@ -665,7 +747,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
                     if (g->nodes[j]->inputs[k] == y && takes_int8(&c, g->nodes[j], j, y)) any = true;
             if (any) c.q8ver[y] = -2;
         } else if (c.kind[i] == K_PASS || c.kind[i] == K_LUT) {
-            bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[0]] == -2;
+            int xi = c.kind[i] == K_LUT ? lut_input(g, n) : 0;
+            bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[xi]] == -2;
             if (in8) c.q8ver[y] = -2;
             else c.kind[i] = K_FP32;
         }
@@ -735,6 +818,9 @@ out:
     free(c.consumers);
     free(c.forced);
     free(c.wq_of);
+    for (int t = 0; c.lut_f && t < nt; t++) free(c.lut_f[t]);
+    free(c.lut_f);
+    free(c.lut_src);
     free(c.order);
     return s;
 }

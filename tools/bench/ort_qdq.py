@@ -292,6 +292,44 @@ def quantize(model, ranges):
     return model
 
 
+def ort_shapes(model, names, sample, node):
+    """{tensor: shape} of the named float tensors, run by ORT on one sample."""
+    m = onnx.ModelProto()
+    m.CopyFrom(model)
+    for k, t in enumerate(names):
+        m.graph.node.append(helper.make_node("Identity", [t], [f"qdqshape_{k}"]))
+        m.graph.output.append(helper.make_tensor_value_info(f"qdqshape_{k}", TensorProto.FLOAT,
+                                                            None))
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "shapes.onnx")
+        onnx.save(m, path)
+        js = os.path.join(os.path.dirname(q8cmp.__file__), "run_ort.js")
+        ins = [f"--input={k}={os.path.abspath(v)}" for k, v in sample.items()]
+        subprocess.run([node, js, path, *ins, "--out", d], check=True,
+                       stdout=subprocess.DEVNULL)
+        return {t: np.load(os.path.join(d, f"qdqshape_{k}.npy"), mmap_mode="r").shape
+                for k, t in enumerate(names)}
+
+
+def to_opset13(model, sample, node):
+    """The model at opset 13 (per-channel QDQ needs it), as quantize_static
+    requires. The converter needs tensor ranks (Softmax's), which shape
+    inference cannot give behind a Shape -> Cast -> Reshape (paddle2onnx):
+    the float tensors it leaves without a shape get the shapes ORT gives them
+    on the first sample, for the conversion only."""
+    inf = shape_inference.infer_shapes(model)
+    known = {v.name for v in list(inf.graph.value_info) + list(inf.graph.input)
+             + list(inf.graph.output) if v.type.tensor_type.HasField("shape")}
+    missing = [t for t in float_tensors(model) if t not in known]
+    if missing and sample:
+        for t, shape in ort_shapes(model, missing, sample, node).items():
+            inf.graph.value_info.append(
+                helper.make_tensor_value_info(t, TensorProto.FLOAT, list(shape)))
+    out = version_converter.convert_version(inf, 13)
+    del out.graph.value_info[:]
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -306,10 +344,10 @@ def main():
         ap.error("give --calib DIR or --input, not both")
     model = onnx.load(a.model)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if opset < 13:
-        model = version_converter.convert_version(model, 13)
-    model = fold_bn(model)
     ss = samples(a, model)
+    if opset < 13:
+        model = to_opset13(model, ss[0] if ss else {}, a.node)
+    model = fold_bn(model)
     if not ss:
         raise SystemExit(f"{a.model}: no calibration samples")
     ranges = calibrate(model, float_tensors(model), ss, a.node)

@@ -1,9 +1,10 @@
 /* GlobalAveragePool and GlobalMaxPool on the CPU (params:
- * src/core/ops/global_pool.h). The average sums in double, in order, so the
- * result does not depend on the thread count. In GlobalMaxPool NaN
- * propagates. */
+ * src/core/ops/global_pool.h). The average sums in double, in order (or in
+ * lanes where that gives the same bits: row_sum.h), so the result does not
+ * depend on the thread count. In GlobalMaxPool NaN propagates. */
 #include "cpu_op.h"
 #include "ops/global_pool.h"
+#include "row_sum.h"
 
 typedef struct gpool_args {
     const q8_global_pool_params *p;
@@ -15,9 +16,7 @@ static void gavg_range(void *arg, int64_t b, int64_t e, int t) {
     const gpool_args *a = arg;
     int64_t s = a->p->s;
     for (int64_t r = b; r < e; r++) {
-        const float *x = (const float *)a->x + r * s;
-        double sum = 0.0;
-        for (int64_t i = 0; i < s; i++) sum += x[i];
+        double sum = q8_row_sum_f64((const float *)a->x + r * s, s);
         ((float *)a->y)[r] = s ? (float)(sum / (double)s) : 0.0f;
     }
 }
