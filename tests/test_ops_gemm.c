@@ -786,6 +786,18 @@ Test(conv_op, conv1d_and_3d) {
     check_conv((conv_spec){3, 1, 6, 6, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
                            {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
                &r);
+    /* One input channel, many filters, long kernel, large stride (an STFT
+     * front end): a GEMM over the stride-phase planes, not the depthwise
+     * loops; batch 2, and with pads and a ragged last frame. */
+    check_conv((conv_spec){1, 2, 1, 20, 1, {301, 1, 1}, {32, 1, 1}, {16, 1, 1}, ONE3,
+                           {0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){1, 1, 1, 9, 1, {250, 1, 1}, {40, 1, 1}, {12, 1, 1}, ONE3,
+                           {7, 3}, NULL, true, true, false, "Relu", PLAIN}, &r);
+    /* Depthwise with multiplier 8 and 9 (GEMM per group), odd channels. */
+    check_conv((conv_spec){2, 2, 3, 24, 3, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1),
+                           {1, 1, 0, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 5, 45, 5, SP2(6, 11), SP2(5, 5), SP2(1, 1), SP2(1, 2),
+                           {2, 2, 2, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* 3-D depthwise (direct loops on planes; im2col/shift forced too) */
     check_conv((conv_spec){3, 1, 3, 3, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
                            {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
