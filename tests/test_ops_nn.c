@@ -682,6 +682,9 @@ Test(pool, global) {
     gp_check((gp_case){"GlobalAveragePool", Q8_F32, 3, {3, 5, 1}}, 43);
     gp_check((gp_case){"GlobalMaxPool", Q8_U8, 5, {1, 3, 2, 3, 4}}, 44);
     gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {1, 2, 130, 140}}, 45);
+    /* rows shorter than, and not a multiple of, the 8 partial sums */
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 3, {2, 3, 7}}, 46);
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {1, 5, 3, 7}}, 47);
 }
 
 /* ------------------------------------------------------ Softmax, LogSoftmax */

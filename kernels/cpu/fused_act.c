@@ -49,7 +49,11 @@ typedef float v8u __attribute__((vector_size(32), aligned(4), may_alias));
 
 /* the HardSwish op's formula (kernels/cpu/ops/unary.c):
  * h <= 0 ? -0.0f : h >= 1 ? v : v * h, with h = al*v + be */
-static inline void hard_swish(float al, float be, float *x, int64_t len) {
+/* always_inline: inlined into each clone of q8_act_apply, so it gets its
+ * vector width (a plain static function stays baseline SSE2). */
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE void hard_swish(float al, float be, float *x, int64_t len) {
     v8f va = SPLAT8(al), vb = SPLAT8(be), zero = SPLAT8(0.0f), one = SPLAT8(1.0f);
     v8f mzero = SPLAT8(-0.0f);
     MAP8(x, len, {
@@ -58,7 +62,7 @@ static inline void hard_swish(float al, float be, float *x, int64_t len) {
     });
 }
 
-static inline void leaky_relu(float al, float *x, int64_t len) {
+INLINE void leaky_relu(float al, float *x, int64_t len) {
     v8f va = SPLAT8(al), zero = SPLAT8(0.0f);
     MAP8(x, len, r = SEL8(v < zero, v * va, v));
 }

@@ -1,7 +1,10 @@
 /* GlobalAveragePool and GlobalMaxPool on the CPU (params:
- * src/core/ops/global_pool.h). The average sums in double, in order, so the
- * result does not depend on the thread count. In GlobalMaxPool NaN
- * propagates. */
+ * src/core/ops/global_pool.h). The average sums in double in 8 interleaved
+ * partial sums combined in a fixed order (one serial double chain ran at
+ * add latency: 0.4 ms of MobileNetV3-small's squeeze-excite), so the result
+ * depends on the row length only, not on the thread count. In
+ * GlobalMaxPool NaN propagates. */
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/global_pool.h"
 
@@ -11,13 +14,21 @@ typedef struct gpool_args {
     void *y;
 } gpool_args;
 
-static void gavg_range(void *arg, int64_t b, int64_t e, int t) {
+/* sum of x[0..s) in double: lane l sums x[i] for i = l mod 8 */
+static inline double sum_f32(const float *x, int64_t s) {
+    double acc[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= s; i += 8)
+        for (int l = 0; l < 8; l++) acc[l] += (double)x[i + l];
+    for (int l = 0; i < s; i++, l++) acc[l] += (double)x[i];
+    return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+}
+
+Q8_CLONES static void gavg_range(void *arg, int64_t b, int64_t e, int t) {
     const gpool_args *a = arg;
     int64_t s = a->p->s;
     for (int64_t r = b; r < e; r++) {
-        const float *x = (const float *)a->x + r * s;
-        double sum = 0.0;
-        for (int64_t i = 0; i < s; i++) sum += x[i];
+        double sum = sum_f32((const float *)a->x + r * s, s);
         ((float *)a->y)[r] = s ? (float)(sum / (double)s) : 0.0f;
     }
 }
