@@ -14,8 +14,9 @@ typedef struct gpool_args {
     void *y;
 } gpool_args;
 
-/* sum of x[0..s) in double: lane l sums x[i] for i = l mod 8 */
-static inline double sum_f32(const float *x, int64_t s) {
+/* sum of x[0..s) in double: lane l sums x[i] for i = l mod 8 (always
+ * inlined, so each clone of gavg_range gets its own vector width) */
+static inline __attribute__((always_inline)) double sum_f32(const float *x, int64_t s) {
     double acc[8] = {0};
     int64_t i = 0;
     for (; i + 8 <= s; i += 8)
