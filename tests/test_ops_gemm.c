@@ -214,6 +214,32 @@ Test(fused_act, vectors_and_tails_match_the_formula) {
         }
 }
 
+/* The block epilogue: bias then act on rows x cols of a strided block, the
+ * same bits as row by row, and nothing outside the block touched. */
+Test(fused_act, block_matches_rows) {
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0},
+                           {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}, {Q8_ACT_CLIP, -0.5f, 0.7f}};
+    q8t_rng r = q8t_seed(8);
+    enum { ROWS = 7, COLS = 19, LD = 23 };
+    float x[ROWS * LD], y[ROWS * LD], want[ROWS * LD], bias[LD];
+    q8t_fill(&r, bias, LD, -1, 1);
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+        for (int bmode = 0; bmode < 3; bmode++) {
+            q8t_fill(&r, x, ROWS * LD, -4, 4);
+            memcpy(y, x, sizeof x);
+            memcpy(want, x, sizeof x);
+            for (int i = 0; i < ROWS; i++) {
+                for (int j = 0; j < COLS; j++)
+                    want[i * LD + j] += bmode == 1 ? bias[i] : bmode == 2 ? bias[j] : 0.0f;
+                q8_act_apply(&acts[ai], want + i * LD, COLS);
+            }
+            q8_act_apply_block(&acts[ai], y, ROWS, COLS, LD, bmode == 1 ? bias : NULL,
+                               bmode == 2 ? bias : NULL);
+            cr_assert(memcmp(y, want, sizeof y) == 0, "act %d bias mode %d",
+                      (int)acts[ai].kind, bmode);
+        }
+}
+
 /* Pre-packed operands give the very same bits as packing on the fly. */
 Test(sgemm, prepacked_matches_unpacked) {
     q8t_rng r = q8t_seed(6);
