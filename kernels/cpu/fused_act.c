@@ -20,7 +20,11 @@ static inline float sigmoid(float x) {
  * was, so a value depended on its position; now every clone and position
  * rounds a*x + b twice, as AVX2 always did (AVX-512 results move by <= 1
  * ulp of that intermediate). */
+#if defined(__GNUC__) && !defined(__clang__)
 #define ACT_OPTS __attribute__((optimize("no-trapping-math", "fp-contract=off")))
+#else
+#define ACT_OPTS /* clang: no such attribute; it ignores FP traps by default */
+#endif
 
 /* Inlined into each clone below (same optimize options, so it may be). */
 ACT_OPTS static inline __attribute__((always_inline)) void act_row(const q8_act *a, float *x,
