@@ -167,6 +167,79 @@ Test(sgemm, bias_and_activations) {
             }
 }
 
+/* q8_act_apply runs whole vectors and then a scalar tail: every value,
+ * special ones included, must come out bit for bit as one value at a time
+ * does, and as each kind's definition (src/core/ops/act.h) gives it. */
+static float act_ref(const q8_act *a, float v, bool fma) {
+    switch (a->kind) {
+    case Q8_ACT_LEAKY_RELU: return v < 0.0f ? v * a->p0 : v;
+    case Q8_ACT_HARD_SWISH: {
+        /* p0*v + p1 rounded once (an FMA-contracting build) or twice */
+        volatile float pv = a->p0 * v;
+        float h = fma ? fmaf(a->p0, v, a->p1) : pv + a->p1;
+        return h <= 0.0f ? -0.0f : h >= 1.0f ? v : v * h;
+    }
+    case Q8_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    default: return v;
+    }
+}
+
+static bool same_float(float a, float b) {
+    return isnan(a) ? isnan(b) : memcmp(&a, &b, sizeof a) == 0;
+}
+
+Test(fused_act, vectors_and_tails_match_the_formula) {
+    const q8_act acts[] = {{Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}, {Q8_ACT_HARD_SWISH, 0.25f, 0.0f},
+                           {Q8_ACT_LEAKY_RELU, 0.1f, 0}, {Q8_ACT_RELU, 0, 0}};
+    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, -2.9999998f,
+                             2.9999998f, 1e-30f, -1e-30f, 4.0f, -4.0f, 1.5f, -1.5f, 0.75f};
+    q8t_rng r = q8t_seed(7);
+    float x[41], y[41];
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+        for (int64_t len = 0; len <= 41; len++) {
+            for (int64_t i = 0; i < len; i++)
+                x[i] = (i * 7 + len) % 3 ? special[(i * 5 + len) % 16] : q8t_uniform(&r, -4, 4);
+            memcpy(y, x, sizeof x);
+            q8_act_apply(&acts[ai], y, len);
+            for (int64_t i = 0; i < len; i++) {
+                float one = x[i], want = act_ref(&acts[ai], x[i], false);
+                float want_fma = act_ref(&acts[ai], x[i], true);
+                q8_act_apply(&acts[ai], &one, 1);
+                cr_assert(same_float(one, y[i]) &&
+                              (same_float(want, y[i]) || same_float(want_fma, y[i])),
+                          "act %d len %lld at %lld: x %g got %g, alone %g, formula %g / %g",
+                          (int)acts[ai].kind, (long long)len, (long long)i, x[i], y[i], one,
+                          want, want_fma);
+            }
+        }
+}
+
+/* The block epilogue: bias then act on rows x cols of a strided block, the
+ * same bits as row by row, and nothing outside the block touched. */
+Test(fused_act, block_matches_rows) {
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0},
+                           {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}, {Q8_ACT_CLIP, -0.5f, 0.7f}};
+    q8t_rng r = q8t_seed(8);
+    enum { ROWS = 7, COLS = 19, LD = 23 };
+    float x[ROWS * LD], y[ROWS * LD], want[ROWS * LD], bias[LD];
+    q8t_fill(&r, bias, LD, -1, 1);
+    for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
+        for (int bmode = 0; bmode < 3; bmode++) {
+            q8t_fill(&r, x, ROWS * LD, -4, 4);
+            memcpy(y, x, sizeof x);
+            memcpy(want, x, sizeof x);
+            for (int i = 0; i < ROWS; i++) {
+                for (int j = 0; j < COLS; j++)
+                    want[i * LD + j] += bmode == 1 ? bias[i] : bmode == 2 ? bias[j] : 0.0f;
+                q8_act_apply(&acts[ai], want + i * LD, COLS);
+            }
+            q8_act_apply_block(&acts[ai], y, ROWS, COLS, LD, bmode == 1 ? bias : NULL,
+                               bmode == 2 ? bias : NULL);
+            cr_assert(memcmp(y, want, sizeof y) == 0, "act %d bias mode %d",
+                      (int)acts[ai].kind, bmode);
+        }
+}
+
 /* Pre-packed operands give the very same bits as packing on the fly. */
 Test(sgemm, prepacked_matches_unpacked) {
     q8t_rng r = q8t_seed(6);
@@ -786,6 +859,18 @@ Test(conv_op, conv1d_and_3d) {
     check_conv((conv_spec){3, 1, 6, 6, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
                            {0, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},
                &r);
+    /* One input channel, many filters, long kernel, large stride (an STFT
+     * front end): a GEMM over the stride-phase planes, not the depthwise
+     * loops; batch 2, and with pads and a ragged last frame. */
+    check_conv((conv_spec){1, 2, 1, 20, 1, {301, 1, 1}, {32, 1, 1}, {16, 1, 1}, ONE3,
+                           {0, 0}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){1, 1, 1, 9, 1, {250, 1, 1}, {40, 1, 1}, {12, 1, 1}, ONE3,
+                           {7, 3}, NULL, true, true, false, "Relu", PLAIN}, &r);
+    /* Depthwise with multiplier 8 and 9 (GEMM per group), odd channels. */
+    check_conv((conv_spec){2, 2, 3, 24, 3, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1),
+                           {1, 1, 0, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+    check_conv((conv_spec){2, 1, 5, 45, 5, SP2(6, 11), SP2(5, 5), SP2(1, 1), SP2(1, 2),
+                           {2, 2, 2, 2}, NULL, true, true, false, NULL, PLAIN}, &r);
     /* 3-D depthwise (direct loops on planes; im2col/shift forced too) */
     check_conv((conv_spec){3, 1, 3, 3, 3, {4, 5, 3}, {2, 2, 2}, ONE3, ONE3,
                            {1, 0, 0, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN},

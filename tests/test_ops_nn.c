@@ -500,6 +500,59 @@ Test(pool, geometries) {
               22);
 }
 
+/* FP32 MaxPool on wide rows (more outputs than one vector chunk), strides
+ * 1, 2 and 3: bit for bit the running max in tap order, so NaN anywhere in a
+ * window gives NaN and the first of +0 / -0 met wins. */
+Test(pool, maxpool_f32_wide_rows_nan_and_signed_zeros) {
+    const int64_t H = 5, W = 150, strides[] = {1, 2, 3};
+    /* mostly negative, with +0 and -0 every few values (windows whose max
+     * is a tie of zeros), and a few positive values */
+    float *x = rand_buf(51, 2 * H * W, -2, -0.5f);
+    for (int64_t i = 0; i < 2 * H * W; i++) {
+        if (i % 4 == 1) x[i] = (i / 4) % 3 ? -0.0f : 0.0f;
+        if (i % 97 == 5) x[i] = 0.25f;
+    }
+    /* channel 0: -0 all along row 1, +0 along row 2: the first zero met wins */
+    for (int64_t w = 0; w < W; w++) {
+        x[W + w] = -0.0f;
+        x[2 * W + w] = 0.0f;
+    }
+    x[H * W + 2 * W + 77] = NAN;
+    for (int si = 0; si < 3; si++) {
+        int64_t sw = strides[si];
+        pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 4, .dims = {1, 2, H, W}, .nk = 2,
+                       .k = {3, 3}, .s = {1, sw}, .has_s = true, .pads = {0, 1, 0, 1},
+                       .has_pads = true};
+        const void *data[] = {x};
+        void *out[1];
+        q8_tensor_info info[1];
+        run2((built){pool_build, &c}, data, 1, out, info);
+        int64_t OH = H - 2, OW = (W + 2 - 3) / sw + 1;
+        cr_assert(info[0].dims[2] == OH && info[0].dims[3] == OW);
+        for (int64_t ch = 0; ch < 2; ch++)
+            for (int64_t oh = 0; oh < OH; oh++)
+                for (int64_t ow = 0; ow < OW; ow++) {
+                    float best = -INFINITY;
+                    bool nan = false;
+                    for (int64_t kh = 0; kh < 3; kh++)
+                        for (int64_t kw = 0; kw < 3; kw++) {
+                            int64_t iw = ow * sw - 1 + kw;
+                            if (iw < 0 || iw >= W) continue;
+                            float v = x[(ch * H + oh + kh) * W + iw];
+                            best = v > best ? v : best;
+                            nan |= v != v;
+                        }
+                    float got = ((float *)out[0])[(ch * OH + oh) * OW + ow];
+                    bool ok = nan ? isnan(got) : memcmp(&got, &best, sizeof got) == 0;
+                    cr_assert(ok, "stride %lld ch %lld (%lld, %lld): got %g, want %g",
+                              (long long)sw, (long long)ch, (long long)oh, (long long)ow, got,
+                              nan ? NAN : best);
+                }
+        free(out[0]);
+    }
+    free(x);
+}
+
 Test(pool, ceil_mode_window_must_start_inside) {
     /* in 4, kernel 2, stride 2, end pad 1: a third window would start at 4,
      * in the right padding only, so there are 2 outputs, not 3. */
@@ -682,6 +735,9 @@ Test(pool, global) {
     gp_check((gp_case){"GlobalAveragePool", Q8_F32, 3, {3, 5, 1}}, 43);
     gp_check((gp_case){"GlobalMaxPool", Q8_U8, 5, {1, 3, 2, 3, 4}}, 44);
     gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {1, 2, 130, 140}}, 45);
+    /* rows shorter than, and not a multiple of, the 8 partial sums */
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 3, {2, 3, 7}}, 46);
+    gp_check((gp_case){"GlobalAveragePool", Q8_F32, 4, {1, 5, 3, 7}}, 47);
 }
 
 /* ------------------------------------------------------ Softmax, LogSoftmax */

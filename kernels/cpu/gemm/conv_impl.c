@@ -221,11 +221,16 @@ typedef float v16f __attribute__((vector_size(64)));
 typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 #define LD16(p) (*(const v16u *)(p))
 
+/* Always inlined into each clone of q8_conv_dw_range: GCC kept dw_block64
+ * out of line, compiled for baseline x86-64, where a v16f is four SSE
+ * registers spilled to the stack (half of MobileNetV3's FP32 time). */
+#define DW_INLINE static inline __attribute__((always_inline))
+
 /* Four vectors per step: independent add chains hide the FP latency. */
 #define DW_BLOCK 64
 
 /* 64 outputs at grid offset g: bias + sum over taps, into out[0..63]. */
-static inline void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+DW_INLINE void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
                               const float *w, float bv, float *out) {
     v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
     const float *base = planes + g;
@@ -243,7 +248,7 @@ static inline void dw_block64(const float *planes, int64_t g, const int64_t *off
     memcpy(out + 48, &a3, 64);
 }
 
-static inline void dw_block16(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+DW_INLINE void dw_block16(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
                               const float *w, float bv, float *out) {
     v16f a0 = (v16f){0} + bv;
     const float *base = planes + g;

@@ -297,21 +297,6 @@ static inline const float *packed_data(const packed_hdr *h) {
     return (const float *)((const char *)h + PACKED_HDR_BYTES);
 }
 
-/* ---- epilogue ---- */
-
-/* row[j] += bias, then the activation; bias_row: this row's bias or NULL,
- * bias_cols: per-column bias (already offset) or NULL. */
-static void epilogue_row(const q8_sgemm_op *op, float *row, int64_t len, const float *bias_cols,
-                         const float *bias_row) {
-    if (bias_cols)
-        for (int64_t j = 0; j < len; j++) row[j] += bias_cols[j];
-    else if (bias_row) {
-        float b = *bias_row;
-        for (int64_t j = 0; j < len; j++) row[j] += b;
-    }
-    q8_act_apply(&op->act, row, len);
-}
-
 /* ---- the blocked path ---- */
 
 typedef struct plan {
@@ -358,12 +343,11 @@ static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const float
         int64_t mm = min64(mr, mc - ir);
         float *ct = C + (ic + ir) * ldc + col;
         tile(pl, kc, pa + ir * kc, pbp, ct, ldc, mm, nn, beta);
-        if (!epi) continue;
-        for (int64_t i = 0; i < mm; i++) {
-            const float *bc = bias && op->bias_per_col ? bias + col : NULL;
-            const float *br = bias && !op->bias_per_col ? bias + ic + ir + i : NULL;
-            epilogue_row(op, ct + i * ldc, nn, bc, br);
-        }
+        /* One call per tile: per row it cost more than the work (32 floats). */
+        if (epi)
+            q8_act_apply_block(&op->act, ct, mm, nn, ldc,
+                               bias && !op->bias_per_col ? bias + ic + ir : NULL,
+                               bias && op->bias_per_col ? bias + col : NULL);
     }
 }
 

@@ -7,7 +7,8 @@
  * contiguous shifted row (shift mode); the rest gather B panels straight
  * from X (implicit im2col; a rough cost model picks between the two); one
  * output pixel gathers its column into scratch (GEMV); depthwise convs (one
- * input channel per group) run direct loops on the planes. The internal
+ * input channel per group, a few outputs each) run direct loops on the
+ * planes. The internal
  * attribute _conv_impl ("im2col", "shift") forces a GEMM lowering, for
  * tests. */
 #include <string.h>
@@ -15,6 +16,10 @@
 #include "conv_impl.h"
 #include "cpu_op.h"
 #include "sgemm.h"
+
+/* Depthwise multipliers (outputs per input channel) below this run the
+ * direct loops; larger ones are GEMMs. */
+#define DW_MAX_MULTIPLIER 8
 
 /* Output grid of the shift mode (see conv_prep). */
 static void shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, bool *direct) {
@@ -56,7 +61,11 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     shift_geometry(&geo, ph, &nprime, &direct);
     bool shift_ok = shift_pays(p->m, grp, p->kg, out_sp, nprime,
                                p->c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
-    if (cg == 1) mode = CONV_DEPTHWISE;
+    /* One input channel per group but many outputs from it (an STFT front
+     * end: one channel, 258 filters) is a real GEMM: M rows fill whole
+     * micro-kernel tiles and its columns split over threads, where the
+     * direct loops would run one channel on one thread. */
+    if (cg == 1 && mg < DW_MAX_MULTIPLIER) mode = CONV_DEPTHWISE;
     else if (unit && plain) mode = CONV_1X1;
     else if (out_sp == 1) mode = CONV_COL1;
     else if (shift_ok) mode = CONV_SHIFT;

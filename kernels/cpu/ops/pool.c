@@ -1,5 +1,6 @@
 /* MaxPool and AveragePool on the CPU (params: src/core/ops/pool.h), one
  * output row along W per work item. */
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/pool.h"
 
@@ -48,6 +49,57 @@ typedef struct pool_args {
     int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1]; \
     int64_t yo = r * p->out[2];
 
+#if defined(__GNUC__) && !defined(__clang__)
+#define NO_TRAPS __attribute__((optimize("no-trapping-math")))
+#else
+#define NO_TRAPS
+#endif
+
+/* FP32 MaxPool, windows wholly inside the input (no dilation, no Indices):
+ * outputs in vector lanes, taps in the outer loop, in the same order as the
+ * scalar loop (so each output sees the same comparisons: same result, the
+ * sign of a zero included); the scalar form was 5% of ResNet-18's FP32 time. */
+NO_TRAPS Q8_CLONES static void maxpool_full_f32(const float *w0p, int64_t ow0, int64_t n,
+                                                int64_t sw, const int64_t *k, int64_t H,
+                                                int64_t W, float *yr) {
+    enum { CH = 64 };
+    for (int64_t c0 = 0; c0 < n; c0 += CH) {
+        int64_t m = n - c0 < CH ? n - c0 : CH;
+        float best[CH];
+        int32_t nan[CH];
+        const float *q0 = w0p + (ow0 + c0) * sw;
+        for (int64_t o = 0; o < m; o++) {
+            best[o] = q0[o * sw];
+            nan[o] = 0;
+        }
+        for (int64_t kd = 0; kd < k[0]; kd++)
+            for (int64_t kh = 0; kh < k[1]; kh++)
+                for (int64_t kw = 0; kw < k[2]; kw++) {
+                    const float *b = q0 + (kd * H + kh) * W + kw;
+                    if (sw == 1) {
+                        for (int64_t o = 0; o < m; o++) {
+                            float v = b[o];
+                            best[o] = v > best[o] ? v : best[o];
+                            nan[o] |= v != v;
+                        }
+                    } else if (sw == 2) {
+                        for (int64_t o = 0; o < m; o++) {
+                            float v = b[2 * o];
+                            best[o] = v > best[o] ? v : best[o];
+                            nan[o] |= v != v;
+                        }
+                    } else {
+                        for (int64_t o = 0; o < m; o++) {
+                            float v = b[o * sw];
+                            best[o] = v > best[o] ? v : best[o];
+                            nan[o] |= v != v;
+                        }
+                    }
+                }
+        for (int64_t o = 0; o < m; o++) yr[ow0 + c0 + o] = nan[o] ? __builtin_nanf("") : best[o];
+    }
+}
+
 /* Without Indices: a branch-free running max (maxss for float); a NaN in
  * the window makes the result NaN (as in numpy and PyTorch). With Indices:
  * the first maximum wins (strict '>'), a NaN wins and stays. */
@@ -76,6 +128,9 @@ typedef struct pool_args {
                                    q[W + 1] != q[W + 1];                                           \
                         yr[ow] = nan ? (T)(NANV) : m;                                              \
                     }                                                                              \
+                } else if (sizeof(T) == 4 && (T)0.5 != 0) { /* float */                            \
+                    maxpool_full_f32((const float *)w0p, a->ow_lo, a->ow_hi - a->ow_lo, sw,        \
+                                     p->k, H, W, (float *)yr);                                     \
                 } else {                                                                           \
                     for (int64_t ow = a->ow_lo; ow < a->ow_hi; ow++) {                             \
                         const T *q = w0p + ow * sw;                                                \
