@@ -318,7 +318,8 @@ static q8_graph *conv_scalar_chain(bool tail) {
 /* ... and a chain of them is one table, its ops composed in float (one
  * rounding at its end). */
 Test(quantize, scalar_ops_between_int8_layers_become_tables) {
-    q8_graph *g = quantized(conv_scalar_chain(false), NULL);
+    q8_quant_options qo = {.scalar_tables = true};
+    q8_graph *g = quantized(conv_scalar_chain(false), &qo);
     cr_assert_eq(count(g, "QConv"), 2);
     cr_assert_eq(count(g, "QLut"), 1, "k * x - shift: two tables composed into one");
     cr_assert_eq(count(g, "Mul") + count(g, "Sub"), 0);
@@ -341,8 +342,18 @@ Test(quantize, scalar_ops_between_int8_layers_become_tables) {
     free(got);
 }
 
+/* Off by default (it cost PP-OCR recognition accuracy): the ops stay FP32. */
+Test(quantize, scalar_tables_are_opt_in) {
+    q8_graph *g = quantized(conv_scalar_chain(false), NULL);
+    cr_assert_eq(count(g, "QLut"), 0);
+    cr_assert_eq(count(g, "Mul"), 1);
+    cr_assert_eq(count(g, "Sub"), 1);
+    q8_graph_free(g);
+}
+
 Test(quantize, scalar_op_before_an_output_stays_fp32) {
-    q8_graph *g = quantized(conv_scalar_chain(true), NULL);
+    q8_quant_options qo = {.scalar_tables = true};
+    q8_graph *g = quantized(conv_scalar_chain(true), &qo);
     cr_assert_eq(count(g, "QLut"), 0);
     cr_assert_eq(count(g, "Div"), 1);
     q8_graph_free(g);

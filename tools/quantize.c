@@ -6,6 +6,7 @@
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
+ *            [--scalar-tables on|off]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -27,7 +28,7 @@ static void usage(FILE *f) {
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
             "                [--prune-refit on|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
-            "                [--equalize on|off]\n"
+            "                [--equalize on|off] [--scalar-tables on|off]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -38,6 +39,8 @@ static void usage(FILE *f) {
             "  --equalize on (the default): a Conv whose output only a depthwise Conv reads\n"
             "  is rescaled per channel so that the tensor between them has equal channel\n"
             "  ranges on the calibration samples (the same FP32 model; off: not).\n"
+            "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
+            "  run as int8 tables (faster; off, the default: FP32, more accurate).\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -196,7 +199,7 @@ int main(int argc, char **argv) {
         {"bind", required_argument, 0, 'B'},         {"speed-check", no_argument, 0, 'C'},
         {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
-        {0, 0, 0, 0}};
+        {"scalar-tables", required_argument, 0, 'u'}, {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
     int n_values = 0;
@@ -290,6 +293,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             o.quant.equalize = !strcmp(optarg, "on");
+            break;
+        case 'u':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --scalar-tables must be on or off\n");
+                return 2;
+            }
+            o.quant.scalar_tables = !strcmp(optarg, "on");
             break;
         case 'E':
             if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {

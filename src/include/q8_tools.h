@@ -73,6 +73,10 @@ typedef struct q8_quant_options {
     /* rescale Conv -> depthwise Conv pairs so that the tensor between them
      * has equal channel ranges (measured on the calibration samples) */
     bool equalize;
+    /* Add/Sub/Mul/Div by a constant scalar between INT8 layers run as int8
+     * tables (faster, one more rounding each: off by default, it cost
+     * PP-OCR recognition accuracy, docs/int8-cpu.md) */
+    bool scalar_tables;
 } q8_quant_options;
 
 struct q8_meta;

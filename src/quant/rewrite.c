@@ -140,7 +140,8 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
-    for (size_t i = 0; i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
+    for (size_t i = 0; o && o->scalar_tables && i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0];
+         i++)
         if (is_op(n, lut_scalar_ops[i]) && lut_input(g, n) >= 0 && y && y->dtype == Q8_F32 &&
             q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
