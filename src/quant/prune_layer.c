@@ -109,7 +109,8 @@ void q8_pfit_curve(const q8_graph *g, q8_pfit_layer *l, bool refit) {
     uint8_t *mask = malloc((size_t)l->k);
     double energy = 0, e[Q8_PFIT_GRID] = {0};
     for (int gi = 0; gi < Q8_PFIT_GRID; gi++) {
-        l->cnt[gi] = grid_count(l->numel, gi);
+        /* what the rows measured below prune: the same whole count per row */
+        l->cnt[gi] = grid_count(l->k, gi) * l->m;
         l->err[gi] = (double)gi; /* without memory to measure: a steep curve */
     }
     if (!rows || !order || !mask) goto done;
