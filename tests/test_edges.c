@@ -680,7 +680,7 @@ Test(edges, ignored_options_are_refused, .timeout = 900) {
     char *a6c[] = Q("--prune", "0.5", "--prune-scope", "layer", "--prune-protect", "none");
     expect_fail(tmp, a6c, 2, "--prune-protect goes with --prune FRACTION and --prune-scope sens");
     char *a6d[] = Q("--prune", "0.5", "--prune-refit", "yes");
-    expect_fail(tmp, a6d, 2, "--prune-refit must be on or off");
+    expect_fail(tmp, a6d, 2, "--prune-refit must be on, dense, layer or off");
     char *a6e2[] = Q("--calib-method", "best");
     expect_fail(tmp, a6e2, 2, "--calib-method must be auto, minmax, percentile, entropy or mse");
     char *a6f[] = Q("--min-sqnr", "high");

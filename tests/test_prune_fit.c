@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
 #include "onnx_import.h"
 #include "passes.h"
 #include "prune_fit.h"
@@ -231,5 +232,74 @@ Test(prune_fit, mnist_cnn_budget_and_ends) {
     q8_meta_free(&meta);
     q8_samples_free(&s);
     q8_graph_free(g);
+    q8_graph_free(ref);
+}
+
+/* The MLP's output over its calibration samples, run on the CPU. */
+static void mlp_outputs(q8_graph *g, const q8_sample_set *s, float *out, int n_out) {
+    q8_error err = {0};
+    q8_model m = {.g = g};
+    q8_session *sess = NULL;
+    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_session_create(&m, &so, &sess, &err), Q8_OK, "%s", err.msg);
+    for (int i = 0; i < s->n_samples; i++) {
+        q8_tensor *t = NULL;
+        cr_assert_eq(q8_sample_load(s, i, 0, &t, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_set_input(sess, g->tensors[g->inputs[0]]->name, t->dtype, t->dims,
+                                          t->ndim, t->data, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_free(t);
+        cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *y;
+        cr_assert_eq(q8_session_output(sess, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+        memcpy(out + i * n_out, y, sizeof(float) * (size_t)n_out);
+    }
+    q8_session_free(sess);
+}
+
+static q8_graph *mlp(void) {
+    q8_error err = {0};
+    q8_graph *g = NULL;
+    cr_assert_eq(q8_onnx_load(Q8_SOURCE_DIR "/models/mnist/mlp.onnx", &g, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_input_shape shape = {.name = "input", .ndim = 4, .dims = {1, 1, 28, 28}};
+    q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
+    cr_assert_eq(q8_passes_run_for_quantize(g, &lo, &err), Q8_OK, "%s", err.msg);
+    return g;
+}
+
+/* Re-fitting to the dense model's output (refit_dense) takes back the
+ * error of the pruned layers upstream: on the MNIST MLP with all three
+ * layers pruned, the output is nearer the dense model's than with each
+ * layer re-fitted to its own dense output on its pruned inputs. */
+Test(prune_fit, dense_target_takes_back_upstream_error) {
+    enum { NOUT = 10, NS = 64 };
+    q8_error err = {0};
+    q8_graph *ref = mlp();
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(Q8_SOURCE_DIR "/models/mnist/calib", ref, &s, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_leq(s.n_samples, NS);
+    static float want[NS * NOUT], got[2][NS * NOUT];
+    mlp_outputs(ref, &s, want, NOUT);
+    double e[2] = {0, 0}, energy = 0;
+    for (int dense = 0; dense < 2; dense++) {
+        q8_graph *g = mlp();
+        q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.7,
+                               .sensitivity = false, .refit = true, .refit_dense = dense};
+        q8_meta meta = {0};
+        cr_assert_eq(q8_prune(g, &po, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
+        mlp_outputs(g, &s, got[dense], NOUT);
+        for (int i = 0; i < s.n_samples * NOUT; i++) {
+            double d = (double)got[dense][i] - want[i];
+            e[dense] += d * d;
+            if (!dense) energy += (double)want[i] * want[i];
+        }
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+    }
+    cr_log_info("output error / energy: layer %g, dense %g", e[0] / energy, e[1] / energy);
+    cr_assert_lt(e[1], 0.8 * e[0], "dense target %g vs layer %g", e[1], e[0]);
+    q8_samples_free(&s);
     q8_graph_free(ref);
 }

@@ -4,7 +4,7 @@
  *            [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
- *            [--prune-refit on|off] [--prune-protect ends|none]
+ *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
@@ -25,7 +25,7 @@ static void usage(FILE *f) {
             "                [--calib-method auto|minmax|percentile|entropy|mse] [--percentile P]\n"
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
-            "                [--prune-refit on|off] [--prune-protect ends|none]\n"
+            "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
@@ -37,7 +37,9 @@ static void usage(FILE *f) {
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
-            "  the kept weights are re-fitted on the samples (--prune-refit off: not).\n"
+            "  the kept weights are re-fitted on the samples, layer after layer, to the\n"
+            "  dense model's outputs (--prune-refit layer: to each dense layer's output on\n"
+            "  its pruned inputs, fewer passes; off: not re-fitted).\n"
             "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
             "  .q8); an integer input the same in every sample that decides shapes or If\n"
             "  branches is bound so too.\n"
@@ -205,7 +207,8 @@ int main(int argc, char **argv) {
     /* auto: percentile 99.99 or MSE ranges, whichever gives the better
      * output SQNR on the calibration samples (docs/accuracy.md) */
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
-                             .prune = {.sensitivity = true, .protect_ends = true, .refit = true}};
+                             .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
+                                       .refit_dense = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
@@ -272,11 +275,14 @@ int main(int argc, char **argv) {
             scope_given = true;
             break;
         case 'R':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                fprintf(stderr, "quantize: --prune-refit must be on or off\n");
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "dense") &&
+                strcmp(optarg, "layer")) {
+                fprintf(stderr, "quantize: --prune-refit must be on, dense, layer or off\n");
                 return 2;
             }
-            o.prune.refit = !strcmp(optarg, "on");
+            o.prune.refit = strcmp(optarg, "off") != 0;
+            /* on: the default kind, dense */
+            o.prune.refit_dense = o.prune.refit && strcmp(optarg, "layer") != 0;
             refit_given = true;
             break;
         case 'E':
