@@ -680,7 +680,7 @@ Test(edges, ignored_options_are_refused, .timeout = 900) {
     char *a6c[] = Q("--prune", "0.5", "--prune-scope", "layer", "--prune-protect", "none");
     expect_fail(tmp, a6c, 2, "--prune-protect goes with --prune FRACTION and --prune-scope sens");
     char *a6d[] = Q("--prune", "0.5", "--prune-refit", "yes");
-    expect_fail(tmp, a6d, 2, "--prune-refit must be on or off");
+    expect_fail(tmp, a6d, 2, "--prune-refit must be on, dense, layer or off");
     char *a6e2[] = Q("--calib-method", "best");
     expect_fail(tmp, a6e2, 2, "--calib-method must be auto, minmax, percentile, entropy or mse");
     char *a6f[] = Q("--min-sqnr", "high");
@@ -845,6 +845,51 @@ Test(edges, nonfinite_inputs_and_outputs_warn, .timeout = 300) {
     expect_ok(tmp, a3, &r);
     cr_expect_str_empty(r.err);
     q8t_cmd_free(&r);
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- --prune-refit's default kind: dense for --prune F, layer for 2:4 ---- */
+
+static bool same_file(const char *a, const char *b) {
+    size_t na, nb;
+    char *x = q8t_slurp(a, &na), *y = q8t_slurp(b, &nb);
+    bool same = x && y && na == nb && memcmp(x, y, na) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+Test(edges, prune_refit_default_kind, .timeout = 900) {
+    char *tmp = q8t_tmpdir("edges");
+    char o[4][512];
+    for (int i = 0; i < 4; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "o%d.q8", i);
+        q8t_path(o[i], sizeof o[i], tmp, name);
+    }
+#define Q(k, ...) {QUANTIZE, MNIST "/mlp.onnx", "-o", o[k], "--calib", MNIST "/calib", \
+                   "--calib-method", "minmax", __VA_ARGS__, NULL}
+    char *a0[] = Q(0, "--prune-mode", "2:4");
+    char *a1[] = Q(1, "--prune-mode", "2:4", "--prune-refit", "layer");
+    char *a2[] = Q(2, "--prune-mode", "2:4", "--prune-refit", "dense");
+    char *a3[] = Q(3, "--prune-mode", "2:4", "--prune-refit", "on");
+    expect_ok(tmp, a0, NULL);
+    expect_ok(tmp, a1, NULL);
+    expect_ok(tmp, a2, NULL);
+    expect_ok(tmp, a3, NULL);
+    cr_expect(same_file(o[0], o[1]), "2:4's default re-fit is per layer");
+    cr_expect(same_file(o[0], o[3]), "on is the default");
+    cr_expect_not(same_file(o[0], o[2]), "dense is another fit");
+    char *b0[] = Q(0, "--prune", "0.5", "--prune-protect", "none");
+    char *b1[] = Q(1, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "dense");
+    char *b2[] = Q(2, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "layer");
+    expect_ok(tmp, b0, NULL);
+    expect_ok(tmp, b1, NULL);
+    expect_ok(tmp, b2, NULL);
+    cr_expect(same_file(o[0], o[1]), "--prune F's default re-fit is dense");
+    cr_expect_not(same_file(o[0], o[2]), "layer is another fit");
+#undef Q
     q8t_rm_rf(tmp);
     free(tmp);
 }

@@ -65,6 +65,11 @@ typedef struct q8_prune_options {
     /* re-fit the kept weights of each pruned layer on the calibration
      * samples to reproduce the dense layer's output (any mode) */
     bool refit;
+    /* with refit: to the dense *model's* output at that layer, on the inputs
+     * the layers before it, already pruned and re-fitted, give it (so each
+     * layer also takes back the error upstream); one capture pass per layer
+     * (up to 64 passes) */
+    bool refit_dense;
 } q8_prune_options;
 
 typedef struct q8_quant_options {

@@ -165,6 +165,7 @@ static q8_status prune_magnitude(q8_graph *g, const q8_prune_options *o, const i
 #ifndef Q8_PFIT_PASSES
 #define Q8_PFIT_PASSES 8
 #endif
+#define Q8_PFIT_SEQ_PASSES 64   /* with a dense target: up to one layer per pass */
 
 static int chunk_end(const q8_pfit_layer *l, int from, int n, int max_layers) {
     int64_t bytes = q8_pfit_h_bytes(&l[from]);
@@ -177,7 +178,10 @@ static int chunk_end(const q8_pfit_layer *l, int from, int n, int max_layers) {
 static void free_stats(q8_pfit_layer *l, int from, int to) {
     for (int i = from; i < to; i++) {
         free(l[i].h);
-        l[i].h = NULL;
+        free(l[i].c);
+        free(l[i].xr);
+        l[i].h = l[i].c = l[i].xr = NULL;
+        l[i].xr_rows = 0;
     }
 }
 
@@ -185,12 +189,51 @@ static void free_stats(q8_pfit_layer *l, int from, int to) {
  * without them (H = identity) rather than as free to prune. */
 static q8_status capture(const q8_graph *g, q8_pfit_layer *l, int from, int to,
                          const q8_sample_set *smp, int n_threads, q8_error *err) {
-    q8_status s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, err);
+    q8_status s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H, err);
     for (int i = from; i < to; i++)
         if (l[i].h && l[i].n_rows == 0) {
             free(l[i].h);
             l[i].h = NULL;
         }
+    return s;
+}
+
+static void swap_weights(q8_graph *g, const q8_pfit_layer *l, float **dense, int n) {
+    for (int i = 0; i < n; i++) {
+        if (!dense[i]) continue;
+        float *t = g->tensors[l[i].wt]->data;
+        g->tensors[l[i].wt]->data = dense[i];
+        dense[i] = t;
+    }
+}
+
+/* Statistics for a re-fit to the dense model's outputs: the rows of
+ * l[from] in the dense model (the pruned layers before it given their
+ * dense weights back for one pass), then H of l[from..to) and l[from]'s
+ * cross term in the model pruned so far. Only the chunk's first layer
+ * aims at the dense output: a later one would make up again for the error
+ * the first already took back. Without anything pruned yet both models are
+ * one. */
+static q8_status capture_dense_target(q8_graph *g, q8_pfit_layer *l, float **dense, int from,
+                                      int to, const q8_sample_set *smp, int n_threads,
+                                      q8_error *err) {
+    bool upstream = false;
+    for (int i = 0; i < from; i++) upstream = upstream || dense[i];
+    if (!upstream) return capture(g, l, from, to, smp, n_threads, err);
+    swap_weights(g, l, dense, from);
+    q8_status s = q8_pfit_capture(g, l + from, 1, smp, n_threads, Q8_PFIT_ROWS_KEEP, err);
+    swap_weights(g, l, dense, from);
+    if (s == Q8_OK)
+        s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H_CROSS, err);
+    for (int i = from; i < to; i++) {
+        free(l[i].xr);
+        l[i].xr = NULL;
+        if (l[i].h && l[i].n_rows == 0) {
+            free(l[i].h);
+            free(l[i].c);
+            l[i].h = l[i].c = NULL;
+        }
+    }
     return s;
 }
 
@@ -245,16 +288,30 @@ static q8_status prune_fitted(q8_graph *g, const q8_prune_options *o, const q8_s
     /* in graph order, in up to Q8_PFIT_PASSES chunks: a chunk's statistics
      * come from the model with the chunks before it already pruned, so its
      * re-fit also makes up for their error */
-    int per_pass = (nt + Q8_PFIT_PASSES - 1) / Q8_PFIT_PASSES;
+    bool dense_target = o->refit && o->refit_dense;
+    int passes = dense_target ? Q8_PFIT_SEQ_PASSES : Q8_PFIT_PASSES;
+    int per_pass = (nt + passes - 1) / passes;
+    float **dense = calloc((size_t)nt + 1, sizeof *dense);
+    if (!dense && s == Q8_OK) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
     for (int from = 0, to; from < nt && s == Q8_OK; from = to) {
         to = o->refit ? chunk_end(l, from, nt, per_pass) : nt;
         bool have = true;
         for (int i = from; i < to; i++) have = have && (l[i].h || l[i].kind == Q8_PFIT_NONE);
-        if (o->refit && !have) s = capture(g, l, from, to, smp, n_threads, err);
-        for (int i = from; i < to && s == Q8_OK; i++)
-            if (masks[i] || l[i].count > 0) s = q8_pfit_apply(g, &l[i], masks[i], o->refit, err);
+        if (o->refit && !have)
+            s = dense_target ? capture_dense_target(g, l, dense, from, to, smp, n_threads, err)
+                             : capture(g, l, from, to, smp, n_threads, err);
+        for (int i = from; i < to && s == Q8_OK; i++) {
+            if (!masks[i] && l[i].count == 0) continue;
+            size_t bytes = sizeof(float) * (size_t)l[i].numel;
+            if (dense_target && !(dense[i] = malloc(bytes)))
+                s = q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
+            else if (dense_target) memcpy(dense[i], g->tensors[l[i].wt]->data, bytes);
+            if (s == Q8_OK) s = q8_pfit_apply(g, &l[i], masks[i], o->refit, err);
+        }
         free_stats(l, from, to);
     }
+    for (int i = 0; dense && i < nt; i++) free(dense[i]);
+    free(dense);
     free_stats(l, 0, nt);
     for (int i = 0; i < nt; i++) free(masks[i]);
     free(masks);

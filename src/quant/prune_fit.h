@@ -35,6 +35,9 @@ typedef struct q8_pfit_layer {
     int64_t blk, nblk;          /* block size and blocks per row */
     int64_t numel;
     float *h;                   /* groups * nblk blocks of blk*blk; NULL: not captured */
+    float *c;                   /* with a dense target: sum x' x^T, full blocks as h */
+    float *xr;                  /* dense rows kept for c: [rows][groups][k] */
+    int64_t xr_rows;            /* rows in xr */
     bool factored;              /* blocks wider than Q8_PFIT_EXACT hold U (H^-1 = U^T U) */
     int64_t n_rows;             /* calibration rows accumulated */
     bool eligible;              /* takes part in the budget */
@@ -66,6 +69,11 @@ double q8_pfit_solve_block(float *w, const uint8_t *mask, const float *h, int64_
 /* dw^T H dw for dw = -w on the masked entries; h: the unfactored block. */
 double q8_pfit_masked_error(const float *w, const uint8_t *mask, const float *h, int64_t b);
 
+/* out = w + (H + damp * mean(diag H) * I)^-1 d for an unfactored block
+ * (Cholesky), or with u (factored, H^-1 = U^T U) out = w + U^T U d. */
+void q8_pfit_shift(const float *h, const float *u, int64_t b, double damp, const double *d,
+                   float *w);
+
 /* w^T H w; h: the unfactored block. */
 double q8_pfit_energy(const float *w, const float *h, int64_t b);
 
@@ -86,10 +94,18 @@ bool q8_pfit_allocate(q8_pfit_layer *l, int n, int64_t budget);
 /* Describe node `node` of g as a prunable layer (kind, shapes, blocks). */
 void q8_pfit_describe(const q8_graph *g, int node, int wt, q8_pfit_layer *l);
 
-/* Accumulate H for the layers l[0..n) with kind != NONE over the samples,
- * running g on the CPU. Allocates each layer's h; symmetric on return. */
+/* What a capture pass collects. */
+typedef enum q8_pfit_pass {
+    Q8_PFIT_H,          /* H = sum x x^T */
+    Q8_PFIT_ROWS_KEEP,  /* the sampled rows themselves, into xr (the dense model) */
+    Q8_PFIT_H_CROSS,    /* H and c = sum x' xr^T (the pruned model, rows as in xr) */
+} q8_pfit_pass;
+
+/* Accumulate the pass's statistics for the layers l[0..n) with kind != NONE
+ * over the samples, running g on the CPU. Allocates what it fills; h
+ * symmetric on return. */
 q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_sample_set *s,
-                          int n_threads, q8_error *err);
+                          int n_threads, q8_pfit_pass pass, q8_error *err);
 
 /* ---- per layer (prune_layer.c) ---- */
 

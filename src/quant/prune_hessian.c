@@ -58,22 +58,37 @@ void q8_pfit_describe(const q8_graph *g, int node, int wt, q8_pfit_layer *l) {
 typedef struct capture_ctx {
     q8_pfit_layer *l;
     int n;
+    q8_pfit_pass pass;
     int n_samples;
     float *x;           /* one row, k floats */
 } capture_ctx;
 
-/* h of group grp += x x^T, upper triangles of the blocks */
-static void add_row(q8_pfit_layer *l, int64_t grp, const float *x) {
+/* h of group grp += x x^T (upper triangles of the blocks); with a cross
+ * pass also c += x xd^T, xd the dense model's row at the same place */
+static void add_h(q8_pfit_layer *l, int64_t grp, const float *x, const float *xd) {
     for (int64_t bi = 0; bi < l->nblk; bi++) {
         int64_t c0 = bi * l->blk, bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
-        float *h = l->h + (grp * l->nblk + bi) * l->blk * l->blk;
+        int64_t at = (grp * l->nblk + bi) * l->blk * l->blk;
+        float *h = l->h + at;
         const float *xb = x + c0;
         for (int64_t i = 0; i < bs; i++) {
             float xi = xb[i];
             if (xi == 0.0f) continue;
             float *row = h + i * bs;
             for (int64_t j = i; j < bs; j++) row[j] += xi * xb[j];
+            if (!xd) continue;
+            float *crow = l->c + at + i * bs;
+            for (int64_t j = 0; j < bs; j++) crow[j] += xi * xd[c0 + j];
         }
+    }
+}
+
+static void add_row(capture_ctx *c, q8_pfit_layer *l, int64_t grp, const float *x) {
+    float *xr = l->xr ? l->xr + (l->n_rows * l->groups + grp) * l->k : NULL;
+    if (c->pass == Q8_PFIT_ROWS_KEEP) {
+        if (l->n_rows < l->xr_rows) memcpy(xr, x, sizeof(float) * (size_t)l->k);
+    } else {
+        add_h(l, grp, x, c->pass == Q8_PFIT_H_CROSS && l->n_rows < l->xr_rows ? xr : NULL);
     }
     if (grp == 0) l->n_rows++;
 }
@@ -112,7 +127,7 @@ static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
                             *x++ = in ? plane[(id * e->in[1] + ih) * e->in[2] + iw] : 0.0f;
                         }
             }
-            add_row(l, grp, c->x);
+            add_row(c, l, grp, c->x);
         }
     }
 }
@@ -125,14 +140,14 @@ static void capture_rows(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos);
         for (int64_t j = 0; j < l->k; j++) c->x[j] = ta ? xd[j * n_pos + pos] : xd[pos * l->k + j];
-        add_row(l, 0, c->x);
+        add_row(c, l, 0, c->x);
     }
 }
 
 static void capture_tensor(capture_ctx *c, const q8_graph *g, int t, const void *data) {
     for (int i = 0; i < c->n; i++) {
         q8_pfit_layer *l = &c->l[i];
-        if (l->x != t || !l->h || !data) continue;
+        if (l->x != t || !(c->pass == Q8_PFIT_ROWS_KEEP ? l->xr : l->h) || !data) continue;
         if (l->kind == Q8_PFIT_CONV) capture_conv(c, g, l, data);
         else capture_rows(c, g, l, data);
     }
@@ -153,18 +168,45 @@ static void symmetrize(q8_pfit_layer *l) {
         }
 }
 
+/* Rows a layer takes over all samples (capture_conv / capture_rows). */
+static int64_t rows_taken(const q8_graph *g, const q8_pfit_layer *l, int n_samples) {
+    const q8_tensor *xt = g->tensors[l->x];
+    const q8_node *n = g->nodes[l->node];
+    int64_t n_pos;
+    if (l->kind == Q8_PFIT_CONV) {
+        const q8_conv_params *p = n->params;
+        n_pos = p->nb * p->out_sp;
+    } else {
+        n_pos = q8_tensor_numel(xt) / l->k;
+    }
+    return rows_per_sample(n_pos, n_samples) * n_samples;
+}
+
+static bool alloc_pass(const q8_graph *g, q8_pfit_layer *l, q8_pfit_pass pass, int n_samples) {
+    size_t hn = (size_t)q8_pfit_h_bytes(l) / sizeof(float) + 1;
+    l->n_rows = 0;
+    if (pass == Q8_PFIT_ROWS_KEEP) {
+        free(l->xr);
+        l->xr_rows = rows_taken(g, l, n_samples);
+        l->xr = malloc(sizeof(float) * (size_t)(l->xr_rows * l->groups * l->k + 1));
+        return l->xr != NULL;
+    }
+    l->h = calloc(hn, sizeof(float));
+    l->factored = false;
+    if (pass == Q8_PFIT_H_CROSS && l->xr) l->c = calloc(hn, sizeof(float));
+    return l->h && (pass != Q8_PFIT_H_CROSS || !l->xr || l->c);
+}
+
 q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_sample_set *s,
-                          int n_threads, q8_error *err) {
-    capture_ctx c = {.l = l, .n = n, .n_samples = s->n_samples};
+                          int n_threads, q8_pfit_pass pass, q8_error *err) {
+    capture_ctx c = {.l = l, .n = n, .n_samples = s->n_samples, .pass = pass};
     int64_t kmax = 1;
     q8_status st = Q8_OK;
     for (int i = 0; i < n && st == Q8_OK; i++) {
-        if (l[i].kind == Q8_PFIT_NONE || l[i].h) continue;
+        if (l[i].kind == Q8_PFIT_NONE || (pass != Q8_PFIT_ROWS_KEEP && l[i].h)) continue;
         if (l[i].k > kmax) kmax = l[i].k;
-        l[i].h = calloc((size_t)q8_pfit_h_bytes(&l[i]) / sizeof(float) + 1, sizeof(float));
-        l[i].n_rows = 0;
-        l[i].factored = false;
-        if (!l[i].h) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory for pruning statistics");
+        if (!alloc_pass(g, &l[i], pass, s->n_samples))
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory for pruning statistics");
     }
     if (st == Q8_OK && !(c.x = malloc(sizeof(float) * (size_t)kmax)))
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -188,7 +230,7 @@ q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_s
     }
     q8_session_free(sess);
     free(c.x);
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n && pass != Q8_PFIT_ROWS_KEEP; i++)
         if (l[i].h && !l[i].factored) symmetrize(&l[i]);
     return st;
 }

@@ -109,7 +109,8 @@ void q8_pfit_curve(const q8_graph *g, q8_pfit_layer *l, bool refit) {
     uint8_t *mask = malloc((size_t)l->k);
     double energy = 0, e[Q8_PFIT_GRID] = {0};
     for (int gi = 0; gi < Q8_PFIT_GRID; gi++) {
-        l->cnt[gi] = grid_count(l->numel, gi);
+        /* what the rows measured below prune: the same whole count per row */
+        l->cnt[gi] = grid_count(l->k, gi) * l->m;
         l->err[gi] = (double)gi; /* without memory to measure: a steep curve */
     }
     if (!rows || !order || !mask) goto done;
@@ -136,21 +137,60 @@ done:
     free(mask);
 }
 
+/* With a dense target (l->c), the shift of each row that takes the dense
+ * layer on the dense inputs to its least-squares fit on the pruned model's
+ * inputs: C w - H w per block (before H is factored), [m][k]. */
+static double *target_shift(const q8_graph *g, const q8_pfit_layer *l) {
+    const float *w = g->tensors[l->wt]->data;
+    double *d = malloc(sizeof(double) * (size_t)(l->m * l->k));
+    float *row = malloc(sizeof(float) * (size_t)l->k);
+    if (!d || !row) {
+        free(d);
+        free(row);
+        return NULL;
+    }
+    for (int64_t r = 0; r < l->m; r++) {
+        get_row(l, w, r, row);
+        for (int64_t bi = 0; bi < l->nblk; bi++) {
+            int64_t bs, c0 = bi * l->blk;
+            const float *h = block(l, r, bi, &bs);
+            const float *c = l->c + (h - l->h);
+            for (int64_t i = 0; i < bs; i++) {
+                double t = 0;
+                for (int64_t j = 0; j < bs; j++)
+                    t += ((double)c[i * bs + j] - h[i * bs + j]) * row[c0 + j];
+                d[r * l->k + c0 + i] = t;
+            }
+        }
+    }
+    free(row);
+    return d;
+}
+
 q8_status q8_pfit_apply(q8_graph *g, q8_pfit_layer *l, const uint8_t *mask, bool refit,
                         q8_error *err) {
     float *w = g->tensors[l->wt]->data;
     float *row = malloc(sizeof(float) * (size_t)l->k);
     uint8_t *mrow = malloc((size_t)l->k);
     uint64_t *order = malloc(sizeof(uint64_t) * (size_t)l->k);
-    if (!row || !mrow || !order) {
+    double *d = refit && l->h && l->c ? target_shift(g, l) : NULL;
+    if (!row || !mrow || !order || (refit && l->h && l->c && !d)) {
         free(row);
         free(mrow);
         free(order);
+        free(d);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory pruning");
     }
     if (refit) factor_all(l);
     for (int64_t r = 0; r < l->m; r++) {
         get_row(l, w, r, row);
+        for (int64_t bi = 0; d && bi < l->nblk; bi++) {
+            int64_t bs, c0 = bi * l->blk;
+            const float *h = block(l, r, bi, &bs);
+            bool exact = bs <= Q8_PFIT_EXACT;
+            q8_pfit_shift(exact ? h : NULL, exact ? NULL : h, bs, damping(l, bs),
+                          d + r * l->k + c0, row + c0);
+        }
         if (mask) get_mask(l, mask, r, mrow);
         else q8_pfit_smallest(row, l->k, l->count / l->m + (r < l->count % l->m), mrow, order);
         for (int64_t bi = 0; bi < l->nblk; bi++) {
@@ -167,5 +207,6 @@ q8_status q8_pfit_apply(q8_graph *g, q8_pfit_layer *l, const uint8_t *mask, bool
     free(row);
     free(mrow);
     free(order);
+    free(d);
     return Q8_OK;
 }

@@ -228,3 +228,44 @@ bool q8_pfit_allocate(q8_pfit_layer *l, int n, int64_t budget) {
     free(at);
     return total >= budget;
 }
+
+void q8_pfit_shift(const float *h, const float *u, int64_t b, double damp, const double *d,
+                   float *w) {
+    double *t = malloc(sizeof(double) * (size_t)(u ? b : b * b + b));
+    if (!t) return; /* no memory: the weights stay as they are */
+    if (u) { /* t = U d, w += U^T t */
+        for (int64_t i = 0; i < b; i++) {
+            double s = 0;
+            for (int64_t j = i; j < b; j++) s += (double)u[i * b + j] * d[j];
+            t[i] = s;
+        }
+        for (int64_t j = 0; j < b; j++) {
+            double s = 0;
+            for (int64_t i = 0; i <= j; i++) s += (double)u[i * b + j] * t[i];
+            w[j] += (float)s;
+        }
+        free(t);
+        return;
+    }
+    double mean = 0, *y = t + b * b;
+    for (int64_t i = 0; i < b; i++) mean += h[i * b + i];
+    mean /= (double)b;
+    for (int64_t i = 0; i < b; i++) {
+        for (int64_t j = 0; j < b; j++) t[i * b + j] = h[i * b + j];
+        t[i * b + i] += damp * mean;
+    }
+    if (mean > 0 && cholesky_lower(t, b)) {
+        for (int64_t i = 0; i < b; i++) { /* L z = d */
+            double s = d[i];
+            for (int64_t k = 0; k < i; k++) s -= t[i * b + k] * y[k];
+            y[i] = s / t[i * b + i];
+        }
+        for (int64_t i = b - 1; i >= 0; i--) { /* L^T x = z */
+            double s = y[i];
+            for (int64_t k = i + 1; k < b; k++) s -= t[k * b + i] * y[k];
+            y[i] = s / t[i * b + i];
+        }
+        for (int64_t i = 0; i < b; i++) w[i] += (float)y[i];
+    }
+    free(t);
+}

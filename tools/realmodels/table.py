@@ -54,6 +54,8 @@ VARIANTS = {
     # sensitivity allocation (the same 50% in every layer), ends not
     # protected, and the one-shot magnitude pruning from before
     "prune-norefit": ("--prune 0.5 --prune-refit off", ["--prune", "0.5", "--prune-refit", "off"]),
+    "prune-layerfit": ("--prune 0.5 --prune-refit layer",
+                       ["--prune", "0.5", "--prune-refit", "layer"]),
     "prune-uniform": ("--prune 0.5 --prune-scope layer",
                       ["--prune", "0.5", "--prune-scope", "layer"]),
     "prune-noprotect": ("--prune 0.5 --prune-protect none",
