@@ -277,7 +277,8 @@ def main():
         rows.append((q8, ver, len(b), onnx, len(sect[1]), gs, ds, gaps, c, dk, stored))
     if table:
         print("| model | v | file | ONNX x | header+gaps | META | names | dims+fields+refs "
-              "| scales | nodes+attrs | META+GRAPH stored | int8 | layout pad | int32 | fp32 | bitmask "
+              "| scales | nodes+attrs | META+GRAPH stored | int8 | layout pad | int32 | fp32 "
+              "| bitmask "
               "| align pad |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
               "|---:|")
