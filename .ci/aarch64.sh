@@ -21,7 +21,7 @@ $SUDO apt-get update
 $SUDO apt-get install -y --no-install-recommends \
     cmake make pkg-config protobuf-c-compiler python3-onnx \
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user \
-    libc6:arm64 libprotobuf-c-dev:arm64 libffi8:arm64 libgit2-1.5:arm64
+    libc6:arm64 libprotobuf-c-dev:arm64 zlib1g-dev:arm64 libffi8:arm64 libgit2-1.5:arm64
 
 # Criterion for arm64: libcriterion-dev:arm64 cannot be installed beside the
 # host's (its libnanomsg5 is not Multi-Arch: same, so apt would remove the

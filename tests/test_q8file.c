@@ -459,7 +459,7 @@ static size_t find_in(const uint8_t *b, layout_t l, int kind, const char *what, 
 Test(q8file, corrupt_corpus_v4_fails_cleanly) {
     q8_graph *g = sample_graph();
     size_t len;
-    uint8_t *orig = encode(g, &len);
+    uint8_t *orig = encode_v(g, 4, &len);
     q8_graph_free(g);
     uint8_t *b = malloc(len);
     layout_t l = read_layout(orig);
@@ -636,7 +636,7 @@ Test(q8file, zero_constants_take_no_bytes) {
     q8_node_set_io(n, in, 2, &y, 1, NULL);
     q8_node_set_attr(n, "axis", Q8_ATTR_INT)->i = 1;
     size_t len, l3;
-    uint8_t *orig = encode(g, &len), *v3 = encode_v(g, 3, &l3);
+    uint8_t *orig = encode_v(g, 4, &len), *v3 = encode_v(g, 3, &l3);
     layout_t l = read_layout(orig);
     cr_assert_eq(l.size[Q8_SECTION_DATA], 0, "64 KiB of zeros took %llu bytes",
                  (unsigned long long)l.size[Q8_SECTION_DATA]);
@@ -720,7 +720,7 @@ Test(q8file, compact_graph_is_smaller_and_equal) {
     g->outputs = malloc(sizeof(int));
     g->outputs[g->n_outputs++] = prev;
     size_t l3, l4;
-    uint8_t *b3 = encode_v(g, 3, &l3), *b4 = encode(g, &l4);
+    uint8_t *b3 = encode_v(g, 3, &l3), *b4 = encode_v(g, 4, &l4);
     layout_t f3 = read_layout(b3), f4 = read_layout(b4);
     cr_assert_lt(f4.size[Q8_SECTION_GRAPH] * 4, f3.size[Q8_SECTION_GRAPH], "v4 %llu, v3 %llu",
                  (unsigned long long)f4.size[Q8_SECTION_GRAPH],
@@ -760,7 +760,7 @@ Test(q8file, compact_graph_is_smaller_and_equal) {
     q8_tensor_set_shape(g->tensors[y], Q8_F32, big, 1);
     int in[2] = {t, t};
     q8_node_set_io(n, in, 2, &y, 1, NULL);
-    b4 = encode(g, &l4);
+    b4 = encode_v(g, 4, &l4);
     cr_assert_eq(read_layout(b4).off[Q8_SECTION_DATA] % 4096, 0);
     free(b4);
     q8_graph_free(g);
@@ -794,7 +794,109 @@ static void truncations_and_flips(uint32_t version) {
 
 Test(q8file, every_truncation_and_byte_flip_fails_cleanly) {
     truncations_and_flips(Q8_FILE_VERSION);
+    truncations_and_flips(4);
     truncations_and_flips(3);
+}
+
+/* Version 5: META and GRAPH deflated; the same records as version 4, and
+ * every new field (flags, inflated size, the stream) checked. */
+Test(q8file, corrupt_corpus_v5_deflated_fails_cleanly) {
+    q8_graph *g = sample_graph();
+    size_t len, len4;
+    uint8_t *orig = encode_v(g, 5, &len), *v4 = encode_v(g, 4, &len4);
+    q8_graph_free(g);
+    layout_t l = read_layout(orig), l4 = read_layout(v4);
+    uint32_t flags, inflated;
+    memcpy(&flags, orig + l.entry[Q8_SECTION_GRAPH] + 4, 4);
+    memcpy(&inflated, orig + l.entry[Q8_SECTION_GRAPH] + 28, 4);
+    cr_assert_eq(flags, 1);
+    cr_assert_eq(inflated, l4.size[Q8_SECTION_GRAPH]);
+    cr_assert_lt(l.size[Q8_SECTION_GRAPH], inflated);
+    /* the same records: read back and written as version 4, byte-identical */
+    q8_graph *h = NULL;
+    q8_meta m = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(orig, len, &h, &m, &err), Q8_OK, "%s", err.msg);
+    uint8_t *again;
+    size_t again_len;
+    cr_assert_eq(q8_file_encode_version(h, &m, 4, &again, &again_len, &err), Q8_OK);
+    cr_assert_eq(again_len, len4);
+    cr_assert(memcmp(again, v4, len4) == 0);
+    free(again);
+    q8_graph_free(h);
+    q8_meta_free(&m);
+
+    uint8_t *b = malloc(len);
+    uint32_t u32;
+    const uint64_t ge = l.entry[Q8_SECTION_GRAPH], go = l.off[Q8_SECTION_GRAPH];
+    FRESH();
+    u32 = 0xffffffffu; /* a zip bomb's claim: refused before allocating */
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: declares 4294967295 bytes");
+    FRESH();
+    u32 = (uint32_t)l.size[Q8_SECTION_GRAPH] * 1032 + 1032; /* past deflate's best ratio */
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: declares");
+    FRESH();
+    u32 = 0;
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: declares 0 bytes");
+    FRESH();
+    u32 = inflated + 1;
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: fewer bytes than the table says");
+    FRESH();
+    u32 = inflated - 1;
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: more bytes than the table says");
+    FRESH();
+    b[go] ^= 0xff; /* the zlib header */
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: bad compressed stream");
+    FRESH();
+    b[go + l.size[Q8_SECTION_GRAPH] - 1] ^= 0x01; /* the stream's Adler-32 */
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: bad compressed stream");
+    FRESH();
+    layout_t cut = l; /* the stream cut short: the table says fewer bytes */
+    cut.size[Q8_SECTION_GRAPH] /= 2;
+    memcpy(b + ge + 16, &cut.size[Q8_SECTION_GRAPH], 8);
+    reseal_with(b, cut);
+    expect_fail(b, len, "GRAPH section: truncated stream");
+    FRESH();
+    u32 = 3; /* an unknown flag */
+    memcpy(b + ge + 4, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "GRAPH section: unknown flags 0x3");
+    FRESH();
+    u32 = 1;
+    memcpy(b + l.entry[Q8_SECTION_DATA] + 4, &u32, 4);
+    reseal(b);
+    expect_fail(b, len, "DATA section: marked deflated");
+    FRESH();
+    memcpy(b + l.entry[Q8_SECTION_DATA] + 28, &inflated, 4);
+    reseal(b);
+    expect_fail(b, len, "DATA section: an inflated size");
+    FRESH();
+    u32 = 0; /* not marked deflated: the stream read as records */
+    memcpy(b + ge + 4, &u32, 4);
+    memcpy(b + ge + 28, &u32, 4);
+    reseal(b);
+    q8_graph *bad = NULL;
+    cr_assert_neq(q8_file_parse(b, len, &bad, NULL, &err), Q8_OK);
+    cr_assert(err.msg[0]);
+    FRESH();
+    b[l.entry[Q8_SECTION_META] + 28] ^= 0x01; /* META's inflated size */
+    reseal(b);
+    expect_fail(b, len, "META section:");
+    free(b);
+    free(orig);
+    free(v4);
 }
 
 /* The file's numbers are its own and stable: every op, dtype and attribute

@@ -13,6 +13,7 @@
 #include "crc32c.h"
 #include "layout.h"
 #include "op.h"
+#include "zsection.h"
 
 #define SECTION_ENTRY_SIZE 32
 #define MAX_NAME 4096
@@ -417,6 +418,21 @@ q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_
     if (s == Q8_OK && !encode_meta(meta, version >= 4, &sec[0]))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
     free(map);
+    /* version 5: META and GRAPH deflated where that is smaller */
+    uint32_t flags[3] = {0}, inflated[3] = {0};
+    for (int i = 0; s == Q8_OK && version >= 5 && i < 2; i++) {
+        q8_wbuf z = {0};
+        if (!q8_zsection_deflate(sec[i].p, sec[i].len, &z))
+            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
+        else if (z.len < sec[i].len && sec[i].len <= Q8_ZSECTION_MAX) {
+            flags[i] = Q8_SECTION_DEFLATED;
+            inflated[i] = (uint32_t)sec[i].len;
+            q8_wbuf_free(&sec[i]);
+            sec[i] = z;
+            continue;
+        }
+        q8_wbuf_free(&z);
+    }
     const int nsec = 3;
     q8_wbuf f = {0};
     if (s == Q8_OK) {
@@ -435,9 +451,10 @@ q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_
                   q8_wbuf_u64(&f, table) && q8_wbuf_u32(&f, (uint32_t)nsec) && q8_wbuf_zeros(&f, 24);
         if (ok) ok = q8_wbuf_u32(&f, q8_crc32c(0, f.p, 60));
         for (int i = 0; ok && i < nsec; i++)
-            ok = q8_wbuf_u32(&f, kinds[i]) && q8_wbuf_u32(&f, 0) && q8_wbuf_u64(&f, offs[i]) &&
-                 q8_wbuf_u64(&f, sec[i].len) && q8_wbuf_u32(&f, q8_crc32c(0, sec[i].p, sec[i].len)) &&
-                 q8_wbuf_u32(&f, 0);
+            ok = q8_wbuf_u32(&f, kinds[i]) && q8_wbuf_u32(&f, flags[i]) &&
+                 q8_wbuf_u64(&f, offs[i]) && q8_wbuf_u64(&f, sec[i].len) &&
+                 q8_wbuf_u32(&f, q8_crc32c(0, sec[i].p, sec[i].len)) &&
+                 q8_wbuf_u32(&f, inflated[i]);
         for (int i = 0; ok && i < nsec; i++)
             ok = q8_wbuf_zeros(&f, offs[i] - f.len) && q8_wbuf_put(&f, sec[i].p, sec[i].len);
         ok = ok && q8_wbuf_align(&f, Q8_FILE_ALIGN);
@@ -480,7 +497,16 @@ typedef struct section {
     const uint8_t *p;
     uint64_t size;
     bool present;
+    uint8_t *owned; /* version 5: the inflated bytes (p), freed after parsing */
 } section;
+
+static void free_sections(section sec[5]) {
+    for (int i = 0; i < 5; i++) free(sec[i].owned);
+}
+
+static const char *section_name(uint32_t kind) {
+    return kind == Q8_SECTION_META ? "META" : kind == Q8_SECTION_GRAPH ? "GRAPH" : "DATA";
+}
 
 #define BAD(...) q8_fail(err, Q8_ERR_FORMAT, __VA_ARGS__)
 
@@ -510,17 +536,22 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], u
     if (nsec == 0 || nsec > MAX_SECTIONS) return BAD("bad section count %u", nsec);
     if (toff < Q8_FILE_HEADER_SIZE || toff > len || (len - toff) / SECTION_ENTRY_SIZE < nsec)
         return BAD("section table at %llu runs past the end", (unsigned long long)toff);
-    memset(sec, 0, sizeof(section) * 5);
     r = q8_rbuf_make(buf + toff, (size_t)nsec * SECTION_ENTRY_SIZE);
     for (uint32_t i = 0; i < nsec; i++) {
-        uint32_t kind = q8_rbuf_u32(&r);
-        (void)q8_rbuf_u32(&r);
+        uint32_t kind = q8_rbuf_u32(&r), flags = q8_rbuf_u32(&r);
         uint64_t off = q8_rbuf_u64(&r), size = q8_rbuf_u64(&r);
-        uint32_t crc = q8_rbuf_u32(&r);
-        (void)q8_rbuf_u32(&r);
+        uint32_t crc = q8_rbuf_u32(&r), inflated = q8_rbuf_u32(&r);
+        if (version < 5) flags = 0; /* written zero before; never read */
         if (kind != Q8_SECTION_META && kind != Q8_SECTION_GRAPH && kind != Q8_SECTION_DATA)
             return BAD("unknown section kind %u", kind);
         if (sec[kind].present) return BAD("section %u appears twice", kind);
+        if (flags & ~Q8_SECTION_DEFLATED)
+            return BAD("%s section: unknown flags 0x%x", section_name(kind), flags);
+        if ((flags & Q8_SECTION_DEFLATED) && kind == Q8_SECTION_DATA)
+            return BAD("DATA section: marked deflated, but DATA is used in place");
+        if (!(flags & Q8_SECTION_DEFLATED) && version >= 5 && inflated)
+            return BAD("%s section: an inflated size (%u) but not deflated", section_name(kind),
+                       inflated);
         if (off > len || size > len - off)
             return BAD("section %u (offset %llu, size %llu) runs past the end of the %zu-byte file",
                        kind, (unsigned long long)off, (unsigned long long)size, len);
@@ -530,7 +561,13 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], u
                        (unsigned long long)off, Q8_FILE_DATA_ALIGN);
         if (q8_crc32c(0, buf + off, (size_t)size) != crc)
             return BAD("section %u checksum mismatch (corrupt file)", kind);
-        sec[kind] = (section){buf + off, size, true};
+        sec[kind] = (section){buf + off, size, true, NULL};
+        if (flags & Q8_SECTION_DEFLATED) {
+            Q8_TRY(q8_zsection_inflate(section_name(kind), buf + off, (size_t)size, inflated,
+                                       &sec[kind].owned, err));
+            sec[kind].p = sec[kind].owned;
+            sec[kind].size = inflated;
+        }
     }
     if (!sec[Q8_SECTION_GRAPH].present || !sec[Q8_SECTION_DATA].present || !sec[Q8_SECTION_META].present)
         return BAD("missing a required section (META, GRAPH, DATA)");
@@ -1001,9 +1038,13 @@ static q8_status read_graph(section gs, section data, uint32_t version, q8_graph
 q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta *meta,
                         q8_error *err) {
     *out = NULL;
-    section sec[5];
+    section sec[5] = {{0}};
     uint32_t version = 0;
-    Q8_TRY(read_sections(buf, len, sec, &version, err));
+    q8_status rs = read_sections(buf, len, sec, &version, err);
+    if (rs != Q8_OK) {
+        free_sections(sec);
+        return rs;
+    }
     q8_meta tmp = {0};
     q8_meta *m = meta ? meta : &tmp;
     q8_status s = read_meta(sec[Q8_SECTION_META], version >= 4, m, err);
@@ -1012,6 +1053,7 @@ q8_status q8_file_parse(const uint8_t *buf, size_t len, q8_graph **out, q8_meta 
     if (s == Q8_OK)
         s = read_graph(sec[Q8_SECTION_GRAPH], sec[Q8_SECTION_DATA], version, g, err);
     q8_meta_free(&tmp);
+    free_sections(sec); /* everything read from them was copied */
     if (s != Q8_OK) {
         if (meta) q8_meta_free(meta);
         q8_graph_free(g);

@@ -4,8 +4,9 @@ kind of record.
 
   q8_bytes.py [--table] FILE.q8 [ONNX]...   (a .q8, optionally its .onnx)
 
-GRAPH (versions 2 to 4): tensor names, node names, dims, fixed tensor
-fields, quantization scales, data references, node records (op, indices),
+GRAPH (versions 2 to 5; a deflated META or GRAPH of version 5 is counted
+inflated, its stored bytes in "META+GRAPH stored"): tensor names, node names,
+dims, fixed tensor fields, quantization scales, data references, node records (op, indices),
 attributes (version 4: the attribute table, and the nodes' references).
 DATA: int8 weights by layout (their layout padding apart), int32 data,
 float32 constants (all-zero ones apart), other dtypes, bitmask-encoded data,
@@ -16,6 +17,7 @@ header/table and the gaps before sections (DATA's page alignment). With
 import os
 import struct
 import sys
+import zlib
 
 DTYPE_SIZE = {1: 4, 2: 1, 3: 1, 4: 2, 5: 2, 6: 4, 7: 8, 9: 1, 10: 2, 11: 8, 12: 4, 13: 8, 16: 2}
 
@@ -251,36 +253,43 @@ def main():
         b = open(q8, "rb").read()
         ver, nsec, toff = struct.unpack_from("<I", b, 8)[0], struct.unpack_from("<I", b, 32)[0], \
             struct.unpack_from("<Q", b, 24)[0]
-        secs = {}
+        secs, sect = {}, {}
         for i in range(nsec):
-            kind, _, off, size = struct.unpack_from("<IIQQ", b, toff + 32 * i)
+            kind, flags, off, size, _, inflated = struct.unpack_from("<IIQQII", b, toff + 32 * i)
             secs[kind] = (off, size)
+            raw = b[off:off + size]
+            # version 5: a deflated META or GRAPH (flag 1) is counted inflated
+            sect[kind] = zlib.decompress(raw) if ver >= 5 and flags & 1 else raw
         c = {k: 0 for k in ["tensor names", "node names", "dims", "tensor fixed fields",
                             "scales (qparams)", "data refs", "node records", "attr names",
                             "attr values"]}
         dk = {k: 0 for k in ["int8 weights", "layout padding", "int32 data", "fp32 constants",
                              "fp32 zero constants", "other dtypes", "bitmask data",
                              "alignment padding"]}
-        go, gs = secs[2]
-        do, ds = secs[4]
-        data = b[do:do + ds]
+        gs, ds = len(sect[2]), secs[4][1]
+        data = sect[4]
         if ver <= 3:
-            graph(b[go:go + gs], ver, data, c, dk)
+            graph(sect[2], ver, data, c, dk)
         else:
-            graph4(b[go:go + gs], data, c, dk)
+            graph4(sect[2], data, c, dk)
         gaps = len(b) - sum(s for _, s in secs.values())
-        rows.append((q8, ver, len(b), onnx, secs[1][1], gs, ds, gaps, c, dk))
+        stored = secs[1][1] + secs[2][1]
+        rows.append((q8, ver, len(b), onnx, len(sect[1]), gs, ds, gaps, c, dk, stored))
     if table:
         print("| model | v | file | ONNX x | header+gaps | META | names | dims+fields+refs "
-              "| scales | nodes+attrs | int8 | layout pad | int32 | fp32 | bitmask | align pad |")
-        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for q8, ver, size, onnx, ms, gs, ds, gaps, c, dk in rows:
+              "| scales | nodes+attrs | META+GRAPH stored | int8 | layout pad | int32 | fp32 "
+              "| bitmask "
+              "| align pad |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+              "|---:|")
+    for q8, ver, size, onnx, ms, gs, ds, gaps, c, dk, stored in rows:
         name = os.path.basename(q8)
         ob = os.path.getsize(onnx) if onnx else 0
         if table:
             cells = [gaps, ms, c["tensor names"] + c["node names"],
                      c["dims"] + c["tensor fixed fields"] + c["data refs"], c["scales (qparams)"],
-                     c["node records"] + c["attr names"] + c["attr values"], dk["int8 weights"],
+                     c["node records"] + c["attr names"] + c["attr values"], stored,
+                     dk["int8 weights"],
                      dk["layout padding"], dk["int32 data"],
                      dk["fp32 constants"] + dk["fp32 zero constants"],
                      dk["bitmask data"], dk["alignment padding"] + dk["other dtypes"]]
@@ -290,7 +299,7 @@ def main():
             continue
         print(f"## {name}: {size} bytes" + (f" = {size / ob:.3f}x of {ob}" if ob else ""))
         print(f"- header, table, gaps (DATA page alignment): {gaps}; META {ms}; GRAPH {gs}; "
-              f"DATA {ds}")
+              f"DATA {ds}; META+GRAPH as stored (deflated in version 5) {stored}")
         print("- GRAPH: " + "; ".join(f"{k} {v}" for k, v in c.items()))
         print("- DATA: " + "; ".join(f"{k} {v}" for k, v in dk.items()))
 

@@ -1,0 +1,29 @@
+/* Deflated META and GRAPH sections (.q8 version 5, docs/format.md): zlib
+ * streams, inflated at load into owned memory within fixed bounds. DATA is
+ * never deflated: its weights are used in place from the mapping. */
+#ifndef Q8_ZSECTION_H
+#define Q8_ZSECTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bytes.h"
+#include "common.h"
+
+/* A section's flag: its bytes are a zlib stream; the entry's last u32
+ * holds the inflated size. */
+#define Q8_SECTION_DEFLATED 1u
+/* The most a deflated section may inflate to, and deflate's best ratio
+ * (a declared size above either is refused before anything is allocated). */
+#define Q8_ZSECTION_MAX ((uint64_t)256 << 20)
+#define Q8_ZSECTION_RATIO 1032u
+
+/* Deflate src (level 9) into out; false when out of memory. */
+bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out);
+
+/* Inflate section `what`'s stored bytes into a new buffer of exactly
+ * `declared` bytes (*out, freed by the caller). */
+q8_status q8_zsection_inflate(const char *what, const uint8_t *src, size_t n,
+                              uint64_t declared, uint8_t **out, q8_error *err);
+
+#endif
