@@ -3,6 +3,7 @@
  * must leave the results unchanged and the graph smaller. */
 #include <string.h>
 
+#include "graph_clone.h"
 #include "passes.h"
 #include "testutil.h"
 
@@ -467,5 +468,64 @@ Test(passes, clip_written_hardswish_with_other_bounds_is_left_alone) {
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(count_op(g, "HardSwish"), 0);
     cr_assert_eq(count_op(g, "Clip"), 1);
+    q8_graph_free(g);
+}
+
+/* q8_graph_clone: quantize's --calib-method auto makes each candidate's
+ * INT8 graph from a copy of the calibration graph sharing its weights. */
+Test(passes, a_clone_shares_or_copies_constants_and_computes_the_same) {
+    float x[378];
+    q8t_rng r = q8t_seed(5);
+    q8t_fill(&r, x, 378, -2, 2);
+    float *want = run1(conv_bn_relu(true, true), x);
+    q8_graph *g = conv_bn_relu(true, true);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    for (int share = 0; share < 2; share++) {
+        q8_graph *c = NULL;
+        cr_assert_eq(q8_graph_clone(g, share, &c, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(c->n_tensors, g->n_tensors);
+        cr_assert_eq(c->n_nodes, g->n_nodes);
+        int n_const = 0;
+        for (int i = 0; i < g->n_tensors; i++) {
+            const q8_tensor *a = g->tensors[i], *b = c->tensors[i];
+            cr_assert_str_eq(a->name, b->name);
+            cr_assert_eq(q8_graph_find(c, a->name), i, "the copy's name map");
+            if (!a->data) continue;
+            n_const++;
+            cr_assert_eq(b->data == a->data, share, "%s: shared only when asked", a->name);
+            cr_assert_eq(b->owns_data, !share);
+            cr_assert_eq(memcmp(a->data, b->data, q8_tensor_nbytes(a)), 0);
+        }
+        cr_assert_gt(n_const, 0);
+        for (int i = 0; i < g->n_nodes; i++)
+            cr_assert_not_null(c->nodes[i]->params, "params made again by inference");
+        float *got = run1(c, x); /* runs and frees the copy */
+        cr_assert_eq(memcmp(got, want, sizeof(float) * 630), 0, "share %d", share);
+        free(got);
+    }
+    /* running and freeing the copies left the source's weights alone */
+    float *again = run1(g, x);
+    cr_assert_eq(memcmp(again, want, sizeof(float) * 630), 0);
+    free(again);
+    free(want);
+}
+
+Test(passes, a_graph_with_subgraphs_is_not_copied) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[1] = {3};
+    input(g, "x", 1, d);
+    q8_node *n = node(g, "If", "x", "y");
+    q8_graph *b = q8_graph_new();
+    b->parent = g;
+    node(b, "Neg", "x", "r");
+    output(b, "r");
+    q8_node_set_attr(n, "then_branch", Q8_ATTR_GRAPH)->g = b;
+    output(g, "y");
+    q8_error err = {0};
+    q8_graph *c = (q8_graph *)1;
+    cr_assert_eq(q8_graph_clone(g, true, &c, &err), Q8_ERR_UNSUPPORTED);
+    cr_assert_null(c);
+    cr_assert(strstr(err.msg, "subgraphs"), "%s", err.msg);
     q8_graph_free(g);
 }

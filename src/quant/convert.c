@@ -7,6 +7,7 @@
 #include "bind_calib.h"
 #include "calibrate.h"
 #include "equalize.h"
+#include "graph_clone.h"
 #include "onnx_import.h"
 #include "passes.h"
 #include "planner.h"
@@ -84,10 +85,10 @@ static void free_constant_data(q8_graph *g) {
 
 /* --calib-method auto's builder: the INT8 graph quantize would write at
  * the calibration shapes for thresholds thr (indexed like gcal's tensors),
- * made again from the file (the rewrite consumes its graph). */
+ * made from a copy of gcal (the rewrite consumes its graph) that shares
+ * gcal's weights, as pruned and equalized: the rewrite only reads them, and
+ * a second copy would double quantize's peak memory. */
 typedef struct build_ctx {
-    const char *onnx_path;
-    const q8_load_options *lcal;
     const q8_quantize_options *o;
     const q8_graph *gcal;
 } build_ctx;
@@ -96,16 +97,9 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     const build_ctx *b = arg;
     q8_graph *g = NULL;
     q8_meta meta = {0};
-    q8_calibration from = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)thr}, cal = {0};
-    q8_status s = q8_onnx_load(b->onnx_path, &g, err);
-    if (s == Q8_OK) s = q8_passes_run_for_quantize(g, b->lcal, err);
-    /* the weights as pruned (and re-fitted) in gcal: pruning again would
-     * cost the re-fit twice */
-    if (s == Q8_OK) s = q8_prune_copy(g, b->gcal, &b->o->prune, &meta, err);
-    if (s == Q8_OK && b->o->quant.equalize) s = q8_equalize_copy(g, b->gcal, err);
-    if (s == Q8_OK) s = q8_calibration_by_name(&from, b->gcal, g, &cal, err);
+    q8_calibration cal = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)thr};
+    q8_status s = q8_graph_clone(b->gcal, true, &g, err);
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->o->quant, &meta, err);
-    q8_calibration_free(&cal);
     q8_meta_free(&meta);
     if (s != Q8_OK) {
         q8_graph_free(g);
@@ -193,7 +187,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
-    build_ctx bc = {.onnx_path = onnx_path, .lcal = &lcal, .o = o, .gcal = gcal};
+    build_ctx bc = {.o = o, .gcal = gcal};
     co.build = build_int8;
     co.build_arg = &bc;
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
