@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "calibrate.h"
+#include "output_eval.h"
 #include "npy.h"
 #include "passes.h"
 #include "quantize.h"
@@ -169,4 +170,40 @@ Test(calib_choose, refuses_auto_without_a_builder) {
     q8t_rm_rf(dir);
     free(dir);
     q8_graph_free(g);
+}
+
+/* A wide output (a recognizer's 40 x 6625 scores, 64 samples) is not kept
+ * per sample: the FP32 session runs again for each candidate. The scores
+ * must be the same either way. */
+Test(calib_choose, scores_are_the_same_with_outputs_kept_or_made_again) {
+    char *dir = q8t_tmpdir("choose");
+    write_samples(dir, 7);
+    q8_graph *g = make(SUM);
+    q8_error err = {0};
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
+    float *t = calloc((size_t)g->n_tensors, sizeof(float));
+    cr_assert(t);
+    t[q8_graph_find(g, "x")] = 1.5f;
+    t[q8_graph_find(g, "y")] = 40.0f;
+    builder b = {.sh = SUM, .gcal = g};
+    double db[2];
+    for (int k = 0; k < 2; k++) {
+        q8_out_eval e;
+        q8_out_eval_refs mode = k ? Q8_OUT_EVAL_REFS_RERUN : Q8_OUT_EVAL_REFS_KEEP;
+        cr_assert_eq(q8_out_eval_open(g, &s, NULL, S, 1, mode, &e, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(e.ref == NULL, k, "outputs kept only when asked");
+        cr_assert_eq(e.fp32 != NULL, k, "the session kept only when asked");
+        q8_graph *q = NULL;
+        cr_assert_eq(build(&b, t, &q, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_out_eval_score(&e, q, &db[k], &err), Q8_OK, "%s", err.msg);
+        q8_out_eval_close(&e);
+    }
+    cr_assert(isfinite(db[0]) && db[0] > 0, "%g dB", db[0]);
+    cr_assert(db[0] == db[1], "kept %.17g dB, made again %.17g dB", db[0], db[1]);
+    free(t);
+    q8_samples_free(&s);
+    q8_graph_free(g);
+    q8t_rm_rf(dir);
+    free(dir);
 }

@@ -32,8 +32,10 @@
 #endif
 #define BIG_FLOATS (24 << 20) /* 96 MiB of weights */
 
-/* mlp.onnx with one more (unused) initializer of BIG_FLOATS floats */
-static size_t write_big_model(const char *out) {
+/* mlp.onnx with one more (unused) weight of BIG_FLOATS floats: an
+ * initializer, or the value of a Constant node (paddle2onnx stores every
+ * weight so) */
+static size_t write_big_model(const char *out, bool as_constant) {
     size_t len;
     uint8_t *buf = (uint8_t *)q8t_slurp(MNIST "/mlp.onnx", &len);
     cr_assert(buf);
@@ -54,20 +56,48 @@ static size_t write_big_model(const char *out) {
     for (size_t i = 0; i < (size_t)BIG_FLOATS; i++) ((float *)big.raw_data.data)[i] = (float)i;
     Onnx__GraphProto *g = mp->graph;
     Onnx__TensorProto **inits = malloc(sizeof(void *) * (g->n_initializer + 1));
+    Onnx__NodeProto **nodes = malloc(sizeof(void *) * (g->n_node + 1));
+    cr_assert(inits && nodes);
     memcpy(inits, g->initializer, sizeof(void *) * g->n_initializer);
+    memcpy(nodes + 1, g->node, sizeof(void *) * g->n_node);
+    Onnx__NodeProto cn = ONNX__NODE_PROTO__INIT;
+    Onnx__AttributeProto value = ONNX__ATTRIBUTE_PROTO__INIT, *attrs[1] = {&value};
+    char *outs[1] = {"big"};
+    cn.op_type = "Constant";
+    cn.n_output = 1;
+    cn.output = outs;
+    cn.n_attribute = 1;
+    cn.attribute = attrs;
+    value.name = "value";
+    value.has_type = true;
+    value.type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+    value.t = &big;
+    nodes[0] = &cn;
     inits[g->n_initializer] = &big;
     Onnx__TensorProto **old = g->initializer;
-    g->initializer = inits;
-    g->n_initializer++;
+    Onnx__NodeProto **old_nodes = g->node;
+    if (as_constant) {
+        g->node = nodes;
+        g->n_node++;
+    } else {
+        g->initializer = inits;
+        g->n_initializer++;
+    }
     size_t n = onnx__model_proto__get_packed_size(mp);
     uint8_t *o = malloc(n);
     cr_assert(o);
     onnx__model_proto__pack(mp, o);
     q8t_write_file(out, o, n);
     free(o);
-    g->initializer = old;
-    g->n_initializer--;
+    if (as_constant) {
+        g->node = old_nodes;
+        g->n_node--;
+    } else {
+        g->initializer = old;
+        g->n_initializer--;
+    }
     free(inits);
+    free(nodes);
     free(big.raw_data.data);
     onnx__model_proto__free_unpacked(mp, NULL);
     return n;
@@ -83,13 +113,13 @@ static long status_kb(const char *key) {
     return v;
 }
 
-Test(onnx_memory, import_holds_the_weights_once, .timeout = 120) {
+static void check_import_peak(bool as_constant) {
     if (UNDER_ASAN) cr_skip("AddressSanitizer's quarantine keeps freed memory resident");
     char path[] = "/tmp/q8_big_onnx_XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     close(fd);
-    size_t file = write_big_model(path);
+    size_t file = write_big_model(path, as_constant);
     /* a child with its peak reset (clear_refs 5), so the parent's history
      * does not count */
     pid_t pid = fork();
@@ -117,6 +147,12 @@ Test(onnx_memory, import_holds_the_weights_once, .timeout = 120) {
     cr_assert_neq(WEXITSTATUS(st), 4, "the model does not import");
     cr_assert_neq(WEXITSTATUS(st), 5, "the big initializer's values are wrong");
     cr_assert_eq(WEXITSTATUS(st), 0, "importing holds the weights more than once at the peak");
+}
+
+Test(onnx_memory, import_holds_the_weights_once, .timeout = 120) { check_import_peak(false); }
+
+Test(onnx_memory, import_holds_constant_node_weights_once, .timeout = 120) {
+    check_import_peak(true);
 }
 
 /* Every shipped ONNX model's initializers, imported from the mapped file
@@ -347,4 +383,110 @@ Test(onnx_memory, an_owning_session_holds_the_weights_once, .timeout = 120) {
     free(x);
     free(y0);
     free(y1);
+}
+
+/* The MNIST models with every other initializer made a Constant node (a
+ * tensor attribute, stripped like an initializer) import the same weights
+ * as protobuf-c unpacks, from the mapped file (load) and from a buffer
+ * (parse). */
+Test(onnx_memory, constant_node_weights_are_stripped_and_kept) {
+    const char *names[] = {"mlp.onnx", "cnn.onnx"};
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s", MNIST, names[k]);
+        size_t len;
+        uint8_t *buf = (uint8_t *)q8t_slurp(path, &len);
+        cr_assert(buf, "%s", path);
+        Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
+        free(buf);
+        cr_assert(mp && mp->graph);
+        Onnx__GraphProto *g = mp->graph;
+        size_t ni = g->n_initializer, moved = (ni + 1) / 2;
+        Onnx__NodeProto *cn = calloc(moved, sizeof *cn);
+        Onnx__AttributeProto *av = calloc(moved, sizeof *av), **ap = calloc(moved, sizeof *ap);
+        char **outs = calloc(moved, sizeof *outs);
+        Onnx__NodeProto **nodes = malloc(sizeof(void *) * (g->n_node + moved));
+        Onnx__TensorProto **keep = malloc(sizeof(void *) * (ni + 1));
+        cr_assert(cn && av && ap && outs && nodes && keep);
+        size_t nk = 0, nc = 0;
+        for (size_t i = 0; i < ni; i++) {
+            if (i % 2) {
+                keep[nk++] = g->initializer[i];
+                continue;
+            }
+            Onnx__NodeProto init_n = ONNX__NODE_PROTO__INIT;
+            Onnx__AttributeProto init_a = ONNX__ATTRIBUTE_PROTO__INIT;
+            cn[nc] = init_n;
+            av[nc] = init_a;
+            av[nc].name = "value";
+            av[nc].has_type = true;
+            av[nc].type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__TENSOR;
+            av[nc].t = g->initializer[i];
+            ap[nc] = &av[nc];
+            outs[nc] = g->initializer[i]->name;
+            cn[nc].op_type = "Constant";
+            cn[nc].n_output = 1;
+            cn[nc].output = &outs[nc];
+            cn[nc].n_attribute = 1;
+            cn[nc].attribute = &ap[nc];
+            nodes[nc] = &cn[nc];
+            nc++;
+        }
+        memcpy(nodes + nc, g->node, sizeof(void *) * g->n_node);
+        Onnx__TensorProto **old_init = g->initializer;
+        Onnx__NodeProto **old_nodes = g->node;
+        size_t old_nn = g->n_node;
+        g->initializer = keep;
+        g->n_initializer = nk;
+        g->node = nodes;
+        g->n_node = old_nn + nc;
+        size_t n = onnx__model_proto__get_packed_size(mp);
+        uint8_t *o = malloc(n);
+        cr_assert(o);
+        onnx__model_proto__pack(mp, o);
+        char tmp[] = "/tmp/q8_const_onnx_XXXXXX";
+        int fd = mkstemp(tmp);
+        cr_assert(fd >= 0);
+        close(fd);
+        q8t_write_file(tmp, o, n);
+        q8_onnx_stripped st;
+        cr_assert(q8_onnx_strip(o, n, &st), "%s does not strip", path);
+        cr_assert_eq(st.n_attr_raw, nc);
+        cr_assert_lt(st.len, n / 4, "%s: the stripped model keeps its Constant weights", path);
+        q8_onnx_stripped_free(&st);
+        q8_graph *a = NULL, *b = NULL;
+        q8_error err = {0};
+        cr_assert_eq(q8_onnx_load(tmp, &a, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_onnx_parse(o, n, MNIST, &b, &err), Q8_OK, "%s", err.msg);
+        int raw = 0;
+        for (size_t i = 0; i < ni; i++) {
+            const Onnx__TensorProto *tp = old_init[i];
+            if (!tp->has_raw_data) continue;
+            raw++;
+            for (int v = 0; v < 2; v++) {
+                const q8_graph *x = v ? b : a;
+                int t = q8_graph_find(x, tp->name);
+                cr_assert_geq(t, 0, "%s: '%s' is missing", path, tp->name);
+                cr_assert_eq(q8_tensor_nbytes(x->tensors[t]), tp->raw_data.len);
+                cr_assert(!memcmp(x->tensors[t]->data, tp->raw_data.data, tp->raw_data.len),
+                          "%s: '%s' differs (%s)", path, tp->name, v ? "parse" : "load");
+            }
+        }
+        cr_assert_gt(raw, 1);
+        q8_graph_free(a);
+        q8_graph_free(b);
+        unlink(tmp);
+        free(o);
+        g->initializer = old_init;
+        g->n_initializer = ni;
+        g->node = old_nodes;
+        g->n_node = old_nn;
+        onnx__model_proto__free_unpacked(mp, NULL);
+        free(cn);
+        free(av);
+        free(ap);
+        free(outs);
+        free(nodes);
+        free(keep);
+    }
 }

@@ -226,7 +226,7 @@ static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodePro
         if (!ap->t)
             return q8_fail(err, Q8_ERR_FORMAT, "node '%s' (Constant): 'value' has no tensor",
                            nname);
-        q8_status s = q8_onnx_tensor_fill(ap->t, c->base_dir, t, err);
+        q8_status s = q8_onnx_tensor_fill_mapped(ap->t, c->base_dir, c->map, t, err);
         if (s != Q8_OK) q8_fail_prefix(err, "node '%s' (Constant)", nname);
         return s;
     }
@@ -491,21 +491,32 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
     return Q8_OK;
 }
 
-/* Point the top graph's initializers at their raw_data in the original
- * bytes (attach), or back at nothing before protobuf-c frees them. */
+static void attach_one(Onnx__TensorProto *tp, const q8_onnx_raw *r, const uint8_t *orig,
+                       bool attach) {
+    if (!r->present) return;
+    tp->has_raw_data = attach;
+    tp->raw_data.data = attach ? (uint8_t *)orig + r->off : NULL;
+    tp->raw_data.len = attach ? r->len : 0;
+}
+
+/* Point the top graph's initializers and its nodes' tensor attributes at
+ * their raw_data in the original bytes (attach), or back at nothing before
+ * protobuf-c frees them. */
 static bool attach_raw(Onnx__ModelProto *mp, const q8_onnx_stripped *st, const uint8_t *orig,
                        bool attach) {
     Onnx__GraphProto *gp = mp->graph;
-    if (!gp) return st->n_raw == 0; /* refused below for having no graph */
+    if (!gp) return st->n_raw == 0 && st->n_attr_raw == 0; /* refused below: no graph */
     if (gp->n_initializer != st->n_raw) return false;
-    for (size_t i = 0; i < st->n_raw; i++) {
-        Onnx__TensorProto *tp = gp->initializer[i];
-        if (!st->raw[i].present) continue;
-        tp->has_raw_data = attach;
-        tp->raw_data.data = attach ? (uint8_t *)orig + st->raw[i].off : NULL;
-        tp->raw_data.len = attach ? st->raw[i].len : 0;
-    }
-    return true;
+    for (size_t i = 0; i < st->n_raw; i++) attach_one(gp->initializer[i], &st->raw[i], orig, attach);
+    size_t k = 0;
+    for (size_t i = 0; i < gp->n_node; i++)
+        for (size_t j = 0; j < gp->node[i]->n_attribute; j++) {
+            Onnx__TensorProto *tp = gp->node[i]->attribute[j]->t;
+            if (!tp) continue;
+            if (k == st->n_attr_raw) return false;
+            attach_one(tp, &st->attr_raw[k++], orig, attach);
+        }
+    return k == st->n_attr_raw;
 }
 
 /* Parse and import buf. With st, buf is st's stripped bytes and the

@@ -1,6 +1,8 @@
 /* The model's wire bytes without the raw_data of its graph's initializers
- * (onnx_strip.h). ModelProto.graph is field 7, GraphProto.initializer field
- * 5, TensorProto.raw_data field 9 (onnx.proto). */
+ * and of its nodes' tensor attributes (onnx_strip.h). ModelProto.graph is
+ * field 7, GraphProto.node field 1 and initializer field 5, NodeProto.attribute
+ * field 5, AttributeProto.t field 5, TensorProto.raw_data field 9
+ * (onnx.proto). */
 #include "onnx_strip.h"
 
 #include <stdlib.h>
@@ -8,7 +10,15 @@
 
 #include "proto_guard.h"
 
-enum { MODEL_GRAPH = 7, GRAPH_INITIALIZER = 5, TENSOR_RAW_DATA = 9, WIRE_LEN = 2 };
+enum {
+    MODEL_GRAPH = 7,
+    GRAPH_NODE = 1,
+    GRAPH_INITIALIZER = 5,
+    NODE_ATTRIBUTE = 5,
+    ATTRIBUTE_T = 5,
+    TENSOR_RAW_DATA = 9,
+    WIRE_LEN = 2
+};
 
 typedef struct out_buf {
     uint8_t *p;
@@ -97,28 +107,91 @@ static bool put_message(out_buf *o, uint32_t num, const out_buf *sub) {
            put(o, sub->p, sub->n);
 }
 
+/* A new record at the end of *list. */
+static q8_onnx_raw *next_raw(q8_onnx_raw **list, size_t *n, size_t *cap) {
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 64;
+        q8_onnx_raw *r = realloc(*list, sizeof *r * c);
+        if (!r) return NULL;
+        *list = r;
+        *cap = c;
+    }
+    return &(*list)[(*n)++];
+}
+
+typedef enum { MSG_TENSOR, MSG_ATTRIBUTE, MSG_NODE } msg_kind;
+
+/* The message at [p, end) of the given kind, stripped, as field num of o.
+ * The stripped message is shorter than the original: it is written after
+ * what o holds, then moved behind its key and length. */
+static bool strip_message(const uint8_t *base, msg_kind kind, uint32_t num, const uint8_t *p,
+                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s);
+
+static bool strip_fields(const uint8_t *base, msg_kind kind, const uint8_t *p,
+                         const uint8_t *end, out_buf *o, q8_onnx_stripped *s) {
+    field f;
+    int tensors = 0;
+    while (p < end) {
+        if (!next_field(&p, end, &f)) return false;
+        bool ok;
+        if (kind == MSG_NODE && f.num == NODE_ATTRIBUTE && f.wire == WIRE_LEN) {
+            ok = strip_message(base, MSG_ATTRIBUTE, f.num, f.payload, f.payload + f.len, o, s);
+        } else if (kind == MSG_ATTRIBUTE && f.num == ATTRIBUTE_T && f.wire == WIRE_LEN) {
+            /* protobuf merges a repeated message field: not worth following */
+            ok = ++tensors == 1 &&
+                 strip_message(base, MSG_TENSOR, f.num, f.payload, f.payload + f.len, o, s);
+        } else if (kind == MSG_TENSOR && f.num == TENSOR_RAW_DATA && f.wire == WIRE_LEN) {
+            q8_onnx_raw *r = &s->attr_raw[s->n_attr_raw - 1];
+            r->present = true;
+            r->off = (size_t)(f.payload - base);
+            r->len = f.len;
+            ok = true;
+        } else {
+            ok = put(o, f.start, (size_t)(p - f.start));
+        }
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static bool strip_message(const uint8_t *base, msg_kind kind, uint32_t num, const uint8_t *p,
+                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s) {
+    if (kind == MSG_TENSOR) {
+        q8_onnx_raw *r = next_raw(&s->attr_raw, &s->n_attr_raw, &s->cap_attr_raw);
+        if (!r) return false;
+        r->present = false;
+    }
+    out_buf t = {.p = o->p + o->n, .cap = o->cap - o->n};
+    if (!strip_fields(base, kind, p, end, &t, s)) return false;
+    uint8_t *tmp = malloc(t.n ? t.n : 1);
+    if (!tmp) return false;
+    memcpy(tmp, t.p, t.n);
+    out_buf sub = {.p = tmp, .n = t.n, .cap = t.n};
+    bool ok = put_message(o, num, &sub);
+    free(tmp);
+    return ok;
+}
+
 static bool strip_graph(const uint8_t *base, const uint8_t *p, const uint8_t *end, out_buf *o,
                         q8_onnx_stripped *s) {
     field f;
     while (p < end) {
         if (!next_field(&p, end, &f)) return false;
+        if (f.num == GRAPH_NODE && f.wire == WIRE_LEN) {
+            if (!strip_message(base, MSG_NODE, f.num, f.payload, f.payload + f.len, o, s))
+                return false;
+            continue;
+        }
         if (f.num != GRAPH_INITIALIZER || f.wire != WIRE_LEN) {
             if (!put(o, f.start, (size_t)(p - f.start))) return false;
             continue;
         }
-        if (s->n_raw == s->cap_raw) {
-            size_t cap = s->cap_raw ? 2 * s->cap_raw : 64;
-            q8_onnx_raw *r = realloc(s->raw, sizeof *r * cap);
-            if (!r) return false;
-            s->raw = r;
-            s->cap_raw = cap;
-        }
+        q8_onnx_raw *r = next_raw(&s->raw, &s->n_raw, &s->cap_raw);
+        if (!r) return false;
         /* the stripped tensor is shorter than the original: write it after
          * what o holds, then move it behind its key and length */
         out_buf t = {.p = o->p + o->n, .cap = o->cap - o->n};
-        if (!strip_tensor(base, f.payload, f.payload + f.len, &t, &s->raw[s->n_raw]))
-            return false;
-        s->n_raw++;
+        if (!strip_tensor(base, f.payload, f.payload + f.len, &t, r)) return false;
         uint8_t *tmp = malloc(t.n ? t.n : 1);
         if (!tmp) return false;
         memcpy(tmp, t.p, t.n);
@@ -164,5 +237,6 @@ bool q8_onnx_strip(const uint8_t *buf, size_t len, q8_onnx_stripped *s) {
 void q8_onnx_stripped_free(q8_onnx_stripped *s) {
     free(s->bytes);
     free(s->raw);
+    free(s->attr_raw);
     memset(s, 0, sizeof *s);
 }

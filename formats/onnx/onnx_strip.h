@@ -1,8 +1,10 @@
 /* protobuf-c copies every bytes field it unpacks, so a model unpacked whole
  * holds its weights twice (the file's bytes and the protos'). This makes a
  * copy of the model's wire bytes without the raw_data of the top graph's
- * initializers, and says where each one's data is in the original bytes, so
- * the importer copies each weight once, straight from the mapped file. */
+ * initializers and of its nodes' tensor attributes (Constant nodes: some
+ * exporters, paddle2onnx among them, store every weight so), and says where
+ * each one's data is in the original bytes, so the importer copies each
+ * weight once, straight from the mapped file. */
 #ifndef Q8_ONNX_STRIP_H
 #define Q8_ONNX_STRIP_H
 
@@ -20,6 +22,10 @@ typedef struct q8_onnx_stripped {
     size_t len;
     q8_onnx_raw *raw;       /* per initializer of the top graph, in order */
     size_t n_raw, cap_raw;
+    /* per tensor attribute (AttributeProto.t) of the top graph's nodes, in
+     * node order, then attribute order */
+    q8_onnx_raw *attr_raw;
+    size_t n_attr_raw, cap_attr_raw;
 } q8_onnx_stripped;
 
 /* False when the bytes are not wire data this can follow (the caller then

@@ -54,7 +54,7 @@ q8_status q8_calib_choose(const q8_graph *g, const q8_sample_set *s, const q8_ca
     if (st == Q8_OK && !o->build)
         st = q8_fail(err, Q8_ERR_ARG, "calibration method auto needs a graph builder");
     if (st == Q8_OK) st = q8_out_eval_open(g, s, skip, scored_samples(g, c, kept), o->n_threads,
-                                           &e, err);
+                                           Q8_OUT_EVAL_REFS_AUTO, &e, err);
     int best = 0;
     for (int k = 0; st == Q8_OK && k < Q8_CHOOSE_N_CANDIDATES; k++) {
         st = score(o, &e, cand[k], &c->score_db[k], err);

@@ -46,8 +46,39 @@ static const float *float_output(const q8_session *sess, int o, float **buf, int
     return w;
 }
 
+/* The float outputs of the run just made, copied into dst (output after
+ * output, e->numel[o] values each); numel is learnt on the first call. */
+static q8_status copy_outputs(q8_out_eval *e, const q8_session *sess, float *dst, float **wide,
+                              q8_error *err) {
+    for (int o = 0; o < e->n_outputs; o++) {
+        int64_t n;
+        const float *d = float_output(sess, o, wide, &n);
+        if (!d || n <= 0) continue;
+        if (!e->numel[o]) e->numel[o] = n; /* the samples share one shape: calibration's */
+        if (n != e->numel[o])
+            return q8_fail(err, Q8_ERR_SHAPE, "output %d changed size between samples", o);
+        memcpy(dst, d, sizeof(float) * (size_t)n);
+        dst += n;
+    }
+    return Q8_OK;
+}
+
+static int64_t floats_per_sample(const q8_out_eval *e) {
+    int64_t n = 0;
+    for (int o = 0; o < e->n_outputs; o++) n += e->numel[o];
+    return n;
+}
+
+/* Output o's values within a sample's outputs laid out by copy_outputs. */
+static const float *output_in(const q8_out_eval *e, const float *all, int o) {
+    if (e->numel[o] <= 0) return NULL;
+    for (int k = 0; k < o; k++) all += e->numel[k];
+    return all;
+}
+
 q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const bool *skip,
-                           int max_samples, int n_threads, q8_out_eval *e, q8_error *err) {
+                           int max_samples, int n_threads, q8_out_eval_refs refs,
+                           q8_out_eval *e, q8_error *err) {
     memset(e, 0, sizeof *e);
     e->s = s;
     e->n_outputs = fp32->n_outputs;
@@ -60,25 +91,42 @@ q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const b
     }
     for (int i = 0; i < s->n_samples && e->n_samples < max_samples; i++)
         if (!skip || !skip[i]) e->sample[e->n_samples++] = i;
-    e->ref = calloc((size_t)e->n_samples * (size_t)e->n_outputs + 1, sizeof(float *));
-    q8_model m = {.g = (q8_graph *)fp32};
+    /* the session points at its model: e keeps it, the session may outlive this call */
+    e->fp32_model.g = (q8_graph *)fp32;
     q8_session *sess = NULL;
     q8_session_options so = {.n_threads = n_threads, .device = Q8_DEVICE_CPU};
-    q8_status st = e->ref ? q8_session_create(&m, &so, &sess, err)
-                          : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     float *wide = NULL;
-    for (int j = 0; st == Q8_OK && j < e->n_samples; j++) {
-        st = run_sample(sess, fp32, s, e->sample[j], err);
+    q8_status st = q8_session_create(&e->fp32_model, &so, &sess, err);
+    /* the first sample tells how large the outputs are */
+    if (st == Q8_OK && e->n_samples) {
+        st = run_sample(sess, fp32, s, e->sample[0], err);
         for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
             int64_t n;
-            const float *d = float_output(sess, o, &wide, &n);
-            if (!d || n <= 0) continue;
-            e->numel[o] = n; /* the samples share one shape: calibration's */
-            float *copy = malloc(sizeof(float) * (size_t)n);
-            if (!copy) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            else memcpy(copy, d, sizeof(float) * (size_t)n);
-            e->ref[(size_t)j * e->n_outputs + o] = copy;
+            if (float_output(sess, o, &wide, &n) && n > 0) e->numel[o] = n;
         }
+    }
+    size_t per = (size_t)floats_per_sample(e) * sizeof(float);
+    size_t all = per * (size_t)e->n_samples;
+    q8_memory_info mi = {0};
+    if (sess) q8_session_memory(sess, &mi);
+    bool again = refs == Q8_OUT_EVAL_REFS_RERUN ||
+                 (refs == Q8_OUT_EVAL_REFS_AUTO && all > Q8_OUT_EVAL_REF_BUDGET &&
+                  all > mi.weights_bytes + mi.arena_bytes);
+    if (st == Q8_OK && again) {
+        e->fp32 = sess;
+        sess = NULL;
+        if (!(e->one = malloc(per + sizeof(float))))
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    if (st == Q8_OK && !again &&
+        !(e->ref = calloc((size_t)e->n_samples + 1, sizeof(float *))))
+        st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int j = 0; st == Q8_OK && !again && j < e->n_samples; j++) {
+        if (j) st = run_sample(sess, fp32, s, e->sample[j], err);
+        float *copy = st == Q8_OK ? malloc(per + sizeof(float)) : NULL;
+        if (st == Q8_OK && !copy) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        e->ref[j] = copy;
+        if (st == Q8_OK) st = copy_outputs(e, sess, copy, &wide, err);
     }
     q8_session_free(sess);
     free(wide);
@@ -98,9 +146,14 @@ q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *e
                                 : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     float *wide = NULL;
     for (int j = 0; st == Q8_OK && j < e->n_samples; j++) {
-        st = run_sample(sess, m->g, e->s, e->sample[j], err);
+        const float *mine = e->ref ? e->ref[j] : e->one;
+        if (!e->ref) {
+            st = run_sample(e->fp32, e->fp32_model.g, e->s, e->sample[j], err);
+            if (st == Q8_OK) st = copy_outputs(e, e->fp32, e->one, &wide, err);
+        }
+        if (st == Q8_OK) st = run_sample(sess, m->g, e->s, e->sample[j], err);
         for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
-            const float *r = e->ref[(size_t)j * e->n_outputs + o];
+            const float *r = output_in(e, mine, o);
             int64_t n;
             const float *q = float_output(sess, o, &wide, &n);
             if (!r || !q || n != e->numel[o]) continue;
@@ -127,7 +180,9 @@ q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *e
 }
 
 void q8_out_eval_close(q8_out_eval *e) {
-    for (int j = 0; e->ref && j < e->n_samples * e->n_outputs; j++) free(e->ref[j]);
+    for (int j = 0; e->ref && j < e->n_samples; j++) free(e->ref[j]);
+    q8_session_free(e->fp32);
+    free(e->one);
     free(e->ref);
     free(e->numel);
     free(e->sample);
