@@ -404,6 +404,10 @@ int main(int argc, char **argv) {
         }
         warn_nonfinite("input", name, inputs[i].path, inputs[i].t->dtype, inputs[i].t->dims,
                        inputs[i].t->ndim, inputs[i].t->data);
+        /* the session has its own copy: a large input (an image) is not
+         * held twice while the model runs */
+        q8_host_tensor_free(inputs[i].t);
+        inputs[i].t = NULL;
     }
     int runs = bench > 0 ? (int)bench : 1;
     double *times = malloc(sizeof(double) * (size_t)runs);
