@@ -318,7 +318,7 @@ static q8_graph *conv_scalar_chain(bool tail) {
 /* ... and a chain of them is one table, its ops composed in float (one
  * rounding at its end). */
 Test(quantize, scalar_ops_between_int8_layers_become_tables) {
-    q8_quant_options qo = {.scalar_tables = true};
+    q8_quant_options qo = {.scalar_tables = Q8_SCALAR_TABLES_ON};
     q8_graph *g = quantized(conv_scalar_chain(false), &qo);
     cr_assert_eq(count(g, "QConv"), 2);
     cr_assert_eq(count(g, "QLut"), 1, "k * x - shift: two tables composed into one");
@@ -352,7 +352,7 @@ Test(quantize, scalar_tables_are_opt_in) {
 }
 
 Test(quantize, scalar_op_before_an_output_stays_fp32) {
-    q8_quant_options qo = {.scalar_tables = true};
+    q8_quant_options qo = {.scalar_tables = Q8_SCALAR_TABLES_ON};
     q8_graph *g = quantized(conv_scalar_chain(true), &qo);
     cr_assert_eq(count(g, "QLut"), 0);
     cr_assert_eq(count(g, "Div"), 1);

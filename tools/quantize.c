@@ -6,7 +6,7 @@
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
- *            [--scalar-tables on|off]
+ *            [--scalar-tables on|off|auto]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -28,7 +28,7 @@ static void usage(FILE *f) {
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
             "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
-            "                [--equalize on|off] [--scalar-tables on|off]\n"
+            "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -40,7 +40,9 @@ static void usage(FILE *f) {
             "  is rescaled per channel so that the tensor between them has equal channel\n"
             "  ranges on the calibration samples (the same FP32 model; off: not).\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
-            "  run as int8 tables (faster; off, the default: FP32, more accurate).\n"
+            "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
+            "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
+            "  calibration samples.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -80,6 +82,10 @@ static void print_written(const char *out, const q8_quantize_result *r) {
                "samples: percentile %.1f dB, mse %.1f dB)\n",
                r->calib_chosen == Q8_CALIB_MSE ? "mse" : "percentile", r->calib_scored,
                r->calib_candidate_db[0], r->calib_candidate_db[1]);
+    if (r->tables_scored > 0)
+        printf("scalar tables %s (output SQNR of the INT8 model on %d calibration samples: "
+               "off %.1f dB, on %.1f dB)\n", r->tables_chosen ? "on" : "off", r->tables_scored,
+               r->tables_db[0], r->tables_db[1]);
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,
@@ -216,7 +222,8 @@ int main(int argc, char **argv) {
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
-                             .quant = {.equalize = true}};
+                             .quant = {.equalize = true,
+                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
@@ -301,11 +308,13 @@ int main(int argc, char **argv) {
             o.quant.equalize = !strcmp(optarg, "on");
             break;
         case 'u':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                fprintf(stderr, "quantize: --scalar-tables must be on or off\n");
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
+                fprintf(stderr, "quantize: --scalar-tables must be on, off or auto\n");
                 return 2;
             }
-            o.quant.scalar_tables = !strcmp(optarg, "on");
+            o.quant.scalar_tables = !strcmp(optarg, "on")    ? Q8_SCALAR_TABLES_ON
+                                    : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
+                                                             : Q8_SCALAR_TABLES_AUTO;
             break;
         case 'E':
             if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {

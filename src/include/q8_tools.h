@@ -72,6 +72,19 @@ typedef struct q8_prune_options {
     bool refit_dense;
 } q8_prune_options;
 
+/* q8_quant_options.scalar_tables */
+typedef enum q8_scalar_tables {
+    Q8_SCALAR_TABLES_OFF = 0,   /* the ops stay FP32 */
+    Q8_SCALAR_TABLES_ON = 1,
+    /* q8_quantize_model: on unless it costs the INT8 model more than
+     * Q8_TABLES_MAX_LOSS_DB of output SQNR on the calibration samples (the
+     * quantize tool's default); anywhere else, off */
+    Q8_SCALAR_TABLES_AUTO = 2,
+} q8_scalar_tables;
+
+/* Output SQNR that Q8_SCALAR_TABLES_AUTO gives up for the tables' speed */
+#define Q8_TABLES_MAX_LOSS_DB 1.5
+
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
     int n_fp32_layers;
@@ -79,9 +92,9 @@ typedef struct q8_quant_options {
      * has equal channel ranges (measured on the calibration samples) */
     bool equalize;
     /* Add/Sub/Mul/Div by a constant scalar between INT8 layers run as int8
-     * tables (faster, one more rounding each: off by default, it cost
-     * PP-OCR recognition accuracy, docs/int8-cpu.md) */
-    bool scalar_tables;
+     * tables (faster, one more rounding per chain: it cost PP-OCR
+     * recognition accuracy, not detection's; docs/int8-cpu.md) */
+    q8_scalar_tables scalar_tables;
 } q8_quant_options;
 
 struct q8_meta;
@@ -120,6 +133,12 @@ typedef struct q8_quantize_result {
     q8_calib_method calib_chosen;
     int calib_scored;
     double calib_candidate_db[2];   /* percentile, mse */
+    /* Q8_SCALAR_TABLES_AUTO: whether the tables were taken, and the
+     * output SQNR without and with them on tables_scored calibration
+     * samples (0 samples: not decided so) */
+    bool tables_chosen;
+    int tables_scored;
+    double tables_db[2];            /* off, on */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

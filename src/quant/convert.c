@@ -14,6 +14,7 @@
 #include "q8file.h"
 #include "convert.h"
 #include "sha256.h"
+#include "tables_choose.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -90,7 +91,9 @@ static void free_constant_data(q8_graph *g) {
  * a second copy would double quantize's peak memory. */
 typedef struct build_ctx {
     const q8_quantize_options *o;
+    q8_quant_options quant;     /* o->quant with the tables decided */
     const q8_graph *gcal;
+    const float *thr;           /* the tables builder's ranges */
 } build_ctx;
 
 static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_error *err) {
@@ -99,7 +102,7 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     q8_meta meta = {0};
     q8_calibration cal = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)thr};
     q8_status s = q8_graph_clone(b->gcal, true, &g, err);
-    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->o->quant, &meta, err);
+    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->quant, &meta, err);
     q8_meta_free(&meta);
     if (s != Q8_OK) {
         q8_graph_free(g);
@@ -108,6 +111,18 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     *out = g;
     return s;
 }
+
+/* Q8_SCALAR_TABLES_AUTO's builder: the graph at the chosen ranges, with the
+ * tables or without. */
+static q8_status build_tables(void *arg, bool on, q8_graph **out, q8_error *err) {
+    build_ctx *b = arg;
+    b->quant.scalar_tables = on ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
+    return build_int8(b, b->thr, out, err);
+}
+
+/* Samples the tables are scored on: those calibration auto scored, else
+ * the first few. */
+#define Q8_TABLES_SAMPLES 8
 
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                             const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
@@ -187,7 +202,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
-    build_ctx bc = {.o = o, .gcal = gcal};
+    /* ranges are chosen without the tables (AUTO), then the tables at them */
+    build_ctx bc = {.o = o, .quant = o->quant, .gcal = gcal};
+    bool tables_auto = o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO;
+    if (tables_auto) bc.quant.scalar_tables = Q8_SCALAR_TABLES_OFF;
     co.build = build_int8;
     co.build_arg = &bc;
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
@@ -195,6 +213,20 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         r->calib_chosen = cal.chosen;
         r->calib_scored = cal.n_scored;
         memcpy(r->calib_candidate_db, cal.score_db, sizeof cal.score_db);
+    }
+    if (s == Q8_OK && tables_auto) {
+        q8_tables_choice tc;
+        bc.thr = cal.threshold;
+        s = q8_tables_choose(gcal, &samples, cal.n_scored > 0 ? cal.n_scored : Q8_TABLES_SAMPLES,
+                             o->n_threads, build_tables, &bc, &tc, err);
+        if (s == Q8_OK) {
+            bc.quant.scalar_tables = tc.on ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
+            r->tables_chosen = tc.on;
+            r->tables_scored = tc.n_scored;
+            memcpy(r->tables_db, tc.db, sizeof tc.db);
+        }
+        if (s == Q8_OK && tc.differ)
+            s = q8_meta_set_str(&meta, "quant.scalar_tables", tc.on ? "on" : "off", err);
     }
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
@@ -225,7 +257,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         r->fp32_arena_bytes = plan_arena(g, &plan, err);
         q8_plan_free(&plan);
     }
-    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &o->quant, &meta, err);
+    if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &bc.quant, &meta, err);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
     char shapes_s[1024];
     if (s == Q8_OK) {

@@ -35,6 +35,10 @@ q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_optio
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err);
 
+/* Has g an Add/Sub/Mul/Div of a float activation by a constant scalar (what
+ * scalar_tables may run as a table)? */
+bool q8_has_scalar_ops(const q8_graph *g);
+
 /* The nodes --fp32-layers can keep in FP32: Conv, ConvTranspose, Gemm,
  * MatMul and the elementwise ops the rewrite runs as int8 tables. */
 bool q8_is_quant_layer(const q8_node *n);

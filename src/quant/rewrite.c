@@ -107,6 +107,14 @@ static int lut_input(const q8_graph *g, const q8_node *n) {
     return -1;
 }
 
+bool q8_has_scalar_ops(const q8_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        for (size_t k = 0; k < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; k++)
+            if (is_op(g->nodes[i], lut_scalar_ops[k]) && lut_input(g, g->nodes[i]) >= 0)
+                return true;
+    return false;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -140,8 +148,8 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
-    for (size_t i = 0; o && o->scalar_tables && i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0];
-         i++)
+    bool tables = o && o->scalar_tables == Q8_SCALAR_TABLES_ON; /* AUTO is decided before */
+    for (size_t i = 0; tables && i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
         if (is_op(n, lut_scalar_ops[i]) && lut_input(g, n) >= 0 && y && y->dtype == Q8_F32 &&
             q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))

@@ -47,6 +47,10 @@ VARIANTS = {
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
     "auto": ("--calib-method auto", ["--calib-method", "auto"]),
     "sqnr20": ("--min-sqnr 20", ["--min-sqnr", "20"]),
+    # scalar ops between INT8 layers as tables always, or never (the
+    # default, auto, takes them unless they cost output SQNR)
+    "tables-on": ("--scalar-tables on", ["--scalar-tables", "on"]),
+    "tables-off": ("--scalar-tables off", ["--scalar-tables", "off"]),
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
