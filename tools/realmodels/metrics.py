@@ -157,13 +157,26 @@ def edit_distance(a, b):
     return prev[-1]
 
 
-def recognition(ref, got, keys):
+def cer(refs, gots):
+    """Characters changed (edit distance) per reference character, pooled."""
+    chars = sum(len(t) for t in refs)
+    return sum(edit_distance(r, g) for r, g in zip(refs, gots)) / chars if chars else 0.0
+
+
+def recognition(ref, got, keys, truth=None):
+    """CER of the decodes against FP32's. With truth (the rendered text of each
+    line) also both decodes against it, and the CER against FP32 on the lines
+    FP32 reads right: FP32's own misreadings flip with any small change of the
+    input (docs/accuracy.md), and count in the plain CER against FP32."""
     rt = [ctc_greedy(r, keys) for r in ref]
     gt = [ctc_greedy(g, keys) for g in got]
-    chars = sum(len(t) for t in rt)
-    errs = sum(edit_distance(r, g) for r, g in zip(rt, gt))
-    return {"cer": errs / chars if chars else 0.0,
-            "lines_equal": sum(r == g for r, g in zip(rt, gt)) / len(rt)}
+    res = {"cer": cer(rt, gt), "lines_equal": sum(r == g for r, g in zip(rt, gt)) / len(rt)}
+    if truth is not None:
+        ok = [i for i, (t, r) in enumerate(zip(truth, rt)) if t == r]
+        res.update({"cer_truth": cer(truth, gt), "cer_truth_fp32": cer(truth, rt),
+                    "lines_read_fp32": len(ok),
+                    "cer_read": cer([rt[i] for i in ok], [gt[i] for i in ok])})
+    return res
 
 
 # ---- classification and segmentation -------------------------------------

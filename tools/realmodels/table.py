@@ -87,7 +87,18 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def task_metrics(m, ref, got, keys):
+def rendered_text(m, files):
+    """The text of each held-out line (meta.json, in sample order), or None."""
+    try:
+        with open(os.path.join(m.inputs("heldout"), "meta.json"), encoding="utf-8") as f:
+            samples = json.load(f)["samples"]
+        truth = [s["text"] for s in samples]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return truth if len(truth) == len(files) else None
+
+
+def task_metrics(m, ref, got, keys, truth=None):
     """The task's metrics plus SQNR and cosine of the worst output."""
     n_out = len(ref[0])
     per_out = [(metrics.sqnr_db([r[i] for r in ref], [g[i] for g in got]),
@@ -96,7 +107,7 @@ def task_metrics(m, ref, got, keys):
     if m.task == "detection":
         res.update(metrics.detection([r[0] for r in ref], [g[0] for g in got]))
     elif m.task == "recognition":
-        res.update(metrics.recognition([r[0] for r in ref], [g[0] for g in got], keys))
+        res.update(metrics.recognition([r[0] for r in ref], [g[0] for g in got], keys, truth))
     elif m.task == "classification":
         res.update(metrics.classification([r[0] for r in ref], [g[0] for g in got]))
     elif m.task == "segmentation":
@@ -112,7 +123,12 @@ def fmt_task(m, r):
     if m.task == "detection":
         return f"map IoU@0.3 {r['map_iou']:.3f}, box F1 {r['box_f1']:.3f}"
     if m.task == "recognition":
-        return f"CER {100 * r['cer']:.2f}%, lines equal {100 * r['lines_equal']:.0f}%"
+        s = f"CER {100 * r['cer']:.2f}%, lines equal {100 * r['lines_equal']:.0f}%"
+        if "cer_truth" in r:
+            s += (f"; on the {r['lines_read_fp32']} lines FP32 reads right CER "
+                  f"{100 * r['cer_read']:.2f}%; CER vs the rendered text "
+                  f"{100 * r['cer_truth']:.2f}% (FP32 {100 * r['cer_truth_fp32']:.2f}%)")
+        return s
     if m.task == "classification":
         return f"agreement {100 * r['agreement']:.1f}%"
     if m.task == "segmentation":
@@ -170,7 +186,7 @@ def measure(m, tools, work, keys, with_ort, variants):
             log(f"  {e}")
             row["variants"][vname] = {"error": str(e).splitlines()[0]}
             continue
-        r = task_metrics(m, ref, got, keys)
+        r = task_metrics(m, ref, got, keys, rendered_text(m, files))
         r.update({"q8_bytes": os.path.getsize(q8), "quantize_s": secs, "peak_rss": rss,
                   "ratio": os.path.getsize(q8) / row["onnx_bytes"]})
         row["variants"][vname] = r

@@ -110,6 +110,38 @@ def test_ctc_cer():
     u[5, 2] = 1                          # c -> b
     r = metrics.recognition([t], [u], keys)
     check("CER 1/4", abs(r["cer"] - 0.25) < 1e-12 and r["lines_equal"] == 0)
+    # with the rendered text: FP32 reads line 1 right and line 2 wrong ("ac"
+    # for "ab"); the INT8 decode changes one character of each
+    v = np.zeros((3, 5))
+    for i, c in enumerate([1, 0, 3]):
+        v[i, c] = 1
+    w = v.copy()
+    w[2] = 0
+    w[2, 2] = 1                          # ac -> ab: FP32's misreading fixed
+    r = metrics.recognition([t, v], [u, w], keys, truth=["aa c", "ab"])
+    check("CER against the text: FP32 1/6, INT8 1/6",
+          abs(r["cer_truth_fp32"] - 1 / 6) < 1e-12 and abs(r["cer_truth"] - 1 / 6) < 1e-12)
+    check("CER against FP32 2/6, on the one line FP32 reads right 1/4",
+          abs(r["cer"] - 2 / 6) < 1e-12 and r["lines_read_fp32"] == 1
+          and abs(r["cer_read"] - 0.25) < 1e-12)
+
+
+def test_rendered_text():
+    import table
+
+    class M:                              # a kit model whose held-out folder is d
+        def __init__(self, d):
+            self.d = d
+
+        def inputs(self, split):
+            return self.d
+    with tempfile.TemporaryDirectory() as d:
+        check("no meta.json: no text", table.rendered_text(M(d), ["a.npy"]) is None)
+        with open(os.path.join(d, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"samples": [{"text": "權暴"}, {"text": "due 12"}]}, f)
+        check("meta.json's texts in sample order",
+              table.rendered_text(M(d), ["0.npy", "1.npy"]) == ["權暴", "due 12"])
+        check("a text per sample or none", table.rendered_text(M(d), ["0.npy"]) is None)
 
 
 def test_classification_segmentation():
@@ -246,7 +278,7 @@ def test_convert_fp16():
 
 def main():
     for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
-              test_classification_segmentation, test_faces_lines,
+              test_rendered_text, test_classification_segmentation, test_faces_lines,
               test_reassemble, test_unpack, test_convert_fp16):
         t()
     bad = sum(not ok for _, ok in checks)

@@ -1,0 +1,220 @@
+#!/usr/bin/python3
+"""Fake-quantized INT8 of ppocr_rec in ONNX Runtime: activation schemes measured
+before any kernel is written (docs/accuracy.md, "Asymmetric activations").
+
+  emulate_act.py [--work DIR] VARIANT...
+
+The ONNX model gets q8's INT8 weights (per output channel, symmetric, 127
+levels) written back as floats, and a QuantizeLinear / DequantizeLinear pair
+(ORT's com.microsoft domain: the model is opset 9) on each tensor q8's rewrite
+makes INT8 with its defaults: the activation inputs of Conv and MatMul, and
+their outputs where a consumer takes INT8 (Conv, MatMul, Relu, Clip,
+Sigmoid, HardSigmoid, views; scalar Add/Mul/... are FP32 by default). Ranges
+come from 2048-bin histograms of the calibration split. BatchNorm is not
+folded (per-channel weight scales make that the same); no equalization.
+
+Variants: sym (int8, the MSE threshold: q8's choice for this model), symmm
+(int8, max |x|), asym (uint8 with a zero point, MSE over both ends), asymclip
+(uint8: sym's upper threshold, the lower end at the data's minimum), w8 (INT8
+weights, FP32 activations), noiseDB (FP32, Gaussian noise at DB dB SQNR added
+to each input). Prints output SQNR and the recognition metrics of table.py
+(against FP32, and against the rendered text of each line).
+Needs ONNX Runtime: tools/ort (npm ci) or $Q8_ORT_DIR.
+"""
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper, TensorProto
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import kit  # noqa: E402
+import make_inputs  # noqa: E402
+import metrics  # noqa: E402
+
+INT8_OPS = {"Conv", "MatMul", "Clip", "Relu", "Sigmoid", "HardSigmoid", "Transpose",
+            "Reshape", "Squeeze", "Slice", "Concat", "MaxPool"}
+
+
+def ort(model, mode, out, files):
+    r = subprocess.run(["node", os.path.join(HERE, "ort_many.js"), model, mode, out] + files,
+                       capture_output=True, text=True)
+    if r.returncode:
+        sys.exit(f"emulate_act: {r.stderr.strip()}")
+
+
+def quant_points(g, const):
+    cons = {}
+    for n in g.node:
+        for i in n.input:
+            cons.setdefault(i, []).append(n)
+    pts = []
+    for n in g.node:
+        if n.op_type not in ("Conv", "MatMul"):
+            continue
+        pts += [i for i in n.input[:2] if i not in const and i not in pts]
+        o = n.output[0]
+        if len(cons.get(o, [])) == 1 and cons[o][0].op_type == "BatchNormalization":
+            o = cons[o][0].output[0]   # q8 folds it: the INT8 tensor is after it
+        if any(c.op_type in INT8_OPS for c in cons.get(o, [])) and o not in pts:
+            pts.append(o)
+    return pts
+
+
+# ---- ranges from a histogram: (dtype, scale, zero point) --------------------
+
+def centres(e):
+    w = (e["max"] - e["min"]) / len(e["hist"]) or 1.0
+    return e["min"] + (np.arange(len(e["hist"])) + 0.5) * w, np.array(e["hist"], np.float64)
+
+
+def sq_err(x, h, lo, s, n):
+    q = np.clip(np.round((x - lo) / s), 0, n)
+    return float(np.sum(h * (x - (lo + q * s)) ** 2))
+
+
+def sym(e):
+    x, h = centres(e)
+    a = max(abs(e["min"]), abs(e["max"]))
+    t = min((sq_err(x, h, -t, t / 127, 254), t) for t in a * np.linspace(0.05, 1, 96))[1]
+    return "s8", t / 127, 0
+
+
+def symmm(e):
+    return "s8", max(abs(e["min"]), abs(e["max"])) / 127, 0
+
+
+def u8(lo, hi):
+    s = (hi - lo) / 255
+    return "u8", s, int(np.clip(np.round(-lo / s), 0, 255))
+
+
+def asym(e):
+    x, h = centres(e)
+    lo0, hi0 = min(e["min"], 0.0), max(e["max"], 0.0)
+    best = (np.inf, None)
+    for fl in np.linspace(0.1, 1, 19):
+        for fh in np.linspace(0.05, 1, 40):
+            _, s, z = u8(lo0 * fl, hi0 * fh)
+            err = sq_err(x, h, -z * s, s, 255)
+            if err < best[0]:
+                best = (err, ("u8", s, z))
+    return best[1]
+
+
+def asymclip(e):
+    hi = 127 * sym(e)[1]
+    return u8(max(min(e["min"], 0.0), -hi), hi)
+
+
+SCHEMES = {"sym": sym, "symmm": symmm, "asym": asym, "asymclip": asymclip, "w8": None}
+
+
+def build(src, out, cval, pts, st, scheme):
+    m = onnx.load(src)
+    g = m.graph
+    axis = {}
+    for n in g.node:
+        if n.op_type in ("Conv", "MatMul") and n.input[1] in cval:
+            axis[n.input[1]] = 0 if n.op_type == "Conv" else cval[n.input[1]].ndim - 1
+    for n in g.node:                       # INT8 weights, per output channel
+        if n.op_type == "Constant" and n.output[0] in axis:
+            w, ax = cval[n.output[0]], axis[n.output[0]]
+            a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
+            s = np.where(a > 0, a / 127, 1)
+            n.attribute[0].t.CopyFrom(numpy_helper.from_array(
+                (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32), n.output[0]))
+    qdq = {}
+    for p in pts if scheme else []:
+        kind, s, z = scheme(st[p])
+        zt = np.array(z, np.uint8 if kind == "u8" else np.int8)
+        qdq[p] = [helper.make_node("Constant", [], [p + "_qs"],
+                                   value=numpy_helper.from_array(np.array(s, np.float32))),
+                  helper.make_node("Constant", [], [p + "_qz"], value=numpy_helper.from_array(zt)),
+                  helper.make_node("QuantizeLinear", [p, p + "_qs", p + "_qz"], [p + "_q"],
+                                   domain="com.microsoft"),
+                  helper.make_node("DequantizeLinear", [p + "_q", p + "_qs", p + "_qz"],
+                                   [p + "_dq"], domain="com.microsoft")]
+    for n in g.node:
+        for k, i in enumerate(n.input):
+            if i in qdq:
+                n.input[k] = i + "_dq"
+    nodes = list(qdq.get(g.input[0].name, []))
+    for n in g.node:
+        nodes.append(n)
+        for o in n.output:
+            nodes += qdq.get(o, [])
+    del g.node[:]
+    g.node.extend(nodes)
+    m.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    onnx.save(m, out)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("variants", nargs="+")
+    ap.add_argument("--work", default="/tmp/q8_emulate_act")
+    a = ap.parse_args()
+    m = kit.model("ppocr_rec")
+    src, work = m.onnx(), a.work
+    os.makedirs(work, exist_ok=True)
+    calib = sorted(glob.glob(os.path.join(m.inputs("calib"), "*.npy")))
+    held = sorted(glob.glob(os.path.join(m.inputs("heldout"), "*.npy")))
+    with open(os.path.join(m.inputs("heldout"), "meta.json"), encoding="utf-8") as f:
+        truth = [s["text"] for s in json.load(f)["samples"]]
+    keys = make_inputs.dictionary()
+    g = onnx.load(src).graph
+    cval = {n.output[0]: numpy_helper.to_array(n.attribute[0].t)
+            for n in g.node if n.op_type == "Constant"}
+    const = set(cval) | {i.name for i in g.initializer}
+    pts = quant_points(g, const)
+    stats = os.path.join(work, "stats.json")
+    if not os.path.exists(stats):
+        sm = onnx.load(src)
+        sm.graph.output.extend(helper.make_tensor_value_info(p, TensorProto.FLOAT, None)
+                               for p in pts)
+        onnx.save(sm, os.path.join(work, "stats.onnx"))
+        ort(os.path.join(work, "stats.onnx"), "stats", stats, calib)
+    with open(stats) as f:
+        st = json.load(f)
+
+    def outputs(model, files, tag):
+        ort(model, "run", os.path.join(work, tag), files)
+        return [np.load(os.path.join(work, tag, "%04d.npy" % i)) for i in range(len(files))]
+
+    ref = outputs(src, held, "fp32")
+    print(f"ppocr_rec: {len(pts)} INT8 tensors, {len(calib)} calibration, "
+          f"{len(held)} held-out lines")
+    for v in a.variants:
+        if v.startswith("noise"):
+            db, files, rs = float(v[5:]), [], np.random.RandomState(1)
+            os.makedirs(os.path.join(work, v + "_in"), exist_ok=True)
+            for i, f in enumerate(held):
+                x = np.load(f)
+                n = rs.randn(*x.shape).astype(np.float32)
+                n *= np.sqrt(np.mean(x ** 2) / np.mean(n ** 2) / 10 ** (db / 10))
+                files.append(os.path.join(work, v + "_in", "%04d.npy" % i))
+                np.save(files[-1], x + n)
+            got = outputs(src, files, v)
+        elif v in SCHEMES:
+            q = os.path.join(work, v + ".onnx")
+            build(src, q, cval, pts, st, SCHEMES[v])
+            got = outputs(q, held, v)
+        else:
+            sys.exit(f"emulate_act: unknown variant '{v}' "
+                     "(sym, symmm, asym, asymclip, w8, noiseDB)")
+        r = metrics.recognition(ref, got, keys, truth)
+        print(f"{v:9s} SQNR {metrics.sqnr_db(ref, got):5.1f} dB  CER vs FP32 {100 * r['cer']:5.2f}%"
+              f"  on the {r['lines_read_fp32']} lines FP32 reads right {100 * r['cer_read']:5.2f}%"
+              f"  vs text {100 * r['cer_truth']:5.2f}% (FP32 {100 * r['cer_truth_fp32']:5.2f}%)",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
