@@ -33,7 +33,8 @@ typedef struct qconv_prep {
     size_t off_w, off_init;     /* weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
     size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
-    q8_qdw dw;                  /* depthwise: the SIMD kernel, if one fits (dw.kind) */
+    size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
+                                 * fits; 0: none (every other conv leaves it out) */
 } qconv_prep;
 
 static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
@@ -48,17 +49,20 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     /* depthwise weights as stored: rows of ldw bytes (plain or rows4) */
     int64_t kp = (K + 3) / 4 * 4;
     int64_t ldw = wt->layout == Q8_LAYOUT_ROWS4 ? kp : K;
+    q8_qdw dw = {0};
     if (p->Cg == 1) {
         /* Several output channels per input channel and no direct kernel for the geometry
          * (an STFT's Conv1d(1, 258, 256, stride 128)): the generic loop would copy the plane
          * and walk it once per output channel; the GEMM reads each pixel's taps once. */
-        size_t off_dw = off;
-        q8_qdw_plan(&c.dw, geo, c.path, ldw == kp && wt->layout != Q8_LAYOUT_LANES16 ? wt->data
+        size_t off_dw = off, at = q8_qop_reserve(&off_dw, sizeof dw);
+        q8_qdw_plan(&dw, geo, c.path, ldw == kp && wt->layout != Q8_LAYOUT_LANES16 ? wt->data
                                                                                   : NULL,
                     &off_dw);
-        c.depthwise = c.dw.kind != Q8_QDW_NONE || p->Mg == 1;
-        if (c.depthwise) off = off_dw;
-        else memset(&c.dw, 0, sizeof c.dw);
+        c.depthwise = dw.kind != Q8_QDW_NONE || p->Mg == 1;
+        if (dw.kind != Q8_QDW_NONE) {
+            off = off_dw;
+            c.off_dw = at;
+        }
     }
     c.direct = geo->KH == 1 && geo->KW == 1 && geo->sh == 1 && geo->sw == 1 && !geo->pt &&
                !geo->pl && !geo->pb && !geo->pr;
@@ -79,7 +83,7 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
      * view instead. Depthwise kernels read rows of ldw bytes (plain or
      * ROWS4): the AVX-512 one in place (qdw.w), the AVX2 one packs its own
      * pairs, the generic loop reads plain [M][K] (copied from ROWS4). */
-    bool dw_kernel = c.depthwise && c.dw.kind != Q8_QDW_NONE;
+    bool dw_kernel = c.off_dw != 0;
     q8_layout mine = c.depthwise ? (ldw == K ? (q8_layout)wt->layout : Q8_LAYOUT_PLAIN)
                      : c.gemv    ? Q8_LAYOUT_LANES16
                      : K % 4     ? Q8_LAYOUT_ROWS4
@@ -108,7 +112,8 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
     if (dw_kernel) {
-        q8_qdw_pack(&c.dw, w, ldw, bias, pk);
+        q8_qdw_pack(&dw, w, ldw, bias, pk);
+        memcpy(pk + c.off_dw, &dw, sizeof dw);
     } else if (c.depthwise) {
         if (!in_place)
             for (int64_t m = 0; m < geo->M; m++)
@@ -146,7 +151,8 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
                             int n_threads) {
     const q8_qconv_params *p = n->params;
     const qconv_prep *c = prep;
-    if (c->depthwise && c->dw.kind != Q8_QDW_NONE) return c->dw.per_thread * (size_t)n_threads;
+    if (c->off_dw)
+        return ((const q8_qdw *)((const char *)prep + c->off_dw))->per_thread * (size_t)n_threads;
     if (c->depthwise)
         return (size_t)n_threads * (q8_align_up((size_t)(c->Hp * c->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
@@ -275,8 +281,8 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
         qconv_gemm_run(x, n, &e);
         return;
     }
-    if (c->dw.kind != Q8_QDW_NONE) {
-        q8_qdw_run(&c->dw, x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
+    if (c->off_dw) {
+        q8_qdw_run((const q8_qdw *)((const char *)x->prep + c->off_dw), x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
                    x->pool);
         return;
     }
