@@ -2183,6 +2183,16 @@ static void *conv_session(conv_case *c, q8_layout l, size_t *weights_bytes) {
     return out;
 }
 
+/* The layout a .q8 stores conv_build's W in for c (q8_layout_to_store). */
+static q8_layout conv_stored_layout(conv_case *c) {
+    q8_graph *g = conv_build(c, NULL);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_layout l = q8_layout_to_store(g, q8_graph_find(g, "w"));
+    q8_graph_free(g);
+    return l;
+}
+
 /* Depthwise weights stored as rows4 ([M][kp], what quantize writes): the
  * AVX-512 kernel reads them in place, so the session holds fewer bytes than
  * with plain weights (which it packs into the same [M][kp]), and every
@@ -2197,6 +2207,8 @@ Test(qconv, depthwise_rows4_read_in_place) {
     void *y_plain = conv_session(&c, Q8_LAYOUT_PLAIN, &wb_plain);
     void *y_rows = conv_session(&c, Q8_LAYOUT_ROWS4, &wb_rows);
     cr_assert(memcmp(y_plain, y_rows, (size_t)(c.M * c.OH * c.OW)) == 0);
+    /* quantize stores it so, a third more bytes notwithstanding */
+    cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_ROWS4);
     /* rows4 stores 3 more bytes per channel; a packed copy would add 12 */
     if (q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) && q8_qdw_has_vbmi())
         cr_assert_lt(wb_rows, wb_plain, "rows4: %zu weight bytes, plain: %zu", wb_rows,
@@ -2218,8 +2230,16 @@ Test(qconv, few_channels_one_pixel_reads_plain_rows) {
     void *y = conv_session(&c, Q8_LAYOUT_PLAIN, &wb);
     size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, c.M, c.C);
     cr_assert_lt(wb - plain - 4 * (size_t)c.M, lanes, "%zu weight bytes: a packed copy", wb);
+    cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_PLAIN);
     free(y);
     conv_free(&c);
+    /* 64 lanes for 60 channels: the GEMV, its weights stored as lanes */
+    conv_case c60 = {.what = "fc", .nsp = 2, .N = 1, .C = 256, .H = 1, .W = 1, .M = 60, .KH = 1,
+                     .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1};
+    conv_setup(&c60, 10);
+    c60.qa = k_acts[1];
+    cr_assert_eq(conv_stored_layout(&c60), Q8_LAYOUT_LANES16);
+    conv_free(&c60);
 }
 
 Test(qconv, depthwise_simd_row_windows) {

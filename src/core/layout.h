@@ -5,13 +5,14 @@
  *
  *   PLAIN:   row-major [N][K]
  *   ROWS4:   [N][kp], kp = K rounded up to 4: the INT8 GEMM's rows operand
- *            (q8.QConv with K % 4 != 0; with K % 4 == 0 it is PLAIN)
+ *            (q8.QConv with K % 4 != 0; with K % 4 == 0 it is PLAIN), and the
+ *            AVX-512 depthwise kernel's weights (KW >= 2)
  *   LANES16: [ceil(N / 16)][kp / 4][16][4]: the INT8 GEMM's lanes operand
  *            (q8.QGemm, and q8.QConv on one output pixel)
  *
  * kernels/cpu/gemm/igemm.h packs the same arrangements (it checks that the
  * constants agree); q8_layout_for_cpu says which one the CPU kernels read,
- * and the writer stores that one. Everything else reads a tensor's values
+ * and the writer stores that one (q8_layout_to_store). Everything else reads a tensor's values
  * through q8_tensor_plain. */
 #ifndef Q8_CORE_LAYOUT_H
 #define Q8_CORE_LAYOUT_H

@@ -282,7 +282,8 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
         return;
     }
     if (c->off_dw) {
-        q8_qdw_run((const q8_qdw *)((const char *)x->prep + c->off_dw), x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
+        const q8_qdw *dw = (const q8_qdw *)((const char *)x->prep + c->off_dw);
+        q8_qdw_run(dw, x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
                    x->pool);
         return;
     }
