@@ -2143,10 +2143,10 @@ Test(qconv, strided_im2col_wide_rows) {
 
 /* The sliding row windows of the AVX-512 kernel: every (R, stride) pairing
  * of the MobileNet shapes and their neighbours, 1 and 3 threads. */
-/* A CPU session on conv_build's graph for c (best path), weight W stored
+/* A CPU session on conv_build's graph for c (path NULL: the best), W stored
  * in layout l: output 0 (malloc'd) and the session's weights_bytes. */
-static void *conv_session(conv_case *c, q8_layout l, size_t *weights_bytes) {
-    q8_graph *g = conv_build(c, NULL);
+static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *weights_bytes) {
+    q8_graph *g = conv_build(c, path);
     q8_error err = {0};
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     for (int i = 0; l != Q8_LAYOUT_PLAIN && i < g->n_tensors; i++) {
@@ -2204,9 +2204,17 @@ Test(qconv, depthwise_rows4_read_in_place) {
     conv_setup(&c, 7);
     c.qa = k_acts[1]; /* int8 output */
     size_t wb_plain, wb_rows;
-    void *y_plain = conv_session(&c, Q8_LAYOUT_PLAIN, &wb_plain);
-    void *y_rows = conv_session(&c, Q8_LAYOUT_ROWS4, &wb_rows);
+    void *y_plain = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb_plain);
+    void *y_rows = conv_session(&c, NULL, Q8_LAYOUT_ROWS4, &wb_rows);
     cr_assert(memcmp(y_plain, y_rows, (size_t)(c.M * c.OH * c.OW)) == 0);
+    for (int p = 0; p < N_PATHS; p++) { /* the AVX2 kernel and the C loop pack from rows4 */
+        if (!q8_igemm_path_supported(k_paths[p])) continue;
+        size_t wb;
+        void *y = conv_session(&c, q8_igemm_path_name(k_paths[p]), Q8_LAYOUT_ROWS4, &wb);
+        cr_assert(memcmp(y_plain, y, (size_t)(c.M * c.OH * c.OW)) == 0, "path %s",
+                  q8_igemm_path_name(k_paths[p]));
+        free(y);
+    }
     /* quantize stores it so, a third more bytes notwithstanding */
     cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_ROWS4);
     /* rows4 stores 3 more bytes per channel; a packed copy would add 12 */
@@ -2227,7 +2235,7 @@ Test(qconv, few_channels_one_pixel_reads_plain_rows) {
     conv_setup(&c, 9);
     c.qa = k_acts[1]; /* int8 output */
     size_t wb;
-    void *y = conv_session(&c, Q8_LAYOUT_PLAIN, &wb);
+    void *y = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb);
     size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, c.M, c.C);
     cr_assert_lt(wb - plain - 4 * (size_t)c.M, lanes, "%zu weight bytes: a packed copy", wb);
     cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_PLAIN);
