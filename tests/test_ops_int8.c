@@ -1744,6 +1744,8 @@ Test(igemm, epilogue_every_shift) {
 /* ---- depthwise SIMD kernels (qconv_dw.h) --------------------------------- */
 
 #include "qconv_dw.h"
+#include "layout.h"
+#include "model.h"
 #include "qconv_im2col.h"
 
 /* check_conv with the given activations (y_scale 0: float32 output). */
@@ -1857,24 +1859,24 @@ Test(qconv, depthwise_plan) {
                        .pt = 1, .pl = 1, .pb = 1, .pr = 1};
     q8_qdw d;
     size_t off = 0;
-    q8_qdw_plan(&d, &g, Q8_IGEMM_C, &off);
+    q8_qdw_plan(&d, &g, Q8_IGEMM_C, NULL, &off);
     cr_assert_eq(d.kind, Q8_QDW_NONE);
     if (q8_igemm_path_supported(Q8_IGEMM_AVX2)) {
-        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX2, &off);
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX2, NULL, &off);
         cr_assert_eq(d.kind, Q8_QDW_AVX2);
     }
     if (q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) && q8_qdw_has_vbmi()) {
-        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, NULL, &off);
         cr_assert_eq(d.kind, Q8_QDW_AVX512);
         cr_assert_eq(d.R, 1);
         g.H = g.W = 14, g.OH = g.OW = 7, g.KH = g.KW = 5, g.pt = g.pl = g.pb = g.pr = 2;
-        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, NULL, &off);
         cr_assert_eq(d.kind, Q8_QDW_AVX512);
         cr_assert_eq(d.R, 2);
         cr_assert_eq(d.G, 7);
         g.sw = 1, g.dw = 5, g.OW = 4; /* a row's bytes (4 lanes) do not fit in 16 or 64 */
         g.KW = 15;
-        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, &off);
+        q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, NULL, &off);
         cr_assert_neq(d.kind, Q8_QDW_AVX512);
     }
 }
@@ -2141,6 +2143,113 @@ Test(qconv, strided_im2col_wide_rows) {
 
 /* The sliding row windows of the AVX-512 kernel: every (R, stride) pairing
  * of the MobileNet shapes and their neighbours, 1 and 3 threads. */
+/* A CPU session on conv_build's graph for c (path NULL: the best), W stored
+ * in layout l: output 0 (malloc'd) and the session's weights_bytes. */
+static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *weights_bytes) {
+    q8_graph *g = conv_build(c, path);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    for (int i = 0; l != Q8_LAYOUT_PLAIN && i < g->n_tensors; i++) {
+        q8_tensor *t = g->tensors[i];
+        int64_t n, k;
+        if (strcmp(t->name, "w") || !q8_layout_nk(t, &n, &k)) continue;
+        int8_t *laid = q8_aligned_alloc(q8_layout_bytes(l, n, k));
+        q8_layout_pack(l, t->data, n, k, laid);
+        q8_tensor_free_data(t);
+        t->data = laid;
+        t->owns_data = true;
+        t->layout = (uint8_t)l;
+    }
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *x = m->g->tensors[m->g->inputs[0]];
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, c->x, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const void *y;
+    cr_assert_eq(q8_session_output(s, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+    size_t nb = (size_t)(c->N * c->M * c->OH * c->OW);
+    void *out = malloc(nb);
+    memcpy(out, y, nb);
+    q8_memory_info mi;
+    q8_session_memory(s, &mi);
+    *weights_bytes = mi.weights_bytes;
+    q8_session_free(s);
+    q8_model_free(m);
+    return out;
+}
+
+/* The layout a .q8 stores conv_build's W in for c (q8_layout_to_store). */
+static q8_layout conv_stored_layout(conv_case *c) {
+    q8_graph *g = conv_build(c, NULL);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_layout l = q8_layout_to_store(g, q8_graph_find(g, "w"));
+    q8_graph_free(g);
+    return l;
+}
+
+/* Depthwise weights stored as rows4 ([M][kp], what quantize writes): the
+ * AVX-512 kernel reads them in place, so the session holds fewer bytes than
+ * with plain weights (which it packs into the same [M][kp]), and every
+ * kernel gives the same bytes from either. */
+Test(qconv, depthwise_rows4_read_in_place) {
+    conv_case c = {.what = "dw", .nsp = 2, .N = 1, .C = 32, .H = 10, .W = 20, .M = 32, .KH = 3,
+                   .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 32,
+                   .pads = {1, 1, 1, 1}, .bias = true};
+    conv_setup(&c, 7);
+    c.qa = k_acts[1]; /* int8 output */
+    size_t wb_plain, wb_rows;
+    void *y_plain = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb_plain);
+    void *y_rows = conv_session(&c, NULL, Q8_LAYOUT_ROWS4, &wb_rows);
+    cr_assert(memcmp(y_plain, y_rows, (size_t)(c.M * c.OH * c.OW)) == 0);
+    for (int p = 0; p < N_PATHS; p++) { /* the AVX2 kernel and the C loop pack from rows4 */
+        if (!q8_igemm_path_supported(k_paths[p])) continue;
+        size_t wb;
+        void *y = conv_session(&c, q8_igemm_path_name(k_paths[p]), Q8_LAYOUT_ROWS4, &wb);
+        cr_assert(memcmp(y_plain, y, (size_t)(c.M * c.OH * c.OW)) == 0, "path %s",
+                  q8_igemm_path_name(k_paths[p]));
+        free(y);
+    }
+    /* quantize stores it so, a third more bytes notwithstanding */
+    cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_ROWS4);
+    /* rows4 stores 3 more bytes per channel; a packed copy would add 12 */
+    if (q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) && q8_qdw_has_vbmi())
+        cr_assert_lt(wb_rows, wb_plain, "rows4: %zu weight bytes, plain: %zu", wb_rows,
+                     wb_plain);
+    free(y_plain);
+    free(y_rows);
+    conv_free(&c);
+}
+
+/* A 1x1 conv on one pixel with few output channels (squeeze-excite): the
+ * GEMM reads its plain weights in place as rows instead of packing a copy
+ * padded to 16 lanes (which the file would not store: > 1/8 padding). */
+Test(qconv, few_channels_one_pixel_reads_plain_rows) {
+    conv_case c = {.what = "se", .nsp = 2, .N = 1, .C = 256, .H = 1, .W = 1, .M = 4, .KH = 1,
+                   .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .bias = true};
+    conv_setup(&c, 9);
+    c.qa = k_acts[1]; /* int8 output */
+    size_t wb;
+    void *y = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb);
+    size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, c.M, c.C);
+    cr_assert_lt(wb - plain - 4 * (size_t)c.M, lanes, "%zu weight bytes: a packed copy", wb);
+    cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_PLAIN);
+    free(y);
+    conv_free(&c);
+    /* 64 lanes for 60 channels: the GEMV, its weights stored as lanes */
+    conv_case c60 = {.what = "fc", .nsp = 2, .N = 1, .C = 256, .H = 1, .W = 1, .M = 60, .KH = 1,
+                     .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1};
+    conv_setup(&c60, 10);
+    c60.qa = k_acts[1];
+    cr_assert_eq(conv_stored_layout(&c60), Q8_LAYOUT_LANES16);
+    conv_free(&c60);
+}
+
 Test(qconv, depthwise_simd_row_windows) {
     const int64_t p2[4] = {2, 2, 2, 2}, p1[4] = {1, 1, 1, 1}, pa[4] = {1, 2, 2, 0};
     check_conv_acts(dw_case("5x5 s1 7x7 (R 2, slide 2)", 9, 7, 7, 5, 1, p2), 601, k_acts, 2);

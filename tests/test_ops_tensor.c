@@ -582,6 +582,41 @@ Test(tensor_concat, random) {
     }
 }
 
+/* A constant input of zeros (a TF export's channel padding) is filled, not
+ * read: a session that owns its model releases it, and the output is the
+ * same; a constant with a nonzero byte is still read and kept. */
+Test(tensor_concat, zero_constant_is_released) {
+    for (int nonzero = 0; nonzero < 2; nonzero++) {
+        int64_t xd[4] = {1, 3, 4, 4}, zd[4] = {1, 61, 4, 4};
+        float x[48], *z = calloc(61 * 16, sizeof(float));
+        for (int i = 0; i < 48; i++) x[i] = (float)i - 20.5f;
+        if (nonzero) z[61 * 16 - 1] = -0.0f; /* a sign bit: not zero bytes */
+        q8t_in ins[2] = {in_spec("a", Q8_F32, 4, xd, NULL), in_spec("b", Q8_F32, 4, zd, z)};
+        q8_graph *g = graph1("Concat", 13, ins, 2, 1);
+        q8t_attr_int(g, "axis", 1);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_model *m = NULL;
+        q8_session *s = NULL;
+        q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+        cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_set_input(s, "a", Q8_F32, xd, 4, x, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *y;
+        cr_assert_eq(q8_session_output(s, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+        cr_assert(memcmp(y, x, sizeof x) == 0);
+        cr_assert(memcmp((const float *)y + 48, z, 61 * 16 * sizeof(float)) == 0);
+        q8_memory_info mi;
+        q8_session_memory(s, &mi);
+        if (nonzero) cr_assert_geq(mi.weights_bytes, 61 * 16 * sizeof(float));
+        else cr_assert_lt(mi.weights_bytes, 64, "%zu weight bytes", mi.weights_bytes);
+        q8_session_free(s);
+        free(z);
+    }
+}
+
 Test(tensor_concat, errors) {
     cat_case c = {Q8_F32, 2, 2, 1, {{2, 3}, {3, 3}}};
     check_fails(build_concat(&c),

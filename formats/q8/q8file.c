@@ -58,18 +58,10 @@ static int64_t count_nonzero(const uint8_t *d, int64_t numel, size_t es) {
 
 /* A weight the CPU kernels read in a layout of their own (layout.h) is
  * stored in it, dense, 64-byte aligned: used in place, packed once here
- * rather than at every load. Not when the layout's padding would add more
- * than 1/8 to the weight (few output channels: squeeze-excite 1x1 convs,
- * small heads; they grew ppocr_cls's file by 7%), nor for sparse enough
- * weights, which stay bitmask-encoded: those are stored plain, the file
- * stays small, and a session packs them (counted in weights_bytes). */
-static q8_layout stored_layout(const q8_tensor *t, q8_layout want) {
-    int64_t n, k;
-    if (want == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &n, &k)) return Q8_LAYOUT_PLAIN;
-    size_t plain = (size_t)n * (size_t)k;
-    return q8_layout_bytes(want, n, k) - plain <= plain / 8 ? want : Q8_LAYOUT_PLAIN;
-}
-
+ * rather than at every load. q8_layout_to_store says which: not where the
+ * padding would add more than 1/8 (small QGemm heads), except for depthwise
+ * weights, which every kernel reads padded. Sparse enough weights stay
+ * bitmask-encoded; the loader lays them out (counted in weights_bytes). */
 static bool put_laid_out(q8_wbuf *data, const q8_tensor *t, q8_layout l, uint64_t *off,
                          uint64_t *size) {
     int64_t n, k;
@@ -121,8 +113,7 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, b
     int64_t numel = q8_tensor_numel(t);
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
     *layout = Q8_LAYOUT_PLAIN;
-    want = t->layout != Q8_LAYOUT_PLAIN ? (q8_layout)t->layout /* read from a .q8 */
-                                        : stored_layout(t, want);
+    if (t->layout != Q8_LAYOUT_PLAIN) want = (q8_layout)t->layout; /* read from a .q8 */
     int64_t nnz = numel >= 64 && t->layout == Q8_LAYOUT_PLAIN ? count_nonzero(t->data, numel, es)
                                                               : numel;
     size_t sparse = bitmask_bytes(numel) + (size_t)nnz * es;
@@ -335,7 +326,7 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
                         (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
         uint8_t enc = 0, layout = Q8_LAYOUT_PLAIN;
         uint64_t off = 0, size = 0;
-        if (t->data && !put_tensor_data(data, t, q8_layout_for_cpu(g, i), c, &enc, &layout, &off,
+        if (t->data && !put_tensor_data(data, t, q8_layout_to_store(g, i), c, &enc, &layout, &off,
                                         &size))
             ok = false;
         ok = ok && put_tensor(gb, c, t, prev, flags, enc, layout, off, size);

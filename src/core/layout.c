@@ -37,6 +37,19 @@ size_t q8_layout_bytes(q8_layout l, int64_t n, int64_t k) {
     }
 }
 
+bool q8_layout_pads_little(q8_layout l, int64_t n, int64_t k) {
+    size_t plain = (size_t)n * (size_t)k;
+    return q8_layout_bytes(l, n, k) - plain <= plain / 8;
+}
+
+bool q8_qconv_gemv(const q8_qconv_params *p) {
+    const q8_qconv_geom *q = &p->geo;
+    bool direct = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && !q->pt && !q->pl &&
+                  !q->pb && !q->pr;
+    return direct && p->Cg != 1 && q->group == 1 && p->P == 1 &&
+           q8_layout_pads_little(Q8_LAYOUT_LANES16, q->M, p->K);
+}
+
 size_t q8_tensor_stored_bytes(const q8_tensor *t) {
     int64_t n, k;
     if (t->layout == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &n, &k)) return q8_tensor_nbytes(t);
@@ -102,11 +115,11 @@ q8_layout q8_layout_for_reader(const q8_node *n, int slot) {
     if (n->op == Q8_OP_QGEMM) return Q8_LAYOUT_LANES16;
     if (n->op != Q8_OP_QCONV) return Q8_LAYOUT_PLAIN;
     const q8_qconv_params *p = n->params;
-    const q8_qconv_geom *q = &p->geo;
-    if (p->Cg == 1) return Q8_LAYOUT_PLAIN; /* depthwise: direct kernels */
-    bool direct = q->KH == 1 && q->KW == 1 && q->sh == 1 && q->sw == 1 && !q->pt && !q->pl &&
-                  !q->pb && !q->pr;
-    if (direct && q->group == 1 && p->P == 1) return Q8_LAYOUT_LANES16;
+    /* depthwise: the AVX-512 direct kernel reads [M][kp] when its groups of
+     * four taps are consecutive (KW >= 2); the other kernels pack from it */
+    if (p->Cg == 1)
+        return p->K % Q8_LAYOUT_KSTEP && p->geo.KW >= 2 ? Q8_LAYOUT_ROWS4 : Q8_LAYOUT_PLAIN;
+    if (q8_qconv_gemv(p)) return Q8_LAYOUT_LANES16;
     return p->K % Q8_LAYOUT_KSTEP ? Q8_LAYOUT_ROWS4 : Q8_LAYOUT_PLAIN;
 }
 
@@ -128,4 +141,29 @@ q8_layout q8_layout_for_cpu(const q8_graph *g, int t) {
         }
     }
     return l < 0 ? Q8_LAYOUT_PLAIN : (q8_layout)l;
+}
+
+/* Only depthwise q8.QConv weights are stored padded whatever the padding
+ * costs: every CPU kernel of theirs reads or packs from [M][kp], so padding
+ * in the file replaces a packed copy in memory. */
+static bool read_depthwise_only(const q8_graph *g, int t) {
+    bool any = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *nd = g->nodes[i];
+        for (int s = 0; s < nd->n_inputs; s++) {
+            if (nd->inputs[s] != t) continue;
+            if (nd->op != Q8_OP_QCONV || s != 1 || !nd->params ||
+                ((const q8_qconv_params *)nd->params)->Cg != 1)
+                return false;
+            any = true;
+        }
+    }
+    return any;
+}
+
+q8_layout q8_layout_to_store(const q8_graph *g, int t) {
+    q8_layout l = q8_layout_for_cpu(g, t);
+    int64_t n, k;
+    if (l == Q8_LAYOUT_PLAIN || !q8_layout_nk(g->tensors[t], &n, &k)) return Q8_LAYOUT_PLAIN;
+    return q8_layout_pads_little(l, n, k) || read_depthwise_only(g, t) ? l : Q8_LAYOUT_PLAIN;
 }

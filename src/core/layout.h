@@ -5,13 +5,14 @@
  *
  *   PLAIN:   row-major [N][K]
  *   ROWS4:   [N][kp], kp = K rounded up to 4: the INT8 GEMM's rows operand
- *            (q8.QConv with K % 4 != 0; with K % 4 == 0 it is PLAIN)
+ *            (q8.QConv with K % 4 != 0; with K % 4 == 0 it is PLAIN), and the
+ *            AVX-512 depthwise kernel's weights (KW >= 2)
  *   LANES16: [ceil(N / 16)][kp / 4][16][4]: the INT8 GEMM's lanes operand
  *            (q8.QGemm, and q8.QConv on one output pixel)
  *
  * kernels/cpu/gemm/igemm.h packs the same arrangements (it checks that the
  * constants agree); q8_layout_for_cpu says which one the CPU kernels read,
- * and the writer stores that one. Everything else reads a tensor's values
+ * and the writer stores that one (q8_layout_to_store). Everything else reads a tensor's values
  * through q8_tensor_plain. */
 #ifndef Q8_CORE_LAYOUT_H
 #define Q8_CORE_LAYOUT_H
@@ -61,5 +62,18 @@ q8_layout q8_layout_for_reader(const q8_node *n, int slot);
 /* The layout the CPU kernels read constant tensor t in (ops resolved and
  * params inferred): that of its readers when they all agree, else PLAIN. */
 q8_layout q8_layout_for_cpu(const q8_graph *g, int t);
+/* The layout a .q8 stores t in: q8_layout_for_cpu's, except PLAIN where
+ * that layout would add more than 1/8 to the bytes (QGemm's lanes16 with
+ * few output channels, rows4 on tiny K; a session packs those) unless only
+ * depthwise convs read t (their kernels pad it anyway). */
+q8_layout q8_layout_to_store(const q8_graph *g, int t);
+/* Layout l adds at most 1/8 to the n * k bytes of a weight. */
+bool q8_layout_pads_little(q8_layout l, int64_t n, int64_t k);
+/* q8.QConv's one-output-pixel GEMV form (1x1, stride 1, unpadded, one
+ * group, not depthwise), which reads W as lanes16: only when lanes16 pads W
+ * by at most 1/8; with fewer output channels (squeeze-excite convs) the
+ * GEMM reads W in place as rows instead of a padded packed copy. */
+struct q8_qconv_params;
+bool q8_qconv_gemv(const struct q8_qconv_params *p);
 
 #endif

@@ -62,7 +62,8 @@ static bool plan_avx2(q8_qdw *d, const q8_qconv_geom *q) {
 }
 #endif
 
-void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *off) {
+void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, const int8_t *w_rows4,
+                 size_t *off) {
     memset(d, 0, sizeof *d);
     d->geo = *q;
     d->Mg = q->M / q->C;
@@ -71,7 +72,9 @@ void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *
     if (path == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() && plan_avx512(d, q)) {
         d->kind = Q8_QDW_AVX512;
         d->off_tab = q8_qop_reserve(off, (size_t)(d->NB * d->G) * 64 + 64);
-        d->off_w = q8_qop_reserve(off, (size_t)q->M * (size_t)d->G * 4);
+        /* groups of four consecutive taps: [M][G] x 4 is [M][kp] */
+        if (w_rows4 && 4 * (int64_t)(d->G - 1) < q->KH * q->KW && q->KW >= 2) d->w = w_rows4;
+        else d->off_w = q8_qop_reserve(off, (size_t)q->M * (size_t)d->G * 4);
     } else if (path != Q8_IGEMM_C && plan_avx2(d, q)) {
         d->kind = Q8_QDW_AVX2;
         d->off_w = q8_qop_reserve(off, (size_t)(q->M * q->KH * d->NP) * 4);
@@ -80,11 +83,13 @@ void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *
     }
 #else
     (void)path;
+    (void)w_rows4;
 #endif
     if (d->kind != Q8_QDW_NONE) d->off_init = q8_qop_reserve(off, (size_t)q->M * 4);
 }
 
-void q8_qdw_pack(const q8_qdw *d, const int8_t *w, const int32_t *bias, void *packed) {
+void q8_qdw_pack(const q8_qdw *d, const int8_t *w, int64_t ldw, const int32_t *bias,
+                 void *packed) {
     const q8_qconv_geom *q = &d->geo;
     char *pk = packed;
     int32_t *init = (int32_t *)(pk + d->off_init);
@@ -111,9 +116,9 @@ void q8_qdw_pack(const q8_qdw *d, const int8_t *w, const int32_t *bias, void *pa
             cmp[i] = (uint8_t)(d->R > 1 && i < d->R * q->OW ? i / q->OW * d->L + i % q->OW : i);
         int8_t *wq = (int8_t *)(pk + d->off_w);
         for (int64_t m = 0; m < q->M; m++) {
-            const int8_t *wm = w + m * taps;
+            const int8_t *wm = w + m * ldw;
             uint32_t sum = 0;
-            for (int g = 0; g < d->G; g++)
+            for (int g = 0; !d->w && g < d->G; g++)
                 for (int s = 0; s < 4; s++) {
                     int t = first[g] + s;
                     wq[(m * d->G + g) * 4 + s] = t < first[g + 1] ? wm[t] : 0;
@@ -126,7 +131,7 @@ void q8_qdw_pack(const q8_qdw *d, const int8_t *w, const int32_t *bias, void *pa
         for (int64_t m = 0; m < q->M; m++) {
             for (int64_t kh = 0; kh < q->KH; kh++)
                 for (int p = 0; p < d->NP; p++) {
-                    const int8_t *wr = w + (m * q->KH + kh) * q->KW;
+                    const int8_t *wr = w + m * ldw + kh * q->KW;
                     uint32_t lo = (uint16_t)wr[2 * p];
                     uint32_t hi = 2 * p + 1 < q->KW ? (uint16_t)wr[2 * p + 1] : 0;
                     wp[(m * q->KH + kh) * d->NP + p] = lo | hi << 16;

@@ -55,6 +55,8 @@ typedef struct q8_qdw {
     int NP;                   /* tap pairs per kernel row */
     /* byte offsets into the prepared blob */
     size_t off_tab;           /* AVX-512: [NB][G] x 64 index bytes, then the 16-lane compaction */
+    const int8_t *w;          /* AVX-512: the weights [M][G] x 4 in place (the file's rows4
+                               * layout), or NULL: packed at off_w */
     size_t off_w;             /* weights: AVX-512 [M][G] x 4 bytes; AVX2 [M][KH][NP] x 2 int16 */
     size_t off_init;          /* [M] int32 */
     size_t per_thread;        /* scratch bytes per thread */
@@ -62,10 +64,15 @@ typedef struct q8_qdw {
 
 /* Plan the kernel for geometry q (group == C, any M) on path (resolved
  * here); kind stays Q8_QDW_NONE when no kernel fits. Reserves the packed
- * bytes at *off (see q8_qop_reserve). */
-void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, size_t *off);
-/* Fill the planned tables from the weights [M][KH][KW] and bias (NULL: 0). */
-void q8_qdw_pack(const q8_qdw *d, const int8_t *w, const int32_t *bias, void *packed);
+ * bytes at *off (see q8_qop_reserve). w_rows4: the weights as [M][kp] (kp =
+ * KH * KW rounded up to 4, padding 0), which the AVX-512 kernel then reads
+ * in place when its groups of taps are consecutive; or NULL. */
+void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, const int8_t *w_rows4,
+                 size_t *off);
+/* Fill the planned tables from the weights (row m of KH * KW taps at
+ * w + m * ldw) and bias (NULL: 0). */
+void q8_qdw_pack(const q8_qdw *d, const int8_t *w, int64_t ldw, const int32_t *bias,
+                 void *packed);
 /* Run on X [N][C][H][W] -> Y [N][M][OH][OW] through epilogue e (channel
  * rows). scratch: per_thread bytes per thread. */
 void q8_qdw_run(const q8_qdw *d, const void *packed, const q8_epilogue *e, const int8_t *x,

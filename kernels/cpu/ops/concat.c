@@ -1,9 +1,41 @@
 /* Concat on the CPU (params: src/core/ops/concat.h). Each output row (the
- * dims before the axis) is the inputs' rows in order. */
+ * dims before the axis) is the inputs' rows in order. A constant input of
+ * all zero bytes (a TF export's channel padding) is filled with zeros
+ * instead of read, so a session that owns its model releases it. */
 #include <string.h>
 
+#include "common.h"
+#include "cpu_op.h"
 #include "ops/concat.h"
 #include "tensor_util.h"
+
+/* The prepared blob: per input, 1 when it is a constant of zero bytes. */
+static bool all_zero(const q8_tensor *t) {
+    const uint8_t *d = t->data;
+    size_t nb = q8_tensor_nbytes(t);
+    for (size_t i = 0; i < nb; i++)
+        if (d[i]) return false;
+    return nb > 0;
+}
+
+static q8_status concat_prepare(const q8_graph *g, const q8_node *n, void **prep,
+                                size_t *bytes, q8_error *err) {
+    bool any = false;
+    for (int j = 0; j < n->n_inputs && !any; j++)
+        any = q8_in(g, n, j)->data && all_zero(q8_in(g, n, j));
+    if (!any) return Q8_OK;
+    uint8_t *zero = q8_aligned_alloc((size_t)n->n_inputs);
+    if (!zero) return q8_fail(err, Q8_ERR_NOMEM, "out of memory preparing '%s'", n->name);
+    for (int j = 0; j < n->n_inputs; j++)
+        zero[j] = q8_in(g, n, j)->data && all_zero(q8_in(g, n, j));
+    *prep = zero;
+    *bytes = (size_t)n->n_inputs;
+    return Q8_OK;
+}
+
+static bool concat_packed_input(const void *prep, int j) {
+    return ((const uint8_t *)prep)[j] != 0;
+}
 
 typedef struct concat_args {
     const q8_exec *x;
@@ -25,7 +57,9 @@ static void concat_range(void *arg, int64_t b, int64_t e, int thread) {
         off += (size_t)(q8_in(a->x->g, a->n, k)->dims[p->axis] * a->inner) * p->esize;
     for (int64_t t = b; t < e; t++) {
         size_t nb = (size_t)(q8_in(a->x->g, a->n, i)->dims[p->axis] * a->inner) * p->esize;
-        if (nb)
+        const uint8_t *zero = a->x->prep;
+        if (nb && zero && zero[i]) memset(out + (size_t)row * a->row_bytes + off, 0, nb);
+        else if (nb)
             memcpy(out + (size_t)row * a->row_bytes + off,
                    (const uint8_t *)Q8_IN_PTR(a->x, a->n, i) + (size_t)row * nb, nb);
         off += nb;
@@ -48,4 +82,5 @@ static void concat_run(const q8_exec *x, const q8_node *n) {
                     concat_range, &a);
 }
 
-const q8_cpu_op q8_cpu_concat = {.run = concat_run};
+const q8_cpu_op q8_cpu_concat = {.prepare = concat_prepare, .run = concat_run,
+                                  .packed_input = concat_packed_input};

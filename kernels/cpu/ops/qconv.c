@@ -33,7 +33,8 @@ typedef struct qconv_prep {
     size_t off_w, off_init;     /* weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
     size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
-    q8_qdw dw;                  /* depthwise: the SIMD kernel, if one fits (dw.kind) */
+    size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
+                                 * fits; 0: none (every other conv leaves it out) */
 } qconv_prep;
 
 static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
@@ -44,15 +45,24 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     qconv_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));
     size_t off = sizeof c;
+    const q8_tensor *wt = q8_in(g, n, 1);
+    /* depthwise weights as stored: rows of ldw bytes (plain or rows4) */
+    int64_t kp = (K + 3) / 4 * 4;
+    int64_t ldw = wt->layout == Q8_LAYOUT_ROWS4 ? kp : K;
+    q8_qdw dw = {0};
     if (p->Cg == 1) {
         /* Several output channels per input channel and no direct kernel for the geometry
          * (an STFT's Conv1d(1, 258, 256, stride 128)): the generic loop would copy the plane
          * and walk it once per output channel; the GEMM reads each pixel's taps once. */
-        size_t off_dw = off;
-        q8_qdw_plan(&c.dw, geo, c.path, &off_dw);
-        c.depthwise = c.dw.kind != Q8_QDW_NONE || p->Mg == 1;
-        if (c.depthwise) off = off_dw;
-        else memset(&c.dw, 0, sizeof c.dw);
+        size_t off_dw = off, at = q8_qop_reserve(&off_dw, sizeof dw);
+        q8_qdw_plan(&dw, geo, c.path, ldw == kp && wt->layout != Q8_LAYOUT_LANES16 ? wt->data
+                                                                                  : NULL,
+                    &off_dw);
+        c.depthwise = dw.kind != Q8_QDW_NONE || p->Mg == 1;
+        if (dw.kind != Q8_QDW_NONE) {
+            off = off_dw;
+            c.off_dw = at;
+        }
     }
     c.direct = geo->KH == 1 && geo->KW == 1 && geo->sh == 1 && geo->sw == 1 && !geo->pt &&
                !geo->pl && !geo->pb && !geo->pr;
@@ -60,34 +70,38 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                    q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
                    q8_qconv_lanes_vbmi_ok(geo);
     c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && q8_qconv_lanes_runs_ok(geo);
-    c.gemv = c.direct && !c.depthwise && geo->group == 1 && p->P == 1;
+    c.gemv = !c.depthwise && q8_qconv_gemv(p);
     c.Hp = geo->H + geo->pt + geo->pb;
     c.Wp = geo->W + geo->pl + geo->pr;
     q8_qepi_init(&c.epi, &p->q.act, p->q.out_i8, p->q.sy, geo->M);
 
     /* The weights are read in place when stored as this kernel reads them:
      * rows (plain when K % 4 == 0, else ROWS4), lanes on one pixel
-     * (LANES16), plain [M][K] for depthwise. quantize stores what
-     * q8_layout_for_reader says; where the kernel chosen here differs (a
-     * one-input-channel conv that no depthwise kernel fits goes to the
-     * GEMM), the weights are packed from their plain view instead. */
-    const q8_tensor *wt = q8_in(g, n, 1);
-    q8_layout mine = c.depthwise ? Q8_LAYOUT_PLAIN
+     * (LANES16). quantize stores what q8_layout_for_reader says; where the
+     * kernel chosen here differs (a one-input-channel conv that no depthwise
+     * kernel fits goes to the GEMM), the weights are packed from their plain
+     * view instead. Depthwise kernels read rows of ldw bytes (plain or
+     * ROWS4): the AVX-512 one in place (qdw.w), the AVX2 one packs its own
+     * pairs, the generic loop reads plain [M][K] (copied from ROWS4). */
+    bool dw_kernel = c.off_dw != 0;
+    q8_layout mine = c.depthwise ? (ldw == K ? (q8_layout)wt->layout : Q8_LAYOUT_PLAIN)
                      : c.gemv    ? Q8_LAYOUT_LANES16
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
-    c.off_w = q8_qop_reserve(&off, in_place    ? 0
-                                   : c.depthwise ? (size_t)(geo->M * K)
-                                   : c.gemv      ? q8_ig_lanes_bytes(geo->M, K)
-                                                 : q8_ig_rows_bytes(geo->M, K));
-    c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo->M);
-    c.off_taps = q8_qop_reserve(&off, c.depthwise ? sizeof(int64_t) * (size_t)K : 0);
+    c.off_w = q8_qop_reserve(&off, in_place || dw_kernel ? 0
+                                   : c.depthwise          ? (size_t)(geo->M * K)
+                                   : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
+                                                          : q8_ig_rows_bytes(geo->M, K));
+    /* init and taps: the generic loops' (the depthwise kernels keep their own) */
+    c.off_init = q8_qop_reserve(&off, dw_kernel ? 0 : sizeof(int32_t) * (size_t)geo->M);
+    c.off_taps = q8_qop_reserve(&off, c.depthwise && !dw_kernel ? sizeof(int64_t) * (size_t)K
+                                                                : 0);
     c.off_ltab = q8_qop_reserve(&off, c.lanes_vbmi ? (size_t)geo->KW * 64 : 0);
     q8_qepi_place(&c.epi, &off);
     const void *wd = wt->data;
     void *tmp = NULL;
-    if (!in_place) Q8_TRY(q8_tensor_plain(wt, &wd, &tmp, err));
+    if (!in_place && !c.depthwise) Q8_TRY(q8_tensor_plain(wt, &wd, &tmp, err));
     char *pk = q8_aligned_alloc(off + 64);
     if (!pk) {
         q8_aligned_free(tmp);
@@ -97,14 +111,18 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     if (in_place) c.w = w;
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    if (c.depthwise) {
-        if (!in_place) memcpy(pk + c.off_w, w, (size_t)(geo->M * K));
+    if (dw_kernel) {
+        q8_qdw_pack(&dw, w, ldw, bias, pk);
+        memcpy(pk + c.off_dw, &dw, sizeof dw);
+    } else if (c.depthwise) {
+        if (!in_place)
+            for (int64_t m = 0; m < geo->M; m++)
+                memcpy(pk + c.off_w + m * K, w + m * ldw, (size_t)K);
         for (int64_t m = 0; m < geo->M; m++) init[m] = bias ? bias[m] : 0;
         int64_t *taps = (int64_t *)(pk + c.off_taps);
         for (int64_t kh = 0; kh < geo->KH; kh++)
             for (int64_t kw = 0; kw < geo->KW; kw++)
                 taps[kh * geo->KW + kw] = kh * geo->dh * c.Wp + kw * geo->dw;
-        q8_qdw_pack(&c.dw, w, bias, pk);
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
         if (in_place && c.gemv) q8_ig_lanes_sums((const uint8_t *)w, geo->M, K, init);
@@ -133,7 +151,8 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
                             int n_threads) {
     const q8_qconv_params *p = n->params;
     const qconv_prep *c = prep;
-    if (c->depthwise && c->dw.kind != Q8_QDW_NONE) return c->dw.per_thread * (size_t)n_threads;
+    if (c->off_dw)
+        return ((const q8_qdw *)((const char *)prep + c->off_dw))->per_thread * (size_t)n_threads;
     if (c->depthwise)
         return (size_t)n_threads * (q8_align_up((size_t)(c->Hp * c->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
@@ -262,8 +281,9 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
         qconv_gemm_run(x, n, &e);
         return;
     }
-    if (c->dw.kind != Q8_QDW_NONE) {
-        q8_qdw_run(&c->dw, x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
+    if (c->off_dw) {
+        const q8_qdw *dw = (const q8_qdw *)((const char *)x->prep + c->off_dw);
+        q8_qdw_run(dw, x->prep, &e, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch,
                    x->pool);
         return;
     }

@@ -27,6 +27,11 @@ typedef struct dw_epi {
     bool clip, fleaky;
 } dw_epi;
 
+/* The weights [M][G] x 4: in place in the file's rows4 layout, or packed. */
+static inline const int32_t *dw_weights(const q8_qdw *d, const void *packed) {
+    return (const int32_t *)(d->w ? (const void *)d->w : (const char *)packed + d->off_w);
+}
+
 static inline __attribute__((always_inline)) dw_epi epi_setup(const q8_epilogue *e, int64_t m) {
     dw_epi E = {0};
     if (e->kind == Q8_EPI_I8) {
@@ -136,7 +141,7 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
     const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
     const int SB = 64 / R;
     const uint8_t *tab = (const uint8_t *)packed + d->off_tab;
-    const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
+    const int32_t *wq = dw_weights(d, packed) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
     const __m128i cidx = _mm_loadu_si128((const __m128i *)(tab + d->NB * G * 64));
     const __m512i vinit = _mm512_set1_epi32(init[m]);
@@ -187,7 +192,7 @@ static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, con
     const q8_qconv_geom *q = &d->geo;
     const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
     const uint8_t *tab = (const uint8_t *)packed + d->off_tab;
-    const int32_t *wq = (const int32_t *)((const char *)packed + d->off_w) + m * G;
+    const int32_t *wq = dw_weights(d, packed) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
     const __m128i cidx = _mm_setzero_si128();
     const __m512i vinit = _mm512_set1_epi32(init[m]);
