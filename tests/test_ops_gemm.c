@@ -325,17 +325,19 @@ Test(sgemm, batched_with_offsets) {
     free(bias);
 }
 
-/* Bias and ReLU applied in the micro-kernel's stores give the bits of the
- * separate pass over each tile (NaN and -0 through ReLU included), for
- * whole and partial tiles, several K blocks, beta != 0 and every kernel. */
+/* Bias and ReLU / Clip applied in the micro-kernel's stores give the bits
+ * of the separate pass over each tile (NaN and -0 included), for whole and
+ * partial tiles, several K blocks, beta != 0 and every kernel. */
 Test(sgemm, fused_epilogue_same_bits) {
     q8t_rng r = q8t_seed(9);
     const gemm_case shapes[] = {{16, 64, 40}, {24, 96, 300}, {13, 70, 9}, {8, 32, 1}};
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, 0, 0.5f},
+                           {Q8_ACT_CLIP, -0.25f, 6}};
     for (size_t s = 0; s < 4; s++)
         for (size_t f = 0; f < 3; f++)
-            for (int v = 0; v < 8; v++) {
+            for (int v = 0; v < 16; v++) {
                 gemm_case gc = shapes[s];
-                bool relu = v & 1, per_col = v & 2, beta = v & 4;
+                bool per_col = v & 4, beta = v & 8;
                 float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
                 float *c1 = fmalloc(gc.m * gc.n), *c2 = fmalloc(gc.m * gc.n);
                 float *bias = fmalloc(gc.m + gc.n);
@@ -343,10 +345,11 @@ Test(sgemm, fused_epilogue_same_bits) {
                 q8t_fill(&r, b, gc.k * gc.n, -1, 1);
                 q8t_fill(&r, c1, gc.m * gc.n, -1, 1);
                 q8t_fill(&r, bias, gc.m + gc.n, -1, 1);
-                a[gc.k] = NAN; /* row 1: NaN, which ReLU makes 0 */
+                a[gc.k] = NAN; /* row 1: NaN, which ReLU makes 0 and Clip keeps */
                 if (gc.k == 1) {
-                    /* row 2: -0 * b + -0 = -0 before ReLU */
-                    a[2] = -0.0f;
+                    /* row 2: -1e-30 * 1e-30 underflows to -0; + -0 stays -0 */
+                    a[2] = -1e-30f;
+                    for (int64_t j = 0; j < gc.n; j++) b[j] = 1e-30f;
                     bias[2] = -0.0f;
                     for (int64_t j = 0; j < gc.n; j++) bias[gc.m + j] = -0.0f;
                 }
@@ -355,7 +358,7 @@ Test(sgemm, fused_epilogue_same_bits) {
                                   .beta = beta ? 0.5f : 0.0f, .a = a, .lda = gc.k, .b = b,
                                   .ldb = gc.n, .c = c1, .ldc = gc.n, .bias = bias,
                                   .bias_per_col = per_col,
-                                  .act = {relu ? Q8_ACT_RELU : Q8_ACT_NONE, 0, 0},
+                                  .act = acts[v & 3],
                                   .flags = kernel_flags[f] | Q8_SGEMM_NO_FUSED_EPI};
                 void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 1));
                 q8_sgemm_run(&op, NULL, sc);

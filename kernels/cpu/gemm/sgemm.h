@@ -25,8 +25,8 @@ enum {
     /* Pack B panels even where b_rows could be read in place (tests
      * compare both). */
     Q8_SGEMM_NO_ROWS = 1u << 2,
-    /* Bias and ReLU as a pass after each tile, never in the kernel's
-     * stores (tests compare both). */
+    /* Bias and ReLU / Clip as a pass after each tile, never in the
+     * kernel's stores (tests compare both). */
     Q8_SGEMM_NO_FUSED_EPI = 1u << 3,
 };
 

@@ -28,10 +28,12 @@ typedef void (*q8_sgemm_axpys_fn)(int64_t n, int64_t k, const float *b, int64_t 
 
 /* An epilogue a kernel can apply to a whole tile in registers, after
  * alpha/beta: + bias_rows[i] (or else + bias_cols[j], when given), then
- * ReLU when relu. The same bits as q8_act_apply_block on the stored tile. */
+ * ReLU when relu, or Clip to [lo, hi] when clip. The same bits as
+ * q8_act_apply_block on the stored tile. */
 typedef struct q8_sgemm_epi {
     const float *bias_rows, *bias_cols;
-    bool relu;
+    bool relu, clip;
+    float lo, hi;
 } q8_sgemm_epi;
 
 /* ukr or ukr_rows (offk non-NULL: pb is the rows' base) plus the epilogue. */

@@ -15,6 +15,13 @@
 #define A2_MR 6
 #define A2_NR 16
 
+/* Clip's `x < lo ? lo : x > hi ? hi : x` (NaN stays NaN, -0 stays -0). */
+AVX2 static inline __m256 a2_clip(__m256 x, float lo, float hi) {
+    __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+    __m256 r = _mm256_blendv_ps(x, vh, _mm256_cmp_ps(x, vh, _CMP_GT_OQ));
+    return _mm256_blendv_ps(r, vl, _mm256_cmp_ps(x, vl, _CMP_LT_OQ));
+}
+
 /* Row i of a tile: alpha/beta, then the epilogue (epi may be NULL). The
  * bias is a separate add and ReLU is max(x, 0) with 0 second (NaN and -0
  * give +0): the bits of q8_act_apply_block's `x += b; x > 0 ? x : 0`. */
@@ -38,6 +45,9 @@ AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m2
         if (epi->relu) {
             x0 = _mm256_max_ps(x0, _mm256_setzero_ps());
             x1 = _mm256_max_ps(x1, _mm256_setzero_ps());
+        } else if (epi->clip) {
+            x0 = a2_clip(x0, epi->lo, epi->hi);
+            x1 = a2_clip(x1, epi->lo, epi->hi);
         }
     }
     _mm256_storeu_ps(c, x0);
@@ -200,6 +210,13 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
 #endif
 #define A5_NR 32
 
+/* As a2_clip. */
+AVX512 static inline __m512 a5_clip(__m512 x, float lo, float hi) {
+    __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);
+    __m512 r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, vh, _CMP_GT_OQ), vh);
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, vl, _CMP_LT_OQ), vl);
+}
+
 AVX512 static inline __attribute__((always_inline)) void
 ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *offk, float *c,
                 int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi) {
@@ -239,6 +256,9 @@ ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *off
             if (epi->relu) {
                 x0 = _mm512_max_ps(x0, _mm512_setzero_ps());
                 x1 = _mm512_max_ps(x1, _mm512_setzero_ps());
+            } else if (epi->clip) {
+                x0 = a5_clip(x0, epi->lo, epi->hi);
+                x1 = a5_clip(x1, epi->lo, epi->hi);
             }
         }
         _mm512_storeu_ps(ci, x0);
