@@ -325,6 +325,160 @@ Test(sgemm, batched_with_offsets) {
     free(bias);
 }
 
+/* Bias and ReLU / Clip applied in the micro-kernel's stores give the bits
+ * of the separate pass over each tile (NaN and -0 included), for whole and
+ * partial tiles, several K blocks, beta != 0 and every kernel. */
+Test(sgemm, fused_epilogue_same_bits) {
+    q8t_rng r = q8t_seed(9);
+    const gemm_case shapes[] = {{16, 64, 40}, {24, 96, 300}, {13, 70, 9}, {8, 32, 1}};
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, 0, 0.5f},
+                           {Q8_ACT_CLIP, -0.25f, 6}};
+    for (size_t s = 0; s < 4; s++)
+        for (size_t f = 0; f < 3; f++)
+            for (int v = 0; v < 16; v++) {
+                gemm_case gc = shapes[s];
+                bool per_col = v & 4, beta = v & 8;
+                float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
+                float *c1 = fmalloc(gc.m * gc.n), *c2 = fmalloc(gc.m * gc.n);
+                float *bias = fmalloc(gc.m + gc.n);
+                q8t_fill(&r, a, gc.m * gc.k, -1, 1);
+                q8t_fill(&r, b, gc.k * gc.n, -1, 1);
+                q8t_fill(&r, c1, gc.m * gc.n, -1, 1);
+                q8t_fill(&r, bias, gc.m + gc.n, -1, 1);
+                a[gc.k] = NAN; /* row 1: NaN, which ReLU makes 0 and Clip keeps */
+                if (gc.k == 1) {
+                    /* row 2: -1e-30 * 1e-30 underflows to -0; + -0 stays -0 */
+                    a[2] = -1e-30f;
+                    for (int64_t j = 0; j < gc.n; j++) b[j] = 1e-30f;
+                    bias[2] = -0.0f;
+                    for (int64_t j = 0; j < gc.n; j++) bias[gc.m + j] = -0.0f;
+                }
+                memcpy(c2, c1, sizeof(float) * (size_t)(gc.m * gc.n));
+                q8_sgemm_op op = {.m = gc.m, .n = gc.n, .k = gc.k, .alpha = 1.5f,
+                                  .beta = beta ? 0.5f : 0.0f, .a = a, .lda = gc.k, .b = b,
+                                  .ldb = gc.n, .c = c1, .ldc = gc.n, .bias = bias,
+                                  .bias_per_col = per_col,
+                                  .act = acts[v & 3],
+                                  .flags = kernel_flags[f] | Q8_SGEMM_NO_FUSED_EPI};
+                void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 1));
+                q8_sgemm_run(&op, NULL, sc);
+                op.flags = kernel_flags[f];
+                op.c = c2;
+                q8_sgemm_run(&op, NULL, sc);
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(gc.m * gc.n)) == 0,
+                          "fused epilogue differs %lldx%lldx%lld v=%d %s", (long long)gc.m,
+                          (long long)gc.n, (long long)gc.k, v, q8_sgemm_kernel_name(op.flags));
+                q8_aligned_free(sc);
+                free(a);
+                free(b);
+                free(c1);
+                free(c2);
+                free(bias);
+            }
+}
+
+/* B given as scattered rows (b_rows + batch stride + b_rowoff[k], as Conv's
+ * shift planes are): whole panels are read in place by kernels that can,
+ * with the same bits as packing every panel through b_pack, and b_pack is
+ * then called only for partial panels. */
+typedef struct rows_ctx {
+    const float *base;
+    const int64_t *off;
+    int64_t stride;
+    int64_t calls; /* b_pack calls (1-thread runs only) */
+} rows_ctx;
+
+static void rows_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, int64_t n0,
+                      int64_t nc, int nr, float *dst) {
+    rows_ctx *cx = (rows_ctx *)vctx;
+    cx->calls++;
+    for (int64_t p = 0; p * nr < nc; p++)
+        for (int64_t k = 0; k < kc; k++)
+            for (int j = 0; j < nr; j++) {
+                int64_t col = p * nr + j;
+                dst[(p * kc + k) * nr + j] =
+                    col < nc ? cx->base[batch * cx->stride + cx->off[k0 + k] + n0 + col] : 0.0f;
+            }
+}
+
+Test(sgemm, b_rows_in_place_matches_packing) {
+    q8t_rng r = q8t_seed(8);
+    const gemm_case shapes[] = {{13, 64, 9}, {8, 96, 300}, {200, 70, 20}, {17, 33, 600}};
+    int64_t batch = 2;
+    for (size_t s = 0; s < 4; s++)
+        for (size_t f = 0; f < 3; f++)
+            for (int pre = 0; pre < 2; pre++) {
+                gemm_case gc = shapes[s];
+                unsigned flags = kernel_flags[f];
+                /* Row k at a scattered offset (rows overlap, as shifted taps do). */
+                int64_t *off = malloc(sizeof(int64_t) * (size_t)gc.k);
+                int64_t span = 3 * gc.k + gc.n + 8;
+                for (int64_t k = 0; k < gc.k; k++) off[k] = (k * 7919) % (3 * gc.k) + 1;
+                float *base = fmalloc(batch * span), *a = fmalloc(gc.m * gc.k);
+                float *c1 = fmalloc(batch * gc.m * gc.n), *c2 = fmalloc(batch * gc.m * gc.n);
+                float *want = fmalloc(gc.m * gc.n), *bm = fmalloc(gc.k * gc.n);
+                q8t_fill(&r, base, batch * span, -1, 1);
+                q8t_fill(&r, a, gc.m * gc.k, -1, 1);
+                int64_t offs[2 * 4] = {0, 0, 0, 0, 0, 0, gc.m * gc.n, 0};
+                rows_ctx cx = {base, off, span, 0};
+                q8_sgemm_op op = {.m = gc.m, .n = gc.n, .k = gc.k, .alpha = 1, .a = a,
+                                  .lda = gc.k, .c = c1, .ldc = gc.n, .b_pack = rows_pack,
+                                  .b_pack_ctx = &cx, .batch = batch, .offs = offs,
+                                  .flags = flags | Q8_SGEMM_NO_ROWS};
+                void *pa = NULL;
+                if (pre) {
+                    pa = q8_aligned_alloc(q8_sgemm_packed_a_bytes(gc.m, gc.k, 1, flags));
+                    q8_sgemm_pack_a(pa, false, gc.m, gc.k, a, gc.k, 1, 0, flags);
+                    op.a_packed = pa;
+                }
+                void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 3));
+                q8_sgemm_run(&op, NULL, sc);
+                int64_t packed_calls = cx.calls;
+                op.flags = flags;
+                op.b_rows = base;
+                op.b_rowoff = off;
+                op.b_rows_stride = span;
+                op.c = c2;
+                cx.calls = 0;
+                q8_sgemm_run(&op, NULL, sc);
+                char nm[128];
+                snprintf(nm, sizeof nm, "rows %lldx%lldx%lld pre=%d %s", (long long)gc.m,
+                         (long long)gc.n, (long long)gc.k, pre, q8_sgemm_kernel_name(flags));
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(batch * gc.m * gc.n)) == 0,
+                          "%s: in place differs from packed", nm);
+                /* Panelwise items (A pre-packed or one MC block) skip b_pack
+                 * on whole panels: with n >= 32 there is at least one. */
+                if (pre || gc.m <= 144)
+                    cr_assert(cx.calls < packed_calls, "%s: b_pack called %lld times of %lld",
+                              nm, (long long)cx.calls, (long long)packed_calls);
+                q8_pool *pool = q8_pool_create(3);
+                memset(c2, 0, sizeof(float) * (size_t)(batch * gc.m * gc.n));
+                q8_sgemm_run(&op, pool, sc);
+                q8_pool_free(pool);
+                cr_assert(memcmp(c1, c2, sizeof(float) * (size_t)(batch * gc.m * gc.n)) == 0,
+                          "%s: 3 threads differ", nm);
+                for (int64_t g = 0; g < batch; g++) {
+                    for (int64_t k = 0; k < gc.k; k++)
+                        memcpy(bm + k * gc.n, base + g * span + off[k],
+                               sizeof(float) * (size_t)gc.n);
+                    q8_sgemm_op one = {.m = gc.m, .n = gc.n, .k = gc.k, .alpha = 1, .a = a,
+                                       .lda = gc.k, .b = bm, .ldb = gc.n, .ldc = gc.n};
+                    ref_gemm(&one, NULL, want);
+                    q8t_assert_close(c2 + g * gc.m * gc.n, want, gc.m * gc.n, 1e-4f,
+                                     1e-5f * (float)(gc.k + 1), nm);
+                }
+                q8_aligned_free(sc);
+                q8_aligned_free(pa);
+                free(off);
+                free(base);
+                free(a);
+                free(c1);
+                free(c2);
+                free(want);
+                free(bm);
+            }
+}
+
 /* ------------------------------------------------------------- op helpers */
 
 /* Runs g with the given graph-input data on 1 and 3 threads; the outputs

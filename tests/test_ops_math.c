@@ -1051,6 +1051,43 @@ Test(math_unary, float_ops_vs_reference) {
         }
 }
 
+/* The piecewise activations run cloned, vectorized loops (kernels/cpu/ops/
+ * unary.c): every element, vector body or tail, must round alpha * x + beta
+ * twice (no FMA contraction), bit for bit as the scalar formula. */
+static float f_mul_add(float a, float x, float b) {
+    volatile float p = a * x; /* rounded on its own */
+    return p + b;
+}
+
+Test(math_unary, piecewise_same_bits_as_scalar) {
+    q8t_rng r = q8t_seed(77);
+    const char *ops[2] = {"HardSigmoid", "HardSwish"};
+    float al[2] = {0.2f, 1.0f / 6}, be = 0.5f;
+    for (int o = 0; o < 2; o++)
+        for (int64_t n = 1; n <= 100; n += 33) {
+            float *x = malloc(sizeof(float) * (size_t)(n * 64));
+            int64_t len = n * 64 - 3; /* vector body and a tail */
+            q8t_fill(&r, x, len, -7, 7);
+            q8t_in in = {"x", Q8_F32, 1, {len}, NULL};
+            const void *data[1] = {x};
+            void *out[1];
+            q8_tensor_info info;
+            q8_error err;
+            cr_assert_eq(run_op(ops[o], &in, 1, data, NULL, 0, 2, out, &info, &err), Q8_OK,
+                         "%s", err.msg);
+            const float *y = out[0];
+            for (int64_t i = 0; i < len; i++) {
+                float h = f_mul_add(al[o], x[i], be), want;
+                if (o == 0) want = h < 0 ? 0.0f : h > 1 ? 1.0f : h;
+                else want = h <= 0 ? -0.0f : h >= 1 ? x[i] : x[i] * h;
+                cr_assert(memcmp(&y[i], &want, 4) == 0, "%s(%a) = %a, want %a", ops[o], x[i],
+                          y[i], want);
+            }
+            free(out[0]);
+            free(x);
+        }
+}
+
 /* Distance in units of the last place of the float nearest to want. */
 static double ulp_err(float got, double want) {
     if (isnan(want)) return isnan(got) ? 0 : 1e9;

@@ -40,14 +40,16 @@
 #define P_NR 8
 #endif
 
-static void ukr_portable(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
-                         float alpha, float beta) {
+/* pb: a packed panel (offk NULL) or the base of offk's rows. */
+static inline void ukr_portable_body(int64_t kc, const float *pa, const float *pb,
+                                     const int64_t *offk, float *c, int64_t ldc, float alpha,
+                                     float beta) {
     float acc[P_MR][P_NR] = {{0}};
     for (int64_t k = 0; k < kc; k++) {
+        const float *r = offk ? pb + offk[k] : pb + k * P_NR;
         for (int i = 0; i < P_MR; i++)
-            for (int j = 0; j < P_NR; j++) acc[i][j] += pa[i] * pb[j];
+            for (int j = 0; j < P_NR; j++) acc[i][j] += pa[i] * r[j];
         pa += P_MR;
-        pb += P_NR;
     }
     for (int i = 0; i < P_MR; i++) {
         float *ci = c + i * ldc;
@@ -56,6 +58,16 @@ static void ukr_portable(int64_t kc, const float *pa, const float *pb, float *c,
         else
             for (int j = 0; j < P_NR; j++) ci[j] = alpha * acc[i][j] + beta * ci[j];
     }
+}
+
+static void ukr_portable(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
+                         float alpha, float beta) {
+    ukr_portable_body(kc, pa, pb, NULL, c, ldc, alpha, beta);
+}
+
+static void ukr_rows_portable(int64_t kc, const float *pa, const float *b, const int64_t *offk,
+                              float *c, int64_t ldc, float alpha, float beta) {
+    ukr_portable_body(kc, pa, b, offk, c, ldc, alpha, beta);
 }
 
 static float dot1_portable(int64_t k, const float *r, const float *x) {
@@ -89,7 +101,8 @@ static void axpys_portable(int64_t n, int64_t k, const float *b, int64_t ld, con
 
 static const q8_sgemm_kernel kernel_portable = {
     .name = "portable", .id = 1, .mr = P_MR, .nr = P_NR,
-    .ukr = ukr_portable, .dots = dots_portable, .axpys = axpys_portable,
+    .ukr = ukr_portable, .ukr_rows = ukr_rows_portable, .dots = dots_portable,
+    .axpys = axpys_portable,
 };
 
 static const q8_sgemm_kernel *pick_kernel(unsigned flags) {
@@ -312,13 +325,32 @@ typedef struct plan {
     size_t bufa_floats;             /* offset of the B buffer */
 } plan;
 
-static void tile(const plan *pl, int64_t kc, const float *pa, const float *pb, float *c,
-                 int64_t ldc, int64_t mm, int64_t nn, float beta) {
+/* One B panel: packed (pb), or read in place (rows + offk[k], ukr_rows). */
+typedef struct bpanel {
+    const float *pb, *rows;
+    const int64_t *offk;
+} bpanel;
+
+static inline void run_ukr(const q8_sgemm_kernel *kr, int64_t kc, const float *pa,
+                           const bpanel *b, float *c, int64_t ldc, float alpha, float beta) {
+    if (b->rows) kr->ukr_rows(kc, pa, b->rows, b->offk, c, ldc, alpha, beta);
+    else kr->ukr(kc, pa, b->pb, c, ldc, alpha, beta);
+}
+
+/* epi: apply it in the kernel when that can (a whole tile); returns
+ * whether it did. */
+static bool tile(const plan *pl, int64_t kc, const float *pa, const bpanel *b, float *c,
+                 int64_t ldc, int64_t mm, int64_t nn, float beta, const q8_sgemm_epi *epi) {
     const q8_sgemm_kernel *kr = pl->kr;
     float alpha = pl->op->alpha;
     if (mm == kr->mr && nn == kr->nr) {
-        kr->ukr(kc, pa, pb, c, ldc, alpha, beta);
-        return;
+        if (epi && kr->ukr_epi) {
+            kr->ukr_epi(kc, pa, b->rows ? b->rows : b->pb, b->rows ? b->offk : NULL, c, ldc,
+                        alpha, beta, epi);
+            return true;
+        }
+        run_ukr(kr, kc, pa, b, c, ldc, alpha, beta);
+        return false;
     }
     _Alignas(64) float t[Q8_SGEMM_MAX_MR * Q8_SGEMM_MAX_NR];
     int nr = kr->nr;
@@ -327,22 +359,32 @@ static void tile(const plan *pl, int64_t kc, const float *pa, const float *pb, f
         for (int64_t i = 0; i < mm; i++)
             memcpy(t + i * nr, c + i * ldc, sizeof(float) * (size_t)nn);
     }
-    kr->ukr(kc, pa, pb, t, nr, alpha, beta);
+    run_ukr(kr, kc, pa, b, t, nr, alpha, beta);
     for (int64_t i = 0; i < mm; i++) memcpy(c + i * ldc, t + i * nr, sizeof(float) * (size_t)nn);
+    return false;
 }
 
 /* The micro-kernels over one B panel (columns jr.. of the item) and rows
  * [ic, ic+mc) of A (packed at pa), with the epilogue on the last K block. */
-static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const float *pbp, float *C,
+static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const bpanel *b, float *C,
                         const float *bias, int64_t ic, int64_t mc, int64_t col, int64_t nn,
                         float beta, bool epi) {
     const q8_sgemm_op *op = pl->op;
     int mr = pl->kr->mr;
     int64_t ldc = op->ldc;
+    /* Bias and ReLU / Clip (or nothing) fit in the kernel's stores: no
+     * second pass over the tile. */
+    q8_act_kind ak = op->act.kind;
+    bool fusable = epi && (ak == Q8_ACT_NONE || ak == Q8_ACT_RELU || ak == Q8_ACT_CLIP) &&
+                   !(op->flags & Q8_SGEMM_NO_FUSED_EPI);
     for (int64_t ir = 0; ir < mc; ir += mr) {
         int64_t mm = min64(mr, mc - ir);
         float *ct = C + (ic + ir) * ldc + col;
-        tile(pl, kc, pa + ir * kc, pbp, ct, ldc, mm, nn, beta);
+        q8_sgemm_epi fe = {.bias_rows = bias && !op->bias_per_col ? bias + ic + ir : NULL,
+                           .bias_cols = bias && op->bias_per_col ? bias + col : NULL,
+                           .relu = ak == Q8_ACT_RELU, .clip = ak == Q8_ACT_CLIP,
+                           .lo = op->act.p0, .hi = op->act.p1};
+        if (tile(pl, kc, pa + ir * kc, b, ct, ldc, mm, nn, beta, fusable ? &fe : NULL)) continue;
         /* One call per tile: per row it cost more than the work (32 floats). */
         if (epi)
             q8_act_apply_block(&op->act, ct, mm, nn, ldc,
@@ -368,6 +410,10 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
      * block), B is packed one panel at a time right before its tiles: the
      * panel stays in L1 instead of a whole B block going through L2. */
     bool panelwise = !pl->pb && (pl->pa || m1 - m0 <= pl->mc);
+    /* B rows readable in place (panelwise only: elsewhere a packed B block
+     * is reused by several MC blocks). */
+    bool in_place = op->b_rows && op->b_pack && kr->ukr_rows && !(op->flags & Q8_SGEMM_NO_ROWS);
+    const float *rows = in_place ? op->b_rows + g * op->b_rows_stride : NULL;
     for (int64_t b = 0; b < pl->kb.n; b++) {
         int64_t k0 = kb_start(&pl->kb, b), kc = kb_size(&pl->kb, b);
         float beta = b == 0 ? op->beta : 1.0f;
@@ -382,9 +428,17 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
             }
             for (int64_t jr = 0; jr < nc; jr += nr) {
                 int64_t nn = min64(nr, nc - jr);
-                if (op->b_pack) op->b_pack(op->b_pack_ctx, g, k0, kc, n0 + jr, nn, nr, bufb);
-                else pack_b_block(B, op->ldb, op->trans_b, k0, kc, n0 + jr, nn, nr, bufb);
-                panel_tiles(pl, kc, pa, bufb, C, bias, m0, m1 - m0, n0 + jr, nn, beta, last_epi);
+                bpanel bp = {.pb = bufb};
+                if (rows && nn == nr) {
+                    /* Whole panel in place: no copy through bufb. */
+                    bp.rows = rows + n0 + jr;
+                    bp.offk = op->b_rowoff + k0;
+                } else if (op->b_pack) {
+                    op->b_pack(op->b_pack_ctx, g, k0, kc, n0 + jr, nn, nr, bufb);
+                } else {
+                    pack_b_block(B, op->ldb, op->trans_b, k0, kc, n0 + jr, nn, nr, bufb);
+                }
+                panel_tiles(pl, kc, pa, &bp, C, bias, m0, m1 - m0, n0 + jr, nn, beta, last_epi);
             }
             continue;
         }
@@ -407,9 +461,11 @@ static void gemm_block(const plan *pl, int64_t g, int64_t m0, int64_t m1, int64_
                 pack_a_block(A, op->lda, op->trans_a, ic, mc, k0, kc, mr, bufa);
                 pa = bufa;
             }
-            for (int64_t jr = 0; jr < nc; jr += nr)
-                panel_tiles(pl, kc, pa, pb + jr * kc, C, bias, ic, mc, n0 + jr,
-                            min64(nr, nc - jr), beta, last_epi);
+            for (int64_t jr = 0; jr < nc; jr += nr) {
+                bpanel bp = {.pb = pb + jr * kc};
+                panel_tiles(pl, kc, pa, &bp, C, bias, ic, mc, n0 + jr, min64(nr, nc - jr), beta,
+                            last_epi);
+            }
         }
     }
 }

@@ -22,6 +22,12 @@ enum {
     Q8_SGEMM_PORTABLE = 1u << 0,
     /* Skip the AVX-512 kernel (tests reach the AVX2 one). */
     Q8_SGEMM_NO_AVX512 = 1u << 1,
+    /* Pack B panels even where b_rows could be read in place (tests
+     * compare both). */
+    Q8_SGEMM_NO_ROWS = 1u << 2,
+    /* Bias and ReLU / Clip as a pass after each tile, never in the
+     * kernel's stores (tests compare both). */
+    Q8_SGEMM_NO_FUSED_EPI = 1u << 3,
 };
 
 /* Produces packed B panels for rows [k0, k0+kc) and columns [n0, n0+nc) of
@@ -46,6 +52,14 @@ typedef struct q8_sgemm_op {
     const void *a_packed, *b_packed;
     q8_sgemm_pack_fn b_pack;    /* optional producer of B panels */
     const void *b_pack_ctx;
+    /* Optional, with b_pack: row k of op(B) of GEMM `batch` also lies in
+     * memory at b_rows + batch * b_rows_stride + b_rowoff[k] (n floats,
+     * columns contiguous). Kernels that can read whole NR-wide panels there
+     * in place instead of packing them (same results); partial panels and
+     * other kernels still call b_pack. */
+    const float *b_rows;
+    const int64_t *b_rowoff;
+    int64_t b_rows_stride;
     const float *bias;          /* optional: added after alpha/beta */
     bool bias_per_col;          /* bias has n values (else m) */
     q8_act act;                 /* applied last */

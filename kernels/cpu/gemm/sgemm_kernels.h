@@ -5,6 +5,7 @@
 #ifndef Q8_SGEMM_KERNELS_H
 #define Q8_SGEMM_KERNELS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define Q8_SGEMM_MAX_MR 16
@@ -12,6 +13,11 @@
 
 typedef void (*q8_sgemm_ukr_fn)(int64_t kc, const float *pa, const float *pb, float *c,
                                 int64_t ldc, float alpha, float beta);
+/* The same tile with B read in place: row k of the panel is the nr floats
+ * at b + offk[k]. Same arithmetic as ukr (the results are bit-identical). */
+typedef void (*q8_sgemm_ukr_rows_fn)(int64_t kc, const float *pa, const float *b,
+                                     const int64_t *offk, float *c, int64_t ldc, float alpha,
+                                     float beta);
 /* GEMV, rows form: y[j] = sum_k rows[j*ld + k] * x[k] for j < n. Each y[j]
  * must not depend on n or on its position (threads split n anywhere). */
 typedef void (*q8_sgemm_dots_fn)(int64_t n, int64_t k, const float *rows, int64_t ld,
@@ -20,11 +26,28 @@ typedef void (*q8_sgemm_dots_fn)(int64_t n, int64_t k, const float *rows, int64_
 typedef void (*q8_sgemm_axpys_fn)(int64_t n, int64_t k, const float *b, int64_t ld,
                                   const float *x, float *y);
 
+/* An epilogue a kernel can apply to a whole tile in registers, after
+ * alpha/beta: + bias_rows[i] (or else + bias_cols[j], when given), then
+ * ReLU when relu, or Clip to [lo, hi] when clip. The same bits as
+ * q8_act_apply_block on the stored tile. */
+typedef struct q8_sgemm_epi {
+    const float *bias_rows, *bias_cols;
+    bool relu, clip;
+    float lo, hi;
+} q8_sgemm_epi;
+
+/* ukr or ukr_rows (offk non-NULL: pb is the rows' base) plus the epilogue. */
+typedef void (*q8_sgemm_ukr_epi_fn)(int64_t kc, const float *pa, const float *pb,
+                                    const int64_t *offk, float *c, int64_t ldc, float alpha,
+                                    float beta, const q8_sgemm_epi *epi);
+
 typedef struct q8_sgemm_kernel {
     const char *name;
     int id;             /* identifies the packed layout */
     int mr, nr;
     q8_sgemm_ukr_fn ukr;
+    q8_sgemm_ukr_rows_fn ukr_rows;  /* optional */
+    q8_sgemm_ukr_epi_fn ukr_epi;    /* optional */
     q8_sgemm_dots_fn dots;
     q8_sgemm_axpys_fn axpys;
 } q8_sgemm_kernel;

@@ -154,6 +154,10 @@ static q8_sgemm_op conv_op(const q8_conv_params *p, const conv_prep *cp, const f
     if (cp->mode == CONV_IM2COL) op.b_pack = q8_conv_im2col_pack;
     if (cp->mode == CONV_SHIFT) {
         op.b_pack = q8_conv_shift_pack;
+        /* Row k of B is the planes at offk[k]: full panels are read there
+         * in place (run_shift sets b_rows to the planes). */
+        op.b_rowoff = conv_offk(cp);
+        op.b_rows_stride = p->cg * cp->nph * cp->plane;
         if (!cp->direct) {
             /* Onto the plane grid; bias and activation come with compaction. */
             op.n = op.ldc = cp->nprime;
@@ -217,6 +221,7 @@ static void run_shift(const q8_exec *x, const q8_conv_params *p, const conv_prep
         conv_compact_args ca = {.p = p, .cp = cp, .cbuf = cbuf, .bias = bias, .y = yi};
         q8_sgemm_op op = conv_op(p, cp, W, NULL, bias, cp->direct ? yi : cbuf);
         op.b_pack_ctx = &cx;
+        op.b_rows = planes;
         if (!cp->direct) {
             /* Each GEMM work item moves its block onto Y while it is hot. */
             op.block_done = q8_conv_compact_block;

@@ -3,6 +3,7 @@
  *
  * Math is libm's (erff, tanhf, ...) except Exp and Sigmoid, which use the
  * vectorizable q8_expf_fast (fastexp.h, within 2 ulp). */
+#include "clones.h"
 #include "ew_kernels.h"
 #include "fastexp.h"
 #include "ops/unary.h"
@@ -12,18 +13,6 @@ typedef struct unary_args {
     void *y;
     const q8_unary_params *p;
 } unary_args;
-
-static inline float hard_sigmoidf(float v, float alpha, float beta) {
-    float h = alpha * v + beta;
-    return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
-}
-
-/* x * hard_sigmoid(x), piecewise so that -inf gives -0 (as finite x <= -3
- * does), not -inf * 0 = NaN. */
-static inline float hard_swishf(float v, float alpha, float beta) {
-    float h = alpha * v + beta;
-    return h <= 0 ? -0.0f : h >= 1 ? v : v * h;
-}
 
 /* Gelu is computed in double: in float, rounding the argument alone costs
  * ~1e-6 relative error in the negative tail, where the result is a tiny
@@ -45,6 +34,44 @@ static inline float softplusf(float v) {
     return v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
 }
 
+/* The piecewise activations, cloned per ISA and compiled without trapping
+ * math: a ?: with a multiply in one arm is not if-converted under trapping
+ * math, so these ran one element at a time (HardSwish on ppocr_det's
+ * 1x16x320x320 tensor: ~3 ns per element). No FMA contraction: every clone
+ * rounds alpha * v + beta twice, as the scalar form does (same bits as
+ * before, and as the fused forms in fused_act.c). */
+#if defined(__GNUC__) && !defined(__clang__)
+#define PIECEWISE_OPTS __attribute__((optimize("no-trapping-math", "fp-contract=off")))
+#else
+#define PIECEWISE_OPTS
+#endif
+
+PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float *x,
+                                                   float *y, int64_t n, float al,
+                                                   float be) {
+    switch (k) {
+    case Q8_UNARY_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? 0.0f : x[i];
+        break;
+    case Q8_UNARY_LEAKY_RELU:
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? al * x[i] : x[i];
+        break;
+    case Q8_UNARY_HARD_SIGMOID:
+        for (int64_t i = 0; i < n; i++) {
+            float h = al * x[i] + be;
+            y[i] = h < 0 ? 0.0f : h > 1 ? 1.0f : h;
+        }
+        break;
+    default: /* Q8_UNARY_HARD_SWISH: piecewise so that -inf gives -0 (as finite
+              * x <= -3 does), not -inf * 0 = NaN */
+        for (int64_t i = 0; i < n; i++) {
+            float v = x[i], h = al * v + be;
+            y[i] = h <= 0 ? -0.0f : h >= 1 ? v : v * h;
+        }
+        break;
+    }
+}
+
 #define LOOP(T, EXPR)                                                                     \
     {                                                                                     \
         const T *x = a->x;                                                                \
@@ -60,13 +87,15 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     const unary_args *a = arg;
     const float al = a->p->alpha, be = a->p->beta, ga = a->p->gamma;
     switch (a->p->kind) {
-    case Q8_UNARY_RELU: LOOP(float, v < 0 ? 0.0f : v)
-    case Q8_UNARY_LEAKY_RELU: LOOP(float, v < 0 ? al * v : v)
+    case Q8_UNARY_RELU:
+    case Q8_UNARY_LEAKY_RELU:
+    case Q8_UNARY_HARD_SIGMOID:
+    case Q8_UNARY_HARD_SWISH:
+        piecewise_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
+        break;
     case Q8_UNARY_SIGMOID:
         Q8_MAP4(q8_sigmoid4, (const float *)a->x + b, (float *)a->y + b, e - b);
         break;
-    case Q8_UNARY_HARD_SIGMOID: LOOP(float, hard_sigmoidf(v, al, be))
-    case Q8_UNARY_HARD_SWISH: LOOP(float, hard_swishf(v, al, be))
     case Q8_UNARY_TANH: LOOP(float, tanhf(v))
     case Q8_UNARY_ELU: LOOP(float, v < 0 ? al * expm1f(v) : v)
     case Q8_UNARY_SELU: LOOP(float, v > 0 ? ga * v : ga * al * expm1f(v))

@@ -15,25 +15,55 @@
 #define A2_MR 6
 #define A2_NR 16
 
+/* Clip's `x < lo ? lo : x > hi ? hi : x` (NaN stays NaN, -0 stays -0). */
+AVX2 static inline __m256 a2_clip(__m256 x, float lo, float hi) {
+    __m256 vl = _mm256_set1_ps(lo), vh = _mm256_set1_ps(hi);
+    __m256 r = _mm256_blendv_ps(x, vh, _mm256_cmp_ps(x, vh, _CMP_GT_OQ));
+    return _mm256_blendv_ps(r, vl, _mm256_cmp_ps(x, vl, _CMP_LT_OQ));
+}
+
+/* Row i of a tile: alpha/beta, then the epilogue (epi may be NULL). The
+ * bias is a separate add and ReLU is max(x, 0) with 0 second (NaN and -0
+ * give +0): the bits of q8_act_apply_block's `x += b; x > 0 ? x : 0`. */
 AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m256 vb,
-                                 float beta) {
+                                 float beta, const q8_sgemm_epi *epi, int i) {
     x0 = _mm256_mul_ps(x0, va);
     x1 = _mm256_mul_ps(x1, va);
     if (beta != 0.0f) {
         x0 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c), x0);
         x1 = _mm256_fmadd_ps(vb, _mm256_loadu_ps(c + 8), x1);
     }
+    if (epi) {
+        if (epi->bias_rows) {
+            __m256 b = _mm256_broadcast_ss(epi->bias_rows + i);
+            x0 = _mm256_add_ps(x0, b);
+            x1 = _mm256_add_ps(x1, b);
+        } else if (epi->bias_cols) {
+            x0 = _mm256_add_ps(x0, _mm256_loadu_ps(epi->bias_cols));
+            x1 = _mm256_add_ps(x1, _mm256_loadu_ps(epi->bias_cols + 8));
+        }
+        if (epi->relu) {
+            x0 = _mm256_max_ps(x0, _mm256_setzero_ps());
+            x1 = _mm256_max_ps(x1, _mm256_setzero_ps());
+        } else if (epi->clip) {
+            x0 = a2_clip(x0, epi->lo, epi->hi);
+            x1 = a2_clip(x1, epi->lo, epi->hi);
+        }
+    }
     _mm256_storeu_ps(c, x0);
     _mm256_storeu_ps(c + 8, x1);
 }
 
-AVX2 static void ukr_avx2(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
-                          float alpha, float beta) {
+/* pb: packed panel (offk NULL) or the base that offk's rows start from. */
+AVX2 static inline __attribute__((always_inline)) void
+ukr_avx2_body(int64_t kc, const float *pa, const float *pb, const int64_t *offk, float *c,
+              int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi) {
     __m256 c0a = _mm256_setzero_ps(), c0b = c0a, c1a = c0a, c1b = c0a, c2a = c0a, c2b = c0a;
     __m256 c3a = c0a, c3b = c0a, c4a = c0a, c4b = c0a, c5a = c0a, c5b = c0a;
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; k++) {
-        __m256 b0 = _mm256_loadu_ps(pb), b1 = _mm256_loadu_ps(pb + 8), a;
+        const float *r = offk ? pb + offk[k] : pb + k * A2_NR;
+        __m256 b0 = _mm256_loadu_ps(r), b1 = _mm256_loadu_ps(r + 8), a;
 #define A2_ROW(i)                                                                              \
     a = _mm256_broadcast_ss(pa + i);                                                           \
     c##i##a = _mm256_fmadd_ps(a, b0, c##i##a);                                                 \
@@ -41,15 +71,31 @@ AVX2 static void ukr_avx2(int64_t kc, const float *pa, const float *pb, float *c
         A2_ROW(0) A2_ROW(1) A2_ROW(2) A2_ROW(3) A2_ROW(4) A2_ROW(5)
 #undef A2_ROW
         pa += A2_MR;
-        pb += A2_NR;
     }
     __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
-    a2_store(c, c0a, c0b, va, vb, beta);
-    a2_store(c + ldc, c1a, c1b, va, vb, beta);
-    a2_store(c + 2 * ldc, c2a, c2b, va, vb, beta);
-    a2_store(c + 3 * ldc, c3a, c3b, va, vb, beta);
-    a2_store(c + 4 * ldc, c4a, c4b, va, vb, beta);
-    a2_store(c + 5 * ldc, c5a, c5b, va, vb, beta);
+    a2_store(c, c0a, c0b, va, vb, beta, epi, 0);
+    a2_store(c + ldc, c1a, c1b, va, vb, beta, epi, 1);
+    a2_store(c + 2 * ldc, c2a, c2b, va, vb, beta, epi, 2);
+    a2_store(c + 3 * ldc, c3a, c3b, va, vb, beta, epi, 3);
+    a2_store(c + 4 * ldc, c4a, c4b, va, vb, beta, epi, 4);
+    a2_store(c + 5 * ldc, c5a, c5b, va, vb, beta, epi, 5);
+}
+
+AVX2 static void ukr_avx2(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
+                          float alpha, float beta) {
+    ukr_avx2_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL);
+}
+
+AVX2 static void ukr_rows_avx2(int64_t kc, const float *pa, const float *b, const int64_t *offk,
+                               float *c, int64_t ldc, float alpha, float beta) {
+    ukr_avx2_body(kc, pa, b, offk, c, ldc, alpha, beta, NULL);
+}
+
+AVX2 static void ukr_epi_avx2(int64_t kc, const float *pa, const float *pb, const int64_t *offk,
+                              float *c, int64_t ldc, float alpha, float beta,
+                              const q8_sgemm_epi *epi) {
+    if (offk) ukr_avx2_body(kc, pa, pb, offk, c, ldc, alpha, beta, epi);
+    else ukr_avx2_body(kc, pa, pb, NULL, c, ldc, alpha, beta, epi);
 }
 
 /* ---- GEMV (memory bound: AVX2 is enough for both kernels) ---- */
@@ -152,7 +198,8 @@ AVX2 static void axpys_avx2(int64_t n, int64_t k, const float *b, int64_t ld, co
 
 const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
     .name = "avx2", .id = 2, .mr = A2_MR, .nr = A2_NR,
-    .ukr = ukr_avx2, .dots = dots_avx2, .axpys = axpys_avx2,
+    .ukr = ukr_avx2, .ukr_rows = ukr_rows_avx2, .ukr_epi = ukr_epi_avx2,
+    .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
 /* ---- AVX-512: 8 rows x 32 columns, 16 accumulators (8 divides the usual
@@ -163,14 +210,23 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
 #endif
 #define A5_NR 32
 
-AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, float *c,
-                              int64_t ldc, float alpha, float beta) {
+/* As a2_clip. */
+AVX512 static inline __m512 a5_clip(__m512 x, float lo, float hi) {
+    __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);
+    __m512 r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, vh, _CMP_GT_OQ), vh);
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, vl, _CMP_LT_OQ), vl);
+}
+
+AVX512 static inline __attribute__((always_inline)) void
+ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *offk, float *c,
+                int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi) {
     __m512 acc[A5_MR][2];
 #pragma GCC unroll 16
     for (int i = 0; i < A5_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; k++) {
-        __m512 b0 = _mm512_loadu_ps(pb), b1 = _mm512_loadu_ps(pb + 16);
+        const float *r = offk ? pb + offk[k] : pb + k * A5_NR;
+        __m512 b0 = _mm512_loadu_ps(r), b1 = _mm512_loadu_ps(r + 16);
 #pragma GCC unroll 16
         for (int i = 0; i < A5_MR; i++) {
             __m512 a = _mm512_set1_ps(pa[i]);
@@ -178,7 +234,6 @@ AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, floa
             acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
         }
         pa += A5_MR;
-        pb += A5_NR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
@@ -189,14 +244,50 @@ AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, floa
             x0 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_loadu_ps(ci + 16), x1);
         }
+        if (epi) { /* as a2_store */
+            if (epi->bias_rows) {
+                __m512 b = _mm512_set1_ps(epi->bias_rows[i]);
+                x0 = _mm512_add_ps(x0, b);
+                x1 = _mm512_add_ps(x1, b);
+            } else if (epi->bias_cols) {
+                x0 = _mm512_add_ps(x0, _mm512_loadu_ps(epi->bias_cols));
+                x1 = _mm512_add_ps(x1, _mm512_loadu_ps(epi->bias_cols + 16));
+            }
+            if (epi->relu) {
+                x0 = _mm512_max_ps(x0, _mm512_setzero_ps());
+                x1 = _mm512_max_ps(x1, _mm512_setzero_ps());
+            } else if (epi->clip) {
+                x0 = a5_clip(x0, epi->lo, epi->hi);
+                x1 = a5_clip(x1, epi->lo, epi->hi);
+            }
+        }
         _mm512_storeu_ps(ci, x0);
         _mm512_storeu_ps(ci + 16, x1);
     }
 }
 
+AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, float *c,
+                              int64_t ldc, float alpha, float beta) {
+    ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL);
+}
+
+AVX512 static void ukr_rows_avx512(int64_t kc, const float *pa, const float *b,
+                                   const int64_t *offk, float *c, int64_t ldc, float alpha,
+                                   float beta) {
+    ukr_avx512_body(kc, pa, b, offk, c, ldc, alpha, beta, NULL);
+}
+
+AVX512 static void ukr_epi_avx512(int64_t kc, const float *pa, const float *pb,
+                                  const int64_t *offk, float *c, int64_t ldc, float alpha,
+                                  float beta, const q8_sgemm_epi *epi) {
+    if (offk) ukr_avx512_body(kc, pa, pb, offk, c, ldc, alpha, beta, epi);
+    else ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, epi);
+}
+
 const q8_sgemm_kernel q8_sgemm_kernel_avx512 = {
     .name = "avx512", .id = 3, .mr = A5_MR, .nr = A5_NR,
-    .ukr = ukr_avx512, .dots = dots_avx2, .axpys = axpys_avx2,
+    .ukr = ukr_avx512, .ukr_rows = ukr_rows_avx512, .ukr_epi = ukr_epi_avx512,
+    .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
 #endif
