@@ -88,8 +88,11 @@ static q8_status copy_node(q8_node *d, const q8_node *s, bool share, q8_error *e
     if (s->n_attrs) {
         if (!(d->attrs = calloc((size_t)s->n_attrs, sizeof *d->attrs)))
             return q8_fail(err, Q8_ERR_NOMEM, "out of memory copying node '%s'", s->name);
-        for (int k = 0; k < s->n_attrs; k++, d->n_attrs++)
+        /* counted before it is filled, so that a failed copy is freed too */
+        for (int k = 0; k < s->n_attrs; k++) {
+            d->n_attrs++;
             Q8_TRY(copy_attr(&d->attrs[k], &s->attrs[k], share, err));
+        }
     }
     return Q8_OK;
 }
