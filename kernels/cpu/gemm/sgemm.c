@@ -121,6 +121,8 @@ static const q8_sgemm_kernel *pick_kernel(unsigned flags) {
 
 const char *q8_sgemm_kernel_name(unsigned flags) { return pick_kernel(flags)->name; }
 
+bool q8_sgemm_reads_rows_in_place(unsigned flags) { return pick_kernel(flags)->ukr_rows != NULL; }
+
 /* ---- K blocking: ceil(K / KC_MAX) blocks of (almost) equal size ---- */
 
 typedef struct kblocks {

@@ -103,5 +103,8 @@ void q8_sgemm_pack_b(void *dst, bool trans, int64_t k, int64_t n, const float *s
 /* Name of the micro-kernel used with these flags ("avx512", "avx2",
  * "portable"), for benchmarks and logs. */
 const char *q8_sgemm_kernel_name(unsigned flags);
+/* Whether the kernel flags picks reads B rows in place (b_rows; the NEON
+ * kernel has no such variant: it packs every panel). */
+bool q8_sgemm_reads_rows_in_place(unsigned flags);
 
 #endif
