@@ -49,3 +49,24 @@ Test(api_errors, indices_and_nulls_fill_the_message) {
     q8_session_free(s);
     q8_model_free(m);
 }
+
+/* A name a model declares float16 (exchanged as float16, computed as
+ * float32) must be a float tensor: a model that also declares it int64 (the
+ * fuzzer's: one name as an int64 input and a float16 output) is refused when
+ * the session is made, instead of converting 8-byte values in a buffer sized
+ * for 4-byte ones. */
+Test(api_errors, a_float16_name_of_another_type_is_refused) {
+    q8t_in in = {"x", Q8_I64, 1, {41}, NULL};
+    q8_graph *g = q8t_graph1("Neg", &in, 1, 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    g->tensors[g->inputs[0]]->io_dtype = Q8_F16;
+    q8_model *m;
+    cr_assert_eq(q8_model_from_graph(g, "mixed", &m, &err), Q8_OK);
+    q8_session *s = NULL;
+    q8_session_options so = {.n_threads = 1};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_ERR_FORMAT);
+    cr_assert_null(s);
+    cr_assert(strstr(err.msg, "two types"), "%s", err.msg);
+    q8_model_free(m);
+}

@@ -19,6 +19,12 @@ static q8_status alloc_conversions(q8_session *s, q8_error *err) {
         bool in = k < g->n_inputs;
         const q8_tensor *t = g->tensors[in ? g->inputs[k] : g->outputs[k - g->n_inputs]];
         if (t->io_dtype != Q8_F16) continue;
+        /* a name declared float16 as an output and int64 as an input, say */
+        if (t->dtype != Q8_F32)
+            return q8_fail(err, Q8_ERR_FORMAT,
+                           "%s '%s' is exchanged as float16 but computed as %s: the model "
+                           "declares it with two types", in ? "input" : "output", t->name,
+                           q8_dtype_name(t->dtype));
         size_t bytes = (size_t)q8_tensor_numel(t) * (in ? 4 : 2);
         void *p = q8_aligned_alloc(bytes ? bytes : 1);
         if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
