@@ -119,95 +119,78 @@ static q8_onnx_raw *next_raw(q8_onnx_raw **list, size_t *n, size_t *cap) {
     return &(*list)[(*n)++];
 }
 
-typedef enum { MSG_TENSOR, MSG_ATTRIBUTE, MSG_NODE } msg_kind;
+typedef enum { MSG_TENSOR, MSG_ATTRIBUTE, MSG_NODE, MSG_GRAPH } msg_kind;
 
-/* The message at [p, end) of the given kind, stripped, as field num of o.
- * The stripped message is shorter than the original: it is written after
- * what o holds, then moved behind its key and length. */
+/* The message at [p, end) of the given kind, stripped, as field num of o
+ * (r: where a MSG_TENSOR's raw_data is recorded). The stripped message is
+ * shorter than the original: it is written after what o holds, then moved
+ * behind its key and length. */
 static bool strip_message(const uint8_t *base, msg_kind kind, uint32_t num, const uint8_t *p,
-                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s);
+                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s, q8_onnx_raw *r);
 
+/* The kind of field num of a kind message, when it is a message this follows. */
+static bool child_kind(msg_kind kind, uint32_t num, msg_kind *child) {
+    *child = MSG_TENSOR;
+    switch (kind) {
+    case MSG_GRAPH:
+        if (num == GRAPH_NODE) *child = MSG_NODE;
+        return num == GRAPH_NODE || num == GRAPH_INITIALIZER;
+    case MSG_NODE:
+        *child = MSG_ATTRIBUTE;
+        return num == NODE_ATTRIBUTE;
+    case MSG_ATTRIBUTE: return num == ATTRIBUTE_T;
+    default: return false;
+    }
+}
+
+/* The fields of a graph, node or attribute message, each written to o as
+ * it is or stripped: the top graph's initializers and its nodes' tensor
+ * attributes lose their raw_data. */
 static bool strip_fields(const uint8_t *base, msg_kind kind, const uint8_t *p,
                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s) {
     field f;
     int tensors = 0;
     while (p < end) {
         if (!next_field(&p, end, &f)) return false;
-        bool ok;
-        if (kind == MSG_NODE && f.num == NODE_ATTRIBUTE && f.wire == WIRE_LEN) {
-            ok = strip_message(base, MSG_ATTRIBUTE, f.num, f.payload, f.payload + f.len, o, s);
-        } else if (kind == MSG_ATTRIBUTE && f.num == ATTRIBUTE_T && f.wire == WIRE_LEN) {
-            /* protobuf merges a repeated message field: not worth following */
-            ok = ++tensors == 1 &&
-                 strip_message(base, MSG_TENSOR, f.num, f.payload, f.payload + f.len, o, s);
-        } else if (kind == MSG_TENSOR && f.num == TENSOR_RAW_DATA && f.wire == WIRE_LEN) {
-            q8_onnx_raw *r = &s->attr_raw[s->n_attr_raw - 1];
-            r->present = true;
-            r->off = (size_t)(f.payload - base);
-            r->len = f.len;
-            ok = true;
-        } else {
-            ok = put(o, f.start, (size_t)(p - f.start));
+        msg_kind child;
+        if (f.wire != WIRE_LEN || !child_kind(kind, f.num, &child)) {
+            if (!put(o, f.start, (size_t)(p - f.start))) return false;
+            continue;
         }
-        if (!ok) return false;
+        q8_onnx_raw *r = NULL;
+        if (child == MSG_TENSOR) {
+            bool attr = kind == MSG_ATTRIBUTE;
+            /* protobuf merges a repeated message field: not worth following */
+            if (attr && ++tensors > 1) return false;
+            r = attr ? next_raw(&s->attr_raw, &s->n_attr_raw, &s->cap_attr_raw)
+                     : next_raw(&s->raw, &s->n_raw, &s->cap_raw);
+            if (!r) return false;
+        }
+        if (!strip_message(base, child, f.num, f.payload, f.payload + f.len, o, s, r))
+            return false;
     }
     return true;
 }
 
 static bool strip_message(const uint8_t *base, msg_kind kind, uint32_t num, const uint8_t *p,
-                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s) {
-    if (kind == MSG_TENSOR) {
-        q8_onnx_raw *r = next_raw(&s->attr_raw, &s->n_attr_raw, &s->cap_attr_raw);
-        if (!r) return false;
-        r->present = false;
-    }
+                          const uint8_t *end, out_buf *o, q8_onnx_stripped *s, q8_onnx_raw *r) {
     out_buf t = {.p = o->p + o->n, .cap = o->cap - o->n};
-    if (!strip_fields(base, kind, p, end, &t, s)) return false;
+    bool ok = kind == MSG_TENSOR ? strip_tensor(base, p, end, &t, r)
+                                 : strip_fields(base, kind, p, end, &t, s);
+    if (!ok) return false;
     uint8_t *tmp = malloc(t.n ? t.n : 1);
     if (!tmp) return false;
     memcpy(tmp, t.p, t.n);
     out_buf sub = {.p = tmp, .n = t.n, .cap = t.n};
-    bool ok = put_message(o, num, &sub);
+    ok = put_message(o, num, &sub);
     free(tmp);
     return ok;
-}
-
-static bool strip_graph(const uint8_t *base, const uint8_t *p, const uint8_t *end, out_buf *o,
-                        q8_onnx_stripped *s) {
-    field f;
-    while (p < end) {
-        if (!next_field(&p, end, &f)) return false;
-        if (f.num == GRAPH_NODE && f.wire == WIRE_LEN) {
-            if (!strip_message(base, MSG_NODE, f.num, f.payload, f.payload + f.len, o, s))
-                return false;
-            continue;
-        }
-        if (f.num != GRAPH_INITIALIZER || f.wire != WIRE_LEN) {
-            if (!put(o, f.start, (size_t)(p - f.start))) return false;
-            continue;
-        }
-        q8_onnx_raw *r = next_raw(&s->raw, &s->n_raw, &s->cap_raw);
-        if (!r) return false;
-        /* the stripped tensor is shorter than the original: write it after
-         * what o holds, then move it behind its key and length */
-        out_buf t = {.p = o->p + o->n, .cap = o->cap - o->n};
-        if (!strip_tensor(base, f.payload, f.payload + f.len, &t, r)) return false;
-        uint8_t *tmp = malloc(t.n ? t.n : 1);
-        if (!tmp) return false;
-        memcpy(tmp, t.p, t.n);
-        out_buf sub = {.p = tmp, .n = t.n, .cap = t.n};
-        bool ok = put_message(o, GRAPH_INITIALIZER, &sub);
-        free(tmp);
-        if (!ok) return false;
-    }
-    return true;
 }
 
 bool q8_onnx_strip(const uint8_t *buf, size_t len, q8_onnx_stripped *s) {
     memset(s, 0, sizeof *s);
     out_buf o = {.p = malloc(len ? len : 1), .cap = len};
-    uint8_t *graph = malloc(len ? len : 1);
-    bool ok = o.p && graph;
+    bool ok = o.p != NULL;
     int graphs = 0;
     const uint8_t *p = buf, *end = buf + len;
     field f;
@@ -216,14 +199,12 @@ bool q8_onnx_strip(const uint8_t *buf, size_t len, q8_onnx_stripped *s) {
         if (!ok) break;
         if (f.num == MODEL_GRAPH && f.wire == WIRE_LEN) {
             /* a repeated graph field is merged by protobuf: not worth following */
-            out_buf g = {.p = graph, .cap = len};
-            ok = ++graphs == 1 && strip_graph(buf, f.payload, f.payload + f.len, &g, s) &&
-                 put_message(&o, MODEL_GRAPH, &g);
+            ok = ++graphs == 1 && strip_message(buf, MSG_GRAPH, MODEL_GRAPH, f.payload,
+                                                f.payload + f.len, &o, s, NULL);
         } else {
             ok = put(&o, f.start, (size_t)(p - f.start));
         }
     }
-    free(graph);
     if (!ok) {
         free(o.p);
         q8_onnx_stripped_free(s);
