@@ -158,6 +158,28 @@ Test(onnx_memory, import_holds_constant_node_weights_once, .timeout = 120) {
 /* Every shipped ONNX model's initializers, imported from the mapped file
  * with the weights stripped from the wire bytes (load) or from a buffer
  * (parse), hold exactly the bytes protobuf-c unpacks for them. */
+/* Every raw_data tensor of init[0..n) is in graphs a (load) and b (parse)
+ * with the same bytes; returns how many there were. */
+static int check_raw_weights(const char *path, Onnx__TensorProto *const *init, size_t n,
+                             const q8_graph *a, const q8_graph *b) {
+    int raw = 0;
+    for (size_t i = 0; i < n; i++) {
+        const Onnx__TensorProto *tp = init[i];
+        if (!tp->has_raw_data) continue;
+        raw++;
+        for (int v = 0; v < 2; v++) {
+            const q8_graph *g = v ? b : a;
+            int t = q8_graph_find(g, tp->name);
+            cr_assert_geq(t, 0, "%s: '%s' is missing", path, tp->name);
+            const q8_tensor *x = g->tensors[t];
+            cr_assert_eq(q8_tensor_nbytes(x), tp->raw_data.len, "%s: '%s'", path, tp->name);
+            cr_assert(!memcmp(x->data, tp->raw_data.data, tp->raw_data.len),
+                      "%s: '%s' differs (%s)", path, tp->name, v ? "parse" : "load");
+        }
+    }
+    return raw;
+}
+
 Test(onnx_memory, stripped_import_keeps_every_weight) {
     const char *names[] = {"mlp.onnx", "cnn.onnx", "vit.onnx"};
     for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
@@ -177,21 +199,7 @@ Test(onnx_memory, stripped_import_keeps_every_weight) {
         Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, len, buf);
         cr_assert(mp && mp->graph);
         free(buf);
-        int raw = 0;
-        for (size_t i = 0; i < mp->graph->n_initializer; i++) {
-            const Onnx__TensorProto *tp = mp->graph->initializer[i];
-            if (!tp->has_raw_data) continue;
-            raw++;
-            for (int v = 0; v < 2; v++) {
-                const q8_graph *g = v ? b : a;
-                int t = q8_graph_find(g, tp->name);
-                cr_assert_geq(t, 0, "%s: '%s' is missing", path, tp->name);
-                const q8_tensor *x = g->tensors[t];
-                cr_assert_eq(q8_tensor_nbytes(x), tp->raw_data.len, "%s: '%s'", path, tp->name);
-                cr_assert(!memcmp(x->data, tp->raw_data.data, tp->raw_data.len),
-                          "%s: '%s' differs (%s)", path, tp->name, v ? "parse" : "load");
-            }
-        }
+        int raw = check_raw_weights(path, mp->graph->initializer, mp->graph->n_initializer, a, b);
         cr_assert_gt(raw, 0, "%s has no raw_data initializers", path);
         onnx__model_proto__free_unpacked(mp, NULL);
         q8_graph_free(a);
@@ -458,21 +466,7 @@ Test(onnx_memory, constant_node_weights_are_stripped_and_kept) {
         q8_error err = {0};
         cr_assert_eq(q8_onnx_load(tmp, &a, &err), Q8_OK, "%s", err.msg);
         cr_assert_eq(q8_onnx_parse(o, n, MNIST, &b, &err), Q8_OK, "%s", err.msg);
-        int raw = 0;
-        for (size_t i = 0; i < ni; i++) {
-            const Onnx__TensorProto *tp = old_init[i];
-            if (!tp->has_raw_data) continue;
-            raw++;
-            for (int v = 0; v < 2; v++) {
-                const q8_graph *x = v ? b : a;
-                int t = q8_graph_find(x, tp->name);
-                cr_assert_geq(t, 0, "%s: '%s' is missing", path, tp->name);
-                cr_assert_eq(q8_tensor_nbytes(x->tensors[t]), tp->raw_data.len);
-                cr_assert(!memcmp(x->tensors[t]->data, tp->raw_data.data, tp->raw_data.len),
-                          "%s: '%s' differs (%s)", path, tp->name, v ? "parse" : "load");
-            }
-        }
-        cr_assert_gt(raw, 1);
+        cr_assert_gt(check_raw_weights(path, old_init, ni, a, b), 1);
         q8_graph_free(a);
         q8_graph_free(b);
         unlink(tmp);
