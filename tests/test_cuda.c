@@ -27,6 +27,7 @@
 
 static bool g_emu;
 static q8_session_stats g_stats; /* of the last CUDA session run_model made */
+static q8_memory_info g_mem;     /* of the same session */
 
 static void use_gpu_or_skip(void) {
     unsetenv("Q8_CUDA_EMULATE");
@@ -213,6 +214,7 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
         cr_assert_geq(mi.device_bytes, mi.arena_bytes);
         cr_assert_gt(mi.device_bytes, 0);
         q8_session_stats_get(s, &g_stats);
+        g_mem = mi;
     }
     q8_session_free(s);
     return st;
@@ -1101,13 +1103,21 @@ static void check_model(const char *name, tol t, const char *map_mode) {
     unsetenv("Q8_CUDA_MAP");
     cr_assert_eq(st, Q8_OK, "%s (cuda): %s", name, err.msg);
     compare(&want, &got, t, name);
-    cr_log_info("%s: %d INT8 GEMM(s) on the plain kernel, %zu weight bytes read in place, %s",
-                name, g_stats.igemm_fallbacks, g_stats.mapped_weights_bytes, g_stats.library);
+    cr_log_info("%s: %d INT8 GEMM(s) on the plain kernel, %zu weight bytes read in place, "
+                "%zu of host staging, %s",
+                name, g_stats.igemm_fallbacks, g_stats.mapped_weights_bytes,
+                g_stats.weights_staging_bytes, g_stats.library);
     if (map_mode && !strcmp(map_mode, "force") && g_emu)
         cr_assert_gt(g_stats.mapped_weights_bytes, 0, "%s: Q8_CUDA_MAP=force mapped nothing",
                      name);
     if (map_mode && !strcmp(map_mode, "0"))
         cr_assert_eq(g_stats.mapped_weights_bytes, 0, "%s: Q8_CUDA_MAP=0 mapped weights", name);
+    /* the host never holds a copy of all the copied weights: plain ones go
+     * from where they lie, computed ones one node at a time */
+    size_t copied = g_mem.weights_bytes - g_stats.mapped_weights_bytes;
+    cr_assert_lt(g_stats.weights_staging_bytes, copied / 2,
+                 "%s: %zu bytes of host staging for %zu bytes of weights", name,
+                 g_stats.weights_staging_bytes, copied);
     /* and the same predictions */
     const float *a = want.data[0], *b = got.data[0];
     for (int i = 0; i < BATCH; i++) {

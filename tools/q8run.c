@@ -485,8 +485,10 @@ int main(int argc, char **argv) {
             q8_session_stats_get(s, &st);
             printf(", \"device_bytes\": %zu, \"device_delta_bytes\": %zu, "
                    "\"igemm_fallbacks\": %d, \"cuda_graph\": %s, \"mapped_weights_bytes\": %zu, "
-                   "\"library\": ", mi.device_bytes, mi.device_delta_bytes, st.igemm_fallbacks,
-                   st.graph ? "true" : "false", st.mapped_weights_bytes);
+                   "\"weights_staging_bytes\": %zu, \"library\": ",
+                   mi.device_bytes, mi.device_delta_bytes, st.igemm_fallbacks,
+                   st.graph ? "true" : "false", st.mapped_weights_bytes,
+                   st.weights_staging_bytes);
             q8_cli_json_str(stdout, st.library);
             if (dmed >= 0)
                 printf(", \"device_median_ms\": %.4f, \"device_min_ms\": %.4f", dmed, dmn);

@@ -100,6 +100,23 @@ bool q8_cuda_device_available(char *why, size_t n) {
 
 #define NO_OFF SIZE_MAX
 
+/* One copy into the weights buffer, queued while a node is planned and made
+ * once it is: from the staging buffer (constants a plan computes or
+ * unpacks) or straight from where a plain weight lies (the mapped file). */
+typedef struct {
+    size_t dev_off;
+    const void *src;
+    size_t bytes;
+    /* else NULL: the rows of this int8 weight [n][k], stored in any layout,
+     * written plain as [n_pad][kp] with zeros around them */
+    const q8_tensor *rows;
+    int64_t n, k, n_pad, kp;
+} cu_upload;
+
+/* Weights made plain or padded go to the device this many bytes of whole
+ * rows at a time (at least one row), through one small buffer. */
+#define ROWS_CHUNK ((size_t)64 << 10)
+
 struct cu_ctx {
     const q8_graph *g;
     bool emu, verbose, use_graph, profile;
@@ -111,7 +128,15 @@ struct cu_ctx {
     uint8_t *arena;             /* device (host in emulation) */
     uint8_t *weights;           /* the constants the kernels read */
     size_t weights_size;        /* bytes reserved in it (running, while planning) */
-    uint8_t *weights_host;      /* staging while filling */
+    /* Fill pass: the host buffer one node's computed constants are made in
+     * before they go to the device. It is reused node after node, so the
+     * host holds at most the largest node's, never a copy of all weights. */
+    uint8_t *weights_host;
+    size_t host_used, host_max; /* bytes of it: this node's, the largest node's */
+    cu_upload *uploads;         /* this node's copies, queued */
+    int n_uploads, max_uploads;
+    int8_t *chunk;              /* rows of a weight made plain or padded, on their way */
+    size_t chunk_max;
     size_t *const_off;          /* per tensor: offset in weights, or NO_OFF */
     /* integrated GPU: the .q8 mapping registered with CUDA */
     const uint8_t *map_base;
@@ -214,13 +239,55 @@ static size_t reserve_const(cu_ctx *c, size_t bytes) {
     return off;
 }
 
+/* Room for bytes in this node's part of the staging buffer (counted in the
+ * first pass, where there is no buffer yet). */
+static uint8_t *reserve_host(cu_ctx *c, size_t bytes, bool fill) {
+    size_t off = q8_align_up(c->host_used, Q8_CU_ALIGN);
+    c->host_used = off + q8_align_up(bytes ? bytes : 1, Q8_CU_ALIGN);
+    return fill ? c->weights_host + off : NULL;
+}
+
+/* Counted in the first pass, stored in the second (sized by the first). */
+static void queue(cu_ctx *c, cu_upload u) {
+    if (c->uploads) {
+        Q8_ASSERT(c->n_uploads < c->max_uploads);
+        c->uploads[c->n_uploads] = u;
+    }
+    c->n_uploads++;
+}
+
+static void queue_upload(cu_ctx *c, size_t dev_off, const void *src, size_t bytes) {
+    queue(c, (cu_upload){.dev_off = dev_off, .src = src, .bytes = bytes});
+}
+
+/* Rows of w, [n][k] in its stored layout, as [n_pad][kp] at dev_off. */
+static void queue_rows(cu_ctx *c, size_t dev_off, const q8_tensor *w, int64_t n, int64_t k,
+                       int64_t n_pad, int64_t kp) {
+    size_t total = (size_t)(n_pad * kp), ch = total < ROWS_CHUNK ? total : ROWS_CHUNK;
+    if ((size_t)kp > ch) ch = (size_t)kp;
+    if (ch > c->chunk_max) c->chunk_max = ch;
+    queue(c, (cu_upload){.dev_off = dev_off, .bytes = total, .rows = w, .n = n, .k = k,
+                         .n_pad = n_pad, .kp = kp});
+}
+
+void *q8_cu_weight_rows(cu_prep *pr, const q8_tensor *w, int64_t n, int64_t k, int64_t n_pad,
+                        int64_t kp) {
+    if (!pr->c) return NULL;
+    size_t off = reserve_const(pr->c, (size_t)(n_pad * kp));
+    queue_rows(pr->c, off, w, n, k, n_pad, kp);
+    return pr->fill ? pr->c->weights + off : NULL;
+}
+
 void *q8_cu_const(cu_prep *pr, size_t bytes, void **host) {
     *host = NULL;
     if (!pr->c) return NULL;
     cu_ctx *c = pr->c;
     size_t off = reserve_const(c, bytes);
+    uint8_t *h = reserve_host(c, bytes, pr->fill);
+    queue_upload(c, off, h, bytes);
     if (!pr->fill) return NULL;
-    *host = c->weights_host + off;
+    memset(h, 0, bytes); /* what a plan leaves unwritten reads as zeros */
+    *host = h;
     return c->weights + off;
 }
 
@@ -246,12 +313,13 @@ void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t) {
         }
     }
     if (c->const_off[t] == NO_OFF) {
-        c->const_off[t] = reserve_const(c, nb);
+        size_t off = c->const_off[t] = reserve_const(c, nb);
         int64_t wn, wk;
-        if (pr->fill && nb && plain) memcpy(c->weights_host + c->const_off[t], d, nb);
-        else if (pr->fill && nb && q8_layout_nk(tt, &wn, &wk))
-            q8_layout_unpack(tt->layout, tt->data, wn, wk,
-                             (int8_t *)c->weights_host + c->const_off[t]);
+        if (nb && plain) { /* from where it lies: no host copy */
+            queue_upload(c, off, d, nb);
+        } else if (nb && q8_layout_nk(tt, &wn, &wk)) {
+            queue_rows(c, off, tt, wn, wk, wn, wk);
+        }
     }
     return pr->fill ? c->weights + c->const_off[t] : NULL;
 }
@@ -318,6 +386,8 @@ static void cuda_destroy(void *p) {
     dev_free(c, c->arena);
     dev_free(c, c->weights);
     free(c->weights_host);
+    free(c->uploads);
+    free(c->chunk);
     if (c->staging) {
         if (c->emu) q8_aligned_free(c->staging);
         else cudaFreeHost(c->staging);
@@ -339,6 +409,38 @@ static size_t plan_scratch(const q8_graph *g, int i, void *ctx) {
 }
 
 /* One planning pass over every node (see backend_cuda.h). */
+/* The copies the node just planned queued, made; the staging buffer is
+ * then free for the next node. */
+/* The rows upload u, a chunk of rows at a time. */
+static q8_status upload_rows(cu_ctx *c, const cu_upload *u, q8_error *err) {
+    int64_t step = (int64_t)(c->chunk_max / (size_t)u->kp);
+    Q8_ASSERT(step >= 1);
+    for (int64_t j0 = 0; j0 < u->n_pad; j0 += step) {
+        int64_t j1 = j0 + step < u->n_pad ? j0 + step : u->n_pad;
+        memset(c->chunk, 0, (size_t)((j1 - j0) * u->kp));
+        for (int64_t j = j0; j < j1 && j < u->n; j++)
+            q8_layout_row(u->rows->layout, u->rows->data, u->n, u->k, j,
+                          c->chunk + (j - j0) * u->kp);
+        Q8_TRY(copy_h2d(c, c->weights + u->dev_off + j0 * u->kp, c->chunk,
+                        (size_t)((j1 - j0) * u->kp), err));
+        /* the next chunk is made in the same buffer */
+        if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
+    }
+    return Q8_OK;
+}
+
+static q8_status flush_uploads(cu_ctx *c, q8_error *err) {
+    for (int k = 0; k < c->n_uploads; k++) {
+        const cu_upload *u = &c->uploads[k];
+        if (u->rows) Q8_TRY(upload_rows(c, u, err));
+        else Q8_TRY(copy_h2d(c, c->weights + u->dev_off, u->src, u->bytes, err));
+    }
+    /* an asynchronous copy may still read the staging buffer the next node
+     * writes: wait for it (creation only; a few syncs per model) */
+    if (c->host_used && !c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
+    return Q8_OK;
+}
+
 static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
     const q8_graph *g = c->g;
     c->weights_size = 0;
@@ -350,10 +452,19 @@ static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
         cu_prep pr = {.c = c, .fill = fill, .node = i, .memo = &c->nodes[i].memo};
         if (fill && c->plan.scratch_bytes[i])
             pr.scratch_dev = c->arena + c->plan.scratch_offset[i];
+        c->host_used = 0;
+        c->n_uploads = 0;
         Q8_TRY(plan_node(&pr, g, g->nodes[i], &c->nodes[i], err));
         c->nodes[i].scratch = pr.scratch;
         /* both passes run the same code on the same graph */
-        if (fill) Q8_ASSERT(pr.scratch == want);
+        if (fill) {
+            Q8_ASSERT(pr.scratch == want);
+            Q8_ASSERT(c->host_used <= c->host_max);
+            Q8_TRY(flush_uploads(c, err));
+        } else {
+            if (c->host_used > c->host_max) c->host_max = c->host_used;
+            if (c->n_uploads > c->max_uploads) c->max_uploads = c->n_uploads;
+        }
     }
     return Q8_OK;
 }
@@ -488,8 +599,15 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
         Q8_TRY(Q8_CUDA_CHECK(cudaMemsetAsync(c->arena, 0, c->plan.arena_bytes, c->st.stream)));
     size_t wsize = c->weights_size;
     Q8_TRY(dev_alloc(c, (void **)&c->weights, wsize, err));
-    if (!(c->weights_host = calloc(1, wsize ? wsize : 1)))
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory staging %zu bytes of weights", wsize);
+    /* alignment gaps and what no plan writes read as zeros, as before */
+    if (c->emu) memset(c->weights, 0, wsize);
+    else if (wsize) Q8_TRY(Q8_CUDA_CHECK(cudaMemsetAsync(c->weights, 0, wsize, c->st.stream)));
+    c->weights_host = malloc(c->host_max ? c->host_max : 1);
+    c->uploads = malloc(sizeof(cu_upload) * (size_t)(c->max_uploads ? c->max_uploads : 1));
+    c->chunk = malloc(c->chunk_max ? c->chunk_max : 1);
+    if (!c->weights_host || !c->uploads || !c->chunk)
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory staging %zu bytes of weights",
+                       c->host_max + c->chunk_max);
     for (int t = 0; t < g->n_tensors; t++)
         if (!g->tensors[t]->data && c->plan.offset[t] != Q8_PLAN_NONE)
             c->ptr[t] = c->arena + c->plan.offset[t];
@@ -497,11 +615,14 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     memset(c->mapped_seen, 0, nt * sizeof(bool));
     Q8_TRY(plan_pass(c, true, err));
     Q8_ASSERT(c->weights_size == wsize);
-    Q8_TRY(copy_h2d(c, c->weights, c->weights_host, wsize, err));
     Q8_TRY(setup_staging(c, err));
     if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
-    free(c->weights_host); /* only once the copy is done */
+    free(c->weights_host); /* only once the copies are done */
     c->weights_host = NULL;
+    free(c->uploads);
+    c->uploads = NULL;
+    free(c->chunk);
+    c->chunk = NULL;
 
     c->profile = o->profile != 0;
     bool no_graph = getenv("Q8_CUDA_GRAPH") && !env_flag("Q8_CUDA_GRAPH"); /* "0" */
@@ -520,9 +641,11 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
         }
     }
     if (c->verbose)
-        fprintf(stderr, "q8 cuda%s: arena %zu B, weights %zu B copied + %zu B mapped, graph %s\n",
-                c->emu ? " (emulated)" : "", c->plan.arena_bytes, wsize, c->mapped_bytes,
-                c->use_graph ? "on" : "off");
+        fprintf(stderr,
+                "q8 cuda%s: arena %zu B, weights %zu B copied (through at most %zu B of host "
+                "staging) + %zu B mapped, graph %s\n",
+                c->emu ? " (emulated)" : "", c->plan.arena_bytes, wsize, c->host_max + c->chunk_max,
+                c->mapped_bytes, c->use_graph ? "on" : "off");
     return Q8_OK;
 }
 
@@ -667,6 +790,7 @@ static void cuda_stats(void *p, q8_session_stats *st) {
     st->igemm_fallbacks = c->igemm_fallbacks;
     st->graph = c->exec != NULL;
     st->mapped_weights_bytes = c->mapped_bytes;
+    st->weights_staging_bytes = c->host_max + c->chunk_max;
     st->device_ms = c->run_ms;
     if (c->emu) snprintf(st->library, sizeof st->library, "host emulation");
     else snprintf(st->library, sizeof st->library, "cuBLASLt %zu", cublasLtGetVersion());

@@ -146,9 +146,16 @@ void *q8_cu_scratch(cu_prep *pr, size_t bytes);
 void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t);
 
 /* New constant bytes derived on the host (repacked weights, requantization
- * arrays): *host points at the staging copy to fill (NULL outside the fill
+ * arrays): *host points at the staging copy to fill (one node's at a time) (NULL outside the fill
  * pass, when only sizes are measured); returns the device pointer. */
 void *q8_cu_const(cu_prep *pr, size_t bytes, void **host);
+
+/* The int8 weight w, [n][k] in whatever layout it is stored in, as a new
+ * constant [n_pad][kp] (rows zero-padded); copied a few rows at a time
+ * through a small buffer, so no host copy of it is made. Device pointer,
+ * or NULL outside the fill pass. */
+void *q8_cu_weight_rows(cu_prep *pr, const q8_tensor *w, int64_t n, int64_t k, int64_t n_pad,
+                        int64_t kp);
 
 /* Allocate a node's params block (zeroed) in nd; NULL on out of memory. */
 void *q8_cu_params(cu_node *nd, size_t bytes);

@@ -72,14 +72,7 @@ static void make_epi(cu_prep *pr, const q8_qop_quant *qq, int64_t channels, cons
 static const int8_t *weights_padded(cu_prep *pr, const q8_graph *g, const q8_node *n, int wi,
                                     int64_t rows, int64_t K, int64_t rows_pad, int64_t kp) {
     if (K == kp && rows == rows_pad) return q8_cu_tensor(pr, g, n->inputs[wi]);
-    void *host;
-    int8_t *dev = q8_cu_const(pr, (size_t)(rows_pad * kp), &host);
-    if (host) {
-        const q8_tensor *w = q8_in(g, n, wi);
-        for (int64_t r = 0; r < rows; r++)
-            q8_layout_row(w->layout, w->data, rows, K, r, (int8_t *)host + r * kp);
-    }
-    return dev;
+    return q8_cu_weight_rows(pr, q8_in(g, n, wi), rows, K, rows_pad, kp);
 }
 
 /* ---- q8.QGemm --------------------------------------------------------------- */

@@ -125,6 +125,10 @@ typedef struct q8_session_stats {
     /* Constant bytes the device reads in place from the mapped .q8 file
      * (integrated GPUs, or Q8_CUDA_MAP=force), not copied. */
     size_t mapped_weights_bytes;
+    /* CUDA: the largest host buffer constants passed through on their way
+     * to the device at session creation (one node's computed or unpacked
+     * constants; plain weights are copied from where they lie). */
+    size_t weights_staging_bytes;
     /* CUDA: the last run's time on the device, from events around its
      * kernels (the input and output copies excluded), for comparisons with
      * frameworks timed the same way; -1 where not measured. */
