@@ -35,10 +35,12 @@ class Model:
     number of calibration and held-out samples."""
 
     def __init__(self, name, task, input_name, shape, n_calib, n_heldout, note,
-                 loads=True, why_not=""):
+                 loads=True, why_not="", extra_heldout=()):
         self.name, self.task = name, task
         self.input_name, self.shape = input_name, tuple(shape)
         self.n_calib, self.n_heldout = n_calib, n_heldout
+        # (split name, samples): more held-out sets, measured beside the main one
+        self.extra_heldout = tuple(extra_heldout)
         self.note = note
         self.loads, self.why_not = loads, why_not
 
@@ -47,6 +49,10 @@ class Model:
 
     def inputs(self, split):
         return os.path.join(cache_dir(), "inputs", self.name, split)
+
+    def splits(self):
+        """(split, number of samples) of every split the kit makes."""
+        return (("calib", self.n_calib), ("heldout", self.n_heldout)) + self.extra_heldout
 
     def shape_arg(self):
         return f"{self.input_name}={'x'.join(str(d) for d in self.shape)}"
@@ -57,7 +63,8 @@ MODELS = [
           "PP-OCRv4 text detection (DB): rendered pages, BGR, ImageNet mean/std"),
     Model("ppocr_rec", "recognition", "x", (1, 3, 48, 320), 64, 64,
           "PP-OCRv4 text recognition (SVTR-LCNet, CTC over 6625 classes): rendered "
-          "lines, height 48, (x/255-0.5)/0.5, right-padded"),
+          "lines, height 48, (x/255-0.5)/0.5, right-padded",
+          extra_heldout=(("heldout_rare", 64),)),
     Model("ppocr_cls", "classification", "x", (1, 3, 48, 192), 32, 32,
           "PP-OCR mobile v2.0 text angle classifier (0 / 180 degrees): rendered "
           "lines, half of them turned over"),

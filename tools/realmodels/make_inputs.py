@@ -24,7 +24,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kit  # noqa: E402
 import render  # noqa: E402
 
-SEEDS = {"calib": 1000, "heldout": 2000}   # disjoint streams per split
+# Disjoint streams for calibration and held-out; ppocr_rec's rare-character
+# set reuses the held-out seed so that it is, byte for byte, the kit's first
+# held-out set (a held-out set as well: it never meets the calibration lines)
+SEEDS = {"calib": 1000, "heldout": 2000, "heldout_rare": 2000}
+
+# Recorded in meta.json; a split made by another version is made again.
+# 2: ppocr_rec's lines are real words and everyday characters (render.py
+# common_cjk), the first version's lines are the heldout_rare split.
+VERSION = {"ppocr_rec": 2}
 
 # PaddleOCR's NormalizeImage for detection: ImageNet mean/std applied to the
 # image in cv2's BGR channel order, as PaddleOCR does
@@ -98,10 +106,14 @@ def samples(m, split, n):
             page, texts = render.text_page(rng, cjk, (m.shape[3], m.shape[2]))
             yield ppocr_det(page), {"lines": texts}
     elif m.task in ("recognition", "classification"):
-        cjk = render.cjk_chars(dictionary())
+        # the angle classifier keeps the first version's lines (its numbers
+        # stay comparable); recognition reads real text, and the rare set
+        rare = m.task == "classification" or split == "heldout_rare"
+        keys = dictionary()
+        cjk = render.cjk_chars(keys) if rare else render.common_cjk(keys)
         h, w = m.shape[2], m.shape[3]
         for i in range(n):
-            img, text = render.text_line(rng, cjk)
+            img, text = render.text_line(rng, cjk, rare, None if rare else w / h)
             desc = {"text": text}
             if m.task == "classification":
                 flip = bool(i % 2)
@@ -144,15 +156,25 @@ def samples(m, split, n):
         raise ValueError(f"{m.name}: the kit makes no inputs for task {m.task}")
 
 
+def made_version(folder):
+    """The kit version that made a split (1 before meta.json said), or None
+    when the split is not complete."""
+    try:
+        with open(os.path.join(folder, "meta.json"), encoding="utf-8") as f:
+            return json.load(f).get("version", 1)
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
 def make(m, force=False):
     """Writes model m's two splits (unless they are complete); returns their
     folders."""
     out = {}
-    for split, n in (("calib", m.n_calib), ("heldout", m.n_heldout)):
+    version = VERSION.get(m.name, 1)
+    for split, n in m.splits():
         d = m.inputs(split)
         out[split] = d
-        meta = os.path.join(d, "meta.json")
-        if not force and os.path.exists(meta):
+        if not force and made_version(d) == version:
             continue
         tmp = d + ".part"
         shutil.rmtree(tmp, ignore_errors=True)
@@ -164,7 +186,8 @@ def make(m, force=False):
             np.save(os.path.join(tmp, f"{i:04d}.npy"), a)
             descs.append(desc)
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
-            json.dump({"model": m.name, "split": split, "input": m.input_name,
+            json.dump({"model": m.name, "split": split, "version": version,
+                       "input": m.input_name,
                        "shape": list(m.shape), "samples": descs}, f, ensure_ascii=False,
                       indent=1)
         shutil.rmtree(d, ignore_errors=True)
@@ -182,8 +205,8 @@ def main():
         if not m.n_calib:
             continue
         d = make(m, a.force)
-        print(f"make_inputs: {m.name}: {m.n_calib} calibration samples in {d['calib']}, "
-              f"{m.n_heldout} held-out in {d['heldout']}", flush=True)
+        print(f"make_inputs: {m.name}: " + ", ".join(
+            f"{n} {split} samples in {d[split]}" for split, n in m.splits()), flush=True)
     return 0
 
 

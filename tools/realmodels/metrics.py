@@ -168,8 +168,10 @@ def recognition(ref, got, keys, truth=None):
     line) also both decodes against it, and the CER against FP32 on the lines
     FP32 reads right: FP32's own misreadings flip with any small change of the
     input (docs/accuracy.md), and count in the plain CER against FP32."""
-    rt = [ctc_greedy(r, keys) for r in ref]
-    gt = [ctc_greedy(g, keys) for g in got]
+    # the spaces at a decode's ends dropped: a crop's margins read as spaces
+    # (PaddleOCR's own RecMetric drops every space); the text has none there
+    rt = [ctc_greedy(r, keys).strip(" ") for r in ref]
+    gt = [ctc_greedy(g, keys).strip(" ") for g in got]
     res = {"cer": cer(rt, gt), "lines_equal": sum(r == g for r, g in zip(rt, gt)) / len(rt)}
     if truth is not None:
         ok = [i for i, (t, r) in enumerate(zip(truth, rt)) if t == r]

@@ -45,18 +45,69 @@ def font(path, size):
 
 
 def cjk_chars(keys):
-    """The dictionary's CJK Unified Ideographs (all in wqy-microhei)."""
+    """The dictionary's CJK Unified Ideographs (all in wqy-microhei): the
+    rare-character set draws from these, rare and traditional forms included."""
     return [k for k in keys if len(k) == 1 and 0x4E00 <= ord(k) <= 0x9FA5]
 
 
-def random_text(rng, cjk):
-    """A short line: Latin words and numbers, or Chinese characters (with
-    some digits), about what fits a 48x320 recognizer input."""
+def common_cjk(keys):
+    """GB2312's level-1 characters (the 3755 in everyday use, rows 0xB0-0xD7)
+    that the dictionary holds: what real Chinese text is made of."""
+    have = set(keys)
+    out = []
+    for row in range(0xB0, 0xD8):
+        for col in range(0xA1, 0xFF):
+            try:
+                ch = bytes([row, col]).decode("gb2312")
+            except UnicodeDecodeError:   # row 0xD7 ends at 0xF9
+                continue
+            if ch in have:
+                out.append(ch)
+    return out
+
+
+# Words of the kind receipts, signs and forms carry (all GB2312 level 1)
+CJK_WORDS = ("发票 金额 日期 合计 数量 单价 地址 电话 姓名 账户 余额 收据 税额 型号 内存 "
+             "设备 样本 输出 报告 北京 上海 广州 天津 中国 人民 银行 公司 有限 责任 学校 "
+             "医院 超市 商品 价格 时间 星期 今天 明天 服务 中心 欢迎 光临 出口 入口 注意 "
+             "安全 禁止 吸烟 停车 营业 工作 手机 号码 邮编 订单 支付 现金 总计 编号 名称 "
+             "规格 单位 备注 会员 折扣 优惠 门店 地铁 车站 大学 图书馆 办公室 市场 经理 "
+             "客户 产品 质量 生产 销售 学生 老师 电脑 网络 系统 文件 数据 开始 结束").split()
+
+
+def cjk_line(rng, chars):
+    """Chinese text: real words (with a number, a date or an amount now and
+    then), or random everyday characters. chars: common_cjk()."""
+    if rng.rand() < 0.5:
+        words = [CJK_WORDS[rng.randint(len(CJK_WORDS))] for _ in range(rng.randint(2, 5))]
+        r = rng.rand()
+        if r < 0.25:
+            words.append(f"{rng.randint(1, 1000)}.{rng.randint(0, 100):02d}元")
+        elif r < 0.45:
+            words.append(f"{rng.randint(2000, 2031)}年{rng.randint(1, 13)}月"
+                         f"{rng.randint(1, 29)}日")
+        elif r < 0.6:
+            words.append(str(rng.randint(10, 100000)))
+        return "".join(words)
+    s = "".join(chars[rng.randint(len(chars))] for _ in range(rng.randint(4, 11)))
+    if rng.rand() < 0.4:
+        s += str(rng.randint(10, 2000))
+    return s
+
+
+def random_text(rng, cjk, rare=False):
+    """A short line: Latin words and numbers, or Chinese text, about what fits
+    a 48x320 recognizer input. cjk: common_cjk() (real words or everyday
+    characters); with rare, cjk_chars() drawn from uniformly (the kit's first
+    held-out set: rare and traditional characters that FP32 misreads)."""
     if cjk and rng.rand() < 0.5:
-        n = rng.randint(4, 11)
-        s = "".join(cjk[rng.randint(len(cjk))] for _ in range(n))
-        if rng.rand() < 0.4:
-            s += str(rng.randint(10, 2000))
+        if rare:
+            n = rng.randint(4, 11)
+            s = "".join(cjk[rng.randint(len(cjk))] for _ in range(n))
+            if rng.rand() < 0.4:
+                s += str(rng.randint(10, 2000))
+        else:
+            s = cjk_line(rng, cjk)
         return s, CJK_FONT[0]
     parts = []
     while sum(len(p) + 1 for p in parts) < rng.randint(8, 20):
@@ -89,16 +140,23 @@ def add_noise(img, rng, sigma):
     return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
 
 
-def text_line(rng, cjk):
+def text_line(rng, cjk, rare=False, max_aspect=None):
     """One text line on its background, cropped to the text with a margin,
-    slightly rotated, blurred or noisy. Returns (RGB image, text)."""
-    text, fpath = random_text(rng, cjk)
-    size = int(rng.randint(18, 44))
-    f = font(fpath, size)
-    bgc, fgc = _colors(rng)
-    x0, y0, x1, y1 = f.getbbox(text)
-    w, h = x1 - x0, y1 - y0
-    pad = int(size * rng.uniform(0.15, 0.5))
+    slightly rotated, blurred or noisy. Returns (RGB image, text). cjk and
+    rare: as random_text's. With max_aspect, texts whose crop would be wider
+    than max_aspect times its height are drawn again: PaddleOCR widens the
+    recognizer's input to the widest line of a batch, it never squeezes one
+    into a fixed width, as a fixed-shape input would."""
+    while True:
+        text, fpath = random_text(rng, cjk, rare)
+        size = int(rng.randint(18, 44))
+        f = font(fpath, size)
+        bgc, fgc = _colors(rng)
+        x0, y0, x1, y1 = f.getbbox(text)
+        w, h = x1 - x0, y1 - y0
+        pad = int(size * rng.uniform(0.15, 0.5))
+        if max_aspect is None or w + 2 * pad <= max_aspect * (h + 2 * pad):
+            break
     img = Image.new("RGB", (w + 2 * pad, h + 2 * pad), bgc)
     ImageDraw.Draw(img).text((pad - x0, pad - y0), text, font=f, fill=fgc)
     angle = rng.uniform(-3, 3)
@@ -118,7 +176,7 @@ def text_page(rng, cjk, size):
     texts = []
     y = int(rng.randint(5, 40))
     while y < H - 30:
-        text, fpath = random_text(rng, cjk)
+        text, fpath = random_text(rng, cjk, rare=True)
         fs = int(rng.randint(14, 40))
         f = font(fpath, fs)
         _, fgc = _colors(rng)

@@ -87,10 +87,10 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def rendered_text(m, files):
-    """The text of each held-out line (meta.json, in sample order), or None."""
+def rendered_text(m, files, split="heldout"):
+    """The text of each line of a split (meta.json, in sample order), or None."""
     try:
-        with open(os.path.join(m.inputs("heldout"), "meta.json"), encoding="utf-8") as f:
+        with open(os.path.join(m.inputs(split), "meta.json"), encoding="utf-8") as f:
             samples = json.load(f)["samples"]
         truth = [s["text"] for s in samples]
     except (OSError, ValueError, KeyError, TypeError):
@@ -120,6 +120,13 @@ def task_metrics(m, ref, got, keys, truth=None):
 
 
 def fmt_task(m, r):
+    s = fmt_main(m, r)
+    for split, x in r.get("extra", {}).items():
+        s += f". **{split}** set: output SQNR {fmt_db(x['sqnr_db'])} dB, " + fmt_main(m, x)
+    return s
+
+
+def fmt_main(m, r):
     if m.task == "detection":
         return f"map IoU@0.3 {r['map_iou']:.3f}, box F1 {r['box_f1']:.3f}"
     if m.task == "recognition":
@@ -167,6 +174,14 @@ def measure(m, tools, work, keys, with_ort, variants):
     files = runner.samples(m.inputs("heldout"))
     log(f"{m.name}: FP32 on {len(files)} held-out samples")
     ref = runner.run_q8(tools["q8run"], m.onnx(), m, files, os.path.join(work, "out"))
+    # more held-out sets (ppocr_rec's rare characters): FP32 once, each
+    # quantized model on them too, their metrics beside the main set's
+    more = {}
+    for split, _ in m.extra_heldout:
+        xf = runner.samples(m.inputs(split))
+        log(f"{m.name}: FP32 on {len(xf)} samples of {split}")
+        more[split] = (xf, runner.run_q8(tools["q8run"], m.onnx(), m, xf,
+                                          os.path.join(work, "out")))
     row = {"model": m.name, "task": m.task, "onnx_bytes": os.path.getsize(m.onnx()),
            "n_calib": len(runner.samples(m.inputs("calib"))), "n_heldout": len(files),
            "variants": {}}
@@ -181,12 +196,18 @@ def measure(m, tools, work, keys, with_ort, variants):
             secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
             log(f"  {line}")
             got = runner.run_q8(tools["q8run"], q8, m, files, os.path.join(work, "out"))
+            got_x = {split: runner.run_q8(tools["q8run"], q8, m, xf, os.path.join(work, "out"))
+                     for split, (xf, _) in more.items()}
         except RuntimeError as e:
             # one failing setting is a row of the table, not the end of the run
             log(f"  {e}")
             row["variants"][vname] = {"error": str(e).splitlines()[0]}
             continue
         r = task_metrics(m, ref, got, keys, rendered_text(m, files))
+        if more:
+            r["extra"] = {split: task_metrics(m, xr, got_x[split], keys,
+                                              rendered_text(m, xf, split))
+                          for split, (xf, xr) in more.items()}
         r.update({"q8_bytes": os.path.getsize(q8), "quantize_s": secs, "peak_rss": rss,
                   "ratio": os.path.getsize(q8) / row["onnx_bytes"]})
         row["variants"][vname] = r

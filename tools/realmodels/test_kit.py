@@ -126,6 +126,55 @@ def test_ctc_cer():
           and abs(r["cer_read"] - 0.25) < 1e-12)
 
 
+def test_edge_spaces():
+    # a crop's margins decode as spaces at the line's ends: not a misreading
+    keys = ["a", "b"]
+    t = np.zeros((5, 4))                 # classes: blank, a, b, space
+    for i, c in enumerate([3, 1, 0, 2, 3]):
+        t[i, c] = 1
+    check("CTC greedy keeps the spaces", metrics.ctc_greedy(t, keys) == " ab ")
+    u = np.zeros((5, 4))
+    for i, c in enumerate([0, 1, 0, 2, 0]):
+        u[i, c] = 1
+    r = metrics.recognition([t], [u], keys, truth=["ab"])
+    check("recognition: spaces at the ends dropped",
+          r["cer"] == 0 and r["lines_read_fp32"] == 1 and r["cer_truth_fp32"] == 0)
+
+
+def test_kit_text():
+    import render
+    import make_inputs
+    keys = [chr(c) for c in range(0x4E00, 0x9FA6)] + ["a"]
+    common = render.common_cjk(keys)
+    check("GB2312 level 1: 3755 everyday characters", len(common) == 3755)
+    check("the common set without a character the dictionary lacks",
+          len(render.common_cjk(keys[1:])) == 3754 and "一" not in
+          render.common_cjk(keys[1:]))
+    check("every word made of everyday characters",
+          all(ch in set(common) for w in render.CJK_WORDS for ch in w))
+    with tempfile.TemporaryDirectory() as d:
+        check("a split not made yet has no version", make_inputs.made_version(d) is None)
+        with open(os.path.join(d, "meta.json"), "w", encoding="utf-8") as f:
+            json.dump({"samples": []}, f)
+        check("a split without a version is the kit's first",
+              make_inputs.made_version(d) == 1)
+    try:
+        render.check_fonts()
+    except SystemExit as e:
+        print(f"skip rendering checks: {e}")
+        return
+    # lines at most 320/48 wide: PaddleOCR never squeezes a line, a fixed
+    # width would; without the limit some of these lines are wider
+    rng = np.random.RandomState(7)
+    wide = [render.text_line(rng, common)[0] for _ in range(40)]
+    rng = np.random.RandomState(7)
+    fit = [render.text_line(rng, common, max_aspect=320 / 48)[0] for _ in range(40)]
+    check("some unlimited lines are wider than 320/48",
+          any(i.width > 320 / 48 * i.height * 1.1 for i in wide))
+    # rotation (3 degrees at most) widens the crop a little
+    check("limited lines fit 320/48", all(i.width <= 320 / 48 * i.height * 1.1 for i in fit))
+
+
 def test_rendered_text():
     import table
 
@@ -278,6 +327,7 @@ def test_convert_fp16():
 
 def main():
     for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
+              test_edge_spaces, test_kit_text,
               test_rendered_text, test_classification_segmentation, test_faces_lines,
               test_reassemble, test_unpack, test_convert_fp16):
         t()
