@@ -296,5 +296,14 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
                     dw_range, &a);
 }
 
+/* The bias is folded into init at prepare; W is read through prep unless a
+ * kernel reads it in place (c->w, or the AVX-512 depthwise kernel's qdw.w). */
+static bool qconv_packed_input(const void *prep, int j) {
+    const qconv_prep *c = prep;
+    if (j == 2) return true;
+    if (j != 1 || c->w) return false;
+    return !c->off_dw || !((const q8_qdw *)((const char *)prep + c->off_dw))->w;
+}
+
 const q8_cpu_op q8_cpu_qconv = {.prepare = qconv_prepare, .run = qconv_run,
-                                .scratch = qconv_scratch};
+                                .scratch = qconv_scratch, .packed_input = qconv_packed_input};

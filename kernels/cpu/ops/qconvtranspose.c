@@ -153,5 +153,12 @@ static void qconvt_run(const q8_exec *x, const q8_node *n) {
         }
 }
 
+/* W and the bias are both copied into prep (W as the GEMM's rows). */
+static bool qconvt_packed_input(const void *prep, int j) {
+    (void)prep;
+    return j == 1 || j == 2;
+}
+
 const q8_cpu_op q8_cpu_qconv_transpose = {.prepare = qconvt_prepare, .run = qconvt_run,
-                                          .scratch = qconvt_scratch};
+                                          .scratch = qconvt_scratch,
+                                          .packed_input = qconvt_packed_input};

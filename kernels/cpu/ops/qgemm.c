@@ -80,5 +80,10 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     q8_igemm(&a, x->pool, c->path);
 }
 
+/* The bias is folded into init at prepare; W is read in place or packed. */
+static bool qgemm_packed_input(const void *prep, int j) {
+    return j == 2 || (j == 1 && !((const qgemm_prep *)prep)->w);
+}
+
 const q8_cpu_op q8_cpu_qgemm = {.prepare = qgemm_prepare, .run = qgemm_run,
-                                .scratch = qgemm_scratch};
+                                .scratch = qgemm_scratch, .packed_input = qgemm_packed_input};
