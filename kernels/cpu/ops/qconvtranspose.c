@@ -35,8 +35,8 @@ static q8_status qconvt_prepare(const q8_graph *g, const q8_node *n, void **prep
     int64_t rows = geo->M * taps;
     size_t off = sizeof c;
     c.off_w = q8_qop_reserve(&off, q8_ig_rows_bytes(rows, Cg));
-    c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)rows);
-    c.off_bias = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo->M);
+    c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)rows);
+    c.off_bias = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)geo->M);
     q8_qepi_place(&c.epi, &off);
     char *pk = q8_aligned_alloc(off + 64);
     int8_t *t = malloc((size_t)(rows * Cg) + 1);
