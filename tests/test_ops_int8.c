@@ -2226,6 +2226,23 @@ Test(qconv, owning_session_releases_bias_and_packed_weights) {
     }
 }
 
+/* A small conv's blob is its header and 12 bytes a channel (init, mult,
+ * shift, 16-byte aligned), not 64 bytes an array plus an inline LeakyRelu
+ * table: an 8-channel squeeze-excite conv, read in place (plain W as rows),
+ * its bias released by the owning session. */
+Test(qconv, small_conv_blob_is_small) {
+    conv_case c = {.what = "se8", .nsp = 2, .N = 1, .C = 64, .H = 1, .W = 1, .M = 8, .KH = 1,
+                   .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .bias = true};
+    conv_setup(&c, 60);
+    c.qa = k_acts[1]; /* int8 output, no activation */
+    size_t wb;
+    void *y = conv_session_own(&c, NULL, Q8_LAYOUT_PLAIN, true, &wb);
+    size_t w = (size_t)(c.M * c.C), blob = wb - w;
+    cr_assert_leq(blob, 12 * (size_t)c.M + 192, "%zu blob bytes for 8 channels", blob);
+    free(y);
+    conv_free(&c);
+}
+
 /* A session that owns its model releases W (plain here: packed as lanes)
  * and the bias (folded into init) after prepare; same output. */
 Test(qgemm, owning_session_releases_bias_and_packed_weights) {
