@@ -2144,8 +2144,10 @@ Test(qconv, strided_im2col_wide_rows) {
 /* The sliding row windows of the AVX-512 kernel: every (R, stride) pairing
  * of the MobileNet shapes and their neighbours, 1 and 3 threads. */
 /* A CPU session on conv_build's graph for c (path NULL: the best), W stored
- * in layout l: output 0 (malloc'd) and the session's weights_bytes. */
-static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *weights_bytes) {
+ * in layout l: output 0 (malloc'd) and the session's weights_bytes; owning:
+ * the session owns the model (q8run's), which releases what prepare packed. */
+static void *conv_session_own(conv_case *c, const char *path, q8_layout l, bool owning,
+                              size_t *weights_bytes) {
     q8_graph *g = conv_build(c, path);
     q8_error err = {0};
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
@@ -2164,8 +2166,9 @@ static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *w
     q8_session *s = NULL;
     q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
     cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
     const q8_tensor *x = m->g->tensors[m->g->inputs[0]];
+    if (owning) cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    else cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, c->x, &err), Q8_OK,
                  "%s", err.msg);
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
@@ -2179,8 +2182,110 @@ static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *w
     q8_session_memory(s, &mi);
     *weights_bytes = mi.weights_bytes;
     q8_session_free(s);
-    q8_model_free(m);
+    if (!owning) q8_model_free(m);
     return out;
+}
+
+static void *conv_session(conv_case *c, const char *path, q8_layout l, size_t *weights_bytes) {
+    return conv_session_own(c, path, l, false, weights_bytes);
+}
+
+/* The bias is folded into init at prepare, so a session that owns its model
+ * releases it (q8run's; a .q8's varint bias is expanded into owned memory),
+ * and W too where the kernel packed it; the output is the same. One conv per
+ * kind of prepare: the im2col GEMM (K = 27: rows4 packed from plain W), the
+ * one-pixel GEMV, depthwise, transposed (W always packed). */
+Test(qconv, owning_session_releases_bias_and_packed_weights) {
+    conv_case cs[] = {
+        {.what = "gemm", .nsp = 2, .N = 1, .C = 6, .H = 6, .W = 7, .M = 20, .KH = 3, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 2, .pads = {1, 1, 1, 1}, .bias = true},
+        {.what = "gemv", .nsp = 2, .N = 1, .C = 64, .H = 1, .W = 1, .M = 48, .KH = 1, .KW = 1,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .bias = true},
+        {.what = "dw", .nsp = 2, .N = 1, .C = 16, .H = 9, .W = 11, .M = 16, .KH = 3, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 16, .pads = {1, 1, 1, 1}, .bias = true},
+        {.what = "transposed", .transpose = true, .nsp = 2, .N = 1, .C = 8, .H = 5, .W = 6,
+         .M = 12, .KH = 2, .KW = 2, .sh = 2, .sw = 2, .dh = 1, .dw = 1, .group = 1,
+         .bias = true},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        conv_case *c = &cs[i];
+        conv_setup(c, 40 + i);
+        c->qa = k_acts[1]; /* int8 output */
+        size_t wb, wb_own, bias = 4 * (size_t)c->M;
+        void *y = conv_session_own(c, NULL, Q8_LAYOUT_PLAIN, false, &wb);
+        void *y_own = conv_session_own(c, NULL, Q8_LAYOUT_PLAIN, true, &wb_own);
+        size_t ny = (size_t)(c->N * c->M * c->OH * c->OW);
+        cr_assert(memcmp(y, y_own, ny) == 0, "%s: outputs differ", c->what);
+        bool packed = i == 0 || c->transpose;
+        size_t w = packed ? (size_t)(c->M * c->C / c->group * c->KH * c->KW) : 0;
+        cr_assert_leq(wb_own + bias + w, wb, "%s: %zu weight bytes owning, %zu not", c->what,
+                      wb_own, wb);
+        free(y);
+        free(y_own);
+        conv_free(c);
+    }
+}
+
+/* A small conv's blob is its header and 12 bytes a channel (init, mult,
+ * shift, 16-byte aligned), not 64 bytes an array plus an inline LeakyRelu
+ * table: an 8-channel squeeze-excite conv, read in place (plain W as rows),
+ * its bias released by the owning session. */
+Test(qconv, small_conv_blob_is_small) {
+    conv_case c = {.what = "se8", .nsp = 2, .N = 1, .C = 64, .H = 1, .W = 1, .M = 8, .KH = 1,
+                   .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .bias = true};
+    conv_setup(&c, 60);
+    c.qa = k_acts[1]; /* int8 output, no activation */
+    size_t wb;
+    void *y = conv_session_own(&c, NULL, Q8_LAYOUT_PLAIN, true, &wb);
+    size_t w = (size_t)(c.M * c.C), blob = wb - w;
+    cr_assert_leq(blob, 12 * (size_t)c.M + 192, "%zu blob bytes for 8 channels", blob);
+    free(y);
+    conv_free(&c);
+}
+
+/* A session that owns its model releases W (plain here: packed as lanes)
+ * and the bias (folded into init) after prepare; same output. */
+Test(qgemm, owning_session_releases_bias_and_packed_weights) {
+    int64_t M = 3, K = 40, N = 24;
+    gemm_op_case c = {.ndim = 2, .adims = {M, K}, .N = N, .bias = true, .qa = k_acts[1]};
+    q8t_rng r = q8t_seed(50);
+    c.a = rand_i8(&r, M * K, -128);
+    c.w = rand_i8(&r, N * K, -127);
+    c.b = rand_bias(&r, N);
+    c.sa = 0.02f;
+    c.sw = rand_scales(&r, N, 0.001f, 0.01f);
+    int8_t y[2][3 * 24];
+    size_t wb[2];
+    for (int own = 0; own < 2; own++) {
+        q8_graph *g = qgemm_build(&c, NULL);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_model *m = NULL;
+        q8_session *s = NULL;
+        q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+        cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+        if (own) cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+        else cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_set_input(s, NULL, Q8_I8, c.adims, 2, c.a, &err), Q8_OK, "%s",
+                     err.msg);
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *out;
+        cr_assert_eq(q8_session_output(s, 0, &info, &out, &err), Q8_OK, "%s", err.msg);
+        memcpy(y[own], out, sizeof y[own]);
+        q8_memory_info mi;
+        q8_session_memory(s, &mi);
+        wb[own] = mi.weights_bytes;
+        q8_session_free(s);
+        if (!own) q8_model_free(m);
+    }
+    cr_assert(memcmp(y[0], y[1], sizeof y[0]) == 0);
+    cr_assert_leq(wb[1] + (size_t)(N * K + 4 * N), wb[0], "%zu weight bytes owning, %zu not",
+                  wb[1], wb[0]);
+    free(c.a);
+    free(c.w);
+    free(c.b);
+    free(c.sw);
 }
 
 /* The layout a .q8 stores conv_build's W in for c (q8_layout_to_store). */

@@ -517,8 +517,10 @@ static q8_status read_sections(const uint8_t *buf, size_t len, section sec[5], u
                    ? BAD("a .q8 file of version %u, from an older q8: re-quantize the model with "
                          "this version's `quantize` (it reads versions %d to %d, writes %d)",
                          version, Q8_FILE_VERSION_MIN, Q8_FILE_VERSION, Q8_FILE_VERSION)
-                   : BAD("unsupported .q8 version %u (this q8 reads versions %d to %d)", version,
-                         Q8_FILE_VERSION_MIN, Q8_FILE_VERSION);
+                   : BAD("a .q8 file of format version %u, made by a newer q8: this q8 reads "
+                         "versions %d to %d (run it with a q8 of that version or later, or "
+                         "re-quantize the model with this one)",
+                         version, Q8_FILE_VERSION_MIN, Q8_FILE_VERSION);
     *ver = version;
     if (hsize != Q8_FILE_HEADER_SIZE) return BAD("bad header size %u", hsize);
     if (fsize != len)

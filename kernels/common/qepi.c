@@ -29,7 +29,7 @@ void q8_qepi_init(q8_qepi *q, const q8_act *core_act, bool out_i8, float sy, int
         q8_act_i8_bounds(act, sy, &q->lo, &q->hi);
         if (act->kind == Q8_QACT_LEAKY) {
             q->has_lut = true;
-            q8_act_leaky_lut(act->alpha, q->lut);
+            q->lut_alpha = act->alpha;
         }
         return;
     }
@@ -46,16 +46,18 @@ void q8_qepi_init(q8_qepi *q, const q8_act *core_act, bool out_i8, float sy, int
 void q8_qepi_place(q8_qepi *q, size_t *off) {
     size_t b = (size_t)q->channels * 4;
     if (q->kind == Q8_EPI_I8) {
-        q->off_mult = q8_qop_reserve(off, b);
-        q->off_shift = q8_qop_reserve(off, b);
+        q->off_mult = q8_qop_reserve_chan(off, b);
+        q->off_shift = q8_qop_reserve_chan(off, b);
+        if (q->has_lut) q->off_lut = q8_qop_reserve_chan(off, 128);
     } else {
-        q->off_scale = q8_qop_reserve(off, b);
+        q->off_scale = q8_qop_reserve_chan(off, b);
     }
 }
 
 void q8_qepi_fill(const q8_qepi *q, void *blob, double sx, const float *sw, float sw1,
                   float sy) {
     char *p = blob;
+    if (q->has_lut) q8_act_leaky_lut(q->lut_alpha, (int8_t *)(p + q->off_lut));
     for (int64_t c = 0; c < q->channels; c++) {
         double s = sx * (double)(sw ? sw[c] : sw1);
         if (q->kind == Q8_EPI_I8) {
@@ -71,7 +73,8 @@ void q8_qepi_fill(const q8_qepi *q, void *blob, double sx, const float *sw, floa
 void q8_qepi_view(const q8_qepi *q, const void *blob, q8_epi_chan chan, q8_epilogue *e) {
     const char *p = blob;
     *e = (q8_epilogue){.kind = q->kind, .chan = chan, .lo = q->lo, .hi = q->hi,
-                       .leaky_lut = q->has_lut ? q->lut : NULL, .clip = q->clip,
+                       .leaky_lut = q->has_lut ? (const int8_t *)(p + q->off_lut) : NULL,
+                       .clip = q->clip,
                        .leaky = q->leaky, .flo = q->flo, .fhi = q->fhi, .alpha = q->alpha};
     if (q->kind == Q8_EPI_I8) {
         e->mult = (const int32_t *)(p + q->off_mult);

@@ -21,17 +21,18 @@ q8_qact q8_qact_of(const q8_act *act);
 typedef struct q8_qepi {
     q8_epi_kind kind;
     int32_t lo, hi;
-    bool has_lut;
-    int8_t lut[128];
+    bool has_lut;           /* int8 LeakyRelu: a 128-byte table in the blob */
+    float lut_alpha;
     bool clip, leaky;
     float flo, fhi, alpha;
     int64_t channels;
-    size_t off_mult, off_shift, off_scale; /* byte offsets into the blob */
+    size_t off_mult, off_shift, off_scale, off_lut; /* byte offsets into the blob */
 } q8_qepi;
 
 /* Set q's kind, clamp and activation fields. */
 void q8_qepi_init(q8_qepi *q, const q8_act *act, bool out_i8, float sy, int64_t channels);
-/* Place the arrays at byte offset *off of the blob (advanced, 64-aligned). */
+/* Place the arrays (and the LeakyRelu table) at byte offset *off of the
+ * blob (advanced; each Q8_QOP_CHAN_ALIGN-aligned). */
 void q8_qepi_place(q8_qepi *q, size_t *off);
 /* Fill the arrays: channel c has input scale product sx * sw[c] (sw NULL:
  * sw1 for every channel) and output scale sy. */
@@ -43,6 +44,16 @@ void q8_qepi_view(const q8_qepi *q, const void *blob, q8_epi_chan chan, q8_epilo
 /* Byte offset helper for blobs: reserve bytes at *off (64-aligned). */
 static inline size_t q8_qop_reserve(size_t *off, size_t bytes) {
     size_t at = q8_align_up(*off, 64);
+    *off = at + bytes;
+    return at;
+}
+
+/* Per-channel arrays (init, mult, shift, scale) are read with unaligned
+ * loads: 16-byte alignment keeps a blob's small arrays from taking 64 bytes
+ * each (a squeeze-excite conv's 8 channels: 32 bytes an array). */
+#define Q8_QOP_CHAN_ALIGN 16
+static inline size_t q8_qop_reserve_chan(size_t *off, size_t bytes) {
+    size_t at = q8_align_up(*off, Q8_QOP_CHAN_ALIGN);
     *off = at + bytes;
     return at;
 }

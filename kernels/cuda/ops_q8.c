@@ -56,11 +56,7 @@ static void make_epi(cu_prep *pr, const q8_qop_quant *qq, int64_t channels, cons
         e->kind = Q8CU_EPI_I8;
         e->mult = dev ? (const int32_t *)(dev + q.off_mult) : NULL;
         e->shift = dev ? (const int32_t *)(dev + q.off_shift) : NULL;
-        if (q.has_lut) {
-            int8_t *lut = q8_cu_const(pr, 128, &host);
-            if (host) memcpy(host, q.lut, 128);
-            e->lut = lut;
-        }
+        if (q.has_lut) e->lut = dev ? (const int8_t *)(dev + q.off_lut) : NULL;
     } else {
         e->kind = Q8CU_EPI_F32;
         e->scale = dev ? (const float *)(dev + q.off_scale) : NULL;

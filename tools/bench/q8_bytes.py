@@ -4,7 +4,7 @@ kind of record.
 
   q8_bytes.py [--table] FILE.q8 [ONNX]...   (a .q8, optionally its .onnx)
 
-GRAPH (versions 2 to 5; a deflated META or GRAPH of version 5 is counted
+GRAPH (versions 2 to 6; a deflated META or GRAPH of version 5 or 6 is counted
 inflated, its stored bytes in "META+GRAPH stored"): tensor names, node names,
 dims, fixed tensor fields, quantization scales, data references, node records (op, indices),
 attributes (version 4: the attribute table, and the nodes' references).

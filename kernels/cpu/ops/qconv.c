@@ -89,15 +89,19 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
-    c.off_w = q8_qop_reserve(&off, in_place || dw_kernel ? 0
-                                   : c.depthwise          ? (size_t)(geo->M * K)
-                                   : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
-                                                          : q8_ig_rows_bytes(geo->M, K));
+    size_t w_bytes = in_place || dw_kernel ? 0
+                     : c.depthwise          ? (size_t)(geo->M * K)
+                     : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
+                                            : q8_ig_rows_bytes(geo->M, K);
+    /* 64-aligned only where there is something (a header padded to 64 for
+     * nothing is most of a small conv's blob) */
+    c.off_w = w_bytes ? q8_qop_reserve(&off, w_bytes) : 0;
     /* init and taps: the generic loops' (the depthwise kernels keep their own) */
-    c.off_init = q8_qop_reserve(&off, dw_kernel ? 0 : sizeof(int32_t) * (size_t)geo->M);
-    c.off_taps = q8_qop_reserve(&off, c.depthwise && !dw_kernel ? sizeof(int64_t) * (size_t)K
-                                                                : 0);
-    c.off_ltab = q8_qop_reserve(&off, c.lanes_vbmi ? (size_t)geo->KW * 64 : 0);
+    c.off_init = q8_qop_reserve_chan(&off, dw_kernel ? 0 : sizeof(int32_t) * (size_t)geo->M);
+    c.off_taps = q8_qop_reserve_chan(&off, c.depthwise && !dw_kernel
+                                               ? sizeof(int64_t) * (size_t)K
+                                               : 0);
+    c.off_ltab = c.lanes_vbmi ? q8_qop_reserve(&off, (size_t)geo->KW * 64) : 0;
     q8_qepi_place(&c.epi, &off);
     const void *wd = wt->data;
     void *tmp = NULL;
@@ -296,5 +300,14 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
                     dw_range, &a);
 }
 
+/* The bias is folded into init at prepare; W is read through prep unless a
+ * kernel reads it in place (c->w, or the AVX-512 depthwise kernel's qdw.w). */
+static bool qconv_packed_input(const void *prep, int j) {
+    const qconv_prep *c = prep;
+    if (j == 2) return true;
+    if (j != 1 || c->w) return false;
+    return !c->off_dw || !((const q8_qdw *)((const char *)prep + c->off_dw))->w;
+}
+
 const q8_cpu_op q8_cpu_qconv = {.prepare = qconv_prepare, .run = qconv_run,
-                                .scratch = qconv_scratch};
+                                .scratch = qconv_scratch, .packed_input = qconv_packed_input};

@@ -35,8 +35,8 @@ static q8_status qconvt_prepare(const q8_graph *g, const q8_node *n, void **prep
     int64_t rows = geo->M * taps;
     size_t off = sizeof c;
     c.off_w = q8_qop_reserve(&off, q8_ig_rows_bytes(rows, Cg));
-    c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)rows);
-    c.off_bias = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)geo->M);
+    c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)rows);
+    c.off_bias = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)geo->M);
     q8_qepi_place(&c.epi, &off);
     char *pk = q8_aligned_alloc(off + 64);
     int8_t *t = malloc((size_t)(rows * Cg) + 1);
@@ -153,5 +153,12 @@ static void qconvt_run(const q8_exec *x, const q8_node *n) {
         }
 }
 
+/* W and the bias are both copied into prep (W as the GEMM's rows). */
+static bool qconvt_packed_input(const void *prep, int j) {
+    (void)prep;
+    return j == 1 || j == 2;
+}
+
 const q8_cpu_op q8_cpu_qconv_transpose = {.prepare = qconvt_prepare, .run = qconvt_run,
-                                          .scratch = qconvt_scratch};
+                                          .scratch = qconvt_scratch,
+                                          .packed_input = qconvt_packed_input};

@@ -29,8 +29,8 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     const q8_tensor *w = q8_in(g, n, 1);
     bool in_place = w->layout == q8_layout_for_reader(n, 1);
     size_t off = sizeof c;
-    c.off_w = q8_qop_reserve(&off, in_place ? 0 : q8_ig_lanes_bytes(p->N, p->K));
-    c.off_init = q8_qop_reserve(&off, sizeof(int32_t) * (size_t)p->N);
+    c.off_w = in_place ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
+    c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);
     q8_qepi_place(&c.epi, &off);
     const void *wd = w->data;
     void *tmp = NULL;
@@ -80,5 +80,10 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     q8_igemm(&a, x->pool, c->path);
 }
 
+/* The bias is folded into init at prepare; W is read in place or packed. */
+static bool qgemm_packed_input(const void *prep, int j) {
+    return j == 2 || (j == 1 && !((const qgemm_prep *)prep)->w);
+}
+
 const q8_cpu_op q8_cpu_qgemm = {.prepare = qgemm_prepare, .run = qgemm_run,
-                                .scratch = qgemm_scratch};
+                                .scratch = qgemm_scratch, .packed_input = qgemm_packed_input};
