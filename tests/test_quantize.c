@@ -507,3 +507,43 @@ Test(quantize, squeeze_excite_scale_of_a_conv_output_stays_fp32) {
     cr_assert_eq(count(g, "Mul"), 1);
     q8_graph_free(g);
 }
+
+/* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:
+ * BlazeFace's channel padding. The Concat stays int8 at c1's scale (the
+ * zeros become int8 zeros): no dequantize and quantize around it. */
+Test(quantize, concat_with_constant_zeros_stays_int8) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(7);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
+            zd[4] = {1, 8, 8, 8};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    int z = T(g, "zeros");
+    q8_tensor_set_shape(g->tensors[z], Q8_F32, zd, 4);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[z], NULL), Q8_OK);
+    memset(g->tensors[z]->data, 0, 512 * sizeof(float));
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    q8_node *cc = node(g, "pad", "Concat", 2, (const char *[]){"c1", "zeros"}, "padded");
+    q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 1;
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"padded", "w2"}, "c2"));
+    q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c2"}, "y");
+    q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
+    ks->n = 2;
+    ks->ints = malloc(2 * sizeof(int64_t));
+    ks->ints[0] = ks->ints[1] = 2;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    g = quantized(g, NULL);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "Concat"), 1);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->op_type, "Concat") == 0)
+            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
+    q8_graph_free(g);
+}
