@@ -1174,6 +1174,35 @@ CU_TEST(qlut) {
     }
 }
 
+/* q8.QAdd and q8.QMul (per-channel gate and same shapes): the CPU's bytes. */
+CU_TEST(qadd_qmul) {
+    q8t_rng r = q8t_seed(82);
+    const int64_t shapes[][4] = {{1, 1, 1, 1}, {1, 16, 7, 9}, {2, 5, 33, 35}};
+    for (int c = 0; c < 3; c++) {
+        int64_t n = shapes[c][0] * shapes[c][1] * shapes[c][2] * shapes[c][3];
+        int8_t *a = rand_i8(&r, n, -128), *b = rand_i8(&r, n, -128);
+        float sa = 0.05f, sb = 0.02f;
+        const void *in[2] = {a, b};
+        char what[64];
+        for (int op = 0; op < 3; op++) {
+            spec sp = {.op = op == 0 ? "QAdd" : "QMul", .domain = "q8", .n_in = 2, .n_out = 1,
+                       .n_attr = 1};
+            sp.in[0] = (qin){"a", Q8_I8, 4,
+                             {shapes[c][0], shapes[c][1], shapes[c][2], shapes[c][3]}, NULL,
+                             &sa, 1};
+            sp.in[1] = sp.in[0];
+            sp.in[1].name = "b";
+            sp.in[1].scales = &sb;
+            if (op == 2) sp.in[1].dims[2] = sp.in[1].dims[3] = 1; /* the gate */
+            sp.at[0] = AF("y_scale", op == 0 ? 0.06f : 0.003f);
+            snprintf(what, sizeof what, "%s %d case %d", sp.op, op, c);
+            check_spec(&sp, in, k_exact, what);
+        }
+        free(a);
+        free(b);
+    }
+}
+
 /* Profiling runs eagerly and times every node. */
 CU_TEST(profile_times_nodes) {
     q8t_rng r = q8t_seed(71);

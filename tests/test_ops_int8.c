@@ -1955,6 +1955,233 @@ Test(qlut, op_every_path) {
     }
 }
 
+/* ---- q8.QAdd ------------------------------------------------------------- */
+
+#include "qadd_kern.h"
+
+/* The definition (src/core/ops/qadd.h) in 128 bits: round half up of
+ * (a * ma + b * mb) / 2^shift, clamped. */
+static int8_t qadd_ref(const q8_qadd_params *p, int8_t a, int8_t b) {
+    __int128 v = rhu_shift((__int128)a * p->ma + (__int128)b * p->mb, p->shift);
+    return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+
+/* The multipliers carry 15 significant bits of both ratios; the requantized
+ * sum is within one step of the exact real sum. */
+Test(qadd, multipliers) {
+    static const double sc[][3] = {{0.1, 0.1, 0.1}, {0.02, 0.05, 0.07}, {1e-3, 0.5, 0.9},
+                                   {0.3, 0.01, 0.004}, {1e-9, 1e-9, 1.0}, {5.0, 1.0, 1e-5}};
+    for (size_t i = 0; i < sizeof sc / sizeof sc[0]; i++) {
+        q8_qadd_params p;
+        q8_qadd_multipliers(sc[i][0], sc[i][1], sc[i][2], &p);
+        double ra = sc[i][0] / sc[i][2], rb = sc[i][1] / sc[i][2], r = ra > rb ? ra : rb;
+        cr_assert(p.shift >= 1 && p.shift <= 30, "case %zu: shift %d", i, (int)p.shift);
+        cr_assert(p.ma >= 0 && p.ma <= 32767 && p.mb >= 0 && p.mb <= 32767, "case %zu", i);
+        if (r * 2 < 32767 && r * (1 << 30) >= 16384) {
+            int32_t m = p.ma > p.mb ? p.ma : p.mb;
+            cr_assert(m >= 16384, "case %zu: largest multiplier %d wastes bits", i, (int)m);
+            cr_assert_leq(fabs(ldexp(p.ma, -p.shift) - ra), ldexp(0.5, -p.shift) * 1.0000001);
+            cr_assert_leq(fabs(ldexp(p.mb, -p.shift) - rb), ldexp(0.5, -p.shift) * 1.0000001);
+            for (int a = -128; a < 128; a += 5)
+                for (int b = -128; b < 128; b += 3) {
+                    double real = a * ra + b * rb;
+                    real = real < -128 ? -128 : real > 127 ? 127 : real;
+                    int8_t y = q8_qadd_one(&p, (int8_t)a, (int8_t)b);
+                    cr_assert_leq(fabs(y - real), 0.5 + 256 * 32768.0 / ldexp(1, 30) + 0.01,
+                                  "case %zu: %d, %d -> %d, real %g", i, a, b, y, real);
+                }
+        }
+    }
+}
+
+/* Every kernel gives the definition's bytes at every offset and length (the
+ * vector tails), for extreme values and saturating multipliers, in place
+ * too. */
+Test(qadd, kernels_match_the_definition) {
+    enum { N = 300 };
+    static const q8_qadd_path paths[] = {Q8_QADD_C, Q8_QADD_AVX2};
+    static const q8_qadd_params ps[] = {{16384, 16384, 15, 0}, {32767, 1, 1, 0},
+                                        {20000, 9000, 30, 0}, {0, 32767, 14, 0},
+                                        {12345, 32767, 16, 0}, {32767, 32767, 8, 0}};
+    int8_t a[N], b[N], y[N + 64], want[N];
+    q8t_rng r = q8t_seed(515);
+    for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)
+        for (int mode = 0; mode < 4; mode++) {
+            fill_i8(&r, a, N, mode);
+            fill_i8(&r, b, N, mode == 3 ? 0 : 3 - mode);
+            for (int i = 0; i < N; i++) want[i] = qadd_ref(&ps[k], a[i], b[i]);
+            for (size_t pi = 0; pi < sizeof paths / sizeof paths[0]; pi++) {
+                if (paths[pi] == Q8_QADD_AVX2 && q8_qadd_resolve(Q8_IGEMM_AVX2) != Q8_QADD_AVX2)
+                    continue;
+                for (int len = 0; len <= N; len += len < 70 ? 1 : 53)
+                    for (int off = 0; off < 3 && off + len <= N; off++) {
+                        memset(y, 0x5b, sizeof y);
+                        q8_qadd_apply(paths[pi], &ps[k], a + off, b + off, y, len);
+                        cr_assert(memcmp(y, want + off, (size_t)len) == 0,
+                                  "params %zu mode %d path %d len %d off %d", k, mode,
+                                  (int)paths[pi], len, off);
+                        cr_assert_eq(y[len], 0x5b, "path %d len %d: wrote past the end",
+                                     (int)paths[pi], len);
+                    }
+                int8_t in[N]; /* in place, on either input */
+                memcpy(in, a, N);
+                q8_qadd_apply(paths[pi], &ps[k], in, b, in, N);
+                cr_assert(memcmp(in, want, N) == 0, "path %d in place on A", (int)paths[pi]);
+                memcpy(in, b, N);
+                q8_qadd_apply(paths[pi], &ps[k], a, in, in, N);
+                cr_assert(memcmp(in, want, N) == 0, "path %d in place on B", (int)paths[pi]);
+            }
+        }
+}
+
+typedef struct qadd_case {
+    int ndim;
+    int64_t dims[4];
+    float sa, sb, sy;
+} qadd_case;
+
+static q8_graph *qadd_build(const void *ctx, const char *path) {
+    const qadd_case *c = ctx;
+    qin ins[2] = {{"a", Q8_I8, c->ndim, {0}, NULL, &c->sa, 1},
+                  {"b", Q8_I8, c->ndim, {0}, NULL, &c->sb, 1}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    memcpy(ins[1].dims, c->dims, sizeof c->dims);
+    qattrs qa = {.y_scale = c->sy};
+    return qgraph("QAdd", "q8", ins, 2, &qa, path);
+}
+
+/* The op on every path, 1 and 3 threads, awkward and large shapes. */
+Test(qadd, op_every_path) {
+    static const qadd_case cases[] = {{1, {1}, 0.1f, 0.2f, 0.25f},
+                                      {4, {1, 3, 5, 7}, 0.013f, 0.05f, 0.04f},
+                                      {4, {2, 24, 33, 35}, 0.5f, 0.001f, 0.3f},
+                                      {2, {3, 100003}, 0.02f, 0.02f, 0.01f}};
+    q8t_rng r = q8t_seed(516);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const qadd_case *c = &cases[k];
+        int64_t n = 1;
+        for (int d = 0; d < c->ndim; d++) n *= c->dims[d];
+        int8_t *a = rand_i8(&r, n, -128), *b = rand_i8(&r, n, -128), *want = malloc((size_t)n);
+        q8_qadd_params p;
+        q8_qadd_multipliers(c->sa, c->sb, c->sy, &p);
+        for (int64_t i = 0; i < n; i++) want[i] = qadd_ref(&p, a[i], b[i]);
+        const void *in[2] = {a, b};
+        char what[32];
+        snprintf(what, sizeof what, "QAdd case %zu", k);
+        check_op(qadd_build, c, in, Q8_I8, c->dims, c->ndim, want, what);
+        free(a);
+        free(b);
+        free(want);
+    }
+}
+
+/* ---- q8.QMul ------------------------------------------------------------- */
+
+#include "ops/qmul.h"
+
+typedef struct qmul_case {
+    int ndim;
+    int64_t dims[4], bdims[4];
+    float sa, sb, sy;
+} qmul_case;
+
+static q8_graph *qmul_build(const void *ctx, const char *path) {
+    const qmul_case *c = ctx;
+    qin ins[2] = {{"a", Q8_I8, c->ndim, {0}, NULL, &c->sa, 1},
+                  {"b", Q8_I8, c->ndim, {0}, NULL, &c->sb, 1}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    memcpy(ins[1].dims, c->bdims, sizeof c->bdims);
+    qattrs qa = {.y_scale = c->sy};
+    return qgraph("QMul", "q8", ins, 2, &qa, path);
+}
+
+/* The multiplier keeps 15 bits of sa * sb / sy; each product is within one
+ * step of the exact real product. */
+Test(qmul, multiplier) {
+    static const double rs[] = {1.0, 0.3, 7.7e-3, 1.1e-6, 123.0};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+        q8_qmul_params p;
+        q8_qmul_multiplier(rs[i], &p);
+        cr_assert(p.m <= 32767 && p.shift >= 1 && p.shift <= 30, "r %g", rs[i]);
+        cr_assert(p.m >= 16384 || (p.shift == 30 && rs[i] < ldexp(1, -16)), "r %g: m %d",
+                  rs[i], (int)p.m);
+        for (int a = -128; a < 128; a += 3)
+            for (int b = -128; b < 128; b += 7) {
+                double real = (double)a * b * rs[i];
+                real = real < -128 ? -128 : real > 127 ? 127 : real;
+                int8_t y = q8_qmul_one(&p, (int8_t)a, (int8_t)b);
+                cr_assert_leq(fabs(y - real), 0.5 + 16384.0 * ldexp(0.5, -p.shift) + 1e-9,
+                              "r %g: %d * %d -> %d, real %g", rs[i], a, b, y, real);
+            }
+    }
+}
+
+/* The op against the definition written out in 128 bits: per-channel gates
+ * ([N, C, 1, 1] and [N, C, 1]), same shapes, one value, wide rows, extreme
+ * values; 1 and 3 threads. */
+Test(qmul, op_shapes) {
+    static const qmul_case cases[] = {
+        {4, {1, 16, 7, 9}, {1, 16, 1, 1}, 0.05f, 0.0079f, 0.04f},
+        {4, {2, 5, 33, 35}, {2, 5, 1, 1}, 0.5f, 0.01f, 0.02f},
+        {3, {3, 4, 1000}, {3, 4, 1}, 0.02f, 0.02f, 0.0001f},
+        {2, {7, 129}, {7, 129}, 0.1f, 0.2f, 0.3f},
+        {1, {1}, {1}, 0.1f, 0.1f, 0.01f},
+        {3, {2, 3, 5}, {2, 1, 1}, 1e-4f, 1e-4f, 1.0f}};
+    q8t_rng r = q8t_seed(517);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const qmul_case *c = &cases[k];
+        int64_t n = 1, nb = 1;
+        for (int d = 0; d < c->ndim; d++) n *= c->dims[d], nb *= c->bdims[d];
+        int8_t *a = rand_i8(&r, n, -128), *b = rand_i8(&r, nb, -128), *want = malloc((size_t)n);
+        if (k == 1) {
+            a[0] = b[0] = -128; /* the largest product */
+            a[1] = 127;
+        }
+        q8_qmul_params p;
+        q8_qmul_multiplier((double)c->sa * c->sb / c->sy, &p);
+        for (int64_t i = 0; i < n; i++) {
+            __int128 v = rhu_shift((__int128)a[i] * b[i / (n / nb)] * p.m, p.shift);
+            want[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+        }
+        const void *in[2] = {a, b};
+        char what[32];
+        snprintf(what, sizeof what, "QMul case %zu", k);
+        check_op_paths(qmul_build, c, in, Q8_I8, c->dims, c->ndim, want, what, false);
+        free(a);
+        free(b);
+        free(want);
+    }
+}
+
+Test(errors, qmul_messages) {
+    static const float s = 0.1f;
+    qattrs qa = {.y_scale = 0.2f};
+    qin a = {"a", Q8_I8, 3, {2, 3, 4}, NULL, &s, 1}, b = {"b", Q8_I8, 3, {2, 3, 1}, NULL, &s, 1};
+    qin bt = {"b", Q8_I8, 3, {1, 3, 4}, NULL, &s, 1}, b2 = {"b", Q8_I8, 2, {2, 3}, NULL, &s, 1};
+    check_fails(qgraph("QMul", "q8", (qin[]){a, bt}, 2, &qa, NULL),
+                "B 'b' must have A 'a''s shape or its leading dims", "trailing broadcast");
+    check_fails(qgraph("QMul", "q8", (qin[]){a, b2}, 2, &qa, NULL),
+                "B 'b' must have A 'a''s shape", "rank");
+    check_fails(qgraph("QMul", "q8", (qin[]){a, b}, 2, NULL, NULL), "y_scale is missing",
+                "no y_scale");
+}
+
+Test(errors, qadd_messages) {
+    static const float s = 0.1f;
+    qattrs qa = {.y_scale = 0.2f};
+    qin a = {"a", Q8_I8, 2, {3, 4}, NULL, &s, 1}, b = {"b", Q8_I8, 2, {3, 4}, NULL, &s, 1};
+    qin b5 = {"b", Q8_I8, 2, {3, 5}, NULL, &s, 1}, bf = {"b", Q8_F32, 2, {3, 4}, NULL, NULL, 0};
+    qin bnos = {"b", Q8_I8, 2, {3, 4}, NULL, NULL, 0};
+    check_fails(qgraph("QAdd", "q8", (qin[]){a, b5}, 2, &qa, NULL),
+                "A 'a' and B 'b' differ in shape", "shapes");
+    check_fails(qgraph("QAdd", "q8", (qin[]){a, bf}, 2, &qa, NULL),
+                "B 'b' is float32, expected int8", "float B");
+    check_fails(qgraph("QAdd", "q8", (qin[]){a, bnos}, 2, &qa, NULL),
+                "B 'b' has no quantization scale", "B without scale");
+    check_fails(qgraph("QAdd", "q8", (qin[]){a, b}, 2, NULL, NULL), "y_scale is missing",
+                "no y_scale");
+}
+
 /* ---- im2col straight into packed lanes (AVX-512 VBMI) -------------------- */
 
 /* The same bytes as im2col + pack_lanes_kj: panels crossing output rows

@@ -553,6 +553,49 @@ Test(pool, maxpool_f32_wide_rows_nan_and_signed_zeros) {
     free(x);
 }
 
+/* INT8 MaxPool on wide rows (more outputs than one chunk): kernels 2x2 and
+ * 3x3, strides 1, 2 and 3, with and without padding, -128 and 127 in the
+ * data; the max of each window written out here. */
+Test(pool, maxpool_i8_wide_rows) {
+    const int64_t H = 6, W = 301, strides[] = {1, 2, 3}, kernels[] = {2, 3};
+    int8_t *x = malloc(2 * H * W);
+    q8t_rng r = q8t_seed(52);
+    for (int64_t i = 0; i < 2 * H * W; i++)
+        x[i] = i % 89 == 3 ? 127 : i % 7 == 0 ? -128 : (int8_t)(q8t_next(&r) >> 56);
+    for (int ki = 0; ki < 2; ki++)
+        for (int si = 0; si < 3; si++)
+            for (int pad = 0; pad < 2; pad++) {
+                int64_t k = kernels[ki], sw = strides[si];
+                pool_case c = {.op = "MaxPool", .dt = Q8_I8, .nd = 4, .dims = {1, 2, H, W},
+                               .nk = 2, .k = {k, k}, .s = {2, sw}, .has_s = true,
+                               .pads = {0, pad, 0, pad}, .has_pads = true};
+                const void *data[] = {x};
+                void *out[1];
+                q8_tensor_info info[1];
+                run2((built){pool_build, &c}, data, 1, out, info);
+                int64_t OH = (H - k) / 2 + 1, OW = (W + 2 * pad - k) / sw + 1;
+                cr_assert(info[0].dims[2] == OH && info[0].dims[3] == OW);
+                for (int64_t ch = 0; ch < 2; ch++)
+                    for (int64_t oh = 0; oh < OH; oh++)
+                        for (int64_t ow = 0; ow < OW; ow++) {
+                            int best = -129;
+                            for (int64_t kh = 0; kh < k; kh++)
+                                for (int64_t kw = 0; kw < k; kw++) {
+                                    int64_t iw = ow * sw - pad + kw;
+                                    if (iw < 0 || iw >= W) continue;
+                                    int v = x[(ch * H + oh * 2 + kh) * W + iw];
+                                    best = v > best ? v : best;
+                                }
+                            int got = ((int8_t *)out[0])[(ch * OH + oh) * OW + ow];
+                            cr_assert_eq(got, best, "k %lld stride %lld pad %d ch %lld (%lld, "
+                                         "%lld)", (long long)k, (long long)sw, pad,
+                                         (long long)ch, (long long)oh, (long long)ow);
+                        }
+                free(out[0]);
+            }
+    free(x);
+}
+
 Test(pool, ceil_mode_window_must_start_inside) {
     /* in 4, kernel 2, stride 2, end pad 1: a third window would start at 4,
      * in the right padding only, so there are 2 outputs, not 3. */

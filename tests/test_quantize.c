@@ -358,3 +358,192 @@ Test(quantize, scalar_op_before_an_output_stays_fp32) {
     cr_assert_eq(count(g, "Div"), 1);
     q8_graph_free(g);
 }
+
+/* x -> conv1 -> Relu -> a1 -> conv2 -> c2; c2 + a1 -> s (a residual sum);
+ * then (tail false) Relu -> conv3 -> MaxPool -> y, or (tail true) s is the
+ * output y. */
+static q8_graph *residual_chain(bool tail) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(5);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    weight(g, "w3", 4, w2, &r);
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    node(g, "relu1", "Relu", 1, (const char *[]){"c1"}, "a1");
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
+    node(g, "sum", "Add", 2, (const char *[]){"c2", "a1"}, tail ? "y" : "s");
+    if (!tail) {
+        node(g, "relu2", "Relu", 1, (const char *[]){"s"}, "r");
+        pads1(node(g, "conv3", "Conv", 2, (const char *[]){"r", "w3"}, "c3"));
+        q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c3"}, "y");
+        q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
+        ks->n = 2;
+        ks->ints = malloc(2 * sizeof(int64_t));
+        ks->ints[0] = ks->ints[1] = 2;
+    }
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* A residual sum that an int8 layer reads is q8.QAdd of the two int8
+ * tensors: no dequantize, float Add and quantize around it. */
+Test(quantize, residual_sum_between_int8_layers_is_qadd) {
+    q8_graph *g = quantized(residual_chain(false), NULL);
+    cr_assert_eq(count(g, "QConv"), 3);
+    cr_assert_eq(count(g, "QAdd"), 1);
+    cr_assert_eq(count(g, "Add"), 0);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = residual_chain(false);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 4 * 4; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
+    free(want);
+    free(got);
+}
+
+/* A sum only a float reader (here the graph output) reads stays FP32: int8
+ * would only add roundings there. */
+Test(quantize, residual_sum_before_an_output_stays_fp32) {
+    q8_graph *g = quantized(residual_chain(true), NULL);
+    cr_assert_eq(count(g, "QAdd"), 0);
+    cr_assert_eq(count(g, "Add"), 1);
+    cr_assert_eq(count(g, "QConv"), 2);
+    q8_graph_free(g);
+}
+
+/* x -> conv1 -> c1 [-> HardSwish (table true)] -> h; GlobalAveragePool ->
+ * 1x1 conv -> HardSigmoid -> gate [1, 8, 1, 1]; h * gate -> conv2 -> MaxPool
+ * -> y: a squeeze-excite block (MobileNetV3's, with the table; PP-LCNet's
+ * without). */
+static q8_graph *se_chain(bool table) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(6);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3},
+            ws[4] = {8, 8, 1, 1};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    weight(g, "ws", 4, ws, &r);
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    const char *h = "c1";
+    if (table) {
+        node(g, "hswish", "HardSwish", 1, (const char *[]){"c1"}, "h1");
+        h = "h1";
+    }
+    node(g, "gap", "GlobalAveragePool", 1, (const char *[]){h}, "pooled");
+    node(g, "se", "Conv", 2, (const char *[]){"pooled", "ws"}, "se_out");
+    node(g, "hsig", "HardSigmoid", 1, (const char *[]){"se_out"}, "gate");
+    node(g, "scale", "Mul", 2, (const char *[]){"gate", h}, "scaled");
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"scaled", "w2"}, "c2"));
+    q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c2"}, "y");
+    q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
+    ks->n = 2;
+    ks->ints = malloc(2 * sizeof(int64_t));
+    ks->ints[0] = ks->ints[1] = 2;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* With --int8-gates the gate multiply is q8.QMul of the int8 block output
+ * and the int8 gate (gate first in the graph: QMul takes the full-shape side
+ * as A); off by default. */
+Test(quantize, squeeze_excite_scale_is_qmul) {
+    q8_graph *d = quantized(se_chain(true), NULL);
+    cr_assert_eq(count(d, "QMul"), 0, "off by default");
+    cr_assert_eq(count(d, "Mul"), 1);
+    q8_graph_free(d);
+    q8_quant_options qo = {.int8_gates = true};
+    q8_graph *g = quantized(se_chain(true), &qo);
+    cr_assert_eq(count(g, "QMul"), 1);
+    cr_assert_eq(count(g, "Mul"), 0);
+    cr_assert_eq(count(g, "QConv"), 3);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->op_type, "QMul") == 0)
+            cr_assert_eq(g->tensors[g->nodes[i]->inputs[1]]->dims[2], 1, "B is the gate");
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = se_chain(true);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 4 * 4; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
+    free(want);
+    free(got);
+}
+
+/* Where the block output is an INT8 layer's that only the Mul and the float
+ * GlobalAveragePool read, the Mul stays FP32: the conv writes float32 and is
+ * not rounded for the Mul's sake. */
+Test(quantize, squeeze_excite_scale_of_a_conv_output_stays_fp32) {
+    q8_quant_options qo = {.int8_gates = true};
+    q8_graph *g = quantized(se_chain(false), &qo);
+    cr_assert_eq(count(g, "QMul"), 0);
+    cr_assert_eq(count(g, "Mul"), 1);
+    q8_graph_free(g);
+}
+
+/* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:
+ * BlazeFace's channel padding. The Concat stays int8 at c1's scale (the
+ * zeros become int8 zeros): no dequantize and quantize around it. */
+Test(quantize, concat_with_constant_zeros_stays_int8) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(7);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
+            zd[4] = {1, 8, 8, 8};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    int z = T(g, "zeros");
+    q8_tensor_set_shape(g->tensors[z], Q8_F32, zd, 4);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[z], NULL), Q8_OK);
+    memset(g->tensors[z]->data, 0, 512 * sizeof(float));
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    q8_node *cc = node(g, "pad", "Concat", 2, (const char *[]){"c1", "zeros"}, "padded");
+    q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 1;
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"padded", "w2"}, "c2"));
+    q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c2"}, "y");
+    q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
+    ks->n = 2;
+    ks->ints = malloc(2 * sizeof(int64_t));
+    ks->ints[0] = ks->ints[1] = 2;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    g = quantized(g, NULL);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "Concat"), 1);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->op_type, "Concat") == 0)
+            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
+    q8_graph_free(g);
+}

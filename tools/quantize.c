@@ -6,7 +6,7 @@
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
- *            [--scalar-tables on|off|auto]
+ *            [--scalar-tables on|off|auto] [--int8-gates on|off]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -29,6 +29,7 @@ static void usage(FILE *f) {
             "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
+            "                [--int8-gates on|off]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -39,6 +40,9 @@ static void usage(FILE *f) {
             "  --equalize on (the default): a Conv whose output only a depthwise Conv reads\n"
             "  is rescaled per channel so that the tensor between them has equal channel\n"
             "  ranges on the calibration samples (the same FP32 model; off: not).\n"
+            "  --int8-gates on: a Mul of two activations between INT8 layers (squeeze-excite\n"
+            "  scaling) runs on int8 as q8.QMul (faster, one more rounding); off (the\n"
+            "  default): FP32.\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
@@ -207,7 +211,8 @@ int main(int argc, char **argv) {
         {"bind", required_argument, 0, 'B'},         {"speed-check", no_argument, 0, 'C'},
         {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
-        {"scalar-tables", required_argument, 0, 'u'}, {0, 0, 0, 0}};
+        {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
+        {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
     int n_values = 0;
@@ -306,6 +311,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             o.quant.equalize = !strcmp(optarg, "on");
+            break;
+        case 'g':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --int8-gates must be on or off\n");
+                return 2;
+            }
+            o.quant.int8_gates = !strcmp(optarg, "on");
             break;
         case 'u':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {

@@ -130,6 +130,8 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_RNN] = 109,
     /* 110..119: free for the ops of issue 11 beside these */
     [Q8_OP_IF] = 120,
+    [Q8_OP_QADD] = 121,
+    [Q8_OP_QMUL] = 122,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -117,6 +117,10 @@ q8_status q8_cu_dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
                              q8_error *err);
 q8_status q8_cu_qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err);
+q8_status q8_cu_qadd_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
+q8_status q8_cu_qmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
 q8_status q8_cu_view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err);
 q8_status q8_cu_transpose_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

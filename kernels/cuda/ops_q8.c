@@ -19,7 +19,9 @@
 #include "backend_cuda.h"
 #include "layout.h"
 #include "ops/dequantizelinear.h"
+#include "ops/qadd.h"
 #include "ops/qconv.h"
+#include "ops/qmul.h"
 #include "ops/qconvtranspose.h"
 #include "ops/qgemm.h"
 #include "ops/qmatmul.h"
@@ -450,5 +452,43 @@ q8_status q8_cu_qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
                           .y = q8_cu_tensor(pr, g, n->outputs[0]),
                           .n = q8_tensor_numel(q8_in(g, n, 0))};
     nd->run = qlut_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QAdd --------------------------------------------------------------------------- */
+
+static q8_status qadd_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qadd(q8_cu_stream(c), pp), n, "qadd", err);
+}
+
+q8_status q8_cu_qadd_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err) {
+    const q8_qadd_params *qp = n->params;
+    q8cu_qadd_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qadd_args){.a = q8_cu_tensor(pr, g, n->inputs[0]),
+                          .b = q8_cu_tensor(pr, g, n->inputs[1]),
+                          .y = q8_cu_tensor(pr, g, n->outputs[0]),
+                          .ma = qp->ma, .mb = qp->mb, .shift = qp->shift, .n = qp->n};
+    nd->run = qadd_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QMul --------------------------------------------------------------------------- */
+
+static q8_status qmul_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qmul(q8_cu_stream(c), pp), n, "qmul", err);
+}
+
+q8_status q8_cu_qmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err) {
+    const q8_qmul_params *qp = n->params;
+    q8cu_qmul_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qmul_args){.a = q8_cu_tensor(pr, g, n->inputs[0]),
+                          .b = q8_cu_tensor(pr, g, n->inputs[1]),
+                          .y = q8_cu_tensor(pr, g, n->outputs[0]), .m = qp->m,
+                          .shift = qp->shift, .n = qp->outer * qp->inner, .inner = qp->inner};
+    nd->run = qmul_run;
     return Q8_OK;
 }

@@ -159,6 +159,24 @@ typedef struct q8cu_qlut_args {
 } q8cu_qlut_args;
 cudaError_t q8cu_qlut(const q8cu_stream *s, const q8cu_qlut_args *p);
 
+/* q8.QAdd: y = clamp((a * ma + b * mb + 2^(shift-1)) >> shift) (src/core/ops/qadd.h). */
+typedef struct q8cu_qadd_args {
+    const int8_t *a, *b;
+    int8_t *y;
+    int32_t ma, mb, shift;
+    int64_t n;
+} q8cu_qadd_args;
+cudaError_t q8cu_qadd(const q8cu_stream *s, const q8cu_qadd_args *p);
+
+/* q8.QMul: y[o, i] = clamp((a[o, i] * b[o] * m + 2^(shift-1)) >> shift) (src/core/ops/qmul.h). */
+typedef struct q8cu_qmul_args {
+    const int8_t *a, *b;
+    int8_t *y;
+    int32_t m, shift;
+    int64_t n, inner;
+} q8cu_qmul_args;
+cudaError_t q8cu_qmul(const q8cu_stream *s, const q8cu_qmul_args *p);
+
 /* ---- elementwise ---------------------------------------------------------- */
 
 enum {

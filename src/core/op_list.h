@@ -122,6 +122,8 @@
     X(QLINEAR_CONV, qlinear_conv, "", "QLinearConv") \
     X(DYNAMIC_QUANTIZE_LINEAR, dynamic_quantize_linear, "", "DynamicQuantizeLinear") \
     X(QLUT, qlut, "q8", "QLut") \
+    X(QADD, qadd, "q8", "QAdd") \
+    X(QMUL, qmul, "q8", "QMul") \
     /* control flow: an If whose branches are scopes of the graph (src/core/control.h) */ \
     X(IF, if, "q8", "If")
 

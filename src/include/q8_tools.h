@@ -95,6 +95,11 @@ typedef struct q8_quant_options {
      * tables (faster, one more rounding per chain: it cost PP-OCR
      * recognition accuracy, not detection's; docs/int8-cpu.md) */
     q8_scalar_tables scalar_tables;
+    /* a Mul of two int8 activations (a squeeze-excite gate scaling a block
+     * output) runs as q8.QMul between INT8 layers (faster; off by default:
+     * it cost PP-OCR's angle classifier held-out output SQNR, 44.3 -> 39.9
+     * dB; docs/performance.md) */
+    bool int8_gates;
 } q8_quant_options;
 
 struct q8_meta;

@@ -4,8 +4,10 @@
  *    constant weight, MatMul of two activations), PASS (ops that carry int8
  *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat),
  *    LUT (elementwise functions of one int8 input, run as a table: the
- *    lut_ops, and Add/Sub/Mul/Div by a constant scalar), FP32 (the rest,
- *    and --fp32-layers).
+ *    lut_ops, and Add/Sub/Mul/Div by a constant scalar), QBIN (the Add of
+ *    two activations of one shape, or their Mul, one side possibly a
+ *    per-channel gate, whose result an int8 layer reads: residual sums,
+ *    squeeze-excite scaling), FP32 (the rest, and --fp32-layers).
  * 2. Walk the nodes in order and decide which tensors exist in int8: the
  *    outputs of QCOMPUTE nodes that some consumer can take in int8, and the
  *    outputs of PASS nodes whose input is int8.
@@ -23,7 +25,7 @@
 #include "op.h"
 #include "passes.h"
 
-enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT };
+enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT, K_QBIN };
 
 /* Elementwise float functions that run on int8 as a 256-entry table. */
 static const char *const lut_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
@@ -84,6 +86,30 @@ static bool calibrated(const qctx *c, int t) { return threshold(c, t) > 0; }
 static bool const_f32(const q8_tensor *t) { return t && t->data && t->dtype == Q8_F32; }
 
 static bool f32_act(const q8_tensor *t) { return t && !t->data && t->dtype == Q8_F32; }
+
+static bool same_shape(const q8_tensor *a, const q8_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->dims[d] != b->dims[d]) return false;
+    return true;
+}
+
+/* b has a's leading dims and 1 in the others (q8.QMul's broadcast). */
+static bool gate_shape(const q8_tensor *a, const q8_tensor *b) {
+    if (a->ndim != b->ndim) return false;
+    int d = 0;
+    while (d < a->ndim && b->dims[d] == a->dims[d]) d++;
+    for (; d < a->ndim; d++)
+        if (b->dims[d] != 1) return false;
+    return true;
+}
+
+/* The input of a QBIN Mul that has the output's shape (A of q8.QMul). */
+static int qmul_a(const q8_graph *g, const q8_node *n) {
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
+    if (same_shape(x, y) && gate_shape(x, w)) return 0;
+    return same_shape(w, y) && gate_shape(w, x) ? 1 : -1;
+}
 
 /* ---- classification ---- */
 
@@ -148,6 +174,11 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
+    bool gates = o && o->int8_gates;
+    if ((is_op(n, "Add") || (gates && is_op(n, "Mul"))) && n->n_inputs == 2 && ok_io &&
+        f32_act(w) && calibrated(c, n->inputs[1]) && !listed(o, n->name) &&
+        (is_op(n, "Add") ? same_shape(x, w) && same_shape(x, y) : qmul_a(g, n) >= 0))
+        return K_QBIN;
     bool tables = o && o->scalar_tables == Q8_SCALAR_TABLES_ON; /* AUTO is decided before */
     for (size_t i = 0; tables && i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
         if (is_op(n, lut_scalar_ops[i]) && lut_input(g, n) >= 0 && y && y->dtype == Q8_F32 &&
@@ -181,6 +212,7 @@ static bool takes_int8(const qctx *c, const q8_node *n, int ni, int t) {
         return is_op(n, "MatMul") && n->n_inputs > 1 && n->inputs[1] == t && !c->g->tensors[t]->data;
     }
     if (c->kind[ni] == K_LUT) return n->inputs[lut_input(c->g, n)] == t;
+    if (c->kind[ni] == K_QBIN) return n->inputs[0] == t || n->inputs[1] == t;
     if (c->kind[ni] == K_PASS) {
         if (is_op(n, "Concat")) {
             for (int k = 0; k < n->n_inputs; k++)
@@ -549,9 +581,24 @@ static q8_status rewrite_pass(qctx *c, int ni) {
     float s = 0;
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
-        if (t < 0 || (k > 0 && !is_op(n, "Concat"))) continue;
+        if (t < 0 || (k > 0 && !is_op(n, "Concat")) || g->tensors[t]->data) continue;
         n->inputs[k] = c->q8ver[t];
         s = g->tensors[c->q8ver[t]]->q.scale[0];
+    }
+    for (int k = 0; is_op(n, "Concat") && k < n->n_inputs; k++) {
+        const q8_tensor *z = q8_in(g, n, k);
+        if (!z->data) continue;
+        /* constant zeros (zero_pad_concat): the same shape in int8 */
+        int t = add_tensor(c, z->name, "_q8");
+        if (t < 0) return c->err->status;
+        z = q8_in(g, n, k);
+        q8_tensor *tt = g->tensors[t];
+        q8_tensor_set_shape(tt, Q8_I8, z->dims, z->ndim);
+        Q8_TRY(q8_tensor_alloc_data(tt, c->err));
+        memset(tt->data, 0, (size_t)q8_tensor_numel(tt));
+        Q8_TRY(set_scale(tt, s, c->err));
+        n = g->nodes[ni];
+        n->inputs[k] = t;
     }
     if (is_op(n, "Clip")) {
         /* bounds quantized with the input's scale, as int8 constants */
@@ -680,9 +727,66 @@ static q8_status rewrite_lut(qctx *c, int ni) {
     return dequant_if_needed(c, y, out);
 }
 
-/* Concat stays int8 only when every input is produced by a QCOMPUTE node
- * that feeds nothing else: those nodes then all write the Concat's scale. */
+/* QBIN node: q8.QAdd or q8.QMul (A: the full-shape side) of the int8
+ * versions of both inputs (a float input gets a quantize), writing int8 at
+ * the result's calibrated scale. */
+static q8_status rewrite_qbin(qctx *c, int ni) {
+    q8_graph *g = c->g;
+    bool mul = is_op(g->nodes[ni], "Mul");
+    int ai = mul ? qmul_a(g, g->nodes[ni]) : 0;
+    int aq = int8_of(c, g->nodes[ni]->inputs[ai]);
+    int bq = aq < 0 ? -1 : int8_of(c, g->nodes[ni]->inputs[1 - ai]);
+    if (aq < 0 || bq < 0) return c->err->status;
+    q8_node *n = g->nodes[ni];
+    int y = n->outputs[0];
+    int out = add_tensor(c, g->tensors[y]->name, "_q8");
+    if (out < 0) return c->err->status;
+    n = g->nodes[ni];
+    float sy = act_scale(c, y);
+    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
+    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
+    n->n_attrs = 0;
+    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    ys->f = sy;
+    Q8_TRY(set_op(c, n, mul ? "QMul" : "QAdd"));
+    int in[2] = {aq, bq};
+    Q8_TRY(q8_node_set_io(n, in, 2, &out, 1, c->err));
+    c->q8ver[y] = out;
+    c->order[c->n_order++] = ni;
+    return dequant_if_needed(c, y, out);
+}
+
+static bool all_zero(const q8_tensor *t) {
+    if (!const_f32(t)) return false;
+    const float *v = t->data;
+    for (int64_t i = 0; i < q8_tensor_numel(t); i++)
+        if (v[i] != 0.0f) return false;
+    return true;
+}
+
+/* A Concat of one int8 tensor with constant zeros (BlazeFace pads channels
+ * so before each residual sum): int8 at that tensor's scale, the zeros made
+ * int8 (0 is exact at any scale). */
+static bool zero_pad_concat(const qctx *c, const q8_node *n) {
+    int act = 0;
+    for (int k = 0; k < n->n_inputs; k++) {
+        const q8_tensor *t = q8_in(c->g, n, k);
+        if (!t) return false;
+        if (t->data) {
+            if (!all_zero(t)) return false;
+        } else if (c->q8ver[n->inputs[k]] != -2 || act++) {
+            return false;
+        }
+    }
+    return act == 1;
+}
+
+/* Concat stays int8 when it only pads one int8 tensor with zeros, or when
+ * every input is produced by a QCOMPUTE node that feeds nothing else: those
+ * nodes then all write the Concat's scale. */
 static bool concat_int8(qctx *c, const q8_node *n) {
+    if (zero_pad_concat(c, n)) return true;
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
         if (t < 0 || c->q8ver[t] != -2 || c->consumers[t] != 1 || q8_graph_is_output(c->g, t))
@@ -718,6 +822,54 @@ static void keep_scalar_luts_between_int8(qctx *c) {
     }
 }
 
+/* Is activation t int8 whatever node `except` does: made by a table, a
+ * pass-through op or an int8 Add / Mul, or by an INT8 layer another int8
+ * node reads? (Else its INT8 layer would write float32 for `except`.) */
+static bool int8_anyway(const qctx *c, int t, int except) {
+    const q8_graph *g = c->g;
+    int p = g->tensors[t]->producer;
+    if (p < 0 || c->kind[p] == K_FP32) return false;
+    if (c->kind[p] != K_QCOMPUTE) return true;
+    for (int j = 0; j < g->n_nodes; j++)
+        if (j != except && c->kind[j] != K_FP32 && takes_int8(c, g->nodes[j], j, t)) return true;
+    return false;
+}
+
+/* An Add or Mul of two activations runs in int8 only where an int8 layer (a
+ * QCOMPUTE, table or PASS node other than Concat) reads the result and at
+ * least one side can come from int8: there it replaces two dequantizes, the
+ * float op and a quantize. A result that only float readers or other such
+ * ops read stays FP32 (a transformer's residual stream feeds LayerNorm:
+ * int8 there would only add roundings, and the layer before it would have
+ * to round its output too). A Mul (--int8-gates) also needs both sides int8
+ * anyway: a squeeze-excite gate (< 1) makes the product's scale finer than
+ * its input's, so rounding an INT8 layer's output only for the Mul costs more
+ * than the float path (PP-OCR's angle classifier: output SQNR 43.7 -> 27.8
+ * dB). */
+static void keep_qbins_before_int8(qctx *c) {
+    const q8_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (c->kind[i] != K_QBIN) continue;
+        int y = n->outputs[0];
+        bool reader = false, source = false;
+        for (int j = 0; j < g->n_nodes && !reader; j++) {
+            const q8_node *r = g->nodes[j];
+            int k = c->kind[j];
+            bool int8_layer =
+                k == K_QCOMPUTE || k == K_LUT || (k == K_PASS && !is_op(r, "Concat"));
+            reader = int8_layer && takes_int8(c, r, j, y);
+        }
+        bool mul = is_op(n, "Mul");
+        for (int s = 0; s < 2; s++) {
+            int p = g->tensors[n->inputs[s]]->producer;
+            source |= p >= 0 && c->kind[p] != K_FP32;
+            if (mul && !int8_anyway(c, n->inputs[s], i)) reader = false;
+        }
+        if (!reader || !source) c->kind[i] = K_FP32;
+    }
+}
+
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
@@ -743,7 +895,9 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     q8_graph_consumers(g, c.consumers);
     for (int t = 0; t < nt; t++) c.q8ver[t] = -1;
     for (int i = 0; i < nn; i++) c.kind[i] = classify(&c, g->nodes[i], o);
+    keep_qbins_before_int8(&c);
     keep_scalar_luts_between_int8(&c);
+    keep_qbins_before_int8(&c); /* a table made FP32 may leave a sum no int8 reader */
 
     /* Forward: mark (-2) the tensors that will exist in int8. */
     for (int i = 0; i < nn; i++) {
@@ -755,6 +909,9 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
                 for (int k = 0; k < g->nodes[j]->n_inputs; k++)
                     if (g->nodes[j]->inputs[k] == y && takes_int8(&c, g->nodes[j], j, y)) any = true;
             if (any) c.q8ver[y] = -2;
+        } else if (c.kind[i] == K_QBIN) {
+            if (c.q8ver[n->inputs[0]] == -2 || c.q8ver[n->inputs[1]] == -2) c.q8ver[y] = -2;
+            else c.kind[i] = K_FP32;
         } else if (c.kind[i] == K_PASS || c.kind[i] == K_LUT) {
             int xi = c.kind[i] == K_LUT ? lut_input(g, n) : 0;
             bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[xi]] == -2;
@@ -764,7 +921,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     }
     /* Concat scales: its QCOMPUTE inputs write the Concat's calibrated scale. */
     for (int i = 0; i < nn; i++)
-        if (c.kind[i] == K_PASS && is_op(g->nodes[i], "Concat"))
+        if (c.kind[i] == K_PASS && is_op(g->nodes[i], "Concat") &&
+            !zero_pad_concat(&c, g->nodes[i]))
             for (int k = 0; k < g->nodes[i]->n_inputs; k++)
                 c.forced[g->nodes[i]->inputs[k]] = act_scale(&c, g->nodes[i]->outputs[0]);
     /* Which float versions are still read: by FP32 nodes, non-data inputs,
@@ -787,6 +945,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
             s = rewrite_pass(&c, i);
         } else if (c.kind[i] == K_LUT) {
             s = rewrite_lut(&c, i);
+        } else if (c.kind[i] == K_QBIN) {
+            s = rewrite_qbin(&c, i);
         } else {
             c.order[c.n_order++] = i;
         }

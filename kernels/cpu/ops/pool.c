@@ -100,10 +100,47 @@ NO_TRAPS Q8_CLONES static void maxpool_full_f32(const float *w0p, int64_t ow0, i
     }
 }
 
+/* The same for int8 (no NaN): the INT8 shortcut pools of BlazeFace-style
+ * blocks; the per-output scalar loop below ran at a few ns per output. */
+Q8_CLONES static void maxpool_full_i8(const int8_t *w0p, int64_t ow0, int64_t n, int64_t sw,
+                                      const int64_t *k, int64_t H, int64_t W, int8_t *yr) {
+    enum { CH = 128 };
+    for (int64_t c0 = 0; c0 < n; c0 += CH) {
+        int64_t m = n - c0 < CH ? n - c0 : CH;
+        int8_t best[CH];
+        const int8_t *q0 = w0p + (ow0 + c0) * sw;
+        for (int64_t o = 0; o < m; o++) best[o] = INT8_MIN;
+        for (int64_t kd = 0; kd < k[0]; kd++)
+            for (int64_t kh = 0; kh < k[1]; kh++) {
+                const int8_t *b = q0 + (kd * H + kh) * W;
+                if (sw == 2 && k[2] == 2) {
+                    for (int64_t o = 0; o < m; o++) {
+                        int8_t v = b[2 * o] > b[2 * o + 1] ? b[2 * o] : b[2 * o + 1];
+                        best[o] = v > best[o] ? v : best[o];
+                    }
+                    continue;
+                }
+                for (int64_t kw = 0; kw < k[2]; kw++) {
+                    const int8_t *bk = b + kw;
+                    if (sw == 1) {
+                        for (int64_t o = 0; o < m; o++) best[o] = bk[o] > best[o] ? bk[o] : best[o];
+                    } else if (sw == 2) {
+                        for (int64_t o = 0; o < m; o++)
+                            best[o] = bk[2 * o] > best[o] ? bk[2 * o] : best[o];
+                    } else {
+                        for (int64_t o = 0; o < m; o++)
+                            best[o] = bk[o * sw] > best[o] ? bk[o * sw] : best[o];
+                    }
+                }
+            }
+        for (int64_t o = 0; o < m; o++) yr[ow0 + c0 + o] = best[o];
+    }
+}
+
 /* Without Indices: a branch-free running max (maxss for float); a NaN in
  * the window makes the result NaN (as in numpy and PyTorch). With Indices:
  * the first maximum wins (strict '>'), a NaN wins and stays. */
-#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV)                                                      \
+#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV, IS_I8)                                               \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                                     \
         const pool_args *a = arg;                                                                  \
         const T *x = a->x;                                                                         \
@@ -119,7 +156,10 @@ NO_TRAPS Q8_CLONES static void maxpool_full_f32(const float *w0p, int64_t ow0, i
                 const T *w0p = x + plane + (d0 * H + h0) * W - p->pb[2];                           \
                 T *yr = y + yo;                                                                    \
                 int64_t sw = p->s[2];                                                              \
-                if (p->k[0] == 1 && p->k[1] == 2 && p->k[2] == 2) { /* 2x2: unrolled */            \
+                if (IS_I8) {                                                                       \
+                    maxpool_full_i8((const int8_t *)w0p, a->ow_lo, a->ow_hi - a->ow_lo, sw, p->k,  \
+                                    H, W, (int8_t *)yr);                                           \
+                } else if (p->k[0] == 1 && p->k[1] == 2 && p->k[2] == 2) { /* 2x2: unrolled */     \
                     for (int64_t ow = a->ow_lo; ow < a->ow_hi; ow++) {                             \
                         const T *q = w0p + ow * sw;                                                \
                         T m0 = q[0] > q[1] ? q[0] : q[1], m1 = q[W] > q[W + 1] ? q[W] : q[W + 1];  \
@@ -198,9 +238,9 @@ NO_TRAPS Q8_CLONES static void maxpool_full_f32(const float *w0p, int64_t ow0, i
         }                                                                                          \
     }
 
-DEFINE_MAXPOOL(maxpool_f32, float, -__builtin_inff(), __builtin_nanf(""))
-DEFINE_MAXPOOL(maxpool_i8, int8_t, INT8_MIN, 0)
-DEFINE_MAXPOOL(maxpool_u8, uint8_t, 0, 0)
+DEFINE_MAXPOOL(maxpool_f32, float, -__builtin_inff(), __builtin_nanf(""), 0)
+DEFINE_MAXPOOL(maxpool_i8, int8_t, INT8_MIN, 0, 1)
+DEFINE_MAXPOOL(maxpool_u8, uint8_t, 0, 0, 0)
 
 static void avgpool_f32(void *arg, int64_t b, int64_t e, int t) {
     const pool_args *a = arg;

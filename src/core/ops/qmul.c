@@ -1,0 +1,47 @@
+/* q8.QMul (the definition: qmul.h). Inputs A and B: int8 activations with
+ * per-tensor scales, B of A's shape or broadcast over A's trailing dims;
+ * attribute y_scale: the output's scale. */
+#include "ops/qmul.h"
+
+#include <math.h>
+
+#include "op.h"
+#include "ops/qop.h"
+
+void q8_qmul_multiplier(double r, q8_qmul_params *p) {
+    int s = 30;
+    while (s > 1 && nearbyint(ldexp(r, s)) > 32767) s--;
+    double m = nearbyint(ldexp(r, s));
+    p->m = (int32_t)(m > 32767 ? 32767 : m); /* only r > 2^14: every nonzero product saturates */
+    p->shift = s;
+}
+
+static q8_status qmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
+    float sa, sb, sy;
+    Q8_TRY(q8_qop_act_scale(g, n, 0, "A", &sa, err));
+    Q8_TRY(q8_qop_act_scale(g, n, 1, "B", &sb, err));
+    const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
+    /* B: A's dims up to some d, then only 1s */
+    int d = 0;
+    bool ok = a->ndim == b->ndim;
+    while (ok && d < a->ndim && b->dims[d] == a->dims[d]) d++;
+    for (int k = d; ok && k < a->ndim; k++) ok = b->dims[k] == 1;
+    if (!ok)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n,
+                            "B '%s' must have A '%s''s shape or its leading dims and 1s after "
+                            "them (q8.QMul broadcasts only so)", b->name, a->name);
+    bool i8;
+    Q8_TRY(q8_qop_out_scale(n, &i8, &sy, err));
+    if (!i8) return q8_node_fail(err, Q8_ERR_FORMAT, n, "y_scale is missing");
+    q8_qmul_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
+    q8_qmul_multiplier((double)sa * sb / sy, p);
+    p->outer = q8_tensor_numel(b);
+    p->inner = 1;
+    for (int k = d; k < a->ndim; k++) p->inner *= a->dims[k];
+    Q8_TRY(q8_set_output(g, n, 0, Q8_I8, a->dims, a->ndim, err));
+    return q8_qop_set_out_scale(g, n, sy, err);
+}
+
+const q8_op_schema q8_schema_qmul = {.infer = qmul_infer, .flags = Q8_OPF_INPLACE};

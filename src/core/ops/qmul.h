@@ -1,0 +1,33 @@
+/* q8.QMul: the product of two int8 tensors with per-tensor scales,
+ * requantized to the output's scale (y_scale). B has A's shape, or A's
+ * leading dims and 1 in every later one (a squeeze-excite gate [N, C, 1, 1]
+ * scaling [N, C, H, W]); A is seen as outer x inner, B as outer values:
+ *
+ *   y[o, i] = clamp((a[o, i] * b[o] * m + 2^(shift - 1)) >> shift, -128, 127)
+ *
+ * with m = round(sa * sb / sy * 2^shift) and the largest shift in [1, 30]
+ * that keeps m at most 32767 (15 significant bits). |a * b| <= 2^14, so
+ * a * b * m plus the rounding term fits int32; >> is arithmetic (round half
+ * up). Kernels may form b * m first (exact: the same integer). */
+#ifndef Q8_CORE_OPS_QMUL_H
+#define Q8_CORE_OPS_QMUL_H
+
+#include <stdint.h>
+
+typedef struct q8_qmul_params {
+    int32_t m;          /* in [0, 32767] */
+    int32_t shift;      /* in [1, 30] */
+    int64_t outer;      /* values of B */
+    int64_t inner;      /* elements of A per value of B (1: same shape) */
+} q8_qmul_params;
+
+/* m and shift for the real multiplier r = sa * sb / sy (positive, finite). */
+void q8_qmul_multiplier(double r, q8_qmul_params *p);
+
+/* One element, the definition every kernel matches. */
+static inline int8_t q8_qmul_one(const q8_qmul_params *p, int8_t a, int8_t b) {
+    int32_t v = ((int32_t)a * b * p->m + (1 << (p->shift - 1))) >> p->shift;
+    return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+}
+
+#endif
