@@ -989,6 +989,128 @@ Test(conv_op, conv2d_odd_shapes) {
                            {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
+/* The few-input-channel direct loops (conv_fewc.h, taken automatically on
+ * AVX-512) give the bits of the GEMM lowerings: same FMA chain per output. */
+static void check_conv_same_bits(conv_spec s, q8t_rng *r) {
+    int64_t isp = 1, ksp = 1;
+    for (int i = 0; i < s.nsp; i++) {
+        isp *= s.in[i];
+        ksp *= s.k[i];
+    }
+    int64_t xn = s.n * s.c * isp, wn = s.m * (s.c / s.g) * ksp;
+    float *x = fmalloc(xn), *w = fmalloc(wn), *b = fmalloc(s.m);
+    q8t_fill(r, x, xn, -1, 1);
+    q8t_fill(r, w, wn, -1, 1);
+    q8t_fill(r, b, s.m, -1, 1);
+    s.w = w;
+    s.b = b;
+    const void *in[2] = {x, w};
+    const char *impls[] = {NULL, "im2col", "shift"};
+    float *got[3];
+    q8_tensor_info info;
+    for (int ii = 0; ii < 3; ii++) {
+        s.impl = impls[ii];
+        got[ii] = run_both(build_conv, &s, in, &info);
+    }
+    int64_t numel;
+    cr_assert(q8_shape_numel(info.dims, info.ndim, &numel));
+    cr_assert(memcmp(got[0], got[1], sizeof(float) * (size_t)numel) == 0, "auto vs im2col");
+    cr_assert(memcmp(got[0], got[2], sizeof(float) * (size_t)numel) == 0, "auto vs shift");
+    for (int ii = 0; ii < 3; ii++) free(got[ii]);
+    free(x);
+    free(w);
+    free(b);
+}
+
+Test(conv_op, few_input_channels) {
+    q8t_rng r = q8t_seed(36);
+    conv_spec specs[] = {
+        /* MobileNet's first conv, smaller: 3 -> 16, 3x3 stride 2, pads 1 */
+        {2, 2, 3, 16, 1, SP2(40, 38), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        /* channel tail (m = 21), stride 1, odd width (a partial vector) */
+        {2, 1, 1, 21, 1, SP2(9, 37), SP2(3, 5), SP2(1, 1), SP2(1, 1), {2, 0, 1, 3}, NULL,
+         false, true, false, "Relu", PLAIN},
+        /* 4 channels (K = 36, the most), stride 2, dilation along H */
+        {2, 1, 4, 33, 1, SP2(23, 51), SP2(3, 3), SP2(2, 2), SP2(2, 1), {3, 1, 3, 1}, NULL,
+         true, true, false, NULL, PLAIN},
+        /* stride 2 along W only, 1-D, asymmetric pads, Clip */
+        {1, 2, 2, 16, 1, {70}, {4}, {2}, {1}, {0, 3}, NULL, true, true, false, "Clip", PLAIN},
+        /* width exactly 16 and 32, pads right only */
+        {2, 1, 3, 8, 1, SP2(5, 33), SP2(2, 2), SP2(1, 2), SP2(1, 1), {0, 0, 1, 1}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 3, 17, 1, SP2(4, 34), SP2(2, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_conv_same_bits(specs[i], &r);
+    }
+}
+
+/* The depthwise AVX-512 loops on X (conv_dwx.h, taken automatically there)
+ * give the bits of the portable planes loops. */
+static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
+    int64_t isp = s.in[0] * (s.nsp > 1 ? s.in[1] : 1), ksp = s.k[0] * (s.nsp > 1 ? s.k[1] : 1);
+    int64_t xn = s.n * s.c * isp, wn = s.m * ksp;
+    float *x = fmalloc(xn), *w = fmalloc(wn), *b = fmalloc(s.m);
+    q8t_fill(r, x, xn, -1, 1);
+    q8t_fill(r, w, wn, -1, 1);
+    q8t_fill(r, b, s.m, -1, 1);
+    /* The loops start from 0 + bias: channel 0 of image 0 sums only -0
+     * products onto a -0 bias, whose sign shows the start. */
+    b[0] = -0.0f;
+    for (int64_t i = 0; i < isp; i++) x[i] = 0.0f;
+    for (int64_t i = 0; i < ksp; i++) w[i] = -0.5f - (float)i;
+    s.w = w;
+    s.b = b;
+    const void *in[2] = {x, w};
+    q8_tensor_info info;
+    s.impl = NULL;
+    float *got = run_both(build_conv, &s, in, &info);
+    s.impl = "planes";
+    float *want = run_both(build_conv, &s, in, &info);
+    int64_t numel;
+    cr_assert(q8_shape_numel(info.dims, info.ndim, &numel));
+    cr_assert(memcmp(got, want, sizeof(float) * (size_t)numel) == 0, "auto vs planes");
+    free(got);
+    free(want);
+    free(x);
+    free(w);
+    free(b);
+}
+
+Test(conv_op, depthwise_on_x) {
+    q8t_rng r = q8t_seed(37);
+    /* The loops take stride 2 along W (the last spec: stride 1, planes). */
+    conv_spec specs[] = {
+        /* MobileNet's: 5x5 pads 2 on 14x14 and 28x28, 3x3 on 56x56 with
+         * TF's pads (end only) */
+        {2, 1, 19, 19, 19, SP2(14, 14), SP2(5, 5), SP2(2, 2), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        {2, 2, 5, 5, 5, SP2(28, 28), SP2(5, 5), SP2(2, 2), SP2(1, 1), {2, 2, 2, 2}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 3, 3, 3, SP2(56, 56), SP2(3, 3), SP2(2, 2), SP2(1, 1), {0, 0, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        /* odd widths (partial vectors, several chunks), asymmetric pads,
+         * stride 3 or 1 along H, 1-D, no bias, W as a graph input */
+        {2, 2, 6, 6, 6, SP2(9, 77), SP2(3, 4), SP2(3, 2), SP2(1, 1), {0, 3, 2, 1}, NULL, false,
+         true, false, "Clip", PLAIN},
+        {2, 1, 4, 4, 4, SP2(5, 45), SP2(2, 3), SP2(1, 2), SP2(1, 1), {1, 1, 0, 2}, NULL, true,
+         false, false, NULL, PLAIN},
+        {1, 2, 3, 3, 3, {50}, {7}, {2}, {1}, {3, 3}, NULL, true, true, false, NULL, PLAIN},
+        /* a 1x1 input with pads: every tap but one is padding */
+        {2, 1, 2, 2, 2, SP2(1, 1), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 2, 2, 2, SP2(7, 7), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL, true,
+         true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_dw_same_bits(specs[i], &r);
+    }
+}
+
 Test(conv_op, depthwise) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),

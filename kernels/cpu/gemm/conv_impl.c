@@ -120,9 +120,20 @@ static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, co
                                 float *pl) {
     const q8_conv_geom *G = &p->geo;
     const int64_t *P = cp->ph;
+    const int64_t sw = G->s[2], iw = G->in[2];
     for (int64_t fd = 0; fd < G->s[0]; fd++)
         for (int64_t fh = 0; fh < G->s[1]; fh++)
-            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane)
+            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane) {
+                /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW: the
+                 * same columns [lo, hi) in every row of the phase, so the
+                 * divisions are done once here (per row they were a tenth
+                 * of the depthwise loops' time). */
+                int64_t off = fw - G->pb[2];
+                int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+                int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
+                if (lo > P[2]) lo = P[2];
+                if (hi > P[2]) hi = P[2];
+                if (hi < lo) hi = lo;
                 for (int64_t ai = 0; ai < P[0]; ai++)
                     for (int64_t bi = 0; bi < P[1]; bi++) {
                         float *restrict row = pl + (ai * P[1] + bi) * P[2];
@@ -132,14 +143,7 @@ static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, co
                             memset(row, 0, sizeof(float) * (size_t)P[2]);
                             continue;
                         }
-                        const float *restrict src = xc + (id * G->in[1] + ih) * G->in[2];
-                        /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW */
-                        int64_t off = fw - G->pb[2], sw = G->s[2], iw = G->in[2];
-                        int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
-                        int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
-                        if (lo > P[2]) lo = P[2];
-                        if (hi > P[2]) hi = P[2];
-                        if (hi < lo) hi = lo;
+                        const float *restrict src = xc + (id * G->in[1] + ih) * iw;
                         memset(row, 0, sizeof(float) * (size_t)lo);
                         if (sw == 1)
                             memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
@@ -149,6 +153,7 @@ static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, co
                             for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
                         memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
                     }
+            }
 }
 
 Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {

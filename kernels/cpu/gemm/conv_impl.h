@@ -14,6 +14,7 @@ typedef enum conv_mode {
     CONV_1X1,       /* 1x1, stride 1, no pads: X is the B matrix */
     CONV_COL1,      /* one output pixel: the column gathered into scratch, GEMV */
     CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
+    CONV_FEWC,      /* few input channels, AVX-512: direct loops on X (conv_fewc.h) */
 } conv_mode;
 
 /* What prepare decided for one node: the start of its prep blob (a packed
@@ -21,6 +22,7 @@ typedef enum conv_mode {
 typedef struct conv_prep {
     conv_mode mode;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
+    bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
     /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
      * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
      * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for
@@ -29,6 +31,7 @@ typedef struct conv_prep {
     int64_t ph[3], nph, plane, nprime;
     bool direct;
     const void *a_packed;   /* W packed for q8_sgemm (later in this blob), or NULL */
+    const float *fewc_w;    /* CONV_FEWC: W packed for it (later in this blob) */
     int64_t ngemm;      /* GEMM offset entries (4 each) at tail[0] */
     int64_t tail[];     /* offs[4*ngemm], then (planes) offk[kg] */
 } conv_prep;

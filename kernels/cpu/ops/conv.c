@@ -8,11 +8,15 @@
  * from X (implicit im2col; a rough cost model picks between the two); one
  * output pixel gathers its column into scratch (GEMV); depthwise convs (one
  * input channel per group, a few outputs each) run direct loops on the
- * planes. The internal
- * attribute _conv_impl ("im2col", "shift") forces a GEMM lowering, for
- * tests. */
+ * planes; few-input-channel convs (a network's first) run direct loops on
+ * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h).
+ * The internal attribute _conv_impl ("im2col", "shift") forces a GEMM
+ * lowering, for tests; "planes" keeps the automatic choice but without
+ * those AVX-512 loops on X. */
 #include <string.h>
 
+#include "conv_dwx.h"
+#include "conv_fewc.h"
 #include "conv_impl.h"
 #include "cpu_op.h"
 #include "sgemm.h"
@@ -74,18 +78,29 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     bool col_is_x = out_sp == 1;
     for (int i = 0; i < 3; i++)
         col_is_x &= geo.pb[i] == 0 && geo.d[i] == 1 && geo.k[i] == geo.in[i];
-    /* Internal, for tests: force the general GEMM lowerings. */
+    /* Internal, for tests: force the general GEMM lowerings, or the
+     * portable loops ("planes": no AVX-512 loops on X). */
     const char *impl = q8_attr_str(n, "_conv_impl", "auto");
+    bool on_x = true;
     if (strcmp(impl, "im2col") == 0) mode = CONV_IM2COL;
     else if (strcmp(impl, "shift") == 0) mode = CONV_SHIFT;
+    else if (strcmp(impl, "planes") == 0) on_x = false;
     else if (strcmp(impl, "auto") != 0)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "_conv_impl '%s' is not auto, im2col or shift",
-                            impl);
-    int64_t ngemm = mode == CONV_DEPTHWISE ? 0 : mode == CONV_SHIFT ? grp : p->nb * grp;
+        return q8_node_fail(err, Q8_ERR_FORMAT, n,
+                            "_conv_impl '%s' is not auto, im2col, shift or planes", impl);
+    /* Needs W packed at prepare: a constant W. */
+    if (!strcmp(impl, "auto") && mode != CONV_DEPTHWISE && w->data && !x->data &&
+        q8_conv_fewc_fits(p))
+        mode = CONV_FEWC;
+    int64_t ngemm = mode == CONV_DEPTHWISE || mode == CONV_FEWC ? 0
+                    : mode == CONV_SHIFT                          ? grp
+                                                                  : p->nb * grp;
     bool planes = mode == CONV_SHIFT || mode == CONV_DEPTHWISE;
     int64_t nk = planes ? p->kg : 0;
     size_t head = q8_align_up(sizeof(conv_prep) + sizeof(int64_t) * (size_t)(4 * ngemm + nk), 64);
-    size_t pa = mode == CONV_DEPTHWISE ? 0 : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
+    size_t pa = mode == CONV_DEPTHWISE ? 0
+                : mode == CONV_FEWC ? sizeof(float) * q8_conv_fewc_packed_floats(p)
+                                    : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
     bool pack = w->data && !x->data && pa && out_sp > 1;
     conv_prep *cp = q8_aligned_alloc(head + (pack ? pa : 0));
     if (!cp)
@@ -94,6 +109,7 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     memset(cp, 0, head);
     cp->mode = mode;
     cp->col_is_x = col_is_x;
+    cp->dwx = mode == CONV_DEPTHWISE && on_x && q8_conv_dwx_fits(p);
     cp->ngemm = ngemm;
     int64_t *offs = cp->tail;
     if (planes) {
@@ -133,7 +149,11 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
             offs[4 * i + 3] = gi * mg;
         }
     }
-    if (pack) {
+    if (pack && mode == CONV_FEWC) {
+        float *pk = (float *)((char *)cp + head);
+        q8_conv_fewc_pack(p, w->data, pk);
+        cp->fewc_w = pk;
+    } else if (pack) {
         void *pk = (char *)cp + head;
         q8_sgemm_pack_a(pk, false, mg, p->kg, w->data, p->kg, grp, mg * p->kg, 0);
         cp->a_packed = pk;
@@ -193,6 +213,7 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
     const q8_conv_params *p = n->params;
     const conv_prep *cp = prep;
     if (cp->mode == CONV_DEPTHWISE) return dw_per_thread(cp) * (size_t)n_threads;
+    if (cp->mode == CONV_FEWC) return 0;
     q8_sgemm_op op = conv_op(p, cp, NULL, NULL, NULL, NULL);
     size_t pb;
     return pre_bytes(p, cp, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
@@ -242,9 +263,20 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
         conv_dw_args a = {.p = p, .cp = cp, .x = X, .w = W, .bias = bias, .y = Y,
                           .scratch = x->scratch, .per_thread = dw_per_thread(cp),
                           .ybuf_at = (int64_t)(dw_planes_bytes(cp) / sizeof(float))};
+        q8_range_fn fn = q8_conv_dw_range;
+#if Q8_FEWC_X86
+        if (cp->dwx) fn = q8_conv_dwx_range;
+#endif
         q8_parallel_for(x->pool, p->nb * p->c,
-                        grain_for(p->mg * cp->nprime * p->kprod + cp->nph * cp->plane),
-                        q8_conv_dw_range, &a);
+                        grain_for(p->mg * cp->nprime * p->kprod + cp->nph * cp->plane), fn, &a);
+        return;
+    }
+    if (cp->mode == CONV_FEWC) {
+#if Q8_FEWC_X86
+        conv_fewc_args a = {.p = p, .x = X, .wp = cp->fewc_w, .bias = bias, .y = Y};
+        q8_parallel_for(x->pool, p->nb * p->geo.out[1], grain_for(p->m * p->geo.out[2] * p->kg),
+                        q8_conv_fewc_range, &a);
+#endif
         return;
     }
     if (cp->mode == CONV_SHIFT) {
@@ -269,9 +301,10 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
 }
 
 /* W is packed only for M > 1 and more than one output pixel: the blocked
- * path, which uses it. */
+ * path, which uses it; or for the few-channel loops. */
 static bool conv_packed_input(const void *prep, int j) {
-    return j == 1 && ((const conv_prep *)prep)->a_packed;
+    const conv_prep *cp = prep;
+    return j == 1 && (cp->a_packed || cp->fewc_w);
 }
 
 const q8_cpu_op q8_cpu_conv = {.prepare = conv_prepare, .run = conv_run, .scratch = conv_scratch,
