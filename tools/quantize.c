@@ -7,6 +7,7 @@
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off]
+ *            [--int8-embeddings on|off]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -29,7 +30,7 @@ static void usage(FILE *f) {
             "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
-            "                [--int8-gates on|off]\n"
+            "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -43,6 +44,9 @@ static void usage(FILE *f) {
             "  --int8-gates on: a Mul of two activations between INT8 layers (squeeze-excite\n"
             "  scaling) runs on int8 as q8.QMul (faster, one more rounding); off (the\n"
             "  default): FP32.\n"
+            "  --int8-embeddings on (the default): a Gather from a float constant table\n"
+            "  (token or position embeddings) reads an int8 copy with one scale per row;\n"
+            "  off: the FP32 table.\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
@@ -212,6 +216,7 @@ int main(int argc, char **argv) {
         {"prune-refit", required_argument, 0, 'R'},  {"prune-protect", required_argument, 0, 'E'},
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
+        {"int8-embeddings", required_argument, 0, 'b'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -227,7 +232,7 @@ int main(int argc, char **argv) {
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
-                             .quant = {.equalize = true,
+                             .quant = {.equalize = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
@@ -318,6 +323,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             o.quant.int8_gates = !strcmp(optarg, "on");
+            break;
+        case 'b':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --int8-embeddings must be on or off\n");
+                return 2;
+            }
+            o.quant.int8_embeddings = !strcmp(optarg, "on");
             break;
         case 'u':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {

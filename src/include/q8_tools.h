@@ -100,6 +100,10 @@ typedef struct q8_quant_options {
      * it cost PP-OCR's angle classifier held-out output SQNR, 44.3 -> 39.9
      * dB; docs/performance.md) */
     bool int8_gates;
+    /* Gather lookups of float constant tables (token / position embeddings)
+     * read an int8 copy with one scale per row (quantize's default: on;
+     * docs/accuracy.md, "Embedding tables in INT8") */
+    bool int8_embeddings;
 } q8_quant_options;
 
 struct q8_meta;

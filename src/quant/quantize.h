@@ -35,6 +35,21 @@ q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_optio
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err);
 
+/* Row SQNR (1st percentile over the rows, dB) under which an embedding
+ * table stays FP32 (gather_tables.c) */
+#define Q8_TABLE_MIN_ROW_SQNR_DB 30.0
+
+/* Gather lookups of float constant tables (embeddings) read an int8 copy of
+ * the table with one scale per row instead (quantize --int8-embeddings):
+ * Gather(table) becomes Gather(table_q8) -> Cast -> Mul by Gather(row
+ * scales), placed right after it. Tables read by anything else, small
+ * ones (< 1024 elements), non-finite ones, those whose nodes are in
+ * o->fp32_layers and those whose rows would lose too much stay FP32.
+ * Records layer.<gather>.int8_table_row_sqnr_p1_db and quant.int8_tables.
+ * The caller re-infers the graph and drops the unused FP32 tables. */
+q8_status q8_quantize_gather_tables(q8_graph *g, const q8_quant_options *o, q8_meta *meta,
+                                    q8_error *err);
+
 /* Has g an Add/Sub/Mul/Div of a float activation by a constant scalar (what
  * scalar_tables may run as a table)? */
 bool q8_has_scalar_ops(const q8_graph *g);

@@ -114,7 +114,8 @@ static int qmul_a(const q8_graph *g, const q8_node *n) {
 /* ---- classification ---- */
 
 bool q8_is_quant_layer(const q8_node *n) {
-    if (is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul"))
+    if (is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul") ||
+        is_op(n, "Gather")) /* Gather: an embedding table (gather_tables.c) */
         return true;
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
         if (is_op(n, lut_ops[i])) return true;
@@ -968,6 +969,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         snprintf(key, sizeof key, "layer.%s.fp32", o->fp32_layers[i]);
         s = q8_meta_set_int(meta, key, 1, err);
     }
+    if (s == Q8_OK && o && o->int8_embeddings) s = q8_quantize_gather_tables(g, o, meta, err);
     /* Re-infer everything in the new order: resolves the new ops, checks
      * every shape, sets int8 scales downstream. */
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
