@@ -94,6 +94,9 @@ static void print_written(const char *out, const q8_quantize_result *r) {
         printf("scalar tables %s (output SQNR of the INT8 model on %d calibration samples: "
                "off %.1f dB, on %.1f dB)\n", r->tables_chosen ? "on" : "off", r->tables_scored,
                r->tables_db[0], r->tables_db[1]);
+    if (r->n_int8_tables > 0)
+        printf("int8 embedding tables: %d lookup%s (--int8-embeddings off: FP32)\n",
+               r->n_int8_tables, r->n_int8_tables > 1 ? "s" : "");
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,

@@ -148,6 +148,7 @@ typedef struct q8_quantize_result {
     bool tables_chosen;
     int tables_scored;
     double tables_db[2];            /* off, on */
+    int n_int8_tables;              /* embedding lookups reading int8 tables */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

@@ -295,6 +295,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;
     }
+    const q8_meta_entry *tables = q8_meta_get(&meta, "quant.int8_tables");
+    r->n_int8_tables = tables && tables->type == Q8_META_INT ? (int)tables->i : 0;
     if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, err);
     if (s == Q8_OK) {
         struct stat st;

@@ -55,6 +55,9 @@ def main():
                                 os.path.join(d, "calib")] + extra, capture_output=True, text=True)
             if p.returncode:
                 sys.exit(f"check_embeddings_cli: quantize {extra}: {p.stderr.strip()}")
+            said = "int8 embedding tables: 1 lookup" in p.stdout
+            if said != (name == "default"):
+                fails.append(f"{name}: quantize says {p.stdout.strip()!r}")
             size[name] = os.path.getsize(q8)
             out = os.path.join(d, "o_" + name)
             p = subprocess.run([os.path.join(build, "q8run"), q8, "--input",
