@@ -508,6 +508,56 @@ Test(quantize, squeeze_excite_scale_of_a_conv_output_stays_fp32) {
     q8_graph_free(g);
 }
 
+/* The squeeze-excite's GlobalAveragePool of a table's output that a conv
+ * reads runs as q8.QGlobalAveragePool (no dequantize of the block output
+ * for it, no quantize after it), by default and with --int8-gates; the
+ * result stays close to FP32. */
+Test(quantize, squeeze_of_an_int8_block_output_is_qgap) {
+    for (int gates = 0; gates < 2; gates++) {
+        q8_quant_options qo = {.int8_gates = gates};
+        q8_graph *g = quantized(se_chain(true), &qo);
+        cr_assert_eq(count(g, "QGlobalAveragePool"), 1, "gates %d", gates);
+        cr_assert_eq(count(g, "GlobalAveragePool"), 0, "gates %d", gates);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i]->op_type, "QGlobalAveragePool") == 0) {
+                int y = g->nodes[i]->outputs[0];
+                for (int j = 0; j < g->n_nodes; j++)
+                    for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                        if (g->nodes[j]->inputs[k] == y)
+                            cr_assert_str_eq(g->nodes[j]->op_type, "QConv", "its reader");
+            }
+        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+        float x[192];
+        q8t_fill(&r, x, 192, -1, 1);
+        q8_graph *f = se_chain(true);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+        float *want = run(f, x), *got = run(g, x);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8 * 4 * 4; i++) {
+            num += (double)want[i] * want[i];
+            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+        }
+        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32, gates %d", gates);
+        free(want);
+        free(got);
+    }
+}
+
+/* Where the block output is an INT8 layer's that only the pooling and the
+ * gate Mul read, neither makes it int8 for the other: the conv keeps writing
+ * float32, and both stay FP32 (also with --int8-gates). */
+Test(quantize, squeeze_of_a_conv_output_stays_fp32) {
+    for (int gates = 0; gates < 2; gates++) {
+        q8_quant_options qo = {.int8_gates = gates};
+        q8_graph *g = quantized(se_chain(false), &qo);
+        cr_assert_eq(count(g, "QGlobalAveragePool"), 0, "gates %d", gates);
+        cr_assert_eq(count(g, "GlobalAveragePool"), 1, "gates %d", gates);
+        cr_assert_eq(count(g, "QMul"), 0, "gates %d", gates);
+        q8_graph_free(g);
+    }
+}
+
 /* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:
  * BlazeFace's channel padding. The Concat stays int8 at c1's scale (the
  * zeros become int8 zeros): no dequantize and quantize around it. */
