@@ -2,7 +2,8 @@
  *
  * 1. Classify nodes: QCOMPUTE (Conv, ConvTranspose, Gemm and MatMul with a
  *    constant weight, MatMul of two activations), PASS (ops that carry int8
- *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat),
+ *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat,
+ *    nearest Resize),
  *    LUT (elementwise functions of one int8 input, run as a table: the
  *    lut_ops, and Add/Sub/Mul/Div by a constant scalar), QBIN (the Add of
  *    two activations of one shape, or their Mul, one side possibly a
@@ -143,6 +144,22 @@ bool q8_has_scalar_ops(const q8_graph *g) {
     return false;
 }
 
+/* A nearest-neighbour Resize copies values: it carries int8 at its input's
+ * scale (U-Net's upsampling between INT8 convolutions) when its roi, scales
+ * and sizes are constants. tf_crop_and_resize stays FP32 (its
+ * extrapolation_value is a float outside the input). */
+static bool nearest_resize(const q8_graph *g, const q8_node *n) {
+    if (strcmp(q8_attr_str(n, "mode", "nearest"), "nearest") != 0 ||
+        strcmp(q8_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+               "tf_crop_and_resize") == 0 || !f32_act(q8_in(g, n, 0)))
+        return false;
+    for (int i = 1; i < n->n_inputs; i++) {
+        const q8_tensor *t = q8_in(g, n, i);
+        if (t && !t->data) return false;
+    }
+    return true;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -189,6 +206,7 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
             q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
+    if (is_op(n, "Resize")) return nearest_resize(g, n) ? K_PASS : K_FP32;
     /* PASS candidates: all other inputs must be constants */
     static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
                                            "Unsqueeze", "Transpose", "Slice", "Identity",
