@@ -1203,6 +1203,29 @@ CU_TEST(qadd_qmul) {
     }
 }
 
+/* q8.QGlobalAveragePool: the CPU's bytes on awkward planes, one value per
+ * plane and saturating sums. */
+CU_TEST(qgap) {
+    q8t_rng r = q8t_seed(83);
+    const int64_t shapes[][4] = {{1, 1, 1, 1}, {1, 16, 7, 9}, {2, 5, 33, 35}};
+    const float sys[] = {0.1f, 0.004f, 0.0005f};
+    for (int c = 0; c < 3; c++) {
+        int64_t n = shapes[c][0] * shapes[c][1] * shapes[c][2] * shapes[c][3];
+        int8_t *x = rand_i8(&r, n, -128);
+        float sx = 0.05f;
+        const void *in[1] = {x};
+        spec sp = {.op = "QGlobalAveragePool", .domain = "q8", .n_in = 1, .n_out = 1,
+                   .n_attr = 1};
+        sp.in[0] = (qin){"x", Q8_I8, 4, {shapes[c][0], shapes[c][1], shapes[c][2], shapes[c][3]},
+                         NULL, &sx, 1};
+        sp.at[0] = AF("y_scale", sys[c]);
+        char what[64];
+        snprintf(what, sizeof what, "QGlobalAveragePool case %d", c);
+        check_spec(&sp, in, k_exact, what);
+        free(x);
+    }
+}
+
 /* Profiling runs eagerly and times every node. */
 CU_TEST(profile_times_nodes) {
     q8t_rng r = q8t_seed(71);

@@ -2166,6 +2166,93 @@ Test(errors, qmul_messages) {
                 "no y_scale");
 }
 
+/* ---- q8.QGlobalAveragePool --------------------------------------------- */
+
+#include "ops/qgap.h"
+
+typedef struct qgap_case {
+    int ndim;
+    int64_t dims[4];
+    float sx, sy;
+    int fill; /* 0 random, 1 all -128, 2 all 127 */
+} qgap_case;
+
+static q8_graph *qgap_build(const void *ctx, const char *path) {
+    const qgap_case *c = ctx;
+    qin in = {"x", Q8_I8, c->ndim, {0}, NULL, &c->sx, 1};
+    memcpy(in.dims, c->dims, sizeof c->dims);
+    qattrs qa = {.y_scale = c->sy};
+    return qgraph("QGlobalAveragePool", "q8", &in, 1, &qa, path);
+}
+
+/* The multiplier is the INT8 ops' requantization (q8_requant_make), also
+ * where it is too small to give anything but 0 and where it saturates. */
+Test(qgap, multiplier_is_the_requantization) {
+    static const double Ms[] = {1.0, 0.5, 0.3, 7.7e-3, 1.1e-6, 3e-19, 1e-30, 123.0, 2e10};
+    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++) {
+        q8_qgap_params p;
+        q8_qgap_multiplier(Ms[i], &p);
+        q8_requant r = q8_requant_make(Ms[i]);
+        cr_assert(p.mult == r.mult && p.shift == r.shift, "M %g: %d >> %d, want %d >> %d",
+                  Ms[i], (int)p.mult, (int)p.shift, (int)r.mult, (int)r.shift);
+    }
+}
+
+/* The op against the exact sum, rounded half up in 128 bits, and within half
+ * a step (plus the multiplier's 2^-31) of the real mean: random planes of
+ * awkward sizes, one value per plane, saturating planes, 1 and 3 threads. */
+Test(qgap, op_shapes) {
+    static const qgap_case cases[] = {
+        {4, {1, 16, 7, 9}, 0.05f, 0.01f, 0},   {4, {2, 5, 33, 35}, 0.5f, 0.02f, 0},
+        {3, {3, 4, 1000}, 0.02f, 0.0001f, 0},  {2, {7, 13}, 0.1f, 0.3f, 0},
+        {4, {1, 1, 1, 1}, 0.1f, 0.1f, 2},      {4, {1, 3, 5, 5}, 0.1f, 0.1f, 1},
+        {4, {2, 9, 4, 4}, 1e-4f, 1.0f, 0},     {4, {1, 6, 14, 14}, 0.03f, 0.004f, 2}};
+    q8t_rng r = q8t_seed(611);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const qgap_case *c = &cases[k];
+        int64_t n = 1, ydims[4];
+        for (int d = 0; d < c->ndim; d++) n *= c->dims[d], ydims[d] = d < 2 ? c->dims[d] : 1;
+        int64_t rows = c->dims[0] * c->dims[1], s = n / rows;
+        int8_t *x = rand_i8(&r, n, -128), *want = malloc((size_t)rows);
+        if (c->fill) memset(x, c->fill == 1 ? -128 : 127, (size_t)n);
+        q8_qgap_params p;
+        double M = (double)c->sx / ((double)s * c->sy);
+        q8_qgap_multiplier(M, &p);
+        for (int64_t row = 0; row < rows; row++) {
+            int64_t acc = 0;
+            for (int64_t i = 0; i < s; i++) acc += x[row * s + i];
+            __int128 v = rhu_shift((__int128)acc * p.mult, p.shift);
+            want[row] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+            double real = (double)acc * M;
+            real = real < -128 ? -128 : real > 127 ? 127 : real;
+            cr_assert_leq(fabs(want[row] - real), 0.5 + fabs(real) * ldexp(1, -30),
+                          "case %zu row %lld: %d, real %g", k, (long long)row, want[row], real);
+        }
+        const void *in[1] = {x};
+        char what[40];
+        snprintf(what, sizeof what, "QGlobalAveragePool case %zu", k);
+        check_op_paths(qgap_build, c, in, Q8_I8, ydims, c->ndim, want, what, false);
+        free(x);
+        free(want);
+    }
+}
+
+Test(errors, qgap_messages) {
+    static const float s = 0.1f;
+    qattrs qa = {.y_scale = 0.2f};
+    qin x = {"x", Q8_I8, 4, {1, 3, 4, 4}, NULL, &s, 1}, x1 = {"x", Q8_I8, 1, {5}, NULL, &s, 1};
+    qin xf = {"x", Q8_F32, 4, {1, 3, 4, 4}, NULL, NULL, 0};
+    qin x0 = {"x", Q8_I8, 4, {1, 3, 0, 4}, NULL, &s, 1};
+    check_fails(qgraph("QGlobalAveragePool", "q8", &x, 1, NULL, NULL), "y_scale is missing",
+                "no y_scale");
+    check_fails(qgraph("QGlobalAveragePool", "q8", &x1, 1, &qa, NULL),
+                "X 'x' has rank 1, expected N x C x ...", "rank 1");
+    check_fails(qgraph("QGlobalAveragePool", "q8", &xf, 1, &qa, NULL),
+                "X 'x' is float32, expected int8", "float X");
+    check_fails(qgraph("QGlobalAveragePool", "q8", &x0, 1, &qa, NULL),
+                "X 'x' has 0 values per plane", "empty planes");
+}
+
 Test(errors, qadd_messages) {
     static const float s = 0.1f;
     qattrs qa = {.y_scale = 0.2f};

@@ -1880,6 +1880,23 @@ Test(resize, integer_nearest) {
                        .ctm = "asymmetric",
                        .nearest = "floor"},
              2);
+    /* upsampling along H: output rows that repeat the row before them */
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I8,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {2, 3, 5, 7},
+                       .scales = {1, 1, 3, 2},
+                       .ctm = "asymmetric",
+                       .nearest = "floor"},
+             3);
+    rs_check((rs_case){.op = "Resize",
+                       .dt = Q8_I64,
+                       .mode = "nearest",
+                       .nd = 4,
+                       .dims = {1, 2, 4, 3},
+                       .scales = {1, 2, 2.5f, 1}},
+             4);
 }
 
 Test(resize, errors) {

@@ -508,6 +508,118 @@ Test(quantize, squeeze_excite_scale_of_a_conv_output_stays_fp32) {
     q8_graph_free(g);
 }
 
+/* The squeeze-excite's GlobalAveragePool of a table's output that a conv
+ * reads runs as q8.QGlobalAveragePool (no dequantize of the block output
+ * for it, no quantize after it), by default and with --int8-gates; the
+ * result stays close to FP32. */
+Test(quantize, squeeze_of_an_int8_block_output_is_qgap) {
+    for (int gates = 0; gates < 2; gates++) {
+        q8_quant_options qo = {.int8_gates = gates};
+        q8_graph *g = quantized(se_chain(true), &qo);
+        cr_assert_eq(count(g, "QGlobalAveragePool"), 1, "gates %d", gates);
+        cr_assert_eq(count(g, "GlobalAveragePool"), 0, "gates %d", gates);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i]->op_type, "QGlobalAveragePool") == 0) {
+                int y = g->nodes[i]->outputs[0];
+                for (int j = 0; j < g->n_nodes; j++)
+                    for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                        if (g->nodes[j]->inputs[k] == y)
+                            cr_assert_str_eq(g->nodes[j]->op_type, "QConv", "its reader");
+            }
+        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+        float x[192];
+        q8t_fill(&r, x, 192, -1, 1);
+        q8_graph *f = se_chain(true);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+        float *want = run(f, x), *got = run(g, x);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8 * 4 * 4; i++) {
+            num += (double)want[i] * want[i];
+            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+        }
+        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32, gates %d", gates);
+        free(want);
+        free(got);
+    }
+}
+
+/* Where the block output is an INT8 layer's that only the pooling and the
+ * gate Mul read, neither makes it int8 for the other: the conv keeps writing
+ * float32, and both stay FP32 (also with --int8-gates). */
+Test(quantize, squeeze_of_a_conv_output_stays_fp32) {
+    for (int gates = 0; gates < 2; gates++) {
+        q8_quant_options qo = {.int8_gates = gates};
+        q8_graph *g = quantized(se_chain(false), &qo);
+        cr_assert_eq(count(g, "QGlobalAveragePool"), 0, "gates %d", gates);
+        cr_assert_eq(count(g, "GlobalAveragePool"), 1, "gates %d", gates);
+        cr_assert_eq(count(g, "QMul"), 0, "gates %d", gates);
+        q8_graph_free(g);
+    }
+}
+
+/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y */
+static q8_graph *upsample_chain(const char *mode) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(5);
+    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    int roi = T(g, "roi"), sc = T(g, "scales");
+    q8_tensor_set_shape(g->tensors[roi], Q8_F32, &none, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[roi], NULL), Q8_OK);
+    q8_tensor_set_shape(g->tensors[sc], Q8_F32, &four, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[sc], NULL), Q8_OK);
+    memcpy(g->tensors[sc]->data, (const float[]){1, 1, 2, 2}, 4 * sizeof(float));
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    node(g, "relu", "Relu", 1, (const char *[]){"c1"}, "r1");
+    q8_node *rs = node(g, "up", "Resize", 3, (const char *[]){"r1", "roi", "scales"}, "u1");
+    q8_attr *md = q8_node_set_attr(rs, "mode", Q8_ATTR_STRING);
+    md->s = q8_strdup(mode);
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* A nearest Resize between INT8 convolutions carries int8 (no dequantize
+ * before it, no quantize after it); a linear one stays FP32 (the conv
+ * before it writes float32, a quantize follows). */
+Test(quantize, nearest_resize_carries_int8) {
+    q8_graph *g = quantized(upsample_chain("nearest"), NULL);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input's");
+    cr_assert_eq(count(g, "DequantizeLinear"), 0);
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
+            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = upsample_chain("nearest");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 16 * 16; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
+    free(want);
+    free(got);
+    q8_graph *l = quantized(upsample_chain("linear"), NULL);
+    cr_assert_eq(count(l, "QuantizeLinear"), 2, "the input's and after the linear Resize");
+    for (int i = 0; i < l->n_nodes; i++)
+        if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
+            cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32);
+    q8_graph_free(l);
+}
+
 /* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:
  * BlazeFace's channel padding. The Concat stays int8 at c1's scale (the
  * zeros become int8 zeros): no dequantize and quantize around it. */

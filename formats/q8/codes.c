@@ -132,6 +132,7 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_IF] = 120,
     [Q8_OP_QADD] = 121,
     [Q8_OP_QMUL] = 122,
+    [Q8_OP_QGLOBAL_AVERAGE_POOL] = 123,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

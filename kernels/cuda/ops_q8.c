@@ -21,6 +21,7 @@
 #include "ops/dequantizelinear.h"
 #include "ops/qadd.h"
 #include "ops/qconv.h"
+#include "ops/qgap.h"
 #include "ops/qmul.h"
 #include "ops/qconvtranspose.h"
 #include "ops/qgemm.h"
@@ -490,5 +491,23 @@ q8_status q8_cu_qmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
                           .y = q8_cu_tensor(pr, g, n->outputs[0]), .m = qp->m,
                           .shift = qp->shift, .n = qp->outer * qp->inner, .inner = qp->inner};
     nd->run = qmul_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QGlobalAveragePool ------------------------------------------------------------- */
+
+static q8_status qgap_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qgap(q8_cu_stream(c), pp), n, "qgap", err);
+}
+
+q8_status q8_cu_qgap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err) {
+    const q8_qgap_params *qp = n->params;
+    q8cu_qgap_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qgap_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                          .y = q8_cu_tensor(pr, g, n->outputs[0]), .mult = qp->mult,
+                          .shift = qp->shift, .rows = qp->rows, .len = qp->s};
+    nd->run = qgap_run;
     return Q8_OK;
 }

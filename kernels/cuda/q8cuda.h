@@ -177,6 +177,16 @@ typedef struct q8cu_qmul_args {
 } q8cu_qmul_args;
 cudaError_t q8cu_qmul(const q8cu_stream *s, const q8cu_qmul_args *p);
 
+/* q8.QGlobalAveragePool: y[r] = requantized exact sum of the len int8 values
+ * of row r (src/core/ops/qgap.h). */
+typedef struct q8cu_qgap_args {
+    const int8_t *x;
+    int8_t *y;
+    int32_t mult, shift;
+    int64_t rows, len;
+} q8cu_qgap_args;
+cudaError_t q8cu_qgap(const q8cu_stream *s, const q8cu_qgap_args *p);
+
 /* ---- elementwise ---------------------------------------------------------- */
 
 enum {

@@ -2,12 +2,15 @@
  *
  * 1. Classify nodes: QCOMPUTE (Conv, ConvTranspose, Gemm and MatMul with a
  *    constant weight, MatMul of two activations), PASS (ops that carry int8
- *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat),
+ *    unchanged: Relu, Clip, MaxPool, views, Transpose, Slice, Pad, Concat,
+ *    nearest Resize),
  *    LUT (elementwise functions of one int8 input, run as a table: the
  *    lut_ops, and Add/Sub/Mul/Div by a constant scalar), QBIN (the Add of
  *    two activations of one shape, or their Mul, one side possibly a
  *    per-channel gate, whose result an int8 layer reads: residual sums,
- *    squeeze-excite scaling), FP32 (the rest, and --fp32-layers).
+ *    squeeze-excite scaling), QPOOL (GlobalAveragePool of an int8 tensor
+ *    that an int8 layer reads: squeeze-excite's squeeze, a classifier's
+ *    pooling), FP32 (the rest, and --fp32-layers).
  * 2. Walk the nodes in order and decide which tensors exist in int8: the
  *    outputs of QCOMPUTE nodes that some consumer can take in int8, and the
  *    outputs of PASS nodes whose input is int8.
@@ -25,7 +28,7 @@
 #include "op.h"
 #include "passes.h"
 
-enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT, K_QBIN };
+enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT, K_QBIN, K_QPOOL };
 
 /* Elementwise float functions that run on int8 as a 256-entry table. */
 static const char *const lut_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
@@ -142,6 +145,22 @@ bool q8_has_scalar_ops(const q8_graph *g) {
     return false;
 }
 
+/* A nearest-neighbour Resize copies values: it carries int8 at its input's
+ * scale (U-Net's upsampling between INT8 convolutions) when its roi, scales
+ * and sizes are constants. tf_crop_and_resize stays FP32 (its
+ * extrapolation_value is a float outside the input). */
+static bool nearest_resize(const q8_graph *g, const q8_node *n) {
+    if (strcmp(q8_attr_str(n, "mode", "nearest"), "nearest") != 0 ||
+        strcmp(q8_attr_str(n, "coordinate_transformation_mode", "half_pixel"),
+               "tf_crop_and_resize") == 0 || !f32_act(q8_in(g, n, 0)))
+        return false;
+    for (int i = 1; i < n->n_inputs; i++) {
+        const q8_tensor *t = q8_in(g, n, i);
+        if (t && !t->data) return false;
+    }
+    return true;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -175,6 +194,8 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
+    if (is_op(n, "GlobalAveragePool") && ok_io && x->ndim >= 2 && !listed(o, n->name))
+        return K_QPOOL;
     bool gates = o && o->int8_gates;
     if ((is_op(n, "Add") || (gates && is_op(n, "Mul"))) && n->n_inputs == 2 && ok_io &&
         f32_act(w) && calibrated(c, n->inputs[1]) && !listed(o, n->name) &&
@@ -186,6 +207,7 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
             q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name))
             return K_LUT;
+    if (is_op(n, "Resize")) return nearest_resize(g, n) ? K_PASS : K_FP32;
     /* PASS candidates: all other inputs must be constants */
     static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
                                            "Unsqueeze", "Transpose", "Slice", "Identity",
@@ -214,6 +236,7 @@ static bool takes_int8(const qctx *c, const q8_node *n, int ni, int t) {
     }
     if (c->kind[ni] == K_LUT) return n->inputs[lut_input(c->g, n)] == t;
     if (c->kind[ni] == K_QBIN) return n->inputs[0] == t || n->inputs[1] == t;
+    if (c->kind[ni] == K_QPOOL) return n->inputs[0] == t;
     if (c->kind[ni] == K_PASS) {
         if (is_op(n, "Concat")) {
             for (int k = 0; k < n->n_inputs; k++)
@@ -758,6 +781,29 @@ static q8_status rewrite_qbin(qctx *c, int ni) {
     return dequant_if_needed(c, y, out);
 }
 
+/* QPOOL node whose input is int8: q8.QGlobalAveragePool writing int8 at the
+ * result's calibrated scale. */
+static q8_status rewrite_qpool(qctx *c, int ni) {
+    q8_graph *g = c->g;
+    q8_node *n = g->nodes[ni];
+    int xq = c->q8ver[n->inputs[0]], y = n->outputs[0];
+    int out = add_tensor(c, g->tensors[y]->name, "_q8");
+    if (out < 0) return c->err->status;
+    n = g->nodes[ni];
+    float sy = act_scale(c, y);
+    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
+    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
+    n->n_attrs = 0;
+    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    ys->f = sy;
+    Q8_TRY(set_op(c, n, "QGlobalAveragePool"));
+    Q8_TRY(q8_node_set_io(n, &xq, 1, &out, 1, c->err));
+    c->q8ver[y] = out;
+    c->order[c->n_order++] = ni;
+    return dequant_if_needed(c, y, out);
+}
+
 static bool all_zero(const q8_tensor *t) {
     if (!const_f32(t)) return false;
     const float *v = t->data;
@@ -836,6 +882,58 @@ static bool int8_anyway(const qctx *c, int t, int except) {
     return false;
 }
 
+/* Node j is an int8 layer: it computes in int8 (a QCOMPUTE, table or
+ * pooling node) or passes int8 on (a PASS node other than Concat). */
+static bool is_int8_layer(const qctx *c, int j) {
+    int k = c->kind[j];
+    return k == K_QCOMPUTE || k == K_LUT || k == K_QPOOL ||
+           (k == K_PASS && !is_op(c->g->nodes[j], "Concat"));
+}
+
+/* Is activation t int8 for a reader other than `except`, a pooling node or
+ * a gate Mul? Those three may not justify each other: a squeeze-excite
+ * block's GlobalAveragePool and its gate Mul both read the block output, and
+ * an INT8 layer's output rounded only for them costs accuracy (see
+ * keep_qbins_before_int8). */
+static bool int8_for_others(const qctx *c, int t, int except) {
+    const q8_graph *g = c->g;
+    int p = g->tensors[t]->producer;
+    if (p < 0 || c->kind[p] == K_FP32) return false;
+    if (c->kind[p] != K_QCOMPUTE) return true;
+    for (int j = 0; j < g->n_nodes; j++) {
+        int k = c->kind[j];
+        bool gate = k == K_QBIN && is_op(g->nodes[j], "Mul");
+        if (j == except || k == K_FP32 || k == K_QPOOL || gate) continue;
+        if (takes_int8(c, g->nodes[j], j, t)) return true;
+    }
+    return false;
+}
+
+/* A GlobalAveragePool runs in int8 (q8.QGlobalAveragePool: exact int32
+ * sums, one requantization) only where an int8 layer reads its result and
+ * its input is int8 for another reader (int8_for_others): then it replaces
+ * a dequantize of the whole plane, the float mean and a quantize. Its
+ * input's producer is not made to round for it (an INT8 layer read only by
+ * it and float ops keeps writing float32), and a result only float readers
+ * take stays FP32. Returns whether a node changed. */
+static bool keep_qpools_between_int8(qctx *c) {
+    const q8_graph *g = c->g;
+    bool changed = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (c->kind[i] != K_QPOOL) continue;
+        int y = n->outputs[0];
+        bool reader = false;
+        for (int j = 0; j < g->n_nodes && !reader; j++)
+            reader = is_int8_layer(c, j) && takes_int8(c, g->nodes[j], j, y);
+        if (!reader || !int8_for_others(c, n->inputs[0], i)) {
+            c->kind[i] = K_FP32;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 /* An Add or Mul of two activations runs in int8 only where an int8 layer (a
  * QCOMPUTE, table or PASS node other than Concat) reads the result and at
  * least one side can come from int8: there it replaces two dequantizes, the
@@ -896,9 +994,11 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     q8_graph_consumers(g, c.consumers);
     for (int t = 0; t < nt; t++) c.q8ver[t] = -1;
     for (int i = 0; i < nn; i++) c.kind[i] = classify(&c, g->nodes[i], o);
-    keep_qbins_before_int8(&c);
-    keep_scalar_luts_between_int8(&c);
-    keep_qbins_before_int8(&c); /* a table made FP32 may leave a sum no int8 reader */
+    do { /* each demotion can demote what reads or feeds it: until none changes */
+        keep_qbins_before_int8(&c);
+        keep_scalar_luts_between_int8(&c);
+        keep_qbins_before_int8(&c); /* a table made FP32 may leave a sum no int8 reader */
+    } while (keep_qpools_between_int8(&c));
 
     /* Forward: mark (-2) the tensors that will exist in int8. */
     for (int i = 0; i < nn; i++) {
@@ -912,6 +1012,9 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
             if (any) c.q8ver[y] = -2;
         } else if (c.kind[i] == K_QBIN) {
             if (c.q8ver[n->inputs[0]] == -2 || c.q8ver[n->inputs[1]] == -2) c.q8ver[y] = -2;
+            else c.kind[i] = K_FP32;
+        } else if (c.kind[i] == K_QPOOL) {
+            if (c.q8ver[n->inputs[0]] == -2) c.q8ver[y] = -2;
             else c.kind[i] = K_FP32;
         } else if (c.kind[i] == K_PASS || c.kind[i] == K_LUT) {
             int xi = c.kind[i] == K_LUT ? lut_input(g, n) : 0;
@@ -948,6 +1051,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
             s = rewrite_lut(&c, i);
         } else if (c.kind[i] == K_QBIN) {
             s = rewrite_qbin(&c, i);
+        } else if (c.kind[i] == K_QPOOL) {
+            s = rewrite_qpool(&c, i);
         } else {
             c.order[c.n_order++] = i;
         }

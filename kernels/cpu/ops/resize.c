@@ -155,7 +155,9 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
     }
 }
 
-/* Nearest for any element size: every tap has weight 1, k == 1. */
+/* Nearest for any element size: every tap has weight 1, k == 1. An output
+ * row that reads the input row the one before it read (upsampling along H)
+ * is a copy of that output row. */
 static void resize_gather(void *arg, int64_t b, int64_t e, int tid) {
     const resize_args *a = arg;
     const q8_resize_params *p = a->p;
@@ -165,11 +167,17 @@ static void resize_gather(void *arg, int64_t b, int64_t e, int tid) {
     int64_t off[MAX_ROW_TAPS];
     float w[MAX_ROW_TAPS];
     size_t es = q8_dtype_size(p->dtype);
+    int64_t prev = -1;
     for (int64_t row = b; row < e; row++) {
         int k;
         row_taps(a, row, off, w, &k);
         const uint8_t *xr = (const uint8_t *)a->x + (size_t)off[0] * es;
         uint8_t *y = (uint8_t *)a->y + (size_t)(row * ow_n) * es;
+        if (off[0] == prev) {
+            memcpy(y, y - (size_t)ow_n * es, (size_t)ow_n * es);
+            continue;
+        }
+        prev = off[0];
         switch (es) {
         case 1:
             for (int64_t o = 0; o < ow_n; o++) y[o] = xr[ixw[o]];
