@@ -1046,6 +1046,18 @@ Test(q8file, scales16_are_smaller_and_exact) {
     b[t0 + 2] |= 16; /* 16-bit scales on a tensor without scales */
     reseal(b);
     expect_fail(b, len, "tensor 'w.f32': 16-bit scales without quantization parameters");
+    /* every byte of the 16-bit record changed and resealed: a clean error
+     * or a valid file, never a crash or a read past the record */
+    for (size_t i = t1; i < t1 + 22 + 2 * 16 + 4; i++)
+        for (int v = 0; v < 3; v++) {
+            FRESH();
+            b[i] = v == 0 ? (uint8_t)(b[i] ^ 0xff) : v == 1 ? 0x80 : 0;
+            reseal(b);
+            q8_graph *h = NULL;
+            q8_error err = {0};
+            if (q8_file_parse(b, len, &h, NULL, &err) == Q8_OK) q8_graph_free(h);
+            else cr_assert(err.msg[0]);
+        }
     /* the same flag in a version 6 file: a bit that version does not define */
     free(b);
     b = malloc(rlen6);
