@@ -93,11 +93,17 @@ static float *run(q8_graph *g, int64_t *n_out) {
 }
 
 /* Row r of the table as the plain reference quantizes it: scale = max|row|
- * / 127, q = round half to even, then float(q) * scale. */
+ * / 127 rounded up to 12 significant bits (every int8 scale q8 chooses has
+ * the 16-bit form of scale16.h), q = round half to even, then float(q) *
+ * scale. */
 static void reference_row(const float *row, int64_t cols, float *out) {
     float amax = 0;
     for (int64_t c = 0; c < cols; c++) amax = fmaxf(amax, fabsf(row[c]));
     float s = amax > 0 ? amax / 127.0f : 1.0f;
+    uint32_t u;
+    memcpy(&u, &s, 4);
+    if (u & 0xFFFu) u = (u | 0xFFFu) + 1; /* up to the next float with 12 bits */
+    memcpy(&s, &u, 4);
     for (int64_t c = 0; c < cols; c++) {
         float q = nearbyintf(row[c] / s);
         out[c] = (q > 127 ? 127 : q < -127 ? -127 : q) * s;

@@ -14,6 +14,7 @@
 #include "q8.h"
 #include "q8_tools.h"
 #include "q8file.h"
+#include "scale16.h"
 #include "testutil.h"
 
 static void quantize_pruned(const char *name, const char *dir, double prune, char *out,
@@ -240,11 +241,11 @@ Test(layouts, version_2_files_still_run) {
 
 /* Version 4 (compact GRAPH and META) and the same model written as version
  * 3: a smaller file, the same outputs and the same resident weights. The
- * seed of this q8's version (tiny.q8, made from the same model) gives the
- * same outputs too. */
+ * version 6 seed (tiny_v6.q8, made from the same model by a q8 before
+ * 16-bit scales) gives the same outputs too. */
 Test(layouts, version_4_runs_as_version_3) {
     const char *v4 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v4.q8";
-    const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
+    const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v6.q8";
     size_t len4, len3;
     uint8_t *buf = (uint8_t *)q8t_slurp(v4, &len4), *b3;
     uint32_t ver;
@@ -273,12 +274,54 @@ Test(layouts, version_4_runs_as_version_3) {
     cr_assert(memcmp(y_now, y4, sizeof y4) == 0);
     uint8_t *b_now = (uint8_t *)q8t_slurp(now, &len3);
     memcpy(&ver, b_now + 8, 4);
-    cr_assert_eq(ver, Q8_FILE_VERSION);
+    cr_assert_eq(ver, 6);
     free(b_now);
     q8_meta_free(&meta);
     q8_graph_free(g);
     free(buf);
     free(b3);
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
+/* Version 7: this q8's seed (tiny.q8) stores its weight scales in 16 bits;
+ * written again as version 6 (float32 scales) it gives the
+ * same outputs byte for byte: the widened scales are the floats quantize
+ * chose. */
+Test(layouts, scales16_run_as_float32_scales) {
+    const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
+    size_t len, len6;
+    uint8_t *buf = (uint8_t *)q8t_slurp(now, &len), *b6;
+    uint32_t ver;
+    memcpy(&ver, buf + 8, 4);
+    cr_assert_eq(ver, Q8_FILE_VERSION);
+    q8_graph *g = NULL;
+    q8_meta meta = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(buf, len, &g, &meta, &err), Q8_OK, "%s", err.msg);
+    int n16 = 0;
+    for (int i = 0; i < g->n_tensors; i++) {
+        uint32_t base;
+        const q8_tensor *t = g->tensors[i];
+        n16 += t->data && t->q.n > 1 && q8_scale16_fits(t->q.scale, t->q.n, &base);
+    }
+    cr_assert_eq(n16, 2, "the conv's and the Gemm's weights");
+    cr_assert_eq(q8_file_encode_version(g, &meta, 6, &b6, &len6, &err), Q8_OK, "%s", err.msg);
+    char *dir = q8t_tmpdir("layouts"), v6[512];
+    snprintf(v6, sizeof v6, "%s/tiny_as_v6.q8", dir);
+    q8t_write_file(v6, b6, len6);
+    float x[72], y6[4], y7[4];
+    q8t_rng r = q8t_seed(3);
+    q8t_fill(&r, x, 72, -2, 2);
+    q8_memory_info m6, m7;
+    run_tiny(v6, x, y6, &m6);
+    run_tiny(now, x, y7, &m7);
+    cr_assert(memcmp(y6, y7, sizeof y6) == 0);
+    cr_assert_eq(m6.weights_bytes, m7.weights_bytes);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+    free(buf);
+    free(b6);
     q8t_rm_rf(dir);
     free(dir);
 }

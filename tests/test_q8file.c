@@ -8,6 +8,8 @@
 #include "crc32c.h"
 #include "layout.h"
 #include "q8file.h"
+#include "scale16.h"
+#include "zsection.h"
 #include "testutil.h"
 
 static int add_const(q8_graph *g, const char *name, q8_dtype dt, const int64_t *dims, int nd) {
@@ -289,7 +291,7 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     u32 = Q8_FILE_VERSION + 1; /* the next version: what this q8 says of it */
     memcpy(b + 8, &u32, 4);
     reseal(b);
-    expect_fail(b, len, "made by a newer q8: this q8 reads versions 2 to 6");
+    expect_fail(b, len, "made by a newer q8: this q8 reads versions 2 to 7");
     u32 = 1; /* the first format: refused with what to do */
     memcpy(b + 8, &u32, 4);
     reseal(b);
@@ -943,4 +945,133 @@ Test(q8file, crc32c_matches_known_values) {
         cr_assert_eq(q8_crc32c(0, buf, n), q8_crc32c_portable(0, buf, n));
     /* incremental */
     cr_assert_eq(q8_crc32c(q8_crc32c(0, buf, 400), buf + 400, 600), q8_crc32c(0, buf, 1000));
+}
+
+/* Version 7: 16-bit scales. A v7 file with its GRAPH stored inflated (a
+ * writer may store it so), for mutating records in place. */
+static uint8_t *inflate_graph(const uint8_t *buf, size_t *len, layout_t *out) {
+    layout_t l = read_layout(buf);
+    uint32_t flags, inflated;
+    memcpy(&flags, buf + l.entry[Q8_SECTION_GRAPH] + 4, 4);
+    memcpy(&inflated, buf + l.entry[Q8_SECTION_GRAPH] + 28, 4);
+    cr_assert_eq(flags, Q8_SECTION_DEFLATED);
+    uint8_t *raw;
+    q8_error err = {0};
+    cr_assert_eq(q8_zsection_inflate("GRAPH", buf + l.off[Q8_SECTION_GRAPH],
+                                     l.size[Q8_SECTION_GRAPH], inflated, &raw, &err), Q8_OK);
+    cr_assert_lt(l.off[Q8_SECTION_GRAPH], l.off[Q8_SECTION_DATA]);
+    layout_t n = l;
+    n.size[Q8_SECTION_GRAPH] = inflated;
+    n.off[Q8_SECTION_DATA] = (l.off[Q8_SECTION_GRAPH] + inflated + 63) / 64 * 64;
+    uint64_t total = (n.off[Q8_SECTION_DATA] + l.size[Q8_SECTION_DATA] + 63) / 64 * 64;
+    uint8_t *b = calloc(1, total);
+    memcpy(b, buf, l.off[Q8_SECTION_GRAPH]);
+    memcpy(b + n.off[Q8_SECTION_GRAPH], raw, inflated);
+    memcpy(b + n.off[Q8_SECTION_DATA], buf + l.off[Q8_SECTION_DATA], l.size[Q8_SECTION_DATA]);
+    free(raw);
+    uint32_t zero = 0;
+    memcpy(b + 16, &total, 8);
+    memcpy(b + n.entry[Q8_SECTION_GRAPH] + 4, &zero, 4);
+    memcpy(b + n.entry[Q8_SECTION_GRAPH] + 16, &n.size[Q8_SECTION_GRAPH], 8);
+    memcpy(b + n.entry[Q8_SECTION_GRAPH] + 28, &zero, 4);
+    memcpy(b + n.entry[Q8_SECTION_DATA] + 8, &n.off[Q8_SECTION_DATA], 8);
+    reseal_with(b, n);
+    *len = total;
+    *out = n;
+    return b;
+}
+
+/* quantize's rounding: the smallest float with 12 significant bits >= s */
+Test(q8file, scale16_ceil_is_the_next_16bit_float) {
+    uint32_t base;
+    float s = 1.0f / 127.0f, c = q8_scale16_ceil(s);
+    cr_assert(c >= s && (c - s) / s <= 0x1p-11f, "%a -> %a", s, c);
+    cr_assert(q8_scale16_fits(&c, 1, &base));
+    cr_assert_lt(c - 0x1p-18f, s, "%a is not the smallest", c); /* its spacing at 2^-7 */
+    cr_assert_eq(q8_scale16_ceil(c), c);
+    cr_assert_eq(q8_scale16_ceil(0x1.fffffep-3f), 0.25f); /* carries into the next binade */
+    cr_assert_eq(q8_scale16_ceil(0x1p-140f), 0x1p-140f); /* subnormal: kept, does not fit */
+    float two[2] = {1.0f, 0x1p-40f}; /* 41 binades apart: more than 32 */
+    cr_assert_not(q8_scale16_fits(two, 2, &base));
+    two[1] = 0x1p-31f;
+    cr_assert(q8_scale16_fits(two, 2, &base));
+    cr_assert_eq(base, 127 - 31);
+    float back;
+    cr_assert(q8_scale16_unpack(q8_scale16_pack(c, 100), 100, &back) && back == c);
+    cr_assert_not(q8_scale16_unpack(0xffff, 240, &back)); /* past 254: not a float */
+    cr_assert_not(q8_scale16_unpack(0, 0, &back));
+}
+
+/* A tensor whose scales have the 16-bit form is stored with 2 bytes a
+ * scale and reads back bit for bit; others keep float32 scales. */
+Test(q8file, scales16_are_smaller_and_exact) {
+    q8_graph *g = sample_graph();
+    q8_tensor *st = g->tensors[q8_graph_find(g, "w.int8.sparse")];
+    for (int i = 0; i < 16; i++) st->q.scale[i] = q8_scale16_ceil(0.01f * (float)(i + 1));
+    size_t len, len6, rlen, rlen6;
+    uint8_t *v7 = encode_v(g, 7, &len), *v6 = encode_v(g, 6, &len6);
+    layout_t l, l6;
+    uint8_t *raw = inflate_graph(v7, &rlen, &l), *raw6 = inflate_graph(v6, &rlen6, &l6);
+    /* 16 scales: 32 bytes less, 1 more for the base exponent */
+    cr_assert_eq(l.size[Q8_SECTION_GRAPH] + 31, l6.size[Q8_SECTION_GRAPH]);
+    const uint8_t *files[3] = {v7, raw, v6};
+    const size_t lens[3] = {len, rlen, len6};
+    for (int f = 0; f < 3; f++) {
+        q8_graph *h = NULL;
+        q8_error err = {0};
+        cr_assert_eq(q8_file_parse(files[f], lens[f], &h, NULL, &err), Q8_OK, "%s", err.msg);
+        const q8_tensor *ht = h->tensors[q8_graph_find(h, "w.int8.sparse")];
+        cr_assert_eq(ht->q.n, 16);
+        cr_assert(memcmp(ht->q.scale, st->q.scale, 16 * sizeof(float)) == 0);
+        cr_assert_eq(h->tensors[q8_graph_find(h, "x")]->q.scale[0], 0.05f);
+        q8_graph_free(h);
+    }
+    /* the record: [shared 2, length 11] "int8.sparse", dtype, ndim, flags,
+     * encoding, layout, dims 16 and 40, axis 0, base, 16 x u16 */
+    size_t t1 = find_in(raw, l, Q8_SECTION_GRAPH, "\x02\x0bint8.sparse", 13);
+    cr_assert_eq(raw[t1 + 15], 1 | 2 | 16);
+    cr_assert_eq(raw[t1 + 20], 0);
+    uint8_t *b = malloc(rlen);
+    const uint8_t *orig = raw;
+    len = rlen;
+#undef FRESH
+#define FRESH() memcpy(b, orig, len)
+    FRESH();
+    b[t1 + 21] = 0; /* base exponent 0: below every normal float */
+    reseal(b);
+    expect_fail(b, len, "tensor 'w.int8.sparse': 16-bit scale 0 (");
+    expect_fail(b, len, "is not a finite float");
+    FRESH();
+    size_t t0 = find_in(raw, l, Q8_SECTION_GRAPH, "\x00\x05w.f32", 7) + 7;
+    b[t0 + 2] |= 16; /* 16-bit scales on a tensor without scales */
+    reseal(b);
+    expect_fail(b, len, "tensor 'w.f32': 16-bit scales without quantization parameters");
+    /* every byte of the 16-bit record changed and resealed: a clean error
+     * or a valid file, never a crash or a read past the record */
+    for (size_t i = t1; i < t1 + 22 + 2 * 16 + 4; i++)
+        for (int v = 0; v < 3; v++) {
+            FRESH();
+            b[i] = v == 0 ? (uint8_t)(b[i] ^ 0xff) : v == 1 ? 0x80 : 0;
+            reseal(b);
+            q8_graph *h = NULL;
+            q8_error err = {0};
+            if (q8_file_parse(b, len, &h, NULL, &err) == Q8_OK) q8_graph_free(h);
+            else cr_assert(err.msg[0]);
+        }
+    /* the same flag in a version 6 file: a bit that version does not define */
+    free(b);
+    b = malloc(rlen6);
+    orig = raw6;
+    len = rlen6;
+    l = l6;
+    FRESH();
+    b[find_in(raw6, l6, Q8_SECTION_GRAPH, "\x02\x0bint8.sparse", 13) + 15] |= 16;
+    reseal(b);
+    expect_fail(b, len, "tensor 'w.int8.sparse': unknown flags 0x13");
+    free(b);
+    free(raw);
+    free(raw6);
+    free(v7);
+    free(v6);
+    q8_graph_free(g);
 }

@@ -1,6 +1,8 @@
 /* The quantizer on small hand-built graphs: which nodes become INT8, where
  * the quantize/dequantize boundaries go, shared scales, table activations,
  * --fp32-layers, degenerate weights, and the pruning patterns. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -9,6 +11,7 @@
 #include "npy.h"
 #include "passes.h"
 #include "quantize.h"
+#include "scale16.h"
 #include "testutil.h"
 
 #define T q8t_tensor
@@ -218,8 +221,39 @@ Test(quantize, zero_and_tiny_channels_get_finite_scales) {
     for (int c = 0; c < 3; c++) cr_assert(isfinite(s[c]) && s[c] > 0, "channel %d scale %g", c, s[c]);
     for (int i = 0; i < 4; i++) cr_assert_eq(q[i], 0);
     cr_assert_eq(q[11], 127);
-    cr_assert_eq(q[8], 64);  /* 0.5 / (1/127) = 63.5 -> 64 (half to even) */
+    /* the scale is 1/127 rounded up to 12 significant bits: 0.5 / s is just
+     * below 63.5 (exactly 63.5 with s = 1/127 would round to 64) */
+    cr_assert_eq(q[8], 63);
     cr_assert_eq(q[9], -32); /* -31.75 -> -32 */
+}
+
+/* Each weight scale is the smallest float of the 16-bit form (scale16.h)
+ * >= max|w| / 127: never smaller (no weight clipped: |q| <= 127, the
+ * channel's largest at 127), at most 2^-11 larger, stored in 2 bytes. */
+Test(quantize, weight_scales_have_the_16bit_form) {
+    enum { C = 64, P = 9 };
+    float w[C * P], s[C];
+    int8_t q[C * P];
+    q8t_rng r = q8t_seed(11);
+    for (int c = 0; c < C; c++) /* channels over 40 binades */
+        q8t_fill(&r, w + c * P, P, -ldexpf(1, c % 40 - 30), ldexpf(1, c % 40 - 30));
+    q8_quantize_weights(w, C, P, q, s);
+    for (int c = 0; c < C; c++) {
+        float amax = 0;
+        int qmax = 0;
+        for (int i = 0; i < P; i++) {
+            amax = fmaxf(amax, fabsf(w[c * P + i]));
+            qmax = abs(q[c * P + i]) > qmax ? abs(q[c * P + i]) : qmax;
+        }
+        float want = amax / 127.0f, base;
+        uint32_t b;
+        cr_assert(s[c] >= want && (s[c] - want) / want <= 0x1p-11f, "channel %d: %a for %a", c,
+                  s[c], want);
+        cr_assert(q8_scale16_fits(&s[c], 1, &b), "channel %d: %a has more than 12 bits", c, s[c]);
+        base = ldexpf(1, ilogbf(s[c]) - 11); /* the 16-bit form's spacing there */
+        cr_assert(s[c] - base < want, "channel %d: %a is not the smallest", c, s[c]);
+        cr_assert_eq(qmax, 127, "channel %d", c);
+    }
 }
 
 static double zero_fraction(const q8_tensor *t) {

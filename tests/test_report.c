@@ -293,6 +293,20 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
     cr_assert(mn > 0 && mn <= med && med <= mx, "latency %g <= %g <= %g", mn, med, mx);
     /* sparsity from the .q8 metadata: 2:4 zeroes half of every layer */
     assert_rel(jnum(json, "\"node\": \"/net/net.1/Gemm\"", "sparsity"), 0.5, 1e-9, "sparsity");
+    /* the range of a layer's weight scales: from its weight, not metadata */
+    cr_assert_null(q8_meta_get(&mq->meta, "layer./net/net.1/Gemm.weight_scale_min"));
+    const q8_node *gemm = NULL;
+    for (int i = 0; i < mq->g->n_nodes; i++)
+        if (!strcmp(mq->g->nodes[i]->name, "/net/net.1/Gemm")) gemm = mq->g->nodes[i];
+    cr_assert(gemm);
+    const q8_tensor *w = q8_in(mq->g, gemm, 1);
+    float lo = INFINITY, hi = 0;
+    for (int i = 0; i < w->q.n; i++) lo = fminf(lo, w->q.scale[i]), hi = fmaxf(hi, w->q.scale[i]);
+    cr_assert_gt(w->q.n, 1);
+    assert_rel(jnum(json, "\"node\": \"/net/net.1/Gemm\"", "weight_scale_min"), lo, 1e-6,
+               "weight_scale_min");
+    assert_rel(jnum(json, "\"node\": \"/net/net.1/Gemm\"", "weight_scale_max"), hi, 1e-6,
+               "weight_scale_max");
     cr_assert_eq(r.models[1].n_layers, 3);
     for (int i = 1; i < r.models[1].n_layers; i++)
         cr_assert_leq(q8_err_sqnr_db(&r.models[1].layers[i - 1].in_model),

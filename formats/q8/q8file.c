@@ -13,6 +13,7 @@
 #include "crc32c.h"
 #include "layout.h"
 #include "op.h"
+#include "scale16.h"
 #include "zsection.h"
 
 #define SECTION_ENTRY_SIZE 32
@@ -20,8 +21,9 @@
 #define MAX_SECTIONS 16
 
 /* TF_IO_F16: a graph input or output exchanged as float16 while the graph
- * computes in float32 (a float16 model, src/passes/fp16.c) */
-enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4, TF_BOUND = 8 };
+ * computes in float32 (a float16 model, src/passes/fp16.c); TF_SCALE16
+ * (version 7): the scales stored in 16 bits (scale16.h) */
+enum { TF_CONST = 1, TF_QPARAMS = 2, TF_IO_F16 = 4, TF_BOUND = 8, TF_SCALE16 = 16 };
 
 /* The attribute that carries a branch node's scope (src/core/control.h). */
 #define SCOPE_ATTR "_scope"
@@ -268,10 +270,17 @@ static bool put_tensor(q8_wbuf *gb, bool c, const q8_tensor *t, const char *prev
     for (int d = 0; ok && d < ndim; d++) ok = put_int(gb, c, t->dims[d]);
     if (ok && (flags & TF_QPARAMS)) {
         /* version 4: the scale count follows from the axis */
-        ok = (c ? q8_wbuf_sv(gb, t->q.axis) : q8_wbuf_i32(gb, t->q.axis) &&
-                                                  q8_wbuf_u32(gb, (uint32_t)t->q.n)) &&
-             q8_wbuf_put(gb, t->q.scale, sizeof(float) * (size_t)t->q.n) &&
-             (c ? q8_wbuf_sv(gb, t->q.zero_point) : q8_wbuf_i32(gb, t->q.zero_point));
+        ok = c ? q8_wbuf_sv(gb, t->q.axis)
+               : q8_wbuf_i32(gb, t->q.axis) && q8_wbuf_u32(gb, (uint32_t)t->q.n);
+        uint32_t base = 0;
+        if (flags & TF_SCALE16) { /* version 7: a base exponent, 2 bytes a scale */
+            ok = ok && q8_scale16_fits(t->q.scale, t->q.n, &base) && q8_wbuf_uv(gb, base);
+            for (int i = 0; ok && i < t->q.n; i++)
+                ok = q8_wbuf_u16(gb, q8_scale16_pack(t->q.scale[i], base));
+        } else {
+            ok = ok && q8_wbuf_put(gb, t->q.scale, sizeof(float) * (size_t)t->q.n);
+        }
+        ok = ok && (c ? q8_wbuf_sv(gb, t->q.zero_point) : q8_wbuf_i32(gb, t->q.zero_point));
     }
     if (ok && (flags & TF_CONST))
         ok = c ? q8_wbuf_uv(gb, off) && q8_wbuf_uv(gb, size)
@@ -322,8 +331,11 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
         const q8_tensor *t = g->tensors[i];
         bool bound = false;
         for (int b = 0; b < g->n_bound; b++) bound |= g->bound[b] == i;
+        uint32_t base;
+        bool s16 = version >= 7 && t->q.n > 0 && q8_scale16_fits(t->q.scale, t->q.n, &base);
         uint8_t flags = (t->data ? TF_CONST : 0) | (t->q.n > 0 ? TF_QPARAMS : 0) |
-                        (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0);
+                        (t->io_dtype == Q8_F16 ? TF_IO_F16 : 0) | (bound && t->data ? TF_BOUND : 0) |
+                        (s16 ? TF_SCALE16 : 0);
         uint8_t enc = 0, layout = Q8_LAYOUT_PLAIN;
         uint64_t off = 0, size = 0;
         if (t->data && !put_tensor_data(data, t, q8_layout_to_store(g, i), c, &enc, &layout, &off,
@@ -713,8 +725,10 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
     q8_tensor *t = g->tensors[ti];
     q8_dtype dtype = stored_dtype(dt);
     if (dtype == Q8_UNDEFINED) return BAD("tensor '%s': invalid dtype %u", t->name, dt);
-    if (flags & ~(TF_CONST | TF_QPARAMS | TF_IO_F16 | TF_BOUND))
+    if (flags & ~(TF_CONST | TF_QPARAMS | TF_IO_F16 | TF_BOUND | (version >= 7 ? TF_SCALE16 : 0)))
         return BAD("tensor '%s': unknown flags 0x%x", t->name, flags);
+    if ((flags & TF_SCALE16) && !(flags & TF_QPARAMS))
+        return BAD("tensor '%s': 16-bit scales without quantization parameters", t->name);
     if ((flags & TF_BOUND) && !(flags & TF_CONST))
         return BAD("tensor '%s': a bound input without its value", t->name);
     if (flags & TF_BOUND) {
@@ -740,19 +754,28 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
         uint64_t want = axis < 0 ? 1 : (uint64_t)dims[axis];
         /* version 4 stores no count: it follows from the axis */
         uint64_t n = c ? want : q8_rbuf_u32(r);
+        uint64_t base = flags & TF_SCALE16 ? q8_rbuf_uv(r) : 0;
+        size_t es = flags & TF_SCALE16 ? 2 : sizeof(float);
         if (!r->ok) return BAD("tensor '%s': truncated quantization parameters", t->name);
-        if (n != want || n == 0 || n > q8_rbuf_left(r) / sizeof(float))
+        if (n != want || n == 0 || n > q8_rbuf_left(r) / es)
             return n != want || n == 0
                        ? BAD("tensor '%s': %llu scales, expected %llu", t->name,
                              (unsigned long long)n, (unsigned long long)want)
                        : BAD("tensor '%s': truncated scales", t->name);
-        const float *sc = q8_rbuf_take(r, sizeof(float) * (size_t)n);
+        const uint8_t *sc = q8_rbuf_take(r, es * (size_t)n);
         int64_t zp = c ? q8_rbuf_sv(r) : q8_rbuf_i32(r);
         if (r->ok && (zp < INT32_MIN || zp > INT32_MAX))
             return BAD("tensor '%s': zero point %lld out of range", t->name, (long long)zp);
         if (!r->ok) return BAD("tensor '%s': truncated scales", t->name);
         if (!(t->q.scale = malloc(sizeof(float) * n))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        memcpy(t->q.scale, sc, sizeof(float) * n);
+        if (!(flags & TF_SCALE16)) memcpy(t->q.scale, sc, sizeof(float) * n);
+        for (uint32_t i = 0; (flags & TF_SCALE16) && i < n; i++) { /* widened once, exactly */
+            uint16_t h;
+            memcpy(&h, sc + 2 * (size_t)i, 2);
+            if (base > 254 || !q8_scale16_unpack(h, (uint32_t)base, &t->q.scale[i]))
+                return BAD("tensor '%s': 16-bit scale %u (0x%04x, base exponent %llu) is not a "
+                           "finite float", t->name, i, h, (unsigned long long)base);
+        }
         for (uint32_t i = 0; i < n; i++)
             if (!(t->q.scale[i] > 0) || t->q.scale[i] == INFINITY)
                 return BAD("tensor '%s': scale %u is %g (must be positive and finite)", t->name, i, t->q.scale[i]);

@@ -13,8 +13,9 @@
  * GRAPH and META (varints, front-coded names, an attribute table), 5 META
  * and GRAPH deflated (zsection.h), 6 version 5's records with depthwise
  * q8.QConv weights stored rows4 (which a reader before that change refused
- * as a layout mismatch: the bump makes it a version refusal instead) */
-#define Q8_FILE_VERSION 6
+ * as a layout mismatch: the bump makes it a version refusal instead), 7
+ * quantization scales in 16 bits where they fit (scale16.h) */
+#define Q8_FILE_VERSION 7
 #define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64

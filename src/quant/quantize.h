@@ -67,8 +67,9 @@ q8_status q8_check_layer_names(const q8_graph *g, bool optimized, const q8_prune
                                const q8_quant_options *q, q8_error *err);
 
 /* Symmetric per-output-channel INT8 of a weight matrix viewed as
- * [channels, per_channel]: scales[c] = max|w| / 127 (1 for an all-zero
- * channel), q = round_half_even(w / scale) clamped to [-127, 127]. w must be
+ * [channels, per_channel]: scales[c] = max|w| / 127 rounded up to the
+ * 16-bit form of scale16.h (1 for an all-zero channel), q =
+ * round_half_even(w / scale) clamped to [-127, 127]. w must be
  * finite (q8_check_weights; the rewrite checks again): a NaN gives 0 rather
  * than the undefined float-to-int cast. */
 void q8_quantize_weights(const float *w, int64_t channels, int64_t per_channel, int8_t *q,

@@ -27,6 +27,7 @@
 #include "control.h"
 #include "op.h"
 #include "passes.h"
+#include "scale16.h"
 
 enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT, K_QBIN, K_QPOOL };
 
@@ -344,8 +345,10 @@ void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *
         const float *wc = w + ch * per;
         float amax = 0;
         for (int64_t i = 0; i < per; i++) amax = fmaxf(amax, fabsf(wc[i]));
-        /* an all-zero (or denormal-only) channel keeps scale 1: q = 0 */
-        float s = amax >= 1e-30f ? amax / 127.0f : 1.0f;
+        /* an all-zero (or denormal-only) channel keeps scale 1: q = 0; the
+         * scale rounds up (<= 2^-11, nothing clipped) to the 16-bit form
+         * the file stores in 2 bytes */
+        float s = amax >= 1e-30f ? q8_scale16_ceil(amax / 127.0f) : 1.0f;
         scales[ch] = s;
         for (int64_t i = 0; i < per; i++) {
             float v = nearbyintf(wc[i] / s); /* round half to even */
@@ -376,19 +379,6 @@ static int bias_tensor(qctx *c, const char *base, const char *bname, const float
         q[i] = (int32_t)(v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v);
     }
     return t;
-}
-
-static q8_status record_layer(qctx *c, const q8_node *n, const q8_tensor *wq) {
-    char key[512];
-    float lo = INFINITY, hi = 0;
-    for (int i = 0; i < wq->q.n; i++) {
-        lo = fminf(lo, wq->q.scale[i]);
-        hi = fmaxf(hi, wq->q.scale[i]);
-    }
-    snprintf(key, sizeof key, "layer.%s.weight_scale_min", n->name);
-    Q8_TRY(q8_meta_set_float(c->meta, key, lo, c->err));
-    snprintf(key, sizeof key, "layer.%s.weight_scale_max", n->name);
-    return q8_meta_set_float(c->meta, key, hi, c->err);
 }
 
 /* ---- rewriting one QCOMPUTE node ---- */
@@ -567,7 +557,6 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
                              g->tensors[wq]->q.scale);
         if (bq == -2) return c->err->status;
         n = g->nodes[ni];
-        Q8_TRY(record_layer(c, n, g->tensors[wq]));
         in[0] = xq;
         in[1] = wq;
         in[2] = bq;

@@ -202,6 +202,22 @@ static double meta_float(const q8_meta *m, const char *node, const char *what) {
     return e->type == Q8_META_FLOAT ? e->f : e->type == Q8_META_INT ? (double)e->i : -1;
 }
 
+/* The range of a quantized layer's per-channel weight scales, from its
+ * weight (input 1) when the file has no layer.<node>.weight_scale_* keys
+ * (quantize stopped writing them: the scales say it); stays -1 otherwise. */
+static void weight_scale_range(const q8_graph *g, const q8_node *n, double *lo, double *hi) {
+    if (n->op != Q8_OP_QCONV && n->op != Q8_OP_QCONV_TRANSPOSE && n->op != Q8_OP_QGEMM) return;
+    const q8_tensor *w = q8_in(g, n, 1);
+    if (!w || w->q.n < 1) return;
+    float a = w->q.scale[0], b = a;
+    for (int i = 1; i < w->q.n; i++) {
+        a = fminf(a, w->q.scale[i]);
+        b = fmaxf(b, w->q.scale[i]);
+    }
+    *lo = a;
+    *hi = b;
+}
+
 void q8_report_model_free(q8_report_model *m) {
     for (int i = 0; i < m->n_outputs; i++) free(m->outputs[i].name);
     free(m->outputs);
@@ -252,6 +268,7 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
         L->sparsity = meta_float(&c->m->meta, n->name, "sparsity");
         L->w_scale_min = meta_float(&c->m->meta, n->name, "weight_scale_min");
         L->w_scale_max = meta_float(&c->m->meta, n->name, "weight_scale_max");
+        if (L->w_scale_min < 0) weight_scale_range(g, n, &L->w_scale_min, &L->w_scale_max);
     }
     /* Outputs: by name, else by position. */
     for (int i = 0; i < g->n_outputs; i++) {

@@ -4,7 +4,7 @@ kind of record.
 
   q8_bytes.py [--table] FILE.q8 [ONNX]...   (a .q8, optionally its .onnx)
 
-GRAPH (versions 2 to 6; a deflated META or GRAPH of version 5 or 6 is counted
+GRAPH (versions 2 to 7; a deflated META or GRAPH of version 5 to 7 is counted
 inflated, its stored bytes in "META+GRAPH stored"): tensor names, node names,
 dims, fixed tensor fields, quantization scales, data references, node records (op, indices),
 attributes (version 4: the attribute table, and the nodes' references).
@@ -116,7 +116,11 @@ def graph4(g, data, c, dk):
         if fl & 2:
             st = r.i
             ax = r.sv()
-            r.take(4 * (1 if ax < 0 else dims[ax]))
+            es = 4
+            if fl & 16:  # version 7: a base exponent, then 16-bit scales
+                r.uv()
+                es = 2
+            r.take(es * (1 if ax < 0 else dims[ax]))
             r.sv()
             c["scales (qparams)"] += r.i - st
         if fl & 1:
