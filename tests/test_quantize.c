@@ -558,8 +558,12 @@ Test(quantize, squeeze_of_a_conv_output_stays_fp32) {
     }
 }
 
-/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y */
-static q8_graph *upsample_chain(const char *mode) {
+/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y;
+ * with head, the Resize's output is y (no conv2). */
+static q8_graph *upsample_graph(const char *mode, bool head);
+static q8_graph *upsample_chain(const char *mode) { return upsample_graph(mode, false); }
+
+static q8_graph *upsample_graph(const char *mode, bool head) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
     int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
@@ -577,43 +581,52 @@ static q8_graph *upsample_chain(const char *mode) {
     memcpy(g->tensors[sc]->data, (const float[]){1, 1, 2, 2}, 4 * sizeof(float));
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
     node(g, "relu", "Relu", 1, (const char *[]){"c1"}, "r1");
-    q8_node *rs = node(g, "up", "Resize", 3, (const char *[]){"r1", "roi", "scales"}, "u1");
+    q8_node *rs = node(g, "up", "Resize", 3, (const char *[]){"r1", "roi", "scales"},
+                       head ? "y" : "u1");
     q8_attr *md = q8_node_set_attr(rs, "mode", Q8_ATTR_STRING);
     md->s = q8_strdup(mode);
-    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
+    if (!head) pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
     g->outputs = malloc(sizeof(int));
     g->outputs[g->n_outputs++] = T(g, "y");
     return g;
 }
 
-/* A nearest Resize between INT8 convolutions carries int8 (no dequantize
- * before it, no quantize after it); a linear one stays FP32 (the conv
- * before it writes float32, a quantize follows). */
-Test(quantize, nearest_resize_carries_int8) {
-    q8_graph *g = quantized(upsample_chain("nearest"), NULL);
-    cr_assert_eq(count(g, "QConv"), 2);
-    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input's");
-    cr_assert_eq(count(g, "DequantizeLinear"), 0);
-    for (int i = 0; i < g->n_nodes; i++)
-        if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
-            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = upsample_chain("nearest");
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 16 * 16; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+/* A nearest or linear Resize between INT8 convolutions carries int8 (no
+ * dequantize before it, no quantize after it), close to the FP32 model. */
+Test(quantize, resize_carries_int8) {
+    for (int m = 0; m < 2; m++) {
+        const char *mode = m ? "linear" : "nearest";
+        q8_graph *g = quantized(upsample_chain(mode), NULL);
+        cr_assert_eq(count(g, "QConv"), 2, "%s", mode);
+        cr_assert_eq(count(g, "QuantizeLinear"), 1, "%s: only the graph input's", mode);
+        cr_assert_eq(count(g, "DequantizeLinear"), 0, "%s", mode);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
+                cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8, "%s", mode);
+        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+        float x[192];
+        q8t_fill(&r, x, 192, -1, 1);
+        q8_graph *f = upsample_chain(mode);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+        float *want = run(f, x), *got = run(g, x);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8 * 16 * 16; i++) {
+            num += (double)want[i] * want[i];
+            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+        }
+        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "%s: SQNR against FP32", mode);
+        free(want);
+        free(got);
     }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
-    q8_graph *l = quantized(upsample_chain("linear"), NULL);
-    cr_assert_eq(count(l, "QuantizeLinear"), 2, "the input's and after the linear Resize");
+}
+
+/* A linear Resize that only the graph output reads stays FP32 (the conv
+ * before it writes float32: no rounding to int8 for nothing); a nearest one
+ * still carries int8 there (a copy adds no rounding). */
+Test(quantize, linear_resize_only_toward_int8_compute) {
+    q8_graph *l = quantized(upsample_graph("linear", true), NULL);
+    cr_assert_eq(count(l, "DequantizeLinear"), 0);
     for (int i = 0; i < l->n_nodes; i++)
         if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
             cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32);
