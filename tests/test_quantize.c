@@ -558,12 +558,13 @@ Test(quantize, squeeze_of_a_conv_output_stays_fp32) {
     }
 }
 
-/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y;
- * with head, the Resize's output is y (no conv2). */
-static q8_graph *upsample_graph(const char *mode, bool head);
-static q8_graph *upsample_chain(const char *mode) { return upsample_graph(mode, false); }
+enum { UP_CHAIN, UP_HEAD, UP_SHARED };
 
-static q8_graph *upsample_graph(const char *mode, bool head) {
+/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y;
+ * UP_HEAD: the Resize's output is y (no conv2); UP_SHARED: a second conv
+ * reads the Relu's output too and writes a second output z. */
+static q8_graph *upsample_graph(const char *mode, int shape) {
+    bool head = shape == UP_HEAD;
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
     int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
@@ -586,18 +587,22 @@ static q8_graph *upsample_graph(const char *mode, bool head) {
     q8_attr *md = q8_node_set_attr(rs, "mode", Q8_ATTR_STRING);
     md->s = q8_strdup(mode);
     if (!head) pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
-    g->outputs = malloc(sizeof(int));
+    if (shape == UP_SHARED) pads1(node(g, "side", "Conv", 2, (const char *[]){"r1", "w2"}, "z"));
+    g->outputs = malloc(2 * sizeof(int));
     g->outputs[g->n_outputs++] = T(g, "y");
+    if (shape == UP_SHARED) g->outputs[g->n_outputs++] = T(g, "z");
     return g;
 }
 
-/* A nearest or linear Resize between INT8 convolutions carries int8 (no
- * dequantize before it, no quantize after it), close to the FP32 model. */
+/* A nearest Resize between INT8 convolutions carries int8 (no dequantize
+ * before it, no quantize after it), and so does a linear one whose input is
+ * int8 for another INT8 layer too; both close to the FP32 model. */
 Test(quantize, resize_carries_int8) {
     for (int m = 0; m < 2; m++) {
         const char *mode = m ? "linear" : "nearest";
-        q8_graph *g = quantized(upsample_chain(mode), NULL);
-        cr_assert_eq(count(g, "QConv"), 2, "%s", mode);
+        int shape = m ? UP_SHARED : UP_CHAIN;
+        q8_graph *g = quantized(upsample_graph(mode, shape), NULL);
+        cr_assert_eq(count(g, "QConv"), m ? 3 : 2, "%s", mode);
         cr_assert_eq(count(g, "QuantizeLinear"), 1, "%s: only the graph input's", mode);
         cr_assert_eq(count(g, "DequantizeLinear"), 0, "%s", mode);
         for (int i = 0; i < g->n_nodes; i++)
@@ -606,7 +611,7 @@ Test(quantize, resize_carries_int8) {
         q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
         float x[192];
         q8t_fill(&r, x, 192, -1, 1);
-        q8_graph *f = upsample_chain(mode);
+        q8_graph *f = upsample_graph(mode, shape);
         q8_error err = {0};
         cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
         float *want = run(f, x), *got = run(g, x);
@@ -621,16 +626,21 @@ Test(quantize, resize_carries_int8) {
     }
 }
 
-/* A linear Resize that only the graph output reads stays FP32 (the conv
- * before it writes float32: no rounding to int8 for nothing); a nearest one
- * still carries int8 there (a copy adds no rounding). */
-Test(quantize, linear_resize_only_toward_int8_compute) {
-    q8_graph *l = quantized(upsample_graph("linear", true), NULL);
-    cr_assert_eq(count(l, "DequantizeLinear"), 0);
-    for (int i = 0; i < l->n_nodes; i++)
-        if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
-            cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32);
-    q8_graph_free(l);
+/* A linear Resize stays FP32 where int8 would add a rounding: when only the
+ * graph output reads it, and when its input is an INT8 layer's output that
+ * nothing else reads in int8 (the conv writes float32, one quantize after
+ * the Resize, as before int8 linear Resize existed). */
+Test(quantize, linear_resize_only_where_it_adds_no_rounding) {
+    for (int shape = UP_CHAIN; shape <= UP_HEAD; shape++) {
+        q8_graph *l = quantized(upsample_graph("linear", shape), NULL);
+        cr_assert_eq(count(l, "DequantizeLinear"), 0, "shape %d", shape);
+        cr_assert_eq(count(l, "QuantizeLinear"), shape == UP_CHAIN ? 2 : 1, "shape %d", shape);
+        for (int i = 0; i < l->n_nodes; i++)
+            if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
+                cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32, "shape %d",
+                             shape);
+        q8_graph_free(l);
+    }
 }
 
 /* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:

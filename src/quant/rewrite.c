@@ -992,12 +992,16 @@ static bool feeds_int8_compute(const qctx *c, int t, int depth) {
     return false;
 }
 
-/* A linear Resize carries int8 only toward int8 compute: its interpolation
- * rounds at its input's scale, and where only tables, float ops or graph
- * outputs read it the layer before it would round its output for nothing.
- * M-LSD's head (its last conv -> linear Resize -> two Slices, one under a
- * table: offsets and score logits in one int8 scale) took its line F1 from
- * 0.83 to 0.39 that way. Returns whether a node changed. */
+/* A linear Resize carries int8 only toward int8 compute, and only when its
+ * input is int8 anyway (int8_anyway: a table's, an int8 Add's, or an INT8
+ * layer's that another int8 node reads). Its interpolation rounds at its
+ * input's scale: with a float input it would add a rounding to the one the
+ * float path has (the layer before it writes float32, a quantize follows
+ * the Resize). M-LSD: the decoder's Resize of a conv output only it reads,
+ * in int8, cost 1.5 dB of output SQNR; its head (last conv -> linear Resize
+ * -> two Slices, one under a table: offsets and score logits in one int8
+ * scale) took its line F1 from 0.83 to 0.39. Returns whether a node
+ * changed. */
 static bool keep_linear_resize_before_compute(qctx *c) {
     const q8_graph *g = c->g;
     bool changed = false;
@@ -1006,7 +1010,7 @@ static bool keep_linear_resize_before_compute(qctx *c) {
         if (c->kind[i] != K_PASS || !is_op(n, "Resize") ||
             strcmp(q8_attr_str(n, "mode", "nearest"), "linear") != 0)
             continue;
-        if (!feeds_int8_compute(c, n->outputs[0], 0)) {
+        if (!int8_anyway(c, n->inputs[0], i) || !feeds_int8_compute(c, n->outputs[0], 0)) {
             c->kind[i] = K_FP32;
             changed = true;
         }
