@@ -877,6 +877,9 @@ CU_TEST(resize) {
         {"linear", "pytorch_half_pixel", NULL, 1, false},
         {"nearest", "asymmetric", "floor", 0, true},
         {"nearest", "align_corners", "round_prefer_ceil", 2, true},
+        {"linear", "half_pixel", NULL, 0, true},
+        {"linear", "align_corners", NULL, 2, true},
+        {"linear", "pytorch_half_pixel", NULL, 1, true},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         spec sp = {.op = "Resize", .opset = 13, .n_in = 0, .n_out = 1};

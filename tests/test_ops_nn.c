@@ -1595,12 +1595,19 @@ static void rs_check(rs_case c, uint64_t seed) {
     int64_t on = numel_of(od, nd);
     float *x = rand_buf(seed, n, -10, 10);
     int8_t *x8 = malloc((size_t)n + 1);
+    uint8_t *xu8 = malloc((size_t)n + 1);
     int64_t *x64 = malloc(sizeof(int64_t) * (size_t)(n + 1));
     for (int64_t i = 0; i < n; i++) {
         x8[i] = (int8_t)(x[i] * 12);
+        xu8[i] = (uint8_t)(x[i] * 12 + 128);
         x64[i] = (int64_t)(x[i] * 1e9);
     }
-    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I8 ? (void *)x8 : (void *)x64};
+    const void *data[] = {c.dt == Q8_F32  ? (void *)x
+                          : c.dt == Q8_I8 ? (void *)x8
+                          : c.dt == Q8_U8 ? (void *)xu8
+                                          : (void *)x64};
+    /* int8 / uint8 linear: integer weights (resize.h), checked exactly */
+    bool ilin = (c.dt == Q8_I8 || c.dt == Q8_U8) && c.mode && !strcmp(c.mode, "linear");
     void *out[1];
     q8_tensor_info info[1];
     run2((built){rs_build, &c}, data, 1, out, info);
@@ -1620,6 +1627,8 @@ static void rs_check(rs_case c, uint64_t seed) {
             if (nt[d] < 0) outside = true;
         }
         double want = c.extrap;
+        int64_t want_i = 0;
+        int shift = 0;
         if (!outside) {
             want = 0;
             int64_t combos = 1;
@@ -1645,14 +1654,42 @@ static void rs_check(rs_case c, uint64_t seed) {
                     i = i < 0 ? 0 : i >= c.dims[d] ? c.dims[d] - 1 : i;
                     flat = flat * c.dims[d] + i;
                 }
-                want += w * (c.dt == Q8_F32  ? x[flat]
-                             : c.dt == Q8_I8 ? x8[flat]
-                                             : (double)x64[flat]);
+                double xv = c.dt == Q8_F32  ? x[flat]
+                            : c.dt == Q8_I8 ? x8[flat]
+                            : c.dt == Q8_U8 ? xu8[flat]
+                                            : (double)x64[flat];
+                want += w * xv;
+                if (ilin) { /* a dim whose taps are (1, 0) or (0, 1) is a copy */
+                    int64_t wi = 1;
+                    for (int d = 0; d < nd; d++) {
+                        if (cf[d][1] == 0 || cf[d][1] == 1) {
+                            wi *= cf[d][tsel[d]] != 0;
+                            continue;
+                        }
+                        int64_t w1 = lrintf((float)cf[d][1] * 2048.0f);
+                        wi *= tsel[d] ? w1 : 2048 - w1;
+                    }
+                    want_i += wi * (int64_t)xv;
+                }
             }
+            for (int d = 0; ilin && d < nd; d++) shift += cf[d][1] == 0 || cf[d][1] == 1 ? 0 : 11;
         }
         double got = c.dt == Q8_F32  ? ((float *)out[0])[o]
                      : c.dt == Q8_I8 ? ((int8_t *)out[0])[o]
+                     : c.dt == Q8_U8 ? ((uint8_t *)out[0])[o]
                                      : (double)((int64_t *)out[0])[o];
+        if (ilin) {
+            /* want_i / 2^shift, to nearest, ties to even */
+            int64_t q = want_i >> shift, r = want_i - (q << shift);
+            int64_t half = shift ? (int64_t)1 << (shift - 1) : 1;
+            if (shift && (r > half || (r == half && (q & 1)))) q++;
+            cr_assert_eq((int64_t)got, q, "int linear %s, output %lld: got %g, want %lld",
+                         c.ctm ? c.ctm : "-", (long long)o, got, (long long)q);
+            /* and within half a step (plus the weights' 2^-12) of the real value */
+            cr_assert(fabs(got - want) <= 0.5 + 2 * 255.0 / 4096, "output %lld: %g vs %.6f",
+                      (long long)o, got, want);
+            continue;
+        }
         cr_assert(fabs(got - want) <= 2e-5 * (1 + fabs(want)),
                   "%s %s/%s/%s opset %d, output %lld: got %.9g, want %.9g", c.op,
                   c.mode ? c.mode : "-", c.ctm ? c.ctm : "-", c.nearest ? c.nearest : "-", c.opset,
@@ -1661,6 +1698,7 @@ static void rs_check(rs_case c, uint64_t seed) {
     free(out[0]);
     free(x);
     free(x8);
+    free(xu8);
     free(x64);
 }
 
@@ -1714,6 +1752,62 @@ Test(resize, linear_and_cubic) {
                                    .exclude = 1},
                          400 + (uint64_t)t * 16);
     }
+}
+
+/* int8 / uint8 linear: every coordinate mode and factor, two dims at once,
+ * one dim, a rank-3 input; three interpolated dims are refused (and so is
+ * tf_half_pixel_for_nn here: it moves N and C by half a step as well). */
+Test(resize, int8_linear) {
+    for (int t = 0; t < 4; t++)
+        for (int u = 0; u < 2; u++)
+            rs_factors_check(
+                (rs_case){.op = "Resize", .mode = "linear", .ctm = rs_ctms[t],
+                          .dt = u ? Q8_U8 : Q8_I8},
+                500 + (uint64_t)(t * 2 + u) * 16);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .dt = Q8_I8,
+                       .nd = 4,
+                       .dims = {1, 3, 64, 60},
+                       .scales = {1, 1, 2, 2}},
+             11);
+    /* rows wider than the separable path's buffers (2048) */
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .dt = Q8_U8,
+                       .nd = 4,
+                       .dims = {1, 1, 3, 1100},
+                       .scales = {1, 1, 2, 2}},
+             14);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .dt = Q8_U8,
+                       .nd = 3,
+                       .dims = {2, 5, 6},
+                       .scales = {1, 1.5f, 1}},
+             12);
+    rs_check((rs_case){.op = "Resize",
+                       .mode = "linear",
+                       .dt = Q8_I8,
+                       .nd = 4,
+                       .dims = {2, 3, 4, 5},
+                       .scales = {1, 1.5f, 2, 1},
+                       .ctm = "align_corners"},
+             13);
+    rs_case three = {.op = "Resize",
+                     .mode = "linear",
+                     .dt = Q8_I8,
+                     .opset = 13,
+                     .nd = 4,
+                     .dims = {1, 3, 4, 5},
+                     .scales = {1, 1.5f, 2, 2}};
+    int8_t x8[60] = {0};
+    const void *data[] = {x8};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_neq(q8t_run(rs_build(&three), data, 1, out, info, 1, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "interpolates at most 2 dims, this one 3"), "%s", err.msg);
 }
 
 Test(resize, other_dims_and_ranks) {
@@ -1929,8 +2023,8 @@ Test(resize, errors) {
     EXPECT_ERR(g, data, "tf_crop_and_resize needs the roi input");
     ins[0].dtype = Q8_I8;
     g = q8t_graph1("Resize", ins, 3, 1);
-    q8t_attr_str(g, "mode", "linear");
-    EXPECT_ERR(g, data, "linear and cubic modes need float32");
+    q8t_attr_str(g, "mode", "cubic");
+    EXPECT_ERR(g, data, "cubic float32");
     /* scales computed at run time */
     ins[0].dtype = Q8_F32;
     ins[2].data = NULL;

@@ -592,8 +592,13 @@ Test(quantize, squeeze_of_a_conv_output_stays_fp32) {
     }
 }
 
-/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y */
-static q8_graph *upsample_chain(const char *mode) {
+enum { UP_CHAIN, UP_HEAD, UP_SHARED };
+
+/* x[1,3,8,8] -> conv1 -> Relu -> Resize (mode, scales 1,1,2,2) -> conv2 -> y;
+ * UP_HEAD: the Resize's output is y (no conv2); UP_SHARED: a second conv
+ * reads the Relu's output too and writes a second output z. */
+static q8_graph *upsample_graph(const char *mode, int shape) {
+    bool head = shape == UP_HEAD;
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
     int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
@@ -611,47 +616,65 @@ static q8_graph *upsample_chain(const char *mode) {
     memcpy(g->tensors[sc]->data, (const float[]){1, 1, 2, 2}, 4 * sizeof(float));
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
     node(g, "relu", "Relu", 1, (const char *[]){"c1"}, "r1");
-    q8_node *rs = node(g, "up", "Resize", 3, (const char *[]){"r1", "roi", "scales"}, "u1");
+    q8_node *rs = node(g, "up", "Resize", 3, (const char *[]){"r1", "roi", "scales"},
+                       head ? "y" : "u1");
     q8_attr *md = q8_node_set_attr(rs, "mode", Q8_ATTR_STRING);
     md->s = q8_strdup(mode);
-    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
-    g->outputs = malloc(sizeof(int));
+    if (!head) pads1(node(g, "conv2", "Conv", 2, (const char *[]){"u1", "w2"}, "y"));
+    if (shape == UP_SHARED) pads1(node(g, "side", "Conv", 2, (const char *[]){"r1", "w2"}, "z"));
+    g->outputs = malloc(2 * sizeof(int));
     g->outputs[g->n_outputs++] = T(g, "y");
+    if (shape == UP_SHARED) g->outputs[g->n_outputs++] = T(g, "z");
     return g;
 }
 
 /* A nearest Resize between INT8 convolutions carries int8 (no dequantize
- * before it, no quantize after it); a linear one stays FP32 (the conv
- * before it writes float32, a quantize follows). */
-Test(quantize, nearest_resize_carries_int8) {
-    q8_graph *g = quantized(upsample_chain("nearest"), NULL);
-    cr_assert_eq(count(g, "QConv"), 2);
-    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input's");
-    cr_assert_eq(count(g, "DequantizeLinear"), 0);
-    for (int i = 0; i < g->n_nodes; i++)
-        if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
-            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = upsample_chain("nearest");
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 16 * 16; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+ * before it, no quantize after it), and so does a linear one whose input is
+ * int8 for another INT8 layer too; both close to the FP32 model. */
+Test(quantize, resize_carries_int8) {
+    for (int m = 0; m < 2; m++) {
+        const char *mode = m ? "linear" : "nearest";
+        int shape = m ? UP_SHARED : UP_CHAIN;
+        q8_graph *g = quantized(upsample_graph(mode, shape), NULL);
+        cr_assert_eq(count(g, "QConv"), m ? 3 : 2, "%s", mode);
+        cr_assert_eq(count(g, "QuantizeLinear"), 1, "%s: only the graph input's", mode);
+        cr_assert_eq(count(g, "DequantizeLinear"), 0, "%s", mode);
+        for (int i = 0; i < g->n_nodes; i++)
+            if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
+                cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8, "%s", mode);
+        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+        float x[192];
+        q8t_fill(&r, x, 192, -1, 1);
+        q8_graph *f = upsample_graph(mode, shape);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+        float *want = run(f, x), *got = run(g, x);
+        double num = 0, den = 0;
+        for (int i = 0; i < 8 * 16 * 16; i++) {
+            num += (double)want[i] * want[i];
+            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+        }
+        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "%s: SQNR against FP32", mode);
+        free(want);
+        free(got);
     }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
-    q8_graph *l = quantized(upsample_chain("linear"), NULL);
-    cr_assert_eq(count(l, "QuantizeLinear"), 2, "the input's and after the linear Resize");
-    for (int i = 0; i < l->n_nodes; i++)
-        if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
-            cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32);
-    q8_graph_free(l);
+}
+
+/* A linear Resize stays FP32 where int8 would add a rounding: when only the
+ * graph output reads it, and when its input is an INT8 layer's output that
+ * nothing else reads in int8 (the conv writes float32, one quantize after
+ * the Resize, as before int8 linear Resize existed). */
+Test(quantize, linear_resize_only_where_it_adds_no_rounding) {
+    for (int shape = UP_CHAIN; shape <= UP_HEAD; shape++) {
+        q8_graph *l = quantized(upsample_graph("linear", shape), NULL);
+        cr_assert_eq(count(l, "DequantizeLinear"), 0, "shape %d", shape);
+        cr_assert_eq(count(l, "QuantizeLinear"), shape == UP_CHAIN ? 2 : 1, "shape %d", shape);
+        for (int i = 0; i < l->n_nodes; i++)
+            if (strcmp(l->nodes[i]->op_type, "Resize") == 0)
+                cr_assert_eq(l->tensors[l->nodes[i]->outputs[0]]->dtype, Q8_F32, "shape %d",
+                             shape);
+        q8_graph_free(l);
+    }
 }
 
 /* x -> conv1 -> c1; Concat(c1, zeros) on channels -> conv2 -> MaxPool -> y:

@@ -269,23 +269,37 @@ q8_status q8_cu_resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     PARAMS(q8cu_resize_args, p);
     p->th = rp->taps[r - 2];
     p->tw = rp->taps[r - 1];
-    /* the tables, one constant block: ih, iw (int64), wh, ww (float) */
+    bool ilin = rp->mode == Q8_RESIZE_LINEAR && rp->dtype != Q8_F32;
+    /* the tables, one constant block: ih, iw (int64), wh, ww (float), and
+     * for int8 / uint8 linear iwh, iww (int32) */
     size_t nih = (size_t)(OH * p->th), niw = (size_t)(OW * p->tw);
-    size_t bytes = 8 * (nih + niw) + 4 * (nih + niw);
+    size_t fw = 8 * (nih + niw), iwo = fw + 4 * (nih + niw);
+    size_t bytes = iwo + (ilin ? 4 * (nih + niw) : 0);
     void *host;
     uint8_t *dev = q8_cu_const(pr, bytes, &host);
     if (host) {
         uint8_t *h = host;
-        q8_resize_dim_taps(rp, r - 2, 1, (int64_t *)h, (float *)(h + 8 * (nih + niw)), NULL);
-        q8_resize_dim_taps(rp, r - 1, 1, (int64_t *)(h + 8 * nih),
-                           (float *)(h + 8 * (nih + niw) + 4 * nih), NULL);
+        q8_resize_dim_taps(rp, r - 2, 1, (int64_t *)h, (float *)(h + fw), NULL);
+        q8_resize_dim_taps(rp, r - 1, 1, (int64_t *)(h + 8 * nih), (float *)(h + fw + 4 * nih),
+                           NULL);
+        if (ilin) {
+            q8_resize_int_weights(rp, r - 2, (const float *)(h + fw), (int32_t *)(h + iwo));
+            q8_resize_int_weights(rp, r - 1, (const float *)(h + fw + 4 * nih),
+                                  (int32_t *)(h + iwo + 4 * nih));
+        }
     }
     if (dev) {
         p->ih = (const int64_t *)dev;
         p->iw = (const int64_t *)(dev + 8 * nih);
-        p->wh = (const float *)(dev + 8 * (nih + niw));
-        p->ww = (const float *)(dev + 8 * (nih + niw) + 4 * nih);
+        p->wh = (const float *)(dev + fw);
+        p->ww = (const float *)(dev + fw + 4 * nih);
+        if (ilin) {
+            p->iwh = (const int32_t *)(dev + iwo);
+            p->iww = (const int32_t *)(dev + iwo + 4 * nih);
+        }
     }
+    p->ilin = ilin ? (rp->dtype == Q8_I8 ? 1 : 2) : 0;
+    p->shift = ilin ? q8_resize_int_shift(rp) : 0;
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     p->rows = rows;
@@ -294,7 +308,7 @@ q8_status q8_cu_resize_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     p->OH = OH;
     p->OW = OW;
     p->esize = (int)q8_dtype_size(rp->dtype);
-    p->f32 = rp->mode == Q8_RESIZE_LINEAR;
+    p->f32 = rp->mode == Q8_RESIZE_LINEAR && !ilin;
     nd->run = resize_run;
     return Q8_OK;
 }

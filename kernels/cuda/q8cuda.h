@@ -301,14 +301,16 @@ cudaError_t q8cu_affine(const q8cu_stream *s, const q8cu_affine_args *p);
 /* Resize of the last two dims (rows = product of the leading dims): per
  * output index oh, up to 2 taps ih[oh * th + t] with weights wh[...] (taps
  * th = 1 or 2), the same along w; esize 1, 4 or 8 for nearest, float32
- * (esize 4, f32 = 1) for linear. */
+ * (esize 4, f32 = 1) for linear. int8 / uint8 linear (ilin = 1 / 2): the
+ * integer weights iwh / iww and the rounding shift of src/core/ops/resize.h. */
 typedef struct q8cu_resize_args {
     const void *x;
     void *y;
     int64_t rows, H, W, OH, OW;
-    int th, tw, esize, f32;
+    int th, tw, esize, f32, ilin, shift;
     const int64_t *ih, *iw;
     const float *wh, *ww;
+    const int32_t *iwh, *iww;
 } q8cu_resize_args;
 cudaError_t q8cu_resize(const q8cu_stream *s, const q8cu_resize_args *p);
 

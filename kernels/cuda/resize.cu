@@ -1,13 +1,41 @@
 /* Resize of the last two dims (nearest on any element size, linear on
- * float32) from per-output-index tap tables built on the host exactly as
- * kernels/cpu/ops/resize.c builds them (indices and float weights); one thread
- * per output element sums its taps, h taps outer, w taps inner. */
+ * float32, int8 and uint8) from per-output-index tap tables built on the host
+ * exactly as kernels/cpu/ops/resize.c builds them (indices, float weights and
+ * the integer weights of int8 linear); one thread per output element sums
+ * its taps, h taps outer, w taps inner. */
 #include "common.cuh"
+
+/* q8_resize_round of src/core/ops/resize.h: s / 2^shift, ties to even */
+__host__ __device__ static inline int32_t resize_round(int32_t s, int shift) {
+    if (shift == 0) return s;
+    int32_t half = 1 << (shift - 1);
+    return (s + half - 1 + ((s >> shift) & 1)) >> shift;
+}
 
 __host__ __device__ static inline void resize_elem(const q8cu_resize_args *p, int64_t t) {
     int64_t ow = t % p->OW, r = t / p->OW;
     int64_t oh = r % p->OH, row = r / p->OH;
     int64_t base = row * p->H * p->W;
+    if (p->ilin) {
+        int32_t acc = 0;
+        for (int a = 0; a < p->th; a++) {
+            int64_t r0 = base + p->ih[oh * p->th + a] * p->W;
+            int32_t rs = 0;
+            for (int b = 0; b < p->tw; b++) {
+                int64_t i = r0 + p->iw[ow * p->tw + b];
+                int32_t v = p->ilin == 1 ? (int32_t)((const int8_t *)p->x)[i]
+                                         : (int32_t)((const uint8_t *)p->x)[i];
+                rs += v * p->iww[ow * p->tw + b];
+            }
+            acc += rs * p->iwh[oh * p->th + a];
+        }
+        int32_t q = resize_round(acc, p->shift);
+        if (p->ilin == 1)
+            ((int8_t *)p->y)[t] = (int8_t)q;
+        else
+            ((uint8_t *)p->y)[t] = (uint8_t)q;
+        return;
+    }
     if (!p->f32) {
         int64_t src = base + p->ih[oh * p->th] * p->W + p->iw[ow * p->tw];
         q8cu_copy_elem(p->y, t, p->x, src, p->esize);

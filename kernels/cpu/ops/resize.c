@@ -7,6 +7,7 @@
  * the thread count. */
 #include <string.h>
 
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/resize.h"
 
@@ -14,11 +15,16 @@
 
 /* The prepared blob: this header, then per dim its tables (offsets from the
  * blob's start): taps[d] input offsets (int64, in elements) and weights
- * (float) per output index, and one byte per output index, 1 outside the
- * crop. */
+ * (float) per output index, one byte per output index, 1 outside the crop,
+ * and for int8 / uint8 linear the integer weights (int32). */
 typedef struct resize_prep {
-    size_t idx_off[Q8_MAX_DIMS], w_off[Q8_MAX_DIMS], ext_off[Q8_MAX_DIMS];
+    size_t idx_off[Q8_MAX_DIMS], w_off[Q8_MAX_DIMS], ext_off[Q8_MAX_DIMS], wi_off[Q8_MAX_DIMS];
+    int shift; /* int8 / uint8 linear: q8_resize_int_shift */
 } resize_prep;
+
+static bool int_linear(const q8_resize_params *p) {
+    return p->mode == Q8_RESIZE_LINEAR && (p->dtype == Q8_I8 || p->dtype == Q8_U8);
+}
 
 static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                                 q8_error *err) {
@@ -34,7 +40,12 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
         off += q8_align_up(cnt * sizeof(float), Q8_ALIGN);
         h.ext_off[d] = off;
         off += q8_align_up((size_t)p->out[d], Q8_ALIGN);
+        if (int_linear(p)) {
+            h.wi_off[d] = off;
+            off += q8_align_up(cnt * sizeof(int32_t), Q8_ALIGN);
+        }
     }
+    h.shift = int_linear(p) ? q8_resize_int_shift(p) : 0;
     uint8_t *pk = q8_aligned_alloc(off);
     if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory building Resize tables");
     memcpy(pk, &h, sizeof h);
@@ -42,6 +53,9 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
     for (int d = p->rank - 1; d >= 0; d--) {
         q8_resize_dim_taps(p, d, stride, (int64_t *)(pk + h.idx_off[d]),
                            (float *)(pk + h.w_off[d]), pk + h.ext_off[d]);
+        if (int_linear(p))
+            q8_resize_int_weights(p, d, (const float *)(pk + h.w_off[d]),
+                                  (int32_t *)(pk + h.wi_off[d]));
         stride *= p->in[d];
     }
     *prep = pk;
@@ -155,6 +169,94 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
     }
 }
 
+/* The integer form of row_taps for int8 / uint8 linear: at most two dims
+ * interpolate, so the product of the leading dims' weights fits easily. */
+static void row_taps_int(const resize_args *a, int64_t row, int64_t *off, int32_t *w, int *k_out) {
+    const q8_resize_params *p = a->p;
+    int k = 1;
+    off[0] = 0;
+    w[0] = 1;
+    for (int d = p->rank - 2; d >= 0; d--) {
+        int64_t o = row % p->out[d];
+        row /= p->out[d];
+        int t = p->taps[d];
+        const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[d]) + o * t;
+        const int32_t *wx = (const int32_t *)(a->pk + a->h->wi_off[d]) + o * t;
+        for (int i = k - 1; i >= 0; i--)
+            for (int j = t - 1; j >= 0; j--) {
+                off[i * t + j] = off[i] + ix[j];
+                w[i * t + j] = w[i] * wx[j];
+            }
+        k *= t;
+    }
+    *k_out = k;
+}
+
+/* Rows of horizontally interpolated values an int8 bilinear pass keeps
+ * (two input rows, as int32); wider outputs take the per-element path. */
+#define RESIZE_HROW_MAX 2048
+
+/* int8 / uint8 linear (q8_resize_round of the integer sums, resize.h).
+ * Bilinear (two taps along H and W, the common case) is separable, as in
+ * OpenCV: each input row a thread needs is interpolated along W once into
+ * an int32 row (w0 x0 + w1 x1 < 2^19), reused by the output rows that read
+ * it, and each output row is a vectorizable blend of two such rows. The
+ * sums are exact integers, so the order does not change a bit. */
+#define RESIZE_INT_LINEAR(NAME, T)                                                                \
+    static void NAME##_hrow(const T *xr, const int64_t *ixw, const int32_t *ww, int64_t n,        \
+                            int32_t *h) {                                                         \
+        for (int64_t o = 0; o < n; o++)                                                           \
+            h[o] = ww[2 * o] * xr[ixw[2 * o]] + ww[2 * o + 1] * xr[ixw[2 * o + 1]];               \
+    }                                                                                             \
+    Q8_CLONES static void NAME##_blend(const int32_t *h0, const int32_t *h1, int32_t a0,         \
+                                       int32_t a1, int shift, T *y, int64_t n) {                  \
+        for (int64_t o = 0; o < n; o++) y[o] = (T)q8_resize_round(a0 * h0[o] + a1 * h1[o], shift); \
+    }                                                                                             \
+    static void NAME(void *arg, int64_t b, int64_t e, int tid) {                                  \
+        const resize_args *a = arg;                                                               \
+        const q8_resize_params *p = a->p;                                                         \
+        int last = p->rank - 1, tw = p->taps[last], shift = a->h->shift;                          \
+        int64_t ow_n = p->out[last];                                                              \
+        const int64_t *ixw = (const int64_t *)(a->pk + a->h->idx_off[last]);                      \
+        const int32_t *ww = (const int32_t *)(a->pk + a->h->wi_off[last]);                        \
+        const T *x = a->x;                                                                        \
+        int64_t off[MAX_ROW_TAPS];                                                                \
+        int32_t w[MAX_ROW_TAPS];                                                                  \
+        int32_t hbuf[2][RESIZE_HROW_MAX];                                                         \
+        int64_t hoff[2] = {-1, -1}; /* the input rows hbuf holds */                               \
+        for (int64_t row = b; row < e; row++) {                                                   \
+            T *y = (T *)a->y + row * ow_n;                                                        \
+            int k;                                                                                \
+            row_taps_int(a, row, off, w, &k);                                                     \
+            if (tw == 2 && k == 2 && ow_n <= RESIZE_HROW_MAX) {                                   \
+                const int32_t *h[2];                                                              \
+                for (int j = 0; j < 2; j++) {                                                     \
+                    int slot = hoff[0] == off[j] ? 0 : hoff[1] == off[j] ? 1 : -1;                \
+                    if (slot < 0) { /* fill the slot the other tap does not use */                \
+                        slot = hoff[0] == off[1 - j] ? 1 : 0;                                     \
+                        NAME##_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);                       \
+                        hoff[slot] = off[j];                                                      \
+                    }                                                                             \
+                    h[j] = hbuf[slot];                                                            \
+                }                                                                                 \
+                NAME##_blend(h[0], h[1], w[0], w[1], shift, y, ow_n);                             \
+                continue;                                                                         \
+            }                                                                                     \
+            for (int64_t o = 0; o < ow_n; o++) {                                                  \
+                int32_t s = 0;                                                                    \
+                for (int j = 0; j < k; j++) {                                                     \
+                    const T *xr = x + off[j];                                                     \
+                    int32_t rs = 0;                                                               \
+                    for (int q = 0; q < tw; q++) rs += ww[o * tw + q] * xr[ixw[o * tw + q]];      \
+                    s += w[j] * rs;                                                               \
+                }                                                                                 \
+                y[o] = (T)q8_resize_round(s, shift);                                              \
+            }                                                                                     \
+        }                                                                                         \
+    }
+RESIZE_INT_LINEAR(resize_i8_linear, int8_t)
+RESIZE_INT_LINEAR(resize_u8_linear, uint8_t)
+
 /* Nearest for any element size: every tap has weight 1, k == 1. An output
  * row that reads the input row the one before it read (upsampling along H)
  * is a copy of that output row. */
@@ -198,7 +300,14 @@ static void resize_run(const q8_exec *x, const q8_node *n) {
     if (p->rows == 0 || ow_n == 0) return;
     resize_args a = {p, x->prep, x->prep, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
     int64_t grain = ow_n >= 4096 ? 1 : 4096 / ow_n;
-    q8_parallel_for(x->pool, p->rows, grain, p->dtype == Q8_F32 ? resize_f32 : resize_gather, &a);
+    /* an int8 linear Resize whose outputs all land on input indices (no
+     * shift: every tap has weight 1) is a copy */
+    bool copy = p->dtype != Q8_F32 && (!int_linear(p) || a.h->shift == 0);
+    void (*fn)(void *, int64_t, int64_t, int) = p->dtype == Q8_F32 ? resize_f32
+                                                 : copy                ? resize_gather
+                                                 : p->dtype == Q8_I8   ? resize_i8_linear
+                                                                       : resize_u8_linear;
+    q8_parallel_for(x->pool, p->rows, grain, fn, &a);
 }
 
 const q8_cpu_op q8_cpu_resize = {.prepare = resize_prepare, .run = resize_run};

@@ -137,6 +137,28 @@ void q8_resize_dim_taps(const q8_resize_params *p, int d, int64_t stride, int64_
     }
 }
 
+void q8_resize_int_weights(const q8_resize_params *p, int d, const float *w, int32_t *wi) {
+    const int32_t one = 1 << Q8_RESIZE_WBITS;
+    for (int64_t o = 0; o < p->out[d]; o++) {
+        if (p->taps[d] == 1) {
+            wi[o] = 1;
+            continue;
+        }
+        /* linear weights lie in [0, 1]; the second is rounded, the first is
+         * what is left so that the pair sums to 2^WBITS */
+        int32_t w1 = (int32_t)lrintf(w[2 * o + 1] * (float)one);
+        w1 = w1 < 0 ? 0 : w1 > one ? one : w1;
+        wi[2 * o] = one - w1;
+        wi[2 * o + 1] = w1;
+    }
+}
+
+int q8_resize_int_shift(const q8_resize_params *p) {
+    int s = 0;
+    for (int d = 0; d < p->rank; d++) s += p->taps[d] == 2 ? Q8_RESIZE_WBITS : 0;
+    return s;
+}
+
 /* floor(v) as an output length, refusing lengths that would overflow. */
 static q8_status out_len(const q8_node *n, int d, double v, int64_t *out, q8_error *err) {
     if (!(v < 0x1p62))
@@ -152,15 +174,18 @@ static q8_status resize_setup(q8_graph *g, q8_node *n, const q8_resize_params *c
                               const double *roi_e, float extrap_value, q8_error *err) {
     const q8_tensor *x = q8_in(g, n, 0);
     int r = x->ndim;
-    if (c->mode != Q8_RESIZE_NEAREST && x->dtype != Q8_F32)
+    bool int_linear = c->mode == Q8_RESIZE_LINEAR && (x->dtype == Q8_I8 || x->dtype == Q8_U8);
+    if (c->mode != Q8_RESIZE_NEAREST && x->dtype != Q8_F32 && !int_linear)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input is %s; linear and cubic modes need float32",
+                            "input is %s; linear mode needs float32, int8 or uint8, cubic "
+                            "float32",
                             q8_dtype_name(x->dtype));
     if (roi_s && x->dtype != Q8_F32)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
                             "tf_crop_and_resize needs float32 data, the input is %s",
                             q8_dtype_name(x->dtype));
     int64_t row_taps = 1, numel;
+    int interp_dims = 0;
     bool huge = false; /* backends keep tables of a few bytes per output index of each dim */
     for (int d = 0; d < r; d++) huge |= out[d] > INT32_MAX;
     if (huge || !q8_shape_numel(out, r, &numel)) {
@@ -189,7 +214,12 @@ static q8_status resize_setup(q8_graph *g, q8_node *n, const q8_resize_params *c
     for (int d = r - 1; d >= 0; d--) {
         p->taps[d] = x->dims[d] == 0 ? 1 : dim_taps(p, d);
         if (d < r - 1) row_taps *= p->taps[d];
+        interp_dims += p->taps[d] > 1;
     }
+    if (int_linear && interp_dims > Q8_RESIZE_INT_MAX_DIMS)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
+                            "linear Resize on %s interpolates at most %d dims, this one %d",
+                            q8_dtype_name(x->dtype), Q8_RESIZE_INT_MAX_DIMS, interp_dims);
     if (row_taps > Q8_RESIZE_MAX_ROW_TAPS)
         return q8_node_fail(
             err, Q8_ERR_UNSUPPORTED, n,
@@ -205,8 +235,8 @@ static q8_status check_x(q8_graph *g, q8_node *n, q8_error *err) {
     q8_dtype dt = x->dtype;
     if (dt != Q8_F32 && dt != Q8_I8 && dt != Q8_U8 && dt != Q8_I32 && dt != Q8_I64)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n,
-                            "input is %s, supported: float32 (any mode), int8, uint8, int32, int64 "
-                            "(nearest)",
+                            "input is %s, supported: float32 (any mode), int8, uint8 (nearest, "
+                            "linear), int32, int64 (nearest)",
                             q8_dtype_name(dt));
     if (x->ndim < 1)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "input is a scalar, expected rank >= 1");

@@ -2,7 +2,8 @@
  * (n-linear) and cubic; all coordinate transformation and nearest modes.
  * scales or sizes must be constant (they decide the output shape); roi too
  * when tf_crop_and_resize uses it. Nearest also takes int8, uint8, int32
- * and int64 data; linear and cubic float32.
+ * and int64 data; linear takes int8 and uint8 too (integer weights, below,
+ * when at most two dims interpolate); cubic float32 only.
  *
  * Along each dim d, output index o reads 1 (nearest), 2 (linear) or 4
  * (cubic) input indices, its taps, with weights: q8_resize_dim_taps. A dim
@@ -78,5 +79,33 @@ static inline int q8_resize_mode_taps(q8_resize_mode m) {
  * gets 1 for an output outside the crop (tf_crop_and_resize), else 0. */
 void q8_resize_dim_taps(const q8_resize_params *p, int d, int64_t stride, int64_t *idx, float *w,
                         uint8_t *ext);
+
+/* Linear Resize on int8 / uint8 (quantize passes int8 through it at its
+ * input's scale). Each dim with 2 taps has integer weights in steps of
+ * 2^-Q8_RESIZE_WBITS (OpenCV's 11 bits), the two of an output index summing
+ * to 2^WBITS exactly, so a constant input stays constant and the result is
+ * a convex combination (never outside the input's range). An output is the
+ * integer sum over its taps of the weights' product times x, shifted right
+ * by WBITS per 2-tap dim with rounding to nearest, ties to even. At most two
+ * dims may have 2 taps: the sum then stays within int32 (255 * 2^22). Every
+ * backend uses these tables and this rounding: the same bits everywhere. */
+#define Q8_RESIZE_WBITS 11
+#define Q8_RESIZE_INT_MAX_DIMS 2
+
+/* Dim d's integer weights from its float taps w (q8_resize_dim_taps, taps
+ * p->taps[d] per output index): a 1-tap dim has weight 1 (no shift). */
+void q8_resize_int_weights(const q8_resize_params *p, int d, const float *w, int32_t *wi);
+
+/* The right shift of an int8 linear Resize: WBITS per dim with 2 taps. */
+int q8_resize_int_shift(const q8_resize_params *p);
+
+/* s / 2^shift rounded to nearest, ties to even (arithmetic shift: floor):
+ * with s = q 2^shift + r, q goes up when r + (q odd) > half, i.e. when
+ * s + half - 1 + (q odd) reaches the next multiple. Branch-free, so loops
+ * over it vectorize. shift >= 1. */
+static inline int32_t q8_resize_round(int32_t s, int shift) {
+    int32_t half = 1 << (shift - 1);
+    return (s + half - 1 + ((s >> shift) & 1)) >> shift;
+}
 
 #endif
