@@ -30,6 +30,20 @@ static bool int8_layer(const q8_graph *g, const q8_node *n, const q8_quant_optio
     return w && w->data && w->dtype == Q8_F32 && w->ndim >= 2 && !listed(o, n->name);
 }
 
+/* Calibration rows per layer: Q8_WROUND_ROWS_PER_INPUT per input (a fit
+ * on a few rows per input reproduces those rows, not the others: with the
+ * prune re-fit's 1024 rows, ppocr_rec's CER was 1.98% against 1.52%;
+ * docs/accuracy.md), within a budget of multiply-adds for H
+ * (rows * k * block), and never fewer than the re-fit takes. */
+#define Q8_WROUND_ROWS_PER_INPUT 256
+#define Q8_WROUND_H_MACS ((int64_t)1 << 31)
+
+static int64_t max_rows(const q8_pfit_layer *l) {
+    int64_t r = Q8_WROUND_ROWS_PER_INPUT * l->k, budget = Q8_WROUND_H_MACS / (l->k * l->blk + 1);
+    if (r > budget) r = budget;
+    return r < Q8_PFIT_ROWS ? Q8_PFIT_ROWS : r;
+}
+
 /* The weight tensors to round: those every reader of which is such a
  * layer reading it as its weight (a weight shared with an FP32 layer, or
  * read as anything else, keeps its values). l[] gets one entry per tensor,
@@ -55,6 +69,7 @@ static int list_layers(const q8_graph *g, const q8_quant_options *o, q8_pfit_lay
         if (!int8_layer(g, n, o) || bad[n->inputs[1]] || seen[n->inputs[1]]) continue;
         seen[n->inputs[1]] = 1;
         q8_pfit_describe(g, i, n->inputs[1], &l[nt]);
+        l[nt].max_rows = max_rows(&l[nt]);
         if (l[nt].kind != Q8_PFIT_NONE) nt++;
     }
     free(bad);

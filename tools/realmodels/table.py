@@ -57,6 +57,8 @@ VARIANTS = {
     # the INT8 weights rounded with error compensation (GPTQ), or nearest
     "gptq": ("--weight-rounding gptq", ["--weight-rounding", "gptq"]),
     "nearest": ("--weight-rounding nearest", ["--weight-rounding", "nearest"]),
+    "gptq-percentile": ("--weight-rounding gptq --calib-method percentile",
+                        ["--weight-rounding", "gptq", "--calib-method", "percentile"]),
     # with recognition's first depthwise Conv kept FP32 (docs/accuracy.md)
     "dw1": ("--fp32-layers p2o.Conv.1", ["--fp32-layers", "p2o.Conv.1"]),
     "gptq-dw1": ("--weight-rounding gptq --fp32-layers p2o.Conv.1",
