@@ -281,6 +281,55 @@ Test(weight_round, mnist_layer_error_drops, .timeout = 300) {
     q8_graph_free(ref);
 }
 
+/* After --prune 0.5 with its re-fit, the rounding keeps every pruned
+ * weight at 0 and moves kept ones. */
+Test(weight_round, pruned_weights_stay_zero, .timeout = 300) {
+    q8_error err = {0};
+    q8_graph *g = NULL;
+    q8_input_shape shape = {.name = "input", .ndim = 4, .dims = {1, 1, 28, 28}};
+    q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
+    cr_assert_eq(q8_onnx_load(MNIST "/cnn.onnx", &g, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_passes_run_for_quantize(g, &lo, &err), Q8_OK, "%s", err.msg);
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(MNIST "/calib", g, &s, &err), Q8_OK, "%s", err.msg);
+    q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5, .sensitivity = true,
+                           .refit = true};
+    q8_meta meta = {0};
+    cr_assert_eq(q8_prune(g, &po, &s, 2, &meta, &err), Q8_OK, "%s", err.msg);
+    int64_t total = 0, zeros = 0;
+    float *before[64] = {0};
+    int wt[64], nw = 0;
+    for (int i = 0; i < g->n_nodes && nw < 64; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->dead || (strcmp(n->op_type, "Conv") && strcmp(n->op_type, "Gemm"))) continue;
+        const q8_tensor *t = g->tensors[n->inputs[1]];
+        wt[nw] = n->inputs[1];
+        before[nw] = malloc(sizeof(float) * (size_t)q8_tensor_numel(t));
+        memcpy(before[nw++], t->data, sizeof(float) * (size_t)q8_tensor_numel(t));
+    }
+    q8_quant_options qo = {.weight_rounding = Q8_WROUND_GPTQ};
+    cr_assert_eq(q8_round_weights(g, &qo, &s, 2, &meta, &err), Q8_OK, "%s", err.msg);
+    int64_t moved = 0;
+    for (int i = 0; i < nw; i++) {
+        const float *w = g->tensors[wt[i]]->data;
+        for (int64_t j = 0; j < q8_tensor_numel(g->tensors[wt[i]]); j++) {
+            total++;
+            if (before[i][j] == 0.0f) {
+                zeros++;
+                cr_assert_eq(w[j], 0.0f, "layer %d weight %lld: pruned, now %g", i,
+                             (long long)j, w[j]);
+            }
+            moved += before[i][j] != 0.0f && w[j] != before[i][j];
+        }
+        free(before[i]);
+    }
+    cr_assert_gt(zeros, total / 3, "pruned first");
+    cr_assert_gt(moved, 0);
+    q8_meta_free(&meta);
+    q8_samples_free(&s);
+    q8_graph_free(g);
+}
+
 /* quantize --weight-rounding: gptq writes a model that says so and runs
  * (at a deployment shape other than the calibration samples': the rounded
  * weights are carried over); a wrong value is one error line and exit 2. */
