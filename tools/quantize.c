@@ -7,7 +7,7 @@
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off]
- *            [--int8-embeddings on|off]
+ *            [--int8-embeddings on|off] [--weight-rounding nearest|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  */
@@ -31,6 +31,7 @@ static void usage(FILE *f) {
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
+            "                [--weight-rounding nearest|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
@@ -47,6 +48,10 @@ static void usage(FILE *f) {
             "  --int8-embeddings on (the default): a Gather from a float constant table\n"
             "  (token or position embeddings) reads an int8 copy with one scale per row;\n"
             "  off: the FP32 table.\n"
+            "  --weight-rounding gptq: each row of INT8 weights is rounded one input at a\n"
+            "  time, the rounding error moved onto the inputs not yet rounded as the\n"
+            "  calibration samples' input covariance says (GPTQ); nearest (the default):\n"
+            "  each weight to its nearest step.\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
@@ -220,6 +225,7 @@ int main(int argc, char **argv) {
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
+        {"weight-rounding", required_argument, 0, 'W'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -333,6 +339,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             o.quant.int8_embeddings = !strcmp(optarg, "on");
+            break;
+        case 'W':
+            if (strcmp(optarg, "nearest") && strcmp(optarg, "gptq")) {
+                fprintf(stderr, "quantize: --weight-rounding must be nearest or gptq\n");
+                return 2;
+            }
+            o.quant.weight_rounding = !strcmp(optarg, "gptq") ? Q8_WROUND_GPTQ : Q8_WROUND_NEAREST;
             break;
         case 'u':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {

@@ -72,6 +72,15 @@ typedef struct q8_prune_options {
     bool refit_dense;
 } q8_prune_options;
 
+/* q8_quant_options.weight_rounding: how FP32 weights become int8 */
+typedef enum q8_weight_rounding {
+    Q8_WROUND_NEAREST = 0,  /* each weight to its nearest grid point */
+    /* GPTQ (Frantar et al., 2022): a row's weights rounded one input at a
+     * time, each rounding error moved onto the inputs not yet rounded by
+     * the inverse input covariance of the calibration samples */
+    Q8_WROUND_GPTQ = 1,
+} q8_weight_rounding;
+
 /* q8_quant_options.scalar_tables */
 typedef enum q8_scalar_tables {
     Q8_SCALAR_TABLES_OFF = 0,   /* the ops stay FP32 */
@@ -104,6 +113,7 @@ typedef struct q8_quant_options {
      * read an int8 copy with one scale per row (quantize's default: on;
      * docs/accuracy.md, "Embedding tables in INT8") */
     bool int8_embeddings;
+    q8_weight_rounding weight_rounding;
 } q8_quant_options;
 
 struct q8_meta;

@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "sha256.h"
 #include "tables_choose.h"
+#include "weight_round.h"
 
 static double now_s(void) {
     struct timespec ts;
@@ -200,6 +201,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
      * ranges are measured (they are of the equalized tensors) */
     if (s == Q8_OK && o->quant.equalize)
         s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
+    /* on the weights as they will be scaled, before the ranges are measured
+     * (they are those of the model with its weights rounded) */
+    if (s == Q8_OK) s = q8_round_weights(gcal, &o->quant, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
     /* ranges are chosen without the tables (AUTO), then the tables at them */
@@ -233,7 +237,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
          * longer needed (the thresholds go by tensor name), unless pruning
          * or equalization changed them (they are copied over by name, then
          * freed) */
-        bool changed = o->prune.mode != Q8_PRUNE_NONE || o->quant.equalize;
+        bool changed = o->prune.mode != Q8_PRUNE_NONE || o->quant.equalize ||
+                       o->quant.weight_rounding != Q8_WROUND_NEAREST;
         if (!changed) free_constant_data(gcal);
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
                               .input_values = binds.v, .n_input_values = binds.n};
@@ -243,6 +248,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
          * calibration shapes */
         if (s == Q8_OK) s = q8_prune_copy(g, gcal, &o->prune, &meta, err);
         if (s == Q8_OK && o->quant.equalize) s = q8_equalize_copy(g, gcal, err);
+        if (s == Q8_OK) s = q8_round_weights_copy(g, gcal, &o->quant, err);
         if (changed) free_constant_data(gcal);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
         if (s == Q8_OK) {

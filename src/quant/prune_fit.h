@@ -40,6 +40,7 @@ typedef struct q8_pfit_layer {
     int64_t xr_rows;            /* rows in xr */
     bool factored;              /* blocks wider than Q8_PFIT_EXACT hold U (H^-1 = U^T U) */
     int64_t n_rows;             /* calibration rows accumulated */
+    int64_t max_rows;           /* rows a capture takes at most (0: Q8_PFIT_ROWS) */
     bool eligible;              /* takes part in the budget */
     double err[Q8_PFIT_GRID];   /* relative output error at grid sparsity i / 10 */
     int64_t cnt[Q8_PFIT_GRID];  /* weights pruned at grid point i */

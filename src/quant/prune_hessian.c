@@ -2,7 +2,8 @@
  * subsample of the rows each layer multiplies by its weights (im2col patch
  * rows for Conv, input rows for Gemm / MatMul), from the FP32 executor run
  * on the calibration samples. Rows are taken at a fixed stride, so the
- * cost is bounded by Q8_PFIT_ROWS per layer whatever the image size. */
+ * cost is bounded by Q8_PFIT_ROWS (or the layer's max_rows) per layer
+ * whatever the image size. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -93,9 +94,11 @@ static void add_row(capture_ctx *c, q8_pfit_layer *l, int64_t grp, const float *
     if (grp == 0) l->n_rows++;
 }
 
-/* Rows taken from n_pos: at most Q8_PFIT_ROWS over all samples. */
-static int64_t rows_per_sample(int64_t n_pos, int n_samples) {
-    int64_t r = (Q8_PFIT_ROWS + n_samples - 1) / (n_samples ? n_samples : 1);
+/* Rows taken from n_pos: at most l->max_rows (0: Q8_PFIT_ROWS) over all
+ * samples. */
+static int64_t rows_per_sample(const q8_pfit_layer *l, int64_t n_pos, int n_samples) {
+    int64_t cap = l->max_rows > 0 ? l->max_rows : Q8_PFIT_ROWS;
+    int64_t r = (cap + n_samples - 1) / (n_samples ? n_samples : 1);
     return r < n_pos ? r : n_pos;
 }
 
@@ -107,7 +110,7 @@ static int64_t pick(int64_t i, int64_t rps, int64_t n_pos) {
 static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, const float *xd) {
     const q8_conv_params *p = g->nodes[l->node]->params;
     const q8_conv_geom *e = &p->geo;
-    int64_t n_pos = p->nb * p->out_sp, rps = rows_per_sample(n_pos, c->n_samples);
+    int64_t n_pos = p->nb * p->out_sp, rps = rows_per_sample(l, n_pos, c->n_samples);
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos), b = pos / p->out_sp, o = pos % p->out_sp;
         int64_t od = o / (e->out[1] * e->out[2]), oh = o / e->out[2] % e->out[1];
@@ -136,7 +139,7 @@ static void capture_rows(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
     const q8_node *n = g->nodes[l->node];
     const q8_tensor *xt = g->tensors[l->x];
     bool ta = is_op(n, "Gemm") && q8_attr_int(n, "transA", 0);
-    int64_t n_pos = q8_tensor_numel(xt) / l->k, rps = rows_per_sample(n_pos, c->n_samples);
+    int64_t n_pos = q8_tensor_numel(xt) / l->k, rps = rows_per_sample(l, n_pos, c->n_samples);
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos);
         for (int64_t j = 0; j < l->k; j++) c->x[j] = ta ? xd[j * n_pos + pos] : xd[pos * l->k + j];
@@ -179,7 +182,7 @@ static int64_t rows_taken(const q8_graph *g, const q8_pfit_layer *l, int n_sampl
     } else {
         n_pos = q8_tensor_numel(xt) / l->k;
     }
-    return rows_per_sample(n_pos, n_samples) * n_samples;
+    return rows_per_sample(l, n_pos, n_samples) * n_samples;
 }
 
 static bool alloc_pass(const q8_graph *g, q8_pfit_layer *l, q8_pfit_pass pass, int n_samples) {

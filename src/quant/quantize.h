@@ -66,12 +66,17 @@ bool q8_is_quant_layer(const q8_node *n);
 q8_status q8_check_layer_names(const q8_graph *g, bool optimized, const q8_prune_options *p,
                                const q8_quant_options *q, q8_error *err);
 
+/* The scale of a weight channel whose largest |w| is amax: amax / 127
+ * rounded up to the 16-bit form of scale16.h (the file stores it in 2
+ * bytes), 1 for an all-zero channel. The one place the scale rule lives
+ * (the weight rounding of weight_round.c relies on it too). */
+float q8_weight_scale(float amax);
+
 /* Symmetric per-output-channel INT8 of a weight matrix viewed as
- * [channels, per_channel]: scales[c] = max|w| / 127 rounded up to the
- * 16-bit form of scale16.h (1 for an all-zero channel), q =
- * round_half_even(w / scale) clamped to [-127, 127]. w must be
- * finite (q8_check_weights; the rewrite checks again): a NaN gives 0 rather
- * than the undefined float-to-int cast. */
+ * [channels, per_channel]: scales[c] = q8_weight_scale(max|w|),
+ * q = round_half_even(w / scale) clamped to [-127, 127]. w must be finite
+ * (q8_check_weights; the rewrite checks again): a NaN gives 0 rather than
+ * the undefined float-to-int cast. */
 void q8_quantize_weights(const float *w, int64_t channels, int64_t per_channel, int8_t *q,
                          float *scales);
 

@@ -350,15 +350,19 @@ static q8_status dequant_if_needed(qctx *c, int t, int q) {
 
 /* ---- weights ---- */
 
+float q8_weight_scale(float amax) {
+    /* an all-zero (or denormal-only) channel keeps scale 1: q = 0; the
+     * scale rounds up (<= 2^-11, nothing clipped) to the 16-bit form the
+     * file stores in 2 bytes */
+    return amax >= 1e-30f ? q8_scale16_ceil(amax / 127.0f) : 1.0f;
+}
+
 void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *q, float *scales) {
     for (int64_t ch = 0; ch < channels; ch++) {
         const float *wc = w + ch * per;
         float amax = 0;
         for (int64_t i = 0; i < per; i++) amax = fmaxf(amax, fabsf(wc[i]));
-        /* an all-zero (or denormal-only) channel keeps scale 1: q = 0; the
-         * scale rounds up (<= 2^-11, nothing clipped) to the 16-bit form
-         * the file stores in 2 bytes */
-        float s = amax >= 1e-30f ? q8_scale16_ceil(amax / 127.0f) : 1.0f;
+        float s = q8_weight_scale(amax);
         scales[ch] = s;
         for (int64_t i = 0; i < per; i++) {
             float v = nearbyintf(wc[i] / s); /* round half to even */

@@ -54,6 +54,15 @@ VARIANTS = {
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
+    # the INT8 weights rounded with error compensation (GPTQ), or nearest
+    "gptq": ("--weight-rounding gptq", ["--weight-rounding", "gptq"]),
+    "nearest": ("--weight-rounding nearest", ["--weight-rounding", "nearest"]),
+    "gptq-percentile": ("--weight-rounding gptq --calib-method percentile",
+                        ["--weight-rounding", "gptq", "--calib-method", "percentile"]),
+    # with recognition's first depthwise Conv kept FP32 (docs/accuracy.md)
+    "dw1": ("--fp32-layers p2o.Conv.1", ["--fp32-layers", "p2o.Conv.1"]),
+    "gptq-dw1": ("--weight-rounding gptq --fp32-layers p2o.Conv.1",
+                 ["--weight-rounding", "gptq", "--fp32-layers", "p2o.Conv.1"]),
     # each part of the pruning off in turn (issue 9): no re-fit, no
     # sensitivity allocation (the same 50% in every layer), ends not
     # protected, and the one-shot magnitude pruning from before

@@ -1,0 +1,188 @@
+/* quantize --weight-rounding gptq over a model (weight_round.h): which
+ * layers, their input statistics (prune_fit.h's capture), and each row
+ * rounded with its block factors. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prune_fit.h"
+#include "weight_round.h"
+
+#define Q8_WROUND_MEM ((int64_t)256 << 20) /* statistics held at once */
+#define Q8_WROUND_PASSES 8                 /* capture passes over the samples, at most */
+
+static bool is_op(const q8_node *n, const char *op) {
+    return !n->dead && !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+static bool listed(const q8_quant_options *o, const char *name) {
+    for (int i = 0; i < o->n_fp32_layers; i++)
+        if (strcmp(o->fp32_layers[i], name) == 0) return true;
+    return false;
+}
+
+/* A layer whose weight (input 1) the rewrite turns into per-row int8 as
+ * the statistics see its rows: Conv, Gemm with alpha 1 (the rewrite scales
+ * by alpha first), MatMul; constant FP32 weights; not kept FP32. */
+static bool int8_layer(const q8_graph *g, const q8_node *n, const q8_quant_options *o) {
+    if (!is_op(n, "Conv") && !is_op(n, "Gemm") && !is_op(n, "MatMul")) return false;
+    if (is_op(n, "Gemm") && q8_attr_float(n, "alpha", 1.0f) != 1.0f) return false;
+    const q8_tensor *w = n->n_inputs > 1 && n->inputs[1] >= 0 ? g->tensors[n->inputs[1]] : NULL;
+    return w && w->data && w->dtype == Q8_F32 && w->ndim >= 2 && !listed(o, n->name);
+}
+
+/* Calibration rows per layer: Q8_WROUND_ROWS_PER_INPUT per input (a fit
+ * on a few rows per input reproduces those rows, not the others: with the
+ * prune re-fit's 1024 rows, ppocr_rec's CER was 1.98% against 1.52%;
+ * docs/accuracy.md), within a budget of multiply-adds for H
+ * (rows * k * block), and never fewer than the re-fit takes. */
+#define Q8_WROUND_ROWS_PER_INPUT 256
+#define Q8_WROUND_H_MACS ((int64_t)1 << 31)
+
+static int64_t max_rows(const q8_pfit_layer *l) {
+    int64_t r = Q8_WROUND_ROWS_PER_INPUT * l->k, budget = Q8_WROUND_H_MACS / (l->k * l->blk + 1);
+    if (r > budget) r = budget;
+    return r < Q8_PFIT_ROWS ? Q8_PFIT_ROWS : r;
+}
+
+/* The weight tensors to round: those every reader of which is such a
+ * layer reading it as its weight (a weight shared with an FP32 layer, or
+ * read as anything else, keeps its values). l[] gets one entry per tensor,
+ * described by its first layer. Returns the count, -1 without memory. */
+static int list_layers(const q8_graph *g, const q8_quant_options *o, q8_pfit_layer *l) {
+    uint8_t *bad = calloc((size_t)g->n_tensors + 1, 1), *seen = calloc((size_t)g->n_tensors + 1, 1);
+    if (!bad || !seen) {
+        free(bad);
+        free(seen);
+        return -1;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->dead) continue;
+        bool ok = int8_layer(g, n, o);
+        for (int k = 0; k < n->n_inputs; k++)
+            if (n->inputs[k] >= 0 && !(ok && k == 1)) bad[n->inputs[k]] = 1;
+    }
+    for (int i = 0; i < g->n_outputs; i++) bad[g->outputs[i]] = 1;
+    int nt = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (!int8_layer(g, n, o) || bad[n->inputs[1]] || seen[n->inputs[1]]) continue;
+        seen[n->inputs[1]] = 1;
+        q8_pfit_describe(g, i, n->inputs[1], &l[nt]);
+        l[nt].max_rows = max_rows(&l[nt]);
+        if (l[nt].kind != Q8_PFIT_NONE) nt++;
+    }
+    free(bad);
+    free(seen);
+    return nt;
+}
+
+static int chunk_end(const q8_pfit_layer *l, int from, int n, int max_layers) {
+    int64_t bytes = q8_pfit_h_bytes(&l[from]);
+    int to = from + 1;
+    while (to < n && to - from < max_layers && bytes + q8_pfit_h_bytes(&l[to]) <= Q8_WROUND_MEM)
+        bytes += q8_pfit_h_bytes(&l[to++]);
+    return to;
+}
+
+/* As the prune re-fit damps (prune_layer.c): more when a block has few
+ * calibration rows per input. */
+static double damping(const q8_pfit_layer *l, int64_t bs) {
+    double r = (double)bs / (double)(l->n_rows ? l->n_rows : 1);
+    return Q8_PFIT_DAMP + r * r;
+}
+
+static void get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row) {
+    if (l->kind == Q8_PFIT_KN)
+        for (int64_t j = 0; j < l->k; j++) row[j] = w[j * l->m + r];
+    else
+        memcpy(row, w + r * l->k, sizeof(float) * (size_t)l->k);
+}
+
+static void put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row) {
+    if (l->kind == Q8_PFIT_KN)
+        for (int64_t j = 0; j < l->k; j++) w[j * l->m + r] = row[j];
+    else
+        memcpy(w + r * l->k, row, sizeof(float) * (size_t)l->k);
+}
+
+/* Factor every block of l's H, then round each row; returns the rows
+ * rounded (the others stay for the rewrite's nearest rounding), -1
+ * without memory. */
+static int64_t round_layer(q8_graph *g, q8_pfit_layer *l) {
+    float *w = g->tensors[l->wt]->data;
+    float *row = malloc(sizeof(float) * (size_t)(2 * l->k));
+    int8_t *qt = malloc((size_t)l->k);
+    const float **u = malloc(sizeof *u * (size_t)l->nblk);
+    int64_t done = 0;
+    if (!row || !qt || !u) done = -1;
+    for (int64_t grp = 0; done >= 0 && grp < l->groups; grp++)
+        for (int64_t bi = 0; bi < l->nblk; bi++) {
+            int64_t c0 = bi * l->blk, bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
+            q8_pfit_factor(l->h + (grp * l->nblk + bi) * l->blk * l->blk, bs, damping(l, bs));
+        }
+    int64_t per_group = l->m / l->groups;
+    for (int64_t r = 0; done >= 0 && r < l->m; r++) {
+        int64_t grp = r / per_group;
+        for (int64_t bi = 0; bi < l->nblk; bi++)
+            u[bi] = l->h + (grp * l->nblk + bi) * l->blk * l->blk;
+        get_row(l, w, r, row);
+        if (q8_wround_row(row, l->k, l->blk, u, row + l->k, qt)) {
+            put_row(l, w, r, row);
+            done++;
+        }
+    }
+    free(row);
+    free(qt);
+    free(u);
+    return done;
+}
+
+q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
+                           int n_threads, q8_meta *meta, q8_error *err) {
+    if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
+    if (!smp) return q8_fail(err, Q8_ERR_ARG, "--weight-rounding gptq needs calibration samples");
+    q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
+    int nt = l ? list_layers(g, o, l) : -1;
+    if (nt < 0) {
+        free(l);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
+    }
+    q8_status s = Q8_OK;
+    int per_pass = (nt + Q8_WROUND_PASSES - 1) / Q8_WROUND_PASSES;
+    for (int from = 0, to; from < nt && s == Q8_OK; from = to) {
+        to = chunk_end(l, from, nt, per_pass);
+        s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H, err);
+        if (s != Q8_OK) q8_fail_prefix(err, "--weight-rounding gptq");
+        for (int i = from; i < to && s == Q8_OK; i++)
+            if (l[i].h && l[i].n_rows > 0 && round_layer(g, &l[i]) < 0)
+                s = q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
+        for (int i = from; i < to; i++) {
+            free(l[i].h);
+            l[i].h = NULL;
+        }
+    }
+    free(l);
+    if (s == Q8_OK) s = q8_meta_set_str(meta, "quant.weight_rounding", "gptq", err);
+    return s;
+}
+
+q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
+                                q8_error *err) {
+    if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
+    q8_pfit_layer *l = calloc((size_t)dst->n_nodes + 1, sizeof *l);
+    int nt = l ? list_layers(dst, o, l) : -1;
+    q8_status s = nt < 0 ? q8_fail(err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    for (int i = 0; i < nt && s == Q8_OK; i++) {
+        q8_tensor *d = dst->tensors[l[i].wt];
+        int k = q8_graph_find(src, d->name);
+        const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
+        if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != q8_tensor_numel(d))
+            s = q8_fail(err, Q8_ERR_UNSUPPORTED,
+                        "--weight-rounding gptq: weight '%s' differs between the calibration "
+                        "shapes and --input-shape", d->name);
+        else memcpy(d->data, t->data, sizeof(float) * (size_t)q8_tensor_numel(d));
+    }
+    free(l);
+    return s;
+}

@@ -1,0 +1,58 @@
+/* INT8 weight rounding that compensates its own error (quantize
+ * --weight-rounding gptq; GPTQ, Frantar et al., 2022). The scale of each
+ * output channel is fixed first (q8_weight_scale of the FP32 row, as the
+ * rewrite picks it); then the row's weights are rounded to that grid one
+ * input at a time, each rounding error moved onto the inputs not yet
+ * rounded, weighted by the inverse input covariance H^-1 of the
+ * calibration rows (prune_fit.h's statistics and factor: the same update
+ * the prune re-fit makes, with "to 0" replaced by "to the grid"). The
+ * weights are written back in FP32 exactly on the grid, so that the
+ * rewrite's nearest rounding reproduces them bit for bit. */
+#ifndef Q8_QUANT_WEIGHT_ROUND_H
+#define Q8_QUANT_WEIGHT_ROUND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "meta.h"
+#include "q8_tools.h"
+#include "samples.h"
+
+/* Round w (b entries: one block of a row) to scale * [-127, 127] in index
+ * order; the entries flagged in zero (NULL: none; pruned weights) go to 0.
+ * With u (q8_pfit_factor's U, H^-1 = U^T U), entry j's error
+ * e = (w_j - q_j scale) / U_jj moves onto the later entries
+ * (w_k -= e U_jk); u NULL: nearest rounding. Entry pin (-1: none) takes
+ * sign(w_pin) * 127 whatever its compensated value. On return w holds
+ * q * scale. Returns the sum of e^2 (0 without u): the added output error
+ * dw^T H dw of the damped H. */
+double q8_wround_block(float *w, const uint8_t *zero, const float *u, int64_t b, float scale,
+                       int64_t pin);
+
+/* Round one row of k weights whose inputs fall in blocks of blk (u[i]: the
+ * U of block i, NULL: nearest in that block) onto the grid of
+ * q8_weight_scale(max |row|), so that q8_quantize_weights of the result
+ * gives that same scale and integers whose products with it are the row's
+ * values, bit for bit; weights that are 0 (pruned) stay 0. If no rounding reaches +-127 the entry of the
+ * largest |w| is pinned there and the row rounded again. tmp: k floats,
+ * qt: k bytes of scratch. Returns false, with row unchanged, for a row the
+ * rewrite could not reproduce so (an all-zero row, a scale that does not
+ * survive the round trip). */
+bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, float *tmp,
+                   int8_t *qt);
+
+/* Round the weights of g's Conv / Gemm / MatMul layers that become int8
+ * (constant FP32 weights, not in o->fp32_layers, Gemm alpha 1) with the
+ * input statistics of the samples, in graph order, a few layers per pass
+ * so that a layer's statistics come from the model with the layers before
+ * it already rounded. Records quant.weight_rounding in meta. */
+q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
+                           int n_threads, q8_meta *meta, q8_error *err);
+
+/* The rounded weights of src into dst (the same model at other input
+ * shapes), by tensor name. */
+q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
+                                q8_error *err);
+
+#endif

@@ -1,0 +1,75 @@
+/* The numerics of error-compensating weight rounding (weight_round.h): one
+ * block of a row, and a whole row put on the grid the rewrite reproduces. */
+#include <math.h>
+#include <string.h>
+
+#include "quantize.h"
+#include "weight_round.h"
+
+static float to_grid(float v, float scale) {
+    float q = nearbyintf(v / scale); /* half to even, as q8_quantize_weights */
+    return q > 127 ? 127 : q < -127 ? -127 : q;
+}
+
+double q8_wround_block(float *w, const uint8_t *zero, const float *u, int64_t b, float scale,
+                       int64_t pin) {
+    double loss = 0;
+    for (int64_t j = 0; j < b; j++) {
+        float q = j == pin ? (w[j] < 0 ? -127.0f : 127.0f) : to_grid(w[j], scale);
+        if (zero && zero[j] && j != pin) q = 0.0f;
+        float v = q * scale;
+        if (u) {
+            const float *uj = u + j * b;
+            double e = ((double)w[j] - (double)v) / (double)uj[j];
+            loss += e * e;
+            float ef = (float)e;
+            for (int64_t k = j + 1; k < b; k++) w[k] -= ef * uj[k];
+        }
+        w[j] = v;
+    }
+    return loss;
+}
+
+/* Round a copy of row into tmp, block by block, pinning entry pin (-1:
+ * none); true if some entry reached +-127. */
+static bool round_blocks(const float *row, const uint8_t *zero, int64_t k, int64_t blk,
+                         const float *const *u, float scale, int64_t pin, float *tmp) {
+    memcpy(tmp, row, sizeof(float) * (size_t)k);
+    for (int64_t c0 = 0, bi = 0; c0 < k; c0 += blk, bi++) {
+        int64_t bs = k - c0 < blk ? k - c0 : blk;
+        int64_t p = pin >= c0 && pin < c0 + bs ? pin - c0 : -1;
+        q8_wround_block(tmp + c0, zero + c0, u[bi], bs, scale, p);
+    }
+    float top = 127.0f * scale;
+    for (int64_t j = 0; j < k; j++)
+        if (fabsf(tmp[j]) == top) return true;
+    return false;
+}
+
+bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, float *tmp,
+                   int8_t *qt) {
+    uint8_t *zero = (uint8_t *)qt; /* until the check at the end */
+    float amax = 0;
+    int64_t at = 0;
+    for (int64_t j = 0; j < k; j++)
+        if (fabsf(row[j]) > amax) {
+            amax = fabsf(row[j]);
+            at = j;
+        }
+    if (!(amax >= 1e-30f) || !isfinite(amax)) return false;
+    float scale = q8_weight_scale(amax);
+    /* the rewrite takes the scale from the rounded row, whose largest |w|
+     * is 127 * scale: that must give the same scale back */
+    if (q8_weight_scale(127.0f * scale) != scale) return false;
+    for (int64_t j = 0; j < k; j++) zero[j] = row[j] == 0.0f;
+    if (!round_blocks(row, zero, k, blk, u, scale, -1, tmp) &&
+        !round_blocks(row, zero, k, blk, u, scale, at, tmp))
+        return false;
+    float s2;
+    q8_quantize_weights(tmp, 1, k, qt, &s2);
+    if (s2 != scale) return false;
+    for (int64_t j = 0; j < k; j++)
+        if ((float)qt[j] * scale != tmp[j]) return false;
+    memcpy(row, tmp, sizeof(float) * (size_t)k);
+    return true;
+}
