@@ -1135,6 +1135,36 @@ Test(conv_op, depthwise) {
                            {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
+/* Depthwise on narrow maps (rows < 16 outputs): the planes are zeroed in
+ * one go, the grid's last <= 80 outputs are one block of 1 to 5 vectors,
+ * and the activation runs over adjacent channels at once. */
+Test(conv_op, depthwise_narrow) {
+    q8t_rng r = q8t_seed(38);
+    conv_spec specs[] = {
+        /* MobileNetV3's 7x7 5x5: a grid of 73, 5 vectors */
+        {2, 2, 13, 13, 13, SP2(7, 7), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        /* grids of 13 (1 vector), 38 (3), 80 (5, dilated), 64 + 33 (3),
+         * 128 + 55 (4) */
+        {2, 1, 5, 5, 5, SP2(3, 3), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 2, 3, 3, 3, SP2(5, 6), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, false,
+         true, false, "Clip", PLAIN},
+        {2, 1, 6, 6, 6, SP2(6, 10), SP2(3, 3), SP2(1, 1), SP2(2, 2), {2, 2, 2, 2}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 9, 9, 9, SP2(9, 9), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         false, false, "LeakyRelu", PLAIN},
+        {2, 2, 4, 4, 4, SP2(11, 13), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL, true,
+         true, false, "HardSigmoid", PLAIN},
+        /* stride 2 along H only (two phases zeroed at once), asymmetric
+         * pads; 1-D */
+        {2, 2, 7, 7, 7, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1), {1, 0, 0, 2}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {1, 2, 3, 3, 3, {12}, {3}, {1}, {1}, {1, 1}, NULL, true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_conv(specs[i], &r);
+}
+
 Test(conv_op, conv1d_and_3d) {
     q8t_rng r = q8t_seed(33);
     check_conv((conv_spec){1, 2, 5, 6, 1, {13, 1, 1}, {3, 1, 1}, {2, 1, 1}, {2, 1, 1},
