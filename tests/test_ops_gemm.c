@@ -326,19 +326,22 @@ Test(sgemm, batched_with_offsets) {
     free(bias);
 }
 
-/* Bias and ReLU / Clip applied in the micro-kernel's stores give the bits
- * of the separate pass over each tile (NaN and -0 included), for whole and
- * partial tiles, several K blocks, beta != 0 and every kernel. */
+/* Bias and ReLU / Clip / HardSwish applied in the micro-kernel's stores
+ * give the bits of the separate pass over each tile (NaN and -0 included),
+ * for whole and partial tiles, several K blocks, beta != 0 and every
+ * kernel. HardSwish with alpha 1, beta 0 has h = x: every branch (-0 below
+ * 0, x above 1, x * h between) on small sums too. */
 Test(sgemm, fused_epilogue_same_bits) {
     q8t_rng r = q8t_seed(9);
     const gemm_case shapes[] = {{16, 64, 40}, {24, 96, 300}, {13, 70, 9}, {8, 32, 1}};
-    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, 0, 0.5f},
-                           {Q8_ACT_CLIP, -0.25f, 6}};
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0},       {Q8_ACT_RELU, 0, 0},
+                           {Q8_ACT_CLIP, 0, 0.5f},    {Q8_ACT_CLIP, -0.25f, 6},
+                           {Q8_ACT_HARD_SWISH, 1, 0}, {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
     for (size_t s = 0; s < 4; s++)
         for (size_t f = 0; f < 3; f++)
-            for (int v = 0; v < 16; v++) {
+            for (int v = 0; v < 24; v++) {
                 gemm_case gc = shapes[s];
-                bool per_col = v & 4, beta = v & 8;
+                bool per_col = (v / 6) & 1, beta = (v / 12) & 1;
                 float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
                 float *c1 = fmalloc(gc.m * gc.n), *c2 = fmalloc(gc.m * gc.n);
                 float *bias = fmalloc(gc.m + gc.n);
@@ -359,7 +362,7 @@ Test(sgemm, fused_epilogue_same_bits) {
                                   .beta = beta ? 0.5f : 0.0f, .a = a, .lda = gc.k, .b = b,
                                   .ldb = gc.n, .c = c1, .ldc = gc.n, .bias = bias,
                                   .bias_per_col = per_col,
-                                  .act = acts[v & 3],
+                                  .act = acts[v % 6],
                                   .flags = kernel_flags[f] | Q8_SGEMM_NO_FUSED_EPI};
                 void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 1));
                 q8_sgemm_run(&op, NULL, sc);
