@@ -1052,6 +1052,26 @@ Test(conv_op, few_input_channels) {
     }
 }
 
+/* 1x1 convs whose kernel reads B rows in place take whole panels straight
+ * from X: the bits of packing B (im2col, shift), for groups, images,
+ * partial panels and several K blocks. */
+Test(conv_op, pointwise_rows_in_place) {
+    q8t_rng r = q8t_seed(39);
+    conv_spec specs[] = {
+        {2, 2, 26, 34, 2, SP2(9, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 1, 300, 16, 1, SP2(8, 8), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         false, true, false, NULL, PLAIN},
+        {2, 3, 24, 48, 3, SP2(7, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, "Clip", PLAIN},
+        {1, 2, 5, 9, 1, {70}, {1}, {1}, {1}, {0, 0}, NULL, true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_conv_same_bits(specs[i], &r);
+    }
+}
+
 /* The depthwise AVX-512 loops on X (conv_dwx.h, taken automatically there)
  * give the bits of the portable planes loops. */
 static void check_dw_same_bits(conv_spec s, q8t_rng *r) {

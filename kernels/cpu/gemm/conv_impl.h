@@ -23,6 +23,8 @@ typedef struct conv_prep {
     conv_mode mode;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
     bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
+    bool rows_1x1;      /* CONV_1X1: B panels read in place from X (offk, nph 1,
+                           plane in_sp) */
     /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
      * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
      * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for
