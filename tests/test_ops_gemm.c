@@ -1158,9 +1158,11 @@ Test(conv_op, depthwise) {
                            {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
-/* Depthwise on narrow maps (rows < 16 outputs): the planes are zeroed in
- * one go, the grid's last <= 80 outputs are one block of 1 to 5 vectors,
- * and the activation runs over adjacent channels at once. */
+/* Depthwise on narrow maps (rows < 64 outputs: one grid, garbage columns
+ * included; rows <= 32 floats: the planes zeroed in one go), the grid's
+ * last <= 80 outputs one block of 1 to 5 vectors, wide rows with their
+ * whole vectors after the long blocks as one block, and the activation
+ * over adjacent channels at once. */
 Test(conv_op, depthwise_narrow) {
     q8t_rng r = q8t_seed(38);
     conv_spec specs[] = {
@@ -1184,6 +1186,16 @@ Test(conv_op, depthwise_narrow) {
         {2, 2, 7, 7, 7, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1), {1, 0, 0, 2}, NULL, true,
          true, false, "Relu", PLAIN},
         {1, 2, 3, 3, 3, {12}, {3}, {1}, {1}, {1, 1}, NULL, true, true, false, NULL, PLAIN},
+        /* rows of 28 and 60 (grid), 70 and 100 (64 + 0 or 2 vectors +
+         * a partial one) */
+        {2, 1, 5, 5, 5, SP2(28, 28), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 1, 3, 3, 3, SP2(4, 60), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 2, 3, 3, 3, SP2(5, 70), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "HardSigmoid", PLAIN},
+        {2, 1, 2, 2, 2, SP2(3, 100), SP2(3, 5), SP2(1, 1), SP2(1, 1), {1, 2, 1, 2}, NULL, true,
+         true, false, NULL, PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_conv(specs[i], &r);
 }

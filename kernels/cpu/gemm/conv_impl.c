@@ -238,6 +238,11 @@ typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Four vectors per step: independent add chains hide the FP latency. */
 #define DW_BLOCK 64
+/* Rows at least this wide are computed row by row (they have a long
+ * block); narrower ones as one grid, garbage columns included: in long
+ * blocks rather than a row's 1 to 3 vectors (a 28-wide row took two
+ * single-vector chains). */
+#define DW_ROWS_MIN 64
 /* A narrow grid's last outputs, computed as one block of up to 5 vectors:
  * 5 chains fill the AVX-512 FMA pipes; more would spill on AVX2 / NEON
  * (5 v16f are 10 ymm or 20 q registers). */
@@ -319,8 +324,9 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
             const float *w = a->w + oc * taps;
             float bv = a->bias ? a->bias[oc] : 0.0f;
             float *y = a->y + (img * p->m + oc) * p->out_sp;
-            if (OW >= 16) {
-                /* Row by row, straight into Y; a row's last partial vector
+            if (OW >= DW_ROWS_MIN) {
+                /* Row by row, straight into Y; a row's whole vectors after
+                 * its long blocks as one block; its last partial vector
                  * goes through ybuf. */
                 for (int64_t od = 0; od < G->out[0]; od++)
                     for (int64_t oh = 0; oh < OH; oh++) {
@@ -328,8 +334,11 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                         float *yr = y + (od * OH + oh) * OW;
                         for (; j + 64 <= OW; j += 64)
                             dw_block64(planes, g + j, offk, taps, w, bv, yr + j);
-                        for (; j + 16 <= OW; j += 16)
-                            dw_block16(planes, g + j, offk, taps, w, bv, yr + j);
+                        if (j + 16 <= OW) {
+                            int64_t whole = (OW - j) / 16 * 16;
+                            dw_tail(planes, g + j, whole, offk, taps, w, bv, yr + j);
+                            j += whole;
+                        }
                         if (j < OW) {
                             dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
                             memcpy(yr + j, ybuf, sizeof(float) * (size_t)(OW - j));
