@@ -1116,7 +1116,8 @@ static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
 
 Test(conv_op, depthwise_on_x) {
     q8t_rng r = q8t_seed(37);
-    /* The loops take stride 2 along W (the last spec: stride 1, planes). */
+    /* The loops take stride 2 along W onto rows of more than 8 (the
+     * first spec and the last two: planes). */
     conv_spec specs[] = {
         /* MobileNet's: 5x5 pads 2 on 14x14 and 28x28, 3x3 on 56x56 with
          * TF's pads (end only) */
@@ -1186,6 +1187,10 @@ Test(conv_op, depthwise_narrow) {
         {2, 2, 7, 7, 7, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1), {1, 0, 0, 2}, NULL, true,
          true, false, "Relu", PLAIN},
         {1, 2, 3, 3, 3, {12}, {3}, {1}, {1}, {1, 1}, NULL, true, true, false, NULL, PLAIN},
+        /* stride 2 onto 7x7 (the planes loops, not those on X: four
+         * phases zeroed at once) */
+        {2, 2, 13, 13, 13, SP2(14, 14), SP2(5, 5), SP2(2, 2), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
         /* rows of 28 and 60 (grid), 70 and 100 (64 + 0 or 2 vectors +
          * a partial one) */
         {2, 1, 5, 5, 5, SP2(28, 28), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
