@@ -326,19 +326,22 @@ Test(sgemm, batched_with_offsets) {
     free(bias);
 }
 
-/* Bias and ReLU / Clip applied in the micro-kernel's stores give the bits
- * of the separate pass over each tile (NaN and -0 included), for whole and
- * partial tiles, several K blocks, beta != 0 and every kernel. */
+/* Bias and ReLU / Clip / HardSwish applied in the micro-kernel's stores
+ * give the bits of the separate pass over each tile (NaN and -0 included),
+ * for whole and partial tiles, several K blocks, beta != 0 and every
+ * kernel. HardSwish with alpha 1, beta 0 has h = x: every branch (-0 below
+ * 0, x above 1, x * h between) on small sums too. */
 Test(sgemm, fused_epilogue_same_bits) {
     q8t_rng r = q8t_seed(9);
     const gemm_case shapes[] = {{16, 64, 40}, {24, 96, 300}, {13, 70, 9}, {8, 32, 1}};
-    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, 0, 0.5f},
-                           {Q8_ACT_CLIP, -0.25f, 6}};
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0},       {Q8_ACT_RELU, 0, 0},
+                           {Q8_ACT_CLIP, 0, 0.5f},    {Q8_ACT_CLIP, -0.25f, 6},
+                           {Q8_ACT_HARD_SWISH, 1, 0}, {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
     for (size_t s = 0; s < 4; s++)
         for (size_t f = 0; f < 3; f++)
-            for (int v = 0; v < 16; v++) {
+            for (int v = 0; v < 24; v++) {
                 gemm_case gc = shapes[s];
-                bool per_col = v & 4, beta = v & 8;
+                bool per_col = (v / 6) & 1, beta = (v / 12) & 1;
                 float *a = fmalloc(gc.m * gc.k), *b = fmalloc(gc.k * gc.n);
                 float *c1 = fmalloc(gc.m * gc.n), *c2 = fmalloc(gc.m * gc.n);
                 float *bias = fmalloc(gc.m + gc.n);
@@ -359,7 +362,7 @@ Test(sgemm, fused_epilogue_same_bits) {
                                   .beta = beta ? 0.5f : 0.0f, .a = a, .lda = gc.k, .b = b,
                                   .ldb = gc.n, .c = c1, .ldc = gc.n, .bias = bias,
                                   .bias_per_col = per_col,
-                                  .act = acts[v & 3],
+                                  .act = acts[v % 6],
                                   .flags = kernel_flags[f] | Q8_SGEMM_NO_FUSED_EPI};
                 void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 1));
                 q8_sgemm_run(&op, NULL, sc);
@@ -1049,6 +1052,26 @@ Test(conv_op, few_input_channels) {
     }
 }
 
+/* 1x1 convs whose kernel reads B rows in place take whole panels straight
+ * from X: the bits of packing B (im2col, shift), for groups, images,
+ * partial panels and several K blocks. */
+Test(conv_op, pointwise_rows_in_place) {
+    q8t_rng r = q8t_seed(39);
+    conv_spec specs[] = {
+        {2, 2, 26, 34, 2, SP2(9, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 1, 300, 16, 1, SP2(8, 8), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         false, true, false, NULL, PLAIN},
+        {2, 3, 24, 48, 3, SP2(7, 7), SP2(1, 1), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, "Clip", PLAIN},
+        {1, 2, 5, 9, 1, {70}, {1}, {1}, {1}, {0, 0}, NULL, true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_conv_same_bits(specs[i], &r);
+    }
+}
+
 /* The depthwise AVX-512 loops on X (conv_dwx.h, taken automatically there)
  * give the bits of the portable planes loops. */
 static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
@@ -1093,7 +1116,8 @@ static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
 
 Test(conv_op, depthwise_on_x) {
     q8t_rng r = q8t_seed(37);
-    /* The loops take stride 2 along W (the last spec: stride 1, planes). */
+    /* The loops take stride 2 along W onto rows of more than 8 (the
+     * first spec and the last two: planes). */
     conv_spec specs[] = {
         /* MobileNet's: 5x5 pads 2 on 14x14 and 28x28, 3x3 on 56x56 with
          * TF's pads (end only) */
@@ -1133,6 +1157,52 @@ Test(conv_op, depthwise) {
                &r);
     check_conv((conv_spec){1, 2, 5, 5, 5, {11, 1, 1}, {3, 1, 1}, ONE3, {2, 1, 1},
                            {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
+}
+
+/* Depthwise on narrow maps (rows < 64 outputs: one grid, garbage columns
+ * included; rows <= 32 floats: the planes zeroed in one go), the grid's
+ * last <= 80 outputs one block of 1 to 5 vectors, wide rows with their
+ * whole vectors after the long blocks as one block, and the activation
+ * over adjacent channels at once. */
+Test(conv_op, depthwise_narrow) {
+    q8t_rng r = q8t_seed(38);
+    conv_spec specs[] = {
+        /* MobileNetV3's 7x7 5x5: a grid of 73, 5 vectors */
+        {2, 2, 13, 13, 13, SP2(7, 7), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        /* grids of 13 (1 vector), 38 (3), 80 (5, dilated), 64 + 33 (3),
+         * 128 + 55 (4) */
+        {2, 1, 5, 5, 5, SP2(3, 3), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 2, 3, 3, 3, SP2(5, 6), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, false,
+         true, false, "Clip", PLAIN},
+        {2, 1, 6, 6, 6, SP2(6, 10), SP2(3, 3), SP2(1, 1), SP2(2, 2), {2, 2, 2, 2}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 9, 9, 9, SP2(9, 9), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         false, false, "LeakyRelu", PLAIN},
+        {2, 2, 4, 4, 4, SP2(11, 13), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL, true,
+         true, false, "HardSigmoid", PLAIN},
+        /* stride 2 along H only (two phases zeroed at once), asymmetric
+         * pads; 1-D */
+        {2, 2, 7, 7, 7, SP2(9, 7), SP2(3, 3), SP2(2, 1), SP2(1, 1), {1, 0, 0, 2}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {1, 2, 3, 3, 3, {12}, {3}, {1}, {1}, {1, 1}, NULL, true, true, false, NULL, PLAIN},
+        /* stride 2 onto 7x7 (the planes loops, not those on X: four
+         * phases zeroed at once) */
+        {2, 2, 13, 13, 13, SP2(14, 14), SP2(5, 5), SP2(2, 2), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        /* rows of 28 and 60 (grid), 70 and 100 (64 + 0 or 2 vectors +
+         * a partial one) */
+        {2, 1, 5, 5, 5, SP2(28, 28), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 1, 3, 3, 3, SP2(4, 60), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 2, 3, 3, 3, SP2(5, 70), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "HardSigmoid", PLAIN},
+        {2, 1, 2, 2, 2, SP2(3, 100), SP2(3, 5), SP2(1, 1), SP2(1, 1), {1, 2, 1, 2}, NULL, true,
+         true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_conv(specs[i], &r);
 }
 
 Test(conv_op, conv1d_and_3d) {

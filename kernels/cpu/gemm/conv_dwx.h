@@ -5,7 +5,7 @@
  * zeros) and a permute give 16 output pixels of a row; four vectors in
  * flight. 20-45% less time than the planes loops on MobileNet's stride-2
  * depthwise shapes (1 thread); with stride 1 the planes loops were as fast
- * or faster, so they keep those.
+ * or faster, so they keep those, and output rows of <= 8 too.
  *
  * Same bits as the planes loops' AVX-512 clone: per output 0 + bias, then one
  * FMA per tap in (kh, kw) order, padding taps as w * +0. */

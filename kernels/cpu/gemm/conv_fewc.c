@@ -49,6 +49,10 @@ bool q8_conv_dwx_fits(const q8_conv_params *p) {
      * (2x2 phases, padded); with stride 1 they ran as fast or faster (their
      * loads need no masks), measured on MobileNet's shapes. */
     if (G->d[1] != 1 || G->d[2] != 1 || G->s[2] != 2) return false;
+    /* Output rows of <= 8 (MobileNetV3's 14x14 -> 7x7) fill at most half
+     * of each vector here; the planes loops' grid ran a 288-channel 5x5
+     * layer in 75% of the time. */
+    if (G->out[2] <= 8) return false;
     return (G->out[2] + 15) / 16 * G->k[2] <= Q8_DWX_MAX_MASKS;
 #else
     (void)p;

@@ -121,6 +121,11 @@ static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, co
     const q8_conv_geom *G = &p->geo;
     const int64_t *P = cp->ph;
     const int64_t sw = G->s[2], iw = G->in[2];
+    /* Narrow rows (a 7x7 map): one memset of every plane costs less than
+     * the per-row calls for the padding (they were a sixth of a 7x7 5x5
+     * depthwise layer's time). */
+    const bool zeroed = P[2] <= 32;
+    if (zeroed) memset(pl, 0, sizeof(float) * (size_t)(cp->nph * cp->plane));
     for (int64_t fd = 0; fd < G->s[0]; fd++)
         for (int64_t fh = 0; fh < G->s[1]; fh++)
             for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane) {
@@ -140,18 +145,18 @@ static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, co
                         int64_t id = ai * G->s[0] + fd - G->pb[0];
                         int64_t ih = bi * G->s[1] + fh - G->pb[1];
                         if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
-                            memset(row, 0, sizeof(float) * (size_t)P[2]);
+                            if (!zeroed) memset(row, 0, sizeof(float) * (size_t)P[2]);
                             continue;
                         }
                         const float *restrict src = xc + (id * G->in[1] + ih) * iw;
-                        memset(row, 0, sizeof(float) * (size_t)lo);
+                        if (!zeroed) memset(row, 0, sizeof(float) * (size_t)lo);
                         if (sw == 1)
                             memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
                         else if (sw == 2) /* constant stride: vectorizes */
                             for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
                         else
                             for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
-                        memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
+                        if (!zeroed) memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
                     }
             }
 }
@@ -233,6 +238,15 @@ typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Four vectors per step: independent add chains hide the FP latency. */
 #define DW_BLOCK 64
+/* Rows at least this wide are computed row by row (they have a long
+ * block); narrower ones as one grid, garbage columns included: in long
+ * blocks rather than a row's 1 to 3 vectors (a 28-wide row took two
+ * single-vector chains). */
+#define DW_ROWS_MIN 64
+/* A narrow grid's last outputs, computed as one block of up to 5 vectors:
+ * 5 chains fill the AVX-512 FMA pipes; more would spill on AVX2 / NEON
+ * (5 v16f are 10 ymm or 20 q registers). */
+#define DW_TAIL_MAX 80
 
 /* 64 outputs at grid offset g: bias + sum over taps, into out[0..63]. */
 DW_INLINE void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
@@ -261,6 +275,37 @@ DW_INLINE void dw_block16(const float *planes, int64_t g, const int64_t *offk, i
     memcpy(out, &a0, 64);
 }
 
+/* nv (1..5, a constant where inlined) vectors of outputs in independent
+ * chains: a narrow grid's tail in one block. */
+DW_INLINE void dw_blockn(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                         const float *w, float bv, float *out, const int nv) {
+    v16f acc[5];
+#pragma GCC unroll 5
+    for (int v = 0; v < nv; v++) acc[v] = (v16f){0} + bv;
+    const float *base = planes + g;
+    for (int64_t t = 0; t < taps; t++) {
+        const float *src = base + offk[t];
+        float wv = w[t];
+#pragma GCC unroll 5
+        for (int v = 0; v < nv; v++) acc[v] += wv * LD16(src + 16 * v);
+    }
+#pragma GCC unroll 5
+    for (int v = 0; v < nv; v++) memcpy(out + 16 * v, &acc[v], 64);
+}
+
+/* The last n <= DW_TAIL_MAX outputs of a narrow grid from g, as one block. */
+DW_INLINE void dw_tail(const float *planes, int64_t g, int64_t n, const int64_t *offk,
+                       int64_t taps, const float *w, float bv, float *out) {
+    switch ((n + 15) / 16) {
+    case 1: dw_blockn(planes, g, offk, taps, w, bv, out, 1); break;
+    case 2: dw_blockn(planes, g, offk, taps, w, bv, out, 2); break;
+    case 3: dw_blockn(planes, g, offk, taps, w, bv, out, 3); break;
+    case 4: dw_blockn(planes, g, offk, taps, w, bv, out, 4); break;
+    case 5: dw_blockn(planes, g, offk, taps, w, bv, out, 5); break;
+    default: break;
+    }
+}
+
 Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_dw_args *a = arg;
     const q8_conv_params *p = a->p;
@@ -270,6 +315,7 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
     int64_t OH = G->out[1], OW = G->out[2], P1 = cp->ph[1], P2 = cp->ph[2], taps = p->kprod;
     float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
     float *ybuf = planes + a->ybuf_at;
+    q8_act_span span = {0};
     for (int64_t it = begin; it < end; it++) {
         int64_t img = it / p->c, ic = it % p->c;
         build_planes(p, cp, a->x + (img * p->c + ic) * p->in_sp, planes);
@@ -278,8 +324,9 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
             const float *w = a->w + oc * taps;
             float bv = a->bias ? a->bias[oc] : 0.0f;
             float *y = a->y + (img * p->m + oc) * p->out_sp;
-            if (OW >= 16) {
-                /* Row by row, straight into Y; a row's last partial vector
+            if (OW >= DW_ROWS_MIN) {
+                /* Row by row, straight into Y; a row's whole vectors after
+                 * its long blocks as one block; its last partial vector
                  * goes through ybuf. */
                 for (int64_t od = 0; od < G->out[0]; od++)
                     for (int64_t oh = 0; oh < OH; oh++) {
@@ -287,8 +334,11 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                         float *yr = y + (od * OH + oh) * OW;
                         for (; j + 64 <= OW; j += 64)
                             dw_block64(planes, g + j, offk, taps, w, bv, yr + j);
-                        for (; j + 16 <= OW; j += 16)
-                            dw_block16(planes, g + j, offk, taps, w, bv, yr + j);
+                        if (j + 16 <= OW) {
+                            int64_t whole = (OW - j) / 16 * 16;
+                            dw_tail(planes, g + j, whole, offk, taps, w, bv, yr + j);
+                            j += whole;
+                        }
                         if (j < OW) {
                             dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
                             memcpy(yr + j, ybuf, sizeof(float) * (size_t)(OW - j));
@@ -296,16 +346,21 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                     }
             } else {
                 /* Narrow rows: the whole grid (garbage columns included) in
-                 * long blocks, then only the real outputs into Y. */
-                int64_t nblk = (cp->nprime + DW_BLOCK - 1) / DW_BLOCK;
-                for (int64_t bk = 0; bk < nblk; bk++)
-                    dw_block64(planes, bk * DW_BLOCK, offk, taps, w, bv, ybuf + bk * DW_BLOCK);
+                 * long blocks, the last <= 80 in one block of as many
+                 * vectors as they need (a 7x7 map's grid of 73 took two long
+                 * blocks, 128 lanes; now 5 vectors), then only the real
+                 * outputs into Y. */
+                int64_t gi = 0;
+                for (; cp->nprime - gi > DW_TAIL_MAX; gi += DW_BLOCK)
+                    dw_block64(planes, gi, offk, taps, w, bv, ybuf + gi);
+                dw_tail(planes, gi, cp->nprime - gi, offk, taps, w, bv, ybuf + gi);
                 float *yr = y;
                 for (int64_t od = 0; od < G->out[0]; od++)
                     for (int64_t oh = 0; oh < OH; oh++, yr += OW)
                         memcpy(yr, ybuf + (od * P1 + oh) * P2, sizeof(float) * (size_t)OW);
             }
-            q8_act_apply(&p->act, y, p->out_sp);
+            q8_conv_act_span(&p->act, &span, y, p->out_sp);
         }
     }
+    q8_conv_act_span(&p->act, &span, NULL, 0);
 }

@@ -23,6 +23,8 @@ typedef struct conv_prep {
     conv_mode mode;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
     bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
+    bool rows_1x1;      /* CONV_1X1: B panels read in place from X (offk, nph 1,
+                           plane in_sp) */
     /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
      * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
      * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for
@@ -94,5 +96,30 @@ typedef struct conv_dw_args {
 } conv_dw_args;
 /* Items: (image, input channel). */
 void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread);
+
+/* The depthwise loops' activation, one call per run of adjacent outputs
+ * (consecutive channels' outputs are adjacent in Y): per 7x7 channel the
+ * call cost as much as the work. */
+typedef struct q8_act_span {
+    float *start;
+    int64_t len;
+} q8_act_span;
+/* Outputs y[0..len) are final: add them to the run, applying it once it is
+ * long (or y is NULL: the end). y follows the run's end or starts a new one. */
+static inline void q8_conv_act_span(const q8_act *act, q8_act_span *s, float *y, int64_t len) {
+    if (act->kind == Q8_ACT_NONE) return;
+    if (s->len && (!y || y != s->start + s->len)) {
+        q8_act_apply(act, s->start, s->len);
+        s->len = 0;
+    }
+    if (!y) return;
+    if (!s->len) s->start = y;
+    s->len += len;
+    /* 1024 floats: still in L1 when applied. */
+    if (s->len >= 1024) {
+        q8_act_apply(act, s->start, s->len);
+        s->len = 0;
+    }
+}
 
 #endif

@@ -374,10 +374,12 @@ static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const bpane
     const q8_sgemm_op *op = pl->op;
     int mr = pl->kr->mr;
     int64_t ldc = op->ldc;
-    /* Bias and ReLU / Clip (or nothing) fit in the kernel's stores: no
-     * second pass over the tile. */
+    /* Bias and ReLU / Clip / HardSwish (or nothing) fit in the kernel's
+     * stores: no second pass over the tile. */
     q8_act_kind ak = op->act.kind;
-    bool fusable = epi && (ak == Q8_ACT_NONE || ak == Q8_ACT_RELU || ak == Q8_ACT_CLIP) &&
+    bool hswish = ak == Q8_ACT_HARD_SWISH && pl->kr->epi_hswish;
+    bool fusable = epi &&
+                   (ak == Q8_ACT_NONE || ak == Q8_ACT_RELU || ak == Q8_ACT_CLIP || hswish) &&
                    !(op->flags & Q8_SGEMM_NO_FUSED_EPI);
     for (int64_t ir = 0; ir < mc; ir += mr) {
         int64_t mm = min64(mr, mc - ir);
@@ -385,7 +387,7 @@ static void panel_tiles(const plan *pl, int64_t kc, const float *pa, const bpane
         q8_sgemm_epi fe = {.bias_rows = bias && !op->bias_per_col ? bias + ic + ir : NULL,
                            .bias_cols = bias && op->bias_per_col ? bias + col : NULL,
                            .relu = ak == Q8_ACT_RELU, .clip = ak == Q8_ACT_CLIP,
-                           .lo = op->act.p0, .hi = op->act.p1};
+                           .hswish = hswish, .lo = op->act.p0, .hi = op->act.p1};
         if (tile(pl, kc, pa + ir * kc, b, ct, ldc, mm, nn, beta, fusable ? &fe : NULL)) continue;
         /* One call per tile: per row it cost more than the work (32 floats). */
         if (epi)

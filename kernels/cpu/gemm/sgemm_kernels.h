@@ -28,11 +28,12 @@ typedef void (*q8_sgemm_axpys_fn)(int64_t n, int64_t k, const float *b, int64_t 
 
 /* An epilogue a kernel can apply to a whole tile in registers, after
  * alpha/beta: + bias_rows[i] (or else + bias_cols[j], when given), then
- * ReLU when relu, or Clip to [lo, hi] when clip. The same bits as
+ * ReLU when relu, or Clip to [lo, hi] when clip, or HardSwish with alpha lo
+ * and beta hi when hswish (only kernels with epi_hswish). The same bits as
  * q8_act_apply_block on the stored tile. */
 typedef struct q8_sgemm_epi {
     const float *bias_rows, *bias_cols;
-    bool relu, clip;
+    bool relu, clip, hswish;
     float lo, hi;
 } q8_sgemm_epi;
 
@@ -48,6 +49,7 @@ typedef struct q8_sgemm_kernel {
     q8_sgemm_ukr_fn ukr;
     q8_sgemm_ukr_rows_fn ukr_rows;  /* optional */
     q8_sgemm_ukr_epi_fn ukr_epi;    /* optional */
+    bool epi_hswish;                /* ukr_epi applies HardSwish too */
     q8_sgemm_dots_fn dots;
     q8_sgemm_axpys_fn axpys;
 } q8_sgemm_kernel;

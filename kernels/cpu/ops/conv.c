@@ -96,12 +96,16 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
                     : mode == CONV_SHIFT                          ? grp
                                                                   : p->nb * grp;
     bool planes = mode == CONV_SHIFT || mode == CONV_DEPTHWISE;
-    int64_t nk = planes ? p->kg : 0;
-    size_t head = q8_align_up(sizeof(conv_prep) + sizeof(int64_t) * (size_t)(4 * ngemm + nk), 64);
     size_t pa = mode == CONV_DEPTHWISE ? 0
                 : mode == CONV_FEWC ? sizeof(float) * q8_conv_fewc_packed_floats(p)
                                     : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
     bool pack = w->data && !x->data && pa && out_sp > 1;
+    /* 1x1 on the blocked path (W packed): kernels that read B rows in place
+     * take whole panels straight from X (row k of a group at k * in_sp)
+     * instead of copying them; the same bits. */
+    bool rows_1x1 = mode == CONV_1X1 && pack && q8_sgemm_reads_rows_in_place(0);
+    int64_t nk = planes || rows_1x1 ? p->kg : 0;
+    size_t head = q8_align_up(sizeof(conv_prep) + sizeof(int64_t) * (size_t)(4 * ngemm + nk), 64);
     conv_prep *cp = q8_aligned_alloc(head + (pack ? pa : 0));
     if (!cp)
         return q8_fail(err, Q8_ERR_NOMEM,
@@ -140,6 +144,13 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
                                     tw / geo.s[2];
                     }
     } else {
+        if (rows_1x1) {
+            /* As one phase plane per channel, for q8_conv_shift_pack. */
+            cp->rows_1x1 = true;
+            cp->nph = 1;
+            cp->plane = p->in_sp;
+            for (int64_t k = 0; k < p->kg; k++) offs[4 * ngemm + k] = k * p->in_sp;
+        }
         for (int64_t i = 0; i < ngemm; i++) {
             int64_t img = i / grp, gi = i % grp;
             offs[4 * i] = gi * mg * p->kg;
@@ -172,6 +183,13 @@ static q8_sgemm_op conv_op(const q8_conv_params *p, const conv_prep *cp, const f
                       .c = y, .ldc = p->out_sp, .a_packed = cp->a_packed, .bias = bias,
                       .act = p->act, .batch = cp->ngemm, .offs = conv_offs(cp)};
     if (cp->mode == CONV_IM2COL) op.b_pack = q8_conv_im2col_pack;
+    if (cp->rows_1x1) {
+        /* GEMM i = image * g + group: its rows start i * cg * in_sp into X
+         * (conv_run sets b_rows to X). */
+        op.b_pack = q8_conv_shift_pack;
+        op.b_rowoff = conv_offk(cp);
+        op.b_rows_stride = p->cg * p->in_sp;
+    }
     if (cp->mode == CONV_SHIFT) {
         op.b_pack = q8_conv_shift_pack;
         /* Row k of B is the planes at offk[k]: full panels are read there
@@ -297,6 +315,7 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     }
     q8_sgemm_op op = conv_op(p, cp, W, bmat, bias, Y);
     op.b_pack_ctx = &cx;
+    if (cp->rows_1x1) op.b_rows = X;
     q8_sgemm_run(&op, x->pool, scratch);
 }
 

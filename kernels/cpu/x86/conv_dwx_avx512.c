@@ -95,13 +95,15 @@ void q8_conv_dwx_range(void *arg, int64_t begin, int64_t end, int thread) {
     for (int64_t c = 0; c < nch; c++)
         for (int64_t kw = 0; kw < KW; kw++)
             masks[c * KW + kw] = in_mask(c * 32 - G->pb[2] + kw, G->in[2], 32);
+    q8_act_span span = {0};
     for (int64_t it = begin; it < end; it++) {
         int64_t img = it / p->c, ch = it % p->c; /* one output per channel */
         float *y = a->y + (img * p->m + ch) * p->out_sp;
         dwx_channel(p, a->x + (img * p->c + ch) * p->in_sp, a->w + ch * p->kprod,
                     a->bias ? a->bias[ch] : 0.0f, y, masks, nch);
-        q8_act_apply(&p->act, y, p->out_sp);
+        q8_conv_act_span(&p->act, &span, y, p->out_sp);
     }
+    q8_conv_act_span(&p->act, &span, NULL, 0);
 }
 
 #endif

@@ -22,6 +22,19 @@ AVX2 static inline __m256 a2_clip(__m256 x, float lo, float hi) {
     return _mm256_blendv_ps(r, vl, _mm256_cmp_ps(x, vl, _CMP_LT_OQ));
 }
 
+/* HardSwish as q8_act_apply computes it: h = al*x + be rounded twice (the
+ * empty asm keeps the compiler from contracting it into an FMA), then
+ * h <= 0 ? -0 : h >= 1 ? x : x*h (NaN stays NaN). */
+AVX2 static inline __m256 a2_hswish(__m256 x, float al, float be) {
+    __m256 h = _mm256_mul_ps(_mm256_set1_ps(al), x);
+    __asm__("" : "+x"(h));
+    h = _mm256_add_ps(h, _mm256_set1_ps(be));
+    __m256 r = _mm256_mul_ps(x, h);
+    r = _mm256_blendv_ps(r, x, _mm256_cmp_ps(h, _mm256_set1_ps(1.0f), _CMP_GE_OQ));
+    return _mm256_blendv_ps(r, _mm256_set1_ps(-0.0f),
+                            _mm256_cmp_ps(h, _mm256_setzero_ps(), _CMP_LE_OQ));
+}
+
 /* Row i of a tile: alpha/beta, then the epilogue (epi may be NULL). The
  * bias is a separate add and ReLU is max(x, 0) with 0 second (NaN and -0
  * give +0): the bits of q8_act_apply_block's `x += b; x > 0 ? x : 0`. */
@@ -48,6 +61,9 @@ AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m2
         } else if (epi->clip) {
             x0 = a2_clip(x0, epi->lo, epi->hi);
             x1 = a2_clip(x1, epi->lo, epi->hi);
+        } else if (epi->hswish) {
+            x0 = a2_hswish(x0, epi->lo, epi->hi);
+            x1 = a2_hswish(x1, epi->lo, epi->hi);
         }
     }
     _mm256_storeu_ps(c, x0);
@@ -199,6 +215,7 @@ AVX2 static void axpys_avx2(int64_t n, int64_t k, const float *b, int64_t ld, co
 const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
     .name = "avx2", .id = 2, .mr = A2_MR, .nr = A2_NR,
     .ukr = ukr_avx2, .ukr_rows = ukr_rows_avx2, .ukr_epi = ukr_epi_avx2,
+    .epi_hswish = true,
     .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
@@ -209,6 +226,17 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
 #define A5_MR 8
 #endif
 #define A5_NR 32
+
+/* As a2_hswish. */
+AVX512 static inline __m512 a5_hswish(__m512 x, float al, float be) {
+    __m512 h = _mm512_mul_ps(_mm512_set1_ps(al), x);
+    __asm__("" : "+v"(h));
+    h = _mm512_add_ps(h, _mm512_set1_ps(be));
+    __m512 r = _mm512_mul_ps(x, h);
+    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(h, _mm512_set1_ps(1.0f), _CMP_GE_OQ), x);
+    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(h, _mm512_setzero_ps(), _CMP_LE_OQ),
+                              _mm512_set1_ps(-0.0f));
+}
 
 /* As a2_clip. */
 AVX512 static inline __m512 a5_clip(__m512 x, float lo, float hi) {
@@ -259,6 +287,9 @@ ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *off
             } else if (epi->clip) {
                 x0 = a5_clip(x0, epi->lo, epi->hi);
                 x1 = a5_clip(x1, epi->lo, epi->hi);
+            } else if (epi->hswish) {
+                x0 = a5_hswish(x0, epi->lo, epi->hi);
+                x1 = a5_hswish(x1, epi->lo, epi->hi);
             }
         }
         _mm512_storeu_ps(ci, x0);
@@ -287,6 +318,7 @@ AVX512 static void ukr_epi_avx512(int64_t kc, const float *pa, const float *pb,
 const q8_sgemm_kernel q8_sgemm_kernel_avx512 = {
     .name = "avx512", .id = 3, .mr = A5_MR, .nr = A5_NR,
     .ukr = ukr_avx512, .ukr_rows = ukr_rows_avx512, .ukr_epi = ukr_epi_avx512,
+    .epi_hswish = true,
     .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
