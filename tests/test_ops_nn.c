@@ -1680,7 +1680,7 @@ static void rs_check(rs_case c, uint64_t seed) {
                                      : (double)((int64_t *)out[0])[o];
         if (ilin) {
             /* want_i / 2^shift, to nearest, ties to even */
-            int64_t q = want_i >> shift, r = want_i - (q << shift);
+            int64_t q = want_i >> shift, r = want_i - q * ((int64_t)1 << shift);
             int64_t half = shift ? (int64_t)1 << (shift - 1) : 1;
             if (shift && (r > half || (r == half && (q & 1)))) q++;
             cr_assert_eq((int64_t)got, q, "int linear %s, output %lld: got %g, want %lld",
