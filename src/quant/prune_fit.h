@@ -110,6 +110,15 @@ q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_s
 
 /* ---- per layer (prune_layer.c) ---- */
 
+/* The damping of a block of bs inputs: Q8_PFIT_DAMP, more when the block
+ * has few calibration rows per input. */
+double q8_pfit_damping(const q8_pfit_layer *l, int64_t bs);
+
+/* Output row r of the layer's weights w (its layout: rows contiguous, or
+ * a column of [K, N] for Q8_PFIT_KN) into row (l->k floats), and back. */
+void q8_pfit_get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row);
+void q8_pfit_put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row);
+
 /* Bytes of h for layer l. */
 int64_t q8_pfit_h_bytes(const q8_pfit_layer *l);
 

@@ -13,14 +13,14 @@ int64_t q8_pfit_h_bytes(const q8_pfit_layer *l) {
                                    : (int64_t)sizeof(float) * l->groups * l->nblk * l->blk * l->blk;
 }
 
-static void get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row) {
+void q8_pfit_get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row) {
     if (l->kind == Q8_PFIT_KN)
         for (int64_t j = 0; j < l->k; j++) row[j] = w[j * l->m + r];
     else
         memcpy(row, w + r * l->k, sizeof(float) * (size_t)l->k);
 }
 
-static void put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row) {
+void q8_pfit_put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row) {
     if (l->kind == Q8_PFIT_KN)
         for (int64_t j = 0; j < l->k; j++) w[j * l->m + r] = row[j];
     else
@@ -45,7 +45,7 @@ static const float *block(const q8_pfit_layer *l, int64_t r, int64_t bi, int64_t
 /* Damping grows with the inputs per calibration row: a block fitted on
  * fewer rows than inputs would reproduce those rows exactly and nothing
  * else (squeeze-excite layers see one row per sample). */
-static double damping(const q8_pfit_layer *l, int64_t bs) {
+double q8_pfit_damping(const q8_pfit_layer *l, int64_t bs) {
     double r = (double)bs / (double)(l->n_rows ? l->n_rows : 1);
     return Q8_PFIT_DAMP + r * r;
 }
@@ -56,7 +56,7 @@ static void factor_all(q8_pfit_layer *l) {
         for (int64_t bi = 0; bi < l->nblk; bi++) {
             int64_t bs;
             float *h = (float *)block(l, grp * (l->m / l->groups), bi, &bs);
-            if (bs > Q8_PFIT_EXACT) q8_pfit_factor(h, bs, damping(l, bs));
+            if (bs > Q8_PFIT_EXACT) q8_pfit_factor(h, bs, q8_pfit_damping(l, bs));
         }
     l->factored = true;
 }
@@ -76,8 +76,9 @@ static double row_error(const q8_pfit_layer *l, int64_t r, const float *row, con
     for (int64_t bi = 0; bi < l->nblk; bi++) {
         int64_t bs, c0 = bi * l->blk;
         const float *h = block(l, r, bi, &bs);
+        double damp = q8_pfit_damping(l, bs);
         e += !refit ? q8_pfit_masked_error(row + c0, mask + c0, h, bs)
-             : bs <= Q8_PFIT_EXACT ? q8_pfit_solve_block(tmp + c0, mask + c0, h, bs, damping(l, bs))
+             : bs <= Q8_PFIT_EXACT ? q8_pfit_solve_block(tmp + c0, mask + c0, h, bs, damp)
                                    : q8_pfit_prune_block(tmp + c0, mask + c0, h, bs, true);
     }
     return e;
@@ -116,7 +117,7 @@ void q8_pfit_curve(const q8_graph *g, q8_pfit_layer *l, bool refit) {
     if (!rows || !order || !mask) goto done;
     for (int64_t i = 0; i < ns; i++) {
         int64_t r = i * l->m / ns;
-        get_row(l, w, r, rows + i * l->k);
+        q8_pfit_get_row(l, w, r, rows + i * l->k);
         energy += row_energy(l, r, rows + i * l->k);
         q8_pfit_smallest(rows + i * l->k, l->k, 0, mask, order + i * l->k);
     }
@@ -150,7 +151,7 @@ static double *target_shift(const q8_graph *g, const q8_pfit_layer *l) {
         return NULL;
     }
     for (int64_t r = 0; r < l->m; r++) {
-        get_row(l, w, r, row);
+        q8_pfit_get_row(l, w, r, row);
         for (int64_t bi = 0; bi < l->nblk; bi++) {
             int64_t bs, c0 = bi * l->blk;
             const float *h = block(l, r, bi, &bs);
@@ -183,12 +184,12 @@ q8_status q8_pfit_apply(q8_graph *g, q8_pfit_layer *l, const uint8_t *mask, bool
     }
     if (refit) factor_all(l);
     for (int64_t r = 0; r < l->m; r++) {
-        get_row(l, w, r, row);
+        q8_pfit_get_row(l, w, r, row);
         for (int64_t bi = 0; d && bi < l->nblk; bi++) {
             int64_t bs, c0 = bi * l->blk;
             const float *h = block(l, r, bi, &bs);
             bool exact = bs <= Q8_PFIT_EXACT;
-            q8_pfit_shift(exact ? h : NULL, exact ? NULL : h, bs, damping(l, bs),
+            q8_pfit_shift(exact ? h : NULL, exact ? NULL : h, bs, q8_pfit_damping(l, bs),
                           d + r * l->k + c0, row + c0);
         }
         if (mask) get_mask(l, mask, r, mrow);
@@ -198,11 +199,11 @@ q8_status q8_pfit_apply(q8_graph *g, q8_pfit_layer *l, const uint8_t *mask, bool
             const float *u = refit && l->h ? block(l, r, bi, &bs) : NULL;
             if (!u) bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
             if (u && bs <= Q8_PFIT_EXACT)
-                q8_pfit_solve_block(row + c0, mrow + c0, u, bs, damping(l, bs));
+                q8_pfit_solve_block(row + c0, mrow + c0, u, bs, q8_pfit_damping(l, bs));
             else
                 q8_pfit_prune_block(row + c0, mrow + c0, u, bs, u != NULL);
         }
-        put_row(l, w, r, row);
+        q8_pfit_put_row(l, w, r, row);
     }
     free(row);
     free(mrow);

@@ -85,27 +85,6 @@ static int chunk_end(const q8_pfit_layer *l, int from, int n, int max_layers) {
     return to;
 }
 
-/* As the prune re-fit damps (prune_layer.c): more when a block has few
- * calibration rows per input. */
-static double damping(const q8_pfit_layer *l, int64_t bs) {
-    double r = (double)bs / (double)(l->n_rows ? l->n_rows : 1);
-    return Q8_PFIT_DAMP + r * r;
-}
-
-static void get_row(const q8_pfit_layer *l, const float *w, int64_t r, float *row) {
-    if (l->kind == Q8_PFIT_KN)
-        for (int64_t j = 0; j < l->k; j++) row[j] = w[j * l->m + r];
-    else
-        memcpy(row, w + r * l->k, sizeof(float) * (size_t)l->k);
-}
-
-static void put_row(const q8_pfit_layer *l, float *w, int64_t r, const float *row) {
-    if (l->kind == Q8_PFIT_KN)
-        for (int64_t j = 0; j < l->k; j++) w[j * l->m + r] = row[j];
-    else
-        memcpy(w + r * l->k, row, sizeof(float) * (size_t)l->k);
-}
-
 /* Factor every block of l's H, then round each row; returns the rows
  * rounded (the others stay for the rewrite's nearest rounding), -1
  * without memory. */
@@ -119,16 +98,17 @@ static int64_t round_layer(q8_graph *g, q8_pfit_layer *l) {
     for (int64_t grp = 0; done >= 0 && grp < l->groups; grp++)
         for (int64_t bi = 0; bi < l->nblk; bi++) {
             int64_t c0 = bi * l->blk, bs = l->k - c0 < l->blk ? l->k - c0 : l->blk;
-            q8_pfit_factor(l->h + (grp * l->nblk + bi) * l->blk * l->blk, bs, damping(l, bs));
+            q8_pfit_factor(l->h + (grp * l->nblk + bi) * l->blk * l->blk, bs,
+                           q8_pfit_damping(l, bs));
         }
     int64_t per_group = l->m / l->groups;
     for (int64_t r = 0; done >= 0 && r < l->m; r++) {
         int64_t grp = r / per_group;
         for (int64_t bi = 0; bi < l->nblk; bi++)
             u[bi] = l->h + (grp * l->nblk + bi) * l->blk * l->blk;
-        get_row(l, w, r, row);
+        q8_pfit_get_row(l, w, r, row);
         if (q8_wround_row(row, l->k, l->blk, u, row + l->k, qt)) {
-            put_row(l, w, r, row);
+            q8_pfit_put_row(l, w, r, row);
             done++;
         }
     }
