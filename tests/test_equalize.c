@@ -12,6 +12,7 @@
 #include "npy.h"
 #include "passes.h"
 #include "quantize.h"
+#include "report.h"
 #include "testutil.h"
 
 #define T q8t_tensor
@@ -227,3 +228,51 @@ Test(equalize, copy_to_a_fresh_import) {
     q8_graph_free(g);
     q8_graph_free(again);
 }
+
+/* The SQNR alone of the layer named `node` in r. */
+static double alone_db(const q8_report_model *r, const char *node) {
+    for (int i = 0; i < r->n_layers; i++)
+        if (!strcmp(r->layers[i].node, node)) return q8_err_sqnr_db(&r->layers[i].alone);
+    cr_assert_fail("no layer %s in the report", node);
+    return NAN;
+}
+
+/* q8report (and the --min-sqnr search that ranks by it) compares each layer
+ * with the FP32 model. P's output was divided by s per channel: compared
+ * as it is, P showed as badly damaged (ppocr_rec's stem: -15.5 dB) and D,
+ * fed FP32's unscaled values, too. The report recovers s from D's weights. */
+static void report_sees_through(bool with_meta) {
+    fill_samples();
+    q8_graph *g = make(PLAIN);
+    cr_assert_eq(prepare(g, true, true), 1);
+    q8_error err = {0};
+    q8_model *mf = NULL, *mq = NULL;
+    cr_assert_eq(q8_model_from_graph(make(PLAIN), "fp32", &mf, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_model_from_graph(g, "int8", &mq, &err), Q8_OK, "%s", err.msg);
+    if (with_meta) cr_assert_eq(q8_meta_set_int(&mq->meta, "equalize.pairs", 1, &err), Q8_OK);
+    char *dir = write_samples();
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, mf->g, &s, &err), Q8_OK, "%s", err.msg);
+    q8_report_model out[2] = {{0}};
+    q8_compare_options co = {.per_layer = true, .n_threads = 1};
+    const q8_model *qs[1] = {mq};
+    cr_assert_eq(q8_report_compare(mf, qs, 1, &s, &co, out, &err), Q8_OK, "%s", err.msg);
+    double p = alone_db(&out[1], "y"), d = alone_db(&out[1], "z");
+    if (with_meta) {
+        cr_assert(p > 30 && d > 30, "SQNR alone: P %.1f dB, D %.1f dB (INT8 of balanced "
+                  "channels keeps > 30 dB)", p, d);
+    } else { /* a file without the record: compared as it is (the rescaling shows) */
+        cr_assert(p < 10, "P alone %.1f dB: the factors are applied only to equalized files", p);
+    }
+    q8_report_model_free(&out[0]);
+    q8_report_model_free(&out[1]);
+    q8_samples_free(&s);
+    q8t_rm_rf(dir);
+    free(dir);
+    q8_model_free(mq);
+    q8_model_free(mf);
+}
+
+Test(equalize, report_compares_in_the_equalized_scale) { report_sees_through(true); }
+
+Test(equalize, report_without_the_record_compares_as_is) { report_sees_through(false); }

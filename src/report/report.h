@@ -22,6 +22,17 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8
                                  q8_tensor_info **inputs, q8_input_shape **shapes, q8_error *err);
 void q8_report_inputs_free(q8_tensor_info *inputs, int n);
 
+/* Per tensor of quantized graph g (fmap: its FP32 counterparts in f, -1 for
+ * none): k[t] = NULL, or k[t][c] with g's value of t = k[t][c] x f's value
+ * in channel c (axis 1): the tensors quantize --equalize rescaled, the
+ * factors recovered from the depthwise weights that read them
+ * (report_equalized.c). k has g->n_tensors entries, zeroed by the caller;
+ * the arrays are malloc'd. */
+q8_status q8_report_channel_factors(const q8_graph *g, const q8_graph *f, const int *fmap,
+                                    float **k, q8_error *err);
+/* out[i] = ref[i] x k[channel of i] for tensor t's layout [N, C, ...]. */
+void q8_report_apply_factors(const q8_tensor *t, const float *k, const float *ref, float *out);
+
 /* Cost of one model, measured in a forked child process (so that models do
  * not share a heap or a peak): load with the samples' shapes, set sample 0,
  * warm up, time `runs` runs, read the memory sizes and VmHWM. Call it from a

@@ -96,6 +96,9 @@ typedef struct qmodel {
     int *fmap;              /* per tensor: FP32 tensor index, or -1 */
     int *layer_of;          /* per node: layer index, or -1 */
     int *out_f;             /* per graph output: FP32 graph output index */
+    float **factor;         /* per tensor: NULL, or per-channel factors from FP32's value
+                             * to this model's (equalized tensors, report_equalized.c) */
+    float *scaled;          /* scratch: an FP32 value times its factors */
     q8_report_model *rep;
     const ref_set *refs;
     bool alone;             /* the injecting run */
@@ -165,6 +168,14 @@ static void inject(const q8_tensor *t, void *data, const float *ref) {
     }
 }
 
+/* The FP32 value of tensor t (FP32 index f >= 0) in this model's terms, or NULL. */
+static const float *ref_of(qmodel *c, const q8_graph *g, int t, int f) {
+    const float *ref = f >= 0 ? c->refs->ref[f] : NULL;
+    if (!ref || !c->factor[t]) return ref;
+    q8_report_apply_factors(g->tensors[t], c->factor[t], ref, c->scaled);
+    return c->scaled;
+}
+
 static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
     qmodel *c = arg;
     int ni = node_index(c, g, n);
@@ -172,7 +183,7 @@ static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *con
     int li = c->layer_of[ni];
     if (li >= 0) {
         int t = n->outputs[0], f = c->fmap[t];
-        const float *ref = f >= 0 ? c->refs->ref[f] : NULL;
+        const float *ref = ref_of(c, g, t, f);
         q8_report_layer *L = &c->rep->layers[li];
         if (ref && ptr[t])
             compare_tensor(c->alone ? &L->alone : &L->in_model, g->tensors[t], ptr[t], ref);
@@ -181,7 +192,8 @@ static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *con
     for (int k = 0; k < n->n_outputs; k++) {
         int t = n->outputs[k];
         int f = t >= 0 ? c->fmap[t] : -1;
-        if (f >= 0 && c->refs->ref[f] && ptr[t]) inject(g->tensors[t], ptr[t], c->refs->ref[f]);
+        const float *ref = f >= 0 && ptr[t] ? ref_of(c, g, t, f) : NULL;
+        if (ref) inject(g->tensors[t], ptr[t], ref);
     }
 }
 
@@ -250,6 +262,17 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
     if (!c->fmap || !c->layer_of || !c->out_f || !c->rep->outputs || !c->rep->layers)
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int t = 0; t < g->n_tensors; t++) c->fmap[t] = counterpart(f, g->tensors[t]);
+    c->factor = calloc((size_t)g->n_tensors + 1, sizeof(float *));
+    if (!c->factor) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    const q8_meta_entry *eq = q8_meta_get(&c->m->meta, "equalize.pairs");
+    if (eq && eq->type == Q8_META_INT && eq->i > 0)
+        Q8_TRY(q8_report_channel_factors(g, f, c->fmap, c->factor, err));
+    int64_t most = 0;
+    for (int t = 0; t < g->n_tensors; t++)
+        if (c->factor[t] && q8_tensor_numel(g->tensors[t]) > most)
+            most = q8_tensor_numel(g->tensors[t]);
+    if (most && !(c->scaled = malloc(sizeof(float) * (size_t)most)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         c->layer_of[i] = -1;
@@ -567,6 +590,9 @@ done:
         free(qm[k].fmap);
         free(qm[k].layer_of);
         free(qm[k].out_f);
+        for (int t = 0; qm[k].factor && t < qm[k].m->g->n_tensors; t++) free(qm[k].factor[t]);
+        free(qm[k].factor);
+        free(qm[k].scaled);
     }
     free(qm);
     q8_session_free(fs);
