@@ -429,7 +429,7 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
     cr_assert_geq(q8_graph_find(mq->g, "h_q8"), 0);
 
     q8_report_model out[2] = {{0}};
-    q8_compare_options co = {.per_layer = true, .n_threads = 1};
+    q8_compare_options co = {.per_layer = true, .per_layer_gain = true, .n_threads = 1};
     const q8_model *qs[1] = {mq};
     cr_assert_eq(q8_report_compare(mf, qs, 1, &s, &co, out, &err), Q8_OK, "%s", err.msg);
 
@@ -437,6 +437,8 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
     q8_session *sq;
     cr_assert_eq(q8_session_create(mq, NULL, &sq, &err), Q8_OK, "%s", err.msg);
     sums sh = {0}, sy = {0};
+    float hs = mq->g->tensors[q8_graph_find(mq->g, "h_q8")]->q.scale[0];
+    double h_round2 = 0;
     for (int i = 0; i < s.n_samples; i++) {
         q8_tensor *x;
         cr_assert_eq(q8_sample_load(&s, i, 0, &x, &err), Q8_OK, "%s", err.msg);
@@ -451,6 +453,11 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
         q8_session_output(sq, 1, &info, &qh, NULL);
         add(&sy, fy, qy, 40);
         add(&sh, fh, qh, 96);
+        for (int j = 0; j < 96; j++) { /* h_f rounded to h's int8 scale */
+            float v = ((const float *)fh)[j], r = nearbyintf(v / hs);
+            r = r > 127 ? 127 : r < -128 ? -128 : r;
+            h_round2 += ((double)hs * r - v) * ((double)hs * r - v);
+        }
         q8_tensor_free(x);
     }
     const q8_report_layer *l1 = layer_for(&out[1], "h"), *l2 = layer_for(&out[1], "y");
@@ -469,6 +476,24 @@ Test(report, per_layer_sqnr_of_int8_and_float_outputs) {
     cr_assert_eq(out[1].n_outputs, 2);
     assert_rel(q8_err_sqnr_db(&out[1].outputs[0].err), sqnr(&sy), 1e-9, "output y");
     assert_rel(q8_err_sqnr_db(&out[1].outputs[1].err), sqnr(&sh), 1e-6, "output h");
+    /* the search's gains: with no layer exact, the outputs' own errors; with
+     * layer2 (y) exact, h's error alone is left */
+    const q8_err_stats *ey = &out[1].outputs[0].err, *eh = &out[1].outputs[1].err;
+    cr_assert_eq(l2->exact_base.n, 3 * (40 + 96));
+    cr_assert_eq(l2->exact_out.n, 3 * (40 + 96));
+    assert_rel(l2->exact_base.err2, ey->err2 + eh->err2, 1e-12, "base: both outputs' errors");
+    /* layer1 reads the graph input, so its own error is all of h's: taken
+     * off, h is FP32's rounded to its scale, and y is layer2's alone */
+    assert_rel(l1->exact_out.err2, l2->alone.err2 + h_round2, 1e-5,
+               "layer1 exact: layer2's own error on y + h rounded");
+    /* layer2's taken off: y keeps what h's error does through layer2 */
+    cr_assert(l2->exact_out.err2 > eh->err2 && l2->exact_out.err2 < l2->exact_base.err2,
+              "layer2 exact: between h's error alone (%g) and all (%g): %g", eh->err2,
+              l2->exact_base.err2, l2->exact_out.err2);
+    cr_assert_eq(l1->weight_elems, 16 * 12, "layer1's weight elements");
+    cr_log_info("gain of layer1 exact: %.2f dB, layer2: %.2f dB",
+                q8_err_sqnr_db(&l1->exact_out) - q8_err_sqnr_db(&l1->exact_base),
+                q8_err_sqnr_db(&l2->exact_out) - q8_err_sqnr_db(&l2->exact_base));
 
     q8_report_model_free(&out[0]);
     q8_report_model_free(&out[1]);

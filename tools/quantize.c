@@ -114,9 +114,13 @@ static void print_trial(void *arg, const q8_search_trial *t) {
     if (t->index == 1)
         printf("trial 1: as asked");
     else
-        printf("trial %d: %s %s (SQNR alone %.1f dB)", t->index,
+    {
+        printf("trial %d: %s %s (SQNR alone %.1f dB", t->index,
                t->action == Q8_SEARCH_DENSE ? "no pruning for" : "FP32 for", t->node,
                t->layer_sqnr_db);
+        if (!isnan(t->layer_gain_db)) printf("; exact, it gave the output %+.1f dB", t->layer_gain_db);
+        printf(")");
+    }
     if (so->by_sqnr)
         printf(": output SQNR %.1f dB", t->sqnr_db);
     else if (so->labels_path)

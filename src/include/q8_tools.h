@@ -194,6 +194,8 @@ typedef struct q8_search_trial {
     q8_search_action action;
     const char *node;           /* the layer changed (NULL for trial 1) */
     double layer_sqnr_db;       /* that layer's SQNR alone, in the trial before */
+    double layer_gain_db;       /* the float outputs' SQNR gain with that layer's outputs
+                                 * exact, in the trial before (NaN: ranked by SQNR alone) */
     double drop;                /* points; with by_sqnr, dB short of min_sqnr_db (0: met) */
     double sqnr_db;             /* output SQNR against FP32, worst float output */
     double top1;                /* fraction with labels, else -1 */
@@ -286,6 +288,14 @@ typedef struct q8_report_layer {
     double w_scale_min, w_scale_max;    /* layer.<node>.weight_scale_*, or -1 */
     q8_err_stats in_model;  /* output vs FP32 on the same model inputs */
     q8_err_stats alone;     /* output vs FP32 when its inputs are FP32 values */
+    q8_err_stats exact_out; /* the model's float outputs (all together) vs FP32 when this
+                             * layer's own error (its output in the "alone" run minus
+                             * FP32's) is taken off its output, the rest run as quantized
+                             * (q8_compare_options.per_layer_gain; n = 0: not measured);
+                             * exact_base: the same sums with nothing taken off */
+    q8_err_stats exact_base;
+    int64_t weight_elems;   /* elements of its constant weight (QConv, QConvTranspose,
+                             * QGemm), else 0 */
 } q8_report_layer;
 
 /* One graph output compared with the FP32 model's output of the same name. */

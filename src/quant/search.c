@@ -3,10 +3,10 @@
  * Trial 1 quantizes with the options as given. Each trial is measured on
  * the --data samples against the FP32 model (q8_report_compare): the drop
  * in top-1 (with labels) or the share of rows whose top-1 changed (without),
- * and every INT8 layer's sensitivity: its SQNR alone, i.e. fed with the FP32
- * values of its inputs, so its own error. While the drop is above the
- * limit, the next trial takes one step on the layer with the lowest SQNR
- * alone: a pruned layer becomes dense (still INT8); a dense one is kept in
+ * and every INT8 layer's sensitivity: what the float outputs gain when that
+ * layer's outputs are FP32's (next_layer). While the drop is above the
+ * limit, the next trial takes one step on the layer that gains the most per
+ * byte: a pruned layer becomes dense (still INT8); a dense one is kept in
  * FP32. The best trial (smallest drop; the earliest on ties, i.e. the fewest
  * fallbacks) is written at the end with the user's shapes.
  *
@@ -24,6 +24,16 @@
 
 #include "report.h"
 #include "tensor_file.h"
+
+/* The gain of each layer is measured on the first samples only: one run
+ * per layer and sample (ISNet: ~100 layers of ~1 s runs). */
+#define Q8_SEARCH_GAIN_SAMPLES 8
+/* What any layer kept in FP32 costs besides its weights, in bytes: ranks
+ * weightless layers (attention matmuls, tables) after a small conv of the
+ * same gain. */
+#define Q8_SEARCH_LAYER_BYTES 4096.0
+/* Gains below this are measurement noise, not a reason to fall back. */
+#define Q8_SEARCH_MIN_GAIN_DB 0.05
 
 typedef struct name_list {
     char **v;
@@ -122,28 +132,69 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
     unlink(path);
     Q8_TRY(os);
     memset(rep, 0, 2 * sizeof *rep);
-    q8_compare_options co = {.labels = labels, .per_layer = true, .n_threads = n_threads};
+    q8_compare_options co = {.labels = labels, .per_layer = true, .per_layer_gain = true,
+                             .gain_samples = Q8_SEARCH_GAIN_SAMPLES, .n_threads = n_threads};
     const q8_model *qs[1] = {qm};
     q8_status st = q8_report_compare(fm, qs, 1, s, &co, rep, err);
     q8_model_free(qm);
     return st;
 }
 
-/* The next step, from the layers of the trial just measured: the lowest
- * SQNR alone among the layers still quantized. */
-static const q8_report_layer *next_layer(const q8_report_model *m, const name_list *fp32) {
+/* Layers --fp32-layers can name (q8_is_quant_layer): not the int8 Add, Mul
+ * and pooling that follow their neighbours' precision. */
+static bool can_fall_back(const q8_report_layer *L) {
+    static const char *const ops[] = {"QConv", "QConvTranspose", "QGemm", "QMatMul", "QLut"};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(L->op, ops[i])) return true;
+    return false;
+}
+
+/* The next step, from the layers of the trial just measured: the layer
+ * whose exact output gains the model's float outputs the most SQNR per byte
+ * its step adds (FP32: 3 bytes a weight more than INT8; un-pruning: 1 byte a
+ * pruned weight; plus
+ * Q8_SEARCH_LAYER_BYTES for what any FP32 layer costs: a conversion pair and
+ * FP32 compute). The SQNR alone was the rank before: it does not say what a
+ * layer costs the output (errors compound or cancel downstream; on ppocr_rec
+ * the three lowest alone, kept FP32, moved the output by -0.6 to +0.1 dB).
+ * Without a gain measured (no float output), the lowest SQNR alone. */
+static const q8_report_layer *next_layer(const q8_report_model *m, const name_list *fp32,
+                                         const name_list *dense, bool by_gain) {
     const q8_report_layer *best = NULL;
-    double bs = INFINITY;
+    double bs = -INFINITY;
     for (int i = 0; i < m->n_layers; i++) {
         const q8_report_layer *L = &m->layers[i];
-        double db = q8_err_sqnr_db(&L->alone);
-        if (isnan(db) || nl_has(fp32, L->node)) continue;
-        if (!best || db < bs) {
+        if (nl_has(fp32, L->node) || !can_fall_back(L)) continue;
+        double score;
+        if (by_gain) {
+            double gain = q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base);
+            if (L->exact_out.n == 0 || isnan(gain) || !(gain > Q8_SEARCH_MIN_GAIN_DB)) continue;
+            if (isinf(gain)) gain = 1000; /* the output exact: nothing else is left */
+            /* the step's bytes: un-pruning stores the pruned weights (int8),
+             * FP32 widens every weight */
+            bool unprune = L->sparsity > 0 && !nl_has(dense, L->node);
+            double bytes = unprune ? L->sparsity * (double)L->weight_elems
+                                   : 3.0 * (double)L->weight_elems;
+            score = gain / (bytes + Q8_SEARCH_LAYER_BYTES);
+        } else {
+            double db = q8_err_sqnr_db(&L->alone);
+            if (isnan(db)) continue;
+            score = -db;
+        }
+        if (!best || score > bs) {
             best = L;
-            bs = db;
+            bs = score;
         }
     }
     return best;
+}
+
+/* Whether the trial measured gains: some layer with exact_out counted. */
+static bool has_gains(const q8_report_model *m) {
+    for (int i = 0; i < m->n_layers; i++)
+        if (m->layers[i].exact_out.n > 0 && !isnan(q8_err_sqnr_db(&m->layers[i].exact_base)))
+            return true;
+    return false;
 }
 
 static q8_status set_lists(q8_search_result *r, const name_list *fp32, const name_list *dense,
@@ -270,7 +321,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     r->best.drop = INFINITY;
     q8_search_action action = Q8_SEARCH_AS_ASKED;
     const char *changed = NULL;
-    double changed_db = NAN;
+    double changed_db = NAN, changed_gain = NAN;
     /* The ranges auto chooses on the first trial stay for the others and the
      * model written: choosing again per trial could flip the method and
      * undo what the fallbacks gained (measured on ppocr_rec). */
@@ -290,7 +341,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         r->rows = rep[0].rows;
         r->fp32_top1 = q8_report_top1(&rep[0]);
         q8_search_trial t = {.index = r->trials, .action = action, .node = changed,
-                             .layer_sqnr_db = changed_db, .top1 = q8_report_top1(&rep[1]),
+                             .layer_sqnr_db = changed_db, .layer_gain_db = changed_gain,
+                             .top1 = q8_report_top1(&rep[1]),
                              .agreement = q8_report_agreement(&rep[1]), .q8_bytes = qr.q8_bytes};
         t.sqnr_db = worst_sqnr(&rep[1]);
         if (so->by_sqnr) /* NaN (no float output) never meets it */
@@ -309,7 +361,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         }
         if (st != Q8_OK || t.drop <= (so->by_sqnr ? 0 : so->max_drop)) break;
         if (r->trials == so->max_trials) break;
-        const q8_report_layer *L = next_layer(&rep[1], &fp32);
+        const q8_report_layer *L = next_layer(&rep[1], &fp32, &dense, has_gains(&rep[1]));
         if (!L) {
             r->exhausted = true;
             break;
@@ -326,6 +378,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
             ? (action == Q8_SEARCH_DENSE ? dense.v[dense.n - 1] : fp32.v[fp32.n - 1])
             : NULL;
         changed_db = q8_err_sqnr_db(&L->alone);
+        changed_gain = has_gains(&rep[1])
+            ? q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base) : NAN;
         q8_report_model_free(&rep[0]);
         q8_report_model_free(&rep[1]);
     }

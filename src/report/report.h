@@ -48,6 +48,11 @@ q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_i
 typedef struct q8_compare_options {
     const q8_tensor *labels;
     bool per_layer;
+    /* with per_layer: also each layer's exact_out, the model's float outputs
+     * when that layer's outputs are FP32's, on the first gain_samples
+     * samples (0: all): one more run per layer and sample */
+    bool per_layer_gain;
+    int gain_samples;
     int n_threads;
 } q8_compare_options;
 

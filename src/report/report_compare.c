@@ -102,6 +102,10 @@ typedef struct qmodel {
     q8_report_model *rep;
     const ref_set *refs;
     bool alone;             /* the injecting run */
+    int only;               /* >= 0: the run that corrects this layer's output alone */
+    bool record;            /* the alone run keeps each layer's own error in own_err */
+    float **own_err;        /* per layer: its output in the alone run minus FP32's */
+    q8_err_stats base;      /* float outputs with no layer exact, on the gain samples */
     int next_node;          /* observer: expected node index */
 } qmodel;
 
@@ -176,17 +180,51 @@ static const float *ref_of(qmodel *c, const q8_graph *g, int t, int f) {
     return c->scaled;
 }
 
+/* *e (allocated on first use) = t's value - ref: the layer's own error. */
+static void own_error(const q8_tensor *t, const void *data, const float *ref, float **e) {
+    int64_t n = q8_tensor_numel(t);
+    if (!*e && !(*e = malloc(sizeof(float) * (size_t)n + 1))) return; /* no gain measured */
+    for (int64_t i = 0; i < n; i++) {
+        float v = t->dtype == Q8_I8 ? t->q.scale[0] * ((const int8_t *)data)[i]
+                                    : ((const float *)data)[i];
+        (*e)[i] = v - ref[i];
+    }
+}
+
+/* t's value minus e, in place (int8: rounded to t's scale again). */
+static void subtract(const q8_tensor *t, void *data, const float *e) {
+    int64_t n = q8_tensor_numel(t);
+    if (t->dtype == Q8_F32) {
+        float *v = data;
+        for (int64_t i = 0; i < n; i++) v[i] -= e[i];
+        return;
+    }
+    int8_t *q = data;
+    float s = t->q.scale[0], inv = 1.0f / s;
+    for (int64_t i = 0; i < n; i++) {
+        float v = nearbyintf((s * q[i] - e[i]) * inv);
+        q[i] = (int8_t)(v >= 127 ? 127 : v <= -128 ? -128 : v == v ? v : 0);
+    }
+}
+
 static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
     qmodel *c = arg;
     int ni = node_index(c, g, n);
     if (ni < 0) return;
     int li = c->layer_of[ni];
+    if (c->only >= 0) {
+        int t = n->outputs[0];
+        if (li == c->only && c->own_err[li] && ptr[t])
+            subtract(g->tensors[t], ptr[t], c->own_err[li]);
+        return;
+    }
     if (li >= 0) {
         int t = n->outputs[0], f = c->fmap[t];
         const float *ref = ref_of(c, g, t, f);
         q8_report_layer *L = &c->rep->layers[li];
         if (ref && ptr[t])
             compare_tensor(c->alone ? &L->alone : &L->in_model, g->tensors[t], ptr[t], ref);
+        if (ref && ptr[t] && c->record) own_error(g->tensors[t], ptr[t], ref, &c->own_err[li]);
     }
     if (!c->alone) return;
     for (int k = 0; k < n->n_outputs; k++) {
@@ -194,6 +232,19 @@ static void q_observer(void *arg, const q8_graph *g, const q8_node *n, void *con
         int f = t >= 0 ? c->fmap[t] : -1;
         const float *ref = f >= 0 && ptr[t] ? ref_of(c, g, t, f) : NULL;
         if (ref) inject(g->tensors[t], ptr[t], ref);
+    }
+}
+
+/* The float outputs of c's session (all together) against fs's, added to s. */
+static void float_outputs(qmodel *c, q8_session *fs, q8_err_stats *s) {
+    const q8_graph *g = c->m->g;
+    for (int j = 0; j < g->n_outputs; j++) {
+        q8_tensor_info qi, fi;
+        const void *qd, *fd;
+        q8_session_output(c->sess, j, &qi, &qd, NULL);
+        q8_session_output(fs, c->out_f[j], &fi, &fd, NULL);
+        if (qi.dtype == Q8_F32)
+            q8_err_stats_f32(s, fd, qd, q8_tensor_numel(g->tensors[g->outputs[j]]));
     }
 }
 
@@ -259,7 +310,9 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
     int nl = 0;
     for (int i = 0; i < g->n_nodes; i++) nl += is_layer(g->nodes[i]);
     c->rep->layers = calloc((size_t)nl + 1, sizeof(q8_report_layer));
-    if (!c->fmap || !c->layer_of || !c->out_f || !c->rep->outputs || !c->rep->layers)
+    c->own_err = calloc((size_t)nl + 1, sizeof(float *));
+    if (!c->fmap || !c->layer_of || !c->out_f || !c->rep->outputs || !c->rep->layers ||
+        !c->own_err)
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int t = 0; t < g->n_tensors; t++) c->fmap[t] = counterpart(f, g->tensors[t]);
     c->factor = calloc((size_t)g->n_tensors + 1, sizeof(float *));
@@ -292,6 +345,10 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
         L->w_scale_min = meta_float(&c->m->meta, n->name, "weight_scale_min");
         L->w_scale_max = meta_float(&c->m->meta, n->name, "weight_scale_max");
         if (L->w_scale_min < 0) weight_scale_range(g, n, &L->w_scale_min, &L->w_scale_max);
+        bool weighted = n->op == Q8_OP_QCONV || n->op == Q8_OP_QCONV_TRANSPOSE ||
+                        n->op == Q8_OP_QGEMM;
+        const q8_tensor *w = weighted && n->n_inputs > 1 ? q8_in(g, n, 1) : NULL;
+        L->weight_elems = w && w->data ? q8_tensor_numel(w) : 0;
     }
     /* Outputs: by name, else by position. */
     for (int i = 0; i < g->n_outputs; i++) {
@@ -454,6 +511,7 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         qm[k].m = q[k];
         qm[k].rep = &out[k + 1];
         qm[k].refs = &refs;
+        qm[k].only = -1;
         st = setup_qmodel(&qm[k], f, err);
         if (st == Q8_OK) st = q8_session_create(q[k], &so, &qm[k].sess, err);
         if (st == Q8_OK && o->per_layer)
@@ -575,13 +633,27 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                 if (c->out_f[j] == 0 && qi.dtype == Q8_F32)
                     count_agreement(&plan, fd, qd, am_f, am_q, c->rep, o->labels, i);
             }
+            bool gain = o->per_layer && o->per_layer_gain &&
+                        (o->gain_samples <= 0 || i < o->gain_samples);
+            if (gain) float_outputs(c, fs, &c->base); /* before a run injects anything */
             if (o->per_layer) {
                 c->alone = true;
+                c->record = gain;
                 c->next_node = 0;
                 st = q8_session_run(c->sess, err);
+                c->alone = c->record = false;
+            }
+            for (int l = 0; gain && st == Q8_OK && l < c->rep->n_layers; l++) {
+                c->only = l;
+                c->next_node = 0;
+                st = q8_session_run(c->sess, err);
+                c->only = -1;
+                if (st == Q8_OK) float_outputs(c, fs, &c->rep->layers[l].exact_out);
             }
         }
     }
+    for (int k = 0; st == Q8_OK && k < nq; k++)
+        for (int l = 0; l < out[k + 1].n_layers; l++) out[k + 1].layers[l].exact_base = qm[k].base;
     for (int k = 0; st == Q8_OK && k < nq; k++)
         qsort(out[k + 1].layers, (size_t)out[k + 1].n_layers, sizeof(q8_report_layer), cmp_layers);
 done:
@@ -592,6 +664,8 @@ done:
         free(qm[k].out_f);
         for (int t = 0; qm[k].factor && t < qm[k].m->g->n_tensors; t++) free(qm[k].factor[t]);
         free(qm[k].factor);
+        for (int l = 0; qm[k].own_err && l < qm[k].rep->n_layers; l++) free(qm[k].own_err[l]);
+        free(qm[k].own_err);
         free(qm[k].scaled);
     }
     free(qm);
