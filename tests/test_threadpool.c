@@ -37,3 +37,81 @@ Test(threadpool, null_pool_runs_serially) {
     cr_assert_eq(atomic_load(&a.calls), 1);
     for (int i = 0; i < 10; i++) cr_assert_eq(atomic_load(&hits[i]), 1);
 }
+
+/* The split walks [0, n) in chunks of q8_pool_chunk: none shorter than grain
+ * but the last, none longer than the one before, the last ones shorter than
+ * a thread's even share (the point of the guided split: little waiting at
+ * the end of a job), and few of them. */
+Test(threadpool, guided_chunks) {
+    const int64_t grains[] = {1, 7, 100, 5000};
+    for (int nt = 2; nt <= 8; nt *= 2) {
+        for (int gi = 0; gi < 4; gi++) {
+            int64_t g = grains[gi];
+            for (int64_t n = 1; n < 300000; n = n * 3 + 1) {
+                int64_t b = 0, prev = n, count = 0, last = 0;
+                while (b < n) {
+                    int64_t c = q8_pool_chunk(n, g, nt, b);
+                    cr_assert(c >= 1 && c <= n - b, "nt=%d g=%lld n=%lld b=%lld c=%lld", nt,
+                              (long long)g, (long long)n, (long long)b, (long long)c);
+                    if (b + c < n) cr_assert(c >= g, "chunk %lld under grain %lld", (long long)c, (long long)g);
+                    cr_assert(c <= prev, "chunks grow: %lld after %lld", (long long)c, (long long)prev);
+                    prev = last = c;
+                    b += c;
+                    count++;
+                }
+                cr_assert_eq(b, n);
+                cr_assert(count <= 8 * nt + 8, "nt=%d n=%lld: %lld chunks", nt, (long long)n, (long long)count);
+                /* a job of many grains ends in a chunk of at most 1/8 of a
+                 * thread's share (the old even split of 4 a thread ended in
+                 * 1/4), and starts in one of at least 1/(2 nt) of the job */
+                if (n >= 64 * nt * g) {
+                    cr_assert(last * 8 * nt <= n + 8 * nt, "nt=%d g=%lld n=%lld: last chunk %lld", nt,
+                              (long long)g, (long long)n, (long long)last);
+                    cr_assert(q8_pool_chunk(n, g, nt, 0) * 2 * nt >= n);
+                }
+            }
+        }
+    }
+}
+
+/* Which ranges the kernel sees depends on n, grain and threads only, not on
+ * which thread took them or when. */
+typedef struct range_log {
+    atomic_int n;
+    int64_t begin[1024];
+    int64_t end[1024];
+} range_log;
+
+static void log_range(void *p, int64_t b, int64_t e, int t) {
+    (void)t;
+    range_log *l = p;
+    int i = atomic_fetch_add(&l->n, 1);
+    if (i < 1024) {
+        l->begin[i] = b;
+        l->end[i] = e;
+    }
+}
+
+Test(threadpool, ranges_follow_the_split) {
+    q8_pool *p = q8_pool_create(2);
+    cr_assert(p);
+    for (int64_t n = 50; n < 100000; n = n * 5 + 3) {
+        for (int rep = 0; rep < 20; rep++) {
+            static range_log l;
+            atomic_store(&l.n, 0);
+            q8_parallel_for(p, n, 3, log_range, &l);
+            int cnt = atomic_load(&l.n);
+            cr_assert(cnt <= 1024);
+            /* every logged range is exactly the split's chunk at its begin */
+            int64_t covered = 0;
+            for (int i = 0; i < cnt; i++) {
+                cr_assert_eq(l.end[i] - l.begin[i], q8_pool_chunk(n, 3, 2, l.begin[i]),
+                             "n=%lld range [%lld, %lld)", (long long)n, (long long)l.begin[i],
+                             (long long)l.end[i]);
+                covered += l.end[i] - l.begin[i];
+            }
+            cr_assert_eq(covered, n);
+        }
+    }
+    q8_pool_free(p);
+}

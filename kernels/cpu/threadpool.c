@@ -20,8 +20,8 @@ struct q8_pool {
     /* the current job */
     q8_range_fn fn;
     void *arg;
-    int64_t n_items, chunk, n_chunks;
-    atomic_int_fast64_t next;   /* next chunk to take */
+    int64_t n_items, grain;
+    _Atomic int64_t next;       /* first item not yet taken */
     atomic_bool open;           /* the job accepts workers */
     atomic_int active;          /* workers inside a job (never reset: it
                                    returns to 0 on its own) */
@@ -40,13 +40,28 @@ static inline void cpu_relax(void) {
 #endif
 }
 
+int64_t q8_pool_chunk(int64_t n, int64_t grain, int n_threads, int64_t begin) {
+    /* Guided: a share of what is left, so the last chunks are short and the
+     * thread that finishes first waits little for the other's last one; but
+     * never under 1/16 of a thread's share, so there are few chunks. */
+    int64_t nt = n_threads < 1 ? 1 : n_threads;
+    int64_t least = (n + nt * 16 - 1) / (nt * 16);
+    if (least < grain) least = grain;
+    int64_t left = n - begin;
+    int64_t c = (left + nt * 2 - 1) / (nt * 2);
+    if (c < least) c = least;
+    return c < left ? c : left;
+}
+
 static void run_chunks(q8_pool *p, int tid) {
+    int64_t b = atomic_load(&p->next);
     for (;;) {
-        int64_t c = atomic_fetch_add(&p->next, 1);
-        if (c >= p->n_chunks) break;
-        int64_t b = c * p->chunk;
-        int64_t e = b + p->chunk < p->n_items ? b + p->chunk : p->n_items;
+        if (b >= p->n_items) break;
+        int64_t e = b + q8_pool_chunk(p->n_items, p->grain, p->n, b);
+        /* on failure b is reloaded with the other thread's claim */
+        if (!atomic_compare_exchange_weak(&p->next, &b, e)) continue;
         p->fn(p->arg, b, e, tid);
+        b = atomic_load(&p->next);
     }
 }
 
@@ -146,15 +161,10 @@ void q8_parallel_for(q8_pool *p, int64_t n, int64_t grain, q8_range_fn fn, void 
         fn(arg, 0, n, 0);
         return;
     }
-    /* About four chunks per thread balances uneven chunks without making
-     * many tiny ones. */
-    int64_t chunk = (n + (int64_t)nt * 4 - 1) / ((int64_t)nt * 4);
-    if (chunk < grain) chunk = grain;
     p->fn = fn;
     p->arg = arg;
     p->n_items = n;
-    p->chunk = chunk;
-    p->n_chunks = (n + chunk - 1) / chunk;
+    p->grain = grain;
     atomic_store(&p->next, 0);
     atomic_store(&p->open, true);
     pthread_mutex_lock(&p->mu);
