@@ -8,8 +8,8 @@
  * second-to-last axis, one position's vector; per row for the reason
  * gather_tables.c gives), and one standard per-axis DequantizeLinear, placed
  * right before the first Add, widens it each run into the arena (1024
- * values for the ViT). pos keeps 45.3 dB per row this way (42.1 per
- * tensor). */
+ * values for the ViT). pos keeps 45.3 dB SQNR this way (worst row 41.4; one
+ * scale for the whole table: 42.1). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
