@@ -34,17 +34,19 @@ static q8_node *node(q8_graph *g, const char *name, const char *op, int n_in, co
 }
 
 /* What reads the sum z = Add(b, MatMul(x, w)). */
-enum tail { T_OUT, T_RELU, T_SIGMOID, T_RESHAPE, T_TWICE, T_ROW_BIAS };
+enum tail { T_OUT, T_RELU, T_SIGMOID, T_RESHAPE, T_TWICE, T_ROW_BIAS, T_RESIDUAL };
 
 /* x[1,ROWS,K] -> MatMul(w[K,N]) -> mm -> Add(b, mm) -> z, then the tail:
  * T_OUT z is the output; T_RELU / T_SIGMOID / T_RESHAPE: Relu, Sigmoid or a
- * Reshape to [1,ROWS*N] of z, then a second MatMul (w2[.,N]); T_TWICE: mm
+ * Reshape to [1,ROWS*N] of z, then a second MatMul (w2[.,4]); T_RESIDUAL:
+ * (N = K) the residual sum x + z, then a second MatMul; T_TWICE: mm
  * is an output too (a second reader); T_ROW_BIAS: b is [ROWS,1], not a bias
  * of the last axis. The bias is large against the product, so a lost bias
  * shows. */
 static q8_graph *linear(enum tail tail) {
     q8_graph *g = q8_graph_new();
-    int64_t xd[3] = {1, ROWS, K}, wd[2] = {K, N}, bd[1] = {N}, rbd[2] = {ROWS, 1};
+    int64_t n = tail == T_RESIDUAL ? K : N; /* the residual sum needs N = K */
+    int64_t xd[3] = {1, ROWS, K}, wd[2] = {K, n}, bd[1] = {n}, rbd[2] = {ROWS, 1};
     int x = T(g, "x");
     q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 3);
     g->inputs = malloc(sizeof(int));
@@ -55,7 +57,13 @@ static q8_graph *linear(enum tail tail) {
     node(g, "mm", "MatMul", 2, (const char *[]){"x", "w"}, "mm_out");
     node(g, "bias", "Add", 2, (const char *[]){"b", "mm_out"}, "z");
     const char *out = "z";
-    if (tail == T_RELU || tail == T_SIGMOID) {
+    if (tail == T_RESIDUAL) {
+        node(g, "residual", "Add", 2, (const char *[]){"x", "z"}, "r");
+        int64_t w2d[2] = {K, 4};
+        constant(g, "w2", 2, w2d, -0.5f, 0.5f, 13);
+        node(g, "mm2", "MatMul", 2, (const char *[]){"r", "w2"}, "y");
+        out = "y";
+    } else if (tail == T_RELU || tail == T_SIGMOID) {
         node(g, "act", tail == T_RELU ? "Relu" : "Sigmoid", 1, (const char *[]){"z"}, "a");
         int64_t w2d[2] = {N, 4};
         constant(g, "w2", 2, w2d, -0.5f, 0.5f, 13);
@@ -205,4 +213,18 @@ Test(matmul_bias, readers_of_the_sum_keep_their_kind) {
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "x only");
     double db = sqnr_vs_fp32(T_RESHAPE, g);
     cr_assert_gt(db, 30.0, "reshape: SQNR %.1f dB against FP32", db);
+}
+
+/* x + z before an INT8 layer: behind the float Add neither side was int8
+ * (x is an input), so the sum stayed FP32; the folded z does not make it a
+ * q8.QAdd, which would round the float residual stream (a transformer's). */
+Test(matmul_bias, the_sum_is_no_int8_source_for_a_residual_add) {
+    q8_graph *g = quantized(linear(T_RESIDUAL));
+    cr_assert_eq(named(g, "mm")->n_inputs, 3, "folded");
+    cr_assert_eq(count(g, "QAdd"), 0);
+    const q8_node *r = named(g, "residual");
+    cr_assert_str_eq(r->op_type, "Add", "stays FP32");
+    cr_assert_eq(q8_in(g, r, 1)->dtype, Q8_F32);
+    double db = sqnr_vs_fp32(T_RESIDUAL, g);
+    cr_assert_gt(db, 30.0, "residual: SQNR %.1f dB against FP32", db);
 }
