@@ -277,7 +277,7 @@ static bool last_axis_bias(const q8_tensor *b, const q8_tensor *y, int64_t N) {
 
 /* A MatMul by a constant weight that becomes a q8.QGemm, read only by an
  * Add of a constant bias (PyTorch exports nn.Linear on a rank-3 input so:
- * the MatMul ViT's 12 linear layers): the bias moves into the QGemm, int32
+ * the MNIST ViT's 12 linear layers): the bias moves into the QGemm, int32
  * in its accumulator (a varint of 2-3 bytes a channel in the file instead
  * of a float), the Add goes, and the QGemm writes the Add's output at its
  * calibrated scale. Before classification: the MatMul carries the bias as a
