@@ -144,8 +144,9 @@ static float *run(q8_graph *g, int64_t *n) {
     void *outs[2];
     q8_tensor_info info[2];
     q8_error err = {0};
+    int n_out = g->n_outputs; /* q8t_run consumes g */
     cr_assert_eq(q8t_run(g, in, 2, outs, info, 2, &err), Q8_OK, "%s", err.msg);
-    if (g->n_outputs > 1) free(outs[1]);
+    if (n_out > 1) free(outs[1]);
     cr_assert_eq(info[0].dtype, Q8_F32);
     *n = 1;
     for (int d = 0; d < info[0].ndim; d++) *n *= info[0].dims[d];
