@@ -46,8 +46,9 @@ static void usage(FILE *f) {
             "  scaling) runs on int8 as q8.QMul (faster, one more rounding); off (the\n"
             "  default): FP32.\n"
             "  --int8-embeddings on (the default): a Gather from a float constant table\n"
-            "  (token or position embeddings) reads an int8 copy with one scale per row;\n"
-            "  off: the FP32 table.\n"
+            "  (token or position embeddings) reads an int8 copy with one scale per row,\n"
+            "  and so does an Add of such a table to an activation (a position embedding);\n"
+            "  off: the FP32 tables.\n"
             "  --weight-rounding gptq: each row of INT8 weights is rounded one input at a\n"
             "  time, the rounding error moved onto the inputs not yet rounded as the\n"
             "  calibration samples' input covariance says (GPTQ); nearest (the default):\n"
@@ -102,6 +103,9 @@ static void print_written(const char *out, const q8_quantize_result *r) {
     if (r->n_int8_tables > 0)
         printf("int8 embedding tables: %d lookup%s (--int8-embeddings off: FP32)\n",
                r->n_int8_tables, r->n_int8_tables > 1 ? "s" : "");
+    if (r->n_int8_added_tables > 0)
+        printf("int8 added tables: %d (a constant added to an activation, one scale per row; "
+               "--int8-embeddings off: FP32)\n", r->n_int8_added_tables);
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "
            "calibrated on %d samples, activation arena %zu B (FP32 %zu B), %.2f s\n",
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,

@@ -159,6 +159,7 @@ typedef struct q8_quantize_result {
     int tables_scored;
     double tables_db[2];            /* off, on */
     int n_int8_tables;              /* embedding lookups reading int8 tables */
+    int n_int8_added_tables;        /* tables added to activations, in int8 */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

@@ -24,17 +24,13 @@
 
 #include "quantize.h"
 
-/* Tables smaller than this many elements stay FP32: the scale vector and the
- * extra node cost about what int8 saves. */
-#define MIN_TABLE_ELEMS 1024
-
 static bool gather_of_table(const q8_graph *g, const q8_node *n) {
     if (*n->domain || strcmp(n->op_type, "Gather") != 0 || n->n_inputs != 2) return false;
     const q8_tensor *x = g->tensors[n->inputs[0]], *ids = g->tensors[n->inputs[1]];
     const q8_tensor *y = g->tensors[n->outputs[0]];
     /* rows are the slices along axis 0 of a rank >= 2 table */
     return x->data && x->dtype == Q8_F32 && x->ndim >= 2 && !ids->data &&
-           q8_attr_int(n, "axis", 0) == 0 && q8_tensor_numel(x) >= MIN_TABLE_ELEMS &&
+           q8_attr_int(n, "axis", 0) == 0 && q8_tensor_numel(x) >= Q8_TABLE_MIN_ELEMS &&
            y->dtype == Q8_F32;
 }
 
@@ -61,11 +57,8 @@ static int cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The int8 table: scales[r] = max |row r| / 127 (1 for an all-zero row),
- * q = round half even. Returns the 1st percentile of the rows' SQNR in dB
- * (exact rows count as 999), or NAN when out of memory. */
-static double quantize_rows(const float *w, int64_t rows, int64_t cols, int8_t *q,
-                            float *scales) {
+double q8_quantize_table_rows(const float *w, int64_t rows, int64_t cols, int8_t *q,
+                              float *scales) {
     double *db = malloc(sizeof(double) * (size_t)rows);
     if (!db) return NAN;
     for (int64_t r = 0; r < rows; r++) {
@@ -155,7 +148,7 @@ static q8_status quantize_one(q8_graph *g, int t, q8_meta *meta, int *done, q8_e
     int tq = new_const(g, base, "_q8", Q8_I8, dims, nd, err);
     int ts = tq < 0 ? -1 : new_const(g, base, "_q8_row_scale", Q8_F32, sdims, nd, err);
     if (ts < 0) return err->status;
-    double p1 = quantize_rows(g->tensors[t]->data, rows, cols, g->tensors[tq]->data,
+    double p1 = q8_quantize_table_rows(g->tensors[t]->data, rows, cols, g->tensors[tq]->data,
                               g->tensors[ts]->data);
     if (isnan(p1)) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     if (p1 < Q8_TABLE_MIN_ROW_SQNR_DB) return Q8_OK; /* the unused int8 copy is dropped */

@@ -39,6 +39,18 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
  * table stays FP32 (gather_tables.c) */
 #define Q8_TABLE_MIN_ROW_SQNR_DB 30.0
 
+/* Tables smaller than this many elements stay FP32: the scale vector and the
+ * extra nodes cost about what int8 saves. */
+#define Q8_TABLE_MIN_ELEMS 1024
+
+/* A float table [rows, cols] as int8 with one scale per row: scales[r] =
+ * max |row r| / 127 rounded up as weight scales are (q8_weight_scale; 1
+ * for an all-zero row), q = round half even. Returns the 1st percentile of
+ * the rows' SQNR in dB (exact rows count as 999), or NAN when out of
+ * memory. */
+double q8_quantize_table_rows(const float *w, int64_t rows, int64_t cols, int8_t *q,
+                              float *scales);
+
 /* Gather lookups of float constant tables (embeddings) read an int8 copy of
  * the table with one scale per row instead (quantize --int8-embeddings):
  * Gather(table) becomes Gather(table_q8) -> Cast -> Mul by Gather(row
@@ -49,6 +61,18 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
  * The caller re-infers the graph and drops the unused FP32 tables. */
 q8_status q8_quantize_gather_tables(q8_graph *g, const q8_quant_options *o, q8_meta *meta,
                                     q8_error *err);
+
+/* Float constant tables added to an activation (a ViT's position
+ * embedding: Add(x, pos) that stays FP32) are stored in int8 with one scale
+ * per row (the slices along the table's second-to-last axis; the axes
+ * before it must be 1) and widened by one DequantizeLinear placed before
+ * the first Add, each run (quantize --int8-embeddings). Tables read by
+ * anything but such Adds, small ones (< 1024 elements), non-finite ones and
+ * those whose rows would keep less than Q8_TABLE_MIN_ROW_SQNR_DB stay FP32.
+ * Records layer.<add>.int8_table_row_sqnr_p1_db and
+ * quant.int8_added_tables. The caller re-infers the graph and drops the
+ * unused FP32 tables. */
+q8_status q8_quantize_added_tables(q8_graph *g, q8_meta *meta, q8_error *err);
 
 /* Has g an Add/Sub/Mul/Div of a float activation by a constant scalar (what
  * scalar_tables may run as a table)? */

@@ -172,6 +172,30 @@ static bool int8_resize(const q8_graph *g, const q8_node *n) {
     return interp <= Q8_RESIZE_INT_MAX_DIMS;
 }
 
+/* Is t written by a MatMul that took in its bias Add (fold_matmul_biases:
+ * the only MatMul with a third input)? Its readers keep what they did
+ * behind the float Add: a table or a pass-through op that changes values
+ * (Relu, Clip, MaxPool, Slice, Pad, Concat, Resize) stays FP32, since int8
+ * there would round at the sum's scale first (the MNIST ViT's Gelu table:
+ * logits SQNR 32.05 -> 31.90 dB, top-1 980 -> 979 of 1000); views (reshape,
+ * transpose) carry the same values at the same scale either way. And t does
+ * not count as an int8 source that makes an Add, Mul, pooling or linear
+ * Resize int8 (it did not behind the float Add): a transformer's residual
+ * sum of the attention output would become a q8.QAdd and round the float
+ * residual stream (transformer_tokens_op13: output SQNR 42.8 -> 36.7 dB). */
+static bool from_folded(const q8_graph *g, int t) {
+    int p = t >= 0 ? g->tensors[t]->producer : -1;
+    return p >= 0 && is_op(g->nodes[p], "MatMul") && g->nodes[p]->n_inputs == 3;
+}
+
+static bool view_op(const q8_node *n) {
+    static const char *const views[] = {"Reshape", "Flatten", "Squeeze", "Unsqueeze",
+                                        "Transpose", "Identity"};
+    for (size_t i = 0; i < sizeof views / sizeof views[0]; i++)
+        if (is_op(n, views[i])) return true;
+    return false;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -203,7 +227,7 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
     }
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
-            calibrated(c, n->outputs[0]) && !listed(o, n->name))
+            calibrated(c, n->outputs[0]) && !listed(o, n->name) && !from_folded(g, n->inputs[0]))
             return K_LUT;
     if (is_op(n, "GlobalAveragePool") && ok_io && x->ndim >= 2 && !listed(o, n->name))
         return K_QPOOL;
@@ -216,8 +240,11 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
     for (size_t i = 0; tables && i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
         if (is_op(n, lut_scalar_ops[i]) && lut_input(g, n) >= 0 && y && y->dtype == Q8_F32 &&
             q8_tensor_numel(y) == q8_tensor_numel(q8_in(g, n, lut_input(g, n))) &&
-            calibrated(c, n->outputs[0]) && !listed(o, n->name))
+            calibrated(c, n->outputs[0]) && !listed(o, n->name) &&
+            !from_folded(g, n->inputs[lut_input(g, n)]))
             return K_LUT;
+    for (int k = 0; !view_op(n) && k < n->n_inputs; k++)
+        if (from_folded(g, n->inputs[k])) return K_FP32;
     if (is_op(n, "Resize")) return int8_resize(g, n) ? K_PASS : K_FP32;
     /* PASS candidates: all other inputs must be constants */
     static const char *const pass_ops[] = {"Relu", "MaxPool", "Reshape", "Flatten", "Squeeze",
@@ -237,6 +264,58 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (t && !t->data && !is_op(n, "Concat")) return K_FP32;
     }
     return K_PASS;
+}
+
+/* A constant bias of a [..., N] result: N values along the last axis. */
+static bool last_axis_bias(const q8_tensor *b, const q8_tensor *y, int64_t N) {
+    if (!const_f32(b) || b->ndim < 1 || b->ndim > y->ndim || b->dims[b->ndim - 1] != N)
+        return false;
+    for (int d = 0; d < b->ndim - 1; d++)
+        if (b->dims[d] != 1) return false;
+    return true;
+}
+
+/* A MatMul by a constant weight that becomes a q8.QGemm, read only by an
+ * Add of a constant bias (PyTorch exports nn.Linear on a rank-3 input so:
+ * the MNIST ViT's 12 linear layers): the bias moves into the QGemm, int32
+ * in its accumulator (a varint of 2-3 bytes a channel in the file instead
+ * of a float), the Add goes, and the QGemm writes the Add's output at its
+ * calibrated scale. Before classification: the MatMul carries the bias as a
+ * third input, which only the rewrite reads. */
+static q8_status fold_matmul_biases(qctx *c, const q8_quant_options *o) {
+    q8_graph *g = c->g;
+    int *uses = calloc((size_t)g->n_tensors + 1, sizeof(int));
+    if (!uses) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    q8_graph_consumers(g, uses);
+    bool folded = false;
+    q8_status s = Q8_OK;
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *m = g->nodes[i];
+        if (m->dead || !is_op(m, "MatMul") || m->n_inputs != 2 || !const_f32(q8_in(g, m, 1)) ||
+            classify(c, m, o) != K_QCOMPUTE)
+            continue;
+        int y = m->outputs[0];
+        if (uses[y] != 1 || q8_graph_is_output(g, y)) continue;
+        q8_node *a = NULL;
+        for (int j = i + 1; j < g->n_nodes && !a; j++)
+            for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                if (g->nodes[j]->inputs[k] == y) a = g->nodes[j];
+        if (!a || a->dead || !is_op(a, "Add") || a->n_inputs != 2 || a->n_outputs != 1 ||
+            a->outputs[0] < 0 || a->scope != m->scope || listed(o, a->name))
+            continue;
+        int bi = a->inputs[0] == y ? a->inputs[1] : a->inputs[0];
+        const q8_tensor *yt = g->tensors[y], *zt = q8_out(g, a, 0);
+        if (!last_axis_bias(g->tensors[bi], yt, q8_in(g, m, 1)->dims[1]) ||
+            zt->dtype != Q8_F32 || !same_shape(yt, zt) || !calibrated(c, a->outputs[0]))
+            continue;
+        int in[3] = {m->inputs[0], m->inputs[1], bi}, out = a->outputs[0];
+        s = q8_node_set_io(m, in, 3, &out, 1, c->err);
+        a->dead = true;
+        folded = true;
+    }
+    free(uses);
+    if (folded) q8_graph_compact(g);
+    return s;
 }
 
 /* Does node n read tensor t as an int8-capable data input? */
@@ -878,7 +957,7 @@ static void keep_scalar_luts_between_int8(qctx *c) {
 static bool int8_anyway(const qctx *c, int t, int except) {
     const q8_graph *g = c->g;
     int p = g->tensors[t]->producer;
-    if (p < 0 || c->kind[p] == K_FP32) return false;
+    if (p < 0 || c->kind[p] == K_FP32 || from_folded(g, t)) return false; /* as before the fold */
     if (c->kind[p] != K_QCOMPUTE) return true;
     for (int j = 0; j < g->n_nodes; j++)
         if (j != except && c->kind[j] != K_FP32 && takes_int8(c, g->nodes[j], j, t)) return true;
@@ -901,7 +980,7 @@ static bool is_int8_layer(const qctx *c, int j) {
 static bool int8_for_others(const qctx *c, int t, int except) {
     const q8_graph *g = c->g;
     int p = g->tensors[t]->producer;
-    if (p < 0 || c->kind[p] == K_FP32) return false;
+    if (p < 0 || c->kind[p] == K_FP32 || from_folded(g, t)) return false; /* as before the fold */
     if (c->kind[p] != K_QCOMPUTE) return true;
     for (int j = 0; j < g->n_nodes; j++) {
         int k = c->kind[j];
@@ -965,7 +1044,7 @@ static void keep_qbins_before_int8(qctx *c) {
         bool mul = is_op(n, "Mul");
         for (int s = 0; s < 2; s++) {
             int p = g->tensors[n->inputs[s]]->producer;
-            source |= p >= 0 && c->kind[p] != K_FP32;
+            source |= p >= 0 && c->kind[p] != K_FP32 && !from_folded(g, n->inputs[s]);
             if (mul && !int8_anyway(c, n->inputs[s], i)) reader = false;
         }
         if (!reader || !source) c->kind[i] = K_FP32;
@@ -1014,6 +1093,7 @@ static bool keep_linear_resize_before_compute(qctx *c) {
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
+    Q8_TRY(fold_matmul_biases(&c, o));
     int nn = g->n_nodes, nt = g->n_tensors;
     c.kind = calloc((size_t)nn + 1, sizeof(int));
     c.q8ver = malloc(sizeof(int) * ((size_t)nt + 1));
@@ -1120,6 +1200,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         s = q8_meta_set_int(meta, key, 1, err);
     }
     if (s == Q8_OK && o && o->int8_embeddings) s = q8_quantize_gather_tables(g, o, meta, err);
+    if (s == Q8_OK && o && o->int8_embeddings) s = q8_quantize_added_tables(g, meta, err);
     /* Re-infer everything in the new order: resolves the new ops, checks
      * every shape, sets int8 scales downstream. */
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
