@@ -140,12 +140,13 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
     return st;
 }
 
-/* Layers --fp32-layers can name (q8_is_quant_layer): not the int8 Add, Mul
- * and pooling that follow their neighbours' precision. */
-static bool can_fall_back(const q8_report_layer *L) {
-    static const char *const ops[] = {"QConv", "QConvTranspose", "QGemm", "QMatMul", "QLut"};
-    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
-        if (!strcmp(L->op, ops[i])) return true;
+/* Layers --fp32-layers can name (q8_is_quant_layer, on the FP32 graph f):
+ * not the int8 Add, Mul and pooling that follow their neighbours'
+ * precision, nor the scalar-op tables. */
+static bool can_fall_back(const q8_graph *f, const q8_report_layer *L) {
+    for (int i = 0; i < f->n_nodes; i++)
+        if (!f->nodes[i]->dead && !strcmp(f->nodes[i]->name, L->node))
+            return q8_is_quant_layer(f->nodes[i]);
     return false;
 }
 
@@ -158,13 +159,14 @@ static bool can_fall_back(const q8_report_layer *L) {
  * layer costs the output (errors compound or cancel downstream; on ppocr_rec
  * the three lowest alone, kept FP32, moved the output by -0.6 to +0.1 dB).
  * Without a gain measured (no float output), the lowest SQNR alone. */
-static const q8_report_layer *next_layer(const q8_report_model *m, const name_list *fp32,
-                                         const name_list *dense, bool by_gain) {
+static const q8_report_layer *next_layer(const q8_graph *f, const q8_report_model *m,
+                                         const name_list *fp32, const name_list *dense,
+                                         bool by_gain) {
     const q8_report_layer *best = NULL;
     double bs = -INFINITY;
     for (int i = 0; i < m->n_layers; i++) {
         const q8_report_layer *L = &m->layers[i];
-        if (nl_has(fp32, L->node) || !can_fall_back(L)) continue;
+        if (nl_has(fp32, L->node) || !can_fall_back(f, L)) continue;
         double score;
         if (by_gain) {
             double gain = q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base);
@@ -361,7 +363,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         }
         if (st != Q8_OK || t.drop <= (so->by_sqnr ? 0 : so->max_drop)) break;
         if (r->trials == so->max_trials) break;
-        const q8_report_layer *L = next_layer(&rep[1], &fp32, &dense, has_gains(&rep[1]));
+        const q8_report_layer *L = next_layer(fm->g, &rep[1], &fp32, &dense, has_gains(&rep[1]));
         if (!L) {
             r->exhausted = true;
             break;
