@@ -52,39 +52,15 @@ static bool table_shape(const q8_tensor *x) {
     return true;
 }
 
-static int new_tensor(q8_graph *g, const char *base, const char *suffix, q8_error *err) {
-    char name[600];
-    snprintf(name, sizeof name, "%s%s", base, suffix);
-    int t = q8_graph_add_tensor_unique(g, name);
-    if (t < 0) q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    return t;
-}
-
-static int new_const(q8_graph *g, const char *base, const char *suffix, q8_dtype dt,
-                     const int64_t *dims, int nd, q8_error *err) {
-    int t = new_tensor(g, base, suffix, err);
-    if (t < 0) return -1;
-    q8_tensor_set_shape(g->tensors[t], dt, dims, nd);
-    return q8_tensor_alloc_data(g->tensors[t], err) == Q8_OK ? t : -1;
-}
-
-/* DequantizeLinear(tq, ts, axis) -> tf, placed at index at (the nodes from
- * there move down one) in scope. */
+/* DequantizeLinear(tq, ts, axis) -> tf, placed at index at in scope. */
 static q8_status place_dequantize(q8_graph *g, const char *base, int tq, int ts, int tf, int axis,
                                   int at, int scope, q8_error *err) {
-    char name[600];
-    snprintf(name, sizeof name, "%s_dequantize", base);
-    int ni = q8_graph_add_node(g, name, "DequantizeLinear");
-    if (ni < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_node *n = g->nodes[ni];
     int in[2] = {tq, ts};
-    Q8_TRY(q8_node_set_io(n, in, 2, &tf, 1, err));
-    q8_attr *a = q8_node_set_attr(n, "axis", Q8_ATTR_INT);
+    Q8_TRY(q8_table_place_node(g, base, "_dequantize", "DequantizeLinear", in, 2, tf, scope, &at,
+                               err));
+    q8_attr *a = q8_node_set_attr(g->nodes[at - 1], "axis", Q8_ATTR_INT);
     if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     a->i = axis;
-    n->scope = scope;
-    memmove(g->nodes + at + 1, g->nodes + at, sizeof(q8_node *) * (size_t)(ni - at));
-    g->nodes[at] = n;
     return Q8_OK;
 }
 
@@ -99,9 +75,9 @@ static q8_status quantize_one(q8_graph *g, int t, int first, q8_meta *meta, int 
     int64_t dims[Q8_MAX_DIMS];
     int nd = x->ndim;
     memcpy(dims, x->dims, sizeof(int64_t) * (size_t)nd);
-    int tq = new_const(g, base, "_q8", Q8_I8, dims, nd, err);
-    int ts = tq < 0 ? -1 : new_const(g, base, "_q8_row_scale", Q8_F32, &rows, 1, err);
-    int tf = ts < 0 ? -1 : new_tensor(g, base, "_rows", err);
+    int tq = q8_table_new_const(g, base, "_q8", Q8_I8, dims, nd, err);
+    int ts = tq < 0 ? -1 : q8_table_new_const(g, base, "_q8_row_scale", Q8_F32, &rows, 1, err);
+    int tf = ts < 0 ? -1 : q8_table_new_tensor(g, base, "_rows", err);
     if (tf < 0) return err->status;
     double p1 = q8_quantize_table_rows(g->tensors[t]->data, rows, cols, g->tensors[tq]->data,
                                        g->tensors[ts]->data);

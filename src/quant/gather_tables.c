@@ -78,7 +78,7 @@ double q8_quantize_table_rows(const float *w, int64_t rows, int64_t cols, int8_t
     return p1;
 }
 
-static int new_tensor(q8_graph *g, const char *base, const char *suffix, q8_error *err) {
+int q8_table_new_tensor(q8_graph *g, const char *base, const char *suffix, q8_error *err) {
     char name[600];
     snprintf(name, sizeof name, "%s%s", base, suffix);
     int t = q8_graph_add_tensor_unique(g, name);
@@ -86,18 +86,17 @@ static int new_tensor(q8_graph *g, const char *base, const char *suffix, q8_erro
     return t;
 }
 
-static int new_const(q8_graph *g, const char *base, const char *suffix, q8_dtype dt,
-                     const int64_t *dims, int nd, q8_error *err) {
-    int t = new_tensor(g, base, suffix, err);
+int q8_table_new_const(q8_graph *g, const char *base, const char *suffix, q8_dtype dt,
+                       const int64_t *dims, int nd, q8_error *err) {
+    int t = q8_table_new_tensor(g, base, suffix, err);
     if (t < 0) return -1;
     q8_tensor_set_shape(g->tensors[t], dt, dims, nd);
     return q8_tensor_alloc_data(g->tensors[t], err) == Q8_OK ? t : -1;
 }
 
-/* A node op(in) -> out of the Gather's scope, placed in run order at *at
- * (the nodes after it move down one). */
-static q8_status place_node(q8_graph *g, const char *base, const char *suffix, const char *op,
-                            const int *in, int n_in, int out, int scope, int *at, q8_error *err) {
+q8_status q8_table_place_node(q8_graph *g, const char *base, const char *suffix, const char *op,
+                              const int *in, int n_in, int out, int scope, int *at,
+                              q8_error *err) {
     char name[600];
     snprintf(name, sizeof name, "%s%s", base, suffix);
     int ni = q8_graph_add_node(g, name, op);
@@ -118,17 +117,17 @@ static q8_status dequantize_after(q8_graph *g, int gi, int table_q8, int row_sca
     snprintf(base, sizeof base, "%s", g->nodes[gi]->name);
     int y = g->nodes[gi]->outputs[0], ids = g->nodes[gi]->inputs[1];
     int scope = g->nodes[gi]->scope, at = gi + 1;
-    int y8 = new_tensor(g, g->tensors[y]->name, "_q8", err);
-    int ys = y8 < 0 ? -1 : new_tensor(g, g->tensors[y]->name, "_row_scale", err);
-    int yf = ys < 0 ? -1 : new_tensor(g, g->tensors[y]->name, "_rows", err);
+    int y8 = q8_table_new_tensor(g, g->tensors[y]->name, "_q8", err);
+    int ys = y8 < 0 ? -1 : q8_table_new_tensor(g, g->tensors[y]->name, "_row_scale", err);
+    int yf = ys < 0 ? -1 : q8_table_new_tensor(g, g->tensors[y]->name, "_rows", err);
     if (yf < 0) return err->status;
     int in_s[2] = {row_scales, ids}, in_c[1] = {y8}, in_m[2] = {yf, ys};
-    Q8_TRY(place_node(g, base, "_row_scale", "Gather", in_s, 2, ys, scope, &at, err));
-    Q8_TRY(place_node(g, base, "_widen", "Cast", in_c, 1, yf, scope, &at, err));
+    Q8_TRY(q8_table_place_node(g, base, "_row_scale", "Gather", in_s, 2, ys, scope, &at, err));
+    Q8_TRY(q8_table_place_node(g, base, "_widen", "Cast", in_c, 1, yf, scope, &at, err));
     q8_attr *a = q8_node_set_attr(g->nodes[at - 1], "to", Q8_ATTR_INT);
     if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     a->i = 1; /* ONNX TensorProto FLOAT */
-    Q8_TRY(place_node(g, base, "_scale", "Mul", in_m, 2, y, scope, &at, err));
+    Q8_TRY(q8_table_place_node(g, base, "_scale", "Mul", in_m, 2, y, scope, &at, err));
     g->nodes[gi]->inputs[0] = table_q8;
     g->nodes[gi]->outputs[0] = y8;
     return Q8_OK;
@@ -145,8 +144,8 @@ static q8_status quantize_one(q8_graph *g, int t, q8_meta *meta, int *done, q8_e
     int nd = x->ndim;
     memcpy(dims, x->dims, sizeof(int64_t) * (size_t)nd);
     for (int d = 0; d < nd; d++) sdims[d] = d ? 1 : rows;
-    int tq = new_const(g, base, "_q8", Q8_I8, dims, nd, err);
-    int ts = tq < 0 ? -1 : new_const(g, base, "_q8_row_scale", Q8_F32, sdims, nd, err);
+    int tq = q8_table_new_const(g, base, "_q8", Q8_I8, dims, nd, err);
+    int ts = tq < 0 ? -1 : q8_table_new_const(g, base, "_q8_row_scale", Q8_F32, sdims, nd, err);
     if (ts < 0) return err->status;
     double p1 = q8_quantize_table_rows(g->tensors[t]->data, rows, cols, g->tensors[tq]->data,
                               g->tensors[ts]->data);

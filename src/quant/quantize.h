@@ -51,6 +51,17 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
 double q8_quantize_table_rows(const float *w, int64_t rows, int64_t cols, int8_t *q,
                               float *scales);
 
+/* Graph edits the int8 tables share (gather_tables.c): a new tensor named
+ * base + suffix (made unique), or -1 with err set; the same with a shape and
+ * zeroed data; a node op(in) -> out in scope, placed in run order at *at
+ * (the nodes from there move down one; *at then follows it). */
+int q8_table_new_tensor(q8_graph *g, const char *base, const char *suffix, q8_error *err);
+int q8_table_new_const(q8_graph *g, const char *base, const char *suffix, q8_dtype dt,
+                       const int64_t *dims, int nd, q8_error *err);
+q8_status q8_table_place_node(q8_graph *g, const char *base, const char *suffix, const char *op,
+                              const int *in, int n_in, int out, int scope, int *at,
+                              q8_error *err);
+
 /* Gather lookups of float constant tables (embeddings) read an int8 copy of
  * the table with one scale per row instead (quantize --int8-embeddings):
  * Gather(table) becomes Gather(table_q8) -> Cast -> Mul by Gather(row
