@@ -203,7 +203,6 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
     int64_t OH = G->out[1], OW = G->out[2], P1 = cp->ph[1], P2 = cp->ph[2];
     for (int64_t mi = m0; mi < m1; mi++) {
         int64_t m = grp * p->mg + mi;
-        float bv = a->bias ? a->bias[m] : 0.0f;
         const float *src = a->cbuf + m * cp->nprime;
         float *y = a->y + m * p->out_sp;
         /* Grid rows r = od*P1 + oh overlapping [n0, n1); columns ow < OW. */
@@ -216,8 +215,7 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
             if (lo >= hi) continue;
             float *yr = y + (od * OH + oh) * OW;
             const float *sr = src + r * P2;
-            for (int64_t j = lo; j < hi; j++) yr[j] = sr[j] + bv;
-            q8_act_apply(&p->act, yr + lo, hi - lo);
+            memcpy(yr + lo, sr + lo, sizeof(float) * (size_t)(hi - lo));
         }
     }
 }

@@ -77,11 +77,11 @@ void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread); /*
 typedef struct conv_compact_args {
     const q8_conv_params *p;
     const conv_prep *cp;
-    const float *cbuf, *bias;
+    const float *cbuf;
     float *y;               /* one image */
 } conv_compact_args;
 /* q8_sgemm_op.block_done: grid block (rows m0..m1 of group grp, grid
- * columns n0..n1) to Y, with bias and activation. */
+ * columns n0..n1) copied to Y (the GEMM applied bias and activation). */
 void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, int64_t m1, int64_t n0,
                            int64_t n1);
 

@@ -196,12 +196,8 @@ static q8_sgemm_op conv_op(const q8_conv_params *p, const conv_prep *cp, const f
          * in place (run_shift sets b_rows to the planes). */
         op.b_rowoff = conv_offk(cp);
         op.b_rows_stride = p->cg * cp->nph * cp->plane;
-        if (!cp->direct) {
-            /* Onto the plane grid; bias and activation come with compaction. */
+        if (!cp->direct) /* onto the plane grid (bias and activation on it too) */
             op.n = op.ldc = cp->nprime;
-            op.bias = NULL;
-            op.act.kind = Q8_ACT_NONE;
-        }
     }
     return op;
 }
@@ -257,7 +253,7 @@ static void run_shift(const q8_exec *x, const q8_conv_params *p, const conv_prep
                         &pa);
         float *yi = Y + img * p->m * p->out_sp;
         conv_pack_ctx cx = {.p = p, .cp = cp, .src = planes};
-        conv_compact_args ca = {.p = p, .cp = cp, .cbuf = cbuf, .bias = bias, .y = yi};
+        conv_compact_args ca = {.p = p, .cp = cp, .cbuf = cbuf, .y = yi};
         q8_sgemm_op op = conv_op(p, cp, W, NULL, bias, cp->direct ? yi : cbuf);
         op.b_pack_ctx = &cx;
         op.b_rows = planes;
