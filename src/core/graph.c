@@ -147,6 +147,12 @@ int q8_graph_find(const q8_graph *g, const char *name) {
     return map_get(&g->names, name);
 }
 
+const q8_node *q8_graph_find_node(const q8_graph *g, const char *name) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!g->nodes[i]->dead && strcmp(g->nodes[i]->name, name) == 0) return g->nodes[i];
+    return NULL;
+}
+
 int q8_graph_add_tensor(q8_graph *g, const char *name, bool *dup) {
     if (dup) *dup = false;
     if (q8_graph_find(g, name) >= 0) {

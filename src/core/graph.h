@@ -118,6 +118,8 @@ void q8_graph_free(q8_graph *g);
 
 /* Find a tensor by name in g (not its parents); -1 if absent. */
 int q8_graph_find(const q8_graph *g, const char *name);
+/* The live node of this name in g (a linear search), or NULL. */
+const q8_node *q8_graph_find_node(const q8_graph *g, const char *name);
 /* Add a tensor with this name; fails if the name exists. Returns index or -1
  * (out of memory or duplicate: see *dup). */
 int q8_graph_add_tensor(q8_graph *g, const char *name, bool *dup);

@@ -16,12 +16,6 @@ static bool prunable(const q8_node *n) {
            is_op(n, "MatMul");
 }
 
-static const q8_node *find_node(const q8_graph *g, const char *name) {
-    for (int i = 0; i < g->n_nodes; i++)
-        if (!g->nodes[i]->dead && strcmp(g->nodes[i]->name, name) == 0) return g->nodes[i];
-    return NULL;
-}
-
 /* "'a', 'b', 'c' and 9 more" of the layers, for the message. */
 static void some_layers(const q8_graph *g, bool (*is_layer)(const q8_node *), char *buf,
                         size_t n) {
@@ -47,7 +41,7 @@ static q8_status check_list(const q8_graph *g, bool optimized, const char *flag,
                             bool (*is_layer)(const q8_node *), const char *layer_kind,
                             q8_error *err) {
     for (int i = 0; i < count; i++) {
-        const q8_node *n = find_node(g, names[i]);
+        const q8_node *n = q8_graph_find_node(g, names[i]);
         if (n && (!optimized || is_layer(n))) continue;
         char layers[300];
         some_layers(g, is_layer, layers, sizeof layers);

@@ -144,10 +144,8 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
  * not the int8 Add, Mul and pooling that follow their neighbours'
  * precision, nor the scalar-op tables. */
 static bool can_fall_back(const q8_graph *f, const q8_report_layer *L) {
-    for (int i = 0; i < f->n_nodes; i++)
-        if (!f->nodes[i]->dead && !strcmp(f->nodes[i]->name, L->node))
-            return q8_is_quant_layer(f->nodes[i]);
-    return false;
+    const q8_node *n = q8_graph_find_node(f, L->node);
+    return n && q8_is_quant_layer(n);
 }
 
 /* The next step, from the layers of the trial just measured: the layer

@@ -13,12 +13,6 @@
 
 #include "layout.h"
 
-static const q8_node *node_named(const q8_graph *f, const char *name) {
-    for (int i = 0; i < f->n_nodes; i++)
-        if (!f->nodes[i]->dead && !strcmp(f->nodes[i]->name, name)) return f->nodes[i];
-    return NULL;
-}
-
 /* Weight element j (row-major values v) of channel row r as a float (int8
  * dequantized). */
 static double weight_at(const q8_tensor *w, const void *v, int64_t r, int64_t j) {
@@ -63,7 +57,7 @@ q8_status q8_report_channel_factors(const q8_graph *g, const q8_graph *f, const 
         if (d->dead || !conv || d->n_inputs < 2 || d->inputs[0] < 0) continue;
         int xt = d->inputs[0];
         const q8_tensor *x = g->tensors[xt], *w = q8_in(g, d, 1);
-        const q8_node *fd = node_named(f, d->name);
+        const q8_node *fd = q8_graph_find_node(f, d->name);
         const q8_tensor *wf = fd && fd->n_inputs >= 2 ? q8_in(f, fd, 1) : NULL;
         if (!w || !w->data || !wf || !wf->data || wf->dtype != Q8_F32 || x->ndim < 3 ||
             fmap[xt] < 0 || k[xt] || q8_tensor_numel(w) != q8_tensor_numel(wf))
