@@ -5,6 +5,7 @@
  * threads (which must agree bit for bit), and checked for clear errors. */
 #include <string.h>
 
+#include "exp_neg.h"
 #include "testutil.h"
 
 /* ---------------------------------------------------------------- helpers */
@@ -862,6 +863,60 @@ Test(softmax, matches_reference) {
         sm_check((sm_case){op, 1, {100003}, 0, false, 13}, s + 11, -80, 10);     /* one row */
         sm_check((sm_case){op, 3, {2, 0, 3}, 1, true, 13}, s + 12, -1, 1);       /* empty */
     }
+}
+
+/* softmax_rows' arithmetic for a row shorter than 8 (one float lane of
+ * q8_exp_neg values summed in order, 1/s in double), or, with a NaN or an
+ * infinity in the row, its libm path. */
+static void ref_short_row(const float *x, float *y, int len, bool take_log) {
+    float m = -INFINITY, z = 0.0f;
+    for (int i = 0; i < len; i++) {
+        m = x[i] > m ? x[i] : m;
+        z += x[i] * 0.0f;
+    }
+    if (z != 0.0f) {
+        double s = 0.0;
+        for (int i = 0; i < len; i++) s += expf(x[i] - m);
+        for (int i = 0; i < len; i++)
+            y[i] = take_log ? (x[i] - m) - (float)log(s) : (float)(expf(x[i] - m) / s);
+        return;
+    }
+    float ex[8], sum = 0.0f;
+    for (int i = 0; i < len; i++) sum += ex[i] = q8_exp_neg(x[i] - m);
+    float ls = (float)log((double)sum), inv = (float)(1.0 / (double)sum);
+    for (int i = 0; i < len; i++) y[i] = take_log ? (x[i] - m) - ls : ex[i] * inv;
+}
+
+/* Rows of 1-7 values (a segmentation head's classes per pixel) give the
+ * bits of the documented arithmetic (the CUDA kernel shares q8_exp_neg),
+ * with 1 and 3 threads; some rows hold NaN or infinities. */
+Test(softmax, short_rows_same_bits) {
+    const char *ops[] = {"Softmax", "LogSoftmax"};
+    for (int k = 0; k < 2; k++)
+        for (int len = 1; len < 8; len++) {
+            int rows = 37;
+            float *x = rand_buf(700 + (uint64_t)len, rows * len, -20, 20);
+            x[3 * len] = NAN;
+            x[17 * len + len - 1] = INFINITY;
+            x[30 * len] = -INFINITY;
+            for (int i = 0; i < len; i++) x[33 * len + i] = -INFINITY;
+            float *want = malloc(sizeof(float) * (size_t)(rows * len));
+            for (int r = 0; r < rows; r++)
+                ref_short_row(x + r * len, want + r * len, len, k == 1);
+            const void *data[] = {x};
+            void *out[1];
+            q8_tensor_info info[1];
+            sm_case c = {ops[k], 2, {rows, len}, 0, false, 13};
+            run2((built){sm_build, &c}, data, 1, out, info);
+            const float *got = out[0];
+            for (int i = 0; i < rows * len; i++)
+                cr_assert(memcmp(&got[i], &want[i], 4) == 0 || (isnan(got[i]) && isnan(want[i])),
+                          "%s len %d row %d: %.9g, want %.9g", ops[k], len, i / len, got[i],
+                          want[i]);
+            free(out[0]);
+            free(x);
+            free(want);
+        }
 }
 
 Test(softmax, opset_semantics_differ) {
