@@ -51,6 +51,8 @@ VARIANTS = {
     # default, auto, takes them unless they cost output SQNR)
     "tables-on": ("--scalar-tables on", ["--scalar-tables", "on"]),
     "tables-off": ("--scalar-tables off", ["--scalar-tables", "off"]),
+    # squeeze-excite gate multiplies in int8 (q8.QMul; off by default)
+    "gates-on": ("--int8-gates on", ["--int8-gates", "on"]),
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
