@@ -407,9 +407,11 @@ static void rows_pack(const void *vctx, int64_t batch, int64_t k0, int64_t kc, i
 
 Test(sgemm, b_rows_in_place_matches_packing) {
     q8t_rng r = q8t_seed(8);
-    const gemm_case shapes[] = {{13, 64, 9}, {8, 96, 300}, {200, 70, 20}, {17, 33, 600}};
+    /* the last: C of >= 2 MB and K <= 64, where row tiles go first (sgemm.c) */
+    const gemm_case shapes[] = {{13, 64, 9},    {8, 96, 300}, {200, 70, 20},
+                                {17, 33, 600}, {64, 8300, 16}};
     int64_t batch = 2;
-    for (size_t s = 0; s < 4; s++)
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t f = 0; f < 3; f++)
             for (int pre = 0; pre < 2; pre++) {
                 gemm_case gc = shapes[s];
