@@ -37,12 +37,39 @@ __attribute__((target("avx2"))) static int64_t quantize_avx2(const float *x, voi
     }
     return i;
 }
+
+/* As quantize_avx2, 16 at a time: vdivps on 512 bits has twice the
+ * throughput (the division is the bound: x / s must stay a division to
+ * round as the scalar formula does). Values are clamped to the output's
+ * range first, so vpmovdb's truncation is exact for int8 and uint8. */
+__attribute__((target("avx512f"))) static int64_t quantize_avx512(const float *x, void *y,
+                                                                  int64_t n, float s, int32_t zp,
+                                                                  bool i8) {
+    const __m512 vs = _mm512_set1_ps(s), big = _mm512_set1_ps(4194304.0f),
+                 nbig = _mm512_set1_ps(-4194304.0f), magic = _mm512_set1_ps(12582912.0f);
+    const __m512i vz = _mm512_set1_epi32(zp), vlo = _mm512_set1_epi32(i8 ? -128 : 0),
+                  vhi = _mm512_set1_epi32(i8 ? 127 : 255);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        __m512 v = _mm512_div_ps(_mm512_loadu_ps(x + i), vs);
+        v = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(v, v, _CMP_ORD_Q), v); /* NaN -> 0 */
+        v = _mm512_min_ps(_mm512_max_ps(v, nbig), big);
+        v = _mm512_sub_ps(_mm512_add_ps(v, magic), magic);
+        __m512i q = _mm512_add_epi32(_mm512_cvttps_epi32(v), vz);
+        q = _mm512_min_epi32(_mm512_max_epi32(q, vlo), vhi);
+        _mm_storeu_si128((__m128i *)((uint8_t *)y + i), _mm512_cvtepi32_epi8(q));
+    }
+    return i;
+}
 #endif
 
 void q8_quantize_f32(const float *x, void *y, int64_t n, float s, int32_t zp, bool out_i8) {
     int64_t done = 0;
 #if defined(__x86_64__)
-    if (q8_cpu()->avx2) done = quantize_avx2(x, y, n, s, zp, out_i8);
+    /* each kernel takes what its vectors can, the next one the rest */
+    if (q8_cpu()->avx512f) done = quantize_avx512(x, y, n, s, zp, out_i8);
+    if (q8_cpu()->avx2)
+        done += quantize_avx2(x + done, (uint8_t *)y + done, n - done, s, zp, out_i8);
 #endif
     quantize_scalar(x + done, (uint8_t *)y + done, n - done, s, zp, out_i8);
 }
