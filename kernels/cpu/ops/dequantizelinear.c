@@ -1,4 +1,5 @@
 /* DequantizeLinear on the CPU (params: src/core/ops/dequantizelinear.h). */
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/dequantizelinear.h"
 
@@ -29,8 +30,9 @@ static void dequant_range(void *arg, int64_t b, int64_t e, int t) {
 }
 
 /* int8 with one scale, the quantizer's case: a loop the compiler
- * vectorizes, split over elements */
-static void dequant_flat_i8(void *arg, int64_t b, int64_t e, int t) {
+ * vectorizes (for each vector width: a product alone, nothing to contract),
+ * split over elements */
+Q8_CLONES static void dequant_flat_i8(void *arg, int64_t b, int64_t e, int t) {
     const dequant_args *a = arg;
     const int8_t *x = a->x;
     int32_t z = a->zp ? *(const int8_t *)a->zp : 0;
