@@ -115,3 +115,103 @@ Test(threadpool, ranges_follow_the_split) {
     }
     q8_pool_free(p);
 }
+
+/* ---- runs on the pool or on the caller, by measurement (adapt.h) ---- */
+
+#include "adapt.h"
+#include "q8_tools.h"
+
+/* Drives one run of the schedule: its kind, and whether it ran serially;
+ * the run "took" ms. */
+static q8_adapt_run adapt_step(q8_adapt *a, double pool_ms, double serial_ms, bool *serial) {
+    q8_adapt_run k = q8_adapt_begin(a);
+    *serial = q8_adapt_run_serial(a);
+    q8_adapt_end(a, *serial ? serial_ms : pool_ms);
+    return k;
+}
+
+Test(adapt, schedule_times_both_ways_then_keeps_the_faster) {
+    q8_adapt a;
+    q8_adapt_init(&a);
+    bool serial;
+    /* warm: pool, caller, pool, caller, ... each timed */
+    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) {
+        q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
+        cr_assert_eq(k, r % 2 ? Q8_ADAPT_TIME_SERIAL : Q8_ADAPT_TIME_POOL, "run %d", r);
+        cr_assert_eq(serial, r % 2 == 1, "run %d", r);
+    }
+    /* then decided (the caller was faster), with one timed pair per period */
+    int timed_pool = 0, timed_serial = 0, decided_serial = 0;
+    for (int r = 0; r < Q8_ADAPT_PERIOD; r++) {
+        q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
+        timed_pool += k == Q8_ADAPT_TIME_POOL;
+        timed_serial += k == Q8_ADAPT_TIME_SERIAL;
+        decided_serial += k == Q8_ADAPT_DECIDED && serial;
+    }
+    cr_assert_eq(timed_pool, 1);
+    cr_assert_eq(timed_serial, 1);
+    cr_assert_eq(decided_serial, Q8_ADAPT_PERIOD - 2);
+}
+
+Test(adapt, follows_a_change_once_old_times_age_out) {
+    q8_adapt a;
+    q8_adapt_init(&a);
+    bool serial;
+    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) adapt_step(&a, 1.0, 0.6, &serial);
+    cr_assert(a.serial);
+    /* The machine changes: the pool is now the faster. The caller's old best
+     * (0.6) stands until Q8_ADAPT_KEEP newer caller times replace it. */
+    int periods = 0;
+    while (a.serial && periods < 3 * Q8_ADAPT_KEEP) {
+        for (int r = 0; r < Q8_ADAPT_PERIOD; r++) adapt_step(&a, 0.5, 0.9, &serial);
+        periods++;
+    }
+    cr_assert(!a.serial, "still on the caller after %d periods", periods);
+    cr_assert_leq(periods, Q8_ADAPT_KEEP);
+    /* a tie keeps the caller: it frees the other threads */
+    q8_adapt b;
+    q8_adapt_init(&b);
+    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) adapt_step(&b, 0.7, 0.7, &serial);
+    cr_assert(b.serial);
+}
+
+Test(adapt, sessions_give_the_same_bits_whichever_way_they_run) {
+    /* The MNIST CNN at batch 64: its convs split over the pool. */
+    q8_input_shape shape = {.name = "input", .ndim = 4, .dims = {64, 1, 28, 28}};
+    q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
+    q8_model *m = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(Q8_SOURCE_DIR "/models/mnist/cnn.onnx", &lo, &m, &err), Q8_OK, "%s",
+                 err.msg);
+    q8_host_tensor *x = NULL;
+    cr_assert_eq(q8_tensor_file_read(Q8_SOURCE_DIR "/models/mnist/test_x.npy", &x, &err), Q8_OK,
+                 "%s", err.msg);
+    int64_t dims[4] = {64, 1, 28, 28};
+    size_t out_bytes = 64 * 10 * sizeof(float);
+    float *want = malloc(out_bytes);
+    /* three sessions: one thread; two adaptive; two always on the pool */
+    q8_session_options opts[3] = {{.n_threads = 1}, {.n_threads = 2}, {.n_threads = 2, .fixed_threads = 1}};
+    for (int k = 0; k < 3; k++) {
+        q8_session *s = NULL;
+        cr_assert_eq(q8_session_create(m, &opts[k], &s, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_set_input(s, "input", Q8_F32, dims, 4, x->data, &err), Q8_OK, "%s",
+                     err.msg);
+        /* enough runs for the warm phase and two timed pairs */
+        int runs = k == 0 ? 1 : 2 * Q8_ADAPT_WARM + 2 * Q8_ADAPT_PERIOD;
+        for (int r = 0; r < runs; r++) {
+            cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+            q8_tensor_info info;
+            const void *y = NULL;
+            cr_assert_eq(q8_session_output(s, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+            if (k == 0) memcpy(want, y, out_bytes);
+            else cr_assert(memcmp(y, want, out_bytes) == 0, "session %d, run %d: other bits", k, r);
+        }
+        q8_session_stats st;
+        q8_session_stats_get(s, &st);
+        cr_assert(st.single_thread == 0 || (k == 1 && st.single_thread == 1), "session %d", k);
+        q8_session_free(s);
+    }
+    free(want);
+    q8_host_tensor_free(x);
+    q8_model_free(m);
+}

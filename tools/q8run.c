@@ -20,11 +20,13 @@ static void usage(FILE *f) {
             "usage: q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]\n"
             "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
             "             [--input-shape NAME=DIMS]... [--print N] [--labels FILE.npy]\n"
-            "             [--bind NAME=FILE]...\n"
+            "             [--bind NAME=FILE]... [--fixed-threads]\n"
             "  Runs the model once on the inputs (or N timed times with --bench) and\n"
             "  writes each output to DIR/<name>.npy, or prints them without --out.\n"
             "  --bind: the input's value is known at load; what it decides (shapes,\n"
-            "  If branches) folds away. A .q8 checks it against the value it was built for.\n");
+            "  If branches) folds away. A .q8 checks it against the value it was built for.\n"
+            "  --fixed-threads: always split the work over the threads (by default, runs\n"
+            "  use one thread while that measures faster; the outputs are the same).\n");
 }
 
 typedef struct input_arg {
@@ -244,7 +246,7 @@ int main(int argc, char **argv) {
         {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
         {"labels", required_argument, 0, 'l'},  {"profile", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},          {"bind", required_argument, 0, 'B'},
-        {0, 0, 0, 0}};
+        {"fixed-threads", no_argument, 0, 'F'}, {0, 0, 0, 0}};
     input_arg binds[MAX_INPUTS];
     q8_input_value values[MAX_INPUTS];
     int n_binds = 0;
@@ -253,11 +255,11 @@ int main(int argc, char **argv) {
     int n_inputs = 0, n_shapes = 0;
     const char *out_dir = NULL, *labels_path = NULL;
     long threads = 0, bench = 0, print_max = 16;
-    bool json = false, print_given = false, profile = false;
+    bool json = false, print_given = false, profile = false, fixed_threads = false;
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:F", opts, NULL)) != -1) {
         switch (c) {
         case 'B': {
             char *eq = strchr(optarg, '=');
@@ -327,6 +329,7 @@ int main(int argc, char **argv) {
             break;
         case 'l': labels_path = optarg; break;
         case 'P': profile = true; break;
+        case 'F': fixed_threads = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "q8run: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -384,7 +387,8 @@ int main(int argc, char **argv) {
                 n_inputs);
         goto done;
     }
-    q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile};
+    q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile,
+                             .fixed_threads = fixed_threads};
     /* one session: it takes the model, and holds each weight the kernels
      * packed once */
     q8_status cs = q8_session_create_owning(m, &so, &s, &err);
@@ -418,8 +422,9 @@ int main(int argc, char **argv) {
         q8_fail(&err, Q8_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* Warm-up: caches, page faults, thread start-up. */
-    int warm = bench > 0 ? (runs < 3 ? 1 : 3) : 0;
+    /* Warm-up: caches, page faults, thread start-up, and on the CPU with
+     * threads the first runs that time each node both ways (six). */
+    int warm = bench > 0 ? (runs < 3 ? 1 : 6) : 0;
     q8_status rs = Q8_OK;
     for (int i = 0; i < warm && rs == Q8_OK; i++) rs = q8_session_run(s, &err);
     /* end to end (inputs in, outputs out), and on the device alone where the
@@ -492,6 +497,10 @@ int main(int argc, char **argv) {
             q8_cli_json_str(stdout, st.library);
             if (dmed >= 0)
                 printf(", \"device_median_ms\": %.4f, \"device_min_ms\": %.4f", dmed, dmn);
+        } else {
+            q8_session_stats st;
+            q8_session_stats_get(s, &st);
+            printf(", \"single_thread\": %s", st.single_thread ? "true" : "false");
         }
         if (top1 >= 0) printf(", \"top1\": %.6f", top1);
         print_json_io(m);

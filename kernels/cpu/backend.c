@@ -3,6 +3,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adapt.h"
 #include "backend.h"
 #include "control.h"
 #include "cpu_op.h"
@@ -21,6 +22,8 @@ typedef struct cpu_ctx {
     q8_node_observer observer;
     void *observer_arg;
     double *node_ms;            /* profiling, or NULL */
+    bool adaptive;              /* runs on the pool or the caller (adapt.h) */
+    q8_adapt adapt;
     q8_scopes scopes;           /* If branches (control.h); n = 0 without any */
     int8_t *taken;              /* per scope during a run: -1 not known yet, 0, 1 */
 } cpu_ctx;
@@ -134,6 +137,8 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
     }
     if (s == Q8_OK && c->n_threads > 1 && !(c->pool = q8_pool_create(c->n_threads)))
         s = q8_fail(err, Q8_ERR_NOMEM, "cannot start %d threads", c->n_threads);
+    c->adaptive = c->pool && !o->fixed_threads;
+    q8_adapt_init(&c->adapt);
     if (s != Q8_OK) {
         cpu_destroy(c);
         return s;
@@ -189,6 +194,9 @@ static q8_status cpu_run(void *p, q8_error *err) {
     (void)err;
     const q8_graph *g = c->g;
     if (c->taken) memset(c->taken, -1, (size_t)c->scopes.n);
+    q8_adapt_run kind = c->adaptive ? q8_adapt_begin(&c->adapt) : Q8_ADAPT_DECIDED;
+    q8_pool *pool = c->adaptive && q8_adapt_run_serial(&c->adapt) ? NULL : c->pool;
+    double start = kind != Q8_ADAPT_DECIDED ? now_ms() : 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         if (n->scope && !scope_runs(c, n->scope)) continue;
@@ -196,7 +204,7 @@ static q8_status cpu_run(void *p, q8_error *err) {
             if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
             continue;
         }
-        q8_exec x = {.g = g, .ptr = c->ptr, .pool = c->pool,
+        q8_exec x = {.g = g, .ptr = c->ptr, .pool = pool,
                      .scratch = c->plan.scratch_bytes[i] ? c->arena + c->plan.scratch_offset[i] : NULL,
                      .prep = c->prep[i]};
         double t0 = c->node_ms ? now_ms() : 0;
@@ -204,6 +212,7 @@ static q8_status cpu_run(void *p, q8_error *err) {
         if (c->node_ms) c->node_ms[i] += now_ms() - t0;
         if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
     }
+    if (c->adaptive) q8_adapt_end(&c->adapt, kind != Q8_ADAPT_DECIDED ? now_ms() - start : 0);
     return Q8_OK;
 }
 
@@ -221,8 +230,9 @@ static q8_status cpu_set_observer(void *p, q8_node_observer fn, void *arg, q8_er
 }
 
 static void cpu_stats(void *p, q8_session_stats *st) {
-    (void)p;
+    const cpu_ctx *c = p;
     st->device_ms = -1;
+    st->single_thread = c->adaptive && c->adapt.serial;
 }
 
 /* One node, one thread, on the caller's buffers (constant folding). */

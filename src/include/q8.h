@@ -100,6 +100,11 @@ typedef struct q8_session_options {
     int n_threads;       /* 0: one per online CPU */
     q8_device device;
     int profile;         /* 1: time every node (see q8_session_node_profile) */
+    /* CPU with n_threads > 1: by default runs use the thread pool or the
+     * calling thread alone, whichever measured faster (both are timed now
+     * and then during runs; the outputs are the same bits either way).
+     * 1: always the pool. */
+    int fixed_threads;
 } q8_session_options;
 
 /* Sizes of the session's buffers, for reports and --json. */
@@ -133,6 +138,10 @@ typedef struct q8_session_stats {
      * kernels (the input and output copies excluded), for comparisons with
      * frameworks timed the same way; -1 where not measured. */
     double device_ms;
+    /* CPU: 1 when runs now use the calling thread alone because that
+     * measured faster than the thread pool (see fixed_threads); 0 with no
+     * pool or when the pool was faster. */
+    int single_thread;
     /* The compute library the backend runs on, e.g. "cuBLASLt 130000";
      * empty for the CPU. */
     char library[64];

@@ -37,7 +37,9 @@ void q8_speed_result_free(q8_speed_result *r) {
  * gets the minimum of the runs' sums. */
 static q8_status time_nodes(const q8_model *m, const q8_sample_set *s, const q8_input_shape *sh,
                             int runs, int n_threads, double **ms, double *whole, q8_error *err) {
-    q8_session_options so = {.n_threads = n_threads, .profile = 1};
+    /* every run on the pool: node times of one kind, as the FP32 and INT8
+     * models are compared node by node */
+    q8_session_options so = {.n_threads = n_threads, .profile = 1, .fixed_threads = 1};
     q8_session *sess = NULL;
     Q8_TRY(q8_session_create(m, &so, &sess, err));
     int n = q8_session_num_nodes(sess);

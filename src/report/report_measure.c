@@ -75,8 +75,9 @@ static q8_status measure_here(const char *path, const q8_sample_set *s,
                                   in[k]->data, err);
         if (st != Q8_OK) q8_fail_prefix(err, "%s", s->paths[0][k]);
     }
-    /* warm-up: caches, page faults, thread start-up */
-    for (int i = 0; st == Q8_OK && i < (runs < 3 ? 1 : 3); i++) st = q8_session_run(sess, err);
+    /* warm-up: caches, page faults, thread start-up, and with threads the
+     * six runs that time the pool against one thread (kernels/cpu/adapt.h) */
+    for (int i = 0; st == Q8_OK && i < (runs < 3 ? 1 : 6); i++) st = q8_session_run(sess, err);
     for (int i = 0; st == Q8_OK && i < runs; i++) {
         double t0 = now_ms();
         st = q8_session_run(sess, err);

@@ -1,0 +1,46 @@
+#include "adapt.h"
+
+#include <math.h>
+
+void q8_adapt_init(q8_adapt *a) {
+    *a = (q8_adapt){0};
+    for (int k = 0; k < Q8_ADAPT_KEEP; k++) a->pool_ms[k] = a->serial_ms[k] = INFINITY;
+}
+
+static q8_adapt_run kind_of(long long r) {
+    if (r < 2 * Q8_ADAPT_WARM) return r % 2 ? Q8_ADAPT_TIME_SERIAL : Q8_ADAPT_TIME_POOL;
+    long long k = (r - 2 * Q8_ADAPT_WARM) % Q8_ADAPT_PERIOD;
+    if (k == Q8_ADAPT_PERIOD - 2) return Q8_ADAPT_TIME_POOL;
+    if (k == Q8_ADAPT_PERIOD - 1) return Q8_ADAPT_TIME_SERIAL;
+    return Q8_ADAPT_DECIDED;
+}
+
+q8_adapt_run q8_adapt_begin(q8_adapt *a) {
+    a->current = kind_of(a->runs++);
+    return a->current;
+}
+
+bool q8_adapt_run_serial(const q8_adapt *a) {
+    return a->current == Q8_ADAPT_TIME_SERIAL || (a->current == Q8_ADAPT_DECIDED && a->serial);
+}
+
+static double best(const double *ms) {
+    double b = INFINITY;
+    for (int k = 0; k < Q8_ADAPT_KEEP; k++) b = ms[k] < b ? ms[k] : b;
+    return b;
+}
+
+void q8_adapt_end(q8_adapt *a, double ms) {
+    if (a->current == Q8_ADAPT_TIME_POOL) {
+        a->pool_ms[a->next_pool] = ms;
+        a->next_pool = (a->next_pool + 1) % Q8_ADAPT_KEEP;
+    } else if (a->current == Q8_ADAPT_TIME_SERIAL) {
+        a->serial_ms[a->next_serial] = ms;
+        a->next_serial = (a->next_serial + 1) % Q8_ADAPT_KEEP;
+    } else {
+        return;
+    }
+    double p = best(a->pool_ms), s = best(a->serial_ms);
+    /* Not measured both ways yet: the pool, as without measurements. */
+    a->serial = isfinite(p) && isfinite(s) && s <= p;
+}

@@ -1,0 +1,55 @@
+/* A session's runs: on the thread pool, or on the calling thread alone,
+ * chosen by measurement.
+ *
+ * Splitting work over threads pays only when it outweighs the hand-offs,
+ * and what a hand-off costs depends on the machine and on the moment: on
+ * the 2-vCPU VM of docs/performance.md, MobileNetV3 INT8 ran at 0.45 ms on
+ * 2 threads in one hour and at 0.80 ms in the next, against 0.61-0.65 ms
+ * on 1 thread at both times. So a session with a pool times whole runs
+ * both ways now and then and runs the way that was faster. Outputs do not
+ * depend on it: every CPU kernel gives the same bits for any thread count
+ * (threadpool.h).
+ *
+ * Why whole runs and not node by node: choosing per node by per-node times
+ * measured in all-pool and all-caller runs made PP-OCR detection 12%
+ * slower than the pool alone, where the per-node sums predicted 4% faster.
+ * A node's time depends on its neighbours' mode: a serial stretch longer
+ * than the workers' spin puts them to sleep (the next pool node pays the
+ * wake-up), and data one core wrote is read from the other core's cache.
+ *
+ * Schedule: the first 2 x Q8_ADAPT_WARM runs alternate between the pool
+ * and the caller, each timed; then one such pair every Q8_ADAPT_PERIOD
+ * runs. Runs use the caller alone when the best of its last Q8_ADAPT_KEEP
+ * times is no slower than the best of the pool's last ones. */
+#ifndef Q8_ADAPT_H
+#define Q8_ADAPT_H
+
+#include <stdbool.h>
+
+#define Q8_ADAPT_WARM 3
+#define Q8_ADAPT_PERIOD 64
+#define Q8_ADAPT_KEEP 4
+
+typedef enum q8_adapt_run {
+    Q8_ADAPT_DECIDED,     /* the way decided; not timed */
+    Q8_ADAPT_TIME_POOL,   /* on the pool, timed */
+    Q8_ADAPT_TIME_SERIAL, /* on the caller alone, timed */
+} q8_adapt_run;
+
+typedef struct q8_adapt {
+    long long runs;          /* runs begun */
+    q8_adapt_run current;    /* the kind of the run in progress */
+    double pool_ms[Q8_ADAPT_KEEP], serial_ms[Q8_ADAPT_KEEP]; /* INFINITY: none yet */
+    int next_pool, next_serial;
+    bool serial;             /* decided: the caller alone */
+} q8_adapt;
+
+void q8_adapt_init(q8_adapt *a);
+/* Starts a run: what kind it is. */
+q8_adapt_run q8_adapt_begin(q8_adapt *a);
+/* Whether the run begun runs on the caller alone. */
+bool q8_adapt_run_serial(const q8_adapt *a);
+/* Ends the run begun; ms: its time (read only for timed runs). */
+void q8_adapt_end(q8_adapt *a, double ms);
+
+#endif
