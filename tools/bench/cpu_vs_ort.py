@@ -23,6 +23,7 @@ the exact commands: ready to paste into docs/performance.md.
 import argparse
 import datetime
 import glob
+import json
 import os
 import platform
 import shlex
@@ -148,6 +149,16 @@ def summary(rs):
     }
 
 
+def handoff_probe(q8run):
+    """build/handoff_probe's JSON (beside q8run), or None."""
+    exe = os.path.join(os.path.dirname(os.path.abspath(q8run)), "handoff_probe")
+    try:
+        out = subprocess.run([exe], stdout=subprocess.PIPE, text=True, check=True).stdout
+        return json.loads(out.strip().splitlines()[-1])
+    except (OSError, subprocess.CalledProcessError, ValueError, IndexError):
+        return None
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -173,7 +184,9 @@ def main():
     cpu = lscpu()
     date = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
     load0 = loadavg()
+    probe0 = handoff_probe(q8run)
     results = [bench_model(m, a, q8run, ort) for m in a.models]
+    probe1 = handoff_probe(q8run)
     load1 = loadavg()
 
     node_v = subprocess.run([a.node, "--version"], stdout=subprocess.PIPE, text=True).stdout.strip()
@@ -192,6 +205,11 @@ def main():
     L.append(f"- each figure: median over {a.rounds} process runs (q8 and ORT alternating) of "
              f"the median of {a.runs} timed runs after warm-up; [range of the {a.rounds} medians]")
     L.append(f"- load average (1 min): {load0:.2f} before, {load1:.2f} after")
+    if probe0 and probe1:
+        L.append(f"- 2-thread speedup of a {probe0['job_1t_us']:.1f} us job (build/handoff_probe): "
+                 f"{probe0['speedup']:.2f} before, {probe1['speedup']:.2f} after (on a VM it "
+                 "moves with where the host puts the vCPUs; small models' 2-thread times move "
+                 "with it)")
     busy = max(load0, load1) > max(0.5, (os.cpu_count() or 1) - a.threads + 0.5)
     if busy:
         L.append("- **warning: the machine was busy (load average above the idle level for "
