@@ -98,6 +98,25 @@ static bool row_taps(const resize_args *a, int64_t row, int64_t *off, float *w, 
     return inside;
 }
 
+/* Rows of horizontally interpolated values a bilinear pass keeps (two
+ * input rows); wider outputs take the per-element path. */
+#define RESIZE_HROW_MAX 2048
+
+/* FP32 bilinear, separable as the int8 path below: each input row is
+ * interpolated along W once into h (w0 x0 + w1 x1, as the per-element
+ * formula groups it), and each output row blends two such rows
+ * (a0 h0 + a1 h1): the per-element formula's operations in its order, so
+ * the same bits. Not Q8_CLONES: its AVX-512 clone would contract the blend
+ * into an FMA and round differently; baseline SSE vectors suffice here. */
+static void f32_hrow(const float *xr, const int64_t *ixw, const float *ww, int64_t n, float *h) {
+    for (int64_t o = 0; o < n; o++)
+        h[o] = ww[2 * o] * xr[ixw[2 * o]] + ww[2 * o + 1] * xr[ixw[2 * o + 1]];
+}
+
+static void f32_blend(const float *h0, const float *h1, float a0, float a1, float *y, int64_t n) {
+    for (int64_t o = 0; o < n; o++) y[o] = a0 * h0[o] + a1 * h1[o];
+}
+
 static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
     const resize_args *a = arg;
     const q8_resize_params *p = a->p;
@@ -109,11 +128,27 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
     const float *x = a->x;
     int64_t off[MAX_ROW_TAPS];
     float w[MAX_ROW_TAPS];
+    float hbuf[2][RESIZE_HROW_MAX];
+    int64_t hoff[2] = {-1, -1}; /* the input rows hbuf holds */
     for (int64_t row = b; row < e; row++) {
         float *y = (float *)a->y + row * ow_n;
         int k;
         if (!row_taps(a, row, off, w, &k)) {
             for (int64_t o = 0; o < ow_n; o++) y[o] = p->extrap_value;
+            continue;
+        }
+        if (tw == 2 && k == 2 && ow_n <= RESIZE_HROW_MAX && !p->extrap) {
+            const float *h[2];
+            for (int j = 0; j < 2; j++) {
+                int slot = hoff[0] == off[j] ? 0 : hoff[1] == off[j] ? 1 : -1;
+                if (slot < 0) { /* fill the slot the other tap does not use */
+                    slot = hoff[0] == off[1 - j] ? 1 : 0;
+                    f32_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);
+                    hoff[slot] = off[j];
+                }
+                h[j] = hbuf[slot];
+            }
+            f32_blend(h[0], h[1], w[0], w[1], y, ow_n);
             continue;
         }
         if (k == 1 && tw == 1) {
@@ -191,10 +226,6 @@ static void row_taps_int(const resize_args *a, int64_t row, int64_t *off, int32_
     }
     *k_out = k;
 }
-
-/* Rows of horizontally interpolated values an int8 bilinear pass keeps
- * (two input rows, as int32); wider outputs take the per-element path. */
-#define RESIZE_HROW_MAX 2048
 
 /* int8 / uint8 linear (q8_resize_round of the integer sums, resize.h).
  * Bilinear (two taps along H and W, the common case) is separable, as in
@@ -303,8 +334,10 @@ static void resize_run(const q8_exec *x, const q8_node *n) {
     /* an int8 linear Resize whose outputs all land on input indices (no
      * shift: every tap has weight 1) is a copy */
     bool copy = p->dtype != Q8_F32 && (!int_linear(p) || a.h->shift == 0);
-    void (*fn)(void *, int64_t, int64_t, int) = p->dtype == Q8_F32 ? resize_f32
-                                                 : copy                ? resize_gather
+    /* float nearest is a gather too (rows past a crop need resize_f32) */
+    copy |= p->dtype == Q8_F32 && p->mode == Q8_RESIZE_NEAREST && !p->extrap;
+    void (*fn)(void *, int64_t, int64_t, int) = copy                  ? resize_gather
+                                                 : p->dtype == Q8_F32 ? resize_f32
                                                  : p->dtype == Q8_I8   ? resize_i8_linear
                                                                        : resize_u8_linear;
     q8_parallel_for(x->pool, p->rows, grain, fn, &a);
