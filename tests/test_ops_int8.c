@@ -2432,6 +2432,20 @@ Test(qconv, small_k_stems) {
                            .bias = true}, 304);
 }
 
+/* An im2col over 1 MiB (K 297 x 4087 pixels): on AVX-512 VBMI it is made
+ * block by block inside the GEMM, each thread its own blocks, with 1 and 3
+ * threads and on a group's half of the channels. */
+Test(qconv, im2col_in_blocks) {
+    check_conv((conv_case){.what = "3x3 pad 1, C=33 M=19 on 61x67, N=2", .nsp = 2, .N = 2,
+                           .C = 33, .H = 61, .W = 67, .M = 19, .KH = 3, .KW = 3, .sh = 1,
+                           .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1},
+                           .bias = true}, 801);
+    check_conv((conv_case){.what = "3x3 dilation 2, group 2, C=66 M=10 on 63x65", .nsp = 2,
+                           .N = 1, .C = 66, .H = 63, .W = 65, .M = 10, .KH = 3, .KW = 3,
+                           .sh = 1, .sw = 1, .dh = 2, .dw = 2, .group = 2,
+                           .pads = {2, 2, 2, 2}}, 802);
+}
+
 /* One output pixel (squeeze-excite convs): the images are the GEMM rows. */
 Test(qconv, one_pixel_gemv) {
     static const int64_t shapes[][3] = {{1, 576, 144}, {3, 13, 17}, {2, 1, 1}, {1, 130, 33}};

@@ -21,6 +21,9 @@ void q8_qconv_lanes_tab(const q8_qconv_geom *q, uint8_t *tab);
 #if defined(__x86_64__) || defined(__i386__)
 void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
                          const uint8_t *tab, uint8_t *lanes, q8_pool *pool);
+/* Only panels [p0, p0 + np) of those lanes, written at dst (one thread). */
+void q8_qconv_lanes_vbmi_block(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
+                               const uint8_t *tab, int64_t p0, int64_t np, uint8_t *dst);
 #endif
 
 /* The same bytes as q8_qconv_im2col (pad 0) + q8_ig_pack_lanes_kj(to_u8 = true),

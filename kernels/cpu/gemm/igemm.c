@@ -347,16 +347,34 @@ typedef struct ig_ctx {
 
 static void ig_range(void *p, int64_t b, int64_t e, int t) {
     const ig_ctx *c = p;
-    const q8_igemm_args *a = c->a;
+    q8_igemm_args la = *c->a; /* lanes repointed at this thread's block */
+    const q8_igemm_args *a = &la;
     const q8_epilogue *ep = a->epi;
     _Alignas(64) int32_t tile[MAX_MR * 64];
     bool fused = c->k.tile_epi && !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL;
+    /* this thread's block, behind a header saying which one it holds (kept
+     * across the chunks the thread takes: a block is made once per thread) */
+    uint8_t *head = a->lanes_pack ? a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K) : NULL;
+    uint8_t *block = head ? head + 64 : NULL;
+    int64_t have = head ? *(const int64_t *)head : -1;
     for (int64_t it = b; it < e; it++) {
         /* Consecutive items share a lanes block, which stays in cache. */
         int64_t jb = it / c->n_ib, ib = it % c->n_ib;
         int64_t i0 = ib * c->k.mr, p0 = jb * c->k.np;
         int mr = (int)(a->I - i0 < c->k.mr ? a->I - i0 : c->k.mr);
         int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
+        if (block && jb != have) {
+            a->lanes_pack(a->lanes_pack_ctx, p0, np, block);
+            /* the kernels read panel p at lanes + p x panel bytes: point
+             * lanes so that panel p0 is the block (integer arithmetic: the
+             * address before the block is never formed as a pointer into
+             * nothing) */
+            have = jb;
+            *(int64_t *)head = jb;
+        }
+        if (block)
+            la.lanes = (const uint8_t *)((uintptr_t)block -
+                                         (uintptr_t)p0 * Q8_IG_LANES * (uintptr_t)q8_ig_kpad(a->K));
         if (fused) {
             c->k.tile_epi(a, i0, mr, p0, np);
             continue;
@@ -388,5 +406,7 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
     c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
     int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
+    for (int t = 0; a->lanes_pack && t < q8_pool_size(pool); t++) /* no block made yet */
+        *(int64_t *)(a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)) = -1;
     q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
 }

@@ -98,7 +98,22 @@ typedef struct q8_igemm_args {
     int64_t chan_offset;        /* added to the channel index (conv groups) */
     void *out;
     int64_t ldo;                /* in elements */
+    /* Optional: the lanes made block by block as the GEMM goes, instead of
+     * all of them before it (an im2col of many times the input, written to
+     * memory and read back). lanes_pack(ctx, p0, np, dst) writes panels
+     * [p0, p0 + np) at dst; thread t's block goes to lanes_scratch +
+     * t * q8_ig_block_bytes(K), where the tiles that read it find it in
+     * cache. lanes is then unused. */
+    void (*lanes_pack)(const void *ctx, int64_t p0, int64_t np, uint8_t *dst);
+    const void *lanes_pack_ctx;
+    uint8_t *lanes_scratch;
 } q8_igemm_args;
+
+/* Bytes of one thread's block of lanes for lanes_pack: a 64-byte header
+ * (which block it holds), then the most panels a work item reads. */
+static inline size_t q8_ig_block_bytes(int64_t K) {
+    return 64 + (((size_t)4 * Q8_IG_LANES * (size_t)q8_ig_kpad(K) + 63) & ~(size_t)63);
+}
 
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);
 

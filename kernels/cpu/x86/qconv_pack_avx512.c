@@ -104,6 +104,15 @@ static void lanes_range(void *arg, int64_t pb, int64_t pe, int t) {
     }
 }
 
+void q8_qconv_lanes_vbmi_block(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
+                               const uint8_t *tab, int64_t p0, int64_t np, uint8_t *dst) {
+    /* lanes_range writes panel p at lanes + p x G x 64: point lanes so that
+     * panel p0 lands at dst (integer arithmetic, as in igemm.c) */
+    int64_t G = q8_ig_kpad(Cg * q->KH * q->KW) / 4;
+    lanes_args a = {q, Cg, x, tab, (uint8_t *)((uintptr_t)dst - (uintptr_t)(p0 * G) * 64)};
+    lanes_range(&a, p0, p0 + np, 0);
+}
+
 void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
                          const uint8_t *tab, uint8_t *lanes, q8_pool *pool) {
     lanes_args a = {q, Cg, x, tab, lanes};
