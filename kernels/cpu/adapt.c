@@ -24,10 +24,20 @@ bool q8_adapt_run_serial(const q8_adapt *a) {
     return a->current == Q8_ADAPT_TIME_SERIAL || (a->current == Q8_ADAPT_DECIDED && a->serial);
 }
 
-static double best(const double *ms) {
-    double b = INFINITY;
-    for (int k = 0; k < Q8_ADAPT_KEEP; k++) b = ms[k] < b ? ms[k] : b;
-    return b;
+/* The median of the times measured so far (INFINITY: none). The median,
+ * not the minimum: where the pool is fast in some runs and slow in most
+ * (a host that moves the vCPUs), its minimum would choose it. */
+static double typical(const double *ms) {
+    double v[Q8_ADAPT_KEEP];
+    int n = 0;
+    for (int k = 0; k < Q8_ADAPT_KEEP; k++)
+        if (isfinite(ms[k])) {
+            int i = n++;
+            for (; i > 0 && v[i - 1] > ms[k]; i--) v[i] = v[i - 1];
+            v[i] = ms[k];
+        }
+    if (n == 0) return INFINITY;
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 void q8_adapt_end(q8_adapt *a, double ms) {
@@ -40,7 +50,7 @@ void q8_adapt_end(q8_adapt *a, double ms) {
     } else {
         return;
     }
-    double p = best(a->pool_ms), s = best(a->serial_ms);
+    double p = typical(a->pool_ms), s = typical(a->serial_ms);
     /* Not measured both ways yet: the pool, as without measurements. */
     a->serial = isfinite(p) && isfinite(s) && s <= p;
 }

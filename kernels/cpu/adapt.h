@@ -19,8 +19,8 @@
  *
  * Schedule: the first 2 x Q8_ADAPT_WARM runs alternate between the pool
  * and the caller, each timed; then one such pair every Q8_ADAPT_PERIOD
- * runs. Runs use the caller alone when the best of its last Q8_ADAPT_KEEP
- * times is no slower than the best of the pool's last ones. */
+ * runs. Runs use the caller alone when the median of its last
+ * Q8_ADAPT_KEEP times is no slower than the median of the pool's. */
 #ifndef Q8_ADAPT_H
 #define Q8_ADAPT_H
 
@@ -28,7 +28,7 @@
 
 #define Q8_ADAPT_WARM 3
 #define Q8_ADAPT_PERIOD 64
-#define Q8_ADAPT_KEEP 4
+#define Q8_ADAPT_KEEP 5
 
 typedef enum q8_adapt_run {
     Q8_ADAPT_DECIDED,     /* the way decided; not timed */
