@@ -110,8 +110,11 @@ SHORT_CLONES static void softmax_short_rows(const float *x, float *y, int64_t n,
             m[r] = t[j][r] > m[r] ? t[j][r] : m[r];
             z[r] += t[j][r] * 0.0f;
         }
+    /* rows with a NaN or an infinity (z != 0) go to softmax_row below: their
+     * exps here are of 0, not of a NaN (q8_exp_neg must not see one) */
     for (int64_t j = 0; j < len; j++)
-        for (int64_t r = 0; r < n; r++) ex[j][r] = q8_exp_neg(t[j][r] - m[r]);
+        for (int64_t r = 0; r < n; r++)
+            ex[j][r] = q8_exp_neg(z[r] == 0.0f ? t[j][r] - m[r] : 0.0f);
     for (int64_t r = 0; r < n; r++) sf[r] = 0.0f;
     for (int64_t j = 0; j < len; j++)
         for (int64_t r = 0; r < n; r++) sf[r] += ex[j][r];
