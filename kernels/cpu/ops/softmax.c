@@ -111,10 +111,23 @@ SHORT_CLONES static void softmax_short_rows(const float *x, float *y, int64_t n,
             z[r] += t[j][r] * 0.0f;
         }
     /* rows with a NaN or an infinity (z != 0) go to softmax_row below: their
-     * exps here are of 0, not of a NaN (q8_exp_neg must not see one) */
+     * exps here are of 0, not of a NaN (q8_exp_neg must not see one). The
+     * select is a bit mask: a float select keeps GCC from vectorizing. */
+    uint32_t keep[SHORT_ROWS];
+    for (int64_t r = 0; r < n; r++) {
+        uint32_t zb;
+        memcpy(&zb, &z[r], 4);
+        keep[r] = (uint32_t)0 - (uint32_t)((zb << 1) == 0); /* z is +-0 */
+    }
     for (int64_t j = 0; j < len; j++)
-        for (int64_t r = 0; r < n; r++)
-            ex[j][r] = q8_exp_neg(z[r] == 0.0f ? t[j][r] - m[r] : 0.0f);
+        for (int64_t r = 0; r < n; r++) {
+            float d = t[j][r] - m[r];
+            uint32_t db;
+            memcpy(&db, &d, 4);
+            db &= keep[r];
+            memcpy(&d, &db, 4);
+            ex[j][r] = q8_exp_neg(d);
+        }
     for (int64_t r = 0; r < n; r++) sf[r] = 0.0f;
     for (int64_t j = 0; j < len; j++)
         for (int64_t r = 0; r < n; r++) sf[r] += ex[j][r];
