@@ -21,6 +21,8 @@
  */
 #include "quantize.h"
 
+#include "calib_span.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -1093,6 +1095,8 @@ static bool keep_linear_resize_before_compute(qctx *c) {
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
+    q8_graph_fix_producers(g); /* the note names producers */
+    Q8_TRY(q8_span_note(g, cal, meta, err)); /* before the rewrite renames and renumbers */
     Q8_TRY(fold_matmul_biases(&c, o));
     int nn = g->n_nodes, nt = g->n_tensors;
     c.kind = calloc((size_t)nn + 1, sizeof(int));
