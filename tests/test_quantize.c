@@ -100,15 +100,15 @@ static void rm_dir(const char *dir, int n) {
 }
 
 /* Optimize, calibrate on n random samples (the odd ones scaled by quiet),
- * quantize; the metadata into *meta. */
+ * quantize; the metadata into *meta. keep_wide: no wide-range rule. */
 static q8_graph *quantized_on(q8_graph *g, const q8_quant_options *qo, int n, float quiet,
-                              q8_meta *meta) {
+                              bool keep_wide, q8_meta *meta) {
     q8_error err = {0};
     cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
     char *dir = sample_dir(n, quiet);
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
-    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
+    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1, .keep_wide = keep_wide};
     q8_calibration cal;
     cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(q8_quantize_graph(g, &cal, qo, meta, &err), Q8_OK, "%s", err.msg);
@@ -121,7 +121,7 @@ static q8_graph *quantized_on(q8_graph *g, const q8_quant_options *qo, int n, fl
 /* The same on 8 alike samples. */
 static q8_graph *quantized(q8_graph *g, const q8_quant_options *qo) {
     q8_meta meta = {0};
-    quantized_on(g, qo, 8, 1, &meta);
+    quantized_on(g, qo, 8, 1, false, &meta);
     q8_meta_free(&meta);
     return g;
 }
@@ -758,7 +758,7 @@ static q8_graph *wide_chain(void) {
  * metadata says why. */
 Test(quantize, wide_range_activations_keep_their_layers_fp32) {
     q8_meta meta = {0};
-    q8_graph *g = quantized_on(wide_chain(), NULL, 16, 1e-3f, &meta);
+    q8_graph *g = quantized_on(wide_chain(), NULL, 16, 1e-3f, false, &meta);
     cr_assert_eq(count(g, "Conv"), 2);
     cr_assert_eq(count(g, "QConv"), 1);
     const q8_meta_entry *e = q8_meta_get(&meta, "tensor.x.wide_range");
@@ -776,10 +776,13 @@ Test(quantize, wide_range_activations_keep_their_layers_fp32) {
     cr_assert(e && e->i >= 3);
     q8_meta_free(&meta);
     q8_graph_free(g);
-    /* samples alike: every conv INT8, nothing recorded */
-    g = quantized_on(wide_chain(), NULL, 16, 1, &meta);
-    cr_assert_eq(count(g, "QConv"), 3);
-    cr_assert_null(q8_meta_get(&meta, "quant.wide_range_tensors"));
-    q8_meta_free(&meta);
-    q8_graph_free(g);
+    /* samples alike, or the rule off (--wide-range int8): every conv INT8,
+     * nothing recorded */
+    for (int keep = 0; keep < 2; keep++) {
+        g = quantized_on(wide_chain(), NULL, 16, keep ? 1e-3f : 1, keep, &meta);
+        cr_assert_eq(count(g, "QConv"), 3);
+        cr_assert_null(q8_meta_get(&meta, "quant.wide_range_tensors"));
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+    }
 }

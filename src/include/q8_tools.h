@@ -114,6 +114,11 @@ typedef struct q8_quant_options {
      * docs/accuracy.md, "Embedding tables in INT8") */
     bool int8_embeddings;
     q8_weight_rounding weight_rounding;
+    /* activations whose range varies by orders of magnitude from sample to
+     * sample (and what linear layers compute from them) keep a static INT8
+     * scale anyway (quantize --wide-range int8); false, the default: their
+     * layers stay FP32 (src/quant/calib_span.h; docs/accuracy.md) */
+    bool wide_int8;
 } q8_quant_options;
 
 struct q8_meta;

@@ -375,7 +375,7 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
             out->threshold[t] = q8_calib_threshold(h, m, o->percentile);
     }
     if (st == Q8_OK) review(g, out, o, n_outliers);
-    if (st == Q8_OK) mark_wide(g, out, o);
+    if (st == Q8_OK && !o->keep_wide) mark_wide(g, out, o);
     out->chosen = m;
     if (st == Q8_OK && o->method == Q8_CALIB_AUTO)
         st = q8_calib_choose(g, s, o, outlier, out, err);

@@ -12,6 +12,7 @@ typedef struct q8_calib_options {
     q8_calib_method method;
     double percentile;      /* for Q8_CALIB_PERCENTILE, e.g. 99.99 */
     int n_threads;
+    bool keep_wide;         /* no wide-tensor rule (calib_span.h): thresholds as measured */
     void (*warn)(void *arg, const char *msg);   /* may be NULL */
     void *warn_arg;
     /* Q8_CALIB_AUTO: the INT8 graph (*out, the caller's to free) the
