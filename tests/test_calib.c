@@ -159,12 +159,19 @@ Test(calib, entropy_guard_on_a_spiky_distribution) {
 
 /* ---- per-sample spread (calib_span.h) ---- */
 
-static void spans(q8_hist *h, const float *amax, int n) {
+/* n samples of `values` values each, sample i's largest |x| amax[i] */
+static void spans_of(q8_hist *h, const float *amax, int n, int values) {
     q8_hist_init(h);
+    float x[Q8_WIDE_MIN_VALUES];
     for (int i = 0; i < n; i++) {
-        float x[3] = {amax[i] * 0.25f, -amax[i], 0}; /* the sample's largest |x| is amax[i] */
-        q8_hist_range(h, x, 3, true);
+        for (int k = 0; k < values; k++) x[k] = amax[i] * (float)(k % 5) / -8;
+        x[values / 2] = -amax[i];
+        q8_hist_range(h, x, values, true);
     }
+}
+
+static void spans(q8_hist *h, const float *amax, int n) {
+    spans_of(h, amax, n, Q8_WIDE_MIN_VALUES);
 }
 
 Test(calib, span_counts_each_sample_by_its_largest_value) {
@@ -202,6 +209,10 @@ Test(calib, span_needs_a_tenth_of_enough_samples) {
     spans(&h, a, 11); /* 1 of 11: not */
     cr_assert_not(q8_span_is_wide(&h, 0.5));
     spans(&h, a, 7); /* 1 of 7, but too few samples to say */
+    cr_assert_not(q8_span_is_wide(&h, 0.5));
+    /* a few values per sample (a scalar score) say nothing about loudness */
+    spans_of(&h, a, 10, Q8_WIDE_MIN_VALUES - 1);
+    cr_assert_float_eq(q8_span_quiet_fraction(&h, 0.5, Q8_WIDE_RATIO), 0.1, 1e-12);
     cr_assert_not(q8_span_is_wide(&h, 0.5));
     /* all-zero samples are exact in INT8: not quiet */
     for (int i = 0; i < 5; i++) a[i] = 0;

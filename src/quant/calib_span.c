@@ -31,6 +31,7 @@ double q8_span_quiet_fraction(const q8_hist *h, double threshold, double ratio) 
 
 bool q8_span_is_wide(const q8_hist *h, double threshold) {
     return h->samples >= Q8_WIDE_MIN_SAMPLES &&
+           h->seen >= (uint64_t)Q8_WIDE_MIN_VALUES * h->samples &&
            q8_span_quiet_fraction(h, threshold, Q8_WIDE_RATIO) >= Q8_WIDE_MIN_FRACTION;
 }
 

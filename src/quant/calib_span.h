@@ -12,7 +12,8 @@
  * Calibration keeps, per tensor, the per-sample largest |x| by power of two
  * (calib_stats.h: span). A tensor is "wide" when at least
  * Q8_WIDE_MIN_FRACTION of the samples (all-zero samples count as served:
- * they are exact) have their largest |x| below threshold / Q8_WIDE_RATIO.
+ * they are exact) have their largest |x| below threshold / Q8_WIDE_RATIO,
+ * with enough samples and values per sample to say so.
  * What is computed from a wide tensor by ops that carry its amplitude over
  * (linear layers, ReLU, pooling, views, sums and products, |x|, powers; not
  * normalizations, saturating functions or recurrent layers) is wide too,
@@ -36,6 +37,10 @@
 #define Q8_WIDE_MIN_FRACTION 0.10
 /* With fewer samples the spread is not measured. */
 #define Q8_WIDE_MIN_SAMPLES 8
+/* Nor with fewer values per sample: the largest |x| of a handful of signed
+ * values (a scalar score) says where they fell, not how loud the sample is;
+ * one near 0 is not a quiet sample. */
+#define Q8_WIDE_MIN_VALUES 64
 
 /* One sample's largest finite |x| (pass 1, kept samples). */
 void q8_span_add(q8_hist *h, float sample_amax);
