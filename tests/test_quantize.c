@@ -786,3 +786,48 @@ Test(quantize, wide_range_activations_keep_their_layers_fp32) {
         q8_graph_free(g);
     }
 }
+
+/* x[1,3,8,8] -> 1x1 conv a (3 -> 2) [-> Relu -> 1x1 conv b (2 -> 1)] -> y:
+ * 384 and 128 multiply-adds */
+static q8_graph *small_convs(bool chain) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t xd[4] = {1, 3, 8, 8}, wa[4] = {2, 3, 1, 1}, wb[4] = {1, 2, 1, 1};
+    int x = T(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    weight(g, "wa", 4, wa, &r);
+    weight(g, "wb", 4, wb, &r);
+    node(g, "a", "Conv", 2, (const char *[]){"x", "wa"}, chain ? "ca" : "y");
+    if (chain) {
+        node(g, "act", "Relu", 1, (const char *[]){"ca"}, "ra");
+        node(g, "b", "Conv", 2, (const char *[]){"ra", "wb"}, "y");
+    }
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* A small layer alone between FP32 stays FP32 (its conversions would cost
+ * more than its arithmetic); small layers with int8 neighbours stay INT8. */
+Test(quantize, small_layer_alone_stays_fp32) {
+    q8_quant_options qo = {.small_alone_fp32 = true};
+    q8_meta meta = {0};
+    q8_graph *g = quantized_on(small_convs(false), &qo, 8, 1, false, &meta);
+    cr_assert_eq(count(g, "Conv"), 1);
+    cr_assert_eq(count(g, "QConv"), 0);
+    const q8_meta_entry *e = q8_meta_get(&meta, "layer.a.fp32_small");
+    cr_assert(e && e->i == 384, "%lld", e ? (long long)e->i : -1LL);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+    g = quantized_on(small_convs(true), &qo, 8, 1, false, &meta);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_null(q8_meta_get(&meta, "layer.b.fp32_small"));
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+    g = quantized_on(small_convs(false), NULL, 8, 1, false, &meta); /* the option off */
+    cr_assert_eq(count(g, "QConv"), 1);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+}
