@@ -119,10 +119,6 @@ typedef struct q8_quant_options {
      * scale anyway (quantize --wide-range int8); false, the default: their
      * layers stay FP32 (src/quant/calib_span.h; docs/accuracy.md) */
     bool wide_int8;
-    /* a layer with no int8 neighbour and fewer than Q8_MIN_ALONE_MACS
-     * multiply-adds stays FP32: its QuantizeLinear, DequantizeLinear and
-     * call cost more than FP32's arithmetic (quantize's default: on) */
-    bool small_alone_fp32;
 } q8_quant_options;
 
 struct q8_meta;

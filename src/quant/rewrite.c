@@ -1092,41 +1092,6 @@ static bool keep_linear_resize_before_compute(qctx *c) {
     return changed;
 }
 
-/* Multiply-adds of QCOMPUTE node n: output elements times the inputs each
- * one sums. */
-static double layer_macs(const q8_graph *g, const q8_node *n) {
-    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
-    if (!w->data) return (double)q8_tensor_numel(y) * (double)x->dims[x->ndim - 1]; /* A x B */
-    if (is_op(n, "ConvTranspose"))
-        return (double)q8_tensor_numel(x) * (double)q8_tensor_numel(w) / (double)w->dims[0];
-    int64_t m = is_op(n, "Conv") ? y->dims[1] : y->dims[y->ndim - 1];
-    return (double)q8_tensor_numel(y) * (double)q8_tensor_numel(w) / (double)(m ? m : 1);
-}
-
-/* An INT8 layer alone between FP32 nodes (its input not int8 already, no
- * int8 reader of its output) pays a QuantizeLinear, a DequantizeLinear and
- * its own requantizing call; below Q8_MIN_ALONE_MACS multiply-adds FP32
- * does the whole layer in less (Silero VAD's 128 -> 1 decoder Conv:
- * docs/performance.md). Such layers stay FP32 (layer.NAME.fp32_small);
- * q8_quant_options.small_alone_fp32, quantize's default.
- * Not a MatMul that took in its bias (fold_matmul_biases): only the
- * rewrite reads that form. */
-static q8_status keep_small_alone_fp32(qctx *c, q8_meta *meta) {
-    q8_graph *g = c->g;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const q8_node *n = g->nodes[i];
-        if (c->kind[i] != K_QCOMPUTE || (is_op(n, "MatMul") && n->n_inputs > 2) ||
-            c->q8ver[n->inputs[0]] == -2 || c->q8ver[n->outputs[0]] == -2 ||
-            layer_macs(g, n) >= Q8_MIN_ALONE_MACS)
-            continue;
-        c->kind[i] = K_FP32;
-        char key[600];
-        snprintf(key, sizeof key, "layer.%s.fp32_small", n->name);
-        Q8_TRY(q8_meta_set_int(meta, key, (int64_t)layer_macs(g, n), c->err));
-    }
-    return Q8_OK;
-}
-
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
@@ -1187,7 +1152,6 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
             else c.kind[i] = K_FP32;
         }
     }
-    if (o && o->small_alone_fp32 && (s = keep_small_alone_fp32(&c, meta)) != Q8_OK) goto out;
     /* Concat scales: its QCOMPUTE inputs write the Concat's calibrated scale. */
     for (int i = 0; i < nn; i++)
         if (c.kind[i] == K_PASS && is_op(g->nodes[i], "Concat") &&
