@@ -39,15 +39,21 @@ static void pads1(q8_node *n) {
     for (int i = 0; i < 4; i++) a->ints[i] = 1;
 }
 
+/* g's one input: x [1,3,8,8] (the samples' shape) */
+static void input_x(q8_graph *g) {
+    int x = T(g, "x");
+    int64_t xd[4] = {1, 3, 8, 8};
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+}
+
 /* x[1,3,8,8] -> conv1 -> act -> conv2 [-> more] -> y */
 static q8_graph *conv_chain(const char *act, bool concat) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
@@ -329,11 +335,8 @@ static void scalar_const(q8_graph *g, const char *name, float v) {
 static q8_graph *conv_scalar_chain(bool tail) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     scalar_const(g, "k", 0.75f);
@@ -408,11 +411,8 @@ Test(quantize, scalar_op_before_an_output_stays_fp32) {
 static q8_graph *residual_chain(bool tail) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     weight(g, "w3", 4, w2, &r);
@@ -477,12 +477,9 @@ Test(quantize, residual_sum_before_an_output_stays_fp32) {
 static q8_graph *se_chain(bool table) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(6);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3},
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3},
             ws[4] = {8, 8, 1, 1};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     weight(g, "ws", 4, ws, &r);
@@ -610,11 +607,8 @@ static q8_graph *upsample_graph(const char *mode, int shape) {
     bool head = shape == UP_HEAD;
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     int roi = T(g, "roi"), sc = T(g, "scales");
@@ -692,12 +686,9 @@ Test(quantize, linear_resize_only_where_it_adds_no_rounding) {
 Test(quantize, concat_with_constant_zeros_stays_int8) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(7);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
             zd[4] = {1, 8, 8, 8};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     int z = T(g, "zeros");
@@ -731,11 +722,8 @@ Test(quantize, concat_with_constant_zeros_stays_int8) {
 static q8_graph *wide_chain(void) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, bd = 8;
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, bd = 8;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     weight(g, "w3", 4, w2, &r);
