@@ -774,3 +774,52 @@ Test(quantize, wide_range_activations_keep_their_layers_fp32) {
         q8_graph_free(g);
     }
 }
+
+/* x[1,3,8,8] -> 1x1 conv a (3 -> 2) [-> Relu -> 1x1 conv b (2 -> 1)]
+ * [-> Sigmoid] -> y: 384 and 128 multiply-adds */
+static q8_graph *small_convs(bool chain, bool sigmoid) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t wa[4] = {2, 3, 1, 1}, wb[4] = {1, 2, 1, 1};
+    input_x(g);
+    weight(g, "wa", 4, wa, &r);
+    weight(g, "wb", 4, wb, &r);
+    const char *last = chain ? "cb" : "ca";
+    node(g, "a", "Conv", 2, (const char *[]){"x", "wa"}, "ca");
+    if (chain) {
+        node(g, "act", "Relu", 1, (const char *[]){"ca"}, "ra");
+        node(g, "b", "Conv", 2, (const char *[]){"ra", "wb"}, "cb");
+    }
+    node(g, "last", sigmoid ? "Sigmoid" : "Identity", 1, (const char *[]){last}, "y");
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* A small layer alone between FP32 (with or without a table after it)
+ * stays FP32, its Sigmoid fused as in an FP32 model; small layers with an
+ * int8 neighbour stay INT8. */
+Test(quantize, small_layer_alone_stays_fp32) {
+    q8_quant_options qo = {.small_alone_fp32 = true};
+    for (int sig = 0; sig < 2; sig++) {
+        q8_meta meta = {0};
+        q8_graph *g = quantized_on(small_convs(false, sig), &qo, 8, 1, false, &meta);
+        cr_assert_eq(count(g, "Conv"), 1);
+        cr_assert_eq(count(g, "QConv") + count(g, "QLut") + count(g, "Sigmoid"), 0, "sig %d", sig);
+        const q8_meta_entry *e = q8_meta_get(&meta, "layer.a.fp32_small");
+        cr_assert(e && e->i == 384, "%lld", e ? (long long)e->i : -1LL);
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+        g = quantized_on(small_convs(true, sig), &qo, 8, 1, false, &meta);
+        cr_assert_eq(count(g, "QConv"), 2);
+        cr_assert_eq(count(g, "QLut"), sig);
+        cr_assert_null(q8_meta_get(&meta, "layer.b.fp32_small"));
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+        g = quantized_on(small_convs(false, sig), NULL, 8, 1, false, &meta); /* option off */
+        cr_assert_eq(count(g, "QConv"), 1);
+        cr_assert_eq(count(g, "QLut"), sig);
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+    }
+}

@@ -257,7 +257,8 @@ int main(int argc, char **argv) {
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
                              .quant = {.equalize = true, .int8_embeddings = true,
-                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO}};
+                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO,
+                                       .small_alone_fp32 = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
