@@ -1,4 +1,6 @@
-/* Calibration: histogram bookkeeping and the four threshold methods. */
+/* Calibration: histogram bookkeeping, the threshold methods, and the
+ * per-sample spread that marks wide tensors. */
+#include "calib_span.h"
 #include "calib_stats.h"
 #include "testutil.h"
 
@@ -153,4 +155,68 @@ Test(calib, entropy_guard_on_a_spiky_distribution) {
     float p999 = q8_calib_threshold(&h, Q8_CALIB_PERCENTILE, 99.9);
     cr_assert(te >= p999 && te > 2.7f, "entropy %g, 99.9th percentile %g", te, p999);
     free(x);
+}
+
+/* ---- per-sample spread (calib_span.h) ---- */
+
+/* n samples of `values` values each, sample i's largest |x| amax[i] */
+static void spans_of(q8_hist *h, const float *amax, int n, int values) {
+    q8_hist_init(h);
+    float x[Q8_WIDE_MIN_VALUES];
+    for (int i = 0; i < n; i++) {
+        for (int k = 0; k < values; k++) x[k] = amax[i] * (float)(k % 5) / -8;
+        x[values / 2] = -amax[i];
+        q8_hist_range(h, x, values, true);
+    }
+}
+
+static void spans(q8_hist *h, const float *amax, int n) {
+    spans_of(h, amax, n, Q8_WIDE_MIN_VALUES);
+}
+
+Test(calib, span_counts_each_sample_by_its_largest_value) {
+    float a[4] = {0.5f, 0.75f, 1e-3f, 0};
+    q8_hist h;
+    spans(&h, a, 4);
+    cr_assert_eq(h.samples, 4);
+    cr_assert_eq(h.zero_samples, 1);
+    cr_assert_eq(h.span[-1 - Q8_SPAN_LOG2_MIN], 2);  /* [0.5, 1) */
+    cr_assert_eq(h.span[-10 - Q8_SPAN_LOG2_MIN], 1); /* 1e-3 in [2^-10, 2^-9) */
+    /* an outlier sample (not kept) is not counted */
+    float big[1] = {100};
+    q8_hist_range(&h, big, 1, false);
+    cr_assert_eq(h.samples, 4);
+}
+
+Test(calib, span_quiet_samples_are_those_wholly_below_the_bound) {
+    /* threshold 0.5: the bound is 0.5 / 32 = 2^-6. A sample just below it
+     * (its bin [2^-7, 2^-6) ends at the bound) is quiet; one at 2^-6 is not. */
+    float a[8] = {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.0150f, 0.015625f};
+    q8_hist h;
+    spans(&h, a, 8);
+    cr_assert_float_eq(q8_span_quiet_fraction(&h, 0.5, Q8_WIDE_RATIO), 1.0 / 8, 1e-12);
+    cr_assert(q8_span_is_wide(&h, 0.5)); /* 1 of 8 >= 10% */
+    cr_assert_not(q8_span_is_wide(&h, 0.25)); /* bound 2^-7: none below */
+}
+
+Test(calib, span_needs_a_tenth_of_enough_samples) {
+    float a[11];
+    for (int i = 0; i < 11; i++) a[i] = 0.5f;
+    a[0] = 1e-4f;
+    q8_hist h;
+    spans(&h, a, 10); /* 1 quiet of 10: wide */
+    cr_assert(q8_span_is_wide(&h, 0.5));
+    spans(&h, a, 11); /* 1 of 11: not */
+    cr_assert_not(q8_span_is_wide(&h, 0.5));
+    spans(&h, a, 7); /* 1 of 7, but too few samples to say */
+    cr_assert_not(q8_span_is_wide(&h, 0.5));
+    /* a few values per sample (a scalar score) say nothing about loudness */
+    spans_of(&h, a, 10, Q8_WIDE_MIN_VALUES - 1);
+    cr_assert_float_eq(q8_span_quiet_fraction(&h, 0.5, Q8_WIDE_RATIO), 0.1, 1e-12);
+    cr_assert_not(q8_span_is_wide(&h, 0.5));
+    /* all-zero samples are exact in INT8: not quiet */
+    for (int i = 0; i < 5; i++) a[i] = 0;
+    spans(&h, a, 10);
+    cr_assert_float_eq(q8_span_quiet_fraction(&h, 0.5, Q8_WIDE_RATIO), 0.0, 1e-12);
+    cr_assert_not(q8_span_is_wide(&h, 0.5));
 }

@@ -39,15 +39,21 @@ static void pads1(q8_node *n) {
     for (int i = 0; i < 4; i++) a->ints[i] = 1;
 }
 
+/* g's one input: x [1,3,8,8] (the samples' shape) */
+static void input_x(q8_graph *g) {
+    int x = T(g, "x");
+    int64_t xd[4] = {1, 3, 8, 8};
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+}
+
 /* x[1,3,8,8] -> conv1 -> act -> conv2 [-> more] -> y */
 static q8_graph *conv_chain(const char *act, bool concat) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
@@ -71,8 +77,9 @@ static q8_graph *conv_chain(const char *act, bool concat) {
     return g;
 }
 
-/* Write n random samples of shape [1,3,8,8] into a fresh folder. */
-static char *sample_dir(int n) {
+/* Write n random samples of shape [1,3,8,8] into a fresh folder; the odd
+ * ones scaled by quiet (1: all alike). */
+static char *sample_dir(int n, float quiet) {
     static char dir[64];
     snprintf(dir, sizeof dir, "/tmp/q8qt%dXXXXXX", (int)getpid());
     cr_assert(mkdtemp(dir));
@@ -81,6 +88,7 @@ static char *sample_dir(int n) {
     float x[192];
     for (int i = 0; i < n; i++) {
         q8t_fill(&r, x, 192, -1, 1);
+        for (int k = 0; i % 2 && k < 192; k++) x[k] *= quiet;
         char p[128];
         snprintf(p, sizeof p, "%s/s%02d.npy", dir, i);
         cr_assert_eq(q8_npy_write(p, Q8_F32, d, 4, x, NULL), Q8_OK);
@@ -97,23 +105,30 @@ static void rm_dir(const char *dir, int n) {
     rmdir(dir);
 }
 
-/* Optimize, calibrate on 8 random samples, quantize; keep a copy of the FP32
- * graph's output on sample 0 in *ref. */
-static q8_graph *quantized(q8_graph *g, const q8_quant_options *qo) {
+/* Optimize, calibrate on n random samples (the odd ones scaled by quiet),
+ * quantize; the metadata into *meta. keep_wide: no wide-range rule. */
+static q8_graph *quantized_on(q8_graph *g, const q8_quant_options *qo, int n, float quiet,
+                              bool keep_wide, q8_meta *meta) {
     q8_error err = {0};
     cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
-    char *dir = sample_dir(8);
+    char *dir = sample_dir(n, quiet);
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
-    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
+    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1, .keep_wide = keep_wide};
     q8_calibration cal;
     cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
-    q8_meta meta = {0};
-    cr_assert_eq(q8_quantize_graph(g, &cal, qo, &meta, &err), Q8_OK, "%s", err.msg);
-    q8_meta_free(&meta);
+    cr_assert_eq(q8_quantize_graph(g, &cal, qo, meta, &err), Q8_OK, "%s", err.msg);
     q8_calibration_free(&cal);
     q8_samples_free(&s);
-    rm_dir(dir, 8);
+    rm_dir(dir, n);
+    return g;
+}
+
+/* The same on 8 alike samples. */
+static q8_graph *quantized(q8_graph *g, const q8_quant_options *qo) {
+    q8_meta meta = {0};
+    quantized_on(g, qo, 8, 1, false, &meta);
+    q8_meta_free(&meta);
     return g;
 }
 
@@ -320,11 +335,8 @@ static void scalar_const(q8_graph *g, const char *name, float v) {
 static q8_graph *conv_scalar_chain(bool tail) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     scalar_const(g, "k", 0.75f);
@@ -399,11 +411,8 @@ Test(quantize, scalar_op_before_an_output_stays_fp32) {
 static q8_graph *residual_chain(bool tail) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     weight(g, "w3", 4, w2, &r);
@@ -468,12 +477,9 @@ Test(quantize, residual_sum_before_an_output_stays_fp32) {
 static q8_graph *se_chain(bool table) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(6);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3},
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3},
             ws[4] = {8, 8, 1, 1};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     weight(g, "ws", 4, ws, &r);
@@ -601,11 +607,8 @@ static q8_graph *upsample_graph(const char *mode, int shape) {
     bool head = shape == UP_HEAD;
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, four = 4, none = 0;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     int roi = T(g, "roi"), sc = T(g, "scales");
@@ -683,12 +686,9 @@ Test(quantize, linear_resize_only_where_it_adds_no_rounding) {
 Test(quantize, concat_with_constant_zeros_stays_int8) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(7);
-    int64_t xd[4] = {1, 3, 8, 8}, w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 16, 3, 3},
             zd[4] = {1, 8, 8, 8};
-    int x = T(g, "x");
-    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
+    input_x(g);
     weight(g, "w1", 4, w1, &r);
     weight(g, "w2", 4, w2, &r);
     int z = T(g, "zeros");
@@ -715,4 +715,111 @@ Test(quantize, concat_with_constant_zeros_stays_int8) {
         if (strcmp(g->nodes[i]->op_type, "Concat") == 0)
             cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
     q8_graph_free(g);
+}
+
+/* x -> conv1 (+ a bias of 5 that lifts its range) -> Relu -> conv2 ->
+ * Sigmoid -> conv3 -> y */
+static q8_graph *wide_chain(void) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, bd = 8;
+    input_x(g);
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    weight(g, "w3", 4, w2, &r);
+    weight(g, "b1", 1, &bd, &r);
+    for (int i = 0; i < 8; i++) ((float *)g->tensors[T(g, "b1")]->data)[i] = 5;
+    pads1(node(g, "conv1", "Conv", 3, (const char *[]){"x", "w1", "b1"}, "c1"));
+    node(g, "act", "Relu", 1, (const char *[]){"c1"}, "a1");
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
+    node(g, "sig", "Sigmoid", 1, (const char *[]){"c2"}, "s2");
+    pads1(node(g, "conv3", "Conv", 2, (const char *[]){"s2", "w3"}, "y"));
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* Half the samples 1000 times quieter: x's static scale would leave them a
+ * fraction of a step. x is wide; conv1's output is not (its bias sets the
+ * range) but is computed from x by a linear layer, so it is wide too; the
+ * Sigmoid stops that. conv1 and conv2 stay FP32, conv3 is INT8, and the
+ * metadata says why. */
+Test(quantize, wide_range_activations_keep_their_layers_fp32) {
+    q8_meta meta = {0};
+    q8_graph *g = quantized_on(wide_chain(), NULL, 16, 1e-3f, false, &meta);
+    cr_assert_eq(count(g, "Conv"), 2);
+    cr_assert_eq(count(g, "QConv"), 1);
+    const q8_meta_entry *e = q8_meta_get(&meta, "tensor.x.wide_range");
+    cr_assert(e && e->type == Q8_META_STR && !strncmp(e->s, "measured: 50%", 13), "%s",
+              e ? e->s : "(none)");
+    cr_assert_not_null(q8_meta_get(&meta, "layer.conv1.fp32_wide_range"));
+    cr_assert_not_null(q8_meta_get(&meta, "layer.conv2.fp32_wide_range"));
+    cr_assert_null(q8_meta_get(&meta, "layer.conv3.fp32_wide_range"));
+    int inherited = 0;
+    for (int i = 0; i < meta.n; i++)
+        inherited += meta.e[i].type == Q8_META_STR && strstr(meta.e[i].key, ".wide_range") &&
+                     !strncmp(meta.e[i].s, "inherited from node 'conv1'", 27);
+    cr_assert_eq(inherited, 1); /* conv1's output (with the Relu fused or not) */
+    e = q8_meta_get(&meta, "quant.wide_range_tensors");
+    cr_assert(e && e->i >= 3);
+    q8_meta_free(&meta);
+    q8_graph_free(g);
+    /* samples alike, or the rule off (--wide-range int8): every conv INT8,
+     * nothing recorded */
+    for (int keep = 0; keep < 2; keep++) {
+        g = quantized_on(wide_chain(), NULL, 16, keep ? 1e-3f : 1, keep, &meta);
+        cr_assert_eq(count(g, "QConv"), 3);
+        cr_assert_null(q8_meta_get(&meta, "quant.wide_range_tensors"));
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+    }
+}
+
+/* x[1,3,8,8] -> 1x1 conv a (3 -> 2) [-> Relu -> 1x1 conv b (2 -> 1)]
+ * [-> Sigmoid] -> y: 384 and 128 multiply-adds */
+static q8_graph *small_convs(bool chain, bool sigmoid) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t wa[4] = {2, 3, 1, 1}, wb[4] = {1, 2, 1, 1};
+    input_x(g);
+    weight(g, "wa", 4, wa, &r);
+    weight(g, "wb", 4, wb, &r);
+    const char *last = chain ? "cb" : "ca";
+    node(g, "a", "Conv", 2, (const char *[]){"x", "wa"}, "ca");
+    if (chain) {
+        node(g, "act", "Relu", 1, (const char *[]){"ca"}, "ra");
+        node(g, "b", "Conv", 2, (const char *[]){"ra", "wb"}, "cb");
+    }
+    node(g, "last", sigmoid ? "Sigmoid" : "Identity", 1, (const char *[]){last}, "y");
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* A small layer alone between FP32 (with or without a table after it)
+ * stays FP32, its Sigmoid fused as in an FP32 model; small layers with an
+ * int8 neighbour stay INT8. */
+Test(quantize, small_layer_alone_stays_fp32) {
+    q8_quant_options qo = {.small_alone_fp32 = true};
+    for (int sig = 0; sig < 2; sig++) {
+        q8_meta meta = {0};
+        q8_graph *g = quantized_on(small_convs(false, sig), &qo, 8, 1, false, &meta);
+        cr_assert_eq(count(g, "Conv"), 1);
+        cr_assert_eq(count(g, "QConv") + count(g, "QLut") + count(g, "Sigmoid"), 0, "sig %d", sig);
+        const q8_meta_entry *e = q8_meta_get(&meta, "layer.a.fp32_small");
+        cr_assert(e && e->i == 384, "%lld", e ? (long long)e->i : -1LL);
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+        g = quantized_on(small_convs(true, sig), &qo, 8, 1, false, &meta);
+        cr_assert_eq(count(g, "QConv"), 2);
+        cr_assert_eq(count(g, "QLut"), sig);
+        cr_assert_null(q8_meta_get(&meta, "layer.b.fp32_small"));
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+        g = quantized_on(small_convs(false, sig), NULL, 8, 1, false, &meta); /* option off */
+        cr_assert_eq(count(g, "QConv"), 1);
+        cr_assert_eq(count(g, "QLut"), sig);
+        q8_meta_free(&meta);
+        q8_graph_free(g);
+    }
 }

@@ -10,6 +10,7 @@
  *            [--int8-embeddings on|off] [--weight-rounding nearest|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
+ *            [--wide-range fp32|int8]
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ static void usage(FILE *f) {
             "                [--weight-rounding nearest|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
+            "                [--wide-range fp32|int8]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
             "  --calib-method auto (the default): percentile (--percentile P, 99.99) or mse\n"
@@ -73,7 +75,11 @@ static void usage(FILE *f) {
             "  --min-sqnr: the same, label-free: until the output SQNR against FP32 on the\n"
             "  --data samples (default: the --calib samples) is at least DB.\n"
             "  --speed-check: time each INT8 layer against its FP32 form on this machine\n"
-            "  (calibration sample 0, --threads) and keep FP32 the layers INT8 makes slower.\n");
+            "  (calibration sample 0, --threads) and keep FP32 the layers INT8 makes slower.\n"
+            "  --wide-range fp32 (the default): an activation whose range varies by orders of\n"
+            "  magnitude from sample to sample (a tenth of the samples below 1/32 of the\n"
+            "  INT8 range: faint and loud audio), and what linear layers compute from it,\n"
+            "  get no static INT8 scale: their layers stay FP32; int8: quantized anyway.\n");
 }
 
 /* Split "a,b,c" in place into list; returns the count or -1 if too many. */
@@ -234,6 +240,7 @@ int main(int argc, char **argv) {
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
         {"weight-rounding", required_argument, 0, 'W'},
+        {"wide-range", required_argument, 0, 'r'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -250,7 +257,8 @@ int main(int argc, char **argv) {
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
                              .quant = {.equalize = true, .int8_embeddings = true,
-                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO}};
+                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO,
+                                       .small_alone_fp32 = true}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;
@@ -354,6 +362,13 @@ int main(int argc, char **argv) {
                 return 2;
             }
             o.quant.weight_rounding = !strcmp(optarg, "gptq") ? Q8_WROUND_GPTQ : Q8_WROUND_NEAREST;
+            break;
+        case 'r':
+            if (strcmp(optarg, "fp32") && strcmp(optarg, "int8")) {
+                fprintf(stderr, "quantize: --wide-range must be fp32 or int8\n");
+                return 2;
+            }
+            o.quant.wide_int8 = !strcmp(optarg, "int8");
             break;
         case 'u':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {

@@ -114,6 +114,16 @@ typedef struct q8_quant_options {
      * docs/accuracy.md, "Embedding tables in INT8") */
     bool int8_embeddings;
     q8_weight_rounding weight_rounding;
+    /* activations whose range varies by orders of magnitude from sample to
+     * sample (and what linear layers compute from them) keep a static INT8
+     * scale anyway (quantize --wide-range int8); false, the default: their
+     * layers stay FP32 (src/quant/calib_span.h; docs/accuracy.md) */
+    bool wide_int8;
+    /* a layer of fewer than Q8_MIN_ALONE_MACS multiply-adds with no int8
+     * neighbour but its own tables stays FP32 (src/quant/rewrite.c): its
+     * conversions and calls cost more than FP32's arithmetic (quantize's
+     * default: on) */
+    bool small_alone_fp32;
 } q8_quant_options;
 
 struct q8_meta;

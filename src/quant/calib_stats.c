@@ -1,5 +1,7 @@
 #include "calib_stats.h"
 
+#include "calib_span.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -11,6 +13,7 @@ void q8_hist_init(q8_hist *h) {
 
 void q8_hist_range(q8_hist *h, const float *x, int64_t n, bool kept) {
     double lo = h->min, hi = h->max, ka = h->kept_amax;
+    float sa = 0; /* this sample's largest |x| */
     uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
         float v = x[i];
@@ -20,14 +23,16 @@ void q8_hist_range(q8_hist *h, const float *x, int64_t n, bool kept) {
         }
         if (v < lo) lo = v;
         if (v > hi) hi = v;
-        if (kept && fabsf(v) > ka) ka = fabsf(v);
+        if (fabsf(v) > sa) sa = fabsf(v);
     }
+    if (kept && sa > ka) ka = sa;
     h->min = lo;
     h->max = hi;
     if (kept) {
         h->kept_amax = ka;
         h->nonfinite += bad;
         h->seen += (uint64_t)n - bad;
+        q8_span_add(h, sa);
     }
 }
 

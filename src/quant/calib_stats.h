@@ -15,6 +15,11 @@
 #include "common.h"
 
 #define Q8_HIST_BINS 2048
+/* Per-sample largest |x| by power of two (calib_span.c): bin b holds the
+ * samples whose largest |x| is in [2^(b + Q8_SPAN_LOG2_MIN), twice that);
+ * smaller ones go to bin 0, larger to the last. */
+#define Q8_SPAN_BINS 64
+#define Q8_SPAN_LOG2_MIN (-48)
 /* Entropy never clips more than this percentile of |x| (see calib_stats.c). */
 #define Q8_ENTROPY_GUARD_PERCENTILE 99.9
 
@@ -27,11 +32,15 @@ typedef struct q8_hist {
     uint64_t seen;          /* pass 1: finite values of the kept samples */
     uint64_t nonfinite;     /* pass 1: NaN/inf values of the kept samples (left out) */
     uint64_t bins[Q8_HIST_BINS];
+    /* pass 1, kept samples: how the per-sample largest |x| is spread */
+    uint32_t samples, zero_samples;     /* samples seen; those all 0 (exact in INT8) */
+    uint32_t span[Q8_SPAN_BINS];        /* the others, by power of two */
 } q8_hist;
 
 void q8_hist_init(q8_hist *h);
 /* Pass 1: extend the observed range; kept: the sample counts in the
- * histogram (false for an outlier sample: minmax range only). */
+ * histogram (false for an outlier sample: minmax range only). One call is
+ * one sample (its largest |x| goes to span). */
 void q8_hist_range(q8_hist *h, const float *x, int64_t n, bool kept);
 /* Between passes: fix the histogram range [0, kept_amax]. */
 void q8_hist_freeze(q8_hist *h);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "calib_choose.h"
+#include "calib_span.h"
 #include "control.h"
 #include "model.h"
 
@@ -36,6 +37,7 @@ void q8_calibration_free(q8_calibration *c) {
     for (int i = 0; c->hist && i < c->n_tensors; i++) free(c->hist[i]);
     free(c->hist);
     free(c->threshold);
+    free(c->wide);
     memset(c, 0, sizeof *c);
 }
 
@@ -239,6 +241,35 @@ static void review(const q8_graph *g, q8_calibration *c, const q8_calib_options 
              worst_ratio, n_outliers == 1 ? "" : "s");
 }
 
+/* Tensors whose per-sample range spans orders of magnitude (calib_span.h)
+ * get threshold 0: no INT8 version, their layers stay FP32. Decided on
+ * the threshold of the method asked for (auto: percentile, which is never
+ * below MSE's, so the candidates agree). */
+static void mark_wide(const q8_graph *g, q8_calibration *c, const q8_calib_options *o) {
+    char names[768] = "";
+    int named = 0;
+    double worst = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const q8_hist *h = c->hist[t];
+        if (!h || !(c->threshold[t] > 0) || !q8_span_is_wide(h, c->threshold[t])) continue;
+        c->wide[t] = (float)q8_span_quiet_fraction(h, c->threshold[t], Q8_WIDE_RATIO);
+        c->threshold[t] = 0;
+        c->n_wide++;
+        worst = fmax(worst, c->wide[t]);
+        append_name(names, sizeof names, &named, g->tensors[t]->name);
+    }
+    finish_list(names, sizeof names, named);
+    if (!c->n_wide) return;
+    int inherited = q8_span_propagate(g, c);
+    warn(o, "calibration: %d tensor%s range%s by orders of magnitude from sample to sample "
+         "(up to %.0f%% of the samples below 1/%g of the INT8 range, where a static scale "
+         "leaves them a few steps): %s; with the %d tensor%s computed from them by "
+         "amplitude-carrying ops (linear layers, ReLU, pooling, sums, products), their layers "
+         "stay FP32", c->n_wide, c->n_wide == 1 ? "'s" : "s'", c->n_wide == 1 ? " varies" :
+         "s vary", 100 * worst, Q8_WIDE_RATIO, names, inherited, inherited == 1 ? "" : "s");
+    c->n_wide += inherited;
+}
+
 /* A branch that no sample ran has no ranges: its nodes stay FP32; say so. */
 static void note_untaken(const q8_graph *g, const q8_scopes *sc, const bool *ran,
                          const q8_calib_options *o, q8_calibration *out) {
@@ -273,8 +304,9 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
     out->n_samples = s->n_samples;
     out->hist = calloc((size_t)g->n_tensors + 1, sizeof(q8_hist *));
     out->threshold = calloc((size_t)g->n_tensors + 1, sizeof(float));
+    out->wide = calloc((size_t)g->n_tensors + 1, sizeof(float));
     bool *outlier = calloc((size_t)s->n_samples + 1, sizeof(bool));
-    if (!out->hist || !out->threshold || !outlier) {
+    if (!out->hist || !out->threshold || !out->wide || !outlier) {
         free(outlier);
         q8_calibration_free(out);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -343,6 +375,7 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
             out->threshold[t] = q8_calib_threshold(h, m, o->percentile);
     }
     if (st == Q8_OK) review(g, out, o, n_outliers);
+    if (st == Q8_OK && !o->keep_wide) mark_wide(g, out, o);
     out->chosen = m;
     if (st == Q8_OK && o->method == Q8_CALIB_AUTO)
         st = q8_calib_choose(g, s, o, outlier, out, err);
@@ -358,13 +391,16 @@ q8_status q8_calibration_by_name(const q8_calibration *from, const q8_graph *src
     out->n_samples = from->n_samples;
     out->threshold = calloc((size_t)dst->n_tensors + 1, sizeof(float));
     out->hist = calloc((size_t)dst->n_tensors + 1, sizeof(q8_hist *));
-    if (!out->threshold || !out->hist) {
+    out->wide = calloc((size_t)dst->n_tensors + 1, sizeof(float));
+    if (!out->threshold || !out->hist || !out->wide) {
         q8_calibration_free(out);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
     for (int t = 0; t < dst->n_tensors; t++) {
         int k = q8_graph_find(src, dst->tensors[t]->name);
         if (k >= 0 && k < from->n_tensors) out->threshold[t] = from->threshold[k];
+        if (k >= 0 && k < from->n_tensors && from->wide) out->wide[t] = from->wide[k];
     }
+    out->n_wide = from->n_wide;
     return Q8_OK;
 }

@@ -12,6 +12,7 @@ typedef struct q8_calib_options {
     q8_calib_method method;
     double percentile;      /* for Q8_CALIB_PERCENTILE, e.g. 99.99 */
     int n_threads;
+    bool keep_wide;         /* no wide-tensor rule (calib_span.h): thresholds as measured */
     void (*warn)(void *arg, const char *msg);   /* may be NULL */
     void *warn_arg;
     /* Q8_CALIB_AUTO: the INT8 graph (*out, the caller's to free) the
@@ -31,6 +32,11 @@ typedef struct q8_calibration {
     int n_tensors;
     float *threshold;       /* per tensor index of g; 0 where not a float activation */
     q8_hist **hist;         /* per tensor, NULL where not observed */
+    /* per tensor: the fraction of samples a static scale rounds to a few
+     * steps where the tensor is wide (calib_span.h; its threshold is then
+     * 0), else 0; NULL when not measured */
+    float *wide;
+    int n_wide;
     int n_samples;
     /* If branches no sample ran (their nodes stay FP32): one line each, also
      * given to the options' warn */
@@ -47,8 +53,9 @@ typedef struct q8_calibration {
  * shapes must match the samples'. Refuses samples that cannot calibrate
  * anything (no values, NaN or inf in an input, an input 0 in every sample);
  * warns (o->warn) about outlier samples, tensors with non-finite values
- * (those with no finite value at all stay in FP32: threshold 0) and tensors
- * that are 0 on every sample. */
+ * (those with no finite value at all stay in FP32: threshold 0), tensors
+ * that are 0 on every sample, and wide tensors (calib_span.h: threshold 0,
+ * recorded in wide). */
 q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib_options *o,
                        q8_calibration *out, q8_error *err);
 void q8_calibration_free(q8_calibration *c);

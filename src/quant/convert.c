@@ -205,7 +205,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
      * (they are those of the model with its weights rounded) */
     if (s == Q8_OK) s = q8_round_weights(gcal, &o->quant, &samples, o->n_threads, &meta, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
-                           .n_threads = o->n_threads, .warn = o->warn, .warn_arg = o->warn_arg};
+                           .n_threads = o->n_threads, .keep_wide = o->quant.wide_int8,
+                           .warn = o->warn, .warn_arg = o->warn_arg};
     /* ranges are chosen without the tables (AUTO), then the tables at them */
     build_ctx bc = {.o = o, .quant = o->quant, .gcal = gcal};
     bool tables_auto = o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO;
@@ -282,6 +283,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         if (s == Q8_OK && o->method == Q8_CALIB_AUTO)
             s = q8_meta_set_str(&meta, "calib.chosen", method_name(r->calib_chosen), err);
         if (s == Q8_OK) s = q8_meta_set_int(&meta, "calib.samples", samples.n_samples, err);
+        if (s == Q8_OK && o->quant.wide_int8) s = q8_meta_set_str(&meta, "quant.wide_range", "int8", err);
         if (s == Q8_OK) s = q8_meta_set_str(&meta, "prune.mode", pm, err);
         if (s == Q8_OK)
             s = q8_meta_set_float(&meta, "prune.fraction",

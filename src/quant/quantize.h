@@ -35,6 +35,12 @@ q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_optio
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err);
 
+/* An INT8 layer with no int8 neighbour but its own tables (a
+ * QuantizeLinear before it, a DequantizeLinear after) and fewer
+ * multiply-adds than this stays FP32 when q8_quant_options.small_alone_fp32
+ * (rewrite.c). */
+#define Q8_MIN_ALONE_MACS 1024
+
 /* Row SQNR (1st percentile over the rows, dB) under which an embedding
  * table stays FP32 (gather_tables.c) */
 #define Q8_TABLE_MIN_ROW_SQNR_DB 30.0

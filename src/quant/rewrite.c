@@ -21,6 +21,8 @@
  */
 #include "quantize.h"
 
+#include "calib_span.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -1090,9 +1092,93 @@ static bool keep_linear_resize_before_compute(qctx *c) {
     return changed;
 }
 
+/* Forward: mark (-2) the tensors that will exist in int8; PASS, LUT, QBIN
+ * and QPOOL nodes without an int8 input become FP32. */
+static void mark_int8(qctx *c) {
+    q8_graph *g = c->g;
+    int nn = g->n_nodes;
+    for (int i = 0; i < nn; i++) {
+        q8_node *n = g->nodes[i];
+        int y = n->outputs[0];
+        if (c->kind[i] == K_QCOMPUTE) {
+            bool any = false;
+            for (int j = 0; j < nn; j++)
+                for (int k = 0; k < g->nodes[j]->n_inputs; k++)
+                    if (g->nodes[j]->inputs[k] == y && takes_int8(c, g->nodes[j], j, y)) any = true;
+            if (any) c->q8ver[y] = -2;
+        } else if (c->kind[i] == K_QBIN) {
+            if (c->q8ver[n->inputs[0]] == -2 || c->q8ver[n->inputs[1]] == -2) c->q8ver[y] = -2;
+            else c->kind[i] = K_FP32;
+        } else if (c->kind[i] == K_QPOOL) {
+            if (c->q8ver[n->inputs[0]] == -2) c->q8ver[y] = -2;
+            else c->kind[i] = K_FP32;
+        } else if (c->kind[i] == K_PASS || c->kind[i] == K_LUT) {
+            int xi = c->kind[i] == K_LUT ? lut_input(g, n) : 0;
+            bool in8 = is_op(n, "Concat") ? concat_int8(c, n) : c->q8ver[n->inputs[xi]] == -2;
+            if (in8) c->q8ver[y] = -2;
+            else c->kind[i] = K_FP32;
+        }
+    }
+}
+
+/* Multiply-adds of QCOMPUTE node n: output elements times the inputs each
+ * one sums. */
+static double layer_macs(const q8_graph *g, const q8_node *n) {
+    const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
+    if (!w->data) return (double)q8_tensor_numel(y) * (double)x->dims[x->ndim - 1]; /* A x B */
+    if (is_op(n, "ConvTranspose"))
+        return (double)q8_tensor_numel(x) * (double)q8_tensor_numel(w) / (double)w->dims[0];
+    int64_t m = is_op(n, "Conv") ? y->dims[1] : y->dims[y->ndim - 1];
+    return (double)q8_tensor_numel(y) * (double)q8_tensor_numel(w) / (double)(m ? m : 1);
+}
+
+/* Is every int8 reader of t (and of what they make, depth levels deep) a
+ * table or a one-input pass-through op? Then no other int8 layer or sum
+ * takes int8 from t. */
+static bool only_tables_read(const qctx *c, int t, int depth) {
+    const q8_graph *g = c->g;
+    for (int j = 0; j < g->n_nodes; j++)
+        for (int k = 0; k < g->nodes[j]->n_inputs; k++) {
+            const q8_node *d = g->nodes[j];
+            if (d->inputs[k] != t || !takes_int8(c, d, j, t)) continue;
+            bool kind_ok = c->kind[j] == K_LUT || (c->kind[j] == K_PASS && !is_op(d, "Concat"));
+            if (!kind_ok || depth == 0 || !only_tables_read(c, d->outputs[0], depth - 1))
+                return false;
+        }
+    return true;
+}
+
+/* A small INT8 island: layer i with fewer than Q8_MIN_ALONE_MACS
+ * multiply-adds, its input not int8 already, its int8 output read only by
+ * tables and views that end in FP32. It pays a QuantizeLinear, a
+ * DequantizeLinear and its calls for less arithmetic than that costs in
+ * FP32 (Silero VAD's 128 -> 1 decoder Conv and its Sigmoid:
+ * docs/performance.md). The layer stays FP32 (layer.NAME.fp32_small: its
+ * multiply-adds); the caller marks again, so its tables and views follow.
+ * Not a MatMul that took in its bias (fold_matmul_biases): only the rewrite
+ * reads that form. */
+static q8_status keep_small_islands_fp32(qctx *c, q8_meta *meta, bool *demoted) {
+    q8_graph *g = c->g;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (c->kind[i] != K_QCOMPUTE || (is_op(n, "MatMul") && n->n_inputs > 2) ||
+            c->q8ver[n->inputs[0]] == -2 || layer_macs(g, n) >= Q8_MIN_ALONE_MACS ||
+            !only_tables_read(c, n->outputs[0], 8))
+            continue;
+        c->kind[i] = K_FP32;
+        *demoted = true;
+        char key[600];
+        snprintf(key, sizeof key, "layer.%s.fp32_small", n->name);
+        Q8_TRY(q8_meta_set_int(meta, key, (int64_t)layer_macs(g, n), c->err));
+    }
+    return Q8_OK;
+}
+
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
     qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
+    q8_graph_fix_producers(g); /* the note names producers */
+    Q8_TRY(q8_span_note(g, cal, meta, err)); /* before the rewrite renames and renumbers */
     Q8_TRY(fold_matmul_biases(&c, o));
     int nn = g->n_nodes, nt = g->n_tensors;
     c.kind = calloc((size_t)nn + 1, sizeof(int));
@@ -1125,28 +1211,12 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         again |= keep_linear_resize_before_compute(&c);
     } while (again);
 
-    /* Forward: mark (-2) the tensors that will exist in int8. */
-    for (int i = 0; i < nn; i++) {
-        q8_node *n = g->nodes[i];
-        int y = n->outputs[0];
-        if (c.kind[i] == K_QCOMPUTE) {
-            bool any = false;
-            for (int j = 0; j < nn; j++)
-                for (int k = 0; k < g->nodes[j]->n_inputs; k++)
-                    if (g->nodes[j]->inputs[k] == y && takes_int8(&c, g->nodes[j], j, y)) any = true;
-            if (any) c.q8ver[y] = -2;
-        } else if (c.kind[i] == K_QBIN) {
-            if (c.q8ver[n->inputs[0]] == -2 || c.q8ver[n->inputs[1]] == -2) c.q8ver[y] = -2;
-            else c.kind[i] = K_FP32;
-        } else if (c.kind[i] == K_QPOOL) {
-            if (c.q8ver[n->inputs[0]] == -2) c.q8ver[y] = -2;
-            else c.kind[i] = K_FP32;
-        } else if (c.kind[i] == K_PASS || c.kind[i] == K_LUT) {
-            int xi = c.kind[i] == K_LUT ? lut_input(g, n) : 0;
-            bool in8 = is_op(n, "Concat") ? concat_int8(&c, n) : c.q8ver[n->inputs[xi]] == -2;
-            if (in8) c.q8ver[y] = -2;
-            else c.kind[i] = K_FP32;
-        }
+    mark_int8(&c);
+    if (o && o->small_alone_fp32) {
+        bool demoted = false;
+        if ((s = keep_small_islands_fp32(&c, meta, &demoted)) != Q8_OK) goto out;
+        for (int t = 0; demoted && t < nt; t++) c.q8ver[t] = -1;
+        if (demoted) mark_int8(&c); /* what read the demoted layers' int8 is FP32 now */
     }
     /* Concat scales: its QCOMPUTE inputs write the Concat's calibrated scale. */
     for (int i = 0; i < nn; i++)
@@ -1210,6 +1280,10 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         s = q8_node_reinfer(g, n, err);
     }
     if (s == Q8_OK) s = q8_pass_dce(g, err);
+    /* FP32 layers left FP32 take their Sigmoid / HardSwish / HardSigmoid
+     * into the epilogue as an FP32 model's do (the quantizer's pipeline
+     * keeps them apart for the tables) */
+    if (s == Q8_OK) s = q8_pass_fuse_activations(g, true, err);
     if (s == Q8_OK) s = q8_pass_drop_unused_consts(g, err);
     if (s == Q8_OK) s = q8_graph_renumber_scopes(g, err);
     if (s == Q8_OK) s = q8_graph_check_control(g, err);
