@@ -75,6 +75,26 @@ def mlsd(img):
     return np.concatenate([a, np.ones_like(a[..., :1])], -1)[None].astype(np.float32)
 
 
+def posenet(img):
+    """PoseNet (MobileNet): 385x385 RGB, x / 127.5 - 1, NHWC."""
+    a = np.asarray(img.convert("RGB").resize((385, 385), Image.BILINEAR), np.float32)
+    return (a / 127.5 - 1.0)[None].astype(np.float32)
+
+
+def facemesh(img):
+    """FaceMesh as Human feeds it: 192x192 RGB in [0, 1], NHWC."""
+    a = np.asarray(img.convert("RGB").resize((192, 192), Image.BILINEAR), np.float32)
+    return (a / 255.0)[None].astype(np.float32)
+
+
+def emotion(img):
+    """Human's emotion model: 64x64, grey from RGB in [0, 1] by (0.2989, 0.587,
+    0.114), then (g - 0.5) * 2, NHWC with one channel."""
+    a = np.asarray(img.convert("RGB").resize((64, 64), Image.BILINEAR), np.float32) / 255.0
+    g = a[..., 0] * 0.2989 + a[..., 1] * 0.587 + a[..., 2] * 0.114
+    return ((g - 0.5) * 2.0)[None, :, :, None].astype(np.float32)
+
+
 def dictionary():
     path = os.path.join(kit.cache_dir(), "ppocr_keys_v1.txt")
     if not os.path.exists(path):
@@ -100,6 +120,34 @@ FACES = {"astronaut": (225, 115), "camera": (215, 150)}
 def samples(m, split, n):
     """Yields (array, description) for n samples of model m's split."""
     rng = np.random.RandomState(SEEDS[split] + sum(map(ord, m.name)))
+    if m.name in ("facemesh", "emotion"):
+        ph = photos()
+        prep = facemesh if m.name == "facemesh" else emotion
+        # FaceMesh is fed a face crop about 1.5 faces wide, the expression
+        # classifier a tighter one; a quarter of FaceMesh's without a face
+        scale = (0.28, 0.4) if m.name == "facemesh" else (0.2, 0.3)
+        for i in range(n):
+            if m.name == "facemesh" and i % 4 == 3:
+                name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+                img = render.photo_crop(rng, ph[name], (192, 192))
+            else:
+                name = "astronaut" if i % 4 != 2 else "camera"
+                img = render.photo_crop(rng, ph[name], (192, 192), center=FACES[name],
+                                        scale=scale)
+            yield prep(img), {"photo": name}
+        return
+    if m.name == "posenet":
+        ph = photos()
+        for i in range(n):
+            # people (the astronaut's upper body, the cameraman standing),
+            # a quarter without anyone
+            if i % 4 == 3:
+                name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+            else:
+                name = "astronaut" if i % 4 != 2 else "camera"
+            img = render.photo_crop(rng, ph[name], (385, 385), scale=(0.6, 1.0))
+            yield posenet(img), {"photo": name}
+        return
     if m.task == "detection":
         cjk = render.cjk_chars(dictionary())
         for _ in range(n):
