@@ -1,8 +1,9 @@
 #!/usr/bin/python3
-"""Fake-quantized INT8 of ppocr_rec in ONNX Runtime: activation schemes measured
-before any kernel is written (docs/accuracy.md, "Asymmetric activations").
+"""Fake-quantized INT8 of a kit model (ppocr_rec unless --model) in ONNX Runtime:
+activation schemes measured before any kernel is written (docs/accuracy.md,
+"Asymmetric activations").
 
-  emulate_act.py [--work DIR] VARIANT...
+  emulate_act.py [--work DIR] [--model NAME [--fused]] VARIANT...
 
 The ONNX model gets q8's INT8 weights (per output channel, symmetric, 127
 levels) written back as floats, and a QuantizeLinear / DequantizeLinear pair
@@ -17,8 +18,14 @@ Variants: sym (int8, the MSE threshold: q8's choice for this model), symmm
 (int8, max |x|), asym (uint8 with a zero point, MSE over both ends), asymclip
 (uint8: sym's upper threshold, the lower end at the data's minimum), w8 (INT8
 weights, FP32 activations), noiseDB (FP32, Gaussian noise at DB dB SQNR added
-to each input). Prints output SQNR and the recognition metrics of table.py
-(against FP32, and against the rendered text of each line).
+to each input), usym (uint8 with zero point 0 on the tensors that are never
+negative in calibration, 255 levels up to an MSE threshold; sym elsewhere:
+issue 9's unsigned activations). Prints output SQNR and the recognition
+metrics of table.py (against FP32, and against the rendered text of each
+line); for another --model, the worst output's SQNR and table.py's task
+metrics. Weights may be initializers or Constant nodes. --fused: a Conv whose
+only reader is a Relu or Clip is one INT8 tensor after the activation, as
+q8's fusion makes it (off for ppocr_rec's recorded numbers).
 Needs ONNX Runtime: tools/ort (npm ci) or $Q8_ORT_DIR.
 """
 import argparse
@@ -49,7 +56,7 @@ def ort(model, mode, out, files):
         sys.exit(f"emulate_act: {r.stderr.strip()}")
 
 
-def quant_points(g, const):
+def quant_points(g, const, fused=False):
     cons = {}
     for n in g.node:
         for i in n.input:
@@ -60,6 +67,9 @@ def quant_points(g, const):
             continue
         pts += [i for i in n.input[:2] if i not in const and i not in pts]
         o = n.output[0]
+        if fused and len(cons.get(o, [])) == 1 and cons[o][0].op_type in ("Relu", "Clip") \
+                and o not in {x.name for x in g.output}:
+            continue   # q8 fuses the activation: its output is the INT8 tensor
         if len(cons.get(o, [])) == 1 and cons[o][0].op_type == "BatchNormalization":
             o = cons[o][0].output[0]   # q8 folds it: the INT8 tensor is after it
         if any(c.op_type in INT8_OPS for c in cons.get(o, [])) and o not in pts:
@@ -113,7 +123,16 @@ def asymclip(e):
     return u8(max(min(e["min"], 0.0), -hi), hi)
 
 
-SCHEMES = {"sym": sym, "symmm": symmm, "asym": asym, "asymclip": asymclip, "w8": None}
+def usym(e):
+    if e["min"] < 0:
+        return sym(e)
+    x, h = centres(e)
+    t = min((sq_err(x, h, 0.0, t / 255, 255), t) for t in e["max"] * np.linspace(0.05, 1, 96))[1]
+    return "u8", t / 255, 0
+
+
+SCHEMES = {"sym": sym, "symmm": symmm, "asym": asym, "asymclip": asymclip, "usym": usym,
+           "w8": None}
 
 
 def build(src, out, cval, pts, st, scheme):
@@ -123,7 +142,14 @@ def build(src, out, cval, pts, st, scheme):
     for n in g.node:
         if n.op_type in ("Conv", "MatMul") and n.input[1] in cval:
             axis[n.input[1]] = 0 if n.op_type == "Conv" else cval[n.input[1]].ndim - 1
-    for n in g.node:                       # INT8 weights, per output channel
+    for t in g.initializer:                # INT8 weights, per output channel
+        if t.name in axis:
+            w, ax = cval[t.name], axis[t.name]
+            a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
+            s = np.where(a > 0, a / 127, 1)
+            t.CopyFrom(numpy_helper.from_array(
+                (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32), t.name))
+    for n in g.node:
         if n.op_type == "Constant" and n.output[0] in axis:
             w, ax = cval[n.output[0]], axis[n.output[0]]
             a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
@@ -160,20 +186,24 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("variants", nargs="+")
     ap.add_argument("--work", default="/tmp/q8_emulate_act")
+    ap.add_argument("--model", default="ppocr_rec")
+    ap.add_argument("--fused", action="store_true")
     a = ap.parse_args()
-    m = kit.model("ppocr_rec")
-    src, work = m.onnx(), a.work
+    m = kit.model(a.model)
+    rec = m.name == "ppocr_rec"
+    src, work = m.onnx(), os.path.join(a.work, "" if rec else m.name)
     os.makedirs(work, exist_ok=True)
     calib = sorted(glob.glob(os.path.join(m.inputs("calib"), "*.npy")))
     held = sorted(glob.glob(os.path.join(m.inputs("heldout"), "*.npy")))
     with open(os.path.join(m.inputs("heldout"), "meta.json"), encoding="utf-8") as f:
-        truth = [s["text"] for s in json.load(f)["samples"]]
+        truth = [s.get("text") for s in json.load(f)["samples"]]
     keys = make_inputs.dictionary()
     g = onnx.load(src).graph
     cval = {n.output[0]: numpy_helper.to_array(n.attribute[0].t)
             for n in g.node if n.op_type == "Constant"}
+    cval.update({t.name: numpy_helper.to_array(t) for t in g.initializer})
     const = set(cval) | {i.name for i in g.initializer}
-    pts = quant_points(g, const)
+    pts = quant_points(g, const, a.fused)
     stats = os.path.join(work, "stats.json")
     if not os.path.exists(stats):
         sm = onnx.load(src)
@@ -185,12 +215,16 @@ def main():
         st = json.load(f)
 
     def outputs(model, files, tag):
-        ort(model, "run", os.path.join(work, tag), files)
-        return [np.load(os.path.join(work, tag, "%04d.npy" % i)) for i in range(len(files))]
+        if rec:
+            ort(model, "run", os.path.join(work, tag), files)
+            return [np.load(os.path.join(work, tag, "%04d.npy" % i)) for i in range(len(files))]
+        ort(model, "runall", os.path.join(work, tag), files)
+        return [[np.load(os.path.join(work, tag, "%04d" % i, "%d.npy" % k))
+                 for k in range(len(g.output))] for i in range(len(files))]
 
     ref = outputs(src, held, "fp32")
-    print(f"ppocr_rec: {len(pts)} INT8 tensors, {len(calib)} calibration, "
-          f"{len(held)} held-out lines")
+    print(f"{m.name}: {len(pts)} INT8 tensors, {len(calib)} calibration, "
+          f"{len(held)} held-out samples")
     for v in a.variants:
         if v.startswith("noise"):
             db, files, rs = float(v[5:]), [], np.random.RandomState(1)
@@ -209,6 +243,12 @@ def main():
         else:
             sys.exit(f"emulate_act: unknown variant '{v}' "
                      "(sym, symmm, asym, asymclip, w8, noiseDB)")
+        if not rec:
+            import table
+            r = table.task_metrics(m, ref, got, keys)
+            print(f"{v:9s} worst output SQNR {r['sqnr_db']:5.1f} dB  {table.fmt_task(m, r)}",
+                  flush=True)
+            continue
         r = metrics.recognition(ref, got, keys, truth)
         print(f"{v:9s} SQNR {metrics.sqnr_db(ref, got):5.1f} dB  CER vs FP32 {100 * r['cer']:5.2f}%"
               f"  on the {r['lines_read_fp32']} lines FP32 reads right {100 * r['cer_read']:5.2f}%"
