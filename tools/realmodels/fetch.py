@@ -267,8 +267,10 @@ def fetch(names=None, photos=True):
         path = fetch_model(cache, man, name)
         print(f"fetch: {name}: {path} ({os.path.getsize(path)} bytes)", file=sys.stderr,
               flush=True)
-    for name in man["files"]:
-        if names is None or any(n.startswith("ppocr") for n in names):
+    for name, spec in man["files"].items():
+        want = spec.get("for")
+        if names is None or (any(n in want for n in names) if want else
+                             any(n.startswith("ppocr") for n in names)):
             fetch_file(cache, man, name)
     if photos:
         fetch_photos(cache, man)

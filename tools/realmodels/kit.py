@@ -92,6 +92,11 @@ MODELS = [
           "Facial expression classifier (7 classes, mini-Xception; TensorFlow.js model "
           "converted to ONNX by the kit): face crops of photographs, grey "
           "(0.2989 R + 0.587 G + 0.114 B) / 255, then (x - 0.5) * 2, NHWC"),
+    # as shipped (ONNX from tf2onnx), added 2026-11-28 likewise
+    Model("oww_embedding", "embedding", "input_1", (1, 76, 32, 1), 32, 32,
+          "openWakeWord's speech embedding (Google's speech_embedding: 20 Conv, "
+          "LeakyReLU, Max, MaxPool; NHWC): 76 log-mel frames of seeded synthetic "
+          "voice and noise, made with the package's own mel model"),
     Model("silero_vad", "vad", "input", (1, 512), 0, 0,
           "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
           loads=False, why_not="loads; streamed (state and context carried between "

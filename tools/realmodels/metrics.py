@@ -327,3 +327,15 @@ def landmarks(ref, got, flag=0.5):
             "nme_max": float(np.max(nmes)) if nmes else 0.0,
             "lm_err_px": float(np.mean(errs)) if errs else 0.0,
             "faces_fp32": len(errs), "flag_agree": same / len(ref)}
+
+
+# ---- embeddings: the vector itself -----------------------------------------
+
+def embedding(ref, got):
+    """Cosine of each sample's embedding with FP32's: the worst and the mean."""
+    cs = []
+    for r, g in zip(ref, got):
+        a, b = np.asarray(r, np.float64).ravel(), np.asarray(g, np.float64).ravel()
+        n = np.linalg.norm(a) * np.linalg.norm(b)
+        cs.append(float(a @ b / n) if n > 0 else float("nan"))
+    return {"cos_min": float(np.min(cs)), "cos_mean": float(np.mean(cs))}

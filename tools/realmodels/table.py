@@ -96,6 +96,8 @@ TARGETS = {
     ("pose", "--prune 0.5"): "(kit) PCK@8px >= 0.85",
     ("landmarks", "default"): "(kit) NME <= 2%",
     ("landmarks", "--prune 0.5"): "(kit) NME <= 5%",
+    ("embedding", "default"): "(kit) worst cosine >= 0.99",
+    ("embedding", "--prune 0.5"): "(kit) worst cosine >= 0.95",
 }
 SIZE_TARGET = {"default": 0.30, "--prune 0.5": 0.20}
 
@@ -137,6 +139,8 @@ def task_metrics(m, ref, got, keys, truth=None):
         res.update(metrics.pose(ref, got))
     elif m.task == "landmarks":
         res.update(metrics.landmarks(ref, got))
+    elif m.task == "embedding":
+        res.update(metrics.embedding([r[0] for r in ref], [g[0] for g in got]))
     return res
 
 
@@ -172,6 +176,8 @@ def fmt_main(m, r):
         return (f"PCK@8px {r['pck']:.3f}, mean keypoint error {r['kp_err_px']:.2f} px "
                 f"({r['keypoints_fp32']} FP32 keypoints), found/not found agree "
                 f"{100 * r['kp_found_agree']:.1f}%")
+    if m.task == "embedding":
+        return f"cosine per window: worst {r['cos_min']:.4f}, mean {r['cos_mean']:.4f}"
     if m.task == "landmarks":
         return (f"NME {100 * r['nme']:.2f}% (worst face {100 * r['nme_max']:.2f}%), "
                 f"{r['lm_err_px']:.2f} px of 192 ({r['faces_fp32']} FP32 faces), face flag "
