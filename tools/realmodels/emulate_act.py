@@ -20,7 +20,12 @@ Variants: sym (int8, the MSE threshold: q8's choice for this model), symmm
 weights, FP32 activations), noiseDB (FP32, Gaussian noise at DB dB SQNR added
 to each input), usym (uint8 with zero point 0 on the tensors that are never
 negative in calibration, 255 levels up to an MSE threshold; sym elsewhere:
-issue 9's unsigned activations). Prints output SQNR and the recognition
+issue 9's unsigned activations), w8sum (as w8, each weight row rounded so
+that its sum is kept: the nearest rounding, then the taps whose rounding
+moved them most moved one level back until the row's sum is the nearest
+multiple of its scale to the FP32 sum), wsweep (each Conv / MatMul's INT8
+weights alone, everything else FP32: one line per layer, the worst
+first). Prints output SQNR and the recognition
 metrics of table.py (against FP32, and against the rendered text of each
 line); for another --model, the worst output's SQNR and table.py's task
 metrics. Weights may be initializers or Constant nodes. --fused: a Conv whose
@@ -135,20 +140,49 @@ SCHEMES = {"sym": sym, "symmm": symmm, "asym": asym, "asymclip": asymclip, "usym
            "w8": None}
 
 
-def build(src, out, cval, pts, st, scheme):
+def round_row(w, keep_sum):
+    """One row's INT8 weights (max |w| / 127), as floats; keep_sum: the sum
+    kept as well as a whole number of levels can."""
+    a = np.max(np.abs(w))
+    if a == 0:
+        return w
+    s = a / 127
+    v = w / s
+    q = np.clip(np.round(v), -127, 127)
+    if keep_sum:
+        k = int(np.round(v.sum() - q.sum()))
+        frac = v - q
+        if k > 0:
+            q[[i for i in np.argsort(-frac) if q[i] < 127][:k]] += 1
+        elif k < 0:
+            q[[i for i in np.argsort(frac) if q[i] > -127][:-k]] -= 1
+    return q * s
+
+
+def int8_weights(w, ax, keep_sum=False):
+    """w's INT8 weights per output channel (axis ax), written back as floats."""
+    if not keep_sum:
+        a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
+        s = np.where(a > 0, a / 127, 1)
+        return (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32)
+    m = np.moveaxis(w, ax, 0)
+    r = np.stack([round_row(row, True) for row in m.reshape(m.shape[0], -1).astype(np.float64)])
+    return np.moveaxis(r.reshape(m.shape), 0, ax).astype(np.float32)
+
+
+def build(src, out, cval, pts, st, scheme, keep_sum=False, only=None):
     m = onnx.load(src)
     g = m.graph
     axis = {}
     for n in g.node:
         if n.op_type in ("Conv", "MatMul") and n.input[1] in cval:
             axis[n.input[1]] = 0 if n.op_type == "Conv" else cval[n.input[1]].ndim - 1
+    if only is not None:
+        axis = {k: v for k, v in axis.items() if k == only}
     for t in g.initializer:                # INT8 weights, per output channel
         if t.name in axis:
-            w, ax = cval[t.name], axis[t.name]
-            a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
-            s = np.where(a > 0, a / 127, 1)
             t.CopyFrom(numpy_helper.from_array(
-                (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32), t.name))
+                int8_weights(cval[t.name], axis[t.name], keep_sum), t.name))
     for n in g.node:
         if n.op_type == "Constant" and n.output[0] in axis:
             w, ax = cval[n.output[0]], axis[n.output[0]]
@@ -236,13 +270,28 @@ def main():
                 files.append(os.path.join(work, v + "_in", "%04d.npy" % i))
                 np.save(files[-1], x + n)
             got = outputs(src, files, v)
-        elif v in SCHEMES:
+        elif v in SCHEMES or v == "w8sum":
             q = os.path.join(work, v + ".onnx")
-            build(src, q, cval, pts, st, SCHEMES[v])
+            build(src, q, cval, pts, st, SCHEMES.get(v), keep_sum=v == "w8sum")
             got = outputs(q, held, v)
+        elif v == "wsweep":
+            rows = []
+            for n in g.node:
+                if n.op_type in ("Conv", "MatMul") and len(n.input) > 1 and n.input[1] in cval:
+                    q = os.path.join(work, "wsweep.onnx")
+                    build(src, q, cval, pts, st, None, only=n.input[1])
+                    got = outputs(q, held, "wsweep")
+                    worst = min(metrics.sqnr_db([r[k] for r in ref], [x[k] for x in got])
+                                for k in range(len(ref[0]))) if not rec else \
+                        metrics.sqnr_db(ref, got)
+                    rows.append((worst, n.name or n.output[0], cval[n.input[1]].shape))
+            for worst, name, shape in sorted(rows):
+                print(f"wsweep    {name:24s} {str(tuple(shape)):20s} worst output SQNR "
+                      f"{worst:5.1f} dB", flush=True)
+            continue
         else:
             sys.exit(f"emulate_act: unknown variant '{v}' "
-                     "(sym, symmm, asym, asymclip, w8, noiseDB)")
+                     "(sym, symmm, asym, asymclip, usym, w8, w8sum, wsweep, noiseDB)")
         if not rec:
             import table
             r = table.task_metrics(m, ref, got, keys)
