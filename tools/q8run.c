@@ -423,7 +423,8 @@ int main(int argc, char **argv) {
         goto done;
     }
     /* Warm-up: caches, page faults, thread start-up, and on the CPU with
-     * threads the first runs that time each node both ways (six). */
+     * threads the six runs that time the pool against one thread
+     * (docs/cli.md, "Threads, by measurement"). */
     int warm = bench > 0 ? (runs < 3 ? 1 : 6) : 0;
     q8_status rs = Q8_OK;
     for (int i = 0; i < warm && rs == Q8_OK; i++) rs = q8_session_run(s, &err);
@@ -485,9 +486,9 @@ int main(int argc, char **argv) {
                device == Q8_DEVICE_CUDA ? "cuda" : "cpu", threads ? threads : (long)q8_cpu_count(),
                runs, med, mn, mx,
                mi.weights_bytes, mi.arena_bytes, q8_cli_peak_rss());
+        q8_session_stats st;
+        q8_session_stats_get(s, &st);
         if (device == Q8_DEVICE_CUDA) {
-            q8_session_stats st;
-            q8_session_stats_get(s, &st);
             printf(", \"device_bytes\": %zu, \"device_delta_bytes\": %zu, "
                    "\"igemm_fallbacks\": %d, \"cuda_graph\": %s, \"mapped_weights_bytes\": %zu, "
                    "\"weights_staging_bytes\": %zu, \"library\": ",
@@ -498,8 +499,6 @@ int main(int argc, char **argv) {
             if (dmed >= 0)
                 printf(", \"device_median_ms\": %.4f, \"device_min_ms\": %.4f", dmed, dmn);
         } else {
-            q8_session_stats st;
-            q8_session_stats_get(s, &st);
             printf(", \"single_thread\": %s", st.single_thread ? "true" : "false");
         }
         if (top1 >= 0) printf(", \"top1\": %.6f", top1);

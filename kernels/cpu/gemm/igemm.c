@@ -365,13 +365,12 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
         int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
         if (block && jb != have) {
             a->lanes_pack(a->lanes_pack_ctx, p0, np, block);
-            /* the kernels read panel p at lanes + p x panel bytes: point
-             * lanes so that panel p0 is the block (integer arithmetic: the
-             * address before the block is never formed as a pointer into
-             * nothing) */
             have = jb;
             *(int64_t *)head = jb;
         }
+        /* the kernels read panel p at lanes + p x panel bytes: point lanes
+         * so that panel p0 is the block (integer arithmetic: the address
+         * before the block is never formed as a pointer into nothing) */
         if (block)
             la.lanes = (const uint8_t *)((uintptr_t)block -
                                          (uintptr_t)p0 * Q8_IG_LANES * (uintptr_t)q8_ig_kpad(a->K));

@@ -102,6 +102,20 @@ static bool row_taps(const resize_args *a, int64_t row, int64_t *off, float *w, 
  * input rows); wider outputs take the per-element path. */
 #define RESIZE_HROW_MAX 2048
 
+/* Which of the two kept rows (hoff: the input rows they hold) serves tap j
+ * of an output row whose two taps read input rows off[0], off[1]. *fill:
+ * the row must be made there first (the slot the other tap does not use;
+ * hoff already says it holds off[j]). */
+static int hrow_slot(int64_t hoff[2], const int64_t *off, int j, bool *fill) {
+    int slot = hoff[0] == off[j] ? 0 : hoff[1] == off[j] ? 1 : -1;
+    *fill = slot < 0;
+    if (*fill) {
+        slot = hoff[0] == off[1 - j] ? 1 : 0;
+        hoff[slot] = off[j];
+    }
+    return slot;
+}
+
 /* FP32 bilinear, separable as the int8 path below: each input row is
  * interpolated along W once into h (w0 x0 + w1 x1, as the per-element
  * formula groups it), and each output row blends two such rows
@@ -140,12 +154,9 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
         if (tw == 2 && k == 2 && ow_n <= RESIZE_HROW_MAX && !p->extrap) {
             const float *h[2];
             for (int j = 0; j < 2; j++) {
-                int slot = hoff[0] == off[j] ? 0 : hoff[1] == off[j] ? 1 : -1;
-                if (slot < 0) { /* fill the slot the other tap does not use */
-                    slot = hoff[0] == off[1 - j] ? 1 : 0;
-                    f32_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);
-                    hoff[slot] = off[j];
-                }
+                bool fill;
+                int slot = hrow_slot(hoff, off, j, &fill);
+                if (fill) f32_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);
                 h[j] = hbuf[slot];
             }
             f32_blend(h[0], h[1], w[0], w[1], y, ow_n);
@@ -262,12 +273,9 @@ static void row_taps_int(const resize_args *a, int64_t row, int64_t *off, int32_
             if (tw == 2 && k == 2 && ow_n <= RESIZE_HROW_MAX) {                                   \
                 const int32_t *h[2];                                                              \
                 for (int j = 0; j < 2; j++) {                                                     \
-                    int slot = hoff[0] == off[j] ? 0 : hoff[1] == off[j] ? 1 : -1;                \
-                    if (slot < 0) { /* fill the slot the other tap does not use */                \
-                        slot = hoff[0] == off[1 - j] ? 1 : 0;                                     \
-                        NAME##_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);                       \
-                        hoff[slot] = off[j];                                                      \
-                    }                                                                             \
+                    bool fill;                                                                    \
+                    int slot = hrow_slot(hoff, off, j, &fill);                                    \
+                    if (fill) NAME##_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);                 \
                     h[j] = hbuf[slot];                                                            \
                 }                                                                                 \
                 NAME##_blend(h[0], h[1], w[0], w[1], shift, y, ow_n);                             \

@@ -96,7 +96,7 @@ static void softmax_row(const float *x, float *y, int64_t len, bool take_log, fl
 #endif
 
 SHORT_CLONES static void softmax_short_rows(const float *x, float *y, int64_t n, int64_t len,
-                               bool take_log) {
+                                            bool take_log) {
     float t[LANES - 1][SHORT_ROWS], ex[LANES - 1][SHORT_ROWS], m[SHORT_ROWS], z[SHORT_ROWS],
         sf[SHORT_ROWS];
     for (int64_t r = 0; r < n; r++)
