@@ -72,24 +72,8 @@ static char *write_samples(void) {
 }
 
 static void run_all(q8_graph *g, float y[S][C * HW]) {
-    q8_error err = {0};
-    q8_model *m = NULL;
-    cr_assert_eq(q8_model_from_graph(g, "", &m, &err), Q8_OK, "%s", err.msg);
-    q8_session *sess = NULL;
-    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
-    cr_assert_eq(q8_session_create(m, &so, &sess, &err), Q8_OK, "%s", err.msg);
     int64_t d[4] = {1, 2, 5, 5};
-    for (int i = 0; i < S; i++) {
-        cr_assert_eq(q8_session_set_input(sess, "x", Q8_F32, d, 4, xs[i], &err), Q8_OK, "%s",
-                     err.msg);
-        cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
-        q8_tensor_info info;
-        const void *out;
-        cr_assert_eq(q8_session_output(sess, 0, &info, &out, &err), Q8_OK, "%s", err.msg);
-        memcpy(y[i], out, sizeof y[i]);
-    }
-    q8_session_free(sess);
-    q8_model_free(m);
+    q8t_run_each(g, d, 4, &xs[0][0], 2 * HW, S, &y[0][0], C * HW);
 }
 
 Test(bias_fit, dead_channels_keep_their_bias) {

@@ -130,24 +130,8 @@ static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
 
 /* Output z of g (consumed) on every sample, into z[S][72]. */
 static void run_all(q8_graph *g, float z[S][72]) {
-    q8_error err = {0};
-    q8_model *m = NULL;
-    cr_assert_eq(q8_model_from_graph(g, "", &m, &err), Q8_OK, "%s", err.msg);
-    q8_session *sess = NULL;
-    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
-    cr_assert_eq(q8_session_create(m, &so, &sess, &err), Q8_OK, "%s", err.msg);
     int64_t d[4] = {1, 2, 6, 6};
-    for (int i = 0; i < S; i++) {
-        cr_assert_eq(q8_session_set_input(sess, "x", Q8_F32, d, 4, xs[i], &err), Q8_OK, "%s",
-                     err.msg);
-        cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
-        q8_tensor_info info;
-        const void *out;
-        cr_assert_eq(q8_session_output(sess, 0, &info, &out, &err), Q8_OK, "%s", err.msg);
-        memcpy(z[i], out, sizeof z[i]);
-    }
-    q8_session_free(sess);
-    q8_model_free(m);
+    q8t_run_each(g, d, 4, &xs[0][0], 72, S, &z[0][0], 72);
 }
 
 static double sqnr_db(float a[S][72], float b[S][72]) {

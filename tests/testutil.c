@@ -346,3 +346,24 @@ int q8t_tensor(q8_graph *g, const char *name) {
     cr_assert(t >= 0, "cannot add tensor '%s'", name);
     return t;
 }
+
+void q8t_run_each(q8_graph *g, const int64_t *dims, int ndim, const float *xs,
+                  int64_t in_floats, int n_samples, float *out, int64_t out_floats) {
+    q8_error err = {0};
+    q8_model *m = NULL;
+    cr_assert_eq(q8_model_from_graph(g, "", &m, &err), Q8_OK, "%s", err.msg);
+    q8_session *sess = NULL;
+    q8_session_options so = {.n_threads = 1, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_session_create(m, &so, &sess, &err), Q8_OK, "%s", err.msg);
+    for (int i = 0; i < n_samples; i++) {
+        cr_assert_eq(q8_session_set_input(sess, "x", Q8_F32, dims, ndim, xs + i * in_floats, &err),
+                     Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_run(sess, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *y;
+        cr_assert_eq(q8_session_output(sess, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+        memcpy(out + i * out_floats, y, sizeof(float) * (size_t)out_floats);
+    }
+    q8_session_free(sess);
+    q8_model_free(m);
+}

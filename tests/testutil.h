@@ -56,6 +56,12 @@ q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_thread
                            q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
                            q8_error *err);
 
+/* The graph (consumed) as a model (q8_model_from_graph), run on one CPU
+ * thread once per sample: input "x" of dims gets xs + i * in_floats, and the
+ * first out_floats of output 0 go to out + i * out_floats. */
+void q8t_run_each(q8_graph *g, const int64_t *dims, int ndim, const float *xs,
+                  int64_t in_floats, int n_samples, float *out, int64_t out_floats);
+
 /* ---- files and commands, for the tests of the tools and of bad input ---- */
 
 /* A new folder /tmp/q8<tag>XXXXXX (malloc'd); q8t_rm_rf removes a tree. */
