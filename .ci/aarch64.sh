@@ -60,7 +60,12 @@ libs=$sysroot/usr/lib/aarch64-linux-gnu
 echo "=== the test suite under qemu-aarch64 (-cpu max: SDOT and I8MM, each INT8 path forced)"
 # The two peak-memory tests are left out: under qemu-user a process's peak
 # counts the emulator and its translated code, not only q8's memory.
-ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 1500 \
+# A test that hangs is stopped at 600 s (the slowest passes in ~150 s) and run
+# once more: a fork from a guest that has threads (Criterion's workers have
+# one; the tool tests fork to run quantize) can deadlock inside qemu-user,
+# seen once in test_weight_round (every guest thread in a futex wait, 0% CPU);
+# a failure that is q8's fails both times.
+ctest --test-dir "$B" --output-on-failure -j"$(nproc)" --timeout 600 --repeat until-pass:2 \
     -E '^(test_report|test_onnx_memory|quantize_memory)$'
 # Two report tests fork the test process after it has started threads: the
 # child dies inside qemu-user (a fork of a threaded guest), before any q8
