@@ -1,7 +1,7 @@
-/* quantize --weight-rounding gptq (src/quant/weight_round*.c): the block
- * rounding against nearest rounding on random problems, the grid and its
- * clamp, rows the rewrite reproduces bit for bit, a real layer's output
- * error, and the option on the command line. */
+/* quantize --weight-rounding gptq|sums (src/quant/weight_round*.c): the
+ * block rounding against nearest rounding on random problems, the grid and
+ * its clamp, rows the rewrite reproduces bit for bit, the window sums, a
+ * real layer's output error, and the option on the command line. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -193,6 +193,93 @@ Test(weight_round, pins_the_largest_entry) {
     cr_assert_eq(q[1], -127);
 }
 
+/* --weight-rounding sums on random rows of windows (3x3, 1x7, 25 taps,
+ * one tap; zero-sum filters as BatchNorm folding leaves them, magnitudes
+ * from 1e-20 to 1e5, pruned zeros): the rewrite reproduces the row bit for
+ * bit at nearest's scale; every tap is within one step of its FP32 value
+ * and, unless moved, is nearest's; each window's sum is within half a step
+ * of the FP32 sum wherever the window had taps it could move; zeros and
+ * +-127 taps stay; the count returned is the taps that differ from
+ * nearest. A plain reference: nearest rounding and the sums, in double. */
+static void check_sums_row(const float *w, int k, int win, int p) {
+    float row[200], tmp[200], s2;
+    int8_t qt[200], q[200], qn[200];
+    cr_assert_leq(k, 200);
+    memcpy(row, w, sizeof(float) * (size_t)k);
+    float scale = q8_weight_scale(amax_of(w, k));
+    q8_quantize_weights(w, 1, k, qn, &s2); /* nearest */
+    int64_t moved = q8_wround_row_sums(row, k, win, tmp, qt);
+    cr_assert_geq(moved, 0, "problem %d: row not rounded", p);
+    q8_quantize_weights(row, 1, k, q, &s2);
+    cr_assert_eq(s2, scale, "problem %d: scale %a, wanted %a", p, s2, scale);
+    int64_t differ = 0;
+    for (int w0 = 0; w0 < k; w0 += win) {
+        double sv = 0, sq = 0;
+        bool stuck = false;
+        for (int j = w0; j < w0 + win; j++) {
+            cr_assert_eq((float)q[j] * s2, row[j], "problem %d entry %d", p, j);
+            double v = (double)w[j] / scale;
+            cr_assert_lt(fabs(q[j] - v), 1.0, "problem %d entry %d: %d for %g", p, j, q[j], v);
+            if (w[j] == 0.0f) cr_assert_eq(q[j], 0, "pruned entry %d", j);
+            if (abs(qn[j]) == 127) cr_assert_eq(q[j], qn[j], "entry %d at the end moved", j);
+            differ += q[j] != qn[j];
+            /* a window whose every tap already moved, or sits at an end or
+             * at 0, may keep an error over half a step */
+            stuck |= abs(qn[j]) >= 126 || w[j] == 0.0f;
+            sv += v;
+            sq += q[j];
+        }
+        if (!stuck) cr_assert_leq(fabs(sq - sv), 0.5 + 1e-3, "problem %d window %d: sum %g vs %g",
+                                  p, w0 / win, sq, sv);
+    }
+    cr_assert_eq(moved, differ, "problem %d: %lld moved, %lld differ", p, (long long)moved,
+                 (long long)differ);
+}
+
+Test(weight_round, sums_keep_each_window) {
+    float mags[] = {1e-20f, 3e-4f, 1.0f, 7.5f, 1e5f};
+    int wins[] = {9, 7, 25, 1};
+    float w[200];
+    int64_t changed = 0;
+    for (int p = 0; p < 80; p++) {
+        int win = wins[p % 4], k = win * (1 + p % 8);
+        for (int w0 = 0; w0 < k; w0 += win) { /* a zero-sum edge filter plus noise */
+            float m = 0;
+            for (int j = w0; j < w0 + win; j++) m += (w[j] = 4.0f * frand());
+            for (int j = w0; j < w0 + win; j++) w[j] = (w[j] - m / win + 0.01f * frand()) * mags[p % 5];
+        }
+        if (p % 3 == 0) w[k / 2] = 0.0f; /* pruned */
+        float row[200], tmp[200];
+        int8_t qt[200];
+        memcpy(row, w, sizeof(float) * (size_t)k);
+        changed += q8_wround_row_sums(row, k, win, tmp, qt);
+        check_sums_row(w, k, win, p);
+    }
+    cr_assert_gt(changed, 50, "only %lld taps moved in 80 rows", (long long)changed);
+    float zero[9] = {0}, tmp[9];
+    int8_t qt[9];
+    cr_assert_eq(q8_wround_row_sums(zero, 9, 9, tmp, qt), -1, "an all-zero row stays for nearest");
+    cr_assert_eq(q8_wround_row_sums(w, 10, 3, tmp, qt), -1, "k not a multiple of the window");
+}
+
+/* A window with nothing it may move (its sum 0.8 steps short, but the
+ * taps that could take it would reach 127 steps) comes out as nearest's;
+ * windows of one tap never move. */
+Test(weight_round, sums_leave_what_cannot_move) {
+    float w[4] = {126.4f, 126.4f, 127.0f, 0.0f}, tmp[40], v[40];
+    int8_t qt[40], q[4], qn[4];
+    float s2;
+    memcpy(v, w, sizeof w);
+    q8_quantize_weights(w, 1, 4, qn, &s2);
+    cr_assert_eq(q8_wround_row_sums(v, 4, 4, tmp, qt), 0, "nothing can move");
+    q8_quantize_weights(v, 1, 4, q, &s2);
+    cr_assert_arr_eq(q, qn, 4);
+    for (int p = 0; p < 5; p++) {
+        for (int j = 0; j < 40; j++) v[j] = frand() * 3.0f;
+        cr_assert_eq(q8_wround_row_sums(v, 40, 1, tmp, qt), 0, "one-tap windows move nothing");
+    }
+}
+
 /* The MNIST CNN: every rounded weight is on the grid the rewrite picks;
  * each layer's output error on the calibration rows (w - v)^T H (w - v),
  * H of the FP32 model, is lower for the first layer (same inputs in both
@@ -335,8 +422,9 @@ Test(weight_round, pruned_weights_stay_zero, .timeout = 300) {
  * weights are carried over); a wrong value is one error line and exit 2. */
 Test(weight_round, cli_option, .timeout = 600) {
     char *tmp = q8t_tmpdir("wround");
-    char out_g[512], out_n[512];
+    char out_g[512], out_n[512], out_s[512];
     q8t_path(out_g, sizeof out_g, tmp, "g.q8");
+    q8t_path(out_s, sizeof out_s, tmp, "s.q8");
     q8t_path(out_n, sizeof out_n, tmp, "n.q8");
     char *gptq[] = {Q8_BINARY_DIR "/quantize", MNIST "/cnn.onnx", "-o", out_g, "--calib",
                     MNIST "/calib", "--calib-method", "percentile", "--weight-rounding", "gptq",
@@ -344,6 +432,9 @@ Test(weight_round, cli_option, .timeout = 600) {
     char *near[] = {Q8_BINARY_DIR "/quantize", MNIST "/cnn.onnx", "-o", out_n, "--calib",
                     MNIST "/calib", "--calib-method", "percentile", "--weight-rounding",
                     "nearest", "--input-shape", "input=1000x1x28x28", NULL};
+    char *sums[] = {Q8_BINARY_DIR "/quantize", MNIST "/cnn.onnx", "-o", out_s, "--calib",
+                    MNIST "/calib", "--calib-method", "percentile", "--weight-rounding", "sums",
+                    "--input-shape", "input=1000x1x28x28", NULL};
     char *bad[] = {Q8_BINARY_DIR "/quantize", MNIST "/cnn.onnx", "-o", out_n, "--calib",
                    MNIST "/calib", "--weight-rounding", "gtpq", NULL};
     q8t_cmd r = q8t_run_cmd(tmp, 300, gptq);
@@ -351,6 +442,9 @@ Test(weight_round, cli_option, .timeout = 600) {
     q8t_cmd_free(&r);
     r = q8t_run_cmd(tmp, 300, near);
     cr_assert(r.exited && r.code == 0, "nearest: exit %d: %s", r.code, r.err);
+    q8t_cmd_free(&r);
+    r = q8t_run_cmd(tmp, 300, sums);
+    cr_assert(r.exited && r.code == 0, "sums: exit %d: %s", r.code, r.err);
     q8t_cmd_free(&r);
     q8_model *m;
     q8_error err = {0};
@@ -361,13 +455,21 @@ Test(weight_round, cli_option, .timeout = 600) {
     cr_assert_eq(q8_model_open(out_n, NULL, &m, &err), Q8_OK, "%s", err.msg);
     cr_assert_null(q8_meta_get(&m->meta, "quant.weight_rounding"), "nearest is not recorded");
     q8_model_free(m);
+    cr_assert_eq(q8_model_open(out_s, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    e = q8_meta_get(&m->meta, "quant.weight_rounding");
+    cr_assert(e && e->type == Q8_META_STR && !strcmp(e->s, "sums"));
+    e = q8_meta_get(&m->meta, "quant.weight_sums_moved");
+    cr_assert(e && e->type == Q8_META_INT && e->i > 0, "taps moved recorded");
+    q8_model_free(m);
     double top_g = q8t_mnist_top1(out_g), top_n = q8t_mnist_top1(out_n);
-    cr_log_info("MNIST CNN top-1: nearest %.4f, gptq %.4f", top_n, top_g);
+    double top_s = q8t_mnist_top1(out_s);
+    cr_log_info("MNIST CNN top-1: nearest %.4f, gptq %.4f, sums %.4f", top_n, top_g, top_s);
     cr_assert_geq(top_g, top_n - 0.005);
+    cr_assert_geq(top_s, top_n - 0.005);
     unlink(out_n);
     r = q8t_run_cmd(tmp, 20, bad);
     cr_assert(r.exited && r.code == 2, "exit %d", r.code);
-    cr_assert(!strncmp(r.err, "quantize: --weight-rounding must be nearest or gptq\n",
+    cr_assert(!strncmp(r.err, "quantize: --weight-rounding must be nearest, sums or gptq\n",
                        strlen(r.err) + 1), "%s", r.err);
     cr_assert(access(out_n, F_OK) != 0, "nothing written");
     q8t_cmd_free(&r);

@@ -7,7 +7,7 @@
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off]
- *            [--int8-embeddings on|off] [--weight-rounding nearest|gptq]
+ *            [--int8-embeddings on|off] [--weight-rounding nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
  *            [--wide-range fp32|int8]
@@ -32,7 +32,7 @@ static void usage(FILE *f) {
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
-            "                [--weight-rounding nearest|gptq]\n"
+            "                [--weight-rounding nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
             "                [--wide-range fp32|int8]\n"
@@ -53,8 +53,10 @@ static void usage(FILE *f) {
             "  off: the FP32 tables.\n"
             "  --weight-rounding gptq: each row of INT8 weights is rounded one input at a\n"
             "  time, the rounding error moved onto the inputs not yet rounded as the\n"
-            "  calibration samples' input covariance says (GPTQ); nearest (the default):\n"
-            "  each weight to its nearest step.\n"
+            "  calibration samples' input covariance says (GPTQ); nearest: each weight\n"
+            "  to its nearest step; sums: nearest, then in each convolution window (one\n"
+            "  output and one input channel) the taps rounded furthest moved one step\n"
+            "  back until the window's sum is the step nearest its FP32 sum.\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
@@ -357,11 +359,13 @@ int main(int argc, char **argv) {
             o.quant.int8_embeddings = !strcmp(optarg, "on");
             break;
         case 'W':
-            if (strcmp(optarg, "nearest") && strcmp(optarg, "gptq")) {
-                fprintf(stderr, "quantize: --weight-rounding must be nearest or gptq\n");
+            if (strcmp(optarg, "nearest") && strcmp(optarg, "gptq") && strcmp(optarg, "sums")) {
+                fprintf(stderr, "quantize: --weight-rounding must be nearest, sums or gptq\n");
                 return 2;
             }
-            o.quant.weight_rounding = !strcmp(optarg, "gptq") ? Q8_WROUND_GPTQ : Q8_WROUND_NEAREST;
+            o.quant.weight_rounding = !strcmp(optarg, "gptq")   ? Q8_WROUND_GPTQ
+                                      : !strcmp(optarg, "sums") ? Q8_WROUND_SUMS
+                                                                : Q8_WROUND_NEAREST;
             break;
         case 'r':
             if (strcmp(optarg, "fp32") && strcmp(optarg, "int8")) {

@@ -79,6 +79,12 @@ typedef enum q8_weight_rounding {
      * time, each rounding error moved onto the inputs not yet rounded by
      * the inverse input covariance of the calibration samples */
     Q8_WROUND_GPTQ = 1,
+    /* nearest, then each convolution window's taps (one output channel,
+     * one input channel) moved one step back where rounding moved them most
+     * until the window's sum is the nearest whole step to the FP32 sum: a
+     * flat input region gives the FP32 response (BatchNorm-folded depthwise
+     * filters are zero-sum edge detectors; docs/accuracy.md, PoseNet) */
+    Q8_WROUND_SUMS = 2,
 } q8_weight_rounding;
 
 /* q8_quant_options.scalar_tables */

@@ -1,6 +1,6 @@
-/* quantize --weight-rounding gptq over a model (weight_round.h): which
+/* quantize --weight-rounding gptq|sums over a model (weight_round.h): which
  * layers, their input statistics (prune_fit.h's capture), and each row
- * rounded with its block factors. */
+ * rounded with its block factors (gptq) or window by window (sums). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,9 +118,46 @@ static int64_t round_layer(q8_graph *g, q8_pfit_layer *l) {
     return done;
 }
 
+/* Q8_WROUND_SUMS over the convolutions of l[0..nt) with windows of more
+ * than one tap (a 1x1 convolution, Gemm or MatMul has nothing to keep:
+ * nearest). Returns the taps moved, -1 without memory. */
+static int64_t round_sums(q8_graph *g, const q8_pfit_layer *l, int nt) {
+    int64_t moved = 0;
+    for (int i = 0; i < nt && moved >= 0; i++) {
+        const q8_tensor *t = g->tensors[l[i].wt];
+        int64_t win = 1;
+        for (int d = 2; d < t->ndim; d++) win *= t->dims[d];
+        if (l[i].kind != Q8_PFIT_CONV || win < 2 || l[i].k % win) continue;
+        float *tmp = malloc(sizeof(float) * (size_t)l[i].k);
+        int8_t *qt = malloc((size_t)l[i].k);
+        if (!tmp || !qt) moved = -1;
+        for (int64_t r = 0; moved >= 0 && r < l[i].m; r++) {
+            int64_t n = q8_wround_row_sums((float *)t->data + r * l[i].k, l[i].k, win, tmp, qt);
+            if (n > 0) moved += n;
+        }
+        free(tmp);
+        free(qt);
+    }
+    return moved;
+}
+
+static const char *rounding_name(q8_weight_rounding r) {
+    return r == Q8_WROUND_GPTQ ? "gptq" : r == Q8_WROUND_SUMS ? "sums" : "nearest";
+}
+
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_error *err) {
     if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
+    if (o->weight_rounding == Q8_WROUND_SUMS) {
+        q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
+        int nt = l ? list_layers(g, o, l) : -1;
+        int64_t moved = nt < 0 ? -1 : round_sums(g, l, nt);
+        free(l);
+        if (moved < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
+        q8_status s = q8_meta_set_str(meta, "quant.weight_rounding", "sums", err);
+        if (s == Q8_OK) s = q8_meta_set_int(meta, "quant.weight_sums_moved", moved, err);
+        return s;
+    }
     if (!smp) return q8_fail(err, Q8_ERR_ARG, "--weight-rounding gptq needs calibration samples");
     q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
     int nt = l ? list_layers(g, o, l) : -1;
@@ -159,8 +196,8 @@ q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_qua
         const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
         if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != q8_tensor_numel(d))
             s = q8_fail(err, Q8_ERR_UNSUPPORTED,
-                        "--weight-rounding gptq: weight '%s' differs between the calibration "
-                        "shapes and --input-shape", d->name);
+                        "--weight-rounding %s: weight '%s' differs between the calibration "
+                        "shapes and --input-shape", rounding_name(o->weight_rounding), d->name);
         else memcpy(d->data, t->data, sizeof(float) * (size_t)q8_tensor_numel(d));
     }
     free(l);

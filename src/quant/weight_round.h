@@ -42,11 +42,25 @@ double q8_wround_block(float *w, const uint8_t *zero, const float *u, int64_t b,
 bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, float *tmp,
                    int8_t *qt);
 
+/* Q8_WROUND_SUMS for one row of k weights in windows of win taps (k a
+ * multiple of win): the grid of q8_weight_scale(max |row|), nearest
+ * rounding, then in each window the taps whose rounding moved them most
+ * toward the wrong side moved one step back until the window's sum is the
+ * whole step nearest its FP32 sum (taps at +-127 and weights that are 0
+ * keep their value, so the scale and pruning survive). Written back as in
+ * q8_wround_row, bit for bit what the rewrite reproduces. tmp: k floats,
+ * qt: k bytes. Returns the number of taps moved, -1 with row unchanged
+ * for a row the rewrite could not reproduce. */
+int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_t *qt);
+
 /* Round the weights of g's Conv / Gemm / MatMul layers that become int8
- * (constant FP32 weights, not in o->fp32_layers, Gemm alpha 1) with the
- * input statistics of the samples, in graph order, a few layers per pass
- * so that a layer's statistics come from the model with the layers before
- * it already rounded. Records quant.weight_rounding in meta. */
+ * (constant FP32 weights, not in o->fp32_layers, Gemm alpha 1) as
+ * o->weight_rounding says. gptq: with the input statistics of the
+ * samples, in graph order, a few layers per pass so that a layer's
+ * statistics come from the model with the layers before it already
+ * rounded. sums: the convolutions' windows, no samples needed. Records
+ * quant.weight_rounding in meta (and, for sums, quant.weight_sums_moved:
+ * the taps moved). */
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_error *err);
 

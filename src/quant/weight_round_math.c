@@ -73,3 +73,57 @@ bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, fl
     memcpy(row, tmp, sizeof(float) * (size_t)k);
     return true;
 }
+
+/* Move n taps of one window (q: levels, v: the FP32 weights, scale) one
+ * step in direction d (+1 or -1): those whose rounding error points most
+ * that way, each at most once, never to or from +-127 or from an exact 0. */
+static int64_t move_taps(float *q, const float *w, float scale, int64_t win, int64_t n, float d) {
+    int64_t moved = 0;
+    while (moved < n) {
+        int64_t best = -1;
+        float bf = 0;
+        for (int64_t j = 0; j < win; j++) {
+            float f = (w[j] / scale - q[j]) * d; /* in (0, 0.5]: not moved yet */
+            if (f <= 0 || w[j] == 0.0f || fabsf(q[j]) >= 127.0f || fabsf(q[j] + d) >= 127.0f)
+                continue;
+            if (best < 0 || f > bf) {
+                best = j;
+                bf = f;
+            }
+        }
+        if (best < 0) break;
+        q[best] += d;
+        moved++;
+    }
+    return moved;
+}
+
+int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_t *qt) {
+    float amax = 0;
+    for (int64_t j = 0; j < k; j++) amax = fabsf(row[j]) > amax ? fabsf(row[j]) : amax;
+    if (!(amax >= 1e-30f) || !isfinite(amax) || win < 1 || k % win) return -1;
+    float scale = q8_weight_scale(amax);
+    if (q8_weight_scale(127.0f * scale) != scale) return -1;
+    int64_t moved = 0;
+    for (int64_t w0 = 0; w0 < k; w0 += win) {
+        float *q = tmp + w0;
+        double sv = 0, sq = 0;
+        for (int64_t j = 0; j < win; j++) {
+            q[j] = to_grid(row[w0 + j], scale);
+            sv += (double)row[w0 + j] / scale;
+            sq += q[j];
+        }
+        double need = nearbyint(sv - sq);
+        if (need != 0)
+            moved += move_taps(q, row + w0, scale, win, (int64_t)fabs(need), need > 0 ? 1.0f : -1.0f);
+    }
+    for (int64_t j = 0; j < k; j++) tmp[j] *= scale;
+    /* the rewrite must give the rounded row back exactly */
+    float s2;
+    q8_quantize_weights(tmp, 1, k, qt, &s2);
+    if (s2 != scale) return -1;
+    for (int64_t j = 0; j < k; j++)
+        if ((float)qt[j] * scale != tmp[j]) return -1;
+    memcpy(row, tmp, sizeof(float) * (size_t)k);
+    return moved;
+}

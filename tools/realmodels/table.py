@@ -59,6 +59,12 @@ VARIANTS = {
     # the INT8 weights rounded with error compensation (GPTQ), or nearest
     "gptq": ("--weight-rounding gptq", ["--weight-rounding", "gptq"]),
     "nearest": ("--weight-rounding nearest", ["--weight-rounding", "nearest"]),
+    # each convolution window's sum kept (nearest, then a few taps moved)
+    "sums": ("--weight-rounding sums", ["--weight-rounding", "sums"]),
+    "prune-sums": ("--prune 0.5 --weight-rounding sums",
+                   ["--prune", "0.5", "--weight-rounding", "sums"]),
+    "prune-nearest": ("--prune 0.5 --weight-rounding nearest",
+                      ["--prune", "0.5", "--weight-rounding", "nearest"]),
     "gptq-percentile": ("--weight-rounding gptq --calib-method percentile",
                         ["--weight-rounding", "gptq", "--calib-method", "percentile"]),
     # with recognition's first depthwise Conv kept FP32 (docs/accuracy.md)
