@@ -260,6 +260,9 @@ Test(weight_round, sums_keep_each_window) {
     int8_t qt[9];
     cr_assert_eq(q8_wround_row_sums(zero, 9, 9, tmp, qt), -1, "an all-zero row stays for nearest");
     cr_assert_eq(q8_wround_row_sums(w, 10, 3, tmp, qt), -1, "k not a multiple of the window");
+    float bad[9] = {0.3f, -0.2f, NAN, 0.1f, 0.45f, 0.45f, 0.45f, -1.0f, 0.2f};
+    cr_assert_eq(q8_wround_row_sums(bad, 9, 9, tmp, qt), -1, "a NaN weight: left for nearest");
+    cr_assert(isnan(bad[2]) && bad[0] == 0.3f, "and the row unchanged");
 }
 
 /* A window with nothing it may move (its sum 0.8 steps short, but the

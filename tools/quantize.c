@@ -54,9 +54,9 @@ static void usage(FILE *f) {
             "  --weight-rounding gptq: each row of INT8 weights is rounded one input at a\n"
             "  time, the rounding error moved onto the inputs not yet rounded as the\n"
             "  calibration samples' input covariance says (GPTQ); nearest: each weight\n"
-            "  to its nearest step; sums: nearest, then in each convolution window (one\n"
-            "  output and one input channel) the taps rounded furthest moved one step\n"
-            "  back until the window's sum is the step nearest its FP32 sum.\n"
+            "  to its nearest step; sums (the default): nearest, then in each convolution\n"
+            "  window (one output and one input channel) the taps rounded furthest moved\n"
+            "  one step back until the window's sum is the step nearest its FP32 sum.\n"
             "  --scalar-tables on: Add/Sub/Mul/Div by a constant scalar between INT8 layers\n"
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
@@ -260,7 +260,8 @@ int main(int argc, char **argv) {
                                        .refit_dense = true},
                              .quant = {.equalize = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
-                                       .small_alone_fp32 = true}};
+                                       .small_alone_fp32 = true,
+                                       .weight_rounding = Q8_WROUND_SUMS}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
     int c;

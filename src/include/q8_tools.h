@@ -83,7 +83,8 @@ typedef enum q8_weight_rounding {
      * one input channel) moved one step back where rounding moved them most
      * until the window's sum is the nearest whole step to the FP32 sum: a
      * flat input region gives the FP32 response (BatchNorm-folded depthwise
-     * filters are zero-sum edge detectors; docs/accuracy.md, PoseNet) */
+     * filters are zero-sum edge detectors; docs/accuracy.md, PoseNet). The
+     * quantize tool's default; zero-initialized options: nearest */
     Q8_WROUND_SUMS = 2,
 } q8_weight_rounding;
 

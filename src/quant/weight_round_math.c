@@ -113,8 +113,8 @@ int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_
             sv += (double)row[w0 + j] / scale;
             sq += q[j];
         }
-        double need = nearbyint(sv - sq);
-        if (need != 0)
+        double need = nearbyint(sv - sq); /* |need| <= win / 2; NaN with a NaN tap */
+        if (need != 0 && fabs(need) <= (double)win)
             moved += move_taps(q, row + w0, scale, win, (int64_t)fabs(need), need > 0 ? 1.0f : -1.0f);
     }
     for (int64_t j = 0; j < k; j++) tmp[j] *= scale;
