@@ -141,10 +141,6 @@ static int64_t round_sums(q8_graph *g, const q8_pfit_layer *l, int nt) {
     return moved;
 }
 
-static const char *rounding_name(q8_weight_rounding r) {
-    return r == Q8_WROUND_GPTQ ? "gptq" : r == Q8_WROUND_SUMS ? "sums" : "nearest";
-}
-
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_error *err) {
     if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
@@ -194,10 +190,14 @@ q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_qua
         q8_tensor *d = dst->tensors[l[i].wt];
         int k = q8_graph_find(src, d->name);
         const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
-        if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != q8_tensor_numel(d))
+        bool same = t && t->data && t->dtype == Q8_F32 && q8_tensor_numel(t) == q8_tensor_numel(d);
+        /* sums is the default and needs nothing but the weight: one that
+         * does not carry over keeps nearest rounding */
+        if (!same && o->weight_rounding == Q8_WROUND_SUMS) continue;
+        if (!same)
             s = q8_fail(err, Q8_ERR_UNSUPPORTED,
-                        "--weight-rounding %s: weight '%s' differs between the calibration "
-                        "shapes and --input-shape", rounding_name(o->weight_rounding), d->name);
+                        "--weight-rounding gptq: weight '%s' differs between the calibration "
+                        "shapes and --input-shape", d->name);
         else memcpy(d->data, t->data, sizeof(float) * (size_t)q8_tensor_numel(d));
     }
     free(l);
