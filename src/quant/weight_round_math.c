@@ -46,25 +46,29 @@ static bool round_blocks(const float *row, const uint8_t *zero, int64_t k, int64
     return false;
 }
 
-bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, float *tmp,
-                   int8_t *qt) {
-    uint8_t *zero = (uint8_t *)qt; /* until the check at the end */
+/* The grid of row: q8_weight_scale(max |row|) into *scale and the entry
+ * of the largest |w| into *at; false for a row the rewrite could not
+ * reproduce on it (all zero, not finite, or a scale that does not come
+ * back from the rounded row). */
+static bool row_grid(const float *row, int64_t k, float *scale, int64_t *at) {
     float amax = 0;
-    int64_t at = 0;
+    *at = 0;
     for (int64_t j = 0; j < k; j++)
         if (fabsf(row[j]) > amax) {
             amax = fabsf(row[j]);
-            at = j;
+            *at = j;
         }
     if (!(amax >= 1e-30f) || !isfinite(amax)) return false;
-    float scale = q8_weight_scale(amax);
+    *scale = q8_weight_scale(amax);
     /* the rewrite takes the scale from the rounded row, whose largest |w|
      * is 127 * scale: that must give the same scale back */
-    if (q8_weight_scale(127.0f * scale) != scale) return false;
-    for (int64_t j = 0; j < k; j++) zero[j] = row[j] == 0.0f;
-    if (!round_blocks(row, zero, k, blk, u, scale, -1, tmp) &&
-        !round_blocks(row, zero, k, blk, u, scale, at, tmp))
-        return false;
+    return q8_weight_scale(127.0f * *scale) == *scale;
+}
+
+/* tmp (k values on the grid of scale) into row if the rewrite's
+ * q8_quantize_weights gives back that scale and integers whose products
+ * with it are tmp, bit for bit; false, row unchanged, else. qt: k bytes. */
+static bool put_back(float *row, const float *tmp, int64_t k, float scale, int8_t *qt) {
     float s2;
     q8_quantize_weights(tmp, 1, k, qt, &s2);
     if (s2 != scale) return false;
@@ -72,6 +76,19 @@ bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, fl
         if ((float)qt[j] * scale != tmp[j]) return false;
     memcpy(row, tmp, sizeof(float) * (size_t)k);
     return true;
+}
+
+bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, float *tmp,
+                   int8_t *qt) {
+    uint8_t *zero = (uint8_t *)qt; /* until put_back */
+    float scale;
+    int64_t at;
+    if (!row_grid(row, k, &scale, &at)) return false;
+    for (int64_t j = 0; j < k; j++) zero[j] = row[j] == 0.0f;
+    if (!round_blocks(row, zero, k, blk, u, scale, -1, tmp) &&
+        !round_blocks(row, zero, k, blk, u, scale, at, tmp))
+        return false;
+    return put_back(row, tmp, k, scale, qt);
 }
 
 /* Move n taps of one window (q: levels, v: the FP32 weights, scale) one
@@ -99,11 +116,9 @@ static int64_t move_taps(float *q, const float *w, float scale, int64_t win, int
 }
 
 int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_t *qt) {
-    float amax = 0;
-    for (int64_t j = 0; j < k; j++) amax = fabsf(row[j]) > amax ? fabsf(row[j]) : amax;
-    if (!(amax >= 1e-30f) || !isfinite(amax) || win < 1 || k % win) return -1;
-    float scale = q8_weight_scale(amax);
-    if (q8_weight_scale(127.0f * scale) != scale) return -1;
+    float scale;
+    int64_t at;
+    if (win < 1 || k % win || !row_grid(row, k, &scale, &at)) return -1;
     int64_t moved = 0;
     for (int64_t w0 = 0; w0 < k; w0 += win) {
         float *q = tmp + w0;
@@ -118,12 +133,5 @@ int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_
             moved += move_taps(q, row + w0, scale, win, (int64_t)fabs(need), need > 0 ? 1.0f : -1.0f);
     }
     for (int64_t j = 0; j < k; j++) tmp[j] *= scale;
-    /* the rewrite must give the rounded row back exactly */
-    float s2;
-    q8_quantize_weights(tmp, 1, k, qt, &s2);
-    if (s2 != scale) return -1;
-    for (int64_t j = 0; j < k; j++)
-        if ((float)qt[j] * scale != tmp[j]) return -1;
-    memcpy(row, tmp, sizeof(float) * (size_t)k);
-    return moved;
+    return put_back(row, tmp, k, scale, qt) ? moved : -1;
 }
