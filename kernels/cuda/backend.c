@@ -227,10 +227,17 @@ void *q8_cu_params(cu_node *nd, size_t bytes) {
     return nd->params;
 }
 
+/* Offsets count from the node's first Q8_CU_ALIGN-aligned byte: the planner
+ * aligns buffers to Q8_ALIGN (64) only, and cuBLASLt refuses a workspace
+ * that is not 256-byte aligned (CUBLAS_STATUS_INVALID_VALUE at the
+ * matmul, seen on an H200), so every node reserves Q8_CU_ALIGN bytes more
+ * (plan_pass) and its pointers start at the aligned address. */
 void *q8_cu_scratch(cu_prep *pr, size_t bytes) {
     size_t off = q8_align_up(pr->scratch, Q8_CU_ALIGN);
     pr->scratch = off + q8_align_up(bytes, Q8_CU_ALIGN);
-    return pr->fill ? pr->scratch_dev + off : NULL;
+    if (!pr->fill) return NULL;
+    uint8_t *base = pr->scratch_dev + (-(uintptr_t)pr->scratch_dev & (Q8_CU_ALIGN - 1));
+    return base + off;
 }
 
 static size_t reserve_const(cu_ctx *c, size_t bytes) {
@@ -455,10 +462,10 @@ static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
         c->host_used = 0;
         c->n_uploads = 0;
         Q8_TRY(plan_node(&pr, g, g->nodes[i], &c->nodes[i], err));
-        c->nodes[i].scratch = pr.scratch;
+        c->nodes[i].scratch = pr.scratch ? pr.scratch + Q8_CU_ALIGN : 0; /* q8_cu_scratch */
         /* both passes run the same code on the same graph */
         if (fill) {
-            Q8_ASSERT(pr.scratch == want);
+            Q8_ASSERT(c->nodes[i].scratch == want);
             Q8_ASSERT(c->host_used <= c->host_max);
             Q8_TRY(flush_uploads(c, err));
         } else {

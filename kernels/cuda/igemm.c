@@ -163,9 +163,10 @@ q8_status q8_cu_igemm_run(cu_ctx *c, const q8_node *n, const cu_igemm *gm, const
     cublasStatus_t s = q8_cu_lt_matmul(q8_cu_lt(c), gm, A, B, C, st->stream);
     if (s != CUBLAS_STATUS_SUCCESS)
         return q8_node_fail(err, Q8_ERR_BACKEND, n, "cuBLASLt error %s (%d) in cublasLtMatmul "
-                            "(m=%lld n=%lld k=%lld)", q8_cublas_status_name(s), (int)s,
-                            (long long)gm->m, (long long)gm->n,
-                            (long long)gm->k);
+                            "(m=%lld n=%lld k=%lld, %zu workspace bytes at %u mod 256)",
+                            q8_cublas_status_name(s), (int)s, (long long)gm->m,
+                            (long long)gm->n, (long long)gm->k, gm->ws_bytes,
+                            (unsigned)((uintptr_t)gm->ws % 256));
     return Q8_OK;
 }
 

@@ -15,6 +15,9 @@
 #   4. racecheck on the kernels that use shared memory              (60 s)
 #   5. synccheck on the warp-shuffle kernels                        (60 s)
 #   6. q8run: an MNIST model with Q8_CUDA_MAP=force and =0, outputs compared (30 s)
+#   7. gpu_igemm_bench: q8's cuBLASLt INT8 GEMM at 4096^3, checked and timed (30 s)
+# Q8_CHECK_LIMITS="test_cuda=120 memcheck=60 ..." overrides step limits (0
+# skips a step): the device budget is 15 minutes a session, all calls together.
 set -uo pipefail
 # shellcheck source=gpu_lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/gpu_lib.sh"
@@ -29,15 +32,26 @@ t=$(elapsed)
 gpu=$(timeout 10 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -1)
 record gpu $? $(( $(elapsed) - t )) "$gpu; bundle $(ls "$bundle/bin" | tr '\n' ' ')"
 
+limit() { # NAME DEFAULT: the step's seconds, from Q8_CHECK_LIMITS if named there
+    local v
+    v=$(tr ' ' '\n' <<< "${Q8_CHECK_LIMITS:-}" | sed -n "s/^$1=//p" | tail -1)
+    echo "${v:-$2}"
+}
+
 # 2. the GPU suite (cuda/*); the emulated suite is the host's business
 t=$(elapsed)
-timeout 150 "${Q8ENV[@]}" "$bundle/bin/test_cuda" --jobs 1 --verbose --filter 'cuda/*' > "$out/tests.log" 2>&1
+lim=$(limit test_cuda 150)
+if [ "$lim" -gt 0 ]; then
+timeout "$lim" "${Q8ENV[@]}" "$bundle/bin/test_cuda" --jobs 1 --verbose --filter 'cuda/*' > "$out/tests.log" 2>&1
 rc=$?
 record test_cuda $rc $(( $(elapsed) - t )) "$(grep -a 'Synthesis' "$out/tests.log" | tail -1); $(grep -a -c '^\[SKIP\]' "$out/tests.log") skipped; fails: $(grep -a '^\[FAIL\]' "$out/tests.log" | head -5 | tr '\n' ' ')"
 grep -a -E 'INT8 GEMM\(s\) on the plain kernel' "$out/tests.log" | sed 's/^/    /' | head -8 | tee -a "$summary"
+fi
 
 san() { # NAME TOOL LIMIT FILTER
-    local name=$1 tool=$2 limit=$3 filter=$4
+    local name=$1 tool=$2 limit filter=$4
+    limit=$(limit "$name" "$3")
+    [ "$limit" -gt 0 ] || return 0
     if ! command -v compute-sanitizer > /dev/null; then
         record "$name" 127 0 "compute-sanitizer not found"
         return
@@ -57,6 +71,7 @@ san racecheck racecheck 60 'cuda/@(qconv|qconvtranspose|softmax|layernorm|reduce
 san synccheck synccheck 60 'cuda/@(softmax|layernorm|reduce|pooling|batchnorm)'
 
 # 6. the Jetson path (weights read in place from the mapped file) on this GPU
+if [ "$(limit cuda_map 30)" -gt 0 ]; then
 t=$(elapsed)
 m="$out/map"
 mkdir -p "$m"
@@ -73,6 +88,15 @@ same=$(cmp -s "$m/force/logits.npy" "$m/0/logits.npy" && echo "identical outputs
 record cuda_map $rc $(( $(elapsed) - t )) "$same; force: $(tail -1 "$m/force.json" | cut -c1-400); $(grep -a 'in place\|cannot map\|failed' "$m/force.log" | head -2 | tr '\n' ' ')"
 cp "$m/force.json" "$out/cuda_map_force.json" 2>/dev/null || true
 rm -rf "$m"
+fi
+
+# 7. q8's own cuBLASLt INT8 GEMM (checked against the host, then timed)
+lim=$(limit igemm 30)
+if [ "$lim" -gt 0 ] && [ -x "$bundle/bin/gpu_igemm_bench" ]; then
+    t=$(elapsed)
+    timeout "$lim" "${Q8ENV[@]}" "$bundle/bin/gpu_igemm_bench" 4096 4096 4096 50 4 > "$out/igemm.json" 2> "$out/igemm.log"
+    record igemm $? $(( $(elapsed) - t )) "$(tail -1 "$out/igemm.json" | cut -c1-400) $(head -2 "$out/igemm.log" | tr '\n' ' ')"
+fi
 
 echo
 cat "$summary"
