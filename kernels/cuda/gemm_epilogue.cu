@@ -16,6 +16,37 @@ __host__ __device__ static inline void gemm_epi_elem(const q8cu_gemm_epi_args *p
 
 Q8CU_ELEMENTWISE(gemm_epi, q8cu_gemm_epi_args, gemm_epi_elem)
 
+/* The same map without a 64-bit division per element (they cost more than
+ * the bytes: 0.19 ms for 4096 x 4096 on an H200, 0.42 TB/s): i from x, j
+ * and b from the grid's y and z, i's split by i_div in 32 bits. The host
+ * emulation runs the same function over the same (b, j, i). */
+__host__ __device__ static inline void gemm_epi_at(const q8cu_gemm_epi_args *p, int64_t b,
+                                                   int64_t j, uint32_t i) {
+    uint32_t hi = i / (uint32_t)p->i_div, lo = i - hi * (uint32_t)p->i_div;
+    int32_t acc = p->c[b * p->c_bs + j * p->c_ld + i];
+    int64_t ch = p->ch_off + (p->chan == Q8CU_CHAN_J ? j : p->chan == Q8CU_CHAN_I ? i : 0);
+    q8cu_epi_store(&p->e, acc, ch, p->y, b * p->y_bs + j * p->y_js + hi * p->y_ihi + lo * p->y_ilo);
+}
+
+static __global__ void gemm_epi_grid_kernel(const q8cu_gemm_epi_args p) {
+    uint32_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (uint32_t)p.ni) return;
+    for (int64_t b = blockIdx.z; b < p.nb; b += gridDim.z)
+        for (int64_t j = blockIdx.y; j < p.nj; j += gridDim.y) gemm_epi_at(&p, b, j, i);
+}
+
 extern "C" cudaError_t q8cu_gemm_epilogue(const q8cu_stream *s, const q8cu_gemm_epi_args *p) {
-    return gemm_epi_launch(s, p, p->nb * p->nj * p->ni);
+    if (p->nb <= 0 || p->nj <= 0 || p->ni <= 0) return cudaSuccess;
+    if (p->ni >= INT32_MAX || p->i_div <= 0 || p->i_div >= INT32_MAX)
+        return gemm_epi_launch(s, p, p->nb * p->nj * p->ni);
+    if (s->emu) {
+        for (int64_t b = 0; b < p->nb; b++)
+            for (int64_t j = 0; j < p->nj; j++)
+                for (uint32_t i = 0; i < (uint32_t)p->ni; i++) gemm_epi_at(p, b, j, i);
+        return cudaSuccess;
+    }
+    dim3 grid((unsigned)((p->ni + Q8CU_THREADS - 1) / Q8CU_THREADS),
+              (unsigned)(p->nj < 65535 ? p->nj : 65535), (unsigned)(p->nb < 65535 ? p->nb : 65535));
+    gemm_epi_grid_kernel<<<grid, Q8CU_THREADS, 0, s->stream>>>(*p);
+    return cudaGetLastError();
 }
