@@ -14,15 +14,20 @@
  * the last must agree bit for bit, and with the CPU: INT8 outputs exactly (q8's INT8 ops
  * are bit-exact on every backend), float32 within 1e-4 relative (plus a
  * floor of 1e-5 of the output's largest magnitude, for values near 0). */
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "backend_cuda.h"
+#include "calibrate.h"
 #include "model.h"
 #include "npy.h"
 #include "passes.h"
+#include "planner.h"
 #include "convert.h"
+#include "quantize.h"
+#include "samples.h"
 #include "testutil.h"
 
 static bool g_emu;
@@ -1022,6 +1027,258 @@ CU_TEST(pad_gather_views) {
     fl.at[0] = AI("axis", 2);
     check_spec(&fl, in, k_exact, "Flatten (a view)");
     free(xf), free(x8);
+}
+
+/* ---- Cast -------------------------------------------------------------------------------- */
+
+static const q8_dtype k_cast_dtypes[] = {Q8_BOOL, Q8_F16, Q8_BF16, Q8_F32, Q8_F64, Q8_I8, Q8_U8,
+                                         Q8_I16,  Q8_U16, Q8_I32,  Q8_U32, Q8_I64, Q8_U64};
+#define N_CAST (int)(sizeof k_cast_dtypes / sizeof k_cast_dtypes[0])
+
+/* Cast's attribute 'to' (ONNX TensorProto.DataType) for t. */
+static int64_t cast_code(q8_dtype t) {
+    static const struct {
+        q8_dtype t;
+        int64_t code;
+    } codes[] = {{Q8_F32, 1}, {Q8_U8, 2},   {Q8_I8, 3},   {Q8_U16, 4},  {Q8_I16, 5},
+                 {Q8_I32, 6}, {Q8_I64, 7},  {Q8_BOOL, 9}, {Q8_F16, 10}, {Q8_F64, 11},
+                 {Q8_U32, 12}, {Q8_U64, 13}, {Q8_BF16, 16}};
+    for (int i = 0; i < (int)(sizeof codes / sizeof codes[0]); i++)
+        if (codes[i].t == t) return codes[i].code;
+    cr_assert_fail("no ONNX code for %s", q8_dtype_name(t));
+    return 0;
+}
+
+/* n values of dtype t: special values first (NaNs with payloads, infinities,
+ * -0, values near .5, integer limits and just past them, float16 ties and
+ * subnormals, doubles that must round once), then random bit patterns and
+ * random fractional values. */
+static void *cast_values(q8t_rng *r, q8_dtype t, int64_t n) {
+    static const double fs[] = {0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 0.49999997, -0.50000006,
+                                127.5, 128.0, -128.5, -129.0, 255.5, 256.0, 32767.5, -32769.0,
+                                65535.5, 65536.0, 2147483647.5, -2147483648.5, 4294967295.5,
+                                0x1p63, -0x1p63, 0x1p64, 1e30, 65519.99, 65520.0,
+                                1.0 + 0x1p-11 + 0x1p-40, -(1.0 + 0x1p-8 + 0x1p-40), 0x1.8p-24,
+                                0x1p-25, 1e-40, 1e-300, FLT_MAX, 0x1.ffffffp127, DBL_MAX,
+                                16777217.0, INFINITY, -INFINITY, NAN};
+    static const uint64_t nan64[] = {0xFFF8000000000000ull, 0x7FF0000000000001ull,
+                                     0x7FF4000123456789ull};
+    static const uint32_t nan32[] = {0xFFC00000u, 0x7F800001u, 0x7FA5A5A5u};
+    static const int64_t is[] = {0, 1, -1, 127, 128, -129, 255, 256, 32768, -32769, 65536,
+                                 2049, 16777217, 2147483647, 4294967295ll, 4294967296ll,
+                                 (1ll << 40) + (1ll << 32) + 1, (1ll << 40) + (1ll << 32),
+                                 9007199254740993ll, INT64_MAX, INT64_MIN};
+    size_t es = q8_dtype_size(t);
+    uint8_t *x = malloc(nbytes(n, es));
+    const int nfs = (int)(sizeof fs / sizeof fs[0]), nis = (int)(sizeof is / sizeof is[0]);
+    bool f = t == Q8_F32 || t == Q8_F64;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t b = q8t_next(r);
+        uint8_t *d = x + es * (size_t)i;
+        if (t == Q8_BOOL) { /* 0, 1 and other bytes ("!= 0") */
+            *d = i < 4 ? (uint8_t)(i * 85) : (b & 3) ? (uint8_t)(b >> 8 & 1) : (uint8_t)(b >> 8);
+        } else if (f && i < nfs + 3) {
+            double v = i < nfs ? fs[i] : 0;
+            float fv = (float)v;
+            if (t == Q8_F64 && i < nfs) memcpy(d, &v, 8);
+            else if (t == Q8_F64) memcpy(d, &nan64[i - nfs], 8);
+            else if (i < nfs) memcpy(d, &fv, 4);
+            else memcpy(d, &nan32[i - nfs], 4);
+        } else if (f && i % 2) { /* k + .5 and small fractions, either sign */
+            double v = i % 4 == 1 ? (double)(int64_t)(b >> 44) - 524288.0 + 0.5
+                                  : ldexp((double)(b >> 11), -53 + (int)(b % 40) - 8);
+            float fv = (float)v;
+            if (t == Q8_F64) memcpy(d, &v, 8);
+            else memcpy(d, &fv, 4);
+        } else if (!f && t != Q8_F16 && t != Q8_BF16 && i < nis) {
+            memcpy(d, &is[i], es); /* the low bytes */
+        } else {
+            memcpy(d, &b, es); /* any bits: NaN payloads, subnormals, big ints */
+        }
+    }
+    return x;
+}
+
+/* Every pair of dtypes, on 0, 1 and 1281 elements: the CPU's bytes (any
+ * NaN for a float32 NaN, the payload otherwise). */
+CU_TEST(cast) {
+    q8t_rng r = q8t_seed(91);
+    const int64_t shapes[3][3] = {{0, 3, 1}, {1, 1, 1}, {3, 7, 61}};
+    for (int a = 0; a < N_CAST; a++)
+        for (int b = 0; b < N_CAST; b++)
+            for (int c = 0; c < 3; c++) {
+                q8_dtype from = k_cast_dtypes[a], to = k_cast_dtypes[b];
+                void *x = cast_values(&r, from, shapes[c][0] * shapes[c][1] * shapes[c][2]);
+                spec sp = {.op = "Cast", .n_in = 1, .n_out = 1, .n_attr = 1};
+                sp.in[0] = (qin){"x", from, 3, {shapes[c][0], shapes[c][1], shapes[c][2]}, NULL,
+                                 NULL, 0};
+                sp.at[0] = AI("to", cast_code(to));
+                const void *in[1] = {x};
+                char what[64];
+                snprintf(what, sizeof what, "Cast %s -> %s, %lld elements", q8_dtype_name(from),
+                         q8_dtype_name(to),
+                         (long long)(shapes[c][0] * shapes[c][1] * shapes[c][2]));
+                check_spec(&sp, in, k_exact, what);
+                free(x);
+            }
+}
+
+/* x -> Neg -> Cast(to int32) -> y: the Cast writes over its input's buffer
+ * (float32 and int32 have one size); CastLike the same. */
+static q8_graph *neg_cast(bool like) {
+    q8_graph *g = q8_graph_new();
+    int x = q8t_tensor(g, "x"), t = q8t_tensor(g, "t"), y = q8t_tensor(g, "y");
+    int64_t d[2] = {37, 29};
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, d, 2);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = y;
+    int k = q8_graph_add_node(g, "neg", "Neg");
+    cr_assert_eq(q8_node_set_io(g->nodes[k], &x, 1, &t, 1, NULL), Q8_OK);
+    int in[2] = {t, -1};
+    if (like) {
+        in[1] = q8t_tensor(g, "like");
+        int64_t one = 1;
+        q8_tensor *l = g->tensors[in[1]];
+        q8_tensor_set_shape(l, Q8_I32, &one, 1);
+        cr_assert_eq(q8_tensor_alloc_data(l, NULL), Q8_OK);
+        memset(l->data, 0, 4);
+    }
+    k = q8_graph_add_node(g, "cast", like ? "CastLike" : "Cast");
+    cr_assert_eq(q8_node_set_io(g->nodes[k], in, like ? 2 : 1, &y, 1, NULL), Q8_OK);
+    if (!like) q8_node_set_attr(g->nodes[k], "to", Q8_ATTR_INT)->i = 6; /* INT32 */
+    return g;
+}
+
+CU_TEST(cast_in_place) {
+    q8t_rng r = q8t_seed(92);
+    float *x = rand_f32(&r, 37 * 29, -3e9f, 3e9f);
+    x[0] = NAN, x[1] = -0.5f, x[2] = 2147483520.0f, x[3] = -2147483904.0f;
+    for (int like = 0; like < 2; like++) {
+        q8_graph *g = neg_cast(like);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_plan plan;
+        cr_assert_eq(q8_plan_build(g, NULL, NULL, &plan, &err), Q8_OK, "%s", err.msg);
+        int t = q8_graph_find(g, "t"), y = q8_graph_find(g, "y");
+        cr_assert_eq(plan.buffer[t], plan.buffer[y], "the Cast is not in place");
+        q8_plan_free(&plan);
+        q8_model *m;
+        cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+        const void *in[1] = {x};
+        result want = {0}, got = {0};
+        cr_assert_eq(run_model(m, in, false, &want, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(run_model(m, in, true, &got, &err), Q8_OK, "%s", err.msg);
+        compare(&want, &got, k_exact, like ? "Neg -> CastLike in place" : "Neg -> Cast in place");
+        result_free(&want);
+        result_free(&got);
+        q8_model_free(m);
+    }
+    free(x);
+}
+
+/* ---- an INT8 embedding table (src/quant/gather_tables.c) ----------------------------------- */
+
+enum { EMB_ROWS = 300, EMB_COLS = 32, EMB_OUT = 16, EMB_B = 2, EMB_T = 9 };
+
+/* The front of a BERT-like encoder: ids [2, 9] -> Gather(token table
+ * [300, 32]) + position table [9, 32] -> MatMul [32, 16] + bias. */
+static q8_graph *embed_model(void) {
+    q8t_rng r = q8t_seed(93);
+    q8_graph *g = q8_graph_new();
+    struct {
+        const char *name;
+        int64_t d[2];
+        int nd;
+    } cs[4] = {{"tok_table", {EMB_ROWS, EMB_COLS}, 2},
+               {"pos_table", {EMB_T, EMB_COLS}, 2},
+               {"w", {EMB_COLS, EMB_OUT}, 2},
+               {"b", {EMB_OUT}, 1}};
+    for (int i = 0; i < 4; i++) {
+        int k = q8t_tensor(g, cs[i].name); /* before reading g->tensors: it moves */
+        q8_tensor *t = g->tensors[k];
+        q8_tensor_set_shape(t, Q8_F32, cs[i].d, cs[i].nd);
+        cr_assert_eq(q8_tensor_alloc_data(t, NULL), Q8_OK);
+        q8t_fill(&r, t->data, q8_tensor_numel(t), -1, 1);
+    }
+    int ids = q8t_tensor(g, "ids");
+    int64_t idd[2] = {EMB_B, EMB_T};
+    q8_tensor_set_shape(g->tensors[ids], Q8_I64, idd, 2);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = ids;
+    const char *nodes[4][4] = {{"/tok/Gather", "Gather", "tok_table", "ids"},
+                               {"/pos/Add", "Add", "tok", "pos_table"},
+                               {"/proj/MatMul", "MatMul", "h", "w"},
+                               {"/proj/Add", "Add", "m", "b"}};
+    const char *outs[4] = {"tok", "h", "m", "y"};
+    for (int i = 0; i < 4; i++) {
+        int in[2] = {q8t_tensor(g, nodes[i][2]), q8t_tensor(g, nodes[i][3])};
+        int o = q8t_tensor(g, outs[i]);
+        int k = q8_graph_add_node(g, nodes[i][0], nodes[i][1]);
+        cr_assert_eq(q8_node_set_io(g->nodes[k], in, 2, &o, 1, NULL), Q8_OK);
+    }
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = q8t_tensor(g, "y");
+    return g;
+}
+
+static void embed_ids(q8t_rng *r, int64_t *ids) {
+    for (int i = 0; i < EMB_B * EMB_T; i++) ids[i] = (int64_t)(q8t_next(r) % EMB_ROWS);
+    ids[1] = -1; /* the last row */
+}
+
+/* Quantized as `quantize` does it (calibrated on samples, INT8 embeddings
+ * on), the lookup is Gather(int8 table) -> Cast -> Mul(row scales) and
+ * the MatMul INT8: the CUDA backend runs all of it and gives the CPU's
+ * bytes. */
+CU_TEST(int8_embedding_lookup) {
+    q8_graph *g = embed_model();
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
+    char *dir = q8t_tmpdir("cuemb");
+    q8t_rng r = q8t_seed(94);
+    int64_t ids[EMB_B * EMB_T], idd[2] = {EMB_B, EMB_T};
+    for (int i = 0; i < 4; i++) {
+        char p[512], f[32];
+        snprintf(f, sizeof f, "s%d.npy", i);
+        q8t_path(p, sizeof p, dir, f);
+        embed_ids(&r, ids);
+        cr_assert_eq(q8_npy_write(p, Q8_I64, idd, 2, ids, &err), Q8_OK, "%s", err.msg);
+    }
+    q8_sample_set ss;
+    cr_assert_eq(q8_samples_from_dir(dir, g, &ss, &err), Q8_OK, "%s", err.msg);
+    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 2};
+    q8_calibration cal;
+    cr_assert_eq(q8_calibrate(g, &ss, &co, &cal, &err), Q8_OK, "%s", err.msg);
+    q8_quant_options qo = {.int8_embeddings = true};
+    q8_meta meta = {0};
+    cr_assert_eq(q8_quantize_graph(g, &cal, &qo, &meta, &err), Q8_OK, "%s", err.msg);
+    q8_meta_free(&meta);
+    q8_calibration_free(&cal);
+    q8_samples_free(&ss);
+    q8t_rm_rf(dir);
+    free(dir);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    int casts = 0, int8_ops = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (!strcmp(n->op_type, "Cast") && q8_in(g, n, 0)->dtype == Q8_I8) casts++;
+        if (n->op == Q8_OP_QGEMM || n->op == Q8_OP_QMATMUL) int8_ops++;
+    }
+    cr_assert_eq(casts, 1, "the lookup reads an int8 table through one Cast");
+    cr_assert_geq(int8_ops, 1, "the MatMul is INT8");
+    q8_model *m;
+    cr_assert_eq(q8_model_from_graph(g, "emb", &m, &err), Q8_OK, "%s", err.msg);
+    embed_ids(&r, ids);
+    const void *in[1] = {ids};
+    result want = {0}, got = {0};
+    cr_assert_eq(run_model(m, in, false, &want, &err), Q8_OK, "cpu: %s", err.msg);
+    cr_assert_eq(run_model(m, in, true, &got, &err), Q8_OK, "cuda: %s", err.msg);
+    compare(&want, &got, k_exact, "int8 embedding lookup");
+    result_free(&want);
+    result_free(&got);
+    q8_model_free(m);
 }
 
 /* ---- errors ----------------------------------------------------------------------------- */

@@ -710,30 +710,48 @@ Test(math_expand, bidirectional) {
 
 /* ---------- Cast ---------- */
 
-static void *cast_run(q8_dtype from, q8_dtype to, const void *x, int64_t n) {
-    q8t_in in = {"x", from, 1, {n}, NULL};
-    q8_graph *g = q8t_graph1("Cast", &in, 1, 1);
-    q8t_attr_int(g, "to",
-                 to == Q8_F32    ? 1
-                 : to == Q8_U8   ? 2
-                 : to == Q8_I8   ? 3
-                 : to == Q8_U16  ? 4
-                 : to == Q8_I16  ? 5
-                 : to == Q8_I32  ? 6
-                 : to == Q8_I64  ? 7
-                 : to == Q8_BOOL ? 9
-                 : to == Q8_F16  ? 10
-                 : to == Q8_F64  ? 11
-                 : to == Q8_U32  ? 12
-                 : to == Q8_U64  ? 13
-                                 : 16);
+/* The ONNX TensorProto.DataType code of t (Cast's attribute 'to'). */
+static int64_t onnx_code(q8_dtype t) {
+    return t == Q8_F32    ? 1
+           : t == Q8_U8   ? 2
+           : t == Q8_I8   ? 3
+           : t == Q8_U16  ? 4
+           : t == Q8_I16  ? 5
+           : t == Q8_I32  ? 6
+           : t == Q8_I64  ? 7
+           : t == Q8_BOOL ? 9
+           : t == Q8_F16  ? 10
+           : t == Q8_F64  ? 11
+           : t == Q8_U32  ? 12
+           : t == Q8_U64  ? 13
+                          : 16;
+}
+
+/* Cast (or, with like, CastLike from a constant of dtype to) of x [dims]
+ * on the CPU; every other backend of the build must run it too (none may
+ * skip it as unsupported) and give the same bytes (float32 NaNs: any NaN). */
+static void *cast_run_shape(q8_dtype from, q8_dtype to, const void *x, const int64_t *dims,
+                            int nd, bool like) {
+    static const uint8_t zeros[8] = {0};
+    q8t_in in[2] = {{"x", from, nd, {0}, NULL}, {"like", to, 1, {1}, zeros}};
+    memcpy(in[0].dims, dims, sizeof(int64_t) * (size_t)nd);
+    q8_graph *g = q8t_graph1(like ? "CastLike" : "Cast", in, like ? 2 : 1, 1);
+    if (!like) q8t_attr_int(g, "to", onnx_code(to));
     const void *data[1] = {x};
     void *out[1];
     q8_tensor_info info;
     q8_error err = {0};
-    cr_assert_eq(q8t_run(g, data, 2, out, &info, 1, &err), Q8_OK, "%s", err.msg);
+    int others = 0;
+    cr_assert_eq(q8t_run_backends(g, data, 2, out, &info, 1, true, &others, &err), Q8_OK,
+                 "%s -> %s: %s", q8_dtype_name(from), q8_dtype_name(to), err.msg);
     cr_assert_eq(info.dtype, to);
+    cr_assert_eq(others, q8t_other_backends(), "%s -> %s: a backend skipped the Cast",
+                 q8_dtype_name(from), q8_dtype_name(to));
     return out[0];
+}
+
+static void *cast_run(q8_dtype from, q8_dtype to, const void *x, int64_t n) {
+    return cast_run_shape(from, to, x, &n, 1, false);
 }
 
 static uint16_t f16_bits(float f) { return q8_f32_to_f16(f); }
@@ -949,6 +967,190 @@ Test(math_cast, castlike_and_threads) {
     cr_assert(memcmp(out[0][0], out[1][0], 8 * (size_t)n) == 0);
     free(out[0][0]);
     free(out[1][0]);
+    free(x);
+}
+
+/* Every pair of the 13 dtypes Cast takes, through q8t_run_backends: the
+ * CPU, then every other backend of the build (CUDA, emulated without a
+ * GPU), which must give the CPU's bytes. Inputs: special values first
+ * (NaNs with payloads, infinities, -0, values near .5, at and just past
+ * every integer type's limits, float16 / bfloat16 ties and subnormals),
+ * then random bit patterns and random fractional values; every float16 and
+ * bfloat16 pattern; shapes with 0 elements, a scalar, odd sizes. */
+
+static const q8_dtype cast_dtypes[] = {Q8_BOOL, Q8_F16, Q8_BF16, Q8_F32, Q8_F64,
+                                       Q8_I8,   Q8_U8,  Q8_I16,  Q8_U16, Q8_I32,
+                                       Q8_U32,  Q8_I64, Q8_U64};
+#define N_CAST_DTYPES (int)(sizeof cast_dtypes / sizeof cast_dtypes[0])
+
+static const double cast_fspecial[] = {
+    0.0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999997, -0.49999997, 0.50000006,
+    -0.50000006, 0.9999999, -0.9999999, 1.0, -1.0, 126.5, 127.0, 127.5, 127.99, 128.0,
+    -127.5, -128.0, -128.5, -128.99, -129.0, 254.5, 255.0, 255.5, 255.99, 256.0, -0.001,
+    32767.5, 32768.0, -32768.5, -32769.0, 65535.5, 65536.0, 2147483647.0, 2147483647.5,
+    2147483648.0, -2147483648.0, -2147483648.5, -2147483904.0, 4294967295.0, 4294967295.5,
+    4294967296.0, 0x1p63, -0x1p63, 0x1.fffffffffffffp62, 0x1p64, 0x1.fffffffffffffp63, 1e30,
+    -1e30, 65504.0, 65519.99, 65520.0, -65520.0, 1.0 + 0x1p-11, 1.0 + 3 * 0x1p-11,
+    1.0 + 0x1p-8, 1.0 + 0x1p-11 + 0x1p-40, 1.0 + 0x1p-8 + 0x1p-40, -(1.0 + 0x1p-8 + 0x1p-40),
+    0x1p-24, 0x1p-25, 0x1.000002p-25, 0x1.8p-24, 0x1p-14, 0x1.ffcp-15, 1e-40, -1e-45, 1e-300,
+    -1e-300, FLT_MAX, -FLT_MAX, 0x1.fffffefffffffp127, 0x1.ffffffp127, DBL_MAX, 16777217.0,
+    -16777217.0, 0x1.0000018p0, INFINITY, -INFINITY, NAN, -NAN};
+static const uint32_t cast_nan32[] = {0x7FC00000u, 0xFFC00000u, 0x7F800001u, 0x7FA5A5A5u,
+                                      0xFF812345u, 0x7FFFFFFFu};
+static const uint64_t cast_nan64[] = {0x7FF8000000000000ull, 0xFFF8000000000000ull,
+                                      0x7FF0000000000001ull, 0x7FF4000123456789ull,
+                                      0xFFFABCDEF0123456ull, 0x7FF00000E0000000ull};
+static const int64_t cast_ispecial[] = {0, 1, -1, 2, 127, 128, -128, -129, 255, 256, -256,
+                                        32767, 32768, -32768, -32769, 65535, 65536, 2049, 2050,
+                                        4097, 16777217, 16777219, -16777217, 2147483647,
+                                        -2147483647 - 1, 4294967295ll, 4294967296ll,
+                                        (1ll << 40) + (1ll << 32) + 1, (1ll << 40) + (1ll << 32),
+                                        9007199254740993ll, INT64_MAX, INT64_MIN, INT64_MAX - 1,
+                                        (int64_t)0x8000008000000001ull, 0x7FFFFF8000000000ll};
+
+/* n values of dtype t (malloc'd); see above. */
+static void *cast_input(q8_dtype t, int64_t n, q8t_rng *r) {
+    size_t es = q8_dtype_size(t);
+    uint8_t *x = malloc(es * (size_t)(n ? n : 1));
+    int64_t i = 0;
+#define PUT(T, v)                                                                          \
+    do {                                                                                  \
+        T v_ = (v);                                                                       \
+        memcpy(x + es * (size_t)i, &v_, es);                                              \
+    } while (0)
+    if (t == Q8_F16 || t == Q8_BF16) /* every pattern, then random ones */
+        for (; i < n; i++) PUT(uint16_t, i < 65536 ? (uint16_t)i : (uint16_t)q8t_next(r));
+    if (t == Q8_F32 || t == Q8_F64) {
+        int nf = (int)(sizeof cast_fspecial / sizeof cast_fspecial[0]);
+        for (int k = 0; k < nf && i < n; k++, i++) {
+            if (t == Q8_F32) PUT(float, (float)cast_fspecial[k]);
+            else PUT(double, cast_fspecial[k]);
+        }
+        for (int k = 0; k < 6 && i < n; k++, i++) {
+            if (t == Q8_F32) PUT(uint32_t, cast_nan32[k]);
+            else PUT(uint64_t, cast_nan64[k]);
+        }
+        for (; i < n; i++) {
+            uint64_t b = q8t_next(r);
+            double v;
+            switch (i % 4) {
+            case 0: /* any bits */
+                if (t == Q8_F32) PUT(uint32_t, (uint32_t)b);
+                else PUT(uint64_t, b);
+                continue;
+            case 1: v = (double)(int64_t)(b >> 40) - 8388608.0 + 0.5; break; /* k + .5 */
+            case 2: v = ldexp((double)(b >> 11), -53) * ldexp(1.0, (int)(b % 80) - 8); break;
+            default: v = q8t_uniform(r, -300, 300); break;
+            }
+            if (b & (1ull << 10)) v = -v;
+            if (t == Q8_F32) PUT(float, (float)v);
+            else PUT(double, v);
+        }
+    }
+    if (t == Q8_BOOL) {
+        static const uint8_t bs[] = {0, 1, 0, 2, 255, 0x80, 1};
+        for (; i < n; i++) {
+            uint64_t b = q8t_next(r);
+            x[i] = i < 7 ? bs[i] : (b & 3) ? (uint8_t)(b >> 8 & 1) : (uint8_t)(b >> 8);
+        }
+    }
+    int ni = (int)(sizeof cast_ispecial / sizeof cast_ispecial[0]);
+    if (q8_dtype_is_int(t)) {
+        for (int k = 0; k < ni && i < n; k++, i++) {
+            uint64_t v = (uint64_t)cast_ispecial[k];
+            memcpy(x + es * (size_t)i, &v, es); /* the low bytes (little-endian) */
+        }
+        for (; i < n; i++) {
+            uint64_t v = q8t_next(r);
+            if (i % 3 == 0) v = (uint64_t)((int64_t)v >> (int)(v % 64)); /* small ones too */
+            memcpy(x + es * (size_t)i, &v, es);
+        }
+    }
+#undef PUT
+    return x;
+}
+
+/* Element i of x (dtype t) as a double; ints wider than 53 bits round. */
+static double cast_value(q8_dtype t, const void *x, int64_t i) {
+    switch (t) {
+    case Q8_F32: return ((const float *)x)[i];
+    case Q8_F64: return ((const double *)x)[i];
+    case Q8_F16: return q8_f16_to_f32(((const uint16_t *)x)[i]);
+    case Q8_BF16: return q8_bf16_to_f32(((const uint16_t *)x)[i]);
+    case Q8_I8: return ((const int8_t *)x)[i];
+    case Q8_U8: return ((const uint8_t *)x)[i];
+    case Q8_I16: return ((const int16_t *)x)[i];
+    case Q8_U16: return ((const uint16_t *)x)[i];
+    case Q8_I32: return ((const int32_t *)x)[i];
+    case Q8_U32: return ((const uint32_t *)x)[i];
+    case Q8_I64: return (double)((const int64_t *)x)[i];
+    case Q8_U64: return (double)((const uint64_t *)x)[i];
+    default: return ((const uint8_t *)x)[i] != 0;
+    }
+}
+
+/* The plain reference for float -> int and anything -> bool: truncation,
+ * NaN -> 0, saturation; "!= 0" (NaN is true). */
+static void cast_check_ref(q8_dtype from, q8_dtype to, const void *x, const void *y, int64_t n) {
+    bool ffrom = q8_dtype_is_float(from);
+    if (from == to || (to != Q8_BOOL && !(ffrom && q8_dtype_is_int(to)))) return; /* copies */
+    for (int64_t i = 0; i < n; i++) {
+        double v = cast_value(from, x, i);
+        if (to == Q8_BOOL) {
+            bool nz = from == Q8_BOOL ? ((const uint8_t *)x)[i] != 0 : (isnan(v) || v != 0);
+            cr_assert_eq(((const uint8_t *)y)[i], nz, "%s %.17g -> bool", q8_dtype_name(from), v);
+            continue;
+        }
+        double lo, hi, got = cast_value(to, y, i);
+        switch (to) {
+        case Q8_I8: lo = INT8_MIN, hi = INT8_MAX; break;
+        case Q8_U8: lo = 0, hi = UINT8_MAX; break;
+        case Q8_I16: lo = INT16_MIN, hi = INT16_MAX; break;
+        case Q8_U16: lo = 0, hi = UINT16_MAX; break;
+        case Q8_I32: lo = INT32_MIN, hi = INT32_MAX; break;
+        case Q8_U32: lo = 0, hi = UINT32_MAX; break;
+        case Q8_I64: lo = -0x1p63, hi = 0x1p63; break; /* the limits, as doubles */
+        default: lo = 0, hi = 0x1p64; break;
+        }
+        double want = isnan(v) ? 0 : v <= lo ? lo : v >= hi ? hi : trunc(v);
+        cr_assert(got == want, "%s %.17g -> %s: %.17g, want %.17g", q8_dtype_name(from), v,
+                  q8_dtype_name(to), got, want);
+    }
+}
+
+Test(math_cast, every_pair_on_every_backend) {
+    q8t_rng r = q8t_seed(31);
+    for (int a = 0; a < N_CAST_DTYPES; a++)
+        for (int b = 0; b < N_CAST_DTYPES; b++) {
+            q8_dtype from = cast_dtypes[a], to = cast_dtypes[b];
+            bool half = from == Q8_F16 || from == Q8_BF16;
+            /* 0 elements, a scalar, an odd 2-d shape (every half pattern) */
+            const int64_t shapes[3][2] = {{0, 5}, {1, 1}, {half ? 2 : 17, half ? 32771 : 241}};
+            const int nds[3] = {2, 0, 2};
+            for (int c = 0; c < 3; c++) {
+                int64_t n = shapes[c][0] * shapes[c][1];
+                void *x = cast_input(from, n, &r);
+                for (int like = 0; like < (c == 2 ? 2 : 1); like++) {
+                    void *y = cast_run_shape(from, to, x, shapes[c], nds[c], like);
+                    cast_check_ref(from, to, x, y, n);
+                    free(y);
+                }
+                free(x);
+            }
+        }
+}
+
+/* More than 65535 blocks of 256 threads on a GPU: the grid-stride loop. */
+Test(math_cast, large) {
+    q8t_rng r = q8t_seed(37);
+    int64_t n = 65536ll * 256 + 77;
+    float *x = cast_input(Q8_F32, n, &r);
+    int8_t *y = cast_run(Q8_F32, Q8_I8, x, n);
+    cast_check_ref(Q8_F32, Q8_I8, x, y, n);
+    float *back = cast_run(Q8_I8, Q8_F32, y, n);
+    for (int64_t i = 0; i < n; i++) cr_assert_eq(back[i], (float)y[i]);
+    free(back);
+    free(y);
     free(x);
 }
 

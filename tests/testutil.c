@@ -209,6 +209,8 @@ q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_thread
     return s;
 }
 
+int q8t_other_backends(void) { return q8_backend_count() - 1; }
+
 q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                   q8_tensor_info *infos, int max_out, q8_error *err) {
     return q8t_run_backends(g, in_data, n_threads, outs, infos, max_out, false, NULL, err);

@@ -56,6 +56,11 @@ q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_thread
                            q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
                            q8_error *err);
 
+/* How many backends of this build besides the CPU q8t_run compares with
+ * (CUDA runs emulated where there is no GPU): a test can check, with
+ * q8t_run_backends' *others, that none of them skipped its graph. */
+int q8t_other_backends(void);
+
 /* The graph (consumed) as a model (q8_model_from_graph), run on one CPU
  * thread once per sample: input "x" of dims gets xs + i * in_floats, and the
  * first out_floats of output 0 go to out + i * out_floats. */

@@ -1,13 +1,15 @@
 /* The CUDA plans of the elementwise ops: unary float32 activations and math
- * (unary.cu), Relu and Clip on int8 too, and Add / Sub / Mul / Div on
- * float32 with numpy broadcasting (binary.cu). Each reads the params the
- * core's infer made (src/core/ops/unary.h, clip.h, broadcast.h); what is
+ * (unary.cu), Relu and Clip on int8 too, Add / Sub / Mul / Div on float32
+ * with numpy broadcasting (binary.cu), and Cast / CastLike between every
+ * numeric dtype and bool (cast.cu). Each reads the params the core's infer
+ * made (src/core/ops/unary.h, clip.h, broadcast.h, cast.h); what is
  * left here is turning them into kernel parameters and refusing the cases
  * the kernels do not cover. */
 #include <math.h>
 
 #include "backend_cuda.h"
 #include "ops/broadcast.h"
+#include "ops/cast.h"
 #include "ops/clip.h"
 #include "ops/unary.h"
 
@@ -118,5 +120,51 @@ q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     p->b = q8_cu_tensor(pr, g, n->inputs[1]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     nd->run = binary_run;
+    return Q8_OK;
+}
+
+/* ---- Cast / CastLike ----------------------------------------------------------- */
+
+static q8_status cast_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
+    return q8_cu_launch_check(q8cu_cast(q8_cu_stream(c), p), n, n->op_type, err);
+}
+
+/* The kernel's element type for t; -1: none (strings: infer refuses them). */
+static int cu_cast_dtype(q8_dtype t) {
+    switch (t) {
+    case Q8_BOOL: return Q8CU_DT_BOOL;
+    case Q8_F16: return Q8CU_DT_F16;
+    case Q8_BF16: return Q8CU_DT_BF16;
+    case Q8_F32: return Q8CU_DT_F32;
+    case Q8_F64: return Q8CU_DT_F64;
+    case Q8_I8: return Q8CU_DT_I8;
+    case Q8_U8: return Q8CU_DT_U8;
+    case Q8_I16: return Q8CU_DT_I16;
+    case Q8_U16: return Q8CU_DT_U16;
+    case Q8_I32: return Q8CU_DT_I32;
+    case Q8_U32: return Q8CU_DT_U32;
+    case Q8_I64: return Q8CU_DT_I64;
+    case Q8_U64: return Q8CU_DT_U64;
+    default: return -1;
+    }
+}
+
+/* Cast and CastLike (CastLike's second input only gave the dtype). */
+q8_status q8_cu_cast_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err) {
+    const q8_cast_params *cp = n->params;
+    int from = cu_cast_dtype(cp->from), to = cu_cast_dtype(cp->to);
+    if (from < 0 || to < 0)
+        return q8_cu_unsupported(err, n, "a cast from %s to %s", q8_dtype_name(cp->from),
+                                 q8_dtype_name(cp->to));
+    q8cu_cast_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    p->x = q8_cu_tensor(pr, g, n->inputs[0]);
+    p->y = q8_cu_tensor(pr, g, n->outputs[0]);
+    p->n = q8_tensor_numel(q8_in(g, n, 0));
+    p->from = from;
+    p->to = to;
+    p->esize = (int)q8_dtype_size(cp->from);
+    nd->run = cast_run;
     return Q8_OK;
 }

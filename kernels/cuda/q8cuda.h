@@ -221,6 +221,23 @@ typedef struct q8cu_binary_args {
 } q8cu_binary_args;
 cudaError_t q8cu_binary(const q8cu_stream *s, const q8cu_binary_args *p);
 
+/* Cast / CastLike (kernels/cpu/ops/cast.c's rules, bit for bit): the
+ * element types, as the plan maps q8_dtype. */
+enum {
+    Q8CU_DT_BOOL, Q8CU_DT_F16, Q8CU_DT_BF16, Q8CU_DT_F32, Q8CU_DT_F64, Q8CU_DT_I8, Q8CU_DT_U8,
+    Q8CU_DT_I16, Q8CU_DT_U16, Q8CU_DT_I32, Q8CU_DT_U32, Q8CU_DT_I64, Q8CU_DT_U64,
+};
+
+/* y[i] = x[i] converted from `from` to `to` (Q8CU_DT_*); from == to copies
+ * esize bytes per element. */
+typedef struct q8cu_cast_args {
+    const void *x;
+    void *y;
+    int64_t n;
+    int from, to, esize;
+} q8cu_cast_args;
+cudaError_t q8cu_cast(const q8cu_stream *s, const q8cu_cast_args *p);
+
 /* ---- normalization, pooling, reductions (float32 unless noted) ---------- */
 
 /* Softmax / LogSoftmax over len values at stride inner: outer x len x inner. */
