@@ -3,12 +3,13 @@
 # everything written under a work folder that is archived into $OUT/r.tgz every
 # 10 s (a call may come back with at most 8 files; an overrun keeps the rest):
 #   tools/bench/gpu_round.sh check   # GPU test suite, op tests, models vs CPU, map, GEMM
-#   tools/bench/gpu_round.sh bench   # PyTorch comparison (ResNet-50, BERT) + memcheck
+#   tools/bench/gpu_round.sh bench   # PyTorch comparison (ResNet-50, BERT) + sanitizers
+#   tools/bench/gpu_round.sh all     # both, one after the other (about 8 minutes)
 # Expects .bundle-gpu/bundle.tar.xz (tar of .bundle-cuda, made by
 # ../shared/tools/device-bundle) and .bundle-gpu/models.tar.xz
 # (tools/bench/prepare_gpu_models.sh); carry [".bundle-gpu"]. See docs/cuda.md.
 set -uo pipefail
-part=${1:?usage: gpu_round.sh check|bench [LIMITS]}
+part=${1:?usage: gpu_round.sh check|bench|all}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/q8gpu_out}
 w=/tmp/q8w
@@ -19,14 +20,13 @@ pack() { tar -C "$w" -czf "$out/r.tgz.t" . && mv "$out/r.tgz.t" "$out/r.tgz"; }
 (while sleep 10; do pack; done) &
 packer=$!
 nvidia-smi > "$w/nvidia-smi.txt" 2>&1
-case $part in
-check)
-    Q8_CHECK_LIMITS=${2:-"test_cuda=120 memcheck=0 racecheck=0 synccheck=0 cuda_map=30 igemm=30"} \
+do_check() {
+    Q8_CHECK_LIMITS=${Q8_CHECK_LIMITS:-"test_cuda=120 memcheck=0 racecheck=0 synccheck=0 cuda_map=30 igemm=30"} \
         bash "$src/tools/bench/gpu_check.sh" "$b" "$w/check" > /dev/null
     # the op test files: every graph on the CPU and on the GPU, compared
     (
         . "$src/tools/bench/gpu_lib.sh" "$b" "$w/ops"
-        for t in test_ops_int8 test_ops_nn test_ops_math test_ops_tensor test_ops_gemm test_smoke; do
+        for t in test_ops_int8 test_ops_nn test_ops_math test_ops_tensor test_ops_gemm test_gather_tables test_smoke; do
             s=$(elapsed)
             Q8_SOURCE_DIR=$src timeout "${Q8_OPS_LIMIT:-45}" "${Q8ENV[@]}" "$b/bin/$t" --jobs 8 > "$w/ops/$t.log" 2>&1
             rc=$?
@@ -34,12 +34,18 @@ check)
         done
     )
     bash "$src/tools/bench/gpu_models.sh" "$b" "${Q8_GPU_MODELS:-$src/.bundle-gpu/models.tar.xz}" "$w/models" > /dev/null
-    ;;
-bench)
-    Q8_BENCH_BUDGET=${Q8_BENCH_BUDGET:-240} bash "$src/tools/bench/gpu_bench.sh" "$b" "$w/bench" > /dev/null
-    Q8_CHECK_LIMITS=${2:-"test_cuda=0 memcheck=90 racecheck=40 synccheck=40 cuda_map=0 igemm=0"} \
+}
+do_bench() {
+    Q8_BENCH_BUDGET=${Q8_BENCH_BUDGET:-240} bash "$src/tools/bench/gpu_bench.sh" "$b" "$w/bench" -- \
+        ${Q8_BENCH_ARGS:-} > /dev/null
+    Q8_CHECK_LIMITS=${Q8_SAN_LIMITS:-"test_cuda=0 memcheck=90 racecheck=40 synccheck=40 cuda_map=0 igemm=0"} \
         bash "$src/tools/bench/gpu_check.sh" "$b" "$w/san" > /dev/null
-    ;;
+}
+case $part in
+check) do_check ;;
+bench) do_bench ;;
+all) do_check; do_bench ;;
+*) echo "gpu_round.sh: unknown part $part" >&2 ;;
 esac
 kill $packer 2> /dev/null
 pack
