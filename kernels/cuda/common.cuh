@@ -29,6 +29,19 @@ static inline unsigned q8cu_blocks(int64_t items, int64_t per_block) {
     return (unsigned)b;
 }
 
+/* a / b (and a % b in *rem) in 32 bits when both fit, as they do but for
+ * huge tensors: a 64-bit division costs tens of instructions on the device,
+ * and index arithmetic dominated the simple kernels on an H200. a >= 0, b > 0. */
+__host__ __device__ static inline int64_t q8cu_divmod(int64_t a, int64_t b, int64_t *rem) {
+    if (a <= INT32_MAX && b <= INT32_MAX) {
+        uint32_t q = (uint32_t)a / (uint32_t)b;
+        *rem = (int64_t)((uint32_t)a - q * (uint32_t)b);
+        return q;
+    }
+    *rem = a % b;
+    return a / b;
+}
+
 /* One thread per index i in [0, n): FN(const P *p, int64_t i). The kernel
  * takes the parameters by value; the host emulation calls FN in order. */
 #define Q8CU_ELEMENTWISE(NAME, P, FN)                                                      \

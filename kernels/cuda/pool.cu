@@ -6,7 +6,8 @@
 #include "common.cuh"
 
 __host__ __device__ static inline int64_t ceil_div(int64_t a, int64_t b) {
-    return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+    int64_t rem;
+    return a >= 0 ? q8cu_divmod(a + b - 1, b, &rem) : -q8cu_divmod(-a, b, &rem);
 }
 
 /* taps kk in [*lo, *hi) of output o along dim j fall inside the input;
@@ -31,10 +32,9 @@ __host__ __device__ static inline float load(const q8cu_pool_args *p, int64_t i)
 }
 
 __host__ __device__ static inline void pool_elem(const q8cu_pool_args *p, int64_t t) {
-    int64_t ow = t % p->out[2], r = t / p->out[2];
-    int64_t oh = r % p->out[1];
-    r /= p->out[1];
-    int64_t od = r % p->out[0], nc = r / p->out[0];
+    int64_t ow, oh, od, r = q8cu_divmod(t, p->out[2], &ow);
+    r = q8cu_divmod(r, p->out[1], &oh);
+    int64_t nc = q8cu_divmod(r, p->out[0], &od);
     int64_t dlo, dhi, dcnt, hlo, hhi, hcnt, wlo, whi, wcnt;
     taps(p, 0, od, &dlo, &dhi, &dcnt);
     taps(p, 1, oh, &hlo, &hhi, &hcnt);
