@@ -4,7 +4,8 @@
 #include "common.cuh"
 
 __host__ __device__ static inline void affine_elem(const q8cu_affine_args *p, int64_t i) {
-    int64_t c = (i / p->inner) % p->C;
+    int64_t c, rem;
+    q8cu_divmod(q8cu_divmod(i, p->inner, &rem), p->C, &c);
     p->y[i] = p->x[i] * p->a[c] + p->b[c];
 }
 

@@ -8,8 +8,8 @@
 __host__ __device__ static inline void binary_elem(const q8cu_binary_args *p, int64_t i) {
     int64_t ia = 0, ib = 0, r = i;
     for (int d = p->ndim - 1; d >= 0; d--) {
-        int64_t c = r % p->dims[d];
-        r /= p->dims[d];
+        int64_t c;
+        r = q8cu_divmod(r, p->dims[d], &c);
         ia += c * p->sa[d];
         ib += c * p->sb[d];
     }

@@ -4,7 +4,7 @@
 #include "common.cuh"
 
 __host__ __device__ static inline void rowcopy_elem(const q8cu_rowcopy_args *p, int64_t t) {
-    int64_t c = t % p->row_n, r = t / p->row_n;
+    int64_t c, r = q8cu_divmod(t, p->row_n, &c);
     q8cu_copy_elem(p->y, r * p->y_row_n + p->y_off + c, p->x, t, p->esize);
 }
 

@@ -6,10 +6,9 @@
 #include "common.cuh"
 
 __host__ __device__ static inline void conv_direct_elem(const q8cu_conv_direct_args *p, int64_t t) {
-    int64_t ow = t % p->OW, r = t / p->OW;
-    int64_t oh = r % p->OH;
-    r /= p->OH;
-    int64_t m = r % p->M, img = r / p->M;
+    int64_t ow, oh, m, r = q8cu_divmod(t, p->OW, &ow);
+    r = q8cu_divmod(r, p->OH, &oh);
+    int64_t img = q8cu_divmod(r, p->M, &m);
     int64_t c0 = (m / p->Mg) * p->Cg;
     const int8_t *w = p->w + m * p->Cg * p->KH * p->KW;
     uint32_t acc = 0;

@@ -10,7 +10,8 @@ __host__ __device__ static inline int64_t elem(int t, const void *d, int64_t i) 
 }
 
 __host__ __device__ static inline void dequant_elem(const q8cu_dequant_args *p, int64_t i) {
-    int64_t c = (i / p->inner) % p->count;
+    int64_t c, rem;
+    q8cu_divmod(q8cu_divmod(i, p->inner, &rem), p->count, &c);
     int64_t z = p->zp ? elem(p->xt, p->zp, c) : 0;
     p->y[i] = (float)(elem(p->xt, p->x, i) - z) * p->scale[c];
 }

@@ -5,8 +5,8 @@
 #include "common.cuh"
 
 __host__ __device__ static inline void gather_elem(const q8cu_gather_args *p, int64_t t) {
-    int64_t b = t % p->blk, r = t / p->blk;
-    int64_t j = r % p->nidx, o = r / p->nidx;
+    int64_t b, j, r = q8cu_divmod(t, p->blk, &b);
+    int64_t o = q8cu_divmod(r, p->nidx, &j);
     int64_t v = p->idx64 ? ((const int64_t *)p->idx)[j] : ((const int32_t *)p->idx)[j];
     if (v < 0) v += p->dim;
     if (v < 0 || v >= p->dim) {

@@ -7,13 +7,14 @@
 #include "common.cuh"
 
 __host__ __device__ static inline void pack_elem(const q8cu_pack_args *p, int64_t t) {
-    int64_t k = t % p->kp, r = (t / p->kp) % p->rows_pad, b = t / (p->kp * p->rows_pad);
+    int64_t k, r, b = q8cu_divmod(q8cu_divmod(t, p->kp, &k), p->rows_pad, &r);
     int8_t v = 0;
     if (k < p->K && r < p->rows) {
         int64_t off = 0, rem = b;
         for (int d = p->nbd - 1; d >= 0; d--) {
-            off += (rem % p->bdims[d]) * p->bstr[d];
-            rem /= p->bdims[d];
+            int64_t c;
+            rem = q8cu_divmod(rem, p->bdims[d], &c);
+            off += c * p->bstr[d];
         }
         v = p->src[off + r * p->s_r + k * p->s_k];
     }

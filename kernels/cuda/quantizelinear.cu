@@ -22,7 +22,8 @@ __host__ __device__ static inline int32_t round_sat(float v, int32_t zp, int32_t
 }
 
 __host__ __device__ static inline void quant_elem(const q8cu_quant_args *p, int64_t i) {
-    int64_t c = (i / p->inner) % p->count;
+    int64_t c, rem;
+    q8cu_divmod(q8cu_divmod(i, p->inner, &rem), p->count, &c);
     float v = p->in_i32 ? (float)((const int32_t *)p->x)[i] : ((const float *)p->x)[i];
     if (p->out_i8) {
         int32_t z = p->zp ? ((const int8_t *)p->zp)[c] : 0;

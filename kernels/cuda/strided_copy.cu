@@ -6,8 +6,9 @@
 __host__ __device__ static inline void strided_elem(const q8cu_strided_args *p, int64_t i) {
     int64_t off = p->offset, r = i;
     for (int d = p->ndim - 1; d >= 0; d--) {
-        off += (r % p->dims[d]) * p->stride[d];
-        r /= p->dims[d];
+        int64_t c;
+        r = q8cu_divmod(r, p->dims[d], &c);
+        off += c * p->stride[d];
     }
     q8cu_copy_elem(p->y, i, p->x, off, p->esize);
 }
