@@ -14,6 +14,7 @@
  * the last must agree bit for bit, and with the CPU: INT8 outputs exactly (q8's INT8 ops
  * are bit-exact on every backend), float32 within 1e-4 relative (plus a
  * floor of 1e-5 of the output's largest magnitude, for values near 0). */
+#include <dlfcn.h>
 #include <float.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1323,6 +1324,20 @@ Test(cuda_no_gpu, session_fails_cleanly) {
     cr_assert(strncmp(err.msg, "no CUDA device: ", 16) == 0, "message: %s", err.msg);
     cr_assert(!strchr(err.msg, '\n'));
     q8_model_free(m);
+}
+
+/* cuBLASLt is not linked (kernels/cuda/lt_load.c): the process does not map
+ * it until a CUDA session asks for it, and then every function resolves. No
+ * GPU needed: loading and cublasLtGetVersion do not touch a device. */
+Test(cuda_no_gpu, cublaslt_loads_on_first_use) {
+    char lib[64], why[600];
+    snprintf(lib, sizeof lib, "libcublasLt.so.%d", CUBLAS_VER_MAJOR);
+    cr_assert_null(dlopen(lib, RTLD_NOW | RTLD_NOLOAD), "%s mapped before any use", lib);
+    cr_assert(q8_cu_lt_load(why, sizeof why), "%s", why);
+    cr_assert_not_null(dlopen(lib, RTLD_NOW | RTLD_NOLOAD), "%s not mapped after loading", lib);
+    size_t v = cublasLtGetVersion(); /* through the loaded pointer */
+    cr_assert_eq(v / 10000, (size_t)CUBLAS_VER_MAJOR, "cuBLASLt %zu, built against %d", v,
+                 CUBLAS_VERSION);
 }
 
 /* ---- the MNIST models, quantized ------------------------------------------------------ */

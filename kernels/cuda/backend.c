@@ -92,6 +92,7 @@ bool q8_cuda_device_available(char *why, size_t n) {
         snprintf(why, n, "no CUDA device: cudaGetDeviceCount found none");
         return false;
     }
+    if (!q8_cu_lt_load(why, n)) return false; /* every INT8 GEMM needs it */
     snprintf(why, n, "%d CUDA device(s)", count);
     return true;
 }

@@ -11,7 +11,7 @@
 #ifndef Q8_BACKEND_CUDA_H
 #define Q8_BACKEND_CUDA_H
 
-#include <cublasLt.h>
+#include "lt_load.h" /* cublasLt.h, its functions loaded on first use */
 
 #include "backend.h"
 #include "planner.h"

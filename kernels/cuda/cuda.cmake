@@ -59,7 +59,9 @@ list(APPEND Q8_INTERNAL_INCLUDES ${CMAKE_SOURCE_DIR}/kernels/cuda) # tests: back
 # system headers so that -Werror applies to q8's own code only.
 target_include_directories(q8 SYSTEM PUBLIC ${CUDAToolkit_INCLUDE_DIRS})
 target_compile_definitions(q8 PRIVATE Q8_HAVE_CUDA=1) # read by src/core/registry.c only
-target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cublasLt CUDA::cudart_static)
+# cuBLASLt is not linked: kernels/cuda/lt_load.c loads it on first use (linked,
+# it costs every process ~210 MB of resident memory from the start).
+target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cudart_static ${CMAKE_DL_LIBS})
 
 # The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_igemm_bench.c).
 if(EXISTS ${CMAKE_SOURCE_DIR}/tools/bench/gpu_igemm_bench.c)

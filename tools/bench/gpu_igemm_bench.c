@@ -15,7 +15,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cublasLt.h>
 #include <cuda_runtime_api.h>
 
 #include "backend_cuda.h"
