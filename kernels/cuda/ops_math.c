@@ -114,8 +114,17 @@ q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
         p->sa[d] = bc->strides[d];
         p->sb[d] = bc->strides[Q8_MAX_DIMS + d];
     }
-    p->op = n->op == Q8_OP_ADD ? Q8CU_B_ADD : n->op == Q8_OP_SUB ? Q8CU_B_SUB
-            : n->op == Q8_OP_MUL ? Q8CU_B_MUL : Q8CU_B_DIV;
+    switch (n->op) {
+    case Q8_OP_ADD: p->op = Q8CU_B_ADD; break;
+    case Q8_OP_SUB: p->op = Q8CU_B_SUB; break;
+    case Q8_OP_MUL: p->op = Q8CU_B_MUL; break;
+    case Q8_OP_DIV: p->op = Q8CU_B_DIV; break;
+    case Q8_OP_EQUAL: p->op = Q8CU_B_EQ; break;
+    case Q8_OP_GREATER: p->op = Q8CU_B_GT; break;
+    case Q8_OP_LESS: p->op = Q8CU_B_LT; break;
+    case Q8_OP_GREATER_OR_EQUAL: p->op = Q8CU_B_GE; break;
+    default: p->op = Q8CU_B_LE; break;
+    }
     p->a = q8_cu_tensor(pr, g, n->inputs[0]);
     p->b = q8_cu_tensor(pr, g, n->inputs[1]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);

@@ -208,13 +208,16 @@ typedef struct q8cu_unary_args {
 } q8cu_unary_args;
 cudaError_t q8cu_unary(const q8cu_stream *s, const q8cu_unary_args *p);
 
-enum { Q8CU_B_ADD, Q8CU_B_SUB, Q8CU_B_MUL, Q8CU_B_DIV };
+/* arithmetic (float32 out), then comparisons (bool out: 1 or 0) */
+enum { Q8CU_B_ADD, Q8CU_B_SUB, Q8CU_B_MUL, Q8CU_B_DIV,
+       Q8CU_B_EQ, Q8CU_B_GT, Q8CU_B_LT, Q8CU_B_GE, Q8CU_B_LE };
 
-/* float32 y = a op b with numpy broadcasting over collapsed dims: element
- * i of y (row-major over dims) reads a[sum idx_d * sa[d]], b likewise. */
+/* y = a op b on float32 inputs with numpy broadcasting over collapsed dims:
+ * element i of y (row-major over dims) reads a[sum idx_d * sa[d]], b
+ * likewise; y is float32, or bool (uint8) for the comparisons. */
 typedef struct q8cu_binary_args {
     const float *a, *b;
-    float *y;
+    void *y;
     int op, ndim;
     int64_t n;
     int64_t dims[Q8CU_MAX_DIMS], sa[Q8CU_MAX_DIMS], sb[Q8CU_MAX_DIMS];
