@@ -229,10 +229,11 @@ void *q8_cu_params(cu_node *nd, size_t bytes) {
 }
 
 /* Offsets count from the node's first Q8_CU_ALIGN-aligned byte: the planner
- * aligns buffers to Q8_ALIGN (64) only, and cuBLASLt refuses a workspace
- * that is not 256-byte aligned (CUBLAS_STATUS_INVALID_VALUE at the
- * matmul, seen on an H200), so every node reserves Q8_CU_ALIGN bytes more
- * (plan_pass) and its pointers start at the aligned address. */
+ * aligns buffers to Q8_ALIGN (64) only, and with 64-byte aligned scratch
+ * cuBLASLt returned CUBLAS_STATUS_INVALID_VALUE at the matmul for small
+ * GEMMs on an H200 (its documentation asks a 256-byte aligned workspace),
+ * so every node reserves Q8_CU_ALIGN bytes more (plan_pass) and its
+ * pointers start at the aligned address. */
 void *q8_cu_scratch(cu_prep *pr, size_t bytes) {
     size_t off = q8_align_up(pr->scratch, Q8_CU_ALIGN);
     pr->scratch = off + q8_align_up(bytes, Q8_CU_ALIGN);
