@@ -62,6 +62,8 @@ target_compile_definitions(q8 PRIVATE Q8_HAVE_CUDA=1) # read by src/core/registr
 # cuBLASLt is not linked: kernels/cuda/lt_load.c loads it on first use (linked,
 # it costs every process ~210 MB of resident memory from the start).
 target_link_libraries(q8 PUBLIC q8cuda_kernels CUDA::cudart_static ${CMAKE_DL_LIBS})
+set_property(SOURCE ${CMAKE_SOURCE_DIR}/kernels/cuda/lt_load.c APPEND PROPERTY
+  COMPILE_DEFINITIONS Q8_CUBLASLT_DIR="${CUDAToolkit_LIBRARY_DIR}")
 
 # The q8 side of the INT8 GEMM benchmark (tools/bench/gpu_igemm_bench.c).
 if(EXISTS ${CMAKE_SOURCE_DIR}/tools/bench/gpu_igemm_bench.c)

@@ -20,25 +20,40 @@ static char load_error[512];
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
 static void load(void) {
-    /* the major version q8 was built against first (its ABI), then any */
-    static const char *const names[] = {"libcublasLt.so." Q8_STR(CUBLAS_VER_MAJOR),
-                                        "libcublasLt.so"};
+    /* the major version q8 was built against (its ABI): by the library path,
+     * then in the toolkit q8 was built with (linked, it came with an rpath),
+     * then any version, checked below */
+    static const char *const names[] = {
+        "libcublasLt.so." Q8_STR(CUBLAS_VER_MAJOR),
+#ifdef Q8_CUBLASLT_DIR
+        Q8_CUBLASLT_DIR "/libcublasLt.so." Q8_STR(CUBLAS_VER_MAJOR),
+#endif
+        "libcublasLt.so"};
     void *h = NULL;
-    for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++)
+    char first_error[256] = "";
+    for (size_t i = 0; !h && i < sizeof names / sizeof names[0]; i++) {
         h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        const char *e = h ? NULL : dlerror();
+        if (e && !first_error[0]) snprintf(first_error, sizeof first_error, "%s", e);
+    }
     if (!h) {
-        const char *e = dlerror();
-        snprintf(load_error, sizeof load_error, "cannot load cuBLASLt (%s): %s", names[0],
-                 e ? e : "not found");
+        snprintf(load_error, sizeof load_error, "cannot load cuBLASLt: %s", first_error);
         return;
     }
 #define Q8_LT_RESOLVE(f)                                                                      \
     if (!(*(void **)&lt.f = dlsym(h, #f))) {                                                  \
-        snprintf(load_error, sizeof load_error, "cuBLASLt (%s) has no %s", names[0], #f);     \
+        snprintf(load_error, sizeof load_error, "cuBLASLt has no %s", #f);                    \
         return;                                                                               \
     }
     Q8_LT_FUNCS(Q8_LT_RESOLVE)
 #undef Q8_LT_RESOLVE
+    size_t v = lt.cublasLtGetVersion();
+    if (v / 10000 != CUBLAS_VER_MAJOR) { /* another ABI: not callable safely */
+        snprintf(load_error, sizeof load_error,
+                 "cuBLASLt %zu found, but q8 was built against major version %d", v,
+                 CUBLAS_VER_MAJOR);
+        return;
+    }
     loaded = true; /* the handle stays open for the process's life */
 }
 

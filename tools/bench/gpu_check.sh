@@ -44,6 +44,8 @@ lim=$(limit test_cuda 150)
 if [ "$lim" -gt 0 ]; then
 timeout "$lim" "${Q8ENV[@]}" "$bundle/bin/test_cuda" --jobs 1 --verbose --filter 'cuda/*' > "$out/tests.log" 2>&1
 rc=$?
+# on the GPU machine a skipped GPU test is a failure (no device, no cuBLASLt)
+[ $rc -eq 0 ] && grep -a -q '^\[SKIP\] cuda::' "$out/tests.log" && rc=3
 record test_cuda $rc $(( $(elapsed) - t )) "$(grep -a 'Synthesis' "$out/tests.log" | tail -1); $(grep -a -c '^\[SKIP\]' "$out/tests.log") skipped; fails: $(grep -a '^\[FAIL\]' "$out/tests.log" | head -5 | tr '\n' ' ')"
 grep -a -E 'INT8 GEMM\(s\) on the plain kernel' "$out/tests.log" | sed 's/^/    /' | head -8 | tee -a "$summary"
 fi

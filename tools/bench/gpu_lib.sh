@@ -17,9 +17,12 @@ elapsed() { echo $(( $(date +%s) - start )); }
 summary="$out/summary.md"
 results="$out/steps.jsonl"
 
-# cuBLASLt 13 from the system CUDA, or else from PyTorch's nvidia-cublas wheel
+# cuBLASLt 13 from the system CUDA, or else from PyTorch's nvidia-cublas wheel.
+# q8 loads it with dlopen (kernels/cuda/lt_load.c), so ldd cannot tell:
+# try to load it the way q8 will.
 q8_libpath="$bundle/lib:/usr/local/cuda/lib64"
-if (. "$bundle/env.sh" && ldd "$bundle/bin/q8run" | grep -q "not found"); then
+if ! LD_LIBRARY_PATH="$q8_libpath:${LD_LIBRARY_PATH:-}" python3 -c \
+        'import ctypes; ctypes.CDLL("libcublasLt.so.13")' 2> /dev/null; then
     for d in $(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 for p in site.getsitepackages():

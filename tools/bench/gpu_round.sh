@@ -17,7 +17,9 @@ mkdir -p "$w" "$out"
 tar -C /tmp -xJf "$src/.bundle-gpu/bundle.tar.xz"
 b=/tmp/.bundle-cuda
 pack() { tar -C "$w" -czf "$out/r.tgz.t" . && mv "$out/r.tgz.t" "$out/r.tgz"; }
-(while sleep 10; do pack; done) &
+# killed between archives, never in the middle of one (the last pack below
+# rewrites the same file)
+(trap 'exit 0' TERM; while :; do sleep 10 & wait $!; pack; done) &
 packer=$!
 nvidia-smi > "$w/nvidia-smi.txt" 2>&1
 do_check() {
@@ -48,6 +50,7 @@ all) do_check; do_bench ;;
 *) echo "gpu_round.sh: unknown part $part" >&2 ;;
 esac
 kill $packer 2> /dev/null
+wait $packer 2> /dev/null
 pack
 cat "$w"/*/summary.md 2>/dev/null
 [ -f "$w/bench/gpu_results.md" ] && cat "$w/bench/gpu_results.md"
