@@ -11,10 +11,12 @@
 #include <stdint.h>
 #include <string.h>
 
+#ifndef Q8_HOST_DEVICE
 #ifdef __CUDACC__
 #define Q8_HOST_DEVICE __host__ __device__
 #else
 #define Q8_HOST_DEVICE
+#endif
 #endif
 
 Q8_HOST_DEVICE static inline float q8_exp_neg(float x) {

@@ -3,7 +3,8 @@
  * is read into a carrier that holds it exactly (double for floats, int64
  * for signed ints and bool, uint64 for uint64), then written with one
  * rounding: float16 / bfloat16 to nearest even in software through
- * round-to-odd floats (src/core/half.h, redone here for the device);
+ * round-to-odd floats (src/core/half.h's conversions, its round-to-odd
+ * helpers redone here for the device);
  * float -> int truncates toward zero, NaN gives 0, out-of-range values
  * saturate; int -> narrower int wraps; anything -> bool is "!= 0" (NaN is
  * true); the same dtype copies the bytes.
@@ -14,6 +15,7 @@
  * round-to-nearest conversions or exact. One thread per element; in place
  * is safe (the element is read before it is written). */
 #include "common.cuh"
+#include "half.h"
 
 __host__ __device__ static inline uint64_t d2u_(double d) {
 #ifdef __CUDA_ARCH__
@@ -61,41 +63,6 @@ __host__ __device__ static inline float narrow_(double d) {
                         (uint32_t)((b >> 29) & 0x3FFFFFu));
     }
     return (float)d;
-}
-
-/* src/core/half.h q8_f16_to_f32 */
-__host__ __device__ static inline float f16_to_f32_(uint16_t h) {
-    uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
-    if (e == 0x1F) return q8cu_u2f(sign | 0x7F800000u | (m << 13)); /* inf, NaN */
-    if (e) return q8cu_u2f(sign | ((e + 112) << 23) | (m << 13));
-    float f = (float)m * 0x1p-24f; /* subnormal or zero: exact */
-    return sign ? -f : f;
-}
-
-/* src/core/half.h q8_f32_to_f16 */
-__host__ __device__ static inline uint16_t f32_to_f16_(float f) {
-    uint32_t x = q8cu_f2u(f), ax = x & 0x7FFFFFFFu;
-    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
-    if (ax > 0x7F800000u) return sign | 0x7E00u | (uint16_t)((ax >> 13) & 0x3FFu); /* quiet NaN */
-    if (ax >= 0x477FF000u) return sign | 0x7C00u; /* >= 65520: inf */
-    if (ax >= 0x38800000u)                         /* normal half */
-        return sign | (uint16_t)((ax - 0x38000000u + 0xFFFu + ((ax >> 13) & 1u)) >> 13);
-    if (ax < 0x33000000u) return sign; /* < 2^-25: zero */
-    uint32_t m = (ax & 0x7FFFFFu) | 0x800000u, s = 126u - (ax >> 23);
-    uint32_t q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1u);
-    if (rem > half || (rem == half && (q & 1u))) q++;
-    return sign | (uint16_t)q;
-}
-
-__host__ __device__ static inline float bf16_to_f32_(uint16_t h) {
-    return q8cu_u2f((uint32_t)h << 16);
-}
-
-/* src/core/half.h q8_f32_to_bf16 */
-__host__ __device__ static inline uint16_t f32_to_bf16_(float f) {
-    uint32_t x = q8cu_f2u(f);
-    if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u); /* quiet NaN */
-    return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
 }
 
 /* src/core/half.h q8_f64_to_f32_odd: the truncated value, its last bit set
@@ -146,8 +113,8 @@ enum { CAR_F, CAR_S, CAR_U };
     switch (to) {                                                                         \
     case Q8CU_DT_F32: ((float *)(y))[i] = (float)(v); break;                              \
     case Q8CU_DT_F64: ((double *)(y))[i] = (double)(v); break;                            \
-    case Q8CU_DT_F16: ((uint16_t *)(y))[i] = f32_to_f16_(ODD(v)); break;                  \
-    case Q8CU_DT_BF16: ((uint16_t *)(y))[i] = f32_to_bf16_(ODD(v)); break;                \
+    case Q8CU_DT_F16: ((uint16_t *)(y))[i] = q8_f32_to_f16(ODD(v)); break;                  \
+    case Q8CU_DT_BF16: ((uint16_t *)(y))[i] = q8_f32_to_bf16(ODD(v)); break;                \
     case Q8CU_DT_I8: ((int8_t *)(y))[i] = (int8_t)(v); break;                             \
     case Q8CU_DT_U8: ((uint8_t *)(y))[i] = (uint8_t)(v); break;                           \
     case Q8CU_DT_I16: ((int16_t *)(y))[i] = (int16_t)(v); break;                          \
@@ -172,8 +139,8 @@ __host__ __device__ static inline void cast_elem(const q8cu_cast_args *p, int64_
     switch (p->from) {
     case Q8CU_DT_F32: k = CAR_F, f = widen_(((const float *)x)[i]); break;
     case Q8CU_DT_F64: k = CAR_F, f = ((const double *)x)[i]; break;
-    case Q8CU_DT_F16: k = CAR_F, f = widen_(f16_to_f32_(((const uint16_t *)x)[i])); break;
-    case Q8CU_DT_BF16: k = CAR_F, f = widen_(bf16_to_f32_(((const uint16_t *)x)[i])); break;
+    case Q8CU_DT_F16: k = CAR_F, f = widen_(q8_f16_to_f32(((const uint16_t *)x)[i])); break;
+    case Q8CU_DT_BF16: k = CAR_F, f = widen_(q8_bf16_to_f32(((const uint16_t *)x)[i])); break;
     case Q8CU_DT_I8: s = ((const int8_t *)x)[i]; break;
     case Q8CU_DT_U8: s = ((const uint8_t *)x)[i]; break;
     case Q8CU_DT_I16: s = ((const int16_t *)x)[i]; break;
@@ -196,8 +163,8 @@ __host__ __device__ static inline void cast_elem(const q8cu_cast_args *p, int64_
     switch (p->to) {
     case Q8CU_DT_F32: ((float *)y)[i] = narrow_(f); break;
     case Q8CU_DT_F64: ((double *)y)[i] = f; break;
-    case Q8CU_DT_F16: ((uint16_t *)y)[i] = f32_to_f16_(f64_to_f32_odd_(f)); break;
-    case Q8CU_DT_BF16: ((uint16_t *)y)[i] = f32_to_bf16_(f64_to_f32_odd_(f)); break;
+    case Q8CU_DT_F16: ((uint16_t *)y)[i] = q8_f32_to_f16(f64_to_f32_odd_(f)); break;
+    case Q8CU_DT_BF16: ((uint16_t *)y)[i] = q8_f32_to_bf16(f64_to_f32_odd_(f)); break;
     case Q8CU_DT_I8: ((int8_t *)y)[i] = f2i_i8_(f); break;
     case Q8CU_DT_U8: ((uint8_t *)y)[i] = f2i_u8_(f); break;
     case Q8CU_DT_I16: ((int16_t *)y)[i] = f2i_i16_(f); break;

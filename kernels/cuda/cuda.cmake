@@ -32,7 +32,7 @@ add_library(q8cuda_kernels STATIC ${Q8_CUDA_KERNELS})
 # Not the directory's C warning flags: nvcc would reject them.
 set_property(TARGET q8cuda_kernels PROPERTY COMPILE_OPTIONS "")
 target_include_directories(q8cuda_kernels PRIVATE ${CMAKE_SOURCE_DIR}/kernels/cuda
-  ${CMAKE_SOURCE_DIR}/kernels/common)
+  ${CMAKE_SOURCE_DIR}/kernels/common ${CMAKE_SOURCE_DIR}/src/core) # src/core: half.h
 target_link_libraries(q8cuda_kernels PUBLIC CUDA::cudart_static)
 # --fmad=false: no FMA contraction, so float kernels round like the CPU code
 # (the INT8 epilogue and QuantizeLinear are bit-exact either way).

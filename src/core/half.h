@@ -9,19 +9,29 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline uint32_t q8_f32_bits(float f) {
+/* The float16 / bfloat16 conversions serve the CUDA kernels too
+ * (kernels/cuda/cast.cu), so that Cast rounds the same bits on both. */
+#ifndef Q8_HOST_DEVICE
+#ifdef __CUDACC__
+#define Q8_HOST_DEVICE __host__ __device__
+#else
+#define Q8_HOST_DEVICE
+#endif
+#endif
+
+Q8_HOST_DEVICE static inline uint32_t q8_f32_bits(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
 }
 
-static inline float q8_bits_f32(uint32_t u) {
+Q8_HOST_DEVICE static inline float q8_bits_f32(uint32_t u) {
     float f;
     memcpy(&f, &u, sizeof f);
     return f;
 }
 
-static inline float q8_f16_to_f32(uint16_t h) {
+Q8_HOST_DEVICE static inline float q8_f16_to_f32(uint16_t h) {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
     if (e == 0x1F) return q8_bits_f32(sign | 0x7F800000u | (m << 13));  /* inf, NaN */
     if (e) return q8_bits_f32(sign | ((e + 112) << 23) | (m << 13));
@@ -29,7 +39,7 @@ static inline float q8_f16_to_f32(uint16_t h) {
     return sign ? -f : f;
 }
 
-static inline uint16_t q8_f32_to_f16(float f) {
+Q8_HOST_DEVICE static inline uint16_t q8_f32_to_f16(float f) {
     uint32_t x = q8_f32_bits(f), ax = x & 0x7FFFFFFFu;
     uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
     if (ax > 0x7F800000u) return sign | 0x7E00u | (uint16_t)((ax >> 13) & 0x3FFu);  /* quiet NaN */
@@ -53,9 +63,9 @@ static inline void q8_f32_to_f16_n(const float *f, uint16_t *h, int64_t n) {
     for (int64_t i = 0; i < n; i++) h[i] = q8_f32_to_f16(f[i]);
 }
 
-static inline float q8_bf16_to_f32(uint16_t h) { return q8_bits_f32((uint32_t)h << 16); }
+Q8_HOST_DEVICE static inline float q8_bf16_to_f32(uint16_t h) { return q8_bits_f32((uint32_t)h << 16); }
 
-static inline uint16_t q8_f32_to_bf16(float f) {
+Q8_HOST_DEVICE static inline uint16_t q8_f32_to_bf16(float f) {
     uint32_t x = q8_f32_bits(f);
     if ((x & 0x7FFFFFFFu) > 0x7F800000u) return (uint16_t)((x >> 16) | 0x40u);  /* quiet NaN */
     return (uint16_t)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
