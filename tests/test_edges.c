@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "common.h"
+#include "model.h"
 #include "npy.h"
 #include "onnx.pb-c.h"
 #include "calibrate.h"
@@ -890,6 +891,162 @@ Test(edges, prune_refit_default_kind, .timeout = 900) {
     cr_expect(same_file(o[0], o[1]), "--prune F's default re-fit is dense");
     cr_expect_not(same_file(o[0], o[2]), "layer is another fit");
 #undef Q
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* ---- quantize's default FP32 fallback (--min-sqnr auto) ---- */
+
+/* x[1,1,8,8] -> Conv 1x1 (weights 1 and 1: two equal channels) -> Conv 1x1
+ * (1, -0.995) -> y = 0.005 x. The second Conv's INT8 weights (one scale,
+ * 1 / 127) round -0.995 to -126 / 127: y comes out 0.0079 x (output SQNR
+ * about 5 dB), and that Conv in FP32 gets it back for 6 bytes of weights. */
+static void cancelling_model(const char *path, int c, bool any_size) {
+    int64_t d1[4] = {c, 1, 1, 1}, d2[4] = {1, c, 1, 1};
+    float w1[64], w2[64] = {1.0f, -0.995f};
+    cr_assert(c >= 2 && c <= 64);
+    for (int i = 0; i < c; i++) w1[i] = 1.0f;
+    Onnx__TensorProto t1 = ONNX__TENSOR_PROTO__INIT, t2 = ONNX__TENSOR_PROTO__INIT;
+    t1.name = "w1", t1.n_dims = 4, t1.dims = d1, t1.has_data_type = 1;
+    t1.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, t1.n_float_data = (size_t)c;
+    t1.float_data = w1;
+    t2 = t1;
+    t2.name = "w2", t2.dims = d2, t2.float_data = w2;
+    Onnx__TensorProto *inits[2] = {&t1, &t2};
+    static char *in1[2] = {"x", "w1"}, *in2[2] = {"h", "w2"}, *o1[1] = {"h"}, *o2[1] = {"y"};
+    Onnx__NodeProto n1 = ONNX__NODE_PROTO__INIT, n2 = ONNX__NODE_PROTO__INIT;
+    n1.name = "c1", n1.op_type = "Conv", n1.n_input = 2, n1.input = in1;
+    n1.n_output = 1, n1.output = o1;
+    n2 = n1;
+    n2.name = "c2", n2.input = in2, n2.output = o2;
+    Onnx__NodeProto *nodes[2] = {&n1, &n2};
+    Onnx__TensorShapeProto__Dimension dims[4], *dp[4];
+    int64_t xd[4] = {1, 1, 8, 8};
+    for (int i = 0; i < 4; i++) {
+        Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
+        if (any_size && i >= 2) { /* symbolic H and W */
+            d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            d.dim_param = i == 2 ? "h" : "w";
+        } else {
+            d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            d.dim_value = xd[i];
+        }
+        dims[i] = d;
+        dp[i] = &dims[i];
+    }
+    Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    shape.n_dim = 4, shape.dim = dp;
+    Onnx__TypeProto__Tensor tx = ONNX__TYPE_PROTO__TENSOR__INIT, ty;
+    tx.has_elem_type = 1, tx.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, tx.shape = &shape;
+    ty = tx;
+    ty.shape = NULL;
+    Onnx__TypeProto px = ONNX__TYPE_PROTO__INIT, py;
+    px.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, px.tensor_type = &tx;
+    py = px;
+    py.tensor_type = &ty;
+    Onnx__ValueInfoProto vx = ONNX__VALUE_INFO_PROTO__INIT, vy;
+    vx.name = "x", vx.type = &px;
+    vy = vx;
+    vy.name = "y", vy.type = &py;
+    Onnx__ValueInfoProto *ins[1] = {&vx}, *outs[1] = {&vy};
+    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+    g.name = "cancel", g.n_node = 2, g.node = nodes, g.n_initializer = 2, g.initializer = inits;
+    g.n_input = 1, g.input = ins, g.n_output = 1, g.output = outs;
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[1] = {&op};
+    op.domain = "", op.has_version = 1, op.version = 13;
+    Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+    mp.has_ir_version = 1, mp.ir_version = 8, mp.n_opset_import = 1, mp.opset_import = ops;
+    mp.graph = &g;
+    size_t n = onnx__model_proto__get_packed_size(&mp);
+    uint8_t *buf = malloc(n);
+    onnx__model_proto__pack(&mp, buf);
+    q8t_write_file(path, buf, n);
+    free(buf);
+}
+
+static bool has_meta(const char *q8, const char *key) {
+    q8_model *m = NULL;
+    q8_load_options lo = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(q8, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    bool has = q8_meta_get(&m->meta, key) != NULL;
+    q8_model_free(m);
+    return has;
+}
+
+Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 600) {
+    char *tmp = q8t_tmpdir("edges");
+    char onnx[512], calib[512], out[512];
+    q8t_path(onnx, sizeof onnx, tmp, "cancel.onnx");
+    q8t_path(calib, sizeof calib, tmp, "calib");
+    q8t_path(out, sizeof out, tmp, "o.q8");
+    cancelling_model(onnx, 2, false);
+    mkdir(calib, 0755);
+    q8t_rng rng = q8t_seed(5);
+    for (int i = 0; i < 8; i++) {
+        float x[64];
+        q8t_fill(&rng, x, 64, -1, 1);
+        char p[600], name[32];
+        snprintf(name, sizeof name, "s%d.npy", i);
+        q8t_path(p, sizeof p, calib, name);
+        npy_f32(p, (const int64_t[]){1, 1, 8, 8}, 4, x);
+    }
+    q8t_cmd r;
+    char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
+    expect_ok(tmp, a, &r);
+    cr_expect(strstr(r.out, "< 12 dB: looking for layers to keep in FP32 within"), "%s", r.out);
+    cr_expect(strstr(r.out, "layers kept in FP32 (1): c2"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect(has_meta(out, "search.max_added_bytes"));
+    char *b[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "off", NULL};
+    expect_ok(tmp, b, &r);
+    cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    /* the range methods that measure nothing while quantizing: no search */
+    char *c[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--calib-method", "minmax", NULL};
+    expect_ok(tmp, c, &r);
+    cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
+    q8t_cmd_free(&r);
+    /* a model above the floor is written once, as it was */
+    char *d[] = {QUANTIZE, MNIST "/mlp.onnx", "-o", out, "--calib", MNIST "/calib", NULL};
+    expect_ok(tmp, d, &r);
+    cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* The search holds every activation of a run twice (the per-layer
+ * comparison): 64 channels of 1024 x 1024 would be 520 MiB, over the
+ * default search's 512: it says so and does not run. */
+Test(edges, min_sqnr_auto_skips_models_too_large_to_compare, .timeout = 600) {
+    char *tmp = q8t_tmpdir("edges");
+    char onnx[512], calib[512], out[512];
+    q8t_path(onnx, sizeof onnx, tmp, "cancel64.onnx");
+    q8t_path(calib, sizeof calib, tmp, "calib");
+    q8t_path(out, sizeof out, tmp, "o.q8");
+    cancelling_model(onnx, 64, true);
+    mkdir(calib, 0755);
+    q8t_rng rng = q8t_seed(6);
+    float *x = malloc(sizeof(float) << 20);
+    for (int i = 0; i < 2; i++) {
+        q8t_fill(&rng, x, 1 << 20, -1, 1);
+        char p[600], name[32];
+        snprintf(name, sizeof name, "s%d.npy", i);
+        q8t_path(p, sizeof p, calib, name);
+        npy_f32(p, (const int64_t[]){1, 1, 1024, 1024}, 4, x);
+    }
+    free(x);
+    q8t_cmd r;
+    char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
+    expect_ok(tmp, a, &r);
+    cr_expect(strstr(r.out, "would hold 520 MiB of activations (over 512 MiB): not run"), "%s",
+              r.out);
+    cr_expect_not(strstr(r.out, "searching:"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
     q8t_rm_rf(tmp);
     free(tmp);
 }

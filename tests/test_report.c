@@ -869,6 +869,63 @@ Test(report, min_sqnr_meets_its_target_where_plain_int8_misses_it, .timeout = 30
     rm_tree(dir);
 }
 
+/* A byte budget (quantize's default search, --min-sqnr auto, has 2% of the
+ * file): no step that would exceed it is taken. Every trial's file grows
+ * by at most the budget (un-pruning a layer grows it by less than the
+ * pruned weights: their bitmask goes too), plus the search's metadata;
+ * the same search without a budget grows it further, and a budget too
+ * small for any step stops after trial 1. */
+static size_t max_bytes;
+static void track_bytes(void *arg, const q8_search_trial *t) {
+    (void)arg;
+    if (t->q8_bytes > max_bytes) max_bytes = t->q8_bytes;
+}
+
+static q8_search_result budget_search(const char *out, size_t budget) {
+    const char *sk[1] = {"/patch/Conv"};
+    q8_quantize_options o = {.calib_dir = MNIST "/calib", .method = Q8_CALIB_PERCENTILE,
+                             .percentile = 99.99, .n_threads = 2,
+                             .prune = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5,
+                                       .skip = sk, .n_skip = 1}};
+    q8_search_options so = {.by_sqnr = true, .min_sqnr_db = 1000, .max_trials = 4,
+                            .max_added_bytes = budget};
+    q8_search_result r;
+    q8_error err = {0};
+    max_bytes = 0;
+    cr_assert_eq(q8_quantize_search(MNIST "/vit.onnx", out, &o, &so, track_bytes, NULL, &r, &err),
+                 Q8_OK, "%s", err.msg);
+    return r;
+}
+
+Test(report, min_sqnr_stays_within_its_byte_budget, .timeout = 300) {
+    char *dir = tmp_dir(), out[256];
+    path_in(out, sizeof out, dir, "vit.q8");
+    q8_search_result r0 = budget_search(out, 0);
+    size_t grew0 = max_bytes - r0.first.q8_bytes;
+    const size_t budget = 1500;
+    q8_search_result r = budget_search(out, budget);
+    size_t grew = max_bytes - r.first.q8_bytes;
+    cr_log_info("no budget: %d trials, +%zu bytes; budget %zu: %d trials, +%zu bytes", r0.trials,
+                grew0, budget, r.trials, grew);
+    cr_assert_gt(grew0, budget + 1024, "without a budget the file grows by %zu only", grew0);
+    cr_assert_gt(r.trials, 1, "the budget leaves room for a step");
+    cr_assert_leq(grew, budget + 1024, "grew by %zu bytes with a budget of %zu", grew, budget);
+    q8_model *mq;
+    q8_load_options lo = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(out, &lo, &mq, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(meta_int(mq, "search.max_added_bytes"), (int64_t)budget);
+    q8_model_free(mq);
+    q8_search_result r1 = budget_search(out, 1);
+    cr_assert_eq(r1.trials, 1);
+    cr_assert(r1.exhausted);
+    cr_assert_eq(r1.n_fp32_layers + r1.n_dense_layers, 0);
+    q8_search_result_free(&r0);
+    q8_search_result_free(&r);
+    q8_search_result_free(&r1);
+    rm_tree(dir);
+}
+
 /* --calib-method auto chooses its ranges on the first trial; the other
  * trials and the model written keep that choice (choosing again could flip
  * the method and undo the fallbacks' gain). */

@@ -34,7 +34,7 @@ static void usage(FILE *f) {
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
             "                [--weight-rounding nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
-            "                [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]\n"
+            "                [--speed-check] [--min-sqnr auto|off|DB [--data DIR] [--max-trials N]]\n"
             "                [--wide-range fp32|int8]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
@@ -74,8 +74,11 @@ static void usage(FILE *f) {
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
             "  writes the best model found; exit status 3 if the target was not reached.\n"
-            "  --min-sqnr: the same, label-free: until the output SQNR against FP32 on the\n"
-            "  --data samples (default: the --calib samples) is at least DB.\n"
+            "  --min-sqnr DB: the same, label-free: until the output SQNR against FP32 on the\n"
+            "  --data samples (default: the --calib samples) is at least DB. auto (the\n"
+            "  default): when --calib-method auto measured the INT8 model under 12 dB and\n"
+            "  nothing is pruned, the same search for 12 dB, in at most 4 trials, keeping in\n"
+            "  FP32 at most 2%% of the file's bytes more; off: never.\n"
             "  --speed-check: time each INT8 layer against its FP32 form on this machine\n"
             "  (calibration sample 0, --threads) and keep FP32 the layers INT8 makes slower.\n"
             "  --wide-range fp32 (the default): an activation whose range varies by orders of\n"
@@ -212,7 +215,10 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
         printf("criterion NOT met: the best output SQNR found is %.1f < %g dB after %d trial%s "
                "(%s); writing the best model found anyway\n", r.best.sqnr_db, so->min_sqnr_db,
                r.trials, r.trials == 1 ? "" : "s",
-               r.exhausted ? "no layer left to fall back on" : "the --max-trials budget");
+               r.exhausted ? (so->max_added_bytes ? "no layer left to fall back on within the "
+                                                      "byte budget"
+                                                    : "no layer left to fall back on")
+                           : "the --max-trials budget");
     else
         printf("criterion NOT met: the best drop found is %.2f > %g points after %d trial%s (%s); "
                "writing the best model found anyway\n", r.best.drop, so->max_drop, r.trials,
@@ -224,6 +230,53 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
     int rc = r.met ? 0 : 3;
     q8_search_result_free(&r);
     return rc;
+}
+
+/* --min-sqnr auto: the output SQNR below which quantize looks for layers to
+ * keep in FP32, the budget it has for them (a share of the INT8 file) and
+ * its trials (the first repeats the model just written). docs/accuracy.md,
+ * "A default for --min-sqnr", says why these. */
+#ifndef Q8_AUTO_MIN_SQNR_DB /* a build may try another floor */
+#define Q8_AUTO_MIN_SQNR_DB 12.0
+#endif
+#define Q8_AUTO_BUDGET 0.02
+#define Q8_AUTO_TRIALS 4
+/* The search compares every layer with FP32: it holds each activation of
+ * one run twice (docs/cli.md). A model past this is left to --min-sqnr. */
+#define Q8_AUTO_MAX_HELD ((size_t)512 << 20)
+
+/* Only --calib-method auto measures the output SQNR while quantizing; a
+ * model at or above the floor is left as written. A pruned model is too:
+ * auto scores it against the pruned FP32 model, the search against the
+ * dense one, and would undo the sparsity asked for (--min-sqnr DB does
+ * that when asked). */
+static int auto_search(const char *onnx, const char *out, const q8_quantize_options *o,
+                       const q8_quantize_result *r, const q8_search_options *given,
+                       bool trials_given) {
+    if (r->calib_scored <= 0 || o->prune.mode != Q8_PRUNE_NONE) return 0;
+    double db = r->calib_candidate_db[r->calib_chosen == Q8_CALIB_MSE ? 1 : 0];
+    if (!(db < Q8_AUTO_MIN_SQNR_DB)) return 0;
+    if (2 * r->fp32_activation_bytes > Q8_AUTO_MAX_HELD) {
+        printf("output SQNR %.1f dB < %g dB, but the search for layers to keep in FP32 would "
+               "hold %zu MiB of activations (over %zu MiB): not run (--min-sqnr %g runs it)\n",
+               db, Q8_AUTO_MIN_SQNR_DB, (2 * r->fp32_activation_bytes) >> 20,
+               Q8_AUTO_MAX_HELD >> 20, Q8_AUTO_MIN_SQNR_DB);
+        return 0;
+    }
+    q8_search_options so = {.max_drop = -1, .by_sqnr = true, .min_sqnr_db = Q8_AUTO_MIN_SQNR_DB,
+                            .max_trials = trials_given ? given->max_trials : Q8_AUTO_TRIALS,
+                            .max_added_bytes = (size_t)(Q8_AUTO_BUDGET * (double)r->q8_bytes)};
+    printf("output SQNR %.1f dB < %g dB: looking for layers to keep in FP32 within %zu bytes "
+           "(2%% of the file; --min-sqnr off: not)\n", db, Q8_AUTO_MIN_SQNR_DB,
+           so.max_added_bytes);
+    /* the method auto chose, so that trial 1 is the model just written */
+    q8_quantize_options ao = *o;
+    ao.method = r->calib_chosen;
+    int rc = run_search(onnx, out, &ao, &so);
+    if (rc == 1) /* the search writes only at its end: out is the model above */
+        q8_cli_warn("quantize", "the FP32 fallback search stopped: the model written above "
+                    "stays");
+    return 0; /* a floor tried for, not a target asked for: met or not */
 }
 
 int main(int argc, char **argv) {
@@ -264,6 +317,9 @@ int main(int argc, char **argv) {
                                        .weight_rounding = Q8_WROUND_SUMS}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
     bool trials_given = false, speed = false;
+    /* --min-sqnr auto (the default): the search below only for a model whose
+     * output SQNR on the calibration samples is under Q8_AUTO_MIN_SQNR_DB */
+    bool auto_sqnr = true;
     int c;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "o:c:s:m:P:p:M:S:k:f:t:h", opts, NULL)) != -1) {
@@ -420,6 +476,11 @@ int main(int argc, char **argv) {
             break;
         }
         case 'Q':
+            if (!strcmp(optarg, "auto") || !strcmp(optarg, "off")) {
+                auto_sqnr = !strcmp(optarg, "auto");
+                break;
+            }
+            auto_sqnr = false;
             so.min_sqnr_db = strtod(optarg, &end);
             if (end == optarg || (*end && strcmp(end, "dB")) || !isfinite(so.min_sqnr_db)) {
                 fprintf(stderr, "quantize: --min-sqnr wants the output SQNR to reach in dB, "
@@ -515,7 +576,7 @@ int main(int argc, char **argv) {
                 "quantize: --max-drop needs --data DIR (the samples to measure accuracy on)\n");
         return 2;
     }
-    if (!search && (so.data_dir || so.labels_path || trials_given)) {
+    if (!search && (so.data_dir || so.labels_path || (trials_given && !auto_sqnr))) {
         fprintf(stderr, "quantize: --data, --labels and --max-trials go with --max-drop or "
                 "--min-sqnr\n");
         return 2;
@@ -543,5 +604,6 @@ int main(int argc, char **argv) {
         return 1;
     }
     print_written(out, &r);
+    if (auto_sqnr && !speed) return auto_search(argv[optind], out, &o, &r, &so, trials_given);
     return 0;
 }

@@ -160,6 +160,10 @@ typedef struct q8_quantize_options {
 typedef struct q8_quantize_result {
     size_t onnx_bytes, q8_bytes;
     size_t fp32_arena_bytes, q8_arena_bytes;
+    /* every float activation of one FP32 run at the calibration samples'
+     * shapes, summed (no reuse): what the per-layer comparison of a
+     * --min-sqnr search on those samples holds, twice */
+    size_t fp32_activation_bytes;
     int n_quantized;                    /* nodes running in INT8 */
     int n_samples;
     double seconds;
@@ -198,6 +202,11 @@ typedef struct q8_search_options {
      * label-free, measured on data_dir (NULL: the calibration samples) */
     bool by_sqnr;
     double min_sqnr_db;
+    /* 0: no limit. Otherwise the steps' bytes (3 a weight kept in FP32, 1 a
+     * pruned weight made dense), summed over the search, stay within this:
+     * a layer whose step would exceed it is not a candidate (quantize's
+     * default search, --min-sqnr auto, gives it 2% of the INT8 file). */
+    size_t max_added_bytes;
 } q8_search_options;
 
 typedef enum q8_search_action {

@@ -48,6 +48,15 @@ static size_t plan_arena(const q8_graph *g, q8_plan *p, q8_error *err) {
     return q8_plan_build(g, NULL, NULL, p, NULL) == Q8_OK ? p->arena_bytes : 0;
 }
 
+static size_t activation_bytes(const q8_graph *g) {
+    size_t n = 0;
+    for (int t = 0; t < g->n_tensors; t++) {
+        const q8_tensor *x = g->tensors[t];
+        if (x->producer >= 0 && !x->data && x->dtype == Q8_F32) n += q8_tensor_nbytes(x);
+    }
+    return n;
+}
+
 /* Options the library itself must refuse (the tools check the rest). */
 static q8_status check_options(const q8_quantize_options *o, q8_error *err) {
     for (int k = 0; k < o->n_input_shapes; k++) {
@@ -196,6 +205,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK && (s = q8_passes_run_for_quantize(gcal, &lcal, err)) != Q8_OK)
         q8_fail_prefix(err, "at the calibration samples' shapes");
     if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
+    if (s == Q8_OK) r->fp32_activation_bytes = activation_bytes(gcal);
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
     /* after pruning (its re-fit wants the weights as trained), before the
      * ranges are measured (they are of the equalized tensors) */

@@ -157,24 +157,28 @@ static bool can_fall_back(const q8_graph *f, const q8_report_layer *L) {
  * layer costs the output (errors compound or cancel downstream; on ppocr_rec
  * the three lowest alone, kept FP32, moved the output by -0.6 to +0.1 dB).
  * Without a gain measured (no float output), the lowest SQNR alone. */
+/* The bytes a layer's next step adds to the file: un-pruning stores the
+ * pruned weights (int8), FP32 widens every weight. */
+static double step_bytes(const q8_report_layer *L, const name_list *dense) {
+    bool unprune = L->sparsity > 0 && !nl_has(dense, L->node);
+    return unprune ? L->sparsity * (double)L->weight_elems : 3.0 * (double)L->weight_elems;
+}
+
 static const q8_report_layer *next_layer(const q8_graph *f, const q8_report_model *m,
                                          const name_list *fp32, const name_list *dense,
-                                         bool by_gain) {
+                                         bool by_gain, double room) {
     const q8_report_layer *best = NULL;
     double bs = -INFINITY;
     for (int i = 0; i < m->n_layers; i++) {
         const q8_report_layer *L = &m->layers[i];
         if (nl_has(fp32, L->node) || !can_fall_back(f, L)) continue;
+        double bytes = step_bytes(L, dense);
+        if (bytes > room) continue;
         double score;
         if (by_gain) {
             double gain = q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base);
             if (L->exact_out.n == 0 || isnan(gain) || !(gain > Q8_SEARCH_MIN_GAIN_DB)) continue;
             if (isinf(gain)) gain = 1000; /* the output exact: nothing else is left */
-            /* the step's bytes: un-pruning stores the pruned weights (int8),
-             * FP32 widens every weight */
-            bool unprune = L->sparsity > 0 && !nl_has(dense, L->node);
-            double bytes = unprune ? L->sparsity * (double)L->weight_elems
-                                   : 3.0 * (double)L->weight_elems;
             score = gain / (bytes + Q8_SEARCH_LAYER_BYTES);
         } else {
             double db = q8_err_sqnr_db(&L->alone);
@@ -239,6 +243,9 @@ static q8_status search_meta(const q8_search_result *r, const q8_search_options 
         Q8_TRY(q8_meta_set_float(m, "search.min_sqnr_db", so->min_sqnr_db, err));
         Q8_TRY(q8_meta_set_float(m, "search.sqnr_db", r->best.sqnr_db, err));
         Q8_TRY(q8_meta_set_str(m, "search.metric", "output SQNR vs FP32", err));
+        if (so->max_added_bytes)
+            Q8_TRY(q8_meta_set_int(m, "search.max_added_bytes", (int64_t)so->max_added_bytes,
+                                   err));
     } else {
         Q8_TRY(q8_meta_set_float(m, "search.max_drop_points", so->max_drop, err));
         Q8_TRY(q8_meta_set_str(m, "search.metric",
@@ -322,6 +329,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     q8_search_action action = Q8_SEARCH_AS_ASKED;
     const char *changed = NULL;
     double changed_db = NAN, changed_gain = NAN;
+    double added = 0; /* the steps' bytes so far (max_added_bytes) */
     /* The ranges auto chooses on the first trial stay for the others and the
      * model written: choosing again per trial could flip the method and
      * undo what the fallbacks gained (measured on ppocr_rec). */
@@ -361,11 +369,14 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         }
         if (st != Q8_OK || t.drop <= (so->by_sqnr ? 0 : so->max_drop)) break;
         if (r->trials == so->max_trials) break;
-        const q8_report_layer *L = next_layer(fm->g, &rep[1], &fp32, &dense, has_gains(&rep[1]));
+        double room = so->max_added_bytes ? (double)so->max_added_bytes - added : INFINITY;
+        const q8_report_layer *L =
+            next_layer(fm->g, &rep[1], &fp32, &dense, has_gains(&rep[1]), room);
         if (!L) {
             r->exhausted = true;
             break;
         }
+        added += step_bytes(L, &dense);
         if (L->sparsity > 0 && !nl_has(&dense, L->node)) {
             action = Q8_SEARCH_DENSE;
             st = nl_add(&dense, L->node, err);

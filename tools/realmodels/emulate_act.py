@@ -25,7 +25,8 @@ that its sum is kept: the nearest rounding, then the taps whose rounding
 moved them most moved one level back until the row's sum is the nearest
 multiple of its scale to the FP32 sum), wsweep (each Conv / MatMul's INT8
 weights alone, everything else FP32: one line per layer, the worst
-first). Prints output SQNR and the recognition
+first); SCHEME-dw16 (sym-dw16, w8-dw16, ...): as SCHEME with the depthwise
+Convs' weights at 16 bits (32767 levels a side). Prints output SQNR and the recognition
 metrics of table.py (against FP32, and against the rendered text of each
 line); for another --model, the worst output's SQNR and table.py's task
 metrics. Weights may be initializers or Constant nodes. --fused: a Conv whose
@@ -159,37 +160,45 @@ def round_row(w, keep_sum):
     return q * s
 
 
-def int8_weights(w, ax, keep_sum=False):
-    """w's INT8 weights per output channel (axis ax), written back as floats."""
-    if not keep_sum:
+def int8_weights(w, ax, keep_sum=False, lv=127):
+    """w's INT8 weights per output channel (axis ax), written back as floats;
+    lv: the levels each side (32767: 16-bit weights)."""
+    if not keep_sum or lv != 127:
         a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
-        s = np.where(a > 0, a / 127, 1)
-        return (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32)
+        s = np.where(a > 0, a / lv, 1)
+        return (np.clip(np.round(w / s), -lv, lv) * s).astype(np.float32)
     m = np.moveaxis(w, ax, 0)
     r = np.stack([round_row(row, True) for row in m.reshape(m.shape[0], -1).astype(np.float64)])
     return np.moveaxis(r.reshape(m.shape), 0, ax).astype(np.float32)
 
 
-def build(src, out, cval, pts, st, scheme, keep_sum=False, only=None):
+def depthwise(n, cval):
+    w = cval.get(n.input[1]) if n.op_type == "Conv" else None
+    g = [a.i for a in n.attribute if a.name == "group"]
+    return w is not None and w.ndim >= 3 and w.shape[1] == 1 and g and g[0] == w.shape[0] > 1
+
+
+def build(src, out, cval, pts, st, scheme, keep_sum=False, only=None, dw16=False):
     m = onnx.load(src)
     g = m.graph
-    axis = {}
+    axis, wide = {}, set()
     for n in g.node:
         if n.op_type in ("Conv", "MatMul") and n.input[1] in cval:
             axis[n.input[1]] = 0 if n.op_type == "Conv" else cval[n.input[1]].ndim - 1
+            if dw16 and depthwise(n, cval):
+                wide.add(n.input[1])
     if only is not None:
         axis = {k: v for k, v in axis.items() if k == only}
     for t in g.initializer:                # INT8 weights, per output channel
         if t.name in axis:
             t.CopyFrom(numpy_helper.from_array(
-                int8_weights(cval[t.name], axis[t.name], keep_sum), t.name))
+                int8_weights(cval[t.name], axis[t.name], keep_sum,
+                             32767 if t.name in wide else 127), t.name))
     for n in g.node:
         if n.op_type == "Constant" and n.output[0] in axis:
-            w, ax = cval[n.output[0]], axis[n.output[0]]
-            a = np.max(np.abs(w), axis=tuple(i for i in range(w.ndim) if i != ax), keepdims=True)
-            s = np.where(a > 0, a / 127, 1)
+            o = n.output[0]
             n.attribute[0].t.CopyFrom(numpy_helper.from_array(
-                (np.clip(np.round(w / s), -127, 127) * s).astype(np.float32), n.output[0]))
+                int8_weights(cval[o], axis[o], False, 32767 if o in wide else 127), o))
     qdq = {}
     for p in pts if scheme else []:
         kind, s, z = scheme(st[p])
@@ -270,9 +279,10 @@ def main():
                 files.append(os.path.join(work, v + "_in", "%04d.npy" % i))
                 np.save(files[-1], x + n)
             got = outputs(src, files, v)
-        elif v in SCHEMES or v == "w8sum":
+        elif v in SCHEMES or v == "w8sum" or v.endswith("-dw16") and v[:-5] in SCHEMES:
             q = os.path.join(work, v + ".onnx")
-            build(src, q, cval, pts, st, SCHEMES.get(v), keep_sum=v == "w8sum")
+            build(src, q, cval, pts, st, SCHEMES.get(v.replace("-dw16", "")),
+                  keep_sum=v == "w8sum", dw16=v.endswith("-dw16"))
             got = outputs(q, held, v)
         elif v == "wsweep":
             rows = []
@@ -291,7 +301,7 @@ def main():
             continue
         else:
             sys.exit(f"emulate_act: unknown variant '{v}' "
-                     "(sym, symmm, asym, asymclip, usym, w8, w8sum, wsweep, noiseDB)")
+                     "(sym, symmm, asym, asymclip, usym, w8, w8sum, wsweep, noiseDB, SCHEME-dw16)")
         if not rec:
             import table
             r = table.task_metrics(m, ref, got, keys)

@@ -47,6 +47,9 @@ VARIANTS = {
     "mse": ("--calib-method mse", ["--calib-method", "mse"]),
     "auto": ("--calib-method auto", ["--calib-method", "auto"]),
     "sqnr20": ("--min-sqnr 20", ["--min-sqnr", "20"]),
+    # without the default FP32 fallback of models under 12 dB (--min-sqnr auto)
+    "sqnr-off": ("--min-sqnr off", ["--min-sqnr", "off"]),
+    "prune-sqnr-off": ("--prune 0.5 --min-sqnr off", ["--prune", "0.5", "--min-sqnr", "off"]),
     # scalar ops between INT8 layers as tables always, or never (the
     # default, auto, takes them unless they cost output SQNR)
     "tables-on": ("--scalar-tables on", ["--scalar-tables", "on"]),
