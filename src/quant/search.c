@@ -148,6 +148,13 @@ static bool can_fall_back(const q8_graph *f, const q8_report_layer *L) {
     return n && q8_is_quant_layer(n);
 }
 
+/* The bytes a layer's next step adds to the file: un-pruning stores the
+ * pruned weights (int8), FP32 widens every weight. */
+static double step_bytes(const q8_report_layer *L, const name_list *dense) {
+    bool unprune = L->sparsity > 0 && !nl_has(dense, L->node);
+    return unprune ? L->sparsity * (double)L->weight_elems : 3.0 * (double)L->weight_elems;
+}
+
 /* The next step, from the layers of the trial just measured: the layer
  * whose exact output gains the model's float outputs the most SQNR per byte
  * its step adds (FP32: 3 bytes a weight more than INT8; un-pruning: 1 byte a
@@ -156,14 +163,8 @@ static bool can_fall_back(const q8_graph *f, const q8_report_layer *L) {
  * FP32 compute). The SQNR alone was the rank before: it does not say what a
  * layer costs the output (errors compound or cancel downstream; on ppocr_rec
  * the three lowest alone, kept FP32, moved the output by -0.6 to +0.1 dB).
- * Without a gain measured (no float output), the lowest SQNR alone. */
-/* The bytes a layer's next step adds to the file: un-pruning stores the
- * pruned weights (int8), FP32 widens every weight. */
-static double step_bytes(const q8_report_layer *L, const name_list *dense) {
-    bool unprune = L->sparsity > 0 && !nl_has(dense, L->node);
-    return unprune ? L->sparsity * (double)L->weight_elems : 3.0 * (double)L->weight_elems;
-}
-
+ * Without a gain measured (no float output), the lowest SQNR alone. Only
+ * steps that fit in `room` bytes are candidates. */
 static const q8_report_layer *next_layer(const q8_graph *f, const q8_report_model *m,
                                          const name_list *fp32, const name_list *dense,
                                          bool by_gain, double room) {
