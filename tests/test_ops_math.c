@@ -1186,7 +1186,18 @@ static double d_softplus(double x) { return log1p(exp(x)); }
 static double d_softsign(double x) { return x / (1 + fabs(x)); }
 static double d_round(double x) { return nearbyint(x); }
 
+static double d_thr(double x) { return x > 0.5 ? x : 0; }                 /* alpha = 0.5 */
+static double d_celu(double x) { return x > 0 ? x : 2.0 * expm1(x / 2.0); } /* alpha = 2 */
+static double d_shrink(double x) { return x < -1.5 ? x + 0.25 : x > 1.5 ? x - 0.25 : 0; }
+static double d_shrink0(double x) { return x < -0.5 ? x : x > 0.5 ? x : 0; } /* defaults */
+
 static void a_leaky(q8_graph *g) { q8t_attr_float(g, "alpha", 0.1f); }
+static void a_half(q8_graph *g) { q8t_attr_float(g, "alpha", 0.5f); }
+static void a_two(q8_graph *g) { q8t_attr_float(g, "alpha", 2.0f); }
+static void a_shrink(q8_graph *g) {
+    q8t_attr_float(g, "lambd", 1.5f);
+    q8t_attr_float(g, "bias", 0.25f);
+}
 static void a_elu(q8_graph *g) { q8t_attr_float(g, "alpha", 0.5f); }
 static void a_gelu_tanh(q8_graph *g) { q8t_attr_str(g, "approximate", "tanh"); }
 
@@ -1219,6 +1230,23 @@ static const struct {
     {"Sign", d_sign, -5, 5, 0, 0, NULL},
     {"Softplus", d_softplus, -30, 30, 3e-7f, 1e-30f, NULL},
     {"Softsign", d_softsign, -30, 30, 2e-7f, 0, NULL},
+    /* libm's float functions: within a few ulps; near the zeros of sin,
+     * cos and tan the error is absolute */
+    {"Sin", sin, -20, 20, 4e-7f, 2e-7f, NULL},
+    {"Cos", cos, -20, 20, 4e-7f, 2e-7f, NULL},
+    {"Tan", tan, -1.5f, 1.5f, 4e-7f, 2e-7f, NULL},
+    {"Asin", asin, -1, 1, 4e-7f, 0, NULL},
+    {"Acos", acos, -1, 1, 4e-7f, 0, NULL},
+    {"Atan", atan, -30, 30, 4e-7f, 0, NULL},
+    {"Sinh", sinh, -80, 80, 4e-7f, 0, NULL},
+    {"Cosh", cosh, -80, 80, 4e-7f, 0, NULL},
+    {"Asinh", asinh, -1e4f, 1e4f, 4e-7f, 0, NULL},
+    {"Acosh", acosh, 1, 1e4f, 4e-7f, 0, NULL},
+    {"Atanh", atanh, -0.999f, 0.999f, 4e-7f, 0, NULL},
+    {"ThresholdedRelu", d_thr, -3, 3, 0, 0, a_half},
+    {"Celu", d_celu, -20, 5, 3e-7f, 0, a_two},
+    {"Shrink", d_shrink, -4, 4, 1e-7f, 0, a_shrink},
+    {"Shrink", d_shrink0, -2, 2, 0, 0, NULL},
 };
 
 Test(math_unary, float_ops_vs_reference) {

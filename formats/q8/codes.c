@@ -133,6 +133,20 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_QADD] = 121,
     [Q8_OP_QMUL] = 122,
     [Q8_OP_QGLOBAL_AVERAGE_POOL] = 123,
+    [Q8_OP_SIN] = 124,
+    [Q8_OP_COS] = 125,
+    [Q8_OP_TAN] = 126,
+    [Q8_OP_ASIN] = 127,
+    [Q8_OP_ACOS] = 128,
+    [Q8_OP_ATAN] = 129,
+    [Q8_OP_SINH] = 130,
+    [Q8_OP_COSH] = 131,
+    [Q8_OP_ASINH] = 132,
+    [Q8_OP_ACOSH] = 133,
+    [Q8_OP_ATANH] = 134,
+    [Q8_OP_THRESHOLDED_RELU] = 135,
+    [Q8_OP_CELU] = 136,
+    [Q8_OP_SHRINK] = 137,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -33,6 +33,20 @@
     X(SOFTPLUS, softplus, "", "Softplus") \
     X(SOFTSIGN, softsign, "", "Softsign") \
     X(NOT, not, "", "Not") \
+    X(SIN, sin, "", "Sin") \
+    X(COS, cos, "", "Cos") \
+    X(TAN, tan, "", "Tan") \
+    X(ASIN, asin, "", "Asin") \
+    X(ACOS, acos, "", "Acos") \
+    X(ATAN, atan, "", "Atan") \
+    X(SINH, sinh, "", "Sinh") \
+    X(COSH, cosh, "", "Cosh") \
+    X(ASINH, asinh, "", "Asinh") \
+    X(ACOSH, acosh, "", "Acosh") \
+    X(ATANH, atanh, "", "Atanh") \
+    X(THRESHOLDED_RELU, thresholded_relu, "", "ThresholdedRelu") \
+    X(CELU, celu, "", "Celu") \
+    X(SHRINK, shrink, "", "Shrink") \
     X(CLIP, clip, "", "Clip") \
     X(PRELU, prelu, "", "PRelu") \
     X(ADD, add, "", "Add") \

@@ -115,6 +115,21 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_SOFTPLUS: LOOP(float, softplusf(v))
     case Q8_UNARY_SOFTSIGN:
         LOOP(float, isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v)))
+    case Q8_UNARY_SIN: LOOP(float, sinf(v))
+    case Q8_UNARY_COS: LOOP(float, cosf(v))
+    case Q8_UNARY_TAN: LOOP(float, tanf(v))
+    case Q8_UNARY_ASIN: LOOP(float, asinf(v))
+    case Q8_UNARY_ACOS: LOOP(float, acosf(v))
+    case Q8_UNARY_ATAN: LOOP(float, atanf(v))
+    case Q8_UNARY_SINH: LOOP(float, sinhf(v))
+    case Q8_UNARY_COSH: LOOP(float, coshf(v))
+    case Q8_UNARY_ASINH: LOOP(float, asinhf(v))
+    case Q8_UNARY_ACOSH: LOOP(float, acoshf(v))
+    case Q8_UNARY_ATANH: LOOP(float, atanhf(v))
+    /* NaN propagates (the comparisons alone would make it 0) */
+    case Q8_UNARY_THRESHOLDED_RELU: LOOP(float, v > al || v != v ? v : 0.0f)
+    case Q8_UNARY_CELU: LOOP(float, v > 0 || v != v ? v : al * expm1f(v / al))
+    case Q8_UNARY_SHRINK: LOOP(float, v < -al ? v + be : v > al ? v - be : v != v ? v : 0.0f)
     default: Q8_ASSERT(!"unary: bad kind for float32");
     }
 }

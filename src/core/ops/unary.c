@@ -41,6 +41,20 @@ static const uinfo ops[] = {
     {Q8_OP_SOFTPLUS, Q8_UNARY_SOFTPLUS, T_F32, 0, 0, 0},
     {Q8_OP_SOFTSIGN, Q8_UNARY_SOFTSIGN, T_F32, 0, 0, 0},
     {Q8_OP_NOT, Q8_UNARY_NOT, T_BOOL, 0, 0, 0},
+    {Q8_OP_SIN, Q8_UNARY_SIN, T_F32, 0, 0, 0},
+    {Q8_OP_COS, Q8_UNARY_COS, T_F32, 0, 0, 0},
+    {Q8_OP_TAN, Q8_UNARY_TAN, T_F32, 0, 0, 0},
+    {Q8_OP_ASIN, Q8_UNARY_ASIN, T_F32, 0, 0, 0},
+    {Q8_OP_ACOS, Q8_UNARY_ACOS, T_F32, 0, 0, 0},
+    {Q8_OP_ATAN, Q8_UNARY_ATAN, T_F32, 0, 0, 0},
+    {Q8_OP_SINH, Q8_UNARY_SINH, T_F32, 0, 0, 0},
+    {Q8_OP_COSH, Q8_UNARY_COSH, T_F32, 0, 0, 0},
+    {Q8_OP_ASINH, Q8_UNARY_ASINH, T_F32, 0, 0, 0},
+    {Q8_OP_ACOSH, Q8_UNARY_ACOSH, T_F32, 0, 0, 0},
+    {Q8_OP_ATANH, Q8_UNARY_ATANH, T_F32, 0, 0, 0},
+    {Q8_OP_THRESHOLDED_RELU, Q8_UNARY_THRESHOLDED_RELU, T_F32, 1.0f, 0, 0},
+    {Q8_OP_CELU, Q8_UNARY_CELU, T_F32, 1.0f, 0, 0},
+    {Q8_OP_SHRINK, Q8_UNARY_SHRINK, T_F32, 0.5f, 0, 0}, /* lambd, bias */
 };
 
 static unsigned type_bit(q8_dtype t) {
@@ -68,6 +82,12 @@ static q8_status unary_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->alpha = q8_attr_float(n, "alpha", u->alpha);
     p->beta = q8_attr_float(n, "beta", u->beta);
     p->gamma = q8_attr_float(n, "gamma", u->gamma);
+    if (u->kind == Q8_UNARY_SHRINK) { /* its attributes have their own names */
+        p->alpha = q8_attr_float(n, "lambd", u->alpha);
+        p->beta = q8_attr_float(n, "bias", 0.0f);
+    }
+    if (u->kind == Q8_UNARY_CELU && !(p->alpha != 0))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "alpha is 0 (Celu divides by it)");
     if (u->kind == Q8_UNARY_HARD_SWISH) { /* fixed constants, no attributes */
         p->alpha = u->alpha;
         p->beta = u->beta;
