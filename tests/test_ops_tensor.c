@@ -1703,3 +1703,292 @@ Test(tensor_gathernd, random) {
     const void *in[] = {x, idx};
     check_runs(build_ge, &rt, in, &w, 1, "gathernd run-time range");
 }
+
+/* ---- Trilu ------------------------------------------------------------- */
+
+typedef struct trilu_case {
+    q8_dtype dt;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS];
+    int upper;         /* -1: attribute absent (default 1) */
+    int k_form;        /* 0: no k, 1: constant, 2: graph input */
+    int64_t k;
+} trilu_case;
+
+static q8_graph *build_trilu(const void *ctx) {
+    const trilu_case *c = ctx;
+    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL),
+                     in_spec("k", Q8_I64, 0, NULL, c->k_form == 1 ? &c->k : NULL)};
+    q8_graph *g = graph1("Trilu", 14, ins, c->k_form ? 2 : 1, 1);
+    if (c->upper >= 0) q8t_attr_int(g, "upper", c->upper);
+    return g;
+}
+
+Test(tensor_trilu, random_dtypes_k_forms) {
+    q8t_rng r = q8t_seed(211);
+    static const int64_t ks[] = {0, 1, -1, 2, -3, 7, -9, INT64_MAX, INT64_MIN};
+    for (int it = 0; it < 60; it++) {
+        trilu_case c = {.dt = dtypes[it % N_DTYPES], .nd = 2 + it % 3, .upper = it % 3 - 1,
+                        .k_form = (it / 3) % 3, .k = ks[q8t_next(&r) % 9]};
+        rand_shape(&r, c.nd, c.dims, true, 400);
+        int64_t k = c.k_form ? c.k : 0, rows = c.dims[c.nd - 2], cols = c.dims[c.nd - 1];
+        bool upper = c.upper != 0;
+        size_t es = esz(c.dt);
+        int64_t n = numel_of(c.dims, c.nd);
+        uint8_t *x = rand_bytes(&r, c.dt, n), *y = calloc((size_t)n * es + 1, 1);
+        for (int64_t e = 0; e < n; e++) {
+            int64_t j = e % cols, i = (e / cols) % rows;
+            /* in 128 bits: j - i - k cannot overflow */
+            __int128 d = (__int128)j - i - k;
+            if (upper ? d >= 0 : d <= 0) memcpy(y + e * (int64_t)es, x + e * (int64_t)es, es);
+        }
+        want w = {c.dt, c.nd, {0}, y};
+        memcpy(w.dims, c.dims, sizeof c.dims);
+        const void *in[2] = {x, &c.k};
+        char what[96];
+        snprintf(what, sizeof what, "trilu case %d (upper %d, k %lld, form %d)", it, c.upper,
+                 (long long)c.k, c.k_form);
+        check_runs(build_trilu, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+    }
+}
+
+Test(tensor_trilu, errors) {
+    trilu_case c = {Q8_F32, 1, {5}, -1, 0, 0};
+    check_fails(build_trilu(&c), "rank 1, expected >= 2", "rank 1");
+    c = (trilu_case){Q8_F32, 2, {3, 3}, 2, 0, 0};
+    check_fails(build_trilu(&c), "upper is 2", "bad upper");
+}
+
+/* ---- DepthToSpace, SpaceToDepth ---------------------------------------- */
+
+typedef struct ds_case {
+    q8_dtype dt;
+    const char *op, *mode;   /* mode NULL: the attribute absent */
+    int64_t dims[4], b;
+} ds_case;
+
+static q8_graph *build_ds(const void *ctx) {
+    const ds_case *c = ctx;
+    q8t_in in = in_spec("x", c->dt, 4, c->dims, NULL);
+    q8_graph *g = graph1(c->op, 13, &in, 1, 1);
+    q8t_attr_int(g, "blocksize", c->b);
+    if (c->mode) q8t_attr_str(g, "mode", c->mode);
+    return g;
+}
+
+/* The spec's definition, literally: a reshape to 6 dims, a transpose, a
+ * reshape; here as the 6-dim index map of each form. */
+static void ds_reference(const ds_case *c, const uint8_t *x, uint8_t *y, int64_t *od) {
+    int64_t N = c->dims[0], C = c->dims[1], H = c->dims[2], W = c->dims[3], b = c->b;
+    size_t es = esz(c->dt);
+    bool s2d = !strcmp(c->op, "SpaceToDepth"), crd = c->mode && !strcmp(c->mode, "CRD");
+    int64_t oc = s2d ? C * b * b : C / (b * b), oh = s2d ? H / b : H * b, ow = s2d ? W / b : W * b;
+    od[0] = N, od[1] = oc, od[2] = oh, od[3] = ow;
+    int64_t out = 0;
+    if (s2d) { /* tmp[n][i][j][c][h][w] = x[n][c][h*b + i][w*b + j] */
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < b; i++)
+                for (int64_t j = 0; j < b; j++)
+                    for (int64_t cc = 0; cc < C; cc++)
+                        for (int64_t h = 0; h < oh; h++)
+                            for (int64_t w = 0; w < ow; w++, out++) {
+                                int64_t src = ((n * C + cc) * H + h * b + i) * W + w * b + j;
+                                memcpy(y + out * (int64_t)es, x + src * (int64_t)es, es);
+                            }
+        return;
+    }
+    /* y[n][c][h][i][w][j] = x[n][i][j][c][h][w] (DCR) or x[n][c][i][j][h][w] (CRD) */
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t cc = 0; cc < oc; cc++)
+            for (int64_t h = 0; h < H; h++)
+                for (int64_t i = 0; i < b; i++)
+                    for (int64_t w = 0; w < W; w++)
+                        for (int64_t j = 0; j < b; j++, out++) {
+                            int64_t ch = crd ? (cc * b + i) * b + j : (i * b + j) * oc + cc;
+                            int64_t src = ((n * C + ch) * H + h) * W + w;
+                            memcpy(y + out * (int64_t)es, x + src * (int64_t)es, es);
+                        }
+}
+
+Test(tensor_depth_space, random_modes_dtypes) {
+    q8t_rng r = q8t_seed(223);
+    static const char *modes[3] = {NULL, "DCR", "CRD"};
+    for (int it = 0; it < 48; it++) {
+        ds_case c = {.dt = dtypes[it % N_DTYPES], .b = 1 + (int64_t)(q8t_next(&r) % 3)};
+        bool s2d = it % 4 == 3;
+        c.op = s2d ? "SpaceToDepth" : "DepthToSpace";
+        c.mode = s2d ? NULL : modes[it % 3];
+        c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
+        c.dims[1] = (1 + (int64_t)(q8t_next(&r) % 3)) * (s2d ? 1 : c.b * c.b);
+        c.dims[2] = (1 + (int64_t)(q8t_next(&r) % 4)) * (s2d ? c.b : 1);
+        c.dims[3] = (1 + (int64_t)(q8t_next(&r) % 5)) * (s2d ? c.b : 1);
+        int64_t n = numel_of(c.dims, 4);
+        uint8_t *x = rand_bytes(&r, c.dt, n), *y = malloc((size_t)n * esz(c.dt) + 1);
+        want w = {c.dt, 4, {0}, y};
+        ds_reference(&c, x, y, w.dims);
+        const void *in[1] = {x};
+        char what[96];
+        snprintf(what, sizeof what, "%s case %d (b %lld, mode %s)", c.op, it, (long long)c.b,
+                 c.mode ? c.mode : "default");
+        check_runs(build_ds, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+    }
+}
+
+Test(tensor_depth_space, errors) {
+    ds_case c = {Q8_F32, "DepthToSpace", NULL, {1, 6, 2, 2}, 2};
+    check_fails(build_ds(&c), "6 channels are not a multiple of blocksize^2 = 4", "channels");
+    c = (ds_case){Q8_F32, "SpaceToDepth", NULL, {1, 2, 3, 4}, 2};
+    check_fails(build_ds(&c), "must be multiples of the blocksize 2", "H");
+    c = (ds_case){Q8_F32, "DepthToSpace", "XYZ", {1, 4, 2, 2}, 2};
+    check_fails(build_ds(&c), "mode 'XYZ'", "mode");
+    c = (ds_case){Q8_F32, "DepthToSpace", NULL, {1, 4, 2, 2}, 0};
+    check_fails(build_ds(&c), "blocksize 0", "blocksize");
+}
+
+/* ---- CumSum ------------------------------------------------------------ */
+
+typedef struct cumsum_case {
+    q8_dtype dt;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS], axis;
+    int exclusive, reverse;
+} cumsum_case;
+
+static q8_graph *build_cumsum(const void *ctx) {
+    const cumsum_case *c = ctx;
+    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL),
+                     in_spec("axis", Q8_I64, 0, NULL, &c->axis)};
+    q8_graph *g = graph1("CumSum", 14, ins, 2, 1);
+    if (c->exclusive) q8t_attr_int(g, "exclusive", 1);
+    if (c->reverse) q8t_attr_int(g, "reverse", 1);
+    return g;
+}
+
+/* Sums in element order along the axis, in the dtype (unsigned for the
+ * signed integers: wrapping). */
+#define CUMSUM_REF(T, A)                                                                   \
+    {                                                                                      \
+        const T *xs = (const T *)x;                                                        \
+        T *ys = (T *)y;                                                                    \
+        for (int64_t o = 0; o < outer; o++)                                                \
+            for (int64_t in = 0; in < inner; in++) {                                       \
+                A s = 0;                                                                   \
+                for (int64_t j = 0; j < len; j++) {                                        \
+                    int64_t l = c.reverse ? len - 1 - j : j, e = (o * len + l) * inner + in; \
+                    A v = (A)xs[e];                                                        \
+                    if (c.exclusive) ys[e] = (T)s;                                         \
+                    s += v;                                                                \
+                    if (!c.exclusive) ys[e] = (T)s;                                        \
+                }                                                                          \
+            }                                                                              \
+    }
+
+Test(tensor_cumsum, random_dtypes_axes) {
+    q8t_rng r = q8t_seed(227);
+    static const q8_dtype dts[6] = {Q8_F32, Q8_F64, Q8_I32, Q8_I64, Q8_U32, Q8_U64};
+    for (int it = 0; it < 48; it++) {
+        cumsum_case c = {.dt = dts[it % 6], .nd = 1 + it % 3, .exclusive = (it / 6) % 2,
+                         .reverse = (it / 12) % 2};
+        rand_shape(&r, c.nd, c.dims, true, 500);
+        c.axis = (int64_t)(q8t_next(&r) % (uint64_t)c.nd) - (it % 2 ? c.nd : 0);
+        int ax = (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+        int64_t outer = 1, inner = 1, len = c.dims[ax];
+        for (int d = 0; d < ax; d++) outer *= c.dims[d];
+        for (int d = ax + 1; d < c.nd; d++) inner *= c.dims[d];
+        int64_t n = numel_of(c.dims, c.nd);
+        size_t es = esz(c.dt);
+        uint8_t *x = malloc((size_t)n * es + 1), *y = malloc((size_t)n * es + 1);
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t u = q8t_next(&r);
+            if (c.dt == Q8_F32) ((float *)x)[i] = (float)((int64_t)(u % 2001) - 1000) / 7.0f;
+            else if (c.dt == Q8_F64) ((double *)x)[i] = (double)((int64_t)(u % 2001) - 1000) / 7.0;
+            else if (es == 4) ((uint32_t *)x)[i] = (uint32_t)(u * 0x9E3779B97F4A7C15u >> 32);
+            else ((uint64_t *)x)[i] = u * 0x9E3779B97F4A7C15u; /* wraps when summed */
+        }
+        switch (c.dt) {
+        case Q8_F32: CUMSUM_REF(float, float) break;
+        case Q8_F64: CUMSUM_REF(double, double) break;
+        case Q8_I32: CUMSUM_REF(int32_t, uint32_t) break;
+        case Q8_I64: CUMSUM_REF(int64_t, uint64_t) break;
+        case Q8_U32: CUMSUM_REF(uint32_t, uint32_t) break;
+        default: CUMSUM_REF(uint64_t, uint64_t) break;
+        }
+        want w = {c.dt, c.nd, {0}, y};
+        memcpy(w.dims, c.dims, sizeof c.dims);
+        const void *in[1] = {x};
+        char what[96];
+        snprintf(what, sizeof what, "cumsum case %d (%s, axis %lld, excl %d, rev %d)", it,
+                 q8_dtype_name(c.dt), (long long)c.axis, c.exclusive, c.reverse);
+        check_runs(build_cumsum, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+    }
+}
+
+Test(tensor_cumsum, errors) {
+    cumsum_case c = {Q8_F32, 2, {2, 3}, 2, 0, 0};
+    check_fails(build_cumsum(&c), "axis must be one value in [-2, 2)", "axis");
+    c = (cumsum_case){Q8_U8, 1, {4}, 0, 0, 0};
+    check_fails(build_cumsum(&c), "dtype uint8 is not supported", "dtype");
+    int64_t d[1] = {3};
+    q8t_in ins[2] = {in_spec("x", Q8_F32, 1, d, NULL), in_spec("axis", Q8_I64, 0, NULL, NULL)};
+    check_fails(graph1("CumSum", 14, ins, 2, 1), "must be a constant", "axis as an input");
+}
+
+/* ---- Hardmax ----------------------------------------------------------- */
+
+typedef struct hardmax_case {
+    int nd;
+    int64_t dims[Q8_MAX_DIMS], axis;
+    bool has_axis;
+} hardmax_case;
+
+static q8_graph *build_hardmax(const void *ctx) {
+    const hardmax_case *c = ctx;
+    q8t_in in = in_spec("x", Q8_F32, c->nd, c->dims, NULL);
+    q8_graph *g = graph1("Hardmax", 13, &in, 1, 1);
+    if (c->has_axis) q8t_attr_int(g, "axis", c->axis);
+    return g;
+}
+
+Test(tensor_hardmax, ties_nan_axes) {
+    q8t_rng r = q8t_seed(229);
+    for (int it = 0; it < 40; it++) {
+        hardmax_case c = {.nd = 1 + it % 4, .has_axis = it % 3 != 0};
+        rand_shape(&r, c.nd, c.dims, false, 600);
+        c.axis = c.has_axis ? (int64_t)(q8t_next(&r) % (uint64_t)c.nd) - (it % 2 ? c.nd : 0)
+                            : -1;
+        int ax = (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+        int64_t outer = 1, inner = 1, len = c.dims[ax], n = numel_of(c.dims, c.nd);
+        for (int d = 0; d < ax; d++) outer *= c.dims[d];
+        for (int d = ax + 1; d < c.nd; d++) inner *= c.dims[d];
+        float *x = malloc(sizeof(float) * (size_t)n), *y = calloc((size_t)n, sizeof(float));
+        for (int64_t i = 0; i < n; i++) { /* few values: ties; some NaN */
+            uint64_t u = q8t_next(&r);
+            x[i] = u % 17 == 0 ? NAN : (float)(u % 5) - 2;
+        }
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t in = 0; in < inner; in++) {
+                int64_t best = -1;
+                for (int64_t l = 0; l < len && (best < 0 || !isnan(x[(o * len + best) * inner + in])); l++) {
+                    float v = x[(o * len + l) * inner + in];
+                    if (best < 0 || isnan(v) || v > x[(o * len + best) * inner + in]) best = l;
+                }
+                y[(o * len + best) * inner + in] = 1;
+            }
+        want w = {Q8_F32, c.nd, {0}, y};
+        memcpy(w.dims, c.dims, sizeof c.dims);
+        const void *in[1] = {x};
+        char what[64];
+        snprintf(what, sizeof what, "hardmax case %d (axis %lld)", it, (long long)c.axis);
+        check_runs(build_hardmax, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+    }
+    hardmax_case c = {2, {2, 3}, 2, true};
+    check_fails(build_hardmax(&c), "axis 2 is out of range for rank 2", "axis");
+}

@@ -147,6 +147,11 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_THRESHOLDED_RELU] = 135,
     [Q8_OP_CELU] = 136,
     [Q8_OP_SHRINK] = 137,
+    [Q8_OP_HARDMAX] = 138,
+    [Q8_OP_CUMSUM] = 139,
+    [Q8_OP_TRILU] = 140,
+    [Q8_OP_DEPTH_TO_SPACE] = 141,
+    [Q8_OP_SPACE_TO_DEPTH] = 142,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

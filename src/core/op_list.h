@@ -97,6 +97,11 @@
     X(REDUCE_LOG_SUM_EXP, reduce_log_sum_exp, "", "ReduceLogSumExp") \
     X(ARG_MAX, arg_max, "", "ArgMax") \
     X(ARG_MIN, arg_min, "", "ArgMin") \
+    X(HARDMAX, hardmax, "", "Hardmax") \
+    X(CUMSUM, cumsum, "", "CumSum") \
+    X(TRILU, trilu, "", "Trilu") \
+    X(DEPTH_TO_SPACE, depth_to_space, "", "DepthToSpace") \
+    X(SPACE_TO_DEPTH, space_to_depth, "", "SpaceToDepth") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \

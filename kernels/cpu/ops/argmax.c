@@ -62,5 +62,41 @@ static void argmax_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, p->outer * p->inner, grain, fns[p->dtype], &a);
 }
 
+/* Hardmax: each line's first largest value (ArgMax's rule) becomes 1, the
+ * rest 0. */
+typedef struct hardmax_args {
+    const q8_argmax_params *p;
+    const float *x;
+    float *y;
+} hardmax_args;
+
+static void hardmax_lines(void *arg, int64_t b, int64_t e, int t) {
+    const hardmax_args *a = arg;
+    const q8_argmax_params *p = a->p;
+    for (int64_t o = b; o < e; o++) {
+        int64_t base = (o / p->inner) * p->len * p->inner + o % p->inner;
+        const float *r = a->x + base;
+        float best = r[0];
+        int64_t bi = 0;
+        for (int64_t i = 1; i < p->len && !isnan(best); i++) {
+            float v = r[i * p->inner];
+            if (isnan(v) || v > best) {
+                best = v;
+                bi = i;
+            }
+        }
+        for (int64_t i = 0; i < p->len; i++) a->y[base + i * p->inner] = i == bi ? 1.0f : 0.0f;
+    }
+}
+
+static void hardmax_run(const q8_exec *x, const q8_node *n) {
+    const q8_argmax_params *p = n->params;
+    hardmax_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0)};
+    if (p->len == 0) return;
+    int64_t grain = p->len >= 4096 ? 1 : 4096 / p->len;
+    q8_parallel_for(x->pool, p->outer * p->inner, grain, hardmax_lines, &a);
+}
+
+const q8_cpu_op q8_cpu_hardmax = {.run = hardmax_run};
 const q8_cpu_op q8_cpu_arg_max = {.run = argmax_run};
 const q8_cpu_op q8_cpu_arg_min = {.run = argmax_run};

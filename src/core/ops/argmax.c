@@ -50,5 +50,28 @@ static q8_status argmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
     return q8_set_output(g, n, 0, Q8_I64, dims, nd, err);
 }
 
+static q8_status hardmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
+    Q8_TRY(q8_check_input(g, n, 0, Q8_F32, err));
+    const q8_tensor *x = q8_in(g, n, 0);
+    if (x->ndim < 1)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "input '%s' is a scalar, expected rank >= 1",
+                            x->name);
+    int64_t axis_attr = q8_attr_int(n, "axis", -1);
+    int axis;
+    if (!q8_norm_axis(axis_attr, x->ndim, &axis))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of range for rank %d",
+                            (long long)axis_attr, x->ndim);
+    q8_argmax_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
+    p->dtype = Q8_F32;
+    p->outer = p->inner = 1;
+    for (int d = 0; d < axis; d++) p->outer *= x->dims[d];
+    for (int d = axis + 1; d < x->ndim; d++) p->inner *= x->dims[d];
+    p->len = x->dims[axis];
+    return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
+}
+
+const q8_op_schema q8_schema_hardmax = {.infer = hardmax_infer};
 const q8_op_schema q8_schema_arg_max = {.infer = argmax_infer};
 const q8_op_schema q8_schema_arg_min = {.infer = argmax_infer};

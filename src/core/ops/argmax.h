@@ -3,7 +3,10 @@
  * removed. Ties give the first index, or the last with select_last_index=1.
  * A NaN counts as beyond every number (numpy's rule): the first NaN (the
  * last, with select_last_index) wins. The input seen as outer x len x inner;
- * output o = (outer index) * inner + (inner index). */
+ * output o = (outer index) * inner + (inner index).
+ * Hardmax (float32, axis default -1, opset 13): the same shape as its
+ * input, 1 at the first largest value of each line along axis (a NaN
+ * counts as the largest, as above), 0 elsewhere. */
 #ifndef Q8_CORE_OPS_ARGMAX_H
 #define Q8_CORE_OPS_ARGMAX_H
 
