@@ -4,6 +4,7 @@
  * awkward shapes, opset variants, 1 and 3 threads. Every run goes two ways:
  * directly through the op with guard bytes around each buffer, and through
  * the passes + planner + CPU session (q8t_run). */
+#include <float.h>
 #include <string.h>
 
 #include "cpu_op.h"
@@ -1991,4 +1992,246 @@ Test(tensor_hardmax, ties_nan_axes) {
     }
     hardmax_case c = {2, {2, 3}, 2, true};
     check_fails(build_hardmax(&c), "axis 2 is out of range for rank 2", "axis");
+}
+
+/* ---- TopK -------------------------------------------------------------- */
+
+typedef struct topk_case {
+    q8_dtype dt;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS], axis, k;
+    int largest;        /* -1: attribute absent (default 1) */
+} topk_case;
+
+static q8_graph *build_topk(const void *ctx) {
+    const topk_case *c = ctx;
+    int64_t one = 1;
+    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL),
+                     in_spec("k", Q8_I64, 1, &one, &c->k)};
+    q8_graph *g = graph1("TopK", 11, ins, 2, 2);
+    q8t_attr_int(g, "axis", c->axis);
+    if (c->largest >= 0) q8t_attr_int(g, "largest", c->largest);
+    return g;
+}
+
+/* v as a double for ordering; NaN stays NaN */
+static double topk_val(const topk_case *c, const void *x, int64_t i) {
+    switch (c->dt) {
+    case Q8_F32: return ((const float *)x)[i];
+    case Q8_F64: return ((const double *)x)[i];
+    case Q8_I32: return ((const int32_t *)x)[i];
+    default: return (double)((const int64_t *)x)[i];
+    }
+}
+
+Test(tensor_topk, ties_nan_dtypes_axes) {
+    q8t_rng r = q8t_seed(233);
+    static const q8_dtype dts[4] = {Q8_F32, Q8_F64, Q8_I32, Q8_I64};
+    for (int it = 0; it < 48; it++) {
+        topk_case c = {.dt = dts[it % 4], .nd = 1 + it % 3, .largest = it % 3 - 1};
+        rand_shape(&r, c.nd, c.dims, false, 400);
+        c.axis = (int64_t)(q8t_next(&r) % (uint64_t)c.nd) - (it % 2 ? c.nd : 0);
+        int ax = (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+        int64_t len = c.dims[ax], outer = 1, inner = 1, n = numel_of(c.dims, c.nd);
+        c.k = (int64_t)(q8t_next(&r) % (uint64_t)(len + 1));
+        for (int d = 0; d < ax; d++) outer *= c.dims[d];
+        for (int d = ax + 1; d < c.nd; d++) inner *= c.dims[d];
+        size_t es = esz(c.dt);
+        uint8_t *x = malloc((size_t)n * es + 1);
+        for (int64_t i = 0; i < n; i++) { /* few values (ties), some NaN */
+            uint64_t u = q8t_next(&r);
+            double v = u % 13 == 0 && c.dt == Q8_F32 ? NAN : (double)(u % 7) - 3;
+            if (c.dt == Q8_F32) ((float *)x)[i] = (float)v;
+            else if (c.dt == Q8_F64) ((double *)x)[i] = v;
+            else if (c.dt == Q8_I32) ((int32_t *)x)[i] = (int32_t)v;
+            else ((int64_t *)x)[i] = (int64_t)v * 1000000000000LL; /* beyond float's 24 bits */
+        }
+        want w[2] = {{c.dt, c.nd, {0}, NULL}, {Q8_I64, c.nd, {0}, NULL}};
+        memcpy(w[0].dims, c.dims, sizeof c.dims);
+        w[0].dims[ax] = c.k;
+        memcpy(w[1].dims, w[0].dims, sizeof c.dims);
+        int64_t on = outer * c.k * inner;
+        uint8_t *yv = malloc((size_t)on * es + 1);
+        int64_t *yi = malloc(sizeof(int64_t) * (size_t)on + 1);
+        bool largest = c.largest != 0;
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t in = 0; in < inner; in++) {
+                /* selection: k times the best not yet taken (NaN is the largest) */
+                bool *taken = calloc((size_t)len + 1, 1);
+                for (int64_t j = 0; j < c.k; j++) {
+                    int64_t best = -1;
+                    for (int64_t l = 0; l < len; l++) {
+                        if (taken[l]) continue;
+                        if (best < 0) { best = l; continue; }
+                        double v = topk_val(&c, x, (o * len + l) * inner + in),
+                               b = topk_val(&c, x, (o * len + best) * inner + in);
+                        bool better = largest ? (isnan(v) && !isnan(b)) || v > b
+                                              : (!isnan(v) && isnan(b)) || v < b;
+                        if (better) best = l;
+                    }
+                    taken[best] = true;
+                    int64_t oe = (o * c.k + j) * inner + in;
+                    memcpy(yv + oe * (int64_t)es, x + ((o * len + best) * inner + in) * (int64_t)es,
+                           es);
+                    yi[oe] = best;
+                }
+                free(taken);
+            }
+        w[0].data = yv;
+        w[1].data = yi;
+        const void *in[1] = {x};
+        char what[96];
+        snprintf(what, sizeof what, "topk case %d (%s, axis %lld, k %lld, largest %d)", it,
+                 q8_dtype_name(c.dt), (long long)c.axis, (long long)c.k, c.largest);
+        check_runs(build_topk, &c, in, w, 2, what);
+        free(x);
+        free(yv);
+        free(yi);
+    }
+    topk_case c = {Q8_F32, 2, {2, 3}, 1, 4, -1};
+    check_fails(build_topk(&c), "k must be one value in [0, 3]", "k too large");
+}
+
+/* ---- OneHot, IsNaN / IsInf, EyeLike ------------------------------------- */
+
+typedef struct onehot_case {
+    q8_dtype idt, vdt;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS], axis, depth;
+    bool has_axis;
+} onehot_case;
+
+static q8_graph *build_onehot(const void *ctx) {
+    const onehot_case *c = ctx;
+    int64_t two = 2;
+    q8t_in ins[3] = {in_spec("i", c->idt, c->nd, c->dims, NULL),
+                     in_spec("depth", Q8_I64, 0, NULL, &c->depth),
+                     in_spec("values", c->vdt, 1, &two, NULL)};
+    q8_graph *g = graph1("OneHot", 11, ins, 3, 1);
+    if (c->has_axis) q8t_attr_int(g, "axis", c->axis);
+    return g;
+}
+
+Test(tensor_onehot, axes_negative_and_out_of_range_indices) {
+    q8t_rng r = q8t_seed(239);
+    static const q8_dtype idts[3] = {Q8_I64, Q8_I32, Q8_F32};
+    for (int it = 0; it < 36; it++) {
+        onehot_case c = {.idt = idts[it % 3], .vdt = dtypes[it % N_DTYPES], .nd = 1 + it % 3,
+                         .depth = 1 + (int64_t)(q8t_next(&r) % 6), .has_axis = it % 4 != 0};
+        rand_shape(&r, c.nd, c.dims, true, 200);
+        c.axis = c.has_axis ? (int64_t)(q8t_next(&r) % (uint64_t)(c.nd + 1)) - (it % 2 ? c.nd + 1 : 0)
+                            : -1;
+        int ax = (int)(c.axis < 0 ? c.axis + c.nd + 1 : c.axis);
+        int64_t n = numel_of(c.dims, c.nd);
+        int64_t *idx = malloc(sizeof(int64_t) * (size_t)n + 1);
+        void *ind = malloc(sizeof(int64_t) * (size_t)n + 1);
+        for (int64_t i = 0; i < n; i++) {
+            idx[i] = (int64_t)(q8t_next(&r) % (uint64_t)(3 * c.depth)) - c.depth - c.depth / 2;
+            if (c.idt == Q8_I64) ((int64_t *)ind)[i] = idx[i];
+            else if (c.idt == Q8_I32) ((int32_t *)ind)[i] = (int32_t)idx[i];
+            else ((float *)ind)[i] = (float)idx[i] + (idx[i] < 0 ? -0.5f : 0.5f); /* truncated */
+        }
+        size_t es = esz(c.vdt);
+        uint8_t *vals = rand_bytes(&r, c.vdt, 2);
+        want w = {c.vdt, c.nd + 1, {0}, NULL};
+        int64_t outer = 1, inner = 1;
+        for (int d = 0, s = 0; d <= c.nd; d++) {
+            w.dims[d] = d == ax ? c.depth : c.dims[s++];
+            if (d < ax) outer *= w.dims[d];
+            else if (d > ax) inner *= w.dims[d];
+        }
+        uint8_t *y = malloc((size_t)(outer * c.depth * inner) * es + 1);
+        for (int64_t o = 0; o < outer; o++)
+            for (int64_t d = 0; d < c.depth; d++)
+                for (int64_t in = 0; in < inner; in++) {
+                    int64_t k = idx[o * inner + in];
+                    if (k < 0 && k >= -c.depth) k += c.depth;
+                    memcpy(y + ((o * c.depth + d) * inner + in) * (int64_t)es,
+                           vals + (k == d ? es : 0), es);
+                }
+        w.data = y;
+        const void *in[2] = {ind, vals};
+        char what[96];
+        snprintf(what, sizeof what, "onehot case %d (axis %lld, depth %lld)", it,
+                 (long long)c.axis, (long long)c.depth);
+        check_runs(build_onehot, &c, in, &w, 1, what);
+        free(idx);
+        free(ind);
+        free(vals);
+        free(y);
+    }
+    onehot_case c = {Q8_I64, Q8_F32, 1, {3}, 0, 0, false};
+    check_fails(build_onehot(&c), "depth 0: expected 1 to 1e9", "depth 0");
+}
+
+static q8_graph *build_isx(const void *ctx) {
+    const int *form = ctx; /* 0 IsNaN, 1 IsInf, 2 IsInf negative only, 3 positive only */
+    int64_t d[1] = {12};
+    q8t_in in = in_spec("x", Q8_F32, 1, d, NULL);
+    q8_graph *g = graph1(*form ? "IsInf" : "IsNaN", 20, &in, 1, 1);
+    if (*form == 2) q8t_attr_int(g, "detect_positive", 0);
+    if (*form == 3) q8t_attr_int(g, "detect_negative", 0);
+    return g;
+}
+
+Test(tensor_isnan_isinf, every_form) {
+    float x[12] = {0, -0.0f, 1, -1, NAN, -NAN, INFINITY, -INFINITY, FLT_MAX, -FLT_MAX, 1e-45f,
+                   3};
+    for (int form = 0; form < 4; form++) {
+        uint8_t y[12];
+        for (int i = 0; i < 12; i++)
+            y[i] = form == 0 ? isnan(x[i]) != 0 /* (glibc's isinf(-inf) is -1) */
+                   : form == 1 ? isinf(x[i]) != 0
+                   : form == 2 ? isinf(x[i]) && x[i] < 0
+                               : isinf(x[i]) && x[i] > 0;
+        want w = {Q8_BOOL, 1, {12}, y};
+        const void *in[1] = {x};
+        check_runs(build_isx, &form, in, &w, 1, "IsNaN/IsInf");
+    }
+}
+
+typedef struct eye_case {
+    int64_t dims[2], k;
+    int dtype;          /* ONNX code; 0: absent */
+} eye_case;
+
+static q8_graph *build_eye(const void *ctx) {
+    const eye_case *c = ctx;
+    q8t_in in = in_spec("x", Q8_I32, 2, c->dims, NULL);
+    q8_graph *g = graph1("EyeLike", 9, &in, 1, 1);
+    if (c->k) q8t_attr_int(g, "k", c->k);
+    if (c->dtype) q8t_attr_int(g, "dtype", c->dtype);
+    return g;
+}
+
+Test(tensor_eyelike, diagonals_and_dtypes) {
+    static const eye_case cases[] = {{{3, 3}, 0, 0},  {{4, 6}, 2, 1},   {{5, 3}, -2, 7},
+                                     {{3, 4}, 9, 9},  {{2, 2}, -5, 10}, {{4, 4}, 3, 11},
+                                     {{1, 7}, INT64_MAX, 1}, {{3, 3}, INT64_MIN, 1}};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const eye_case *c = &cases[ci];
+        q8_dtype dt = c->dtype == 1 ? Q8_F32 : c->dtype == 7 ? Q8_I64 : c->dtype == 9 ? Q8_BOOL
+                    : c->dtype == 10 ? Q8_F16 : c->dtype == 11 ? Q8_F64 : Q8_I32;
+        size_t es = esz(dt);
+        int64_t n = c->dims[0] * c->dims[1];
+        uint8_t *y = calloc((size_t)n * es + 1, 1);
+        uint8_t one[8] = {0};
+        float f1 = 1;
+        double d1 = 1;
+        if (dt == Q8_F32) memcpy(one, &f1, 4);
+        else if (dt == Q8_F64) memcpy(one, &d1, 8);
+        else if (dt == Q8_F16) one[1] = 0x3C;
+        else one[0] = 1;
+        for (int64_t i = 0; i < c->dims[0]; i++)
+            for (int64_t j = 0; j < c->dims[1]; j++)
+                if ((__int128)j - i == c->k) memcpy(y + (i * c->dims[1] + j) * (int64_t)es, one, es);
+        want w = {dt, 2, {c->dims[0], c->dims[1]}, y};
+        int32_t *x = calloc((size_t)n, sizeof(int32_t));
+        const void *in[1] = {x};
+        char what[64];
+        snprintf(what, sizeof what, "eyelike case %zu", ci);
+        check_runs(build_eye, c, in, &w, 1, what);
+        free(x);
+        free(y);
+    }
 }

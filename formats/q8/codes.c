@@ -152,6 +152,11 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_TRILU] = 140,
     [Q8_OP_DEPTH_TO_SPACE] = 141,
     [Q8_OP_SPACE_TO_DEPTH] = 142,
+    [Q8_OP_TOPK] = 143,
+    [Q8_OP_ONEHOT] = 144,
+    [Q8_OP_IS_NAN] = 145,
+    [Q8_OP_IS_INF] = 146,
+    [Q8_OP_EYE_LIKE] = 147,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -102,6 +102,11 @@
     X(TRILU, trilu, "", "Trilu") \
     X(DEPTH_TO_SPACE, depth_to_space, "", "DepthToSpace") \
     X(SPACE_TO_DEPTH, space_to_depth, "", "SpaceToDepth") \
+    X(TOPK, topk, "", "TopK") \
+    X(ONEHOT, onehot, "", "OneHot") \
+    X(IS_NAN, is_nan, "", "IsNaN") \
+    X(IS_INF, is_inf, "", "IsInf") \
+    X(EYE_LIKE, eye_like, "", "EyeLike") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \

@@ -5,7 +5,7 @@
 
 /* ONNX TensorProto.DataType -> q8_dtype (Q8_UNDEFINED if unknown); the
  * codes are fixed by onnx.proto (formats/onnx maps the same for tensors). */
-static q8_dtype onnx_dtype(int64_t code) {
+q8_dtype q8_dtype_of_onnx_code(int64_t code) {
     switch (code) {
     case 1: return Q8_F32;      /* FLOAT */
     case 2: return Q8_U8;       /* UINT8 */
@@ -50,7 +50,7 @@ static q8_status cast_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const q8_attr *to = q8_attr_find(n, "to");
     if (!to || to->type != Q8_ATTR_INT)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no integer attribute 'to'");
-    q8_dtype dt = onnx_dtype(to->i);
+    q8_dtype dt = q8_dtype_of_onnx_code(to->i);
     if (dt == Q8_UNDEFINED)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "to = %lld is not a known data type",
                             (long long)to->i);

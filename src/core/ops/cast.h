@@ -15,4 +15,8 @@ typedef struct q8_cast_params {
     q8_dtype from, to;
 } q8_cast_params;
 
+/* The dtype of an ONNX TensorProto.DataType code (Cast's `to`, EyeLike's
+ * `dtype`); Q8_UNDEFINED for codes q8 does not know. */
+q8_dtype q8_dtype_of_onnx_code(int64_t code);
+
 #endif

@@ -1,0 +1,86 @@
+/* TopK on the CPU (params: src/core/ops/topk.h): each line's (value,
+ * index) pairs sorted in the thread's scratch, the first k written; lines
+ * split over the threads. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu_op.h"
+#include "ops/topk.h"
+
+typedef struct topk_args {
+    const q8_topk_params *p;
+    const void *x;
+    void *y;
+    int64_t *idx;
+    uint8_t *scratch;
+    size_t per_thread;
+} topk_args;
+
+/* pair order: larger first (NaN largest), then the lower index; the
+ * smallest-first order is the same with the values' order reversed */
+#define TOPK(T, NAME, ISNAN)                                                               \
+    typedef struct NAME##_pair {                                                           \
+        T v;                                                                               \
+        int64_t i;                                                                         \
+    } NAME##_pair;                                                                         \
+    static int NAME##_cmp_vals(T a, T b) {                                                 \
+        bool an = ISNAN(a), bn = ISNAN(b);                                                 \
+        if (an || bn) return an == bn ? 0 : an ? 1 : -1;                                   \
+        return a > b ? 1 : a < b ? -1 : 0;                                                 \
+    }                                                                                      \
+    static int NAME##_desc(const void *pa, const void *pb) {                               \
+        const NAME##_pair *a = pa, *b = pb;                                                \
+        int c = NAME##_cmp_vals(b->v, a->v);                                               \
+        return c ? c : (a->i > b->i) - (a->i < b->i);                                      \
+    }                                                                                      \
+    static int NAME##_asc(const void *pa, const void *pb) {                                \
+        const NAME##_pair *a = pa, *b = pb;                                                \
+        int c = NAME##_cmp_vals(a->v, b->v);                                               \
+        return c ? c : (a->i > b->i) - (a->i < b->i);                                      \
+    }                                                                                      \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                             \
+        const topk_args *a = arg;                                                          \
+        const q8_topk_params *p = a->p;                                                    \
+        const T *x = a->x;                                                                 \
+        T *y = a->y;                                                                       \
+        NAME##_pair *s = (NAME##_pair *)(a->scratch + (size_t)t * a->per_thread);          \
+        for (int64_t l = b; l < e; l++) {                                                  \
+            int64_t o = l / p->inner, in = l % p->inner;                                   \
+            const T *xr = x + o * p->len * p->inner + in;                                  \
+            for (int64_t j = 0; j < p->len; j++) s[j] = (NAME##_pair){xr[j * p->inner], j}; \
+            qsort(s, (size_t)p->len, sizeof *s, p->largest ? NAME##_desc : NAME##_asc);    \
+            int64_t ob = o * p->k * p->inner + in;                                         \
+            for (int64_t j = 0; j < p->k; j++) {                                           \
+                y[ob + j * p->inner] = s[j].v;                                             \
+                a->idx[ob + j * p->inner] = s[j].i;                                        \
+            }                                                                              \
+        }                                                                                  \
+    }
+
+#define NEVER_NAN(v) false
+TOPK(float, topk_f32, isnan)
+TOPK(double, topk_f64, isnan)
+TOPK(int32_t, topk_i32, NEVER_NAN)
+TOPK(int64_t, topk_i64, NEVER_NAN)
+
+/* the largest pair (double or int64 value, int64 index), rounded to 16 */
+#define PAIR_BYTES 16
+
+static size_t topk_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    const q8_topk_params *p = n->params;
+    return (size_t)(threads < 1 ? 1 : threads) * (size_t)p->len * PAIR_BYTES;
+}
+
+static void topk_run(const q8_exec *x, const q8_node *n) {
+    const q8_topk_params *p = n->params;
+    static const q8_range_fn fns[Q8_DTYPE_COUNT] = {
+        [Q8_F32] = topk_f32, [Q8_F64] = topk_f64, [Q8_I32] = topk_i32, [Q8_I64] = topk_i64};
+    if (p->k == 0) return;
+    topk_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), Q8_OUT_PTR(x, n, 1), x->scratch,
+                   (size_t)p->len * PAIR_BYTES};
+    int64_t grain = p->len >= 1024 ? 1 : 1024 / (p->len ? p->len : 1);
+    q8_parallel_for(x->pool, p->outer * p->inner, grain, fns[p->dtype], &a);
+}
+
+const q8_cpu_op q8_cpu_topk = {.run = topk_run, .scratch = topk_scratch};
