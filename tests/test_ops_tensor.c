@@ -2235,3 +2235,148 @@ Test(tensor_eyelike, diagonals_and_dtypes) {
         free(y);
     }
 }
+
+/* ---- ScatterElements, Scatter, ScatterND -------------------------------- */
+
+typedef struct scat_case {
+    const char *op, *reduction;     /* reduction NULL: absent */
+    q8_dtype dt, idt;
+    int nd, ni;                     /* data's rank; indices' rank */
+    int64_t dims[Q8_MAX_DIMS], idims[Q8_MAX_DIMS], udims[Q8_MAX_DIMS], axis;
+    int nu;
+} scat_case;
+
+static q8_graph *build_scatter(const void *ctx) {
+    const scat_case *c = ctx;
+    q8t_in ins[3] = {in_spec("data", c->dt, c->nd, c->dims, NULL),
+                     in_spec("indices", c->idt, c->ni, c->idims, NULL),
+                     in_spec("updates", c->dt, c->nu, c->udims, NULL)};
+    q8_graph *g = graph1(c->op, 16, ins, 3, 1);
+    if (strcmp(c->op, "ScatterND")) q8t_attr_int(g, "axis", c->axis);
+    if (c->reduction) q8t_attr_str(g, "reduction", c->reduction);
+    return g;
+}
+
+/* one element: dst (op) src, as the spec's reductions (float32, int64) */
+static void scat_ref_apply(const scat_case *c, uint8_t *dst, const uint8_t *src) {
+    const char *r = c->reduction ? c->reduction : "none";
+    if (!strcmp(r, "none")) {
+        memcpy(dst, src, esz(c->dt));
+    } else if (c->dt == Q8_F32) {
+        float a, b;
+        memcpy(&a, dst, 4);
+        memcpy(&b, src, 4);
+        a = !strcmp(r, "add") ? a + b : !strcmp(r, "mul") ? a * b : !strcmp(r, "max") ? fmaxf(a, b)
+                                                                                       : fminf(a, b);
+        memcpy(dst, &a, 4);
+    } else {
+        int64_t a, b;
+        memcpy(&a, dst, 8);
+        memcpy(&b, src, 8);
+        a = !strcmp(r, "add") ? (int64_t)((uint64_t)a + (uint64_t)b)
+            : !strcmp(r, "mul") ? (int64_t)((uint64_t)a * (uint64_t)b)
+            : !strcmp(r, "max") ? (a > b ? a : b) : (a < b ? a : b);
+        memcpy(dst, &a, 8);
+    }
+}
+
+Test(tensor_scatter, elements_and_nd_reductions_duplicates) {
+    q8t_rng r = q8t_seed(241);
+    static const char *reds[6] = {NULL, "none", "add", "mul", "max", "min"};
+    for (int it = 0; it < 72; it++) {
+        const char *ops[3] = {"ScatterElements", "Scatter", "ScatterND"};
+        scat_case c = {.op = ops[it % 3], .idt = it % 2 ? Q8_I32 : Q8_I64};
+        bool nd = it % 3 == 2;
+        c.reduction = it % 3 == 1 ? NULL : reds[(it / 3) % 6];
+        c.dt = c.reduction && strcmp(c.reduction, "none") ? ((it / 2) % 2 ? Q8_F32 : Q8_I64)
+                                                          : dtypes[it % N_DTYPES];
+        c.nd = 1 + (it / 4) % 3;
+        rand_shape(&r, c.nd, c.dims, false, 200);
+        int64_t dn = numel_of(c.dims, c.nd), un, nidx;
+        if (!nd) {
+            c.ni = c.nu = c.nd;
+            c.axis = (int64_t)(q8t_next(&r) % (uint64_t)c.nd) - (it % 2 ? c.nd : 0);
+            int ax = (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+            for (int d = 0; d < c.nd; d++) /* along the axis: more updates than places too */
+                c.idims[d] = 1 + (int64_t)(q8t_next(&r) % (uint64_t)(c.dims[d] + (d == ax) * 3));
+            memcpy(c.udims, c.idims, sizeof c.idims);
+            un = nidx = numel_of(c.idims, c.ni);
+        } else {
+            int k = 1 + (int)(q8t_next(&r) % (uint64_t)c.nd), lead = 1 + (int)(q8t_next(&r) % 2);
+            c.ni = lead + 1;
+            for (int d = 0; d < lead; d++) c.idims[d] = 1 + (int64_t)(q8t_next(&r) % 4);
+            c.idims[lead] = k;
+            c.nu = lead + c.nd - k;
+            for (int d = 0; d < lead; d++) c.udims[d] = c.idims[d];
+            for (int d = k; d < c.nd; d++) c.udims[lead + d - k] = c.dims[d];
+            nidx = numel_of(c.idims, c.ni);
+            un = numel_of(c.udims, c.nu);
+        }
+        size_t es = esz(c.dt);
+        uint8_t *data = rand_bytes(&r, c.dt, dn), *upd = rand_bytes(&r, c.dt, un);
+        int64_t *iv = malloc(sizeof(int64_t) * (size_t)nidx + 1);
+        void *ind = malloc(sizeof(int64_t) * (size_t)nidx + 1);
+        for (int64_t i = 0; i < nidx; i++) {
+            int dim = nd ? (int)(i % c.idims[c.ni - 1])
+                         : (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+            int64_t len = c.dims[dim];
+            /* in range, negative, and now and then out of range (skipped) */
+            iv[i] = (int64_t)(q8t_next(&r) % (uint64_t)(2 * len + 1)) - len;
+            if (q8t_next(&r) % 17 == 0) iv[i] = len + 3;
+            if (c.idt == Q8_I64) ((int64_t *)ind)[i] = iv[i];
+            else ((int32_t *)ind)[i] = (int32_t)iv[i];
+        }
+        uint8_t *y = malloc((size_t)dn * es + 1);
+        memcpy(y, data, (size_t)dn * es);
+        if (!nd) {
+            int ax = (int)(c.axis < 0 ? c.axis + c.nd : c.axis);
+            int64_t pos[Q8_MAX_DIMS];
+            for (int64_t u = 0; u < un; u++) {
+                unravel(u, c.udims, c.nu, pos);
+                int64_t v = iv[u] < 0 ? iv[u] + c.dims[ax] : iv[u];
+                if (v < 0 || v >= c.dims[ax]) continue;
+                pos[ax] = v;
+                scat_ref_apply(&c, y + ravel(pos, c.dims, c.nd) * (int64_t)es,
+                               upd + u * (int64_t)es);
+            }
+        } else {
+            int k = (int)c.idims[c.ni - 1];
+            int64_t tuples = nidx / k, slice = un / tuples, pos[Q8_MAX_DIMS] = {0};
+            for (int64_t t = 0; t < tuples; t++) {
+                bool ok = true;
+                for (int j = 0; j < k; j++) {
+                    int64_t v = iv[t * k + j];
+                    pos[j] = v < 0 ? v + c.dims[j] : v;
+                    ok = ok && pos[j] >= 0 && pos[j] < c.dims[j];
+                }
+                if (!ok) continue;
+                for (int j = k; j < c.nd; j++) pos[j] = 0;
+                int64_t base = ravel(pos, c.dims, c.nd);
+                for (int64_t e = 0; e < slice; e++)
+                    scat_ref_apply(&c, y + (base + e) * (int64_t)es,
+                                   upd + (t * slice + e) * (int64_t)es);
+            }
+        }
+        want w = {c.dt, c.nd, {0}, y};
+        memcpy(w.dims, c.dims, sizeof c.dims);
+        const void *in[3] = {data, ind, upd};
+        char what[96];
+        snprintf(what, sizeof what, "%s case %d (%s, reduction %s)", c.op, it,
+                 q8_dtype_name(c.dt), c.reduction ? c.reduction : "-");
+        check_runs(build_scatter, &c, in, &w, 1, what);
+        free(data);
+        free(upd);
+        free(iv);
+        free(ind);
+        free(y);
+    }
+}
+
+Test(tensor_scatter, errors) {
+    scat_case c = {"ScatterElements", "sum", Q8_F32, Q8_I64, 1, 1, {4}, {2}, {2}, 0, 1};
+    check_fails(build_scatter(&c), "reduction 'sum'", "reduction");
+    c = (scat_case){"ScatterND", NULL, Q8_F32, Q8_I64, 2, 2, {4, 3}, {2, 3}, {2}, 0, 1};
+    check_fails(build_scatter(&c), "indices' last dim 3", "k > rank");
+    c = (scat_case){"ScatterND", "add", Q8_U8, Q8_I64, 1, 2, {4}, {2, 1}, {2}, 0, 1};
+    check_fails(build_scatter(&c), "reduction 'add' on uint8 data", "reduction dtype");
+}

@@ -157,6 +157,9 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_IS_NAN] = 145,
     [Q8_OP_IS_INF] = 146,
     [Q8_OP_EYE_LIKE] = 147,
+    [Q8_OP_SCATTER_ELEMENTS] = 148,
+    [Q8_OP_SCATTER] = 149,
+    [Q8_OP_SCATTER_ND] = 150,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

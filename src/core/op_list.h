@@ -107,6 +107,9 @@
     X(IS_NAN, is_nan, "", "IsNaN") \
     X(IS_INF, is_inf, "", "IsInf") \
     X(EYE_LIKE, eye_like, "", "EyeLike") \
+    X(SCATTER_ELEMENTS, scatter_elements, "", "ScatterElements") \
+    X(SCATTER, scatter, "", "Scatter") \
+    X(SCATTER_ND, scatter_nd, "", "ScatterND") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
