@@ -2285,3 +2285,133 @@ Test(argmax, errors) {
     am_case b = {"ArgMax", Q8_BOOL, 1, {4}, 0, -1, -1};
     EXPECT_ERR(am_build(&b), bd, "numbers only");
 }
+
+/* ------------------------------- InstanceNormalization, MVN and LRN */
+
+typedef struct norm_case {
+    const char *op;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS];
+    float eps;                  /* InstanceNormalization; 0: the default */
+    int64_t size;               /* LRN */
+    float alpha, beta, bias;    /* LRN; alpha 0: the defaults */
+    int n_axes;                 /* MVN; 0: the default axes */
+    int64_t axes[Q8_MAX_DIMS];
+} norm_case;
+
+static q8_graph *norm_build(const void *ctx) {
+    const norm_case *c = ctx;
+    q8t_in ins[3] = {{"x", Q8_F32, c->nd, {0}, NULL},
+                     {"s", Q8_F32, 1, {c->dims[1]}, NULL},
+                     {"b", Q8_F32, 1, {c->dims[1]}, NULL}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    bool inst = !strcmp(c->op, "InstanceNormalization");
+    q8_graph *g = q8t_graph1(c->op, ins, inst ? 3 : 1, 1);
+    if (c->eps) q8t_attr_float(g, "epsilon", c->eps);
+    if (c->size) q8t_attr_int(g, "size", c->size);
+    if (c->alpha) {
+        q8t_attr_float(g, "alpha", c->alpha);
+        q8t_attr_float(g, "beta", c->beta);
+        q8t_attr_float(g, "bias", c->bias);
+    }
+    if (c->n_axes) q8t_attr_ints(g, "axes", c->axes, c->n_axes);
+    return g;
+}
+
+/* The reference: the spec's formulas in double over plain index loops. */
+static void norm_ref(const norm_case *c, const float *x, const float *s, const float *b,
+                     double *y) {
+    int64_t n = numel_of(c->dims, c->nd), C = c->dims[1], inner = 1, idx[Q8_MAX_DIMS];
+    for (int d = 2; d < c->nd; d++) inner *= c->dims[d];
+    if (!strcmp(c->op, "LRN")) {
+        double alpha = c->alpha ? c->alpha : 1e-4, beta = c->alpha ? c->beta : 0.75,
+               bias = c->alpha ? c->bias : 1;
+        for (int64_t e = 0; e < n; e++) {
+            int64_t ch = (e / inner) % C, base = e - ch * inner;
+            double s2 = 0;
+            for (int64_t j = ch - (c->size - 1) / 2; j <= ch + c->size / 2; j++)
+                if (j >= 0 && j < C) s2 += (double)x[base + j * inner] * x[base + j * inner];
+            y[e] = x[e] / pow(bias + alpha / (double)c->size * s2, beta);
+        }
+        return;
+    }
+    bool red[Q8_MAX_DIMS] = {false};
+    if (!strcmp(c->op, "InstanceNormalization")) {
+        for (int d = 2; d < c->nd; d++) red[d] = true;
+    } else if (!c->n_axes) {
+        red[0] = red[2] = red[3] = true;
+    } else {
+        for (int i = 0; i < c->n_axes; i++) red[c->axes[i] < 0 ? c->axes[i] + c->nd : c->axes[i]] = true;
+    }
+    /* for each element, the mean and variance of the elements that share its
+     * kept coordinates (quadratic, but the shapes are small) */
+    for (int64_t e = 0; e < n; e++) {
+        int64_t ie[Q8_MAX_DIMS];
+        for (int64_t r = e, d = c->nd - 1; d >= 0; d--) ie[d] = r % c->dims[d], r /= c->dims[d];
+        double sum = 0, sum2 = 0, cnt = 0;
+        for (int pass = 0; pass < 2; pass++)
+            for (int64_t f = 0; f < n; f++) {
+                for (int64_t r = f, d = c->nd - 1; d >= 0; d--) idx[d] = r % c->dims[d], r /= c->dims[d];
+                bool same = true;
+                for (int d = 0; d < c->nd; d++) same = same && (red[d] || idx[d] == ie[d]);
+                if (!same) continue;
+                if (pass == 0) sum += x[f], cnt++;
+                else sum2 += (x[f] - sum / cnt) * (x[f] - sum / cnt);
+            }
+        double mean = sum / cnt, var = sum2 / cnt;
+        if (!strcmp(c->op, "InstanceNormalization"))
+            y[e] = s[ie[1]] * (x[e] - mean) / sqrt(var + (c->eps ? c->eps : 1e-5)) + b[ie[1]];
+        else
+            y[e] = (x[e] - mean) / (sqrt(var) + 1e-9);
+    }
+}
+
+Test(normalizations, instance_mvn_lrn_vs_reference) {
+    static const norm_case cases[] = {
+        {"InstanceNormalization", 4, {2, 3, 4, 5}, 0, 0, 0, 0, 0, 0, {0}},
+        {"InstanceNormalization", 3, {3, 2, 17}, 0.01f, 0, 0, 0, 0, 0, {0}},
+        {"InstanceNormalization", 2, {2, 5}, 0, 0, 0, 0, 0, 0, {0}},
+        {"InstanceNormalization", 5, {1, 2, 3, 2, 4}, 0, 0, 0, 0, 0, 0, {0}},
+        {"MeanVarianceNormalization", 4, {3, 3, 3, 1}, 0, 0, 0, 0, 0, 0, {0}},
+        {"MeanVarianceNormalization", 4, {2, 3, 4, 5}, 0, 0, 0, 0, 0, 2, {1, -1}},
+        {"MeanVarianceNormalization", 3, {4, 6, 3}, 0, 0, 0, 0, 0, 1, {1}},
+        {"LRN", 4, {2, 7, 3, 4}, 0, 3, 0, 0, 0, 0, {0}},
+        {"LRN", 4, {1, 5, 2, 2}, 0, 4, 0.002f, 0.5f, 2.0f, 0, {0}},
+        {"LRN", 3, {2, 9, 5}, 0, 1, 0.1f, 0.9f, 0.5f, 0, {0}},
+        {"LRN", 2, {3, 4}, 0, 7, 0, 0, 0, 0, {0}},
+    };
+    q8t_rng r = q8t_seed(251);
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        const norm_case *c = &cases[ci];
+        int64_t n = numel_of(c->dims, c->nd), C = c->dims[1];
+        float *x = malloc(sizeof(float) * (size_t)n), s[16], b[16];
+        q8t_fill(&r, x, n, -3, 5);
+        q8t_fill(&r, s, C, -2, 2);
+        q8t_fill(&r, b, C, -1, 1);
+        double *ref = malloc(sizeof(double) * (size_t)n);
+        norm_ref(c, x, s, b, ref);
+        float *want = malloc(sizeof(float) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) want[i] = (float)ref[i];
+        const void *data[3] = {x, s, b};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){norm_build, c}, data, 1, outs, info);
+        assert_shape(&info[0], c->dims, c->nd);
+        q8t_assert_close(outs[0], want, n, 2e-5f, 2e-6f, c->op);
+        free(outs[0]);
+        free(x);
+        free(ref);
+        free(want);
+    }
+}
+
+Test(normalizations, errors) {
+    float x[24] = {0};
+    const void *data[3] = {x, x, x};
+    norm_case c = {"LRN", 4, {1, 2, 3, 4}, 0, 0, 0, 0, 0, 0, {0}};
+    EXPECT_ERR(norm_build(&c), data, "size 0: expected a positive number");
+    c = (norm_case){"MeanVarianceNormalization", 2, {4, 6}, 0, 0, 0, 0, 0, 0, {0}};
+    EXPECT_ERR(norm_build(&c), data, "axis 2 is out of range for rank 2");
+    c = (norm_case){"InstanceNormalization", 1, {4}, 0, 0, 0, 0, 0, 0, {0}};
+    EXPECT_ERR(norm_build(&c), data, "has rank 1, expected >= 2");
+}

@@ -160,6 +160,9 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_SCATTER_ELEMENTS] = 148,
     [Q8_OP_SCATTER] = 149,
     [Q8_OP_SCATTER_ND] = 150,
+    [Q8_OP_INSTANCE_NORMALIZATION] = 151,
+    [Q8_OP_MEAN_VARIANCE_NORMALIZATION] = 152,
+    [Q8_OP_LRN] = 153,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -110,6 +110,9 @@
     X(SCATTER_ELEMENTS, scatter_elements, "", "ScatterElements") \
     X(SCATTER, scatter, "", "Scatter") \
     X(SCATTER_ND, scatter_nd, "", "ScatterND") \
+    X(INSTANCE_NORMALIZATION, instance_normalization, "", "InstanceNormalization") \
+    X(MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization, "", "MeanVarianceNormalization") \
+    X(LRN, lrn, "", "LRN") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
