@@ -407,6 +407,57 @@ Test(math_binary, mod_fmod_and_small_ints) {
     free(out[0]);
 }
 
+/* ---------- BitShift ---------- */
+
+static void a_left(q8_graph *g) { q8t_attr_str(g, "direction", "LEFT"); }
+static void a_right(q8_graph *g) { q8t_attr_str(g, "direction", "RIGHT"); }
+static void a_up(q8_graph *g) { q8t_attr_str(g, "direction", "UP"); }
+
+/* Every unsigned width, both directions, broadcast amounts [3, 1] over [3,
+ * 5], amounts at and past the width (0: C would leave them undefined). */
+Test(math_bitshift, widths_directions_broadcast) {
+    static const q8_dtype dts[4] = {Q8_U8, Q8_U16, Q8_U32, Q8_U64};
+    q8t_rng r = q8t_seed(61);
+    for (int di = 0; di < 4; di++)
+        for (int left = 0; left < 2; left++) {
+            int bits = 8 << di;
+            uint64_t x[15], s[3] = {0, (uint64_t)bits - 1, (uint64_t)bits + (uint64_t)di};
+            for (int i = 0; i < 15; i++) x[i] = q8t_next(&r);
+            size_t es = q8_dtype_size(dts[di]);
+            uint8_t xb[15 * 8], sb[3 * 8];
+            for (int i = 0; i < 15; i++) memcpy(xb + i * es, &x[i], es); /* little-endian */
+            for (int i = 0; i < 3; i++) memcpy(sb + i * es, &s[i], es);
+            q8t_in ins[2] = {{"x", dts[di], 2, {3, 5}, NULL}, {"s", dts[di], 2, {3, 1}, NULL}};
+            const void *data[2] = {xb, sb};
+            void *out[1];
+            q8_tensor_info info;
+            q8_error err;
+            cr_assert_eq(run_op("BitShift", ins, 2, data, left ? a_left : a_right, 11, 2, out,
+                                &info, &err), Q8_OK, "%s", err.msg);
+            for (int i = 0; i < 15; i++) {
+                uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1, v = x[i] & mask, want;
+                uint64_t sh = s[i / 5];
+                want = sh >= (uint64_t)bits ? 0 : ((left ? v << sh : v >> sh) & mask);
+                uint64_t got = 0;
+                memcpy(&got, (uint8_t *)out[0] + i * es, es);
+                cr_assert_eq(got, want, "%d bits, %s, x %llu by %llu", bits,
+                             left ? "LEFT" : "RIGHT", (unsigned long long)v,
+                             (unsigned long long)sh);
+            }
+            free(out[0]);
+        }
+    q8t_in ins[2] = {{"x", Q8_U8, 1, {2}, NULL}, {"s", Q8_U8, 1, {2}, NULL}};
+    uint8_t x[2] = {1, 2};
+    const void *data[2] = {x, x};
+    void *out[1];
+    q8_tensor_info info;
+    q8_error err;
+    cr_assert_neq(run_op("BitShift", ins, 2, data, a_up, 11, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "direction 'UP': expected LEFT or RIGHT"), "%s", err.msg);
+    q8t_in fins[2] = {{"x", Q8_I32, 1, {2}, NULL}, {"s", Q8_I32, 1, {2}, NULL}};
+    cr_assert_neq(run_op("BitShift", fins, 2, data, a_left, 11, 1, out, &info, &err), Q8_OK);
+}
+
 /* ---------- Pow ---------- */
 
 Test(math_pow, mixed_types) {

@@ -163,6 +163,7 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_INSTANCE_NORMALIZATION] = 151,
     [Q8_OP_MEAN_VARIANCE_NORMALIZATION] = 152,
     [Q8_OP_LRN] = 153,
+    [Q8_OP_BIT_SHIFT] = 154,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

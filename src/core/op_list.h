@@ -113,6 +113,7 @@
     X(INSTANCE_NORMALIZATION, instance_normalization, "", "InstanceNormalization") \
     X(MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization, "", "MeanVarianceNormalization") \
     X(LRN, lrn, "", "LRN") \
+    X(BIT_SHIFT, bit_shift, "", "BitShift") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \

@@ -67,3 +67,19 @@ static void mod_run(const q8_exec *x, const q8_node *n) {
 }
 
 const q8_cpu_op q8_cpu_mod = {.run = mod_run};
+
+#define SHIFT_ROWS(E, T, S, W)                                                             \
+    Q8_EW_BINARY_ROW(shl_##S, T, T, T, b >= sizeof(T) * 8 ? 0 : (T)(a << b))              \
+    Q8_EW_BINARY_ROW(shr_##S, T, T, T, b >= sizeof(T) * 8 ? 0 : (T)(a >> b))
+Q8_EW_UINTS(SHIFT_ROWS)
+#define TAB_SHL(E, T, S, W) [E] = shl_##S,
+#define TAB_SHR(E, T, S, W) [E] = shr_##S,
+static const q8_bcast_row_fn shl_rows[Q8_DTYPE_COUNT] = {Q8_EW_UINTS(TAB_SHL)};
+static const q8_bcast_row_fn shr_rows[Q8_DTYPE_COUNT] = {Q8_EW_UINTS(TAB_SHR)};
+
+static void bitshift_run(const q8_exec *x, const q8_node *n) {
+    const q8_bcast *p = n->params;
+    q8_ew_binary_run(x, n, p->aux ? shr_rows : shl_rows, Q8_EW_GRAIN);
+}
+
+const q8_cpu_op q8_cpu_bit_shift = {.run = bitshift_run};

@@ -6,7 +6,11 @@
  * zero like C; x / 0 gives 0 and INT_MIN / -1 gives INT_MIN (wrapped), so a
  * bad divisor in data never traps. Mod: fmod=0 gives the sign of the divisor
  * (Python), fmod=1 the sign of the dividend (C fmod, required for floats);
- * an integer x mod 0 gives 0. */
+ * an integer x mod 0 gives 0. BitShift (unsigned integers): x << y or x >>
+ * y by direction LEFT / RIGHT (aux 0 / 1); a shift by the type's width or
+ * more gives 0 (C leaves it undefined). */
+#include <string.h>
+
 #include "op.h"
 #include "ops/elementwise.h"
 
@@ -35,3 +39,15 @@ static q8_status mod_infer(q8_graph *g, q8_node *n, q8_error *err) {
 }
 
 const q8_op_schema q8_schema_mod = {.infer = mod_infer, .flags = Q8_OPF_INPLACE};
+
+static q8_status bitshift_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    const char *dir = q8_attr_str(n, "direction", "");
+    bool left = !strcmp(dir, "LEFT");
+    if (!left && strcmp(dir, "RIGHT"))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "direction '%s': expected LEFT or RIGHT", dir);
+    Q8_TRY(q8_ew_binary_infer(g, n, Q8_EW_DT_UINTS, Q8_UNDEFINED, err));
+    ((q8_bcast *)n->params)->aux = left ? 0 : 1;
+    return Q8_OK;
+}
+
+const q8_op_schema q8_schema_bit_shift = {.infer = bitshift_infer, .flags = Q8_OPF_INPLACE};
