@@ -458,6 +458,92 @@ Test(math_bitshift, widths_directions_broadcast) {
     cr_assert_neq(run_op("BitShift", fins, 2, data, a_left, 11, 1, out, &info, &err), Q8_OK);
 }
 
+/* ---------- window functions and Det ---------- */
+
+static int64_t win_size;
+static int win_periodic;
+static void a_periodic(q8_graph *g) {
+    if (win_periodic >= 0) q8t_attr_int(g, "periodic", win_periodic);
+}
+
+Test(math_windows, hann_hamming_blackman) {
+    static const char *ops[3] = {"HannWindow", "HammingWindow", "BlackmanWindow"};
+    static const int64_t sizes[5] = {0, 1, 2, 10, 257};
+    for (int o = 0; o < 3; o++)
+        for (int si = 0; si < 5; si++)
+            for (win_periodic = -1; win_periodic <= 1; win_periodic++) {
+                win_size = sizes[si];
+                q8t_in ins[1] = {{"size", Q8_I64, 0, {0}, &win_size}};
+                void *out[1];
+                q8_tensor_info info;
+                q8_error err;
+                cr_assert_eq(run_op(ops[o], ins, 1, NULL, a_periodic, 17, 1, out, &info, &err),
+                             Q8_OK, "%s: %s", ops[o], err.msg);
+                cr_assert(info.ndim == 1 && info.dims[0] == win_size);
+                int64_t N = win_periodic == 0 ? win_size - 1 : win_size;
+                for (int64_t i = 0; i < win_size; i++) {
+                    double a = N > 0 ? 2 * M_PI * (double)i / (double)N : 0;
+                    double w = o == 0 ? 0.5 - 0.5 * cos(a)
+                               : o == 1 ? 25.0 / 46 - 21.0 / 46 * cos(a)
+                                        : 0.42 - 0.5 * cos(a) + 0.08 * cos(2 * a);
+                    float got = ((float *)out[0])[i];
+                    cr_assert(fabs(got - w) <= 1e-7 + 1e-6 * fabs(w), "%s(%lld)[%lld] = %g, "
+                              "want %g", ops[o], (long long)win_size, (long long)i, got, w);
+                }
+                free(out[0]);
+            }
+}
+
+/* Determinants against the Leibniz formula (every permutation, in long
+ * double) on random matrices up to 5 x 5, batched; singular ones give 0. */
+static long double leibniz(const float *a, int m) {
+    int p[6] = {0, 1, 2, 3, 4, 5};
+    long double sum = 0;
+    for (;;) {
+        long double t = 1;
+        int inv = 0;
+        for (int i = 0; i < m; i++) {
+            t *= a[i * m + p[i]];
+            for (int j = i + 1; j < m; j++) inv += p[i] > p[j];
+        }
+        sum += inv % 2 ? -t : t;
+        int i = m - 2; /* next permutation */
+        while (i >= 0 && p[i] > p[i + 1]) i--;
+        if (i < 0) break;
+        int j = m - 1;
+        while (p[j] < p[i]) j--;
+        int s = p[i];
+        p[i] = p[j];
+        p[j] = s;
+        for (int l = i + 1, h = m - 1; l < h; l++, h--) s = p[l], p[l] = p[h], p[h] = s;
+    }
+    return sum;
+}
+
+Test(math_det, batched_vs_leibniz) {
+    q8t_rng r = q8t_seed(67);
+    for (int m = 1; m <= 5; m++) {
+        float x[6 * 25];
+        q8t_fill(&r, x, 6 * m * m, -2, 2);
+        for (int j = 0; j < m; j++) x[5 * m * m + j * m] = 0; /* matrix 5: a zero column */
+        q8t_in ins[1] = {{"x", Q8_F32, 3, {6, m, m}, NULL}};
+        const void *data[1] = {x};
+        void *out[1];
+        q8_tensor_info info;
+        q8_error err;
+        cr_assert_eq(run_op("Det", ins, 1, data, NULL, 11, 3, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
+        cr_assert(info.ndim == 1 && info.dims[0] == 6);
+        for (int k = 0; k < 6; k++) {
+            double want = (double)leibniz(x + k * m * m, m), got = ((float *)out[0])[k];
+            cr_assert(fabs(got - want) <= 1e-5 + 1e-5 * fabs(want), "%dx%d matrix %d: det %g, "
+                      "want %g", m, m, k, got, want);
+        }
+        cr_assert_eq(((float *)out[0])[5], 0.0f, "singular");
+        free(out[0]);
+    }
+}
+
 /* ---------- Pow ---------- */
 
 Test(math_pow, mixed_types) {

@@ -2380,3 +2380,54 @@ Test(tensor_scatter, errors) {
     c = (scat_case){"ScatterND", "add", Q8_U8, Q8_I64, 1, 2, {4}, {2, 1}, {2}, 0, 1};
     check_fails(build_scatter(&c), "reduction 'add' on uint8 data", "reduction dtype");
 }
+
+/* ---- ReverseSequence --------------------------------------------------- */
+
+typedef struct revseq_case {
+    q8_dtype dt;
+    int nd;
+    int64_t dims[Q8_MAX_DIMS];
+    bool batch_first;
+} revseq_case;
+
+static q8_graph *build_revseq(const void *ctx) {
+    const revseq_case *c = ctx;
+    int64_t nb = c->dims[c->batch_first ? 0 : 1];
+    q8t_in ins[2] = {in_spec("x", c->dt, c->nd, c->dims, NULL), in_spec("l", Q8_I64, 1, &nb, NULL)};
+    q8_graph *g = graph1("ReverseSequence", 10, ins, 2, 1);
+    if (c->batch_first) {
+        q8t_attr_int(g, "batch_axis", 0);
+        q8t_attr_int(g, "time_axis", 1);
+    }
+    return g;
+}
+
+Test(tensor_reverse_sequence, both_layouts_and_lengths) {
+    q8t_rng r = q8t_seed(257);
+    for (int it = 0; it < 30; it++) {
+        revseq_case c = {.dt = dtypes[it % N_DTYPES], .nd = 2 + it % 3, .batch_first = it % 2};
+        rand_shape(&r, c.nd, c.dims, false, 300);
+        int ta = c.batch_first ? 1 : 0, ba = 1 - ta;
+        int64_t T = c.dims[ta], B = c.dims[ba], n = numel_of(c.dims, c.nd), idx[Q8_MAX_DIMS];
+        int64_t *len = malloc(sizeof(int64_t) * (size_t)B);
+        for (int64_t b = 0; b < B; b++) /* some out of [0, T]: clamped */
+            len[b] = (int64_t)(q8t_next(&r) % (uint64_t)(T + 3)) - 1;
+        size_t es = esz(c.dt);
+        uint8_t *x = rand_bytes(&r, c.dt, n), *y = malloc((size_t)n * es + 1);
+        for (int64_t e = 0; e < n; e++) {
+            unravel(e, c.dims, c.nd, idx);
+            int64_t l = len[idx[ba]] < 0 ? 0 : len[idx[ba]] > T ? T : len[idx[ba]];
+            if (idx[ta] < l) idx[ta] = l - 1 - idx[ta];
+            memcpy(y + e * (int64_t)es, x + ravel(idx, c.dims, c.nd) * (int64_t)es, es);
+        }
+        want w = {c.dt, c.nd, {0}, y};
+        memcpy(w.dims, c.dims, sizeof c.dims);
+        const void *in[2] = {x, len};
+        char what[64];
+        snprintf(what, sizeof what, "reverse_sequence case %d", it);
+        check_runs(build_revseq, &c, in, &w, 1, what);
+        free(x);
+        free(y);
+        free(len);
+    }
+}

@@ -164,6 +164,11 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_MEAN_VARIANCE_NORMALIZATION] = 152,
     [Q8_OP_LRN] = 153,
     [Q8_OP_BIT_SHIFT] = 154,
+    [Q8_OP_HANN_WINDOW] = 155,
+    [Q8_OP_HAMMING_WINDOW] = 156,
+    [Q8_OP_BLACKMAN_WINDOW] = 157,
+    [Q8_OP_REVERSE_SEQUENCE] = 158,
+    [Q8_OP_DET] = 159,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -114,6 +114,11 @@
     X(MEAN_VARIANCE_NORMALIZATION, mean_variance_normalization, "", "MeanVarianceNormalization") \
     X(LRN, lrn, "", "LRN") \
     X(BIT_SHIFT, bit_shift, "", "BitShift") \
+    X(HANN_WINDOW, hann_window, "", "HannWindow") \
+    X(HAMMING_WINDOW, hamming_window, "", "HammingWindow") \
+    X(BLACKMAN_WINDOW, blackman_window, "", "BlackmanWindow") \
+    X(REVERSE_SEQUENCE, reverse_sequence, "", "ReverseSequence") \
+    X(DET, det, "", "Det") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
