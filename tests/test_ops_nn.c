@@ -2415,3 +2415,150 @@ Test(normalizations, errors) {
     c = (norm_case){"InstanceNormalization", 1, {4}, 0, 0, 0, 0, 0, 0, {0}};
     EXPECT_ERR(norm_build(&c), data, "has rank 1, expected >= 2");
 }
+
+/* ------------------------------------------------------------ GridSample */
+
+typedef struct gs_case {
+    const char *mode, *padding;
+    int align;
+    int64_t n, c, h, w, ho, wo;
+} gs_case;
+
+static q8_graph *gs_build(const void *ctx) {
+    const gs_case *c = ctx;
+    q8t_in ins[2] = {{"x", Q8_F32, 4, {c->n, c->c, c->h, c->w}, NULL},
+                     {"grid", Q8_F32, 4, {c->n, c->ho, c->wo, 2}, NULL}};
+    q8_graph *g = q8t_graph1("GridSample", ins, 2, 1);
+    g->opset = 16;
+    q8t_attr_str(g, "mode", c->mode);
+    q8t_attr_str(g, "padding_mode", c->padding);
+    q8t_attr_int(g, "align_corners", c->align);
+    return g;
+}
+
+/* The ONNX reference implementation's structure, in double: reflection by
+ * whole ranges, every row interpolated along W, then the rows along H. */
+static double gs_reflect(double x, double lo, double hi) {
+    double rng = hi - lo;
+    if (!(rng > 0)) return lo; /* one pixel with align_corners: the spec divides by 0 */
+    if (x < lo) {
+        double dx = lo - x;
+        long k = (long)(dx / rng);
+        double r = dx - k * rng;
+        return k % 2 == 0 ? lo + r : hi - r;
+    }
+    if (x > hi) {
+        double dx = x - hi;
+        long k = (long)(dx / rng);
+        double r = dx - k * rng;
+        return k % 2 == 0 ? hi - r : lo + r;
+    }
+    return x;
+}
+
+static double gs_at(const gs_case *c, const double *a, long i, long d) {
+    double lo = c->align ? 0 : -0.5, hi = c->align ? d - 1 : d - 0.5;
+    if (!strcmp(c->padding, "zeros")) return i >= 0 && i < d ? a[i] : 0;
+    if (!strcmp(c->padding, "border")) return a[i < 0 ? 0 : i >= d ? d - 1 : i];
+    return a[(long)gs_reflect((double)i, lo, hi)];
+}
+
+static void gs_coeffs(const gs_case *c, double t, double *k) {
+    if (!strcmp(c->mode, "bilinear")) {
+        k[0] = 1 - t, k[1] = t;
+        return;
+    }
+    double A = -0.75;
+    k[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+    k[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    k[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
+    k[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+}
+
+static double gs_interp1(const gs_case *c, const double *a, long d, double x) {
+    long x0 = (long)floor(x), taps = strcmp(c->mode, "bilinear") ? 4 : 2, first = taps == 4 ? -1 : 0;
+    double k[4], s = 0;
+    gs_coeffs(c, x - (double)x0, k);
+    for (long j = 0; j < taps; j++) s += k[j] * gs_at(c, a, x0 + first + j, d);
+    return s;
+}
+
+static double gs_ref_one(const gs_case *c, const float *img, float gx, float gy) {
+    long H = c->h, W = c->w;
+    float cx = c->align ? (float)((gx + 1) / 2.0 * (W - 1)) : (float)(((gx + 1) * W - 1) / 2.0);
+    float cy = c->align ? (float)((gy + 1) / 2.0 * (H - 1)) : (float)(((gy + 1) * H - 1) / 2.0);
+    double v[2] = {cy, cx};
+    long d[2] = {H, W};
+    bool nearest = !strcmp(c->mode, "nearest");
+    for (int i = 0; i < 2; i++) {
+        if (nearest) v[i] = nearbyint(v[i]);
+        double lo = c->align ? 0 : -0.5, hi = c->align ? d[i] - 1 : d[i] - 0.5;
+        if (v[i] < lo || v[i] > hi) {
+            if (!strcmp(c->padding, "border")) v[i] = v[i] < 0 ? 0 : v[i] > d[i] - 1 ? d[i] - 1 : v[i];
+            else if (!strcmp(c->padding, "reflection")) v[i] = gs_reflect(v[i], lo, hi);
+        }
+    }
+    double rowbuf[64], col[64];
+    if (nearest) {
+        long r = (long)v[0], q = (long)v[1];
+        for (long i = 0; i < H; i++) rowbuf[i] = 0;
+        /* the row as the padding rule picks it, then the column in it */
+        double rowv[64];
+        for (long i = 0; i < H; i++) rowv[i] = (double)i;
+        double ri = gs_at(c, rowv, r, H);
+        bool out = !strcmp(c->padding, "zeros") && (r < 0 || r >= H);
+        if (out) return 0;
+        for (long j = 0; j < W; j++) col[j] = img[(long)ri * W + j];
+        return gs_at(c, col, q, W);
+    }
+    for (long i = 0; i < H; i++) {
+        for (long j = 0; j < W; j++) col[j] = img[i * W + j];
+        rowbuf[i] = gs_interp1(c, col, W, v[1]);
+    }
+    return gs_interp1(c, rowbuf, H, v[0]);
+}
+
+Test(gridsample, modes_paddings_corners_vs_reference) {
+    static const char *modes[3] = {"bilinear", "nearest", "bicubic"};
+    static const char *pads[3] = {"zeros", "border", "reflection"};
+    q8t_rng r = q8t_seed(263);
+    for (int it = 0; it < 36; it++) {
+        gs_case c = {modes[it % 3], pads[(it / 3) % 3], (it / 9) % 2, 1 + it % 2, 1 + it % 3,
+                     1 + (int64_t)(q8t_next(&r) % 6), 1 + (int64_t)(q8t_next(&r) % 6),
+                     1 + (int64_t)(q8t_next(&r) % 5), 1 + (int64_t)(q8t_next(&r) % 5)};
+        int64_t nx = c.n * c.c * c.h * c.w, ng = c.n * c.ho * c.wo * 2, ny = c.n * c.c * c.ho * c.wo;
+        float *x = malloc(sizeof(float) * (size_t)nx), *grid = malloc(sizeof(float) * (size_t)ng);
+        q8t_fill(&r, x, nx, -2, 2);
+        q8t_fill(&r, grid, ng, -1.6f, 1.6f); /* outside [-1, 1] too: the padding */
+        if (it % 4 == 0) grid[0] = 3.7f, grid[1] = -4.2f; /* reflected more than once */
+        float *want = malloc(sizeof(float) * (size_t)ny);
+        for (int64_t n = 0; n < c.n; n++)
+            for (int64_t ch = 0; ch < c.c; ch++)
+                for (int64_t o = 0; o < c.ho * c.wo; o++) {
+                    const float *g = grid + (n * c.ho * c.wo + o) * 2;
+                    want[(n * c.c + ch) * c.ho * c.wo + o] =
+                        (float)gs_ref_one(&c, x + (n * c.c + ch) * c.h * c.w, g[0], g[1]);
+                }
+        const void *data[2] = {x, grid};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){gs_build, &c}, data, 1, outs, info);
+        char what[96];
+        snprintf(what, sizeof what, "GridSample %s %s align %d (case %d)", c.mode, c.padding,
+                 c.align, it);
+        q8t_assert_close(outs[0], want, ny, 1e-5f, 1e-5f, what);
+        free(outs[0]);
+        free(x);
+        free(grid);
+        free(want);
+    }
+}
+
+Test(gridsample, errors) {
+    float x[16] = {0};
+    const void *data[2] = {x, x};
+    gs_case c = {"area", "zeros", 0, 1, 1, 2, 2, 2, 2};
+    EXPECT_ERR(gs_build(&c), data, "mode 'area'");
+    c = (gs_case){"bilinear", "wrap", 0, 1, 1, 2, 2, 2, 2};
+    EXPECT_ERR(gs_build(&c), data, "padding_mode 'wrap'");
+}

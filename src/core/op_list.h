@@ -119,6 +119,7 @@
     X(BLACKMAN_WINDOW, blackman_window, "", "BlackmanWindow") \
     X(REVERSE_SEQUENCE, reverse_sequence, "", "ReverseSequence") \
     X(DET, det, "", "Det") \
+    X(GRID_SAMPLE, grid_sample, "", "GridSample") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
