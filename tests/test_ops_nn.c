@@ -2554,6 +2554,20 @@ Test(gridsample, modes_paddings_corners_vs_reference) {
     }
 }
 
+/* nearest rounds half to even, as the reference's np.rint: 0.5 -> 0, 1.5
+ * -> 2 (a half-away rounding would read pixels 1 and 2) */
+Test(gridsample, nearest_ties_to_even) {
+    float x[3] = {10, 20, 30}, grid[4] = {-0.5f, 0, 0.5f, 0}; /* x = g + 1 exactly */
+    gs_case c = {"nearest", "zeros", 1, 1, 1, 1, 3, 1, 2};
+    const void *data[2] = {x, grid};
+    void *outs[1];
+    q8_tensor_info info[1];
+    run2((built){gs_build, &c}, data, 1, outs, info);
+    const float *y = outs[0];
+    cr_assert(y[0] == 10 && y[1] == 30, "got %g, %g; want 10, 30", y[0], y[1]);
+    free(outs[0]);
+}
+
 Test(gridsample, errors) {
     float x[16] = {0};
     const void *data[2] = {x, x};
