@@ -544,6 +544,122 @@ Test(math_det, batched_vs_leibniz) {
     }
 }
 
+/* ---------- Einsum ---------- */
+
+static const char *einsum_eq;
+static void a_equation(q8_graph *g) { q8t_attr_str(g, "equation", einsum_eq); }
+
+static void einsum_check(const char *eq, q8t_in *ins, int n_in, const void *const *data,
+                         const double *want, int64_t n_want, const int64_t *dims, int nd) {
+    einsum_eq = eq;
+    for (int th = 1; th <= 3; th += 2) {
+        void *out[1];
+        q8_tensor_info info;
+        q8_error err;
+        cr_assert_eq(run_op("Einsum", ins, n_in, data, a_equation, 12, th, out, &info, &err),
+                     Q8_OK, "%s: %s", eq, err.msg);
+        check_shape(&info, dims, nd);
+        for (int64_t i = 0; i < n_want; i++) {
+            double got = info.dtype == Q8_F64 ? ((double *)out[0])[i] : ((float *)out[0])[i];
+            cr_assert(fabs(got - want[i]) <= 1e-5 * (1 + fabs(want[i])), "%s [%lld]: %g, want %g",
+                      eq, (long long)i, got, want[i]);
+        }
+        free(out[0]);
+    }
+}
+
+/* Each equation against its own loops. */
+Test(math_einsum, equations_vs_loops) {
+    q8t_rng r = q8t_seed(71);
+    float a[2 * 3 * 4 * 5], b[5 * 4 * 2 * 3];
+    q8t_fill(&r, a, 120, -2, 2);
+    q8t_fill(&r, b, 120, -2, 2);
+    double w[256];
+    { /* batched matmul, spaces */
+        q8t_in ins[2] = {{"a", Q8_F32, 3, {2, 3, 4}, NULL}, {"b", Q8_F32, 3, {2, 4, 5}, NULL}};
+        const void *d[2] = {a, b};
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 3; j++)
+                for (int k = 0; k < 5; k++) {
+                    double s = 0;
+                    for (int l = 0; l < 4; l++) s += (double)a[i * 12 + j * 4 + l] * b[i * 20 + l * 5 + k];
+                    w[i * 15 + j * 5 + k] = s;
+                }
+        einsum_check("bij, bjk -> bik", ins, 2, d, w, 30, (int64_t[]){2, 3, 5}, 3);
+        /* implicit: b and j appear twice, so "ik", summed over b too */
+        double w2[15];
+        for (int i = 0; i < 15; i++) w2[i] = w[i] + w[15 + i];
+        einsum_check("bij,bjk", ins, 2, d, w2, 15, (int64_t[]){3, 5}, 2);
+    }
+    { /* implicit output: the once-used labels by character code (B before a) */
+        q8t_in ins[1] = {{"a", Q8_F32, 2, {3, 4}, NULL}};
+        const void *d[1] = {a};
+        for (int i = 0; i < 4; i++)
+            for (int j = 0; j < 3; j++) w[i * 3 + j] = a[j * 4 + i];
+        einsum_check("aB", ins, 1, d, w, 12, (int64_t[]){4, 3}, 2);
+        einsum_check("ij->ji", ins, 1, d, w, 12, (int64_t[]){4, 3}, 2);
+        for (int j = 0; j < 3; j++) {
+            w[j] = 0;
+            for (int i = 0; i < 4; i++) w[j] += a[j * 4 + i];
+        }
+        einsum_check("ij->i", ins, 1, d, w, 3, (int64_t[]){3}, 1);
+        w[0] = 0;
+        for (int i = 0; i < 12; i++) w[0] += a[i];
+        einsum_check("ij->", ins, 1, d, w, 1, NULL, 0);
+    }
+    { /* diagonal and trace, batched by "..." */
+        q8t_in ins[1] = {{"a", Q8_F32, 3, {2, 3, 3}, NULL}};
+        const void *d[1] = {a};
+        for (int bt = 0; bt < 2; bt++)
+            for (int i = 0; i < 3; i++) w[bt * 3 + i] = a[bt * 9 + i * 4];
+        einsum_check("...ii->...i", ins, 1, d, w, 6, (int64_t[]){2, 3}, 2);
+        for (int bt = 0; bt < 2; bt++) w[bt] = w[bt * 3] + w[bt * 3 + 1] + w[bt * 3 + 2];
+        einsum_check("bii->b", ins, 1, d, w, 2, (int64_t[]){2}, 1);
+    }
+    { /* "..." broadcast: [2, 1, 3, 4] x [5, 4, 2] -> [2, 5, 3, 2] */
+        q8t_in ins[2] = {{"a", Q8_F32, 4, {2, 1, 3, 4}, NULL}, {"b", Q8_F32, 3, {5, 4, 2}, NULL}};
+        const void *d[2] = {a, b};
+        for (int x = 0; x < 2; x++)
+            for (int y = 0; y < 5; y++)
+                for (int i = 0; i < 3; i++)
+                    for (int k = 0; k < 2; k++) {
+                        double s = 0;
+                        for (int j = 0; j < 4; j++) s += (double)a[x * 12 + i * 4 + j] * b[y * 8 + j * 2 + k];
+                        w[((x * 5 + y) * 3 + i) * 2 + k] = s;
+                    }
+        einsum_check("...ij,...jk->...ik", ins, 2, d, w, 60, (int64_t[]){2, 5, 3, 2}, 4);
+    }
+    { /* outer product and three inputs, float64 */
+        double x[3] = {1, -2, 0.5}, y[4] = {2, 3, -1, 4}, z[3] = {1, 2, 3};
+        q8t_in ins[3] = {{"x", Q8_F64, 1, {3}, NULL}, {"y", Q8_F64, 1, {4}, NULL},
+                         {"z", Q8_F64, 1, {3}, NULL}};
+        const void *d[3] = {x, y, z};
+        for (int i = 0; i < 3; i++)
+            for (int j = 0; j < 4; j++) w[i * 4 + j] = x[i] * y[j];
+        einsum_check("i,j->ij", ins, 2, d, w, 12, (int64_t[]){3, 4}, 2);
+        for (int j = 0; j < 4; j++) w[j] = (x[0] * z[0] + x[1] * z[1] + x[2] * z[2]) * y[j];
+        einsum_check("i,j,i->j", ins, 3, d, w, 4, (int64_t[]){4}, 1);
+    }
+    /* errors */
+    einsum_eq = "ij,jk->ik";
+    q8t_in e1[2] = {{"a", Q8_F32, 2, {3, 4}, NULL}, {"b", Q8_F32, 2, {5, 2}, NULL}};
+    const void *ed[2] = {a, b};
+    void *out[1];
+    q8_tensor_info info;
+    q8_error err;
+    cr_assert_neq(run_op("Einsum", e1, 2, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "label 'j' is 4 in one place and 5 in another"), "%s", err.msg);
+    einsum_eq = "ij->k";
+    cr_assert_neq(run_op("Einsum", e1, 1, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "is in no input"), "%s", err.msg);
+    einsum_eq = "ij";
+    cr_assert_neq(run_op("Einsum", e1, 2, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "fewer terms"), "%s", err.msg);
+    einsum_eq = "ijk->i";
+    cr_assert_neq(run_op("Einsum", e1, 1, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "does not fit input 0 of rank 2"), "%s", err.msg);
+}
+
 /* ---------- Pow ---------- */
 
 Test(math_pow, mixed_types) {

@@ -170,6 +170,7 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_REVERSE_SEQUENCE] = 158,
     [Q8_OP_DET] = 159,
     [Q8_OP_GRID_SAMPLE] = 160,
+    [Q8_OP_EINSUM] = 161,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

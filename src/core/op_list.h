@@ -120,6 +120,7 @@
     X(REVERSE_SEQUENCE, reverse_sequence, "", "ReverseSequence") \
     X(DET, det, "", "Det") \
     X(GRID_SAMPLE, grid_sample, "", "GridSample") \
+    X(EINSUM, einsum, "", "Einsum") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
