@@ -1003,6 +1003,12 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
     q8t_cmd_free(&r);
     cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    /* the last --min-sqnr given wins: off after a target runs no search */
+    char *b2[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "30",
+                  "--min-sqnr", "off", NULL};
+    expect_ok(tmp, b2, &r);
+    cr_expect_not(strstr(r.out, "searching:"), "%s", r.out);
+    q8t_cmd_free(&r);
     /* the range methods that measure nothing while quantizing: no search */
     char *c[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--calib-method", "minmax", NULL};
     expect_ok(tmp, c, &r);

@@ -542,6 +542,16 @@ Test(math_det, batched_vs_leibniz) {
         cr_assert_eq(((float *)out[0])[5], 0.0f, "singular");
         free(out[0]);
     }
+    /* 0 x 0 matrices: the empty product, 1 */
+    float none[1] = {0};
+    q8t_in ins[1] = {{"x", Q8_F32, 3, {2, 0, 0}, NULL}};
+    const void *data[1] = {none};
+    void *out[1];
+    q8_tensor_info info;
+    q8_error err;
+    cr_assert_eq(run_op("Det", ins, 1, data, NULL, 11, 1, out, &info, &err), Q8_OK, "%s", err.msg);
+    cr_assert(((float *)out[0])[0] == 1 && ((float *)out[0])[1] == 1);
+    free(out[0]);
 }
 
 /* ---------- Einsum ---------- */
@@ -655,6 +665,16 @@ Test(math_einsum, equations_vs_loops) {
     einsum_eq = "ij";
     cr_assert_neq(run_op("Einsum", e1, 2, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
     cr_assert(strstr(err.msg, "fewer terms"), "%s", err.msg);
+    einsum_eq = "...ij->ij"; /* numpy refuses to drop "..." dims */
+    q8t_in e3[1] = {{"a", Q8_F32, 3, {2, 3, 4}, NULL}};
+    cr_assert_neq(run_op("Einsum", e3, 1, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "leaves out the dims"), "%s", err.msg);
+    einsum_eq = "a,b,c->"; /* 2^66 products: refused before anything runs */
+    q8t_in e4[3] = {{"a", Q8_F32, 1, {1 << 22}, NULL}, {"b", Q8_F32, 1, {1 << 22}, NULL},
+                    {"c", Q8_F32, 1, {1 << 22}, NULL}};
+    const void *ed3[3] = {a, a, a};
+    cr_assert_neq(run_op("Einsum", e4, 3, ed3, a_equation, 12, 1, out, &info, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "more than 2^40 products"), "%s", err.msg);
     einsum_eq = "ijk->i";
     cr_assert_neq(run_op("Einsum", e1, 1, ed, a_equation, 12, 1, out, &info, &err), Q8_OK);
     cr_assert(strstr(err.msg, "does not fit input 0 of rank 2"), "%s", err.msg);

@@ -2568,6 +2568,30 @@ Test(gridsample, nearest_ties_to_even) {
     free(outs[0]);
 }
 
+/* Coordinates far outside (and NaN) in every mode and padding: finite
+ * results where the reference gives them, and no undefined float-to-int
+ * casts (UBSan's float-cast-overflow runs this in CI). */
+Test(gridsample, far_coordinates) {
+    static const char *modes[3] = {"bilinear", "nearest", "bicubic"};
+    static const char *pads[3] = {"zeros", "border", "reflection"};
+    float x[6] = {1, 2, 3, 4, 5, 6}, grid[8] = {1e20f, -1e20f, -3e38f, 2e30f, 1e9f, 7.5f,
+                                                -INFINITY, 0};
+    for (int m = 0; m < 3; m++)
+        for (int pd = 0; pd < 3; pd++) {
+            gs_case c = {modes[m], pads[pd], pd == 1, 1, 1, 2, 3, 2, 2};
+            const void *data[2] = {x, grid};
+            void *outs[1];
+            q8_tensor_info info[1];
+            run2((built){gs_build, &c}, data, 1, outs, info);
+            const float *y = outs[0];
+            for (int i = 0; i < 3; i++) /* the finite ones */
+                cr_assert(isfinite(y[i]), "%s %s: output %d is %g", c.mode, c.padding, i, y[i]);
+            if (!strcmp(c.padding, "zeros"))
+                for (int i = 0; i < 3; i++) cr_assert_eq(y[i], 0.0f, "%s zeros: %g", c.mode, y[i]);
+            free(outs[0]);
+        }
+}
+
 Test(gridsample, errors) {
     float x[16] = {0};
     const void *data[2] = {x, x};

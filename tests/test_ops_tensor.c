@@ -1848,6 +1848,9 @@ Test(tensor_depth_space, errors) {
     check_fails(build_ds(&c), "mode 'XYZ'", "mode");
     c = (ds_case){Q8_F32, "DepthToSpace", NULL, {1, 4, 2, 2}, 0};
     check_fails(build_ds(&c), "blocksize 0", "blocksize");
+    /* a zero dim does not let a huge one through (the output's dims would overflow) */
+    c = (ds_case){Q8_F32, "SpaceToDepth", NULL, {1, (int64_t)1 << 40, 0, 0}, 4096};
+    check_fails(build_ds(&c), "", "huge channels beside a zero dim");
 }
 
 /* ---- CumSum ------------------------------------------------------------ */
@@ -2092,6 +2095,22 @@ Test(tensor_topk, ties_nan_dtypes_axes) {
     check_fails(build_topk(&c), "k must be one value in [0, 3]", "k too large");
 }
 
+/* The Indices output left unnamed (the importer's -1): Values alone. */
+Test(tensor_topk, values_only) {
+    float x[6] = {3, 1, 2, -1, 5, 5}, expect[4] = {3, 2, 5, 5};
+    topk_case c = {Q8_F32, 2, {2, 3}, 1, 2, -1};
+    q8_graph *g = build_topk(&c);
+    g->nodes[0]->outputs[1] = -1;
+    g->n_outputs = 1;
+    const void *in[1] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(g, in, 2, out, info, 1, &err), Q8_OK, "%s", err.msg);
+    cr_assert(memcmp(out[0], expect, sizeof expect) == 0);
+    free(out[0]);
+}
+
 /* ---- OneHot, IsNaN / IsInf, EyeLike ------------------------------------- */
 
 typedef struct onehot_case {
@@ -2162,6 +2181,8 @@ Test(tensor_onehot, axes_negative_and_out_of_range_indices) {
     }
     onehot_case c = {Q8_I64, Q8_F32, 1, {3}, 0, 0, false};
     check_fails(build_onehot(&c), "depth 0: expected 1 to 1e9", "depth 0");
+    c = (onehot_case){Q8_F16, Q8_F32, 1, {3}, 0, 4, false};
+    check_fails(build_onehot(&c), "indices are float16", "float16 indices");
 }
 
 static q8_graph *build_isx(const void *ctx) {
@@ -2372,6 +2393,16 @@ Test(tensor_scatter, elements_and_nd_reductions_duplicates) {
     }
 }
 
+/* An index far out of range (INT64_MAX) is skipped: no arithmetic on it. */
+Test(tensor_scatter, huge_indices_skipped) {
+    float data[4] = {1, 2, 3, 4}, upd[2] = {9, 8}, expect[4] = {1, 2, 3, 8};
+    int64_t ind[4] = {1, INT64_MAX, 1, 1};
+    scat_case c = {"ScatterND", NULL, Q8_F32, Q8_I64, 2, 2, {2, 2}, {2, 2}, {2}, 0, 1};
+    want w = {Q8_F32, 2, {2, 2}, expect};
+    const void *in[3] = {data, ind, upd};
+    check_runs(build_scatter, &c, in, &w, 1, "ScatterND INT64_MAX");
+}
+
 Test(tensor_scatter, errors) {
     scat_case c = {"ScatterElements", "sum", Q8_F32, Q8_I64, 1, 1, {4}, {2}, {2}, 0, 1};
     check_fails(build_scatter(&c), "reduction 'sum'", "reduction");
@@ -2429,5 +2460,35 @@ Test(tensor_reverse_sequence, both_layouts_and_lengths) {
         free(x);
         free(y);
         free(len);
+    }
+}
+
+/* Before opset 13 Hardmax works on the input flattened at axis (default 1):
+ * one 1 in each flattened row. */
+static q8_graph *build_hardmax11(const void *ctx) {
+    const hardmax_case *c = ctx;
+    q8t_in in = in_spec("x", Q8_F32, c->nd, c->dims, NULL);
+    q8_graph *g = graph1("Hardmax", 11, &in, 1, 1);
+    if (c->has_axis) q8t_attr_int(g, "axis", c->axis);
+    return g;
+}
+
+Test(tensor_hardmax, opset11_flattens_at_axis) {
+    float x[24];
+    for (int i = 0; i < 24; i++) x[i] = (float)((i * 7) % 24); /* distinct */
+    for (int form = 0; form < 2; form++) { /* default axis 1, then axis 2 */
+        hardmax_case c = {4, {2, 3, 2, 2}, 2, form == 1};
+        int64_t rows = 2, len = form ? 4 : 12;
+        if (form) rows = 6;
+        float y[24] = {0};
+        for (int64_t r = 0; r < rows; r++) {
+            int64_t best = 0;
+            for (int64_t l = 1; l < len; l++)
+                if (x[r * len + l] > x[r * len + best]) best = l;
+            y[r * len + best] = 1;
+        }
+        want w = {Q8_F32, 4, {2, 3, 2, 2}, y};
+        const void *in[1] = {x};
+        check_runs(build_hardmax11, &c, in, &w, 1, form ? "Hardmax 11 axis 2" : "Hardmax 11");
     }
 }

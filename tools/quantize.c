@@ -476,8 +476,9 @@ int main(int argc, char **argv) {
             break;
         }
         case 'Q':
-            if (!strcmp(optarg, "auto") || !strcmp(optarg, "off")) {
+            if (!strcmp(optarg, "auto") || !strcmp(optarg, "off")) { /* the last one given */
                 auto_sqnr = !strcmp(optarg, "auto");
+                so.by_sqnr = false;
                 break;
             }
             auto_sqnr = false;

@@ -163,7 +163,9 @@ char *q8_strdup(const char *s) {
 bool q8_shape_numel(const int64_t *dims, int ndim, int64_t *out) {
     int64_t n = 1;
     for (int i = 0; i < ndim; i++) {
-        if (dims[i] < 0) return false;
+        /* every dim bounded too: a zero elsewhere must not let a later
+         * product of dims (strides, loop bounds) overflow */
+        if (dims[i] < 0 || dims[i] > ((int64_t)1 << 58)) return false;
         if (__builtin_mul_overflow(n, dims[i], &n)) return false;
         if (n > ((int64_t)1 << 58)) return false;
     }

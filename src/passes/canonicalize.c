@@ -291,7 +291,8 @@ static q8_status canon_node(q8_graph *g, int *pos, q8_error *err) {
     q8_node *n = g->nodes[*pos];
     int v = g->opset;
     bool present;
-    if (is_op(n, "Softmax") || is_op(n, "LogSoftmax")) {
+    /* before opset 13 these work on the input flattened at axis (default 1) */
+    if (is_op(n, "Softmax") || is_op(n, "LogSoftmax") || is_op(n, "Hardmax")) {
         if (v >= 13) return Q8_OK;
         Q8_TRY(set_int(n, "axis", q8_attr_int(n, "axis", 1), err)); /* the old default */
         return set_int(n, TAG_SOFTMAX, 1, err);

@@ -19,14 +19,15 @@ static float reflect(float v, float lo, float hi) {
     if (v < lo) {
         float dx = lo - v;
         float k = floorf(dx / rng), r = dx - k * rng;
-        return fmodf(k, 2) == 0 ? lo + r : hi - r;
+        v = fmodf(k, 2) == 0 ? lo + r : hi - r;
     }
     if (v > hi) {
         float dx = v - hi;
         float k = floorf(dx / rng), r = dx - k * rng;
-        return fmodf(k, 2) == 0 ? hi - r : lo + r;
+        v = fmodf(k, 2) == 0 ? hi - r : lo + r;
     }
-    return v;
+    /* far out, r carries the rounding error of dx: keep the result inside */
+    return v < lo ? lo : v > hi ? hi : v;
 }
 
 /* A pixel index along a dim of length d after the padding rule; -1: reads 0. */
@@ -76,6 +77,11 @@ static void gs_places(void *arg, int64_t b, int64_t e, int t) {
         }
         x = pad_coord(p, x, W);
         y = pad_coord(p, y, H);
+        /* zeros padding leaves far coordinates where they are: every tap of
+         * one beyond a few pixels outside reads 0, so it can be brought in
+         * to keep the casts to int64 defined (NaN stays NaN) */
+        x = x < -4 ? -4.0f : x > W + 3 ? (float)(W + 3) : x;
+        y = y < -4 ? -4.0f : y > H + 3 ? (float)(H + 3) : y;
         for (int64_t c = 0; c < p->c; c++) {
             const float *img = a->x + (n * p->c + c) * H * W;
             float v;

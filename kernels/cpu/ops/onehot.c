@@ -23,7 +23,7 @@ static int64_t index_at(const void *ind, q8_dtype t, int64_t i, int64_t depth) {
         return u > (uint64_t)depth ? depth : (int64_t)u;
     }
     case Q8_F32: v = ((const float *)ind)[i]; break;
-    default: v = ((const double *)ind)[i]; break; /* Q8_F64 (F16 widened at import) */
+    default: v = ((const double *)ind)[i]; break; /* Q8_F64 (infer allows no other) */
     }
     return v > -9e18 && v < 9e18 ? (int64_t)v : -1 - depth;
 }

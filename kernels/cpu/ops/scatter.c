@@ -57,7 +57,7 @@ static void scatter_run(const q8_exec *x, const q8_node *n) {
                 int64_t v = index_at(ind, p->index_dtype, u * p->k + j);
                 if (v < 0) v += p->dims[j];
                 ok = v >= 0 && v < p->dims[j];
-                off = off * p->dims[j] + v;
+                if (ok) off = off * p->dims[j] + v;
             }
             if (!ok) continue;
             for (int64_t e = 0; e < p->slice; e++)

@@ -53,7 +53,7 @@ typedef struct topk_args {
             int64_t ob = o * p->k * p->inner + in;                                         \
             for (int64_t j = 0; j < p->k; j++) {                                           \
                 y[ob + j * p->inner] = s[j].v;                                             \
-                a->idx[ob + j * p->inner] = s[j].i;                                        \
+                if (a->idx) a->idx[ob + j * p->inner] = s[j].i;                            \
             }                                                                              \
         }                                                                                  \
     }
@@ -77,8 +77,9 @@ static void topk_run(const q8_exec *x, const q8_node *n) {
     static const q8_range_fn fns[Q8_DTYPE_COUNT] = {
         [Q8_F32] = topk_f32, [Q8_F64] = topk_f64, [Q8_I32] = topk_i32, [Q8_I64] = topk_i64};
     if (p->k == 0) return;
-    topk_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), Q8_OUT_PTR(x, n, 1), x->scratch,
-                   (size_t)p->len * PAIR_BYTES};
+    bool idx = n->n_outputs > 1 && n->outputs[1] >= 0; /* the Indices output is optional */
+    topk_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), idx ? Q8_OUT_PTR(x, n, 1) : NULL,
+                   x->scratch, (size_t)p->len * PAIR_BYTES};
     int64_t grain = p->len >= 1024 ? 1 : 1024 / (p->len ? p->len : 1);
     q8_parallel_for(x->pool, p->outer * p->inner, grain, fns[p->dtype], &a);
 }

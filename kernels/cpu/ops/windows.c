@@ -86,6 +86,10 @@ static size_t det_scratch(const q8_graph *g, const q8_node *n, const void *prep,
 
 static void det_run(const q8_exec *x, const q8_node *n) {
     det_args a = {n->params, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch};
+    if (a.p->m == 0) { /* the empty product: no scratch to point into */
+        for (int64_t k = 0; k < a.p->batch; k++) a.y[k] = 1.0f;
+        return;
+    }
     q8_parallel_for(x->pool, a.p->batch, 1, det_range, &a);
 }
 

@@ -42,9 +42,16 @@ static q8_status depth_space_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->hi = x->dims[2];
     p->wi = x->dims[3];
     p->n = x->dims[0];
-    p->c = d2s ? p->ci / (b * b) : p->ci * b * b;
-    p->h = d2s ? p->hi * b : p->hi / b;
-    p->w = d2s ? p->wi * b : p->wi / b;
+    bool over = false;
+    if (d2s) {
+        p->c = p->ci / (b * b);
+        over = __builtin_mul_overflow(p->hi, b, &p->h) || __builtin_mul_overflow(p->wi, b, &p->w);
+    } else {
+        over = __builtin_mul_overflow(p->ci, b * b, &p->c);
+        p->h = p->hi / b;
+        p->w = p->wi / b;
+    }
+    if (over) return q8_node_fail(err, Q8_ERR_SHAPE, n, "the output's dims overflow");
     int64_t dims[4] = {p->n, p->c, p->h, p->w};
     return q8_set_output(g, n, 0, x->dtype, dims, 4, err);
 }

@@ -153,11 +153,26 @@ static q8_status einsum_infer(q8_graph *g, q8_node *n, q8_error *err) {
             }
         }
     }
+    if (arrow) /* numpy refuses to sum "..." dims away: an explicit output must name them */
+        for (int l = 52; l < 52 + ell; l++) {
+            bool named = false;
+            for (int j = 0; j < p->n_out; j++) named = named || p->out[j] == l;
+            if (seen[l] && !named && p->size[l] != 1)
+                return q8_node_fail(err, Q8_ERR_FORMAT, n, "output of '%s' leaves out the dims "
+                                    "'...' stands for", eq_raw);
+        }
     bool in_out[Q8_EINSUM_MAX_LABELS] = {false};
     for (int j = 0; j < p->n_out; j++) in_out[p->out[j]] = true;
     for (int l = 0; l < Q8_EINSUM_MAX_LABELS; l++)
         if (seen[l] && !in_out[l]) p->sum[p->n_sum++] = l;
     p->n_labels = Q8_EINSUM_MAX_LABELS;
+    /* the work: one multiply-add per input for every combination of labels */
+    int64_t work = 1;
+    for (int l = 0; l < Q8_EINSUM_MAX_LABELS; l++)
+        if (seen[l] && (__builtin_mul_overflow(work, p->size[l] ? p->size[l] : 1, &work) ||
+                        work > ((int64_t)1 << 40)))
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "'%s' over these shapes is more than "
+                                "2^40 products (q8's Einsum is a plain loop)", eq_raw);
     int64_t dims[Q8_MAX_DIMS];
     for (int j = 0; j < p->n_out; j++) dims[j] = p->size[p->out[j]];
     return q8_set_output(g, n, 0, t, dims, p->n_out, err);

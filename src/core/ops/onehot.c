@@ -42,9 +42,9 @@ static q8_status onehot_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 3, 3, 1, 1, err));
     for (int i = 0; i < 3; i++) Q8_TRY(q8_check_input(g, n, i, Q8_UNDEFINED, err));
     const q8_tensor *ind = q8_in(g, n, 0), *val = q8_in(g, n, 2);
-    if (!numeric(ind->dtype))
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "indices are %s, expected numbers",
-                            q8_dtype_name(ind->dtype));
+    if (!q8_dtype_is_int(ind->dtype) && ind->dtype != Q8_F32 && ind->dtype != Q8_F64)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "indices are %s, expected integers, "
+                            "float32 or float64", q8_dtype_name(ind->dtype));
     if (q8_tensor_numel(val) != 2 || val->dtype == Q8_STRING)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "values must be [off, on]: 2 elements");
     double depth = 0;

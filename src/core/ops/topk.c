@@ -4,7 +4,8 @@
 #include "op.h"
 
 static q8_status topk_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 2, 2, 2, 2, err));
+    Q8_TRY(q8_check_io(n, 2, 2, 1, 2, err));
+    if (n->outputs[0] < 0) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no Values output");
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
     q8_dtype t = x->dtype;
@@ -39,7 +40,8 @@ static q8_status topk_infer(q8_graph *g, q8_node *n, q8_error *err) {
     int64_t dims[Q8_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) dims[d] = d == axis ? k[0] : x->dims[d];
     Q8_TRY(q8_set_output(g, n, 0, t, dims, x->ndim, err));
-    return q8_set_output(g, n, 1, Q8_I64, dims, x->ndim, err);
+    /* an output left unnamed (-1) is not made */
+    return n->outputs[1] >= 0 ? q8_set_output(g, n, 1, Q8_I64, dims, x->ndim, err) : Q8_OK;
 }
 
 const q8_op_schema q8_schema_topk = {.infer = topk_infer};
