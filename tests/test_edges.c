@@ -964,6 +964,22 @@ static void cancelling_model(const char *path, int c, bool any_size) {
     free(buf);
 }
 
+/* n samples [1, 1, side, side] of uniform [-1, 1) values from seed, in dir
+ * (made), named s0.npy, s1.npy, ... */
+static void square_samples(const char *dir, int n, int64_t side, uint64_t seed) {
+    mkdir(dir, 0755);
+    q8t_rng rng = q8t_seed(seed);
+    float *x = malloc(sizeof(float) * (size_t)(side * side));
+    for (int i = 0; i < n; i++) {
+        q8t_fill(&rng, x, side * side, -1, 1);
+        char p[600], name[32];
+        snprintf(name, sizeof name, "s%d.npy", i);
+        q8t_path(p, sizeof p, dir, name);
+        npy_f32(p, (const int64_t[]){1, 1, side, side}, 4, x);
+    }
+    free(x);
+}
+
 static bool has_meta(const char *q8, const char *key) {
     q8_model *m = NULL;
     q8_load_options lo = {0};
@@ -981,16 +997,7 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     q8t_path(calib, sizeof calib, tmp, "calib");
     q8t_path(out, sizeof out, tmp, "o.q8");
     cancelling_model(onnx, 2, false);
-    mkdir(calib, 0755);
-    q8t_rng rng = q8t_seed(5);
-    for (int i = 0; i < 8; i++) {
-        float x[64];
-        q8t_fill(&rng, x, 64, -1, 1);
-        char p[600], name[32];
-        snprintf(name, sizeof name, "s%d.npy", i);
-        q8t_path(p, sizeof p, calib, name);
-        npy_f32(p, (const int64_t[]){1, 1, 8, 8}, 4, x);
-    }
+    square_samples(calib, 8, 8, 5);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);
@@ -1034,17 +1041,7 @@ Test(edges, min_sqnr_auto_skips_models_too_large_to_compare, .timeout = 600) {
     q8t_path(calib, sizeof calib, tmp, "calib");
     q8t_path(out, sizeof out, tmp, "o.q8");
     cancelling_model(onnx, 64, true);
-    mkdir(calib, 0755);
-    q8t_rng rng = q8t_seed(6);
-    float *x = malloc(sizeof(float) << 20);
-    for (int i = 0; i < 2; i++) {
-        q8t_fill(&rng, x, 1 << 20, -1, 1);
-        char p[600], name[32];
-        snprintf(name, sizeof name, "s%d.npy", i);
-        q8t_path(p, sizeof p, calib, name);
-        npy_f32(p, (const int64_t[]){1, 1, 1024, 1024}, 4, x);
-    }
-    free(x);
+    square_samples(calib, 2, 1024, 6);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);

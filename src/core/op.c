@@ -108,3 +108,10 @@ void *q8_node_params(q8_node *n, size_t bytes, q8_error *err) {
     if (!n->params) q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     return n->params;
 }
+
+void q8_axis_split(const q8_tensor *x, int axis, int64_t *outer, int64_t *len, int64_t *inner) {
+    *outer = *inner = 1;
+    for (int d = 0; d < axis; d++) *outer *= x->dims[d];
+    for (int d = axis + 1; d < x->ndim; d++) *inner *= x->dims[d];
+    *len = x->dims[axis];
+}

@@ -54,6 +54,9 @@ q8_status q8_check_input(const q8_graph *g, const q8_node *n, int i,
 q8_status q8_broadcast_shape(const q8_node *n, const int64_t *a, int na,
                              const int64_t *b, int nb, int64_t *out, int *nout,
                              q8_error *err);
+/* x seen as outer x len x inner around axis (normalized): the products of
+ * the dims before it, the dim itself, the product of the dims after it. */
+void q8_axis_split(const q8_tensor *x, int axis, int64_t *outer, int64_t *len, int64_t *inner);
 /* Set output i's dtype and shape. */
 q8_status q8_set_output(q8_graph *g, const q8_node *n, int i, q8_dtype dtype,
                         const int64_t *dims, int ndim, q8_error *err);

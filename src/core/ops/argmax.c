@@ -37,10 +37,7 @@ static q8_status argmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->dtype = x->dtype;
     p->min = n->op == Q8_OP_ARG_MIN;
     p->last = last == 1;
-    p->outer = p->inner = 1;
-    for (int d = 0; d < axis; d++) p->outer *= x->dims[d];
-    for (int d = axis + 1; d < x->ndim; d++) p->inner *= x->dims[d];
-    p->len = x->dims[axis];
+    q8_axis_split(x, axis, &p->outer, &p->len, &p->inner);
     int64_t dims[Q8_MAX_DIMS];
     int nd = 0;
     for (int d = 0; d < x->ndim; d++) {
@@ -65,10 +62,7 @@ static q8_status hardmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
     q8_argmax_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     p->dtype = Q8_F32;
-    p->outer = p->inner = 1;
-    for (int d = 0; d < axis; d++) p->outer *= x->dims[d];
-    for (int d = axis + 1; d < x->ndim; d++) p->inner *= x->dims[d];
-    p->len = x->dims[axis];
+    q8_axis_split(x, axis, &p->outer, &p->len, &p->inner);
     return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
 }
 

@@ -29,10 +29,7 @@ static q8_status cumsum_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->dtype = t;
     p->exclusive = ex == 1;
     p->reverse = rev == 1;
-    p->outer = p->inner = 1;
-    for (int d = 0; d < axis; d++) p->outer *= x->dims[d];
-    for (int d = axis + 1; d < x->ndim; d++) p->inner *= x->dims[d];
-    p->len = x->dims[axis];
+    q8_axis_split(x, axis, &p->outer, &p->len, &p->inner);
     return q8_set_output(g, n, 0, t, x->dims, x->ndim, err);
 }
 

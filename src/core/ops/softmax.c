@@ -16,15 +16,7 @@ static q8_status softmax_infer(q8_graph *g, q8_node *n, q8_error *err) {
                             (long long)axis_attr, x->ndim);
     q8_softmax_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
-    p->outer = p->len = p->inner = 1;
-    for (int d = 0; d < x->ndim; d++) {
-        if (d < axis)
-            p->outer *= x->dims[d];
-        else if (d == axis)
-            p->len *= x->dims[d];
-        else
-            p->inner *= x->dims[d];
-    }
+    q8_axis_split(x, axis, &p->outer, &p->len, &p->inner);
     p->log = n->op == Q8_OP_LOG_SOFTMAX;
     return q8_set_output(g, n, 0, Q8_F32, x->dims, x->ndim, err);
 }

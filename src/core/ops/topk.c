@@ -32,10 +32,7 @@ static q8_status topk_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!p) return Q8_ERR_NOMEM;
     p->dtype = t;
     p->largest = largest == 1;
-    p->outer = p->inner = 1;
-    for (int d = 0; d < axis; d++) p->outer *= x->dims[d];
-    for (int d = axis + 1; d < x->ndim; d++) p->inner *= x->dims[d];
-    p->len = x->dims[axis];
+    q8_axis_split(x, axis, &p->outer, &p->len, &p->inner);
     p->k = k[0];
     int64_t dims[Q8_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) dims[d] = d == axis ? k[0] : x->dims[d];
