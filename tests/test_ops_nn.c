@@ -2600,3 +2600,176 @@ Test(gridsample, errors) {
     c = (gs_case){"bilinear", "wrap", 0, 1, 1, 2, 2, 2, 2};
     EXPECT_ERR(gs_build(&c), data, "padding_mode 'wrap'");
 }
+
+/* ---------------------- NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss */
+
+typedef struct loss_case {
+    bool sce, f64, t64, weight, log_prob;
+    const char *reduction;      /* NULL: the default (mean) */
+    bool has_ii;
+    int64_t ii;
+    int nd;                     /* x's rank */
+    int64_t dims[Q8_MAX_DIMS];
+} loss_case;
+
+static q8_graph *loss_build(const void *ctx) {
+    const loss_case *c = ctx;
+    q8_dtype ft = c->f64 ? Q8_F64 : Q8_F32;
+    q8t_in ins[3] = {{"x", ft, c->nd, {0}, NULL},
+                     {"t", c->t64 ? Q8_I64 : Q8_I32, c->nd - 1, {0}, NULL},
+                     {"w", ft, 1, {c->dims[1]}, NULL}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    ins[1].dims[0] = c->dims[0];
+    for (int i = 2; i < c->nd; i++) ins[1].dims[i - 1] = c->dims[i];
+    q8_graph *g = q8t_graph1(c->sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss",
+                             ins, c->weight ? 3 : 2, c->log_prob ? 2 : 1);
+    if (c->reduction) q8t_attr_str(g, "reduction", c->reduction);
+    if (c->has_ii) q8t_attr_int(g, "ignore_index", c->ii);
+    return g;
+}
+
+/* The spec's definition over plain index loops, in double: lp, the per-place
+ * losses, then the reduction. Writes log_softmax to lp_out (SCE). */
+static double loss_ref(const loss_case *c, const double *x, const int64_t *t, const double *w,
+                       double *none, double *lp_out) {
+    int64_t N = c->dims[0], C = c->dims[1], D = numel_of(c->dims + 2, c->nd - 2);
+    double sum = 0, wsum = 0;
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t d = 0; d < D; d++) {
+            for (int64_t k = 0; k < C; k++) {
+                double v = x[(n * C + k) * D + d];
+                if (c->sce) {
+                    double s = 0;
+                    for (int64_t j = 0; j < C; j++) s += exp(x[(n * C + j) * D + d]);
+                    v -= log(s);
+                }
+                lp_out[(n * C + k) * D + d] = v;
+            }
+            int64_t tg = t[n * D + d];
+            double l, wt;
+            if (c->has_ii && tg == c->ii) l = 0, wt = 0;
+            else if (tg < 0 || tg >= C) l = NAN, wt = NAN;
+            else wt = c->weight ? w[tg] : 1, l = -wt * lp_out[(n * C + tg) * D + d];
+            none[n * D + d] = l;
+            sum += l;
+            wsum += wt;
+        }
+    return c->reduction && !strcmp(c->reduction, "sum") ? sum : sum / wsum;
+}
+
+/* got (float32 or float64) against want, NaN where want is NaN */
+static void loss_check(const loss_case *c, const void *got, const double *want, int64_t n,
+                       const char *what) {
+    for (int64_t i = 0; i < n; i++) {
+        double g = c->f64 ? ((const double *)got)[i] : ((const float *)got)[i];
+        if (isnan(want[i])) {
+            cr_assert(isnan(g), "%s: [%lld] is %g, want NaN", what, (long long)i, g);
+            continue;
+        }
+        double tol = c->f64 ? 1e-12 : 2e-6;
+        cr_assert(fabs(g - want[i]) <= tol * (1 + fabs(want[i])), "%s: [%lld] is %.9g, want %.9g",
+                  what, (long long)i, g, want[i]);
+    }
+}
+
+Test(losses, nll_and_sce_vs_reference) {
+    static const char *const reds[4] = {NULL, "none", "sum", "mean"};
+    q8t_rng r = q8t_seed(257);
+    for (int it = 0; it < 64; it++) {
+        loss_case c = {.sce = it % 2, .f64 = it % 5 == 0, .t64 = it % 3 != 0,
+                       .weight = (it / 2) % 2, .reduction = reds[(it / 4) % 4],
+                       .has_ii = (it / 3) % 3 != 0, .nd = 2 + it % 4};
+        c.log_prob = c.sce && (it / 8) % 2;
+        c.ii = (it / 3) % 3 == 1 ? -1 : (int64_t)(q8t_next(&r) % 4);
+        for (int i = 0; i < c.nd; i++) c.dims[i] = 1 + (int64_t)(q8t_next(&r) % (i == 1 ? 9 : 4));
+        int64_t n = numel_of(c.dims, c.nd), C = c.dims[1], places = n / C;
+        double *xd = malloc(sizeof(double) * (size_t)n), wd[16];
+        int64_t *t = malloc(sizeof(int64_t) * (size_t)places);
+        float *xf = malloc(sizeof(float) * (size_t)n), wf[16];
+        int32_t *t32 = malloc(sizeof(int32_t) * (size_t)places);
+        for (int64_t i = 0; i < n; i++) {
+            xf[i] = (float)((double)(q8t_next(&r) % 20001) / 1000.0 - 10.0);
+            xd[i] = c.f64 ? xf[i] + 1e-9 * (double)(i % 7) : xf[i];
+        }
+        for (int64_t k = 0; k < C; k++)
+            wf[k] = (float)((double)(q8t_next(&r) % 300) / 100.0), wd[k] = wf[k];
+        for (int64_t i = 0; i < places; i++) { /* mostly valid, some ignored */
+            uint64_t u = q8t_next(&r);
+            t[i] = u % 6 == 0 && c.has_ii ? c.ii : (int64_t)(u % (uint64_t)C);
+            t32[i] = (int32_t)t[i];
+        }
+        double *none = malloc(sizeof(double) * (size_t)places), *lp = malloc(sizeof(double) * (size_t)n);
+        double red = loss_ref(&c, xd, t, wd, none, lp);
+        const void *data[3] = {c.f64 ? (const void *)xd : xf, c.t64 ? (const void *)t : t32,
+                               c.f64 ? (const void *)wd : wf};
+        void *outs[2];
+        q8_tensor_info info[2];
+        run2((built){loss_build, &c}, data, c.log_prob ? 2 : 1, outs, info);
+        char what[96];
+        snprintf(what, sizeof what, "loss case %d (%s, %s, rank %d)", it, c.sce ? "SCE" : "NLL",
+                 c.reduction ? c.reduction : "default", c.nd);
+        if (c.reduction && !strcmp(c.reduction, "none")) {
+            int64_t td[Q8_MAX_DIMS] = {c.dims[0]};
+            for (int i = 2; i < c.nd; i++) td[i - 1] = c.dims[i];
+            assert_shape(&info[0], td, c.nd - 1);
+            loss_check(&c, outs[0], none, places, what);
+        } else {
+            cr_assert_eq(info[0].ndim, 0, "%s: a reduced loss is a scalar", what);
+            loss_check(&c, outs[0], &red, 1, what);
+        }
+        if (c.log_prob) {
+            assert_shape(&info[1], c.dims, c.nd);
+            loss_check(&c, outs[1], lp, n, what);
+            free(outs[1]);
+        }
+        free(outs[0]);
+        free(xd);
+        free(xf);
+        free(t);
+        free(t32);
+        free(none);
+        free(lp);
+    }
+}
+
+/* Every place ignored: mean is 0/0 (NaN, as the reference), sum 0; a target
+ * outside [0, C) gives NaN, never a read out of bounds. */
+Test(losses, all_ignored_and_out_of_range_targets) {
+    float x[6] = {-1, -2, -3, -4, -5, -6};
+    int64_t t[2] = {-100, -100}, bad[2] = {1, 7};
+    loss_case c = {.t64 = true, .has_ii = true, .ii = -100, .nd = 2, .dims = {2, 3}};
+    const void *data[2] = {x, t};
+    void *outs[1];
+    q8_tensor_info info[1];
+    run2((built){loss_build, &c}, data, 1, outs, info);
+    cr_assert(isnan(*(float *)outs[0]), "mean over no place: %g", *(float *)outs[0]);
+    free(outs[0]);
+    c.reduction = "sum";
+    run2((built){loss_build, &c}, data, 1, outs, info);
+    cr_assert_eq(*(float *)outs[0], 0.0f);
+    free(outs[0]);
+    c.reduction = "none";
+    c.sce = true;
+    data[1] = bad;
+    run2((built){loss_build, &c}, data, 1, outs, info);
+    float *y = outs[0];
+    double lse = -4 + log(exp(0.0) + exp(-1.0) + exp(-2.0));
+    cr_assert(fabs(y[0] - (5 + lse)) < 1e-5, "SCE loss %g, want %g", y[0], 5 + lse);
+    cr_assert(isnan(y[1]), "target 7 of 3 classes: %g, want NaN", y[1]);
+    free(outs[0]);
+}
+
+Test(losses, errors) {
+    float x[24] = {0};
+    const void *data[3] = {x, x, x};
+    loss_case c = {.reduction = "avg", .nd = 2, .dims = {2, 3}};
+    EXPECT_ERR(loss_build(&c), data, "reduction 'avg': expected none, sum or mean");
+    c = (loss_case){.nd = 2, .dims = {2, 3}};
+    q8_graph *g = loss_build(&c);
+    q8_graph_tensor(g, g->nodes[0]->inputs[1])->dims[0] = 3;
+    EXPECT_ERR(g, data, "targets must have the input's shape without its dim 1");
+    c = (loss_case){.weight = true, .nd = 3, .dims = {2, 3, 4}};
+    g = loss_build(&c);
+    q8_graph_tensor(g, g->nodes[0]->inputs[2])->dims[0] = 4;
+    EXPECT_ERR(g, data, "weights must be [C] = [3]");
+}

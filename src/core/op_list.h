@@ -121,6 +121,8 @@
     X(DET, det, "", "Det") \
     X(GRID_SAMPLE, grid_sample, "", "GridSample") \
     X(EINSUM, einsum, "", "Einsum") \
+    X(NLL_LOSS, nll_loss, "", "NegativeLogLikelihoodLoss") \
+    X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "", "SoftmaxCrossEntropyLoss") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
