@@ -1205,7 +1205,9 @@ static void red_check(red_case c, uint64_t seed) {
     float *x = rand_buf(seed, n, lo, hi);
     int64_t *xi = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
     int32_t *x32 = malloc(sizeof(int32_t) * (size_t)(n ? n : 1));
+    double *xd = malloc(sizeof(double) * (size_t)(n ? n : 1));
     for (int64_t i = 0; i < n; i++) {
+        xd[i] = x[i];
         xi[i] = (int64_t)(x[i] * 1000) * (k == 4 ? 1 : 1000003);
         if (k == 4) xi[i] = (int64_t)(x[i] * 3);
         x32[i] = (int32_t)xi[i];
@@ -1265,7 +1267,10 @@ static void red_check(red_case c, uint64_t seed) {
         imn[o] = iv < imn[o] ? iv : imn[o];
         ipr[o] = (int64_t)((uint64_t)ipr[o] * (uint64_t)iv);
     }
-    const void *data[] = {c.dt == Q8_F32 ? (void *)x : c.dt == Q8_I32 ? (void *)x32 : (void *)xi};
+    const void *data[] = {c.dt == Q8_F32   ? (void *)x
+                          : c.dt == Q8_F64 ? (void *)xd
+                          : c.dt == Q8_I32 ? (void *)x32
+                                           : (void *)xi};
     void *out[1];
     q8_tensor_info info[1];
     run2((built){red_build, &c}, data, 1, out, info);
@@ -1276,6 +1281,16 @@ static void red_check(red_case c, uint64_t seed) {
         assert_shape(&info[0], od, ond);
         cr_assert_eq(info[0].dtype, c.dt);
         for (int64_t o = 0; o < on; o++) {
+            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o],       pr[o],
+                          sa[o],  sqrt(sq[o]),          sq[o], log(acc[o]), log(se[o])};
+            if (c.dt == Q8_F64) { /* double all the way: far tighter than a float result */
+                double want = w[k], got = ((double *)out[0])[o];
+                cr_assert(fabs(got - want) <= 1e-12 * (1 + fabs(want)) ||
+                              (isnan(want) && isnan(got)) || (isinf(want) && got == want),
+                          "%s float64 [%lld]: got %.17g, want %.17g", c.op, (long long)o, got,
+                          want);
+                continue;
+            }
             if (c.dt != Q8_F32) {
                 int64_t want = k == 0 ? ia[o] : k == 2 ? imx[o] : k == 3 ? imn[o] : ipr[o];
                 int64_t got = c.dt == Q8_I32 ? ((int32_t *)out[0])[o] : ((int64_t *)out[0])[o];
@@ -1284,8 +1299,6 @@ static void red_check(red_case c, uint64_t seed) {
                              (long long)got, (long long)want);
                 continue;
             }
-            double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o],       pr[o],
-                          sa[o],  sqrt(sq[o]),          sq[o], log(acc[o]), log(se[o])};
             float want = (float)w[k], got = ((float *)out[0])[o];
             cr_assert(fabsf(got - want) <= 1e-5f + 1e-5f * fabsf(want) ||
                           (isnan(want) && isnan(got)) || (isinf(want) && got == want),
@@ -1296,6 +1309,7 @@ static void red_check(red_case c, uint64_t seed) {
     free(x);
     free(xi);
     free(x32);
+    free(xd);
     free(acc);
     free(mx);
     free(mn);
@@ -1334,12 +1348,12 @@ Test(reduce, all_ops_axes_keepdims) {
     };
     for (int k = 0; k < 10; k++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-            for (int keep = 0; keep < 2; keep++) {
+            for (int keep = 0; keep < 3; keep++) { /* 2: float64, keepdims 1 */
                 red_case c = {.op = red_ops[k],
-                              .dt = Q8_F32,
+                              .dt = keep == 2 ? Q8_F64 : Q8_F32,
                               .nd = shapes[s].nd,
                               .na = shapes[s].na,
-                              .keep = keep,
+                              .keep = keep != 0,
                               .opset = 13};
                 memcpy(c.dims, shapes[s].dims, sizeof c.dims);
                 memcpy(c.axes, shapes[s].axes, sizeof c.axes);
@@ -1470,7 +1484,7 @@ Test(reduce, errors) {
     EXPECT_ERR(red_build(&c), data, "axis -2 is given twice");
     c.dt = Q8_I64;
     c.na = 1;
-    EXPECT_ERR(red_build(&c), data, "input is int64, supported: float32");
+    EXPECT_ERR(red_build(&c), data, "input is int64, supported: float32, float64");
     /* axes computed at run time: not supported */
     q8t_in ins[2] = {{"x", Q8_F32, 3, {2, 3, 4}, NULL}, {"axes", Q8_I64, 1, {1}, NULL}};
     int64_t ax[1] = {1};

@@ -18,6 +18,9 @@ CATEGORIES = [
     (r"is not a tensor|segmented tensors|dims, at most 8 supported|unknown data type 0"
      r"|int32_data has \d+ values, its shape needs \d{9,}",
      lambda m: "sequence / optional types (test data is not a plain tensor)"),
+    # before "float16", which "bfloat16" also matches
+    (r"got uint16 data, the model wants bfloat16|output dtype bfloat16, expected uint16",
+     lambda m: "test data stores bfloat16 as uint16 (onnx 1.12 test data)"),
     (r"float64|double", lambda m: "float64 data"),
     (r"float16", lambda m: "float16 arithmetic"),
     (r"training[ -]mode", lambda m: "training mode"),
@@ -25,8 +28,6 @@ CATEGORIES = [
     (r"If with a condition computed at run time",
      lambda m: "control flow decided at run time (If on a computed condition)"),
     (r"must be a constant", lambda m: "shape computed from run-time data (q8 fixes shapes at load)"),
-    (r"got uint16 data, the model wants bfloat16|output dtype bfloat16, expected uint16",
-     lambda m: "test data stores bfloat16 as uint16 (onnx 1.12 test data)"),
     (r"input 'like': the model wants rank 2, got rank 1",
      lambda m: "test data's 'like' input has the wrong rank (onnx 1.12 test data)"),
 ]

@@ -14,8 +14,9 @@ static q8_status reduce_infer(q8_graph *g, q8_node *n, q8_error *err, q8_reduce_
     Q8_TRY(q8_check_io(n, 1, 2, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0);
-    if (x->dtype != Q8_F32 && !((x->dtype == Q8_I64 || x->dtype == Q8_I32) && int_ok(kind)))
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input is %s, supported: float32%s",
+    if (x->dtype != Q8_F32 && x->dtype != Q8_F64 &&
+        !((x->dtype == Q8_I64 || x->dtype == Q8_I32) && int_ok(kind)))
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input is %s, supported: float32, float64%s",
                             q8_dtype_name(x->dtype), int_ok(kind) ? ", int32, int64" : "");
     int r = x->ndim;
     int64_t axes[Q8_MAX_DIMS];

@@ -7,7 +7,7 @@
  * The input dims are merged into alternating kept / reduced groups (size-1
  * dims dropped): output element o is at offset(o over kdims / kstride) and
  * reduces the elements at that plus offset(i over rdims / rstride), i in
- * [0, red_numel). float32 takes every kind; int32 and int64 (shape
+ * [0, red_numel). float32 and float64 take every kind; int32 and int64 (shape
  * arithmetic) Sum, Max, Min and Prod, whose sums and products wrap around. */
 #ifndef Q8_CORE_OPS_REDUCE_H
 #define Q8_CORE_OPS_REDUCE_H
