@@ -1221,8 +1221,9 @@ Test(errors, gemm_matmul_qdq_messages) {
     qin qs_var = {"s", Q8_F32, 0, {0}, NULL, NULL, 0};
     qin qs3 = {"s", Q8_F32, 1, {3}, sc, NULL, 0};
     qin q1[2] = {qx, qs_var};
-    check_fails(qgraph("QuantizeLinear", "", q1, 2, NULL, NULL), "input 1 ('s') must be a constant",
-                "variable scale");
+    q8_graph *gv = qgraph("QuantizeLinear", "", q1, 2, NULL, NULL);
+    q8_graph_tensor(gv, gv->nodes[0]->inputs[1])->dtype = Q8_F64;
+    check_fails(gv, "scale 's' is float64, only float32", "float64 scale");
     qin q2[2] = {qx, qs3};
     check_fails(qgraph("QuantizeLinear", "", q2, 2, NULL, NULL), "axis 1 of x has 4",
                 "per-axis length");
@@ -2701,4 +2702,50 @@ Test(qconv, depthwise_simd_row_windows) {
     c = dw_case("3x3 s(3,1) (R 1, reload)", 5, 17, 30, 3, 1, pa);
     c.sh = 3;
     check_conv_acts(c, 610, k_acts, 2);
+}
+
+/* QuantizeLinear and DequantizeLinear with the scale and zero point computed
+ * at run time (graph inputs here; DynamicQuantizeLinear's expanded form),
+ * per tensor and per axis, against the formulas. */
+Test(qdq, run_time_scale_and_zero_point) {
+    q8t_rng r = q8t_seed(263);
+    for (int it = 0; it < 8; it++) {
+        bool per_axis = it % 2, i8 = (it / 2) % 2, dq = it / 4;
+        int64_t rows = 3, cols = 5, cnt = per_axis ? cols : 1;
+        float x[15], s[5];
+        uint8_t z[5], xq[15];
+        q8t_fill(&r, x, 15, -40, 40);
+        for (int64_t c = 0; c < cnt; c++) {
+            s[c] = 0.05f + (float)(q8t_next(&r) % 100) / 200.0f;
+            z[c] = (uint8_t)(q8t_next(&r) % 256);
+        }
+        for (int i = 0; i < 15; i++) xq[i] = (uint8_t)(q8t_next(&r) % 256);
+        q8_dtype qt = i8 ? Q8_I8 : Q8_U8;
+        q8t_in ins[3] = {{"x", dq ? qt : Q8_F32, 2, {rows, cols}, NULL},
+                         {"s", Q8_F32, per_axis ? 1 : 0, {cnt}, NULL},
+                         {"z", qt, per_axis ? 1 : 0, {cnt}, NULL}};
+        q8_graph *g = q8t_graph1(dq ? "DequantizeLinear" : "QuantizeLinear", ins, 3, 1);
+        g->opset = 13;
+        const void *data[3] = {dq ? (const void *)xq : x, s, z};
+        void *out[1];
+        q8_tensor_info info[1];
+        q8_error err = {0};
+        cr_assert_eq(q8t_run(g, data, 2, out, info, 1, &err), Q8_OK, "%s", err.msg);
+        for (int i = 0; i < 15; i++) {
+            int c = per_axis ? i % 5 : 0;
+            int32_t zc = i8 ? (int8_t)z[c] : z[c];
+            if (dq) {
+                int32_t q = i8 ? (int8_t)xq[i] : xq[i];
+                float want = (float)(q - zc) * s[c], got = ((float *)out[0])[i];
+                cr_assert_float_eq(got, want, 1e-6f * (1 + fabsf(want)), "case %d [%d]", it, i);
+            } else {
+                double v = rint((double)(x[i] / s[c])) + zc;
+                int32_t lo = i8 ? -128 : 0, hi = i8 ? 127 : 255;
+                int32_t want = v < lo ? lo : v > hi ? hi : (int32_t)v;
+                int32_t got = i8 ? ((int8_t *)out[0])[i] : ((uint8_t *)out[0])[i];
+                cr_assert_eq(got, want, "case %d [%d]: %d, want %d", it, i, got, want);
+            }
+        }
+        free(out[0]);
+    }
 }

@@ -157,12 +157,8 @@ q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error 
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
     const q8_tensor *x = q8_in(g, n, 0), *s = q8_in(g, n, 1), *z = q8_in(g, n, 2);
     if (!s) return q8_node_fail(err, Q8_ERR_FORMAT, n, "the scale (input 1) is missing");
-    for (int i = 1; i <= 2; i++) {
-        const q8_tensor *t = i == 1 ? s : z;
-        if (t && !t->data)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "input %d ('%s') must be a constant",
-                                i, t->name);
-    }
+    Q8_TRY(q8_check_input(g, n, 1, Q8_UNDEFINED, err));
+    if (z) Q8_TRY(q8_check_input(g, n, 2, Q8_UNDEFINED, err));
     if (s->dtype != Q8_F32)
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "scale '%s' is %s, only float32 is "
                             "supported", s->name, q8_dtype_name(s->dtype));
@@ -192,7 +188,7 @@ q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error 
         for (int i = ax + 1; i < x->ndim; i++) o->inner *= x->dims[i];
     }
     const float *sc = s->data;
-    for (int64_t c = 0; c < cnt; c++)
+    for (int64_t c = 0; sc && c < cnt; c++)
         if (!good_scale(sc[c]))
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "scale %lld is %g, must be positive and "
                                 "finite", (long long)c, sc[c]);

@@ -49,9 +49,11 @@ q8_status q8_qop_set_out_scale(q8_graph *g, const q8_node *n, float sy, q8_error
  * dims under numpy broadcasting: 0 where t is broadcast. */
 void q8_qop_batch_strides(const q8_tensor *t, int nb, int64_t *str);
 
-/* QuantizeLinear / DequantizeLinear: the constant scale (input 1) and
- * optional zero point (input 2) of data x (input 0), per tensor or per
- * axis. Value i of x uses channel (i / inner) % count of both. */
+/* QuantizeLinear / DequantizeLinear: the scale (input 1) and optional zero
+ * point (input 2) of data x (input 0), per tensor or per axis. Value i of x
+ * uses channel (i / inner) % count of both. Either may be computed at run
+ * time (DynamicQuantizeLinear's expanded form): the kernels read them when
+ * the node runs; only a constant scale is checked here (positive, finite). */
 typedef struct q8_qdq {
     int64_t count;          /* number of scales (1: per tensor) */
     int64_t inner;          /* elements per channel run */

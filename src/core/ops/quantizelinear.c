@@ -23,7 +23,9 @@ static q8_status quant_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->rows = q8_tensor_numel(x) / (p->q.inner ? p->q.inner : 1);
     Q8_TRY(q8_set_output(g, n, 0, p->out_i8 ? Q8_I8 : Q8_U8, x->dims, x->ndim, err));
 
-    /* The output's quantization parameters, when one zero point fits all. */
+    /* The output's quantization parameters, when they are constants and one
+     * zero point fits all. */
+    if (!s->data || (z && !z->data)) return Q8_OK;
     int32_t zp0 = 0;
     for (int64_t c = 0; z && c < p->q.count; c++) {
         int32_t v = p->out_i8 ? ((const int8_t *)z->data)[c] : ((const uint8_t *)z->data)[c];

@@ -1,7 +1,8 @@
 /* QuantizeLinear: y = saturate(round_half_even(x / scale)
  * + zero_point), int8 or uint8 (the zero point's type; uint8 without one),
- * per tensor or per axis. Scale and zero point must be constants; the output
- * gets them as its quantization parameters (when the zero points agree). */
+ * per tensor or per axis. Scale and zero point may be computed at run time;
+ * when they are constants, the output gets them as its quantization
+ * parameters (when the zero points agree). */
 #ifndef Q8_CORE_OPS_QUANTIZELINEAR_H
 #define Q8_CORE_OPS_QUANTIZELINEAR_H
 
