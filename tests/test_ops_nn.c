@@ -2787,3 +2787,242 @@ Test(losses, errors) {
     q8_graph_tensor(g, g->nodes[0]->inputs[2])->dims[0] = 4;
     EXPECT_ERR(g, data, "weights must be [C] = [3]");
 }
+
+/* ------------------------------------------------------------- MaxUnpool */
+
+typedef struct unpool_case {
+    bool f64, with_shape;
+    int nd;                         /* x's rank */
+    int64_t dims[Q8_MAX_DIMS];
+    int64_t k[3], s[3], pads[6];
+    int64_t extra[3];               /* output_shape beyond the unpooled dims */
+    int64_t unpooled[Q8_MAX_DIMS], out[Q8_MAX_DIMS];
+} unpool_case;
+
+static q8_graph *unpool_build(const void *ctx) {
+    const unpool_case *c = ctx;
+    q8t_in ins[3] = {{"x", c->f64 ? Q8_F64 : Q8_F32, c->nd, {0}, NULL},
+                     {"i", Q8_I64, c->nd, {0}, NULL},
+                     {"shape", Q8_I64, 1, {c->nd}, c->out}};
+    memcpy(ins[0].dims, c->dims, sizeof c->dims);
+    memcpy(ins[1].dims, c->dims, sizeof c->dims);
+    q8_graph *g = q8t_graph1("MaxUnpool", ins, c->with_shape ? 3 : 2, 1);
+    g->opset = 11;
+    int k = c->nd - 2;
+    q8t_attr_ints(g, "kernel_shape", c->k, k);
+    q8t_attr_ints(g, "strides", c->s, k);
+    q8t_attr_ints(g, "pads", c->pads, 2 * k);
+    return g;
+}
+
+Test(maxunpool, random_indices_shapes_and_output_shape) {
+    q8t_rng r = q8t_seed(269);
+    for (int it = 0; it < 24; it++) {
+        unpool_case c = {.f64 = it % 3 == 0, .with_shape = it % 2, .nd = 3 + it % 3};
+        int k = c.nd - 2;
+        c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
+        c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
+        memcpy(c.unpooled, c.dims, sizeof c.dims);
+        for (int i = 0; i < k; i++) {
+            c.dims[2 + i] = 1 + (int64_t)(q8t_next(&r) % 4);
+            c.k[i] = 1 + (int64_t)(q8t_next(&r) % 3);
+            c.s[i] = 1 + (int64_t)(q8t_next(&r) % 3);
+            c.pads[i] = c.k[i] > 1 ? (int64_t)(q8t_next(&r) % 2) : 0; /* keep dims >= 1 */
+            c.pads[k + i] = 0;
+            c.unpooled[2 + i] = (c.dims[2 + i] - 1) * c.s[i] + c.k[i] - c.pads[i];
+            c.extra[i] = (int64_t)(q8t_next(&r) % 3);
+        }
+        c.unpooled[0] = c.dims[0];
+        c.unpooled[1] = c.dims[1];
+        memcpy(c.out, c.unpooled, sizeof c.out);
+        if (c.with_shape)
+            for (int i = 0; i < k; i++) c.out[2 + i] += c.extra[i];
+        int64_t n = numel_of(c.dims, c.nd), un = numel_of(c.unpooled, c.nd),
+                on = numel_of(c.out, c.nd);
+        double *xd = malloc(sizeof(double) * (size_t)n), *want = calloc((size_t)on, sizeof(double));
+        float *xf = malloc(sizeof(float) * (size_t)n);
+        int64_t *ind = malloc(sizeof(int64_t) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            xf[i] = (float)(q8t_next(&r) % 1000) - 500, xd[i] = xf[i] + 0.25;
+            uint64_t u = q8t_next(&r);
+            /* mostly in range (some repeated), a few outside on either side */
+            ind[i] = u % 11 == 0 ? -1 - (int64_t)(u % 3) : u % 13 == 0 ? un + (int64_t)(u % 5)
+                                                                        : (int64_t)(u % (uint64_t)un);
+        }
+        for (int64_t i = 0; i < n; i++) { /* in order: the last repeated index wins */
+            if (ind[i] < 0 || ind[i] >= un) continue;
+            int64_t rem = ind[i], off = 0, mul = 1;
+            for (int d = c.nd - 1; d >= 0; d--) {
+                off += (rem % c.unpooled[d]) * mul;
+                rem /= c.unpooled[d];
+                mul *= c.out[d];
+            }
+            want[off] = c.f64 ? xd[i] : xf[i];
+        }
+        const void *data[2] = {c.f64 ? (const void *)xd : xf, ind};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){unpool_build, &c}, data, 1, outs, info);
+        assert_shape(&info[0], c.out, c.nd);
+        for (int64_t i = 0; i < on; i++) {
+            double got = c.f64 ? ((double *)outs[0])[i] : ((float *)outs[0])[i];
+            cr_assert_eq(got, want[i], "unpool case %d [%lld]: %g, want %g", it, (long long)i, got,
+                         want[i]);
+        }
+        free(outs[0]);
+        free(xd);
+        free(xf);
+        free(ind);
+        free(want);
+    }
+}
+
+Test(maxunpool, errors) {
+    float x[16] = {0};
+    int64_t i[16] = {0};
+    const void *data[2] = {x, i};
+    unpool_case c = {.with_shape = true, .nd = 4, .dims = {1, 1, 2, 2}, .k = {2, 2},
+                     .s = {2, 2}, .out = {1, 1, 3, 4}};
+    EXPECT_ERR(unpool_build(&c), data, "output_shape dim 2 is 3, the unpooled tensor's 4");
+    c = (unpool_case){.nd = 4, .dims = {1, 1, 2, 2}, .k = {2, 0}, .s = {2, 2}};
+    EXPECT_ERR(unpool_build(&c), data, "kernel_shape and strides must be positive");
+    c = (unpool_case){.nd = 4, .dims = {1, 1, 1, 1}, .k = {1, 1}, .s = {1, 1}, .pads = {1, 0, 1, 0}};
+    EXPECT_ERR(unpool_build(&c), data, "pads exceed the unpooled dim 0");
+}
+
+/* -------------------------------------------------------------- RoiAlign */
+
+typedef struct roi_case {
+    const char *mode, *ct;          /* NULL: the default */
+    int opset;
+    int64_t n, c, h, w, rois, oh, ow, ratio;
+    float scale;
+} roi_case;
+
+static q8_graph *roi_build(const void *ctx) {
+    const roi_case *c = ctx;
+    q8t_in ins[3] = {{"x", Q8_F32, 4, {c->n, c->c, c->h, c->w}, NULL},
+                     {"rois", Q8_F32, 2, {c->rois, 4}, NULL},
+                     {"b", Q8_I64, 1, {c->rois}, NULL}};
+    q8_graph *g = q8t_graph1("RoiAlign", ins, 3, 1);
+    g->opset = c->opset;
+    if (c->mode) q8t_attr_str(g, "mode", c->mode);
+    if (c->ct) q8t_attr_str(g, "coordinate_transformation_mode", c->ct);
+    q8t_attr_int(g, "output_height", c->oh);
+    q8t_attr_int(g, "output_width", c->ow);
+    q8t_attr_int(g, "sampling_ratio", c->ratio);
+    q8t_attr_float(g, "spatial_scale", c->scale);
+    return g;
+}
+
+/* A sample of plane x at (y, x) as the spec's bilinear rule: 0 beyond one
+ * pixel outside, else clamped to the plane; the four weighted corners. */
+static void roi_sample(const float *x, int64_t h, int64_t w, double yy, double xx, double v[4]) {
+    v[0] = v[1] = v[2] = v[3] = 0;
+    if (yy < -1 || yy > (double)h || xx < -1 || xx > (double)w) return;
+    yy = fmin(fmax(yy, 0), (double)(h - 1));
+    xx = fmin(fmax(xx, 0), (double)(w - 1));
+    int64_t y0 = (int64_t)floor(yy), x0 = (int64_t)floor(xx);
+    int64_t y1 = y0 + 1 < h ? y0 + 1 : y0, x1 = x0 + 1 < w ? x0 + 1 : x0;
+    double ly = yy - (double)y0, lx = xx - (double)x0;
+    v[0] = (1 - ly) * (1 - lx) * x[y0 * w + x0];
+    v[1] = (1 - ly) * lx * x[y0 * w + x1];
+    v[2] = ly * (1 - lx) * x[y1 * w + x0];
+    v[3] = ly * lx * x[y1 * w + x1];
+}
+
+Test(roialign, modes_transforms_and_grids_vs_reference) {
+    q8t_rng r = q8t_seed(271);
+    for (int it = 0; it < 24; it++) {
+        roi_case c = {.mode = it % 3 == 0 ? "max" : it % 3 == 1 ? "avg" : NULL,
+                      .ct = it % 4 == 0 ? "output_half_pixel" : it % 4 == 1 ? "half_pixel" : NULL,
+                      .opset = it % 2 ? 16 : 10, .n = 1 + it % 2, .c = 1 + it % 3,
+                      .h = 3 + (int64_t)(q8t_next(&r) % 9), .w = 3 + (int64_t)(q8t_next(&r) % 9),
+                      .rois = 1 + it % 4, .oh = 1 + it % 3, .ow = 1 + (it / 3) % 3,
+                      .ratio = it % 5 == 0 ? 0 : (int64_t)(q8t_next(&r) % 3), .scale = it % 2 ? 0.5f : 1.0f};
+        if (c.opset == 10 && c.ct && !strcmp(c.ct, "half_pixel")) c.ct = NULL;
+        int64_t xn = c.n * c.c * c.h * c.w;
+        float *x = malloc(sizeof(float) * (size_t)xn), rois[16];
+        int64_t bi[4];
+        q8t_fill(&r, x, xn, -4, 4);
+        for (int64_t k = 0; k < c.rois; k++) { /* some ROIs reach past the edges */
+            float ax = (float)(q8t_next(&r) % 200) / 10.0f - 3, ay = (float)(q8t_next(&r) % 200) / 10.0f - 3;
+            rois[k * 4 + 0] = ax, rois[k * 4 + 1] = ay;
+            rois[k * 4 + 2] = ax + (float)(q8t_next(&r) % 120) / 10.0f;
+            rois[k * 4 + 3] = ay + (float)(q8t_next(&r) % 120) / 10.0f;
+            bi[k] = (int64_t)(q8t_next(&r) % (uint64_t)c.n);
+        }
+        bool half = c.ct ? !strcmp(c.ct, "half_pixel") : c.opset >= 16;
+        bool mx = c.mode && !strcmp(c.mode, "max");
+        int64_t yn = c.rois * c.c * c.oh * c.ow;
+        float *want = malloc(sizeof(float) * (size_t)yn);
+        for (int64_t k = 0; k < c.rois; k++) {
+            double off = half ? 0.5 : 0, sx = rois[k * 4] * (double)c.scale - off,
+                   sy = rois[k * 4 + 1] * (double)c.scale - off;
+            double rw = rois[k * 4 + 2] * (double)c.scale - off - sx,
+                   rh = rois[k * 4 + 3] * (double)c.scale - off - sy;
+            if (!half) rw = fmax(rw, 1), rh = fmax(rh, 1);
+            double bh = rh / (double)c.oh, bw = rw / (double)c.ow;
+            int64_t gh = c.ratio ? c.ratio : (int64_t)fmax(1, ceil(rh / (double)c.oh));
+            int64_t gw = c.ratio ? c.ratio : (int64_t)fmax(1, ceil(rw / (double)c.ow));
+            for (int64_t ch = 0; ch < c.c; ch++)
+                for (int64_t ph = 0; ph < c.oh; ph++)
+                    for (int64_t pw = 0; pw < c.ow; pw++) {
+                        const float *pl = x + (bi[k] * c.c + ch) * c.h * c.w;
+                        double acc = mx ? -INFINITY : 0, v[4];
+                        for (int64_t iy = 0; iy < gh; iy++)
+                            for (int64_t ix = 0; ix < gw; ix++) {
+                                roi_sample(pl, c.h, c.w, sy + ((double)ph + ((double)iy + 0.5) / (double)gh) * bh,
+                                           sx + ((double)pw + ((double)ix + 0.5) / (double)gw) * bw, v);
+                                if (mx) acc = fmax(acc, fmax(fmax(v[0], v[1]), fmax(v[2], v[3])));
+                                else acc += v[0] + v[1] + v[2] + v[3];
+                            }
+                        want[((k * c.c + ch) * c.oh + ph) * c.ow + pw] =
+                            (float)(mx ? acc : acc / (double)(gh * gw));
+                    }
+        }
+        const void *data[3] = {x, rois, bi};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){roi_build, &c}, data, 1, outs, info);
+        int64_t od[4] = {c.rois, c.c, c.oh, c.ow};
+        assert_shape(&info[0], od, 4);
+        char what[64];
+        snprintf(what, sizeof what, "roialign case %d", it);
+        q8t_assert_close(outs[0], want, yn, 1e-5f, 1e-5f, what);
+        free(outs[0]);
+        free(x);
+        free(want);
+    }
+}
+
+/* Bad ROI data gives NaN for that ROI (never a read out of bounds); a huge
+ * ROI is sampled on a capped grid instead of hanging. */
+Test(roialign, bad_batch_index_nonfinite_and_huge_rois) {
+    float x[2 * 3 * 3], rois[12] = {0, 0, 2, 2, 0, 0, INFINITY, 1, -1e30f, -1e30f, 1e30f, 1e30f};
+    for (int i = 0; i < 18; i++) x[i] = 2;
+    int64_t bi[3] = {5, 0, 1};
+    roi_case c = {"avg", "half_pixel", 16, 2, 1, 3, 3, 3, 1, 1, 0, 1.0f};
+    const void *data[3] = {x, rois, bi};
+    void *outs[1];
+    q8_tensor_info info[1];
+    run2((built){roi_build, &c}, data, 1, outs, info);
+    float *y = outs[0];
+    cr_assert(isnan(y[0]), "batch index 5 of 2: %g", y[0]);
+    cr_assert(isnan(y[1]), "an infinite coordinate: %g", y[1]);
+    cr_assert(isfinite(y[2]) && y[2] >= 0 && y[2] < 1e-3, "a huge ROI averages mostly zeros: %g",
+              y[2]);
+    free(outs[0]);
+}
+
+Test(roialign, errors) {
+    float x[64] = {0};
+    int64_t b[4] = {0};
+    const void *data[3] = {x, x, b};
+    roi_case c = {"mean", NULL, 16, 1, 1, 4, 4, 1, 1, 1, 0, 1.0f};
+    EXPECT_ERR(roi_build(&c), data, "mode 'mean': expected avg or max");
+    c = (roi_case){"avg", "asymmetric", 16, 1, 1, 4, 4, 1, 1, 1, 0, 1.0f};
+    EXPECT_ERR(roi_build(&c), data, "coordinate_transformation_mode 'asymmetric'");
+    c = (roi_case){"avg", NULL, 16, 1, 1, 4, 4, 1, 0, 1, 0, 1.0f};
+    EXPECT_ERR(roi_build(&c), data, "output_height and output_width must be positive");
+}

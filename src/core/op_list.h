@@ -123,6 +123,8 @@
     X(EINSUM, einsum, "", "Einsum") \
     X(NLL_LOSS, nll_loss, "", "NegativeLogLikelihoodLoss") \
     X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "", "SoftmaxCrossEntropyLoss") \
+    X(MAX_UNPOOL, max_unpool, "", "MaxUnpool") \
+    X(ROI_ALIGN, roi_align, "", "RoiAlign") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
