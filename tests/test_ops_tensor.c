@@ -2492,3 +2492,121 @@ Test(tensor_hardmax, opset11_flattens_at_axis) {
         check_runs(build_hardmax11, &c, in, &w, 1, form ? "Hardmax 11 axis 2" : "Hardmax 11");
     }
 }
+
+/* ---- TfIdfVectorizer ---------------------------------------------------- */
+
+typedef struct tfidf_case {
+    bool i64, rank1, weights;
+    const char *mode;
+    int64_t rows, cols, min_n, max_n, skip;
+    int n_pool, n_counts, n_idx;
+    int64_t pool[40], counts[3], idx[20];
+    float w[32];
+} tfidf_case;
+
+static q8_graph *build_tfidf(const void *ctx) {
+    const tfidf_case *c = ctx;
+    int64_t dims[2] = {c->rows, c->cols};
+    q8t_in ins[1] = {in_spec("x", c->i64 ? Q8_I64 : Q8_I32, c->rank1 ? 1 : 2,
+                             c->rank1 ? dims + 1 : dims, NULL)};
+    q8_graph *g = graph1("TfIdfVectorizer", 9, ins, 1, 1);
+    q8t_attr_str(g, "mode", c->mode);
+    q8t_attr_int(g, "min_gram_length", c->min_n);
+    q8t_attr_int(g, "max_gram_length", c->max_n);
+    q8t_attr_int(g, "max_skip_count", c->skip);
+    q8t_attr_ints(g, "pool_int64s", c->pool, c->n_pool);
+    q8t_attr_ints(g, "ngram_counts", c->counts, c->n_counts);
+    q8t_attr_ints(g, "ngram_indexes", c->idx, c->n_idx);
+    if (c->weights) q8t_attr_floats(g, "weights", c->w, 32);
+    return g;
+}
+
+/* The reference, by brute force: every (skip, start, size) candidate is
+ * compared with every pool n-gram of a counted size; the last equal one
+ * gives the column. */
+static void tfidf_ref(const tfidf_case *c, const int64_t *x, float *y, int64_t out) {
+    for (int64_t r = 0; r < c->rows; r++) {
+        float *yr = y + r * out;
+        for (int64_t k = 0; k < out; k++) yr[k] = 0;
+        for (int64_t s = 1; s <= c->skip + 1; s++)
+            for (int64_t start = 0; start < c->cols; start++)
+                for (int64_t n = c->min_n; n <= c->max_n; n++) {
+                    if (n == 1 && s > 1) continue;
+                    if (start + (n - 1) * s >= c->cols) continue;
+                    int64_t col = -1, id = 0;
+                    for (int i = 0; i < c->n_counts; i++) {
+                        int64_t b = c->counts[i], e = i + 1 < c->n_counts ? c->counts[i + 1] : c->n_pool;
+                        for (int64_t j = b; j + i + 1 <= e; j += i + 1, id++) {
+                            if (i + 1 != n) continue;
+                            bool eq = true;
+                            for (int64_t t = 0; t < n; t++)
+                                eq = eq && c->pool[j + t] == x[r * c->cols + start + t * s];
+                            if (eq) col = c->idx[id];
+                        }
+                    }
+                    if (col >= 0) yr[col] += 1;
+                }
+        for (int64_t k = 0; k < out; k++) {
+            float f = yr[k], w = c->weights ? c->w[k] : 1;
+            yr[k] = !strcmp(c->mode, "TF") ? f : !strcmp(c->mode, "IDF") ? (f > 0 ? w : 0) : w * f;
+        }
+    }
+}
+
+Test(tensor_tfidf, random_pools_skips_modes) {
+    q8t_rng r = q8t_seed(277);
+    static const char *const modes[3] = {"TF", "IDF", "TFIDF"};
+    for (int it = 0; it < 60; it++) {
+        tfidf_case c = {.i64 = it % 2, .rank1 = it % 5 == 0, .weights = (it / 3) % 2,
+                        .mode = modes[it % 3], .n_counts = 3};
+        c.rows = c.rank1 ? 1 : 1 + (int64_t)(q8t_next(&r) % 3);
+        c.cols = 1 + (int64_t)(q8t_next(&r) % 12);
+        c.min_n = 1 + (int64_t)(q8t_next(&r) % 3);
+        c.max_n = c.min_n + (int64_t)(q8t_next(&r) % (4 - (uint64_t)c.min_n));
+        c.skip = (int64_t)(q8t_next(&r) % 4);
+        /* 1-grams, 2-grams, 3-grams over tokens 0..4 (repeats likely) */
+        int64_t per[3] = {1 + (int64_t)(q8t_next(&r) % 5), (int64_t)(q8t_next(&r) % 6),
+                          (int64_t)(q8t_next(&r) % 5)};
+        c.counts[0] = 0;
+        c.counts[1] = per[0];
+        c.counts[2] = per[0] + 2 * per[1];
+        c.n_pool = (int)(c.counts[2] + 3 * per[2]);
+        for (int i = 0; i < c.n_pool; i++) c.pool[i] = (int64_t)(q8t_next(&r) % 5);
+        c.n_idx = (int)(per[0] + per[1] + per[2]);
+        for (int i = 0; i < c.n_idx; i++) c.idx[i] = (int64_t)(q8t_next(&r) % 9);
+        c.idx[0] = 8; /* output_size 9 */
+        for (int i = 0; i < 32; i++) c.w[i] = (float)(q8t_next(&r) % 50) / 10.0f;
+        int64_t n = c.rows * c.cols, out = 9;
+        int64_t *x = malloc(sizeof(int64_t) * (size_t)n);
+        int32_t *x32 = malloc(sizeof(int32_t) * (size_t)n);
+        for (int64_t i = 0; i < n; i++) x[i] = (int64_t)(q8t_next(&r) % 5), x32[i] = (int32_t)x[i];
+        float *yw = malloc(sizeof(float) * (size_t)(c.rows * out));
+        tfidf_ref(&c, x, yw, out);
+        want w[1] = {{Q8_F32, c.rank1 ? 1 : 2, {0}, yw}};
+        if (c.rank1) w[0].dims[0] = out;
+        else w[0].dims[0] = c.rows, w[0].dims[1] = out;
+        const void *in[1] = {c.i64 ? (const void *)x : x32};
+        char what[96];
+        snprintf(what, sizeof what, "tfidf case %d (%s, n %lld..%lld, skip %lld)", it, c.mode,
+                 (long long)c.min_n, (long long)c.max_n, (long long)c.skip);
+        check_runs(build_tfidf, &c, in, w, 1, what);
+        free(x);
+        free(x32);
+        free(yw);
+    }
+}
+
+Test(tensor_tfidf, errors) {
+    tfidf_case c = {.mode = "BM25", .rows = 1, .cols = 4, .min_n = 1, .max_n = 1, .n_pool = 2,
+                    .n_counts = 1, .n_idx = 2, .pool = {1, 2}, .counts = {0}, .idx = {0, 1}};
+    check_fails(build_tfidf(&c), "mode 'BM25': expected TF, IDF or TFIDF", "mode");
+    c.mode = "TF";
+    c.n_idx = 1;
+    check_fails(build_tfidf(&c), "ngram_indexes has 1 values, the pool 2 n-grams", "short indexes");
+    c.n_idx = 2;
+    c.counts[0] = 3;
+    check_fails(build_tfidf(&c), "offsets must rise within the pool", "bad counts");
+    c.counts[0] = 0;
+    c.min_n = 2;
+    check_fails(build_tfidf(&c), "expected 1 <= min <= max", "min > max");
+}

@@ -125,6 +125,7 @@
     X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "", "SoftmaxCrossEntropyLoss") \
     X(MAX_UNPOOL, max_unpool, "", "MaxUnpool") \
     X(ROI_ALIGN, roi_align, "", "RoiAlign") \
+    X(TFIDF_VECTORIZER, tfidf_vectorizer, "", "TfIdfVectorizer") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \
