@@ -250,11 +250,26 @@ static q8_status import_constant(import_ctx *c, q8_graph *g, const Onnx__NodePro
                    nname, an);
 }
 
-static q8_status import_value_info(import_ctx *c, q8_graph *g, const Onnx__ValueInfoProto *vi, int *out) {
+/* A graph input. A body's input may have no type at all (ONNX lets a Loop
+ * or Scan body take it from the node's input, as the expanded Range function
+ * does): it is imported untyped, and unrolling maps it onto that input. */
+static q8_status import_value_info(import_ctx *c, q8_graph *g, const Onnx__ValueInfoProto *vi,
+                                   bool in_body, int *out) {
     q8_error *err = c->err;
     const char *name = str_or(vi->name, "");
     if (!*name) return q8_fail(err, Q8_ERR_FORMAT, "a graph input has no name");
     const Onnx__TypeProto *tp = vi->type;
+    if (in_body && (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET)) {
+        bool dup;
+        int ti = q8_graph_add_tensor(g, name, &dup);
+        if (ti < 0)
+            return dup ? q8_fail(err, Q8_ERR_FORMAT, "graph input '%s' is defined twice", name)
+                       : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        g->tensors[ti]->dtype = Q8_UNDEFINED;
+        g->tensors[ti]->ndim = -1;
+        *out = ti;
+        return Q8_OK;
+    }
     if (!tp || tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE || !tp->tensor_type)
         return q8_fail(err, Q8_ERR_UNSUPPORTED, "graph input '%s' is not a tensor", name);
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
@@ -447,7 +462,7 @@ static q8_status import_graph(import_ctx *c, const Onnx__GraphProto *gp, q8_grap
         if (vi->name && q8_graph_find(g, vi->name) >= 0 && g->tensors[q8_graph_find(g, vi->name)]->data)
             continue;
         int ti = -1;
-        s = import_value_info(c, g, vi, &ti);
+        s = import_value_info(c, g, vi, parent != NULL, &ti);
         if (s == Q8_OK) g->inputs[g->n_inputs++] = ti;
     }
     if (s == Q8_OK) s = import_nodes(c, g, gp);

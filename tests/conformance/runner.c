@@ -139,8 +139,10 @@ static bool compare(const q8_tensor_info *got, const void *gd, const q8_tensor *
     return true;
 }
 
-/* Mark for binding the integer inputs (of ins, by position in the graph's
- * inputs) that tensor t is computed from; the count marked, or -1. */
+/* Mark for binding the inputs (of ins, by position in the graph's inputs)
+ * whose values tensor t is computed from; the count marked, or -1. Shape and
+ * Size read only their input's shape: the walk stops there, so a data input
+ * is not bound because a shape is taken of it. */
 static int bind_sources(const q8_graph *g, int t, q8_tensor *const *ins, char *const *names,
                         int ni, bool *frozen, int *nfrozen) {
     if (t < 0) return -1;
@@ -151,15 +153,14 @@ static int bind_sources(const q8_graph *g, int t, q8_tensor *const *ins, char *c
         const q8_node *n = g->nodes[i];
         bool out = false;
         for (int k = 0; k < n->n_outputs; k++) out |= n->outputs[k] >= 0 && mark[n->outputs[k]];
-        for (int k = 0; out && k < n->n_inputs; k++)
+        bool shape_only = !strcmp(n->op_type, "Shape") || !strcmp(n->op_type, "Size");
+        for (int k = 0; out && !shape_only && k < n->n_inputs; k++)
             if (n->inputs[k] >= 0) mark[n->inputs[k]] = true;
     }
     int count = 0;
     for (int i = 0; i < ni; i++) {
-        q8_dtype dt = ins[i]->dtype;
-        bool integer = dt == Q8_I64 || dt == Q8_I32 || dt == Q8_BOOL;
         int ti = q8_graph_find(g, names[i]);
-        if (!frozen[i] && integer && ti >= 0 && mark[ti]) {
+        if (!frozen[i] && ti >= 0 && mark[ti]) {
             frozen[i] = true;
             (*nfrozen)++;
             count++;
