@@ -173,6 +173,9 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_EINSUM] = 161,
     [Q8_OP_NLL_LOSS] = 162,
     [Q8_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = 163,
+    [Q8_OP_DFT] = 166,
+    [Q8_OP_STFT] = 167,
+    [Q8_OP_MEL_WEIGHT_MATRIX] = 168,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

@@ -123,6 +123,9 @@
     X(EINSUM, einsum, "", "Einsum") \
     X(NLL_LOSS, nll_loss, "", "NegativeLogLikelihoodLoss") \
     X(SOFTMAX_CROSS_ENTROPY_LOSS, softmax_cross_entropy_loss, "", "SoftmaxCrossEntropyLoss") \
+    X(DFT, dft, "", "DFT") \
+    X(STFT, stft, "", "STFT") \
+    X(MEL_WEIGHT_MATRIX, mel_weight_matrix, "", "MelWeightMatrix") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \

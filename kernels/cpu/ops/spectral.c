@@ -1,0 +1,230 @@
+/* DFT, STFT and MelWeightMatrix on the CPU (params: src/core/ops/spectral.h).
+ * The transforms are plain O(n^2) sums in double over a twiddle table of
+ * the n-th roots of unity (in scratch, filled by run); the output points
+ * are split over the threads, each summed in index order, so results do not
+ * depend on the thread count. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_op.h"
+#include "ops/spectral.h"
+
+/* tw[2m], tw[2m + 1] = cos, sin of 2 pi m / n: (j k) mod n indexes it, which
+ * keeps every angle exact however large j k gets. */
+static void twiddles(double *tw, int64_t n) {
+    const double two_pi = 6.283185307179586476925286766559;
+    for (int64_t m = 0; m < n; m++) {
+        double a = two_pi * (double)m / (double)n;
+        tw[2 * m] = cos(a);
+        tw[2 * m + 1] = sin(a);
+    }
+}
+
+static size_t twiddle_bytes(int64_t n) { return sizeof(double) * 2 * (size_t)n; }
+
+/* Point k of the n-point transform of the m (<= n; the rest is zero
+ * padding) samples x[j * stride] (re, then im when cplx), each times w[j]
+ * when w is given; sign -1 forward, +1 inverse. */
+#define DFT_POINT(T, NAME)                                                                \
+    static void NAME(const T *x, int64_t stride, bool cplx, const T *w, int64_t m,       \
+                     int64_t k, int64_t n, const double *tw, double sign, double *re,    \
+                     double *im) {                                                        \
+        double sr = 0, si = 0;                                                            \
+        int64_t idx = 0; /* j k mod n */                                                  \
+        for (int64_t j = 0; j < m; j++) {                                                 \
+            double xr = (double)x[j * stride], xi = cplx ? (double)x[j * stride + 1] : 0; \
+            if (w) xr *= (double)w[j], xi *= (double)w[j];                                \
+            double c = tw[2 * idx], s = sign * tw[2 * idx + 1];                           \
+            sr += xr * c - xi * s;                                                        \
+            si += xi * c + xr * s;                                                        \
+            idx += k;                                                                     \
+            if (idx >= n) idx -= n;                                                       \
+        }                                                                                 \
+        *re = sr;                                                                         \
+        *im = si;                                                                         \
+    }
+
+DFT_POINT(float, point_f32)
+DFT_POINT(double, point_f64)
+
+/* ---- DFT ---- */
+
+typedef struct dft_args {
+    const q8_dft_params *p;
+    const void *x;
+    void *y;
+    const double *tw;
+} dft_args;
+
+/* Items are output points (o, k, i) in output order. */
+#define DFT_RANGE(T, NAME, POINT)                                                         \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        (void)t;                                                                          \
+        const dft_args *a = arg;                                                          \
+        const q8_dft_params *p = a->p;                                                    \
+        int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
+        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t i = it % p->inner, k = it / p->inner % p->bins;                       \
+            int64_t o = it / p->inner / p->bins;                                          \
+            const T *x = (const T *)a->x + (o * p->len * p->inner + i) * c;               \
+            double re, im;                                                                \
+            POINT(x, p->inner * c, p->complex_in, NULL, m, k, p->n, a->tw, sign, &re, &im); \
+            T *y = (T *)a->y + 2 * it;                                                    \
+            y[0] = (T)(re * scale);                                                       \
+            y[1] = (T)(im * scale);                                                       \
+        }                                                                                 \
+    }
+
+DFT_RANGE(float, dft_range_f32, point_f32)
+DFT_RANGE(double, dft_range_f64, point_f64)
+
+/* Items per chunk: about 16k multiply-adds each. */
+static int64_t grain_for(int64_t m) { return m >= 16384 ? 1 : 16384 / (m < 1 ? 1 : m); }
+
+static size_t dft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep, (void)threads;
+    return twiddle_bytes(((const q8_dft_params *)n->params)->n);
+}
+
+static void dft_run(const q8_exec *x, const q8_node *n) {
+    const q8_dft_params *p = n->params;
+    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch};
+    twiddles(x->scratch, p->n);
+    int64_t items = p->outer * p->bins * p->inner;
+    q8_parallel_for(x->pool, items, grain_for(p->len < p->n ? p->len : p->n),
+                    p->f64 ? dft_range_f64 : dft_range_f32, &a);
+}
+
+/* ---- STFT ---- */
+
+typedef struct stft_args {
+    const q8_stft_params *p;
+    const void *x, *w;      /* w: the window, or NULL */
+    void *y;
+    const double *tw;
+} stft_args;
+
+/* Items are output points (batch, frame, bin) in output order. */
+#define STFT_RANGE(T, NAME, POINT)                                                        \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        (void)t;                                                                          \
+        const stft_args *a = arg;                                                         \
+        const q8_stft_params *p = a->p;                                                   \
+        int64_t c = p->complex_in ? 2 : 1;                                                \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t k = it % p->bins, f = it / p->bins % p->frames;                       \
+            int64_t bt = it / p->bins / p->frames;                                        \
+            const T *x = (const T *)a->x + (bt * p->len + f * p->step) * c;               \
+            double re, im;                                                                \
+            POINT(x, c, p->complex_in, a->w, p->frame, k, p->frame, a->tw, -1.0, &re, &im); \
+            T *y = (T *)a->y + 2 * it;                                                    \
+            y[0] = (T)re;                                                                 \
+            y[1] = (T)im;                                                                 \
+        }                                                                                 \
+    }
+
+STFT_RANGE(float, stft_range_f32, point_f32)
+STFT_RANGE(double, stft_range_f64, point_f64)
+
+static size_t stft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep, (void)threads;
+    return twiddle_bytes(((const q8_stft_params *)n->params)->frame);
+}
+
+static void stft_run(const q8_exec *x, const q8_node *n) {
+    const q8_stft_params *p = n->params;
+    stft_args a = {p, Q8_IN_PTR(x, n, 0), p->window ? Q8_IN_PTR(x, n, 2) : NULL,
+                   Q8_OUT_PTR(x, n, 0), x->scratch};
+    twiddles(x->scratch, p->frame);
+    q8_parallel_for(x->pool, p->batch * p->frames * p->bins, grain_for(p->frame),
+                    p->f64 ? stft_range_f64 : stft_range_f32, &a);
+}
+
+/* ---- MelWeightMatrix ---- */
+
+/* numpy's float floor division (npy_divmod): floor of a / b through fmod,
+ * which is not always floor(a / b). */
+static double np_floor_div(double a, double b) {
+    double mod = fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
+    if (div == 0) return copysign(0.0, a / b);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1.0 : f;
+}
+
+/* A bin index as numpy's astype(int) of an integral double, kept within
+ * +-2^40 (NaN: the low end) so that index arithmetic cannot overflow; such
+ * points fall outside the matrix anyway. */
+static int64_t bin_index(double v) {
+    const double lim = 1099511627776.0;
+    if (!(v > -lim)) return -((int64_t)1 << 40);
+    return v < lim ? (int64_t)v : (int64_t)1 << 40;
+}
+
+/* The reference's mel points (mels + 2 of them): the edges in mel, the
+ * step in the edges' dtype (float32 arithmetic for float32 edges), the
+ * points in double, as bins of the (dft_length + 1)-point grid. */
+static void mel_points(const q8_mel_params *p, const void *lo_p, const void *hi_p, double rate,
+                       int64_t *pts) {
+    double lo_mel, step;
+    if (p->edge_dtype == Q8_F32) {
+        float lo = *(const float *)lo_p, hi = *(const float *)hi_p;
+        float lm = 2595.0f * (float)log10((double)(1.0f + lo / 700.0f));
+        float hm = 2595.0f * (float)log10((double)(1.0f + hi / 700.0f));
+        lo_mel = lm;
+        step = (hm - lm) / (float)(p->mels + 2);
+    } else {
+        double lo = *(const double *)lo_p, hi = *(const double *)hi_p;
+        lo_mel = 2595.0 * log10(1.0 + lo / 700.0);
+        step = (2595.0 * log10(1.0 + hi / 700.0) - lo_mel) / (double)(p->mels + 2);
+    }
+    for (int64_t i = 0; i < p->mels + 2; i++) {
+        double hz = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1.0);
+        pts[i] = bin_index(np_floor_div((double)(p->dft_length + 1) * hz, rate));
+    }
+}
+
+/* out[j, mel] = v where j is a row of the matrix. */
+static void mel_put(const q8_mel_params *p, void *out, int64_t j, int64_t mel, double v) {
+    if (j < 0 || j >= p->bins) return;
+    if (p->f64) ((double *)out)[j * p->mels + mel] = v;
+    else ((float *)out)[j * p->mels + mel] = (float)v;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Filter mel: up from pts[mel] to pts[mel + 1], down to pts[mel + 2]. */
+static void mel_filter(const q8_mel_params *p, void *out, const int64_t *pts, int64_t mel) {
+    int64_t l = pts[mel], c = pts[mel + 1], h = pts[mel + 2];
+    if (c == l) {
+        mel_put(p, out, c, mel, 1.0);
+    } else { /* only the rows inside the matrix (l > c: none) */
+        for (int64_t j = max64(l, 0); j <= min64(c, p->bins - 1); j++)
+            mel_put(p, out, j, mel, (double)(j - l) / (double)(c - l));
+    }
+    for (int64_t j = max64(c, 0); j < min64(h, p->bins); j++)
+        mel_put(p, out, j, mel, (double)(h - j) / (double)(h - c));
+}
+
+static size_t mel_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep, (void)threads;
+    return sizeof(int64_t) * (size_t)(((const q8_mel_params *)n->params)->mels + 2);
+}
+
+static void mel_run(const q8_exec *x, const q8_node *n) {
+    const q8_mel_params *p = n->params;
+    const void *r = Q8_IN_PTR(x, n, 2);
+    double rate = p->rate_dtype == Q8_I64 ? (double)*(const int64_t *)r
+                                          : (double)*(const int32_t *)r;
+    void *out = Q8_OUT_PTR(x, n, 0);
+    memset(out, 0, (size_t)(p->bins * p->mels) * (p->f64 ? sizeof(double) : sizeof(float)));
+    int64_t *pts = x->scratch;
+    mel_points(p, Q8_IN_PTR(x, n, 3), Q8_IN_PTR(x, n, 4), rate, pts);
+    for (int64_t mel = 0; mel < p->mels; mel++) mel_filter(p, out, pts, mel);
+}
+
+const q8_cpu_op q8_cpu_dft = {.run = dft_run, .scratch = dft_scratch};
+const q8_cpu_op q8_cpu_stft = {.run = stft_run, .scratch = stft_scratch};
+const q8_cpu_op q8_cpu_mel_weight_matrix = {.run = mel_run, .scratch = mel_scratch};
