@@ -1,8 +1,10 @@
 /* DFT, STFT and MelWeightMatrix on the CPU (params: src/core/ops/spectral.h).
- * The transforms are plain O(n^2) sums in double over a twiddle table of
- * the n-th roots of unity (in scratch, filled by run); the output points
- * are split over the threads, each summed in index order, so results do not
- * depend on the thread count. */
+ * The transforms are computed in double over a twiddle table of the n-th
+ * roots of unity (in scratch, filled by run): for n a power of two, a
+ * radix-2 FFT of each line (signal or frame) in a buffer of its thread,
+ * the lines split over the threads; else plain O(n^2) sums, the output
+ * points split over the threads, each summed in index order. Either way
+ * results do not depend on the thread count. */
 #include <math.h>
 #include <string.h>
 
@@ -19,8 +21,6 @@ static void twiddles(double *tw, int64_t n) {
         tw[2 * m + 1] = sin(a);
     }
 }
-
-static size_t twiddle_bytes(int64_t n) { return sizeof(double) * 2 * (size_t)n; }
 
 /* Point k of the n-point transform of the m (<= n; the rest is zero
  * padding) samples x[j * stride] (re, then im when cplx), each times w[j]
@@ -47,6 +47,56 @@ static size_t twiddle_bytes(int64_t n) { return sizeof(double) * 2 * (size_t)n; 
 DFT_POINT(float, point_f32)
 DFT_POINT(double, point_f64)
 
+/* In-place radix-2 FFT of the n (a power of two) points of buf, (re, im)
+ * pairs: sign -1 forward, +1 inverse (unscaled); tw is the n-point table. */
+static void fft_pow2(double *buf, int64_t n, const double *tw, double sign) {
+    for (int64_t i = 1, j = 0; i < n; i++) { /* bit-reversed order */
+        int64_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) {
+            double r = buf[2 * i], m = buf[2 * i + 1];
+            buf[2 * i] = buf[2 * j], buf[2 * i + 1] = buf[2 * j + 1];
+            buf[2 * j] = r, buf[2 * j + 1] = m;
+        }
+    }
+    for (int64_t len = 2; len <= n; len <<= 1) {
+        int64_t half = len / 2, stride = n / len;
+        for (int64_t s = 0; s < n; s += len)
+            for (int64_t k = 0; k < half; k++) {
+                double c = tw[2 * k * stride], sn = sign * tw[2 * k * stride + 1];
+                double *a = buf + 2 * (s + k), *b = a + 2 * half;
+                double br = b[0] * c - b[1] * sn, bi = b[0] * sn + b[1] * c;
+                b[0] = a[0] - br, b[1] = a[1] - bi;
+                a[0] += br, a[1] += bi;
+            }
+    }
+}
+
+/* The m samples x[j * stride] (times w[j] when w is given) into buf as n
+ * complex points, zero-padded. */
+#define GATHER(T, NAME)                                                                   \
+    static void NAME(double *buf, const T *x, int64_t stride, bool cplx, const T *w,     \
+                     int64_t m, int64_t n) {                                              \
+        for (int64_t j = 0; j < m; j++) {                                                 \
+            double wj = w ? (double)w[j] : 1.0;                                           \
+            buf[2 * j] = (double)x[j * stride] * wj;                                      \
+            buf[2 * j + 1] = cplx ? (double)x[j * stride + 1] * wj : 0.0;                 \
+        }                                                                                 \
+        memset(buf + 2 * m, 0, sizeof(double) * 2 * (size_t)(n - m));                     \
+    }
+
+GATHER(float, gather_f32)
+GATHER(double, gather_f64)
+
+static bool pow2(int64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+/* Scratch: the table, then with the FFT one n-point buffer a thread. */
+static size_t transform_scratch(int64_t n, int threads) {
+    size_t bufs = pow2(n) ? (size_t)(threads < 1 ? 1 : threads) : 0;
+    return sizeof(double) * 2 * (size_t)n * (1 + bufs);
+}
+
 /* ---- DFT ---- */
 
 typedef struct dft_args {
@@ -54,6 +104,7 @@ typedef struct dft_args {
     const void *x;
     void *y;
     const double *tw;
+    double *bufs;           /* FFT: n points a thread */
 } dft_args;
 
 /* Items are output points (o, k, i) in output order. */
@@ -79,18 +130,51 @@ typedef struct dft_args {
 DFT_RANGE(float, dft_range_f32, point_f32)
 DFT_RANGE(double, dft_range_f64, point_f64)
 
+/* FFT: items are lines (o, i), each transformed in the thread's buffer. */
+#define DFT_FFT_RANGE(T, NAME, GATHER_FN)                                                 \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        const dft_args *a = arg;                                                          \
+        const q8_dft_params *p = a->p;                                                    \
+        int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
+        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
+        double *buf = a->bufs + 2 * p->n * (int64_t)t;                                    \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t o = it / p->inner, i = it % p->inner;                                 \
+            GATHER_FN(buf, (const T *)a->x + (o * p->len * p->inner + i) * c, p->inner * c, \
+                      p->complex_in, NULL, m, p->n);                                      \
+            fft_pow2(buf, p->n, a->tw, sign);                                             \
+            T *y = (T *)a->y + (o * p->bins * p->inner + i) * 2;                          \
+            for (int64_t k = 0; k < p->bins; k++) {                                       \
+                y[k * p->inner * 2] = (T)(buf[2 * k] * scale);                            \
+                y[k * p->inner * 2 + 1] = (T)(buf[2 * k + 1] * scale);                    \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DFT_FFT_RANGE(float, dft_fft_f32, gather_f32)
+DFT_FFT_RANGE(double, dft_fft_f64, gather_f64)
+
 /* Items per chunk: about 16k multiply-adds each. */
 static int64_t grain_for(int64_t m) { return m >= 16384 ? 1 : 16384 / (m < 1 ? 1 : m); }
 
+/* Lines per chunk for the FFT: about 16k butterflies each. */
+static int64_t fft_grain(int64_t n) { return n >= 2048 ? 1 : 16384 / (n * 8); }
+
 static size_t dft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
-    (void)g, (void)prep, (void)threads;
-    return twiddle_bytes(((const q8_dft_params *)n->params)->n);
+    (void)g, (void)prep;
+    return transform_scratch(((const q8_dft_params *)n->params)->n, threads);
 }
 
 static void dft_run(const q8_exec *x, const q8_node *n) {
     const q8_dft_params *p = n->params;
-    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), x->scratch};
+    double *tw = x->scratch;
+    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), tw, tw + 2 * p->n};
     twiddles(x->scratch, p->n);
+    if (pow2(p->n)) {
+        q8_parallel_for(x->pool, p->outer * p->inner, fft_grain(p->n),
+                        p->f64 ? dft_fft_f64 : dft_fft_f32, &a);
+        return;
+    }
     int64_t items = p->outer * p->bins * p->inner;
     q8_parallel_for(x->pool, items, grain_for(p->len < p->n ? p->len : p->n),
                     p->f64 ? dft_range_f64 : dft_range_f32, &a);
@@ -103,6 +187,7 @@ typedef struct stft_args {
     const void *x, *w;      /* w: the window, or NULL */
     void *y;
     const double *tw;
+    double *bufs;           /* FFT: frame points a thread */
 } stft_args;
 
 /* Items are output points (batch, frame, bin) in output order. */
@@ -127,16 +212,42 @@ typedef struct stft_args {
 STFT_RANGE(float, stft_range_f32, point_f32)
 STFT_RANGE(double, stft_range_f64, point_f64)
 
+/* FFT: items are frames (batch, frame), each transformed in the thread's
+ * buffer. */
+#define STFT_FFT_RANGE(T, NAME, GATHER_FN)                                                \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        const stft_args *a = arg;                                                         \
+        const q8_stft_params *p = a->p;                                                   \
+        int64_t c = p->complex_in ? 2 : 1;                                                \
+        double *buf = a->bufs + 2 * p->frame * (int64_t)t;                                \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t f = it % p->frames, bt = it / p->frames;                              \
+            GATHER_FN(buf, (const T *)a->x + (bt * p->len + f * p->step) * c, c,          \
+                      p->complex_in, a->w, p->frame, p->frame);                           \
+            fft_pow2(buf, p->frame, a->tw, -1.0);                                         \
+            T *y = (T *)a->y + 2 * it * p->bins;                                          \
+            for (int64_t k = 0; k < 2 * p->bins; k++) y[k] = (T)buf[k];                   \
+        }                                                                                 \
+    }
+
+STFT_FFT_RANGE(float, stft_fft_f32, gather_f32)
+STFT_FFT_RANGE(double, stft_fft_f64, gather_f64)
+
 static size_t stft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
-    (void)g, (void)prep, (void)threads;
-    return twiddle_bytes(((const q8_stft_params *)n->params)->frame);
+    (void)g, (void)prep;
+    return transform_scratch(((const q8_stft_params *)n->params)->frame, threads);
 }
 
 static void stft_run(const q8_exec *x, const q8_node *n) {
     const q8_stft_params *p = n->params;
     stft_args a = {p, Q8_IN_PTR(x, n, 0), p->window ? Q8_IN_PTR(x, n, 2) : NULL,
-                   Q8_OUT_PTR(x, n, 0), x->scratch};
+                   Q8_OUT_PTR(x, n, 0), x->scratch, (double *)x->scratch + 2 * p->frame};
     twiddles(x->scratch, p->frame);
+    if (pow2(p->frame)) {
+        q8_parallel_for(x->pool, p->batch * p->frames, fft_grain(p->frame),
+                        p->f64 ? stft_fft_f64 : stft_fft_f32, &a);
+        return;
+    }
     q8_parallel_for(x->pool, p->batch * p->frames * p->bins, grain_for(p->frame),
                     p->f64 ? stft_range_f64 : stft_range_f32, &a);
 }
