@@ -564,6 +564,40 @@ Test(canonicalize, reshape_shape) {
     fails(g, data, "Reshape", "shape has 9 dims, at most 8 supported");
 }
 
+/* DFT < 20: the axis attribute (default 1) is input 2, a constant. */
+Test(canonicalize, dft_axis) {
+    float x[2 * 5 * 3 * 2];
+    fill(x, 60, 20);
+    const void *data[1] = {x};
+    int64_t d[4] = {2, 5, 3, 2};
+    for (int k = 0; k < 3; k++) {
+        int64_t axis = k == 0 ? 1 : k == 1 ? 2 : -3; /* k 0: the attribute left out */
+        q8_graph *o = graph(17), *c = graph(CANON);
+        input(o, "x", Q8_F32, 4, d);
+        q8_node *n = node(o, "DFT", "x", "y");
+        if (k) a_int(n, "axis", axis);
+        a_int(n, "onesided", 1);
+        output(o, "y");
+        input(c, "x", Q8_F32, 4, d);
+        scalar(c, "axis", Q8_I64, &axis);
+        a_int(node(c, "DFT", "x,,axis", "y"), "onesided", 1);
+        output(c, "y");
+        same(o, c, data, true, "DFT-17 axis");
+    }
+    q8_graph *g = graph(20);
+    input(g, "x", Q8_F32, 4, d);
+    a_int(node(g, "DFT", "x", "y"), "axis", 1);
+    output(g, "y");
+    fails(g, data, "DFT", "'axis' is an input since opset 20");
+    g = graph(17);
+    int64_t one = 1;
+    input(g, "x", Q8_F32, 4, d);
+    scalar(g, "axis", Q8_I64, &one);
+    node(g, "DFT", "x,,axis", "y");
+    output(g, "y");
+    fails(g, data, "DFT", "has 3 inputs, expected 1 to 2");
+}
+
 Test(canonicalize, tile_1_is_unsupported) {
     float x[2] = {0};
     const void *data[1] = {x};

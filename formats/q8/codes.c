@@ -175,6 +175,9 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_SOFTMAX_CROSS_ENTROPY_LOSS] = 163,
     [Q8_OP_MAX_UNPOOL] = 164,
     [Q8_OP_ROI_ALIGN] = 165,
+    [Q8_OP_DFT] = 166,
+    [Q8_OP_STFT] = 167,
+    [Q8_OP_MEL_WEIGHT_MATRIX] = 168,
     [Q8_OP_TFIDF_VECTORIZER] = 169,
 };
 

@@ -9,8 +9,9 @@
 /* The ai.onnx opset whose forms the op schemas read. ONNX import runs
  * q8_pass_canonicalize (src/passes), which rewrites the nodes of older
  * opsets into these forms; 21 is the newest opset the importer takes, and
- * no op q8 supports changed its inputs or attributes after 18, so graphs of
- * opsets 18 to 21 are already in this form. */
+ * no op q8 supports changed its inputs or attributes after 18 but DFT (its
+ * axis an input at 20), so graphs of opsets 18 to 21 are already in this
+ * form but for opset 18-19 DFT nodes. */
 #define Q8_OPSET_CANONICAL 21
 
 typedef enum q8_attr_type {

@@ -126,6 +126,9 @@
     X(MAX_UNPOOL, max_unpool, "", "MaxUnpool") \
     X(ROI_ALIGN, roi_align, "", "RoiAlign") \
     X(TFIDF_VECTORIZER, tfidf_vectorizer, "", "TfIdfVectorizer") \
+    X(DFT, dft, "", "DFT") \
+    X(STFT, stft, "", "STFT") \
+    X(MEL_WEIGHT_MATRIX, mel_weight_matrix, "", "MelWeightMatrix") \
     X(RESIZE, resize, "", "Resize") \
     /* recurrent layers */ \
     X(RNN, rnn, "", "RNN") \

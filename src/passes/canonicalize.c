@@ -7,8 +7,8 @@
  *   - attributes that became inputs become constant inputs: Clip min / max
  *     (opset < 11, with Clip-6's defaults), Pad pads (< 11), Slice starts /
  *     ends / axes (< 10), Squeeze / Unsqueeze axes and Split split (< 13),
- *     Reshape shape (< 5), Dropout ratio (< 12), Reduce* axes (at any
- *     opset: q8 has always taken both forms);
+ *     Reshape shape (< 5), Dropout ratio (< 12), DFT axis (< 20, default
+ *     1), Reduce* axes (at any opset: q8 has always taken both forms);
  *   - Upsample becomes Resize; Resize-10 gets an empty roi and asymmetric
  *     coordinates;
  *   - the Dropout-7 mask (data's type) becomes a CastLike of the bool mask;
@@ -423,6 +423,16 @@ static q8_status canon_node(q8_graph *g, int *pos, q8_error *err) {
         return nearest ? set_int(n, TAG_NEAREST, 1, err) : Q8_OK;
     }
     if (is_op(n, "Upsample")) return canon_upsample(g, n, err);
+    if (is_op(n, "DFT")) {
+        if (v >= 20) return reject_attr(g, n, "axis", 20, err);
+        Q8_TRY(check_inputs(n, 1, 2, err));
+        /* DFT-17's axis attribute (default 1) is input 2 since opset 20 */
+        int64_t axis = q8_attr_int(n, "axis", 1);
+        int t;
+        Q8_TRY(new_const(g, n, "axis", Q8_I64, NULL, 0, &axis, &t, err));
+        drop_attr(n, "axis");
+        return set_input(n, 2, t, err);
+    }
     if (is_op(n, "Scan") && v < 9) return set_int(n, Q8_SCAN8_ATTR, 1, err);
     if (is_op(n, "QuantizeLinear") || is_op(n, "DequantizeLinear"))
         return v < 13 ? set_int(n, TAG_QDQ, v, err) : Q8_OK;

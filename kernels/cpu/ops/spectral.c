@@ -1,0 +1,341 @@
+/* DFT, STFT and MelWeightMatrix on the CPU (params: src/core/ops/spectral.h).
+ * The transforms are computed in double over a twiddle table of the n-th
+ * roots of unity (in scratch, filled by run): for n a power of two, a
+ * radix-2 FFT of each line (signal or frame) in a buffer of its thread,
+ * the lines split over the threads; else plain O(n^2) sums, the output
+ * points split over the threads, each summed in index order. Either way
+ * results do not depend on the thread count. */
+#include <math.h>
+#include <string.h>
+
+#include "cpu_op.h"
+#include "ops/spectral.h"
+
+/* tw[2m], tw[2m + 1] = cos, sin of 2 pi m / n: (j k) mod n indexes it, which
+ * keeps every angle exact however large j k gets. */
+static void twiddles(double *tw, int64_t n) {
+    const double two_pi = 6.283185307179586476925286766559;
+    for (int64_t m = 0; m < n; m++) {
+        double a = two_pi * (double)m / (double)n;
+        tw[2 * m] = cos(a);
+        tw[2 * m + 1] = sin(a);
+    }
+}
+
+/* Point k of the n-point transform of the m (<= n; the rest is zero
+ * padding) samples x[j * stride] (re, then im when cplx), each times w[j]
+ * when w is given; sign -1 forward, +1 inverse. */
+#define DFT_POINT(T, NAME)                                                                \
+    static void NAME(const T *x, int64_t stride, bool cplx, const T *w, int64_t m,       \
+                     int64_t k, int64_t n, const double *tw, double sign, double *re,    \
+                     double *im) {                                                        \
+        double sr = 0, si = 0;                                                            \
+        int64_t idx = 0; /* j k mod n */                                                  \
+        for (int64_t j = 0; j < m; j++) {                                                 \
+            double xr = (double)x[j * stride], xi = cplx ? (double)x[j * stride + 1] : 0; \
+            if (w) xr *= (double)w[j], xi *= (double)w[j];                                \
+            double c = tw[2 * idx], s = sign * tw[2 * idx + 1];                           \
+            sr += xr * c - xi * s;                                                        \
+            si += xi * c + xr * s;                                                        \
+            idx += k;                                                                     \
+            if (idx >= n) idx -= n;                                                       \
+        }                                                                                 \
+        *re = sr;                                                                         \
+        *im = si;                                                                         \
+    }
+
+DFT_POINT(float, point_f32)
+DFT_POINT(double, point_f64)
+
+/* In-place radix-2 FFT of the n (a power of two) points of buf, (re, im)
+ * pairs: sign -1 forward, +1 inverse (unscaled); tw is the n-point table. */
+static void fft_pow2(double *buf, int64_t n, const double *tw, double sign) {
+    for (int64_t i = 1, j = 0; i < n; i++) { /* bit-reversed order */
+        int64_t bit = n >> 1;
+        for (; j & bit; bit >>= 1) j ^= bit;
+        j ^= bit;
+        if (i < j) {
+            double r = buf[2 * i], m = buf[2 * i + 1];
+            buf[2 * i] = buf[2 * j], buf[2 * i + 1] = buf[2 * j + 1];
+            buf[2 * j] = r, buf[2 * j + 1] = m;
+        }
+    }
+    for (int64_t len = 2; len <= n; len <<= 1) {
+        int64_t half = len / 2, stride = n / len;
+        for (int64_t s = 0; s < n; s += len)
+            for (int64_t k = 0; k < half; k++) {
+                double c = tw[2 * k * stride], sn = sign * tw[2 * k * stride + 1];
+                double *a = buf + 2 * (s + k), *b = a + 2 * half;
+                double br = b[0] * c - b[1] * sn, bi = b[0] * sn + b[1] * c;
+                b[0] = a[0] - br, b[1] = a[1] - bi;
+                a[0] += br, a[1] += bi;
+            }
+    }
+}
+
+/* The m samples x[j * stride] (times w[j] when w is given) into buf as n
+ * complex points, zero-padded. */
+#define GATHER(T, NAME)                                                                   \
+    static void NAME(double *buf, const T *x, int64_t stride, bool cplx, const T *w,     \
+                     int64_t m, int64_t n) {                                              \
+        for (int64_t j = 0; j < m; j++) {                                                 \
+            double wj = w ? (double)w[j] : 1.0;                                           \
+            buf[2 * j] = (double)x[j * stride] * wj;                                      \
+            buf[2 * j + 1] = cplx ? (double)x[j * stride + 1] * wj : 0.0;                 \
+        }                                                                                 \
+        memset(buf + 2 * m, 0, sizeof(double) * 2 * (size_t)(n - m));                     \
+    }
+
+GATHER(float, gather_f32)
+GATHER(double, gather_f64)
+
+static bool pow2(int64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+/* Scratch: the table, then with the FFT one n-point buffer a thread. */
+static size_t transform_scratch(int64_t n, int threads) {
+    size_t bufs = pow2(n) ? (size_t)(threads < 1 ? 1 : threads) : 0;
+    return sizeof(double) * 2 * (size_t)n * (1 + bufs);
+}
+
+/* ---- DFT ---- */
+
+typedef struct dft_args {
+    const q8_dft_params *p;
+    const void *x;
+    void *y;
+    const double *tw;
+    double *bufs;           /* FFT: n points a thread */
+} dft_args;
+
+/* Items are output points (o, k, i) in output order. */
+#define DFT_RANGE(T, NAME, POINT)                                                         \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        (void)t;                                                                          \
+        const dft_args *a = arg;                                                          \
+        const q8_dft_params *p = a->p;                                                    \
+        int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
+        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t i = it % p->inner, k = it / p->inner % p->bins;                       \
+            int64_t o = it / p->inner / p->bins;                                          \
+            const T *x = (const T *)a->x + (o * p->len * p->inner + i) * c;               \
+            double re, im;                                                                \
+            POINT(x, p->inner * c, p->complex_in, NULL, m, k, p->n, a->tw, sign, &re, &im); \
+            T *y = (T *)a->y + 2 * it;                                                    \
+            y[0] = (T)(re * scale);                                                       \
+            y[1] = (T)(im * scale);                                                       \
+        }                                                                                 \
+    }
+
+DFT_RANGE(float, dft_range_f32, point_f32)
+DFT_RANGE(double, dft_range_f64, point_f64)
+
+/* FFT: items are lines (o, i), each transformed in the thread's buffer. */
+#define DFT_FFT_RANGE(T, NAME, GATHER_FN)                                                 \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        const dft_args *a = arg;                                                          \
+        const q8_dft_params *p = a->p;                                                    \
+        int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
+        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
+        double *buf = a->bufs + 2 * p->n * (int64_t)t;                                    \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t o = it / p->inner, i = it % p->inner;                                 \
+            GATHER_FN(buf, (const T *)a->x + (o * p->len * p->inner + i) * c, p->inner * c, \
+                      p->complex_in, NULL, m, p->n);                                      \
+            fft_pow2(buf, p->n, a->tw, sign);                                             \
+            T *y = (T *)a->y + (o * p->bins * p->inner + i) * 2;                          \
+            for (int64_t k = 0; k < p->bins; k++) {                                       \
+                y[k * p->inner * 2] = (T)(buf[2 * k] * scale);                            \
+                y[k * p->inner * 2 + 1] = (T)(buf[2 * k + 1] * scale);                    \
+            }                                                                             \
+        }                                                                                 \
+    }
+
+DFT_FFT_RANGE(float, dft_fft_f32, gather_f32)
+DFT_FFT_RANGE(double, dft_fft_f64, gather_f64)
+
+/* Items per chunk: about 16k multiply-adds each. */
+static int64_t grain_for(int64_t m) { return m >= 16384 ? 1 : 16384 / (m < 1 ? 1 : m); }
+
+/* Lines per chunk for the FFT: about 16k butterflies each. */
+static int64_t fft_grain(int64_t n) { return n >= 2048 ? 1 : 16384 / (n * 8); }
+
+static size_t dft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep;
+    return transform_scratch(((const q8_dft_params *)n->params)->n, threads);
+}
+
+static void dft_run(const q8_exec *x, const q8_node *n) {
+    const q8_dft_params *p = n->params;
+    double *tw = x->scratch;
+    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), tw, tw + 2 * p->n};
+    twiddles(x->scratch, p->n);
+    if (pow2(p->n)) {
+        q8_parallel_for(x->pool, p->outer * p->inner, fft_grain(p->n),
+                        p->f64 ? dft_fft_f64 : dft_fft_f32, &a);
+        return;
+    }
+    int64_t items = p->outer * p->bins * p->inner;
+    q8_parallel_for(x->pool, items, grain_for(p->len < p->n ? p->len : p->n),
+                    p->f64 ? dft_range_f64 : dft_range_f32, &a);
+}
+
+/* ---- STFT ---- */
+
+typedef struct stft_args {
+    const q8_stft_params *p;
+    const void *x, *w;      /* w: the window, or NULL */
+    void *y;
+    const double *tw;
+    double *bufs;           /* FFT: frame points a thread */
+} stft_args;
+
+/* Items are output points (batch, frame, bin) in output order. */
+#define STFT_RANGE(T, NAME, POINT)                                                        \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        (void)t;                                                                          \
+        const stft_args *a = arg;                                                         \
+        const q8_stft_params *p = a->p;                                                   \
+        int64_t c = p->complex_in ? 2 : 1;                                                \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t k = it % p->bins, f = it / p->bins % p->frames;                       \
+            int64_t bt = it / p->bins / p->frames;                                        \
+            const T *x = (const T *)a->x + (bt * p->len + f * p->step) * c;               \
+            double re, im;                                                                \
+            POINT(x, c, p->complex_in, a->w, p->frame, k, p->frame, a->tw, -1.0, &re, &im); \
+            T *y = (T *)a->y + 2 * it;                                                    \
+            y[0] = (T)re;                                                                 \
+            y[1] = (T)im;                                                                 \
+        }                                                                                 \
+    }
+
+STFT_RANGE(float, stft_range_f32, point_f32)
+STFT_RANGE(double, stft_range_f64, point_f64)
+
+/* FFT: items are frames (batch, frame), each transformed in the thread's
+ * buffer. */
+#define STFT_FFT_RANGE(T, NAME, GATHER_FN)                                                \
+    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
+        const stft_args *a = arg;                                                         \
+        const q8_stft_params *p = a->p;                                                   \
+        int64_t c = p->complex_in ? 2 : 1;                                                \
+        double *buf = a->bufs + 2 * p->frame * (int64_t)t;                                \
+        for (int64_t it = b; it < e; it++) {                                              \
+            int64_t f = it % p->frames, bt = it / p->frames;                              \
+            GATHER_FN(buf, (const T *)a->x + (bt * p->len + f * p->step) * c, c,          \
+                      p->complex_in, a->w, p->frame, p->frame);                           \
+            fft_pow2(buf, p->frame, a->tw, -1.0);                                         \
+            T *y = (T *)a->y + 2 * it * p->bins;                                          \
+            for (int64_t k = 0; k < 2 * p->bins; k++) y[k] = (T)buf[k];                   \
+        }                                                                                 \
+    }
+
+STFT_FFT_RANGE(float, stft_fft_f32, gather_f32)
+STFT_FFT_RANGE(double, stft_fft_f64, gather_f64)
+
+static size_t stft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep;
+    return transform_scratch(((const q8_stft_params *)n->params)->frame, threads);
+}
+
+static void stft_run(const q8_exec *x, const q8_node *n) {
+    const q8_stft_params *p = n->params;
+    stft_args a = {p, Q8_IN_PTR(x, n, 0), p->window ? Q8_IN_PTR(x, n, 2) : NULL,
+                   Q8_OUT_PTR(x, n, 0), x->scratch, (double *)x->scratch + 2 * p->frame};
+    twiddles(x->scratch, p->frame);
+    if (pow2(p->frame)) {
+        q8_parallel_for(x->pool, p->batch * p->frames, fft_grain(p->frame),
+                        p->f64 ? stft_fft_f64 : stft_fft_f32, &a);
+        return;
+    }
+    q8_parallel_for(x->pool, p->batch * p->frames * p->bins, grain_for(p->frame),
+                    p->f64 ? stft_range_f64 : stft_range_f32, &a);
+}
+
+/* ---- MelWeightMatrix ---- */
+
+/* numpy's float floor division (npy_divmod): floor of a / b through fmod,
+ * which is not always floor(a / b). */
+static double np_floor_div(double a, double b) {
+    double mod = fmod(a, b), div = (a - mod) / b;
+    if (mod != 0 && (b < 0) != (mod < 0)) div -= 1.0;
+    if (div == 0) return copysign(0.0, a / b);
+    double f = floor(div);
+    return div - f > 0.5 ? f + 1.0 : f;
+}
+
+/* A bin index as numpy's astype(int) of an integral double, kept within
+ * +-2^40 (NaN: the low end) so that index arithmetic cannot overflow; such
+ * points fall outside the matrix anyway. */
+static int64_t bin_index(double v) {
+    const double lim = 1099511627776.0;
+    if (!(v > -lim)) return -((int64_t)1 << 40);
+    return v < lim ? (int64_t)v : (int64_t)1 << 40;
+}
+
+/* The reference's mel points (mels + 2 of them): the edges in mel, the
+ * step in the edges' dtype (float32 arithmetic for float32 edges), the
+ * points in double, as bins of the (dft_length + 1)-point grid. */
+static void mel_points(const q8_mel_params *p, const void *lo_p, const void *hi_p, double rate,
+                       int64_t *pts) {
+    double lo_mel, step;
+    if (p->edge_dtype == Q8_F32) {
+        float lo = *(const float *)lo_p, hi = *(const float *)hi_p;
+        float lm = 2595.0f * (float)log10((double)(1.0f + lo / 700.0f));
+        float hm = 2595.0f * (float)log10((double)(1.0f + hi / 700.0f));
+        lo_mel = lm;
+        step = (hm - lm) / (float)(p->mels + 2);
+    } else {
+        double lo = *(const double *)lo_p, hi = *(const double *)hi_p;
+        lo_mel = 2595.0 * log10(1.0 + lo / 700.0);
+        step = (2595.0 * log10(1.0 + hi / 700.0) - lo_mel) / (double)(p->mels + 2);
+    }
+    for (int64_t i = 0; i < p->mels + 2; i++) {
+        double hz = 700.0 * (pow(10.0, ((double)i * step + lo_mel) / 2595.0) - 1.0);
+        pts[i] = bin_index(np_floor_div((double)(p->dft_length + 1) * hz, rate));
+    }
+}
+
+/* out[j, mel] = v where j is a row of the matrix. */
+static void mel_put(const q8_mel_params *p, void *out, int64_t j, int64_t mel, double v) {
+    if (j < 0 || j >= p->bins) return;
+    if (p->f64) ((double *)out)[j * p->mels + mel] = v;
+    else ((float *)out)[j * p->mels + mel] = (float)v;
+}
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+/* Filter mel: up from pts[mel] to pts[mel + 1], down to pts[mel + 2]. */
+static void mel_filter(const q8_mel_params *p, void *out, const int64_t *pts, int64_t mel) {
+    int64_t l = pts[mel], c = pts[mel + 1], h = pts[mel + 2];
+    if (c == l) {
+        mel_put(p, out, c, mel, 1.0);
+    } else { /* only the rows inside the matrix (l > c: none) */
+        for (int64_t j = max64(l, 0); j <= min64(c, p->bins - 1); j++)
+            mel_put(p, out, j, mel, (double)(j - l) / (double)(c - l));
+    }
+    for (int64_t j = max64(c, 0); j < min64(h, p->bins); j++)
+        mel_put(p, out, j, mel, (double)(h - j) / (double)(h - c));
+}
+
+static size_t mel_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
+    (void)g, (void)prep, (void)threads;
+    return sizeof(int64_t) * (size_t)(((const q8_mel_params *)n->params)->mels + 2);
+}
+
+static void mel_run(const q8_exec *x, const q8_node *n) {
+    const q8_mel_params *p = n->params;
+    const void *r = Q8_IN_PTR(x, n, 2);
+    double rate = p->rate_dtype == Q8_I64 ? (double)*(const int64_t *)r
+                                          : (double)*(const int32_t *)r;
+    void *out = Q8_OUT_PTR(x, n, 0);
+    memset(out, 0, (size_t)(p->bins * p->mels) * (p->f64 ? sizeof(double) : sizeof(float)));
+    int64_t *pts = x->scratch;
+    mel_points(p, Q8_IN_PTR(x, n, 3), Q8_IN_PTR(x, n, 4), rate, pts);
+    for (int64_t mel = 0; mel < p->mels; mel++) mel_filter(p, out, pts, mel);
+}
+
+const q8_cpu_op q8_cpu_dft = {.run = dft_run, .scratch = dft_scratch};
+const q8_cpu_op q8_cpu_stft = {.run = stft_run, .scratch = stft_scratch};
+const q8_cpu_op q8_cpu_mel_weight_matrix = {.run = mel_run, .scratch = mel_scratch};
