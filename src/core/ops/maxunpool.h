@@ -9,7 +9,9 @@
  * (in element order, so a repeated index keeps the last); with output_shape,
  * that tensor is placed at the origin of a zeroed output_shape tensor (each
  * dim at least the unpooled one). An index outside the unpooled tensor is
- * skipped. */
+ * skipped. (ONNX Runtime 1.30 reads the indices as offsets into the
+ * output_shape tensor instead; the ONNX backend test
+ * maxunpool_export_with_output_shape expects the reference's placement.) */
 #ifndef Q8_CORE_OPS_MAXUNPOOL_H
 #define Q8_CORE_OPS_MAXUNPOOL_H
 
