@@ -252,6 +252,28 @@ Test(dft, powers_of_two) {
     }
 }
 
+/* Lengths with small prime factors only take the mixed-radix FFT (4s, then
+ * 2, 3, 5, ... up to 61 here); 201 = 3 x 67 keeps the plain sums. */
+Test(dft, mixed_radix_lengths) {
+    static const int64_t ns[] = {12, 15, 18, 45, 60, 100, 231, 244, 360, 400, 201, 625, 27};
+    q8t_rng r = q8t_seed(400);
+    for (int it = 0; it < 26; it++) {
+        int64_t n = ns[it % 13];
+        dft_case c = {.f64 = it % 5 == 4, .cplx = (it / 2) % 2, .inverse = (it / 3) % 2,
+                      .onesided = (it / 4) % 2, .nd = 4, .has_axis = true, .axis = 1,
+                      .has_len = it % 3 != 0, .len = n, .dims = {1 + it % 2, n, 1 + it % 3, 1}};
+        c.dims[3] = c.cplx ? 2 : 1;
+        uint64_t u = q8t_next(&r);
+        if (it % 3 == 1) c.dims[1] = n / 2 + 1 + (int64_t)(u % (uint64_t)(n / 2)); /* padded */
+        if (it % 3 == 2) c.dims[1] = n + 1 + (int64_t)(u % 5); /* truncated */
+        char what[96];
+        snprintf(what, sizeof what, "DFT case %d (%lld points of %lld%s%s)", it, (long long)n,
+                 (long long)c.dims[1], c.inverse ? ", inverse" : "",
+                 c.onesided ? ", onesided" : "");
+        dft_check(&c, &r, what);
+    }
+}
+
 /* The inverse of the full transform gives the signal back. */
 Test(dft, inverse_round_trip) {
     q8t_rng r = q8t_seed(9);
@@ -408,6 +430,42 @@ Test(stft, powers_of_two) {
                        .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 2,
                        .frame = (int64_t)1 << (1 + it % 8), .step = 1 + it % 5};
         c.len = c.frame + (int64_t)(q8t_next(&r) % 40);
+        int64_t frames = 1 + (c.len - c.frame) / c.step;
+        int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
+        float *xf, *wf;
+        double *xd, *wd, *scale;
+        random_data(&r, c.batch * c.len * (c.cplx ? 2 : 1), c.f64, &xf, &xd);
+        random_data(&r, c.frame, c.f64, &wf, &wd);
+        double *want = stft_ref(&c, xd, c.window ? wd : NULL, c.frame, frames, bins, &scale);
+        const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
+        void *out;
+        q8_tensor_info info;
+        run2((built){stft_build, &c}, data, &out, &info);
+        int64_t od[4] = {c.batch, frames, bins, 2};
+        assert_shape(&info, od, 4);
+        char what[96];
+        snprintf(what, sizeof what, "STFT case %d (frame %lld)", it, (long long)c.frame);
+        check(c.f64, out, want, scale, numel_of(od, 4), what);
+        free(out);
+        free(want);
+        free(scale);
+        free(xf);
+        free(xd);
+        free(wf);
+        free(wd);
+    }
+}
+
+/* A speech front end's frames (400 = 4 4 5 5 at 16 kHz, 25 ms) and other
+ * lengths with small factors: the mixed-radix FFT. */
+Test(stft, mixed_radix_frames) {
+    static const int64_t frames_of[] = {400, 12, 30, 243, 320};
+    q8t_rng r = q8t_seed(160);
+    for (int it = 0; it < 10; it++) {
+        stft_case c = {.f64 = it % 4 == 3, .cplx = it % 2, .window = (it / 2) % 2,
+                       .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 1 + it % 2,
+                       .frame = frames_of[it % 5], .step = 160 - 37 * (it % 3)};
+        c.len = c.frame + (int64_t)(q8t_next(&r) % 700);
         int64_t frames = 1 + (c.len - c.frame) / c.step;
         int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
         float *xf, *wf;

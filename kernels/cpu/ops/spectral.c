@@ -2,9 +2,11 @@
  * The transforms are computed in double over a twiddle table of the n-th
  * roots of unity (in scratch, filled by run): for n a power of two, a
  * radix-2 FFT of each line (signal or frame) in a buffer of its thread,
- * the lines split over the threads; else plain O(n^2) sums, the output
- * points split over the threads, each summed in index order. Either way
- * results do not depend on the thread count. */
+ * the lines split over the threads; for other n whose prime factors are all
+ * at most Q8_FFT_MAX_RADIX (400 = 4 4 5 5, a speech front end's frame), a
+ * mixed-radix FFT the same way; else (a large prime factor) plain O(n^2)
+ * sums, the output points split over the threads, each summed in index
+ * order. Either way results do not depend on the thread count. */
 #include <math.h>
 #include <string.h>
 
@@ -73,6 +75,79 @@ static void fft_pow2(double *buf, int64_t n, const double *tw, double sign) {
     }
 }
 
+#define Q8_FFT_MAX_RADIX 64
+
+/* n's factors for the mixed-radix FFT, 4s first, then primes ascending, in
+ * fac (at most 63 of them); false when a prime factor exceeds
+ * Q8_FFT_MAX_RADIX. */
+static bool fft_factors(int64_t n, int *fac) {
+    int k = 0;
+    while (n % 4 == 0 && n > 4) fac[k++] = 4, n /= 4;
+    for (int p = 2; n > 1; p++) {
+        if (p > Q8_FFT_MAX_RADIX) return false;
+        while (n % p == 0) fac[k++] = p, n /= p;
+    }
+    fac[k] = 0;
+    return true;
+}
+
+/* out (n contiguous (re, im) points) = the n-point transform of in[0],
+ * in[s], in[2 s], ... by decimation in time over fac; tw is the N-point
+ * table (N / n its step), sign -1 forward, +1 inverse (unscaled). Each
+ * stage's p-point butterflies read and write the same p points. */
+static void fft_mixed(const double *in, int64_t s, double *out, int64_t n, const int *fac,
+                      int64_t N, const double *tw, double sign) {
+    int p = fac[0];
+    int64_t m = n / p, step = N / n, wp = N / p;
+    if (m == 1) {
+        for (int q = 0; q < p; q++) out[2 * q] = in[2 * q * s], out[2 * q + 1] = in[2 * q * s + 1];
+    } else {
+        for (int q = 0; q < p; q++)
+            fft_mixed(in + 2 * q * s, s * p, out + 2 * q * m, m, fac + 1, N, tw, sign);
+    }
+    double v[2 * Q8_FFT_MAX_RADIX];
+    for (int64_t k = 0; k < m; k++) {
+        for (int q = 0; q < p; q++) { /* times W_n^(q k): q k step < N */
+            const double *o = out + 2 * (q * m + k);
+            int64_t e = q * k * step;
+            double c = tw[2 * e], sn = sign * tw[2 * e + 1];
+            v[2 * q] = o[0] * c - o[1] * sn;
+            v[2 * q + 1] = o[0] * sn + o[1] * c;
+        }
+        for (int u = 0; u < p; u++) { /* the p-point DFT: W_p^(q u) = tw[(q u mod p) N / p] */
+            double sr = 0, si = 0;
+            for (int q = 0, qu = 0; q < p; q++, qu = (qu + u) % p) {
+                double c = tw[2 * qu * wp], sn = sign * tw[2 * qu * wp + 1];
+                sr += v[2 * q] * c - v[2 * q + 1] * sn;
+                si += v[2 * q] * sn + v[2 * q + 1] * c;
+            }
+            out[2 * (u * m + k)] = sr;
+            out[2 * (u * m + k) + 1] = si;
+        }
+    }
+}
+
+static bool pow2(int64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
+
+/* Whether n takes an FFT (a power of two, or small prime factors only). */
+static bool fast_n(int64_t n) {
+    int fac[64];
+    return pow2(n) || (n >= 8 && fft_factors(n, fac));
+}
+
+/* The transform of buf's n points in place; tmp holds n more points
+ * (mixed radix only). */
+static void fft_line(double *buf, double *tmp, int64_t n, const double *tw, double sign) {
+    if (pow2(n)) {
+        fft_pow2(buf, n, tw, sign);
+        return;
+    }
+    int fac[64];
+    fft_factors(n, fac);
+    memcpy(tmp, buf, sizeof(double) * 2 * (size_t)n);
+    fft_mixed(tmp, 1, buf, n, fac, n, tw, sign);
+}
+
 /* The m samples x[j * stride] (times w[j] when w is given) into buf as n
  * complex points, zero-padded. */
 #define GATHER(T, NAME)                                                                   \
@@ -89,11 +164,9 @@ static void fft_pow2(double *buf, int64_t n, const double *tw, double sign) {
 GATHER(float, gather_f32)
 GATHER(double, gather_f64)
 
-static bool pow2(int64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
-
-/* Scratch: the table, then with the FFT one n-point buffer a thread. */
+/* Scratch: the table, then with an FFT two n-point buffers a thread. */
 static size_t transform_scratch(int64_t n, int threads) {
-    size_t bufs = pow2(n) ? (size_t)(threads < 1 ? 1 : threads) : 0;
+    size_t bufs = fast_n(n) ? 2 * (size_t)(threads < 1 ? 1 : threads) : 0;
     return sizeof(double) * 2 * (size_t)n * (1 + bufs);
 }
 
@@ -130,19 +203,19 @@ typedef struct dft_args {
 DFT_RANGE(float, dft_range_f32, point_f32)
 DFT_RANGE(double, dft_range_f64, point_f64)
 
-/* FFT: items are lines (o, i), each transformed in the thread's buffer. */
+/* FFT: items are lines (o, i), each transformed in the thread's buffers. */
 #define DFT_FFT_RANGE(T, NAME, GATHER_FN)                                                 \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
         const dft_args *a = arg;                                                          \
         const q8_dft_params *p = a->p;                                                    \
         int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
         double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
-        double *buf = a->bufs + 2 * p->n * (int64_t)t;                                    \
+        double *buf = a->bufs + 4 * p->n * (int64_t)t, *tmp = buf + 2 * p->n;             \
         for (int64_t it = b; it < e; it++) {                                              \
             int64_t o = it / p->inner, i = it % p->inner;                                 \
             GATHER_FN(buf, (const T *)a->x + (o * p->len * p->inner + i) * c, p->inner * c, \
                       p->complex_in, NULL, m, p->n);                                      \
-            fft_pow2(buf, p->n, a->tw, sign);                                             \
+            fft_line(buf, tmp, p->n, a->tw, sign);                                        \
             T *y = (T *)a->y + (o * p->bins * p->inner + i) * 2;                          \
             for (int64_t k = 0; k < p->bins; k++) {                                       \
                 y[k * p->inner * 2] = (T)(buf[2 * k] * scale);                            \
@@ -170,7 +243,7 @@ static void dft_run(const q8_exec *x, const q8_node *n) {
     double *tw = x->scratch;
     dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), tw, tw + 2 * p->n};
     twiddles(x->scratch, p->n);
-    if (pow2(p->n)) {
+    if (fast_n(p->n)) {
         q8_parallel_for(x->pool, p->outer * p->inner, fft_grain(p->n),
                         p->f64 ? dft_fft_f64 : dft_fft_f32, &a);
         return;
@@ -219,12 +292,12 @@ STFT_RANGE(double, stft_range_f64, point_f64)
         const stft_args *a = arg;                                                         \
         const q8_stft_params *p = a->p;                                                   \
         int64_t c = p->complex_in ? 2 : 1;                                                \
-        double *buf = a->bufs + 2 * p->frame * (int64_t)t;                                \
+        double *buf = a->bufs + 4 * p->frame * (int64_t)t, *tmp = buf + 2 * p->frame;     \
         for (int64_t it = b; it < e; it++) {                                              \
             int64_t f = it % p->frames, bt = it / p->frames;                              \
             GATHER_FN(buf, (const T *)a->x + (bt * p->len + f * p->step) * c, c,          \
                       p->complex_in, a->w, p->frame, p->frame);                           \
-            fft_pow2(buf, p->frame, a->tw, -1.0);                                         \
+            fft_line(buf, tmp, p->frame, a->tw, -1.0);                                    \
             T *y = (T *)a->y + 2 * it * p->bins;                                          \
             for (int64_t k = 0; k < 2 * p->bins; k++) y[k] = (T)buf[k];                   \
         }                                                                                 \
@@ -243,7 +316,7 @@ static void stft_run(const q8_exec *x, const q8_node *n) {
     stft_args a = {p, Q8_IN_PTR(x, n, 0), p->window ? Q8_IN_PTR(x, n, 2) : NULL,
                    Q8_OUT_PTR(x, n, 0), x->scratch, (double *)x->scratch + 2 * p->frame};
     twiddles(x->scratch, p->frame);
-    if (pow2(p->frame)) {
+    if (fast_n(p->frame)) {
         q8_parallel_for(x->pool, p->batch * p->frames, fft_grain(p->frame),
                         p->f64 ? stft_fft_f64 : stft_fft_f32, &a);
         return;
