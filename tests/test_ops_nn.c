@@ -2888,6 +2888,9 @@ Test(maxunpool, errors) {
     EXPECT_ERR(unpool_build(&c), data, "kernel_shape and strides must be positive");
     c = (unpool_case){.nd = 4, .dims = {1, 1, 1, 1}, .k = {1, 1}, .s = {1, 1}, .pads = {1, 0, 1, 0}};
     EXPECT_ERR(unpool_build(&c), data, "pads exceed the unpooled dim 0");
+    /* a declared shape of no elements whose unpooled dim would overflow */
+    c = (unpool_case){.nd = 3, .dims = {0, 1, (int64_t)1 << 40}, .k = {1}, .s = {1 << 30}};
+    EXPECT_ERR(unpool_build(&c), data, "the unpooled shape is too large (dim 0)");
 }
 
 /* -------------------------------------------------------------- RoiAlign */
@@ -2945,11 +2948,15 @@ Test(roialign, modes_transforms_and_grids_vs_reference) {
         float *x = malloc(sizeof(float) * (size_t)xn), rois[16];
         int64_t bi[4];
         q8t_fill(&r, x, xn, -4, 4);
-        for (int64_t k = 0; k < c.rois; k++) { /* some ROIs reach past the edges */
-            float ax = (float)(q8t_next(&r) % 200) / 10.0f - 3, ay = (float)(q8t_next(&r) % 200) / 10.0f - 3;
+        /* some ROIs reach past the edges; every sixth case's are up to 30x
+         * larger than the map (only the samples on the map are visited) */
+        float big = it % 6 == 0 ? 30.0f : 1.0f;
+        for (int64_t k = 0; k < c.rois; k++) {
+            float ax = ((float)(q8t_next(&r) % 200) / 10.0f - 3) * big,
+                  ay = ((float)(q8t_next(&r) % 200) / 10.0f - 3) * big;
             rois[k * 4 + 0] = ax, rois[k * 4 + 1] = ay;
-            rois[k * 4 + 2] = ax + (float)(q8t_next(&r) % 120) / 10.0f;
-            rois[k * 4 + 3] = ay + (float)(q8t_next(&r) % 120) / 10.0f;
+            rois[k * 4 + 2] = ax + (float)(q8t_next(&r) % 120) / 10.0f * big;
+            rois[k * 4 + 3] = ay + (float)(q8t_next(&r) % 120) / 10.0f * big;
             bi[k] = (int64_t)(q8t_next(&r) % (uint64_t)c.n);
         }
         bool half = c.ct ? !strcmp(c.ct, "half_pixel") : c.opset >= 16;
@@ -2963,8 +2970,10 @@ Test(roialign, modes_transforms_and_grids_vs_reference) {
                    rh = rois[k * 4 + 3] * (double)c.scale - off - sy;
             if (!half) rw = fmax(rw, 1), rh = fmax(rh, 1);
             double bh = rh / (double)c.oh, bw = rw / (double)c.ow;
-            int64_t gh = c.ratio ? c.ratio : (int64_t)fmax(1, ceil(rh / (double)c.oh));
-            int64_t gw = c.ratio ? c.ratio : (int64_t)fmax(1, ceil(rw / (double)c.ow));
+            /* adaptive: ceil(size / bins), 0 for an empty or reversed ROI */
+            double ah = ceil(rh / (double)c.oh), aw = ceil(rw / (double)c.ow);
+            int64_t gh = c.ratio ? c.ratio : ah < 1 ? 0 : (int64_t)ah;
+            int64_t gw = c.ratio ? c.ratio : aw < 1 ? 0 : (int64_t)aw;
             for (int64_t ch = 0; ch < c.c; ch++)
                 for (int64_t ph = 0; ph < c.oh; ph++)
                     for (int64_t pw = 0; pw < c.ow; pw++) {
@@ -2978,7 +2987,7 @@ Test(roialign, modes_transforms_and_grids_vs_reference) {
                                 else acc += v[0] + v[1] + v[2] + v[3];
                             }
                         want[((k * c.c + ch) * c.oh + ph) * c.ow + pw] =
-                            (float)(mx ? acc : acc / (double)(gh * gw));
+                            gh * gw == 0 ? 0.0f : (float)(mx ? acc : acc / (double)(gh * gw));
                     }
         }
         const void *data[3] = {x, rois, bi};
@@ -2996,8 +3005,8 @@ Test(roialign, modes_transforms_and_grids_vs_reference) {
     }
 }
 
-/* Bad ROI data gives NaN for that ROI (never a read out of bounds); a huge
- * ROI is sampled on a capped grid instead of hanging. */
+/* Bad ROI data gives NaN for that ROI (never a read out of bounds, never
+ * a loop over 10^60 samples). */
 Test(roialign, bad_batch_index_nonfinite_and_huge_rois) {
     float x[2 * 3 * 3], rois[12] = {0, 0, 2, 2, 0, 0, INFINITY, 1, -1e30f, -1e30f, 1e30f, 1e30f};
     for (int i = 0; i < 18; i++) x[i] = 2;
@@ -3010,8 +3019,73 @@ Test(roialign, bad_batch_index_nonfinite_and_huge_rois) {
     float *y = outs[0];
     cr_assert(isnan(y[0]), "batch index 5 of 2: %g", y[0]);
     cr_assert(isnan(y[1]), "an infinite coordinate: %g", y[1]);
-    cr_assert(isfinite(y[2]) && y[2] >= 0 && y[2] < 1e-3, "a huge ROI averages mostly zeros: %g",
-              y[2]);
+    cr_assert(isnan(y[2]), "a ROI of 2e30 pixels: %g", y[2]);
+    free(outs[0]);
+}
+
+/* A ROI 1000x the map's size: 9 million samples on a 3000 x 3000 grid, of
+ * which the few on the map are visited; the same average and max as the
+ * full loop. */
+Test(roialign, large_roi_visits_only_the_map) {
+    float x[9], rois[4] = {-1500, -1400, 1500, 1600};
+    for (int i = 0; i < 9; i++) x[i] = (float)(i + 1);
+    int64_t bi[1] = {0};
+    for (int m = 0; m < 2; m++) {
+        roi_case c = {m ? "max" : "avg", "half_pixel", 16, 1, 1, 3, 3, 1, 1, 1, 0, 1.0f};
+        double acc = m ? -INFINITY : 0, v[4];
+        int64_t g = 3000;
+        for (int64_t iy = 0; iy < g; iy++)
+            for (int64_t ix = 0; ix < g; ix++) {
+                roi_sample(x, 3, 3, -1400.5 + ((double)iy + 0.5) * 3000.0 / (double)g,
+                           -1500.5 + ((double)ix + 0.5) * 3000.0 / (double)g, v);
+                if (m) acc = fmax(acc, fmax(fmax(v[0], v[1]), fmax(v[2], v[3])));
+                else acc += v[0] + v[1] + v[2] + v[3];
+            }
+        float want = (float)(m ? acc : acc / (double)(g * g));
+        const void *data[3] = {x, rois, bi};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){roi_build, &c}, data, 1, outs, info);
+        float got = *(float *)outs[0];
+        cr_assert(fabsf(got - want) <= 1e-6f * fabsf(want) + 1e-12f, "%s: %.9g, want %.9g",
+                  c.mode, got, want);
+        cr_assert(want != 0, "the map is inside the ROI");
+        free(outs[0]);
+    }
+}
+
+/* An empty ROI (x1 == x2) in half_pixel mode has an adaptive grid of 0
+ * samples: 0, as the ONNX reference's empty loops give (not the map's
+ * value under it). */
+Test(roialign, empty_roi_is_zero) {
+    float x[16], rois[4] = {1.5f, 1, 1.5f, 3};
+    for (int i = 0; i < 16; i++) x[i] = 1;
+    int64_t bi[1] = {0};
+    for (int m = 0; m < 2; m++) {
+        roi_case c = {m ? "max" : "avg", "half_pixel", 16, 1, 1, 4, 4, 1, 1, 1, 0, 1.0f};
+        const void *data[3] = {x, rois, bi};
+        void *outs[1];
+        q8_tensor_info info[1];
+        run2((built){roi_build, &c}, data, 1, outs, info);
+        cr_assert_eq(*(float *)outs[0], 0.0f, "%s: %g", c.mode, *(float *)outs[0]);
+        free(outs[0]);
+    }
+}
+
+/* max over a bin some of whose samples fall off the map: those count as
+ * 0, so a map of negative values gives 0 there, and its own max inside. */
+Test(roialign, max_counts_samples_off_the_map_as_zero) {
+    float x[16], rois[8] = {-3, -3, 2, 2, 0.5f, 0.5f, 2.5f, 2.5f};
+    for (int i = 0; i < 16; i++) x[i] = -1.0f - (float)i;
+    int64_t bi[2] = {0, 0};
+    roi_case c = {"max", "half_pixel", 16, 1, 1, 4, 4, 2, 1, 1, 2, 1.0f};
+    const void *data[3] = {x, rois, bi};
+    void *outs[1];
+    q8_tensor_info info[1];
+    run2((built){roi_build, &c}, data, 1, outs, info);
+    float *y = outs[0];
+    cr_assert_eq(y[0], 0.0f, "partly off the map: %g", y[0]);
+    cr_assert(y[1] < 0, "all on the map: %g", y[1]);
     free(outs[0]);
 }
 
@@ -3025,4 +3099,6 @@ Test(roialign, errors) {
     EXPECT_ERR(roi_build(&c), data, "coordinate_transformation_mode 'asymmetric'");
     c = (roi_case){"avg", NULL, 16, 1, 1, 4, 4, 1, 0, 1, 0, 1.0f};
     EXPECT_ERR(roi_build(&c), data, "output_height and output_width must be positive");
+    c = (roi_case){"avg", NULL, 16, 1, 1, 4, 4, 1, 1 << 16, 1 << 10, 1024, 1.0f};
+    EXPECT_ERR(roi_build(&c), data, "sampling_ratio 1024 asks for over 2^36 samples");
 }

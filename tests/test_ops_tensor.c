@@ -2610,3 +2610,21 @@ Test(tensor_tfidf, errors) {
     c.min_n = 2;
     check_fails(build_tfidf(&c), "expected 1 <= min <= max", "min > max");
 }
+
+/* Attributes far beyond the pool and the row: nothing to count, no wrap,
+ * no long loop (a min_gram_length of 2^31 once became INT_MIN; a skip count
+ * of INT64_MAX overflowed; 1-grams with a huge skip count looped cols^2). */
+Test(tensor_tfidf, huge_lengths_and_skips) {
+    int64_t x[6] = {1, 2, 3, 4, 1, 2};
+    float zero[3] = {0, 0, 0}, ones[3] = {2, 2, 1};
+    tfidf_case c = {.i64 = true, .rank1 = true, .mode = "TF", .rows = 1, .cols = 6,
+                    .min_n = (int64_t)1 << 31, .max_n = (int64_t)1 << 32, .skip = INT64_MAX,
+                    .n_pool = 3, .n_counts = 1, .n_idx = 3, .pool = {1, 2, 4},
+                    .counts = {0}, .idx = {0, 1, 2}};
+    const void *in[1] = {x};
+    want w[1] = {{Q8_F32, 1, {3}, zero}};
+    check_runs(build_tfidf, &c, in, w, 1, "min_gram_length 2^31");
+    c.min_n = 1;
+    w[0].data = ones;
+    check_runs(build_tfidf, &c, in, w, 1, "1-grams, skip count INT64_MAX");
+}

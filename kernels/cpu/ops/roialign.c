@@ -33,12 +33,36 @@ static bool corners(const float *x, int64_t h, int64_t w, double yy, double xx, 
     return true;
 }
 
-/* Samples per bin side: sampling_ratio, or ceil(size / bins) capped. */
+/* Samples per bin side: sampling_ratio, or ceil(size / bins), 0 for an
+ * empty or reversed ROI (no sample: the bin is 0, as the reference's empty
+ * loops give). size is below 2^41 here. */
 static int64_t grid_of(int64_t ratio, double size, int64_t bins) {
     if (ratio > 0) return ratio;
     double g = ceil(size / (double)bins);
-    return g < 1 ? 1 : g > Q8_ROIALIGN_MAX_GRID ? Q8_ROIALIGN_MAX_GRID : (int64_t)g;
+    return g >= 1 ? (int64_t)g : 0;
 }
+
+/* The samples i in [0, g) at start + (i + 0.5) * spacing that may fall in
+ * [-1, extent] (one more each side for rounding; corners() decides):
+ * [*lo, *hi], empty when *lo > *hi. Samples outside give 0 and are only
+ * counted, so a ROI much larger than the map costs what the map holds. */
+static void window(double start, double spacing, int64_t g, int64_t extent, int64_t *lo,
+                   int64_t *hi) {
+    if (g == 0 || spacing == 0) { /* every sample at one place */
+        bool in = g > 0 && start + 0.5 * spacing >= -1 && start <= (double)extent;
+        *lo = 0, *hi = in ? g - 1 : -1;
+        return;
+    }
+    double a = (-1 - start) / spacing - 0.5, b = ((double)extent - start) / spacing - 0.5;
+    double l = floor(fmin(a, b)) - 1, h = ceil(fmax(a, b)) + 1;
+    l = l < 0 ? 0 : l;
+    h = h > (double)(g - 1) ? (double)(g - 1) : h;
+    *lo = l > h ? 1 : (int64_t)l, *hi = l > h ? 0 : (int64_t)h;
+}
+
+/* The ROI's coordinates are bounded so that sample indices and positions
+ * stay exact in int64 and double. */
+#define Q8_ROIALIGN_MAX_COORD 1099511627776.0 /* 2^40 */
 
 static void roialign_planes(void *arg, int64_t b, int64_t e, int t) {
     const roialign_args *a = arg;
@@ -51,8 +75,9 @@ static void roialign_planes(void *arg, int64_t b, int64_t e, int t) {
         double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
         double x0 = roi[0] * s - off, y0 = roi[1] * s - off;
         double rw = roi[2] * s - off - x0, rh = roi[3] * s - off - y0;
-        if (bi < 0 || bi >= p->n || !isfinite(x0) || !isfinite(y0) || !isfinite(rw) ||
-            !isfinite(rh) || p->h == 0 || p->w == 0) {
+        const double lim = Q8_ROIALIGN_MAX_COORD;
+        if (bi < 0 || bi >= p->n || !(fabs(x0) < lim) || !(fabs(y0) < lim) ||
+            !(fabs(rw) < lim) || !(fabs(rh) < lim) || p->h == 0 || p->w == 0) {
             for (int64_t i = 0; i < p->oh * p->ow; i++) y[i] = NAN;
             continue;
         }
@@ -63,16 +88,25 @@ static void roialign_planes(void *arg, int64_t b, int64_t e, int t) {
         const float *x = a->x + (bi * p->c + c) * p->h * p->w;
         double bh = rh / (double)p->oh, bw = rw / (double)p->ow;
         int64_t gh = grid_of(p->sampling_ratio, rh, p->oh), gw = grid_of(p->sampling_ratio, rw, p->ow);
-        double count = (double)(gh * gw);
+        double count = (double)gh * (double)gw;
         for (int64_t ph = 0; ph < p->oh; ph++)
             for (int64_t pw = 0; pw < p->ow; pw++) {
+                int64_t ylo, yhi, xlo, xhi;
+                window(y0 + (double)ph * bh, bh / (double)(gh ? gh : 1), gh, p->h, &ylo, &yhi);
+                window(x0 + (double)pw * bw, bw / (double)(gw ? gw : 1), gw, p->w, &xlo, &xhi);
+                /* max: a sample outside the map counts as 0 */
+                bool outside = ylo > 0 || yhi < gh - 1 || xlo > 0 || xhi < gw - 1 ||
+                               ylo > yhi || xlo > xhi;
                 double acc = 0, v[4];
                 bool first = true;
-                for (int64_t iy = 0; iy < gh; iy++) {
+                for (int64_t iy = ylo; iy <= yhi; iy++) {
                     double yy = y0 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh;
-                    for (int64_t ix = 0; ix < gw; ix++) {
+                    for (int64_t ix = xlo; ix <= xhi; ix++) {
                         double xx = x0 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw;
-                        if (!corners(x, p->h, p->w, yy, xx, v)) v[0] = v[1] = v[2] = v[3] = 0;
+                        if (!corners(x, p->h, p->w, yy, xx, v)) {
+                            outside = true;
+                            continue;
+                        }
                         if (!p->max) {
                             acc += v[0] + v[1] + v[2] + v[3];
                             continue;
@@ -82,7 +116,8 @@ static void roialign_planes(void *arg, int64_t b, int64_t e, int t) {
                         first = false;
                     }
                 }
-                y[ph * p->ow + pw] = (float)(p->max ? acc : acc / count);
+                if (p->max && outside && (first || acc < 0)) acc = 0;
+                y[ph * p->ow + pw] = count == 0 ? 0.0f : (float)(p->max ? acc : acc / count);
             }
     }
 }

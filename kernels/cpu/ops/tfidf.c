@@ -37,7 +37,10 @@ static void tfidf_rows(void *arg, int64_t b, int64_t e, int t) {
         for (int64_t s = 1; s <= p->skips; s++) {
             /* 1-grams only at the first skip distance */
             int first = s == 1 || p->min_n > 1 ? p->min_n : 2;
-            for (int64_t start = 0; start < p->cols; start++)
+            if (first > p->max_n) break; /* nothing longer to count */
+            /* starts from which the shortest counted n-gram fits */
+            int64_t starts = p->cols - (int64_t)(first - 1) * s;
+            for (int64_t start = 0; start < starts; start++)
                 for (int n = first; n <= p->max_n; n++) {
                     if (start + (int64_t)(n - 1) * s >= p->cols) break;
                     key[0] = n;

@@ -11,6 +11,9 @@
  * reduction "none": the losses, shaped like the targets; "sum": their sum;
  * "mean" (default): their sum over the sum of the weights w[t] of the places
  * not ignored (NaN when every place is ignored, as the reference's 0/0).
+ * (The ONNX reference's NLL, without weights and with ignore_index -1,
+ * divides by every place instead: a quirk of its code, not the spec's
+ * rule, which q8 and ONNX Runtime follow; no backend test has that case.)
  * SCE's optional output 1 is log_softmax(x), shaped like x. Sums run in
  * double, in order. */
 #ifndef Q8_CORE_OPS_LOSS_H

@@ -42,7 +42,11 @@ static q8_status maxunpool_infer(q8_graph *g, q8_node *n, q8_error *err) {
             pb > (1 << 30) || pe > (1 << 30))
             return q8_node_fail(err, Q8_ERR_FORMAT, n, "kernel_shape and strides must be "
                                 "positive, pads not negative (dim %d)", i);
-        int64_t d = x->dims[2 + i] == 0 ? 0 : (x->dims[2 + i] - 1) * s + ks[i] - pb - pe;
+        int64_t d = 0;
+        if (x->dims[2 + i] > 0 && (x->dims[2 + i] - 1 > (INT64_C(1) << 58) / s ||
+                                   __builtin_mul_overflow(x->dims[2 + i] - 1, s, &d) ||
+                                   __builtin_add_overflow(d, ks[i] - pb - pe, &d)))
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "the unpooled shape is too large (dim %d)", i);
         if (d < 0)
             return q8_node_fail(err, Q8_ERR_SHAPE, n, "pads exceed the unpooled dim %d", i);
         p->unpooled[2 + i] = d;

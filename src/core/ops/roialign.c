@@ -40,6 +40,12 @@ static q8_status roialign_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (sr < 0 || sr > Q8_ROIALIGN_MAX_GRID)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "sampling_ratio %lld: expected 0 to %d",
                             (long long)sr, Q8_ROIALIGN_MAX_GRID);
+    int64_t work = 0;
+    if (sr > 0 && (__builtin_mul_overflow(r->dims[0], x->dims[1], &work) ||
+                   __builtin_mul_overflow(work, oh, &work) || __builtin_mul_overflow(work, ow, &work) ||
+                   __builtin_mul_overflow(work, sr * sr, &work) || work > (INT64_C(1) << 36)))
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "sampling_ratio %lld asks for over 2^36 "
+                            "samples (rois x channels x output bins x ratio^2)", (long long)sr);
     if (!isfinite(scale))
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "spatial_scale %g is not finite", scale);
     q8_roialign_params *p = q8_node_params(n, sizeof *p, err);

@@ -11,9 +11,17 @@
  * sampling_ratio^2 bilinear samples (sampling_ratio 0: ceil(roi size / bin
  * count) per side), a sample beyond [-1, H] x [-1, W] counting as 0.
  *
- * Not in the spec, for bad data: a grid side is capped at 1024 samples (a
- * ROI that would need more is sampled more sparsely); a ROI with a
- * non-finite coordinate or a batch index outside [0, N) gives NaN. */
+ * An empty or reversed ROI (adaptive grid of 0 samples) gives 0, as the
+ * reference's empty loops do.
+ *
+ * Only the samples that can fall on the map are visited (the others give
+ * 0 and are only counted), so a ROI much larger than the map costs what the
+ * map holds, not its own size.
+ *
+ * Not in the spec, for bad data: sampling_ratio is at most 1024 and the
+ * samples it asks for (rois x C x output_height x output_width x ratio^2)
+ * at most 2^36; a ROI with a coordinate or size beyond 2^40 (scaled), or
+ * not finite, or a batch index outside [0, N), gives NaN. */
 #ifndef Q8_CORE_OPS_ROIALIGN_H
 #define Q8_CORE_OPS_ROIALIGN_H
 

@@ -92,9 +92,11 @@ static q8_status tfidf_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->rows = x->ndim == 2 ? x->dims[0] : 1;
     p->cols = x->ndim == 0 ? 1 : x->dims[x->ndim - 1];
     p->out_size = out_size;
-    p->min_n = (int)min_n;
+    /* min beyond the longest counted n-gram counts nothing (and must not
+     * wrap in an int); skip distances beyond the row fit no 2-gram */
     p->max_n = (int)(longest ? longest : 1);
-    p->skips = skip + 1 < p->cols ? skip + 1 : (p->cols > 0 ? p->cols : 1);
+    p->min_n = min_n > p->max_n ? p->max_n + 1 : (int)min_n;
+    p->skips = p->cols <= 1 || skip >= p->cols - 1 ? (p->cols > 1 ? p->cols : 1) : skip + 1;
     p->has_weights = w != NULL;
     int64_t *t = (int64_t *)(p + 1), id = 0, k = 0;
     for (int i = 0; i < n_counts; i++) {
