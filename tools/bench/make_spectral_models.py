@@ -8,6 +8,7 @@ MODEL.onnx with MODEL.inputs/NAME.npy beside it (cpu_vs_ort.py's layout).
   (a speech front end's 25 ms / 10 ms), onesided: 998 x 201 bins.
 - stft512: the same signal, 512-point frames every 128 samples.
 - dft441: 200 rows of 441 points (3^2 7^2), real, onesided, axis 1.
+- dft1009: 200 rows of 1009 points (a prime: q8's chirp-z path).
 """
 import os
 import sys
@@ -35,6 +36,7 @@ for frame, step in ((400, 160), (512, 128)):
     write(f"stft{frame}", helper.make_node("STFT", ["x", "step", "w", "len"], ["y"]), sig,
           {"step": np.array(step, np.int64), "w": np.hanning(frame).astype(np.float32),
            "len": np.array(frame, np.int64)})
-write("dft441", helper.make_node("DFT", ["x", "n", "axis"], ["y"], onesided=1),
-      rng.standard_normal((200, 441, 1)).astype(np.float32),
-      {"n": np.array(441, np.int64), "axis": np.array(1, np.int64)}, opset=20)
+for n in (441, 1009):
+    write(f"dft{n}", helper.make_node("DFT", ["x", "n", "axis"], ["y"], onesided=1),
+          rng.standard_normal((200, n, 1)).astype(np.float32),
+          {"n": np.array(n, np.int64), "axis": np.array(1, np.int64)}, opset=20)

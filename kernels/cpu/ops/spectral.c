@@ -1,53 +1,34 @@
 /* DFT, STFT and MelWeightMatrix on the CPU (params: src/core/ops/spectral.h).
- * The transforms are computed in double over a twiddle table of the n-th
- * roots of unity (in scratch, filled by run): for n a power of two, a
- * radix-2 FFT of each line (signal or frame) in a buffer of its thread,
- * the lines split over the threads; for other n whose prime factors are all
- * at most Q8_FFT_MAX_RADIX (400 = 4 4 5 5, a speech front end's frame), a
- * mixed-radix FFT the same way; else (a large prime factor) plain O(n^2)
- * sums, the output points split over the threads, each summed in index
- * order. Either way results do not depend on the thread count. */
+ * Every line (a signal along the axis, or a frame) is transformed by an FFT
+ * in double, in buffers of its thread, the lines split over the threads (so
+ * results do not depend on the thread count):
+ * - n a power of two: radix 2, in place;
+ * - n whose prime factors are all at most Q8_FFT_MAX_RADIX (400 = 4 4 5 5, a
+ *   speech front end's frame): mixed radix;
+ * - any other n (a large prime factor): Bluestein's chirp-z transform, the
+ *   n-point transform as a convolution done by radix-2 FFTs of M >= 2n - 1
+ *   points.
+ * The tables (twiddles, chirp, the chirp's transform) are made by run in
+ * scratch, once per run. */
 #include <math.h>
 #include <string.h>
 
 #include "cpu_op.h"
 #include "ops/spectral.h"
 
-/* tw[2m], tw[2m + 1] = cos, sin of 2 pi m / n: (j k) mod n indexes it, which
- * keeps every angle exact however large j k gets. */
+#define Q8_FFT_MAX_RADIX 64
+
+static const double two_pi = 6.283185307179586476925286766559;
+
+/* tw[2m], tw[2m + 1] = cos, sin of 2 pi m / n. Indices into it are reduced
+ * exactly (mod n), which keeps every angle exact however large they get. */
 static void twiddles(double *tw, int64_t n) {
-    const double two_pi = 6.283185307179586476925286766559;
     for (int64_t m = 0; m < n; m++) {
         double a = two_pi * (double)m / (double)n;
         tw[2 * m] = cos(a);
         tw[2 * m + 1] = sin(a);
     }
 }
-
-/* Point k of the n-point transform of the m (<= n; the rest is zero
- * padding) samples x[j * stride] (re, then im when cplx), each times w[j]
- * when w is given; sign -1 forward, +1 inverse. */
-#define DFT_POINT(T, NAME)                                                                \
-    static void NAME(const T *x, int64_t stride, bool cplx, const T *w, int64_t m,       \
-                     int64_t k, int64_t n, const double *tw, double sign, double *re,    \
-                     double *im) {                                                        \
-        double sr = 0, si = 0;                                                            \
-        int64_t idx = 0; /* j k mod n */                                                  \
-        for (int64_t j = 0; j < m; j++) {                                                 \
-            double xr = (double)x[j * stride], xi = cplx ? (double)x[j * stride + 1] : 0; \
-            if (w) xr *= (double)w[j], xi *= (double)w[j];                                \
-            double c = tw[2 * idx], s = sign * tw[2 * idx + 1];                           \
-            sr += xr * c - xi * s;                                                        \
-            si += xi * c + xr * s;                                                        \
-            idx += k;                                                                     \
-            if (idx >= n) idx -= n;                                                       \
-        }                                                                                 \
-        *re = sr;                                                                         \
-        *im = si;                                                                         \
-    }
-
-DFT_POINT(float, point_f32)
-DFT_POINT(double, point_f64)
 
 /* In-place radix-2 FFT of the n (a power of two) points of buf, (re, im)
  * pairs: sign -1 forward, +1 inverse (unscaled); tw is the n-point table. */
@@ -75,11 +56,9 @@ static void fft_pow2(double *buf, int64_t n, const double *tw, double sign) {
     }
 }
 
-#define Q8_FFT_MAX_RADIX 64
-
 /* n's factors for the mixed-radix FFT, 4s first, then primes ascending, in
- * fac (at most 63 of them); false when a prime factor exceeds
- * Q8_FFT_MAX_RADIX. */
+ * fac (at most 63 of them, 0-terminated); false when a prime factor
+ * exceeds Q8_FFT_MAX_RADIX. */
 static bool fft_factors(int64_t n, int *fac) {
     int k = 0;
     while (n % 4 == 0 && n > 4) fac[k++] = 4, n /= 4;
@@ -129,23 +108,114 @@ static void fft_mixed(const double *in, int64_t s, double *out, int64_t n, const
 
 static bool pow2(int64_t n) { return n >= 2 && (n & (n - 1)) == 0; }
 
-/* Whether n takes an FFT (a power of two, or small prime factors only). */
-static bool fast_n(int64_t n) {
-    int fac[64];
-    return pow2(n) || (n >= 8 && fft_factors(n, fac));
+typedef enum fft_kind { FFT_ONE, FFT_POW2, FFT_MIXED, FFT_CHIRP } fft_kind;
+
+/* How an n-point line is transformed, and its tables in scratch. */
+typedef struct fft_plan {
+    fft_kind kind;
+    int64_t n, m;           /* m: the chirp-z convolution's length (a power of two) */
+    double sign;
+    int fac[64];            /* FFT_MIXED */
+    double *tw;             /* n-point table; FFT_CHIRP: m-point */
+    double *chirp;          /* FFT_CHIRP: w_k = e^(sign i pi k^2 / n), k < n */
+    double *bhat;           /* FFT_CHIRP: the transform of conj(w) wrapped to m points */
+    double *bufs;           /* per thread: the line, then the work buffer */
+    int64_t per_thread;     /* doubles a thread */
+} fft_plan;
+
+static fft_kind kind_of(int64_t n, int *fac, int64_t *m) {
+    *m = 1;
+    if (n == 1) return FFT_ONE;
+    if (pow2(n)) return FFT_POW2;
+    if (fft_factors(n, fac)) return FFT_MIXED;
+    while (*m < 2 * n - 1) *m <<= 1;
+    return FFT_CHIRP;
 }
 
-/* The transform of buf's n points in place; tmp holds n more points
- * (mixed radix only). */
-static void fft_line(double *buf, double *tmp, int64_t n, const double *tw, double sign) {
-    if (pow2(n)) {
-        fft_pow2(buf, n, tw, sign);
-        return;
-    }
+/* Doubles of the tables and of one thread's buffers. */
+static void fft_sizes(int64_t n, int64_t *tables, int64_t *per_thread) {
     int fac[64];
-    fft_factors(n, fac);
-    memcpy(tmp, buf, sizeof(double) * 2 * (size_t)n);
-    fft_mixed(tmp, 1, buf, n, fac, n, tw, sign);
+    int64_t m;
+    switch (kind_of(n, fac, &m)) {
+    case FFT_ONE: *tables = 0, *per_thread = 2; break;
+    case FFT_POW2: *tables = 2 * n, *per_thread = 2 * n; break;
+    case FFT_MIXED: *tables = 2 * n, *per_thread = 4 * n; break;
+    default: *tables = 2 * m + 2 * n + 2 * m, *per_thread = 2 * n + 2 * m; break;
+    }
+}
+
+static size_t fft_scratch(int64_t n, int threads) {
+    int64_t tables, per;
+    fft_sizes(n, &tables, &per);
+    return sizeof(double) * (size_t)(tables + per * (threads < 1 ? 1 : threads));
+}
+
+/* The plan for n points and sign in scratch (fft_scratch's bytes): tables
+ * filled, thread buffers after them. */
+static void fft_plan_make(fft_plan *pl, int64_t n, double sign, double *scratch) {
+    int64_t tables;
+    pl->n = n;
+    pl->sign = sign;
+    pl->kind = kind_of(n, pl->fac, &pl->m);
+    fft_sizes(n, &tables, &pl->per_thread);
+    pl->tw = scratch;
+    pl->bufs = scratch + tables;
+    if (pl->kind == FFT_POW2 || pl->kind == FFT_MIXED) twiddles(pl->tw, n);
+    if (pl->kind != FFT_CHIRP) return;
+    int64_t m = pl->m;
+    pl->chirp = pl->tw + 2 * m;
+    pl->bhat = pl->chirp + 2 * n;
+    twiddles(pl->tw, m);
+    for (int64_t k = 0; k < n; k++) { /* pi k^2 / n, k^2 reduced mod 2n exactly */
+        double a = two_pi * 0.5 * (double)((k * k) % (2 * n)) / (double)n;
+        pl->chirp[2 * k] = cos(a);
+        pl->chirp[2 * k + 1] = sign * sin(a);
+    }
+    memset(pl->bhat, 0, sizeof(double) * 2 * (size_t)m);
+    for (int64_t k = 0; k < n; k++) { /* b[k] = b[m - k] = conj(w_k) */
+        pl->bhat[2 * k] = pl->chirp[2 * k], pl->bhat[2 * k + 1] = -pl->chirp[2 * k + 1];
+        if (k) pl->bhat[2 * (m - k)] = pl->bhat[2 * k], pl->bhat[2 * (m - k) + 1] = pl->bhat[2 * k + 1];
+    }
+    fft_pow2(pl->bhat, m, pl->tw, -1.0);
+}
+
+/* Thread t's line buffer (n points). */
+static double *fft_buf(const fft_plan *pl, int t) { return pl->bufs + pl->per_thread * t; }
+
+/* The transform of the n points in buf (fft_buf of thread t), in place. */
+static void fft_line(const fft_plan *pl, double *buf) {
+    int64_t n = pl->n, m = pl->m;
+    double *tmp = buf + 2 * n;
+    switch (pl->kind) {
+    case FFT_ONE: return;
+    case FFT_POW2: fft_pow2(buf, n, pl->tw, pl->sign); return;
+    case FFT_MIXED:
+        memcpy(tmp, buf, sizeof(double) * 2 * (size_t)n);
+        fft_mixed(tmp, 1, buf, n, pl->fac, n, pl->tw, pl->sign);
+        return;
+    case FFT_CHIRP: break;
+    }
+    /* X_k = w_k sum_j (x_j w_j) conj(w_(k - j)): a convolution over m points */
+    const double *w = pl->chirp;
+    for (int64_t j = 0; j < n; j++) {
+        double xr = buf[2 * j], xi = buf[2 * j + 1];
+        tmp[2 * j] = xr * w[2 * j] - xi * w[2 * j + 1];
+        tmp[2 * j + 1] = xr * w[2 * j + 1] + xi * w[2 * j];
+    }
+    memset(tmp + 2 * n, 0, sizeof(double) * 2 * (size_t)(m - n));
+    fft_pow2(tmp, m, pl->tw, -1.0);
+    for (int64_t k = 0; k < m; k++) {
+        double ar = tmp[2 * k], ai = tmp[2 * k + 1], br = pl->bhat[2 * k], bi = pl->bhat[2 * k + 1];
+        tmp[2 * k] = ar * br - ai * bi;
+        tmp[2 * k + 1] = ar * bi + ai * br;
+    }
+    fft_pow2(tmp, m, pl->tw, 1.0);
+    double inv = 1.0 / (double)m;
+    for (int64_t k = 0; k < n; k++) {
+        double cr = tmp[2 * k] * inv, ci = tmp[2 * k + 1] * inv;
+        buf[2 * k] = cr * w[2 * k] - ci * w[2 * k + 1];
+        buf[2 * k + 1] = cr * w[2 * k + 1] + ci * w[2 * k];
+    }
 }
 
 /* The m samples x[j * stride] (times w[j] when w is given) into buf as n
@@ -164,11 +234,8 @@ static void fft_line(double *buf, double *tmp, int64_t n, const double *tw, doub
 GATHER(float, gather_f32)
 GATHER(double, gather_f64)
 
-/* Scratch: the table, then with an FFT two n-point buffers a thread. */
-static size_t transform_scratch(int64_t n, int threads) {
-    size_t bufs = fast_n(n) ? 2 * (size_t)(threads < 1 ? 1 : threads) : 0;
-    return sizeof(double) * 2 * (size_t)n * (1 + bufs);
-}
+/* Lines per chunk: about 16k butterflies each. */
+static int64_t fft_grain(int64_t n) { return n >= 2048 ? 1 : 16384 / (n * 8); }
 
 /* ---- DFT ---- */
 
@@ -176,46 +243,22 @@ typedef struct dft_args {
     const q8_dft_params *p;
     const void *x;
     void *y;
-    const double *tw;
-    double *bufs;           /* FFT: n points a thread */
+    const fft_plan *pl;
 } dft_args;
 
-/* Items are output points (o, k, i) in output order. */
-#define DFT_RANGE(T, NAME, POINT)                                                         \
-    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
-        (void)t;                                                                          \
-        const dft_args *a = arg;                                                          \
-        const q8_dft_params *p = a->p;                                                    \
-        int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
-        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
-        for (int64_t it = b; it < e; it++) {                                              \
-            int64_t i = it % p->inner, k = it / p->inner % p->bins;                       \
-            int64_t o = it / p->inner / p->bins;                                          \
-            const T *x = (const T *)a->x + (o * p->len * p->inner + i) * c;               \
-            double re, im;                                                                \
-            POINT(x, p->inner * c, p->complex_in, NULL, m, k, p->n, a->tw, sign, &re, &im); \
-            T *y = (T *)a->y + 2 * it;                                                    \
-            y[0] = (T)(re * scale);                                                       \
-            y[1] = (T)(im * scale);                                                       \
-        }                                                                                 \
-    }
-
-DFT_RANGE(float, dft_range_f32, point_f32)
-DFT_RANGE(double, dft_range_f64, point_f64)
-
-/* FFT: items are lines (o, i), each transformed in the thread's buffers. */
+/* Items are lines (o, i), each transformed in the thread's buffers. */
 #define DFT_FFT_RANGE(T, NAME, GATHER_FN)                                                 \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
         const dft_args *a = arg;                                                          \
         const q8_dft_params *p = a->p;                                                    \
         int64_t c = p->complex_in ? 2 : 1, m = p->len < p->n ? p->len : p->n;             \
-        double sign = p->inverse ? 1.0 : -1.0, scale = p->inverse ? 1.0 / (double)p->n : 1; \
-        double *buf = a->bufs + 4 * p->n * (int64_t)t, *tmp = buf + 2 * p->n;             \
+        double scale = p->inverse ? 1.0 / (double)p->n : 1;                               \
+        double *buf = fft_buf(a->pl, t);                                                  \
         for (int64_t it = b; it < e; it++) {                                              \
             int64_t o = it / p->inner, i = it % p->inner;                                 \
             GATHER_FN(buf, (const T *)a->x + (o * p->len * p->inner + i) * c, p->inner * c, \
                       p->complex_in, NULL, m, p->n);                                      \
-            fft_line(buf, tmp, p->n, a->tw, sign);                                        \
+            fft_line(a->pl, buf);                                                         \
             T *y = (T *)a->y + (o * p->bins * p->inner + i) * 2;                          \
             for (int64_t k = 0; k < p->bins; k++) {                                       \
                 y[k * p->inner * 2] = (T)(buf[2 * k] * scale);                            \
@@ -227,30 +270,18 @@ DFT_RANGE(double, dft_range_f64, point_f64)
 DFT_FFT_RANGE(float, dft_fft_f32, gather_f32)
 DFT_FFT_RANGE(double, dft_fft_f64, gather_f64)
 
-/* Items per chunk: about 16k multiply-adds each. */
-static int64_t grain_for(int64_t m) { return m >= 16384 ? 1 : 16384 / (m < 1 ? 1 : m); }
-
-/* Lines per chunk for the FFT: about 16k butterflies each. */
-static int64_t fft_grain(int64_t n) { return n >= 2048 ? 1 : 16384 / (n * 8); }
-
 static size_t dft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
     (void)g, (void)prep;
-    return transform_scratch(((const q8_dft_params *)n->params)->n, threads);
+    return fft_scratch(((const q8_dft_params *)n->params)->n, threads);
 }
 
 static void dft_run(const q8_exec *x, const q8_node *n) {
     const q8_dft_params *p = n->params;
-    double *tw = x->scratch;
-    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), tw, tw + 2 * p->n};
-    twiddles(x->scratch, p->n);
-    if (fast_n(p->n)) {
-        q8_parallel_for(x->pool, p->outer * p->inner, fft_grain(p->n),
-                        p->f64 ? dft_fft_f64 : dft_fft_f32, &a);
-        return;
-    }
-    int64_t items = p->outer * p->bins * p->inner;
-    q8_parallel_for(x->pool, items, grain_for(p->len < p->n ? p->len : p->n),
-                    p->f64 ? dft_range_f64 : dft_range_f32, &a);
+    fft_plan pl;
+    fft_plan_make(&pl, p->n, p->inverse ? 1.0 : -1.0, x->scratch);
+    dft_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), &pl};
+    q8_parallel_for(x->pool, p->outer * p->inner, fft_grain(p->n),
+                    p->f64 ? dft_fft_f64 : dft_fft_f32, &a);
 }
 
 /* ---- STFT ---- */
@@ -259,45 +290,22 @@ typedef struct stft_args {
     const q8_stft_params *p;
     const void *x, *w;      /* w: the window, or NULL */
     void *y;
-    const double *tw;
-    double *bufs;           /* FFT: frame points a thread */
+    const fft_plan *pl;
 } stft_args;
 
-/* Items are output points (batch, frame, bin) in output order. */
-#define STFT_RANGE(T, NAME, POINT)                                                        \
-    static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
-        (void)t;                                                                          \
-        const stft_args *a = arg;                                                         \
-        const q8_stft_params *p = a->p;                                                   \
-        int64_t c = p->complex_in ? 2 : 1;                                                \
-        for (int64_t it = b; it < e; it++) {                                              \
-            int64_t k = it % p->bins, f = it / p->bins % p->frames;                       \
-            int64_t bt = it / p->bins / p->frames;                                        \
-            const T *x = (const T *)a->x + (bt * p->len + f * p->step) * c;               \
-            double re, im;                                                                \
-            POINT(x, c, p->complex_in, a->w, p->frame, k, p->frame, a->tw, -1.0, &re, &im); \
-            T *y = (T *)a->y + 2 * it;                                                    \
-            y[0] = (T)re;                                                                 \
-            y[1] = (T)im;                                                                 \
-        }                                                                                 \
-    }
-
-STFT_RANGE(float, stft_range_f32, point_f32)
-STFT_RANGE(double, stft_range_f64, point_f64)
-
-/* FFT: items are frames (batch, frame), each transformed in the thread's
- * buffer. */
+/* Items are frames (batch, frame), each transformed in the thread's
+ * buffers. */
 #define STFT_FFT_RANGE(T, NAME, GATHER_FN)                                                \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                            \
         const stft_args *a = arg;                                                         \
         const q8_stft_params *p = a->p;                                                   \
         int64_t c = p->complex_in ? 2 : 1;                                                \
-        double *buf = a->bufs + 4 * p->frame * (int64_t)t, *tmp = buf + 2 * p->frame;     \
+        double *buf = fft_buf(a->pl, t);                                                  \
         for (int64_t it = b; it < e; it++) {                                              \
             int64_t f = it % p->frames, bt = it / p->frames;                              \
             GATHER_FN(buf, (const T *)a->x + (bt * p->len + f * p->step) * c, c,          \
                       p->complex_in, a->w, p->frame, p->frame);                           \
-            fft_line(buf, tmp, p->frame, a->tw, -1.0);                                    \
+            fft_line(a->pl, buf);                                                         \
             T *y = (T *)a->y + 2 * it * p->bins;                                          \
             for (int64_t k = 0; k < 2 * p->bins; k++) y[k] = (T)buf[k];                   \
         }                                                                                 \
@@ -308,21 +316,17 @@ STFT_FFT_RANGE(double, stft_fft_f64, gather_f64)
 
 static size_t stft_scratch(const q8_graph *g, const q8_node *n, const void *prep, int threads) {
     (void)g, (void)prep;
-    return transform_scratch(((const q8_stft_params *)n->params)->frame, threads);
+    return fft_scratch(((const q8_stft_params *)n->params)->frame, threads);
 }
 
 static void stft_run(const q8_exec *x, const q8_node *n) {
     const q8_stft_params *p = n->params;
+    fft_plan pl;
+    fft_plan_make(&pl, p->frame, -1.0, x->scratch);
     stft_args a = {p, Q8_IN_PTR(x, n, 0), p->window ? Q8_IN_PTR(x, n, 2) : NULL,
-                   Q8_OUT_PTR(x, n, 0), x->scratch, (double *)x->scratch + 2 * p->frame};
-    twiddles(x->scratch, p->frame);
-    if (fast_n(p->frame)) {
-        q8_parallel_for(x->pool, p->batch * p->frames, fft_grain(p->frame),
-                        p->f64 ? stft_fft_f64 : stft_fft_f32, &a);
-        return;
-    }
-    q8_parallel_for(x->pool, p->batch * p->frames * p->bins, grain_for(p->frame),
-                    p->f64 ? stft_range_f64 : stft_range_f32, &a);
+                   Q8_OUT_PTR(x, n, 0), &pl};
+    q8_parallel_for(x->pool, p->batch * p->frames, fft_grain(p->frame),
+                    p->f64 ? stft_fft_f64 : stft_fft_f32, &a);
 }
 
 /* ---- MelWeightMatrix ---- */
