@@ -529,3 +529,30 @@ Test(passes, a_graph_with_subgraphs_is_not_copied) {
     cr_assert(strstr(err.msg, "subgraphs"), "%s", err.msg);
     q8_graph_free(g);
 }
+
+/* A few bytes of constants asking for gigabytes (ConstantOfShape of
+ * [2^30, 4]: 16 GiB) are not computed at load: the node stays and runs
+ * with the session; a small one still folds. The load must not allocate
+ * the output (it would fail, or take the machine's memory). */
+Test(passes, folds_that_would_grow_gigabytes_stay_nodes) {
+    q8_graph *g = q8_graph_new();
+    int64_t big[2] = {(int64_t)1 << 30, 4}, small[2] = {2, 3}, two[1] = {2};
+    ci(g, "big", 1, two);
+    memcpy(g->tensors[q8_graph_find(g, "big")]->data, big, sizeof big);
+    ci(g, "small", 1, two);
+    memcpy(g->tensors[q8_graph_find(g, "small")]->data, small, sizeof small);
+    node(g, "ConstantOfShape", "big", "huge");
+    node(g, "ConstantOfShape", "small", "tiny");
+    output(g, "huge");
+    output(g, "tiny");
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *huge = g->tensors[q8_graph_find(g, "huge")];
+    const q8_tensor *tiny = g->tensors[q8_graph_find(g, "tiny")];
+    cr_assert(!huge->data, "16 GiB computed at load");
+    cr_assert_eq(huge->dims[0], (int64_t)1 << 30, "the shape is still known");
+    cr_assert(tiny->data, "the small one folds");
+    cr_assert_eq(g->n_nodes, 1);
+    cr_assert_str_eq(g->nodes[0]->op_type, "ConstantOfShape");
+    q8_graph_free(g);
+}

@@ -270,12 +270,45 @@ static q8_status flatten_if(q8_graph *g, int pos, q8_error *err) {
     return s;
 }
 
-static bool foldable(const q8_graph *g, const q8_node *n) {
+/* Folding computes a node at load into a constant. A node whose output is
+ * far larger than its inputs (ConstantOfShape, Expand, MelWeightMatrix of a
+ * few scalars) is folded only while that output is at most
+ * Q8_FOLD_GROWTH_FREE bytes, and all folds together stay within
+ * Q8_FOLD_BUDGET_FREE plus 4x the model's constants: a tiny file cannot
+ * make the loader allocate gigabytes. Such a node stays in the graph and
+ * runs with the session (where its output is planned like any other); data
+ * movement of the model's own weights (Transpose, Cast, Reshape) always
+ * folds. */
+#define Q8_FOLD_GROWTH_FREE ((size_t)64 << 20)
+#define Q8_FOLD_BUDGET_FREE ((size_t)512 << 20)
+
+typedef struct fold_budget {
+    size_t left;
+} fold_budget;
+
+static bool foldable(const q8_graph *g, const q8_node *n, fold_budget *fb) {
     if (q8_op_flags(n->op) & Q8_OPF_NO_FOLD) return false;
     if (q8_op_flags(n->op) & Q8_OPF_SHAPE_ONLY) return true;
-    for (int i = 0; i < n->n_inputs; i++)
-        if (n->inputs[i] >= 0 && !g->tensors[n->inputs[i]]->data) return false;
+    size_t in = 0, out = 0;
+    for (int i = 0; i < n->n_inputs; i++) {
+        if (n->inputs[i] < 0) continue;
+        const q8_tensor *t = g->tensors[n->inputs[i]];
+        if (!t->data) return false;
+        in += q8_tensor_nbytes(t);
+    }
+    for (int i = 0; i < n->n_outputs; i++)
+        if (n->outputs[i] >= 0) out += q8_tensor_nbytes(g->tensors[n->outputs[i]]);
+    bool grows = out > Q8_FOLD_GROWTH_FREE && out / 4 > in;
+    if (grows || out > fb->left) return false;
+    fb->left -= out;
     return true;
+}
+
+static fold_budget fold_budget_of(const q8_graph *g) {
+    size_t consts = 0;
+    for (int i = 0; i < g->n_tensors; i++)
+        if (g->tensors[i]->data) consts += q8_tensor_nbytes(g->tensors[i]);
+    return (fold_budget){Q8_FOLD_BUDGET_FREE + (consts > SIZE_MAX / 8 ? SIZE_MAX / 2 : 4 * consts)};
 }
 
 /* One pointer table for all the folds of the pass: a fresh one per node made
@@ -298,6 +331,7 @@ static q8_status fold_table_fit(fold_table *ft, int n_tensors, q8_error *err) {
 }
 
 static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
+    fold_budget fb = fold_budget_of(g);
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
@@ -333,7 +367,7 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
                                 n->op_type);
         }
         Q8_TRY(q8_node_reinfer(g, n, err));
-        if (foldable(g, n)) {
+        if (foldable(g, n, &fb)) {
             Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
             Q8_TRY(fold_node(g, n, ft->ptr, err));
             n->dead = true;
