@@ -1053,3 +1053,31 @@ Test(edges, min_sqnr_auto_skips_models_too_large_to_compare, .timeout = 600) {
     q8t_rm_rf(tmp);
     free(tmp);
 }
+
+/* ---- 13. A model without inputs runs without --input ---- */
+
+Test(edges, model_without_inputs_runs_and_missing_inputs_are_named, .timeout = 300) {
+    char *tmp = q8t_tmpdir("edges");
+    char out[512], y[512];
+    q8t_path(out, sizeof out, tmp, "out");
+    cr_assert_eq(mkdir(out, 0755), 0);
+    /* MelWeightMatrix of constants (the fuzz seed): 9 x 4 filters */
+    char *a1[] = {Q8RUN, Q8_SOURCE_DIR "/tests/fuzz/seeds_onnx/op_melweightmatrix.onnx", "--out",
+                  out, NULL};
+    expect_ok(tmp, a1, NULL);
+    q8t_path(y, sizeof y, out, "y.npy");
+    q8_tensor *t = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_npy_read(y, &t, &err), Q8_OK, "%s", err.msg);
+    cr_assert(t->ndim == 2 && t->dims[0] == 9 && t->dims[1] == 4, "shape %dd", t->ndim);
+    q8_tensor_free(t);
+    /* a model that has an input, given none: with dynamic dims it cannot
+     * load, and says so after naming what is missing; with fixed ones the
+     * count is named */
+    char *a2[] = {Q8RUN, MNIST "/cnn.onnx", NULL};
+    expect_fail(tmp, a2, 2, "q8run: no --input given: ");
+    char *a3[] = {Q8RUN, MNIST "/cnn.onnx", "--input-shape", "input=1x1x28x28", NULL};
+    expect_fail(tmp, a3, 2, "the model has 1 inputs, 0 --input given");
+    q8t_rm_rf(tmp);
+    free(tmp);
+}

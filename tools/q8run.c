@@ -343,10 +343,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *model_path = argv[optind];
-    if (n_inputs == 0 && n_binds == 0) {
-        fprintf(stderr, "q8run: no --input given\n");
-        return 2;
-    }
+    /* no --input: right for a model without inputs (MelWeightMatrix of
+     * constants); otherwise the count check below names what is missing */
 
     int rc = 1;
     q8_error err = {0};
@@ -372,7 +370,15 @@ int main(int argc, char **argv) {
     }
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes,
                           .input_values = values, .n_input_values = n_binds};
-    if (q8_model_open(model_path, &lo, &m, &err) != Q8_OK) goto done;
+    /* no --input for a model that has inputs is a usage error (exit 2) */
+    bool none_given = n_inputs == 0 && n_binds == 0;
+    if (q8_model_open(model_path, &lo, &m, &err) != Q8_OK) {
+        if (none_given) {
+            q8_fail_prefix(&err, "no --input given");
+            rc = 2;
+        }
+        goto done;
+    }
     /* an --input naming a bound input is checked, not counted */
     int n_model_in = q8_model_num_inputs(m);
     for (int i = 0; i < n_inputs; i++)
@@ -385,6 +391,7 @@ int main(int argc, char **argv) {
     if (n_inputs != n_model_in) {
         q8_fail(&err, Q8_ERR_ARG, "the model has %d inputs, %d --input given", n_model_in,
                 n_inputs);
+        if (none_given) rc = 2;
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile,
