@@ -5,10 +5,11 @@
 
 /* Transform lengths up to this: the twiddle table is 2 doubles a point. */
 #define MAX_POINTS ((int64_t)1 << 31)
-/* Transform lengths: at most 2^22 points (95 s of 44.1 kHz audio), so that
- * the CPU's tables and buffers (for a length with a large prime factor, a
- * chirp-z transform over 2^23 points) stay well under 1 GiB. */
-#define MAX_TRANSFORM ((int64_t)1 << 22)
+/* Transform lengths: at most 2^19 points (11.9 s of 44.1 kHz audio in one
+ * transform; STFT frames are far shorter), so that the CPU's tables and
+ * buffers (for a length with a large prime factor, a chirp-z transform over
+ * 2^20 points) stay small and one line's transform takes milliseconds. */
+#define MAX_TRANSFORM ((int64_t)1 << 19)
 
 /* Constant integer scalar input i (it decides a shape). */
 static q8_status const_scalar(const q8_graph *g, const q8_node *n, int i, const char *what,
@@ -90,7 +91,7 @@ static q8_status dft_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->n = p->len;
     if (present(n, 1)) Q8_TRY(const_scalar(g, n, 1, "dft_length", &p->n, err));
     if (p->n < 1 || p->n > MAX_TRANSFORM)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "dft_length is %lld (%s), expected 1 to 2^22",
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "dft_length is %lld (%s), expected 1 to 2^19",
                             (long long)p->n, present(n, 1) ? "input 1" : "the axis' length");
     p->bins = onesided ? p->n / 2 + 1 : p->n;
     int64_t dims[Q8_MAX_DIMS];
@@ -122,7 +123,7 @@ static q8_status stft_frame(const q8_graph *g, const q8_node *n, q8_stft_params 
     }
     if (p->frame < 1 || p->frame > p->len || p->frame > MAX_TRANSFORM)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "frame_length is %lld, expected 1 to the "
-                            "signal's length %lld (at most 2^22)", (long long)p->frame,
+                            "signal's length %lld (at most 2^19)", (long long)p->frame,
                             (long long)p->len);
     return Q8_OK;
 }

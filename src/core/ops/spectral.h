@@ -4,7 +4,7 @@
  *   as (re, im) pairs); the transform runs along axis (input 2, a constant
  *   scalar, default -2; any dim but the last) over n = dft_length (input
  *   1, a constant scalar, default that dim's length) points: the signal is
- *   truncated or zero-padded to n (at most 2^22). X[k] = sum_j x[j] e^(-2 pi i j k / n);
+ *   truncated or zero-padded to n (at most 2^19). X[k] = sum_j x[j] e^(-2 pi i j k / n);
  *   inverse = 1: the sign is + and X is divided by n; onesided = 1: only
  *   k in [0, n/2] (both ways, as the ONNX reference). The output has the
  *   input's shape with that dim n (or n/2 + 1) and the last dim 2.
