@@ -150,9 +150,13 @@ Test(prune_fit, allocation_follows_sensitivity) {
     curve(&l[2], 1000, 0, 1);    /* free to prune, but protected */
     l[2].eligible = false;
     cr_assert(q8_pfit_allocate(l, 3, 1000));
-    cr_assert_eq(l[0].count, 1000);
-    cr_assert_eq(l[1].count, 0);
+    cr_assert_eq(l[0].count, 900); /* 90% at most while others can take the rest */
+    cr_assert_eq(l[1].count, 100);
     cr_assert_eq(l[2].count, 0);
+    /* all of it only when the budget needs it */
+    cr_assert(q8_pfit_allocate(l, 3, 1950));
+    cr_assert_eq(l[0].count, 1000);
+    cr_assert_eq(l[1].count, 950);
     /* two equally sensitive convex curves share a budget evenly */
     curve(&l[0], 1000, 1.0, 2);
     curve(&l[1], 1000, 1.0, 2);
@@ -188,7 +192,9 @@ static int64_t zeros(const q8_tensor *t) {
 
 /* The pass on the MNIST CNN with its calibration samples: exactly half the
  * weights of the layers between the first and the last are zero, those two
- * stay dense, and the pruned weights are re-fitted (not the dense values). */
+ * stay dense; the kept weights of the convolution (hundreds of rows a
+ * sample) are re-fitted, those of the Gemm (one row a sample: 64 rows for
+ * 1568 inputs) keep their dense values. */
 Test(prune_fit, mnist_cnn_budget_and_ends) {
     q8_error err = {0};
     q8_graph *g = NULL, *ref = NULL;
@@ -215,28 +221,34 @@ Test(prune_fit, mnist_cnn_budget_and_ends) {
         layers[nl++] = n->inputs[1];
     }
     cr_assert_geq(nl, 3);
-    int64_t total = 0, z = 0, moved = 0;
+    int64_t total = 0, z = 0;
     for (int i = 0; i < nl; i++) {
         const q8_tensor *t = g->tensors[layers[i]];
         if (i == 0 || i == nl - 1) {
             cr_assert_eq(zeros(t), 0, "protected layer %d pruned", i);
             continue;
         }
-        total += q8_tensor_numel(t);
+        int64_t numel = q8_tensor_numel(t), moved = 0, kept = 0;
+        total += numel;
         z += zeros(t);
         const float *a = t->data, *b = ref->tensors[layers[i]]->data;
-        for (int64_t j = 0; j < q8_tensor_numel(t); j++) moved += a[j] != 0.0f && a[j] != b[j];
+        for (int64_t j = 0; j < numel; j++) {
+            kept += a[j] != 0.0f;
+            moved += a[j] != 0.0f && a[j] != b[j];
+        }
+        if (t->ndim == 4) cr_assert_gt(moved, kept / 2, "conv %d: kept weights re-fitted", i);
+        else cr_assert_eq(moved, 0, "gemm %d: %lld of %lld kept weights moved", i,
+                          (long long)moved, (long long)kept);
     }
     cr_assert_eq(z, total / 2, "%lld zeros of %lld", (long long)z, (long long)total);
-    cr_assert_gt(moved, total / 4, "kept weights re-fitted");
     q8_meta_free(&meta);
     q8_samples_free(&s);
     q8_graph_free(g);
     q8_graph_free(ref);
 }
 
-/* The MLP's output over its calibration samples, run on the CPU. */
-static void mlp_outputs(q8_graph *g, const q8_sample_set *s, float *out, int n_out) {
+/* The model's output over its calibration samples, run on the CPU. */
+static void model_outputs(q8_graph *g, const q8_sample_set *s, float *out, int n_out) {
     q8_error err = {0};
     q8_model m = {.g = g};
     q8_session *sess = NULL;
@@ -257,11 +269,10 @@ static void mlp_outputs(q8_graph *g, const q8_sample_set *s, float *out, int n_o
     q8_session_free(sess);
 }
 
-static q8_graph *mlp(void) {
+static q8_graph *mnist(const char *path) {
     q8_error err = {0};
     q8_graph *g = NULL;
-    cr_assert_eq(q8_onnx_load(Q8_SOURCE_DIR "/models/mnist/mlp.onnx", &g, &err), Q8_OK, "%s",
-                 err.msg);
+    cr_assert_eq(q8_onnx_load(path, &g, &err), Q8_OK, "%s", err.msg);
     q8_input_shape shape = {.name = "input", .ndim = 4, .dims = {1, 1, 28, 28}};
     q8_load_options lo = {.input_shapes = &shape, .n_input_shapes = 1};
     cr_assert_eq(q8_passes_run_for_quantize(g, &lo, &err), Q8_OK, "%s", err.msg);
@@ -269,27 +280,30 @@ static q8_graph *mlp(void) {
 }
 
 /* Re-fitting to the dense model's output (refit_dense) takes back the
- * error of the pruned layers upstream: on the MNIST MLP with all three
- * layers pruned, the output is nearer the dense model's than with each
- * layer re-fitted to its own dense output on its pruned inputs. */
+ * error of the pruned layers upstream: on the MNIST CNN with every layer
+ * pruned, the output is nearer the dense model's than with each layer
+ * re-fitted to its own dense output on its pruned inputs. (The CNN, not
+ * the MLP: its convolutions see hundreds of rows a sample; the MLP's
+ * layers see one, fewer in all than their inputs, and are not re-fitted.) */
 Test(prune_fit, dense_target_takes_back_upstream_error) {
     enum { NOUT = 10, NS = 64 };
     q8_error err = {0};
-    q8_graph *ref = mlp();
+    const char *path = Q8_SOURCE_DIR "/models/mnist/cnn.onnx";
+    q8_graph *ref = mnist(path);
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(Q8_SOURCE_DIR "/models/mnist/calib", ref, &s, &err), Q8_OK,
                  "%s", err.msg);
     cr_assert_leq(s.n_samples, NS);
     static float want[NS * NOUT], got[2][NS * NOUT];
-    mlp_outputs(ref, &s, want, NOUT);
+    model_outputs(ref, &s, want, NOUT);
     double e[2] = {0, 0}, energy = 0;
     for (int dense = 0; dense < 2; dense++) {
-        q8_graph *g = mlp();
+        q8_graph *g = mnist(path);
         q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.7,
                                .sensitivity = false, .refit = true, .refit_dense = dense};
         q8_meta meta = {0};
         cr_assert_eq(q8_prune(g, &po, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
-        mlp_outputs(g, &s, got[dense], NOUT);
+        model_outputs(g, &s, got[dense], NOUT);
         for (int i = 0; i < s.n_samples * NOUT; i++) {
             double d = (double)got[dense][i] - want[i];
             e[dense] += d * d;

@@ -47,6 +47,10 @@ typedef struct q8_pfit_layer {
     int64_t count;              /* weights to prune */
 } q8_pfit_layer;
 
+/* Whether the layer's captured rows can carry a re-fit: at least as many
+ * as the inputs of its widest block (prune_layer.c says why). */
+bool q8_pfit_fit_trusted(const q8_pfit_layer *l);
+
 /* ---- numerics (prune_math.c) ---- */
 
 /* h: a b x b block of H (upper triangle filled, or full). In place: U upper
@@ -85,7 +89,8 @@ void q8_pfit_smallest(const float *w, int64_t n, int64_t count, uint8_t *mask, u
 /* Share `budget` pruned weights out over the eligible layers: start all at
  * 0 and repeatedly take the grid step with the least error added per weight
  * pruned until the budget is reached; the last step is cut short so that
- * the counts add up to the budget exactly. Sets each layer's count (0 for
+ * the counts add up to the budget exactly. No layer goes past 90% unless
+ * the budget cannot be met otherwise. Sets each layer's count (0 for
  * ineligible layers). Returns false if the eligible layers hold fewer than
  * `budget` weights. */
 bool q8_pfit_allocate(q8_pfit_layer *l, int n, int64_t budget);
