@@ -363,6 +363,33 @@ static double *stft_ref(const stft_case *c, const double *x, const double *w, in
     return y;
 }
 
+/* Run the STFT of c (random signal and window from r) against stft_ref:
+ * the output's shape and values. */
+static void stft_check(const stft_case *c, q8t_rng *r, const char *what) {
+    bool onesided = c->onesided_default || c->onesided;
+    int64_t frames = 1 + (c->len - c->frame) / c->step;
+    int64_t bins = onesided ? c->frame / 2 + 1 : c->frame;
+    float *xf, *wf;
+    double *xd, *wd, *scale;
+    random_data(r, c->batch * c->len * (c->cplx ? 2 : 1), c->f64, &xf, &xd);
+    random_data(r, c->frame, c->f64, &wf, &wd);
+    double *want = stft_ref(c, xd, c->window ? wd : NULL, c->frame, frames, bins, &scale);
+    const void *data[2] = {c->f64 ? (const void *)xd : xf, c->f64 ? (const void *)wd : wf};
+    void *out;
+    q8_tensor_info info;
+    run2((q8t_built){stft_build, c}, data, &out, &info);
+    int64_t od[4] = {c->batch, frames, bins, 2};
+    q8t_assert_shape(&info, od, 4);
+    check(c->f64, out, want, scale, q8t_numel(od, 4), what);
+    free(out);
+    free(want);
+    free(scale);
+    free(xf);
+    free(xd);
+    free(wf);
+    free(wd);
+}
+
 Test(stft, random_shapes_vs_definition) {
     q8t_rng r = q8t_seed(1717);
     for (int it = 0; it < 60; it++) {
@@ -413,29 +440,9 @@ Test(stft, powers_of_two) {
                        .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 2,
                        .frame = (int64_t)1 << (1 + it % 8), .step = 1 + it % 5};
         c.len = c.frame + (int64_t)(q8t_next(&r) % 40);
-        int64_t frames = 1 + (c.len - c.frame) / c.step;
-        int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
-        float *xf, *wf;
-        double *xd, *wd, *scale;
-        random_data(&r, c.batch * c.len * (c.cplx ? 2 : 1), c.f64, &xf, &xd);
-        random_data(&r, c.frame, c.f64, &wf, &wd);
-        double *want = stft_ref(&c, xd, c.window ? wd : NULL, c.frame, frames, bins, &scale);
-        const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
-        void *out;
-        q8_tensor_info info;
-        run2((q8t_built){stft_build, &c}, data, &out, &info);
-        int64_t od[4] = {c.batch, frames, bins, 2};
-        q8t_assert_shape(&info, od, 4);
         char what[96];
         snprintf(what, sizeof what, "STFT case %d (frame %lld)", it, (long long)c.frame);
-        check(c.f64, out, want, scale, q8t_numel(od, 4), what);
-        free(out);
-        free(want);
-        free(scale);
-        free(xf);
-        free(xd);
-        free(wf);
-        free(wd);
+        stft_check(&c, &r, what);
     }
 }
 
@@ -449,29 +456,9 @@ Test(stft, mixed_radix_frames) {
                        .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 1 + it % 2,
                        .frame = frames_of[it % 5], .step = 160 - 37 * (it % 3)};
         c.len = c.frame + (int64_t)(q8t_next(&r) % 700);
-        int64_t frames = 1 + (c.len - c.frame) / c.step;
-        int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
-        float *xf, *wf;
-        double *xd, *wd, *scale;
-        random_data(&r, c.batch * c.len * (c.cplx ? 2 : 1), c.f64, &xf, &xd);
-        random_data(&r, c.frame, c.f64, &wf, &wd);
-        double *want = stft_ref(&c, xd, c.window ? wd : NULL, c.frame, frames, bins, &scale);
-        const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
-        void *out;
-        q8_tensor_info info;
-        run2((q8t_built){stft_build, &c}, data, &out, &info);
-        int64_t od[4] = {c.batch, frames, bins, 2};
-        q8t_assert_shape(&info, od, 4);
         char what[96];
         snprintf(what, sizeof what, "STFT case %d (frame %lld)", it, (long long)c.frame);
-        check(c.f64, out, want, scale, q8t_numel(od, 4), what);
-        free(out);
-        free(want);
-        free(scale);
-        free(xf);
-        free(xd);
-        free(wf);
-        free(wd);
+        stft_check(&c, &r, what);
     }
 }
 
