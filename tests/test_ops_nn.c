@@ -10,24 +10,10 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-typedef struct built {
-    q8_graph *(*fn)(const void *ctx);
-    const void *ctx;
-} built;
-
-static int64_t numel_of(const int64_t *d, int n) {
-    int64_t v = 1;
-    for (int i = 0; i < n; i++) v *= d[i];
-    return v;
-}
-
-static size_t info_bytes(const q8_tensor_info *in) {
-    return (size_t)numel_of(in->dims, in->ndim) * q8_dtype_size(in->dtype);
-}
-
 /* Run the graph built by b with 1 and 3 threads; outputs must match bit for
  * bit. The 1-thread outputs go to outs (free them). */
-static void run2(built b, const void *const *data, int n_out, void **outs, q8_tensor_info *infos) {
+static void run2(q8t_built b, const void *const *data, int n_out, void **outs,
+                 q8_tensor_info *infos) {
     q8_error err = {0};
     q8_status st = q8t_run(b.fn(b.ctx), data, 1, outs, infos, n_out, &err);
     cr_assert_eq(st, Q8_OK, "run failed: %s", err.msg);
@@ -37,7 +23,7 @@ static void run2(built b, const void *const *data, int n_out, void **outs, q8_te
     cr_assert_eq(st, Q8_OK, "run (3 threads) failed: %s", err.msg);
     for (int k = 0; k < n_out; k++) {
         cr_assert_eq(infos[k].ndim, i3[k].ndim);
-        cr_assert(memcmp(o3[k], outs[k], info_bytes(&infos[k])) == 0,
+        cr_assert(memcmp(o3[k], outs[k], q8t_info_bytes(&infos[k])) == 0,
                   "output %d differs between 1 and 3 threads", k);
         free(o3[k]);
     }
@@ -60,13 +46,6 @@ static q8_status run_err(q8_graph *g, const void *const *data, q8_error *err) {
         cr_assert_neq(s_, Q8_OK, "expected an error containing '%s'", (substr));          \
         cr_assert(strstr(e_.msg, (substr)), "message '%s' lacks '%s'", e_.msg, (substr)); \
     } while (0)
-
-static void assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd) {
-    cr_assert_eq(in->ndim, nd, "rank %d, want %d", in->ndim, nd);
-    for (int i = 0; i < nd; i++)
-        cr_assert_eq(in->dims[i], dims[i], "dim %d is %lld, want %lld", i, (long long)in->dims[i],
-                     (long long)dims[i]);
-}
 
 static float *rand_buf(uint64_t seed, int64_t n, float lo, float hi) {
     float *x = malloc(sizeof(float) * (size_t)(n ? n : 1));
@@ -123,7 +102,7 @@ static q8_graph *bn_build(const void *ctx) {
 }
 
 static void bn_check(bn_case c, uint64_t seed) {
-    int64_t n = numel_of(c.dims, c.nd), C = c.dims[1], S = n / (c.dims[0] * C);
+    int64_t n = q8t_numel(c.dims, c.nd), C = c.dims[1], S = n / (c.dims[0] * C);
     c.plen = c.spatial == 0 ? C * S : C;
     float *x = rand_buf(seed, n, -3, 3);
     float *pr[4];
@@ -139,8 +118,8 @@ static void bn_check(bn_case c, uint64_t seed) {
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){bn_build, &c}, data, 1, out, info);
-    assert_shape(&info[0], c.dims, c.nd);
+    run2((q8t_built){bn_build, &c}, data, 1, out, info);
+    q8t_assert_shape(&info[0], c.dims, c.nd);
     q8t_assert_close(out[0], want, n, 1e-5f, 1e-5f, "batchnorm");
     free(out[0]);
     free(x);
@@ -278,8 +257,8 @@ static void ref_pool(const pool_case *c, const double *x, double *y, int64_t *id
     }
     odims[0] = c->dims[0];
     odims[1] = c->dims[1];
-    int64_t planes = c->dims[0] * c->dims[1], isz = numel_of(c->dims + 2, nsp);
-    int64_t osz = numel_of(out, nsp), ksz = numel_of(c->k, nsp);
+    int64_t planes = c->dims[0] * c->dims[1], isz = q8t_numel(c->dims + 2, nsp);
+    int64_t osz = q8t_numel(out, nsp), ksz = q8t_numel(c->k, nsp);
     bool avg = !strcmp(c->op, "AveragePool");
     for (int64_t pl = 0; pl < planes; pl++)
         for (int64_t o = 0; o < osz; o++) {
@@ -327,7 +306,7 @@ static void ref_pool(const pool_case *c, const double *x, double *y, int64_t *id
 
 static void pool_check(pool_case c, uint64_t seed) {
     if (!c.dt) c.dt = Q8_F32;
-    int64_t n = numel_of(c.dims, c.nd);
+    int64_t n = q8t_numel(c.dims, c.nd);
     float *xf = rand_buf(seed, n, -4, 4);
     double *xd = malloc(sizeof(double) * (size_t)n);
     void *xin = xf;
@@ -346,12 +325,12 @@ static void pool_check(pool_case c, uint64_t seed) {
     double *yd = malloc(sizeof(double) * (size_t)(n * 64 + 64));
     int64_t *idx = malloc(sizeof(int64_t) * (size_t)(n * 64 + 64));
     ref_pool(&c, xd, yd, idx, odims);
-    int64_t on = numel_of(odims, c.nd);
+    int64_t on = q8t_numel(odims, c.nd);
     const void *data[] = {xin};
     void *out[2];
     q8_tensor_info info[2];
-    run2((built){pool_build, &c}, data, c.indices ? 2 : 1, out, info);
-    assert_shape(&info[0], odims, c.nd);
+    run2((q8t_built){pool_build, &c}, data, c.indices ? 2 : 1, out, info);
+    q8t_assert_shape(&info[0], odims, c.nd);
     for (int64_t i = 0; i < on; i++) {
         double got = c.dt == Q8_F32  ? ((float *)out[0])[i]
                      : c.dt == Q8_U8 ? ((uint8_t *)out[0])[i]
@@ -360,7 +339,7 @@ static void pool_check(pool_case c, uint64_t seed) {
                   (long long)i, got, yd[i]);
     }
     if (c.indices) {
-        assert_shape(&info[1], odims, c.nd);
+        q8t_assert_shape(&info[1], odims, c.nd);
         cr_assert_eq(info[1].dtype, Q8_I64);
         for (int64_t i = 0; i < on; i++)
             cr_assert_eq(((int64_t *)out[1])[i], idx[i], "Indices[%lld]: got %lld, want %lld",
@@ -527,7 +506,7 @@ Test(pool, maxpool_f32_wide_rows_nan_and_signed_zeros) {
         const void *data[] = {x};
         void *out[1];
         q8_tensor_info info[1];
-        run2((built){pool_build, &c}, data, 1, out, info);
+        run2((q8t_built){pool_build, &c}, data, 1, out, info);
         int64_t OH = H - 2, OW = (W + 2 - 3) / sw + 1;
         cr_assert(info[0].dims[2] == OH && info[0].dims[3] == OW);
         for (int64_t ch = 0; ch < 2; ch++)
@@ -573,7 +552,7 @@ Test(pool, maxpool_i8_wide_rows) {
                 const void *data[] = {x};
                 void *out[1];
                 q8_tensor_info info[1];
-                run2((built){pool_build, &c}, data, 1, out, info);
+                run2((q8t_built){pool_build, &c}, data, 1, out, info);
                 int64_t OH = (H - k) / 2 + 1, OW = (W + 2 * pad - k) / sw + 1;
                 cr_assert(info[0].dims[2] == OH && info[0].dims[3] == OW);
                 for (int64_t ch = 0; ch < 2; ch++)
@@ -615,9 +594,9 @@ Test(pool, ceil_mode_window_must_start_inside) {
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){pool_build, &c}, data, 1, out, info);
+    run2((q8t_built){pool_build, &c}, data, 1, out, info);
     int64_t want_dims[] = {1, 1, 2};
-    assert_shape(&info[0], want_dims, 3);
+    q8t_assert_shape(&info[0], want_dims, 3);
     float want[] = {5, 7};
     q8t_assert_close(out[0], want, 2, 0, 0, "maxpool ceil");
     free(out[0]);
@@ -625,9 +604,9 @@ Test(pool, ceil_mode_window_must_start_inside) {
      * with pads 1, 1: ceil((4 + 2 - 2) / 2) + 1 = 3 and the third window
      * starts at 3, inside: kept */
     c.pads[0] = 1;
-    run2((built){pool_build, &c}, data, 1, out, info);
+    run2((q8t_built){pool_build, &c}, data, 1, out, info);
     int64_t want3[] = {1, 1, 3};
-    assert_shape(&info[0], want3, 3);
+    q8t_assert_shape(&info[0], want3, 3);
     float w3[] = {1, 5, 7};
     q8t_assert_close(out[0], w3, 3, 0, 0, "maxpool ceil 3");
     free(out[0]);
@@ -680,7 +659,7 @@ Test(pool, maxpool_nan) {
     q8_tensor_info info[2];
     for (int with_idx = 0; with_idx < 2; with_idx++) {
         c.indices = with_idx;
-        run2((built){pool_build, &c}, data, 1 + with_idx, out, info);
+        run2((q8t_built){pool_build, &c}, data, 1 + with_idx, out, info);
         float *y = out[0];
         cr_assert(isnan(y[0]) && y[1] == 4 && y[2] == 6 && y[3] == 8);
         if (with_idx) {
@@ -746,16 +725,16 @@ static q8_graph *gp_build(const void *ctx) {
 }
 
 static void gp_check(gp_case c, uint64_t seed) {
-    int64_t n = numel_of(c.dims, c.nd), planes = c.dims[0] * c.dims[1], s = n / planes;
+    int64_t n = q8t_numel(c.dims, c.nd), planes = c.dims[0] * c.dims[1], s = n / planes;
     float *x = rand_buf(seed, n, -5, 5);
     uint8_t *xu = malloc((size_t)n);
     for (int64_t i = 0; i < n; i++) xu[i] = (uint8_t)(x[i] * 20 + 128);
     const void *data[] = {c.dt == Q8_U8 ? (void *)xu : (void *)x};
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){gp_build, &c}, data, 1, out, info);
+    run2((q8t_built){gp_build, &c}, data, 1, out, info);
     int64_t od[5] = {c.dims[0], c.dims[1], 1, 1, 1};
-    assert_shape(&info[0], od, c.nd);
+    q8t_assert_shape(&info[0], od, c.nd);
     bool avg = !strcmp(c.op, "GlobalAveragePool");
     for (int64_t p = 0; p < planes; p++) {
         double acc = avg ? 0 : -INFINITY;
@@ -822,20 +801,20 @@ static void ref_softmax(const float *x, float *y, int64_t outer, int64_t len, in
 }
 
 static void sm_check(sm_case c, uint64_t seed, float lo, float hi) {
-    int64_t n = numel_of(c.dims, c.nd);
+    int64_t n = q8t_numel(c.dims, c.nd);
     float *x = rand_buf(seed, n, lo, hi), *want = malloc(sizeof(float) * (size_t)(n ? n : 1));
     bool old = c.opset < 13;
     int64_t ax = c.has_axis ? c.axis : old ? 1 : -1;
     if (ax < 0) ax += c.nd;
-    int64_t outer = numel_of(c.dims, (int)ax);
-    int64_t len = old ? numel_of(c.dims + ax, c.nd - (int)ax) : c.dims[ax];
-    int64_t inner = old ? 1 : numel_of(c.dims + ax + 1, c.nd - (int)ax - 1);
+    int64_t outer = q8t_numel(c.dims, (int)ax);
+    int64_t len = old ? q8t_numel(c.dims + ax, c.nd - (int)ax) : c.dims[ax];
+    int64_t inner = old ? 1 : q8t_numel(c.dims + ax + 1, c.nd - (int)ax - 1);
     ref_softmax(x, want, outer, len, inner, !strcmp(c.op, "LogSoftmax"));
     const void *data[] = {x};
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){sm_build, &c}, data, 1, out, info);
-    assert_shape(&info[0], c.dims, c.nd);
+    run2((q8t_built){sm_build, &c}, data, 1, out, info);
+    q8t_assert_shape(&info[0], c.dims, c.nd);
     char what[96];
     snprintf(what, sizeof what, "%s seed %llu axis %lld opset %d", c.op, (unsigned long long)seed,
              (long long)c.axis, c.opset);
@@ -909,7 +888,7 @@ Test(softmax, short_rows_same_bits) {
             void *out[1];
             q8_tensor_info info[1];
             sm_case c = {ops[k], 2, {rows, len}, 0, false, 13};
-            run2((built){sm_build, &c}, data, 1, out, info);
+            run2((q8t_built){sm_build, &c}, data, 1, out, info);
             const float *got = out[0];
             for (int i = 0; i < rows * len; i++)
                 cr_assert(memcmp(&got[i], &want[i], 4) == 0 || (isnan(got[i]) && isnan(want[i])),
@@ -929,9 +908,9 @@ Test(softmax, opset_semantics_differ) {
     void *o11[1], *o13[1];
     q8_tensor_info info[1];
     sm_case c = {"Softmax", 3, {2, 3, 4}, 1, true, 11};
-    run2((built){sm_build, &c}, data, 1, o11, info);
+    run2((q8t_built){sm_build, &c}, data, 1, o11, info);
     c.opset = 13;
-    run2((built){sm_build, &c}, data, 1, o13, info);
+    run2((q8t_built){sm_build, &c}, data, 1, o13, info);
     double s11 = 0, s13 = 0;
     for (int i = 0; i < 12; i++) s11 += ((float *)o11[0])[i];
     for (int i = 0; i < 3; i++) s13 += ((float *)o13[0])[i * 4];
@@ -946,7 +925,7 @@ Test(softmax, nan_and_inf) {
     void *out[1];
     q8_tensor_info info[1];
     sm_case c = {"Softmax", 2, {2, 3}, 0, false, 13};
-    run2((built){sm_build, &c}, data, 1, out, info);
+    run2((q8t_built){sm_build, &c}, data, 1, out, info);
     for (int i = 0; i < 3; i++) cr_assert(isnan(((float *)out[0])[i]));
     free(out[0]);
 }
@@ -1027,13 +1006,13 @@ static float bval(const float *v, int vnd, const int64_t *vd, const int64_t *nd_
 }
 
 static void ln_check(ln_case c, uint64_t seed) {
-    int64_t n = numel_of(c.dims, c.nd);
+    int64_t n = q8t_numel(c.dims, c.nd);
     int64_t ax = c.has_axis ? c.axis : -1;
     if (ax < 0) ax += c.nd;
-    int64_t rows = numel_of(c.dims, (int)ax), len = n / rows;
+    int64_t rows = q8t_numel(c.dims, (int)ax), len = n / rows;
     float *x = rand_buf(seed, n, -3, 5);
-    float *sc = rand_buf(seed + 1, numel_of(c.sdims, c.snd), -2, 2);
-    float *bi = c.bnd >= 0 ? rand_buf(seed + 2, numel_of(c.bdims, c.bnd), -1, 1) : NULL;
+    float *sc = rand_buf(seed + 1, q8t_numel(c.sdims, c.snd), -2, 2);
+    float *bi = c.bnd >= 0 ? rand_buf(seed + 2, q8t_numel(c.bdims, c.bnd), -1, 1) : NULL;
     c.scale = sc;
     c.bias = bi;
     float *want = malloc(sizeof(float) * (size_t)n), *wm = malloc(sizeof(float) * (size_t)rows);
@@ -1056,16 +1035,16 @@ static void ln_check(ln_case c, uint64_t seed) {
     const void *data[] = {x};
     void *out[3];
     q8_tensor_info info[3];
-    run2((built){ln_build, &c}, data, c.n_out, out, info);
-    assert_shape(&info[0], c.dims, c.nd);
+    run2((q8t_built){ln_build, &c}, data, c.n_out, out, info);
+    q8t_assert_shape(&info[0], c.dims, c.nd);
     q8t_assert_close(out[0], want, n, 1e-5f, 1e-5f, "layernorm Y");
     if (c.n_out > 1) {
         int64_t md[5];
         for (int i = 0; i < c.nd; i++) md[i] = i < ax ? c.dims[i] : 1;
-        assert_shape(&info[1], md, c.nd);
+        q8t_assert_shape(&info[1], md, c.nd);
         q8t_assert_close(out[1], wm, rows, 1e-5f, 1e-6f, "layernorm Mean");
         if (c.n_out > 2) {
-            assert_shape(&info[2], md, c.nd);
+            q8t_assert_shape(&info[2], md, c.nd);
             q8t_assert_close(out[2], wi, rows, 1e-5f, 1e-6f, "layernorm InvStdDev");
         }
     }
@@ -1198,7 +1177,7 @@ static q8_graph *red_build(const void *ctx) {
 
 /* Reference: every input element adds into its output slot, in double. */
 static void red_check(red_case c, uint64_t seed) {
-    int64_t n = numel_of(c.dims, c.nd);
+    int64_t n = q8t_numel(c.dims, c.nd);
     int k = 0;
     while (strcmp(red_ops[k], c.op)) k++;
     float lo = k == 4 ? 0.8f : k == 8 ? 0.1f : -2, hi = k == 4 ? 1.2f : 2;
@@ -1224,7 +1203,7 @@ static void red_check(red_case c, uint64_t seed) {
         odk[d] = red[d] ? 1 : c.dims[d];
         if (!red[d] || keep) od[ond++] = odk[d];
     }
-    int64_t on = numel_of(odk, c.nd);
+    int64_t on = q8t_numel(odk, c.nd);
     double *acc = calloc((size_t)(on ? on : 1), sizeof(double)),
            *mx = malloc(sizeof(double) * (size_t)(on + 1));
     double *mn = malloc(sizeof(double) * (size_t)(on + 1)),
@@ -1273,12 +1252,12 @@ static void red_check(red_case c, uint64_t seed) {
                                            : (void *)xi};
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){red_build, &c}, data, 1, out, info);
+    run2((q8t_built){red_build, &c}, data, 1, out, info);
     if (noop) {
-        assert_shape(&info[0], c.dims, c.nd);
+        q8t_assert_shape(&info[0], c.dims, c.nd);
         cr_assert(memcmp(out[0], data[0], (size_t)n * q8_dtype_size(c.dt)) == 0, "noop copies");
     } else {
-        assert_shape(&info[0], od, ond);
+        q8t_assert_shape(&info[0], od, ond);
         cr_assert_eq(info[0].dtype, c.dt);
         for (int64_t o = 0; o < on; o++) {
             double w[] = {acc[o], acc[o] / (double)cnt, mx[o], mn[o],       pr[o],
@@ -1461,7 +1440,7 @@ Test(reduce, nan_propagates_in_max) {
     q8_tensor_info info[1];
     red_case c = {
         .op = "ReduceMax", .dt = Q8_F32, .nd = 2, .dims = {2, 3}, .na = 1, .axes = {1}, .keep = 0};
-    run2((built){red_build, &c}, data, 1, out, info);
+    run2((q8t_built){red_build, &c}, data, 1, out, info);
     cr_assert(isnan(((float *)out[0])[0]));
     cr_assert_eq(((float *)out[0])[1], -1.0f);
     free(out[0]);
@@ -1656,14 +1635,14 @@ static void rs_check(rs_case c, uint64_t seed) {
     if (!c.dt) c.dt = Q8_F32;
     if (!c.opset) c.opset = 13;
     int nd = c.nd;
-    int64_t n = numel_of(c.dims, nd), od[5];
+    int64_t n = q8t_numel(c.dims, nd), od[5];
     for (int d = 0; d < nd; d++) {
         double len = (double)c.dims[d];
         if (c.ctm && !strcmp(c.ctm, "tf_crop_and_resize") && !c.use_sizes)
             len *= (double)(c.roi[nd + d] - c.roi[d]);
         od[d] = c.use_sizes ? c.sizes[d] : (int64_t)floor(len * (double)c.scales[d]);
     }
-    int64_t on = numel_of(od, nd);
+    int64_t on = q8t_numel(od, nd);
     float *x = rand_buf(seed, n, -10, 10);
     int8_t *x8 = malloc((size_t)n + 1);
     uint8_t *xu8 = malloc((size_t)n + 1);
@@ -1681,8 +1660,8 @@ static void rs_check(rs_case c, uint64_t seed) {
     bool ilin = (c.dt == Q8_I8 || c.dt == Q8_U8) && c.mode && !strcmp(c.mode, "linear");
     void *out[1];
     q8_tensor_info info[1];
-    run2((built){rs_build, &c}, data, 1, out, info);
-    assert_shape(&info[0], od, nd);
+    run2((q8t_built){rs_build, &c}, data, 1, out, info);
+    q8t_assert_shape(&info[0], od, nd);
     for (int64_t o = 0; o < on; o++) {
         int64_t oc[5], rem = o;
         for (int d = nd - 1; d >= 0; d--) {
@@ -2124,7 +2103,7 @@ Test(resize, opset18_axes_and_aspect_ratio) {
     q8t_attr_str(g, "mode", "linear");
     cr_assert_eq(q8t_run(g, data, 2, o2, i2, 1, &err), Q8_OK, "%s", err.msg);
     int64_t want[4] = {1, 2, 14, 8};
-    assert_shape(&i1[0], want, 4);
+    q8t_assert_shape(&i1[0], want, 4);
     cr_assert(memcmp(o1[0], o2[0], sizeof(float) * 2 * 14 * 8) == 0, "axes = the full scales");
     free(o1[0]);
     free(o2[0]);
@@ -2141,7 +2120,7 @@ Test(resize, opset18_axes_and_aspect_ratio) {
         q8t_attr_ints(g, "axes", ax, 2);
         q8t_attr_str(g, "keep_aspect_ratio_policy", pol[k]);
         cr_assert_eq(q8t_run(g, data, 1, o1, i1, 1, &err), Q8_OK, "%s", err.msg);
-        assert_shape(&i1[0], want_dims[k], 4);
+        q8t_assert_shape(&i1[0], want_dims[k], 4);
         free(o1[0]);
     }
     g = q8t_graph1("Resize", ins, 3, 1);
@@ -2210,12 +2189,12 @@ static double am_val(q8_dtype dt, const void *x, int64_t i) {
 static void am_check(const am_case *c, const void *x) {
     void *out[1];
     q8_tensor_info info[1];
-    built b = {am_build, c};
+    q8t_built b = {am_build, c};
     const void *data[1] = {x};
     run2(b, data, 1, out, info);
     int ax = (int)(c->axis < 0 ? c->axis + c->nd : c->axis);
-    int64_t outer = numel_of(c->dims, ax), len = c->dims[ax];
-    int64_t inner = numel_of(c->dims + ax + 1, c->nd - ax - 1);
+    int64_t outer = q8t_numel(c->dims, ax), len = c->dims[ax];
+    int64_t inner = q8t_numel(c->dims + ax + 1, c->nd - ax - 1);
     cr_assert_eq(info[0].dtype, Q8_I64);
     cr_assert_eq(info[0].ndim, c->keep == 0 ? c->nd - 1 : c->nd);
     bool min = !strcmp(c->op, "ArgMin"), last = c->last == 1;
@@ -2251,7 +2230,7 @@ Test(argmax, random_shapes_ties_and_nan) {
     };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         am_case c = shapes[k];
-        int64_t n = numel_of(c.dims, c.nd);
+        int64_t n = q8t_numel(c.dims, c.nd);
         float *x = malloc(sizeof(float) * (size_t)n);
         for (int64_t i = 0; i < n; i++) /* few distinct values: many ties */
             x[i] = (float)(q8t_next(&r) % 5) - 2.0f;
@@ -2335,7 +2314,7 @@ static q8_graph *norm_build(const void *ctx) {
 /* The reference: the spec's formulas in double over plain index loops. */
 static void norm_ref(const norm_case *c, const float *x, const float *s, const float *b,
                      double *y) {
-    int64_t n = numel_of(c->dims, c->nd), C = c->dims[1], inner = 1, idx[Q8_MAX_DIMS];
+    int64_t n = q8t_numel(c->dims, c->nd), C = c->dims[1], inner = 1, idx[Q8_MAX_DIMS];
     for (int d = 2; d < c->nd; d++) inner *= c->dims[d];
     if (!strcmp(c->op, "LRN")) {
         double alpha = c->alpha ? c->alpha : 1e-4, beta = c->alpha ? c->beta : 0.75,
@@ -2397,7 +2376,7 @@ Test(normalizations, instance_mvn_lrn_vs_reference) {
     q8t_rng r = q8t_seed(251);
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
         const norm_case *c = &cases[ci];
-        int64_t n = numel_of(c->dims, c->nd), C = c->dims[1];
+        int64_t n = q8t_numel(c->dims, c->nd), C = c->dims[1];
         float *x = malloc(sizeof(float) * (size_t)n), s[16], b[16];
         q8t_fill(&r, x, n, -3, 5);
         q8t_fill(&r, s, C, -2, 2);
@@ -2409,8 +2388,8 @@ Test(normalizations, instance_mvn_lrn_vs_reference) {
         const void *data[3] = {x, s, b};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){norm_build, c}, data, 1, outs, info);
-        assert_shape(&info[0], c->dims, c->nd);
+        run2((q8t_built){norm_build, c}, data, 1, outs, info);
+        q8t_assert_shape(&info[0], c->dims, c->nd);
         q8t_assert_close(outs[0], want, n, 2e-5f, 2e-6f, c->op);
         free(outs[0]);
         free(x);
@@ -2556,7 +2535,7 @@ Test(gridsample, modes_paddings_corners_vs_reference) {
         const void *data[2] = {x, grid};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){gs_build, &c}, data, 1, outs, info);
+        run2((q8t_built){gs_build, &c}, data, 1, outs, info);
         char what[96];
         snprintf(what, sizeof what, "GridSample %s %s align %d (case %d)", c.mode, c.padding,
                  c.align, it);
@@ -2576,7 +2555,7 @@ Test(gridsample, nearest_ties_to_even) {
     const void *data[2] = {x, grid};
     void *outs[1];
     q8_tensor_info info[1];
-    run2((built){gs_build, &c}, data, 1, outs, info);
+    run2((q8t_built){gs_build, &c}, data, 1, outs, info);
     const float *y = outs[0];
     cr_assert(y[0] == 10 && y[1] == 30, "got %g, %g; want 10, 30", y[0], y[1]);
     free(outs[0]);
@@ -2596,7 +2575,7 @@ Test(gridsample, far_coordinates) {
             const void *data[2] = {x, grid};
             void *outs[1];
             q8_tensor_info info[1];
-            run2((built){gs_build, &c}, data, 1, outs, info);
+            run2((q8t_built){gs_build, &c}, data, 1, outs, info);
             const float *y = outs[0];
             for (int i = 0; i < 3; i++) /* the finite ones */
                 cr_assert(isfinite(y[i]), "%s %s: output %d is %g", c.mode, c.padding, i, y[i]);
@@ -2646,7 +2625,7 @@ static q8_graph *loss_build(const void *ctx) {
  * losses, then the reduction. Writes log_softmax to lp_out (SCE). */
 static double loss_ref(const loss_case *c, const double *x, const int64_t *t, const double *w,
                        double *none, double *lp_out) {
-    int64_t N = c->dims[0], C = c->dims[1], D = numel_of(c->dims + 2, c->nd - 2);
+    int64_t N = c->dims[0], C = c->dims[1], D = q8t_numel(c->dims + 2, c->nd - 2);
     double sum = 0, wsum = 0;
     for (int64_t n = 0; n < N; n++)
         for (int64_t d = 0; d < D; d++) {
@@ -2696,7 +2675,7 @@ Test(losses, nll_and_sce_vs_reference) {
         c.log_prob = c.sce && (it / 8) % 2;
         c.ii = (it / 3) % 3 == 1 ? -1 : (int64_t)(q8t_next(&r) % 4);
         for (int i = 0; i < c.nd; i++) c.dims[i] = 1 + (int64_t)(q8t_next(&r) % (i == 1 ? 9 : 4));
-        int64_t n = numel_of(c.dims, c.nd), C = c.dims[1], places = n / C;
+        int64_t n = q8t_numel(c.dims, c.nd), C = c.dims[1], places = n / C;
         double *xd = malloc(sizeof(double) * (size_t)n), wd[16];
         int64_t *t = malloc(sizeof(int64_t) * (size_t)places);
         float *xf = malloc(sizeof(float) * (size_t)n), wf[16];
@@ -2718,21 +2697,21 @@ Test(losses, nll_and_sce_vs_reference) {
                                c.f64 ? (const void *)wd : wf};
         void *outs[2];
         q8_tensor_info info[2];
-        run2((built){loss_build, &c}, data, c.log_prob ? 2 : 1, outs, info);
+        run2((q8t_built){loss_build, &c}, data, c.log_prob ? 2 : 1, outs, info);
         char what[96];
         snprintf(what, sizeof what, "loss case %d (%s, %s, rank %d)", it, c.sce ? "SCE" : "NLL",
                  c.reduction ? c.reduction : "default", c.nd);
         if (c.reduction && !strcmp(c.reduction, "none")) {
             int64_t td[Q8_MAX_DIMS] = {c.dims[0]};
             for (int i = 2; i < c.nd; i++) td[i - 1] = c.dims[i];
-            assert_shape(&info[0], td, c.nd - 1);
+            q8t_assert_shape(&info[0], td, c.nd - 1);
             loss_check(&c, outs[0], none, places, what);
         } else {
             cr_assert_eq(info[0].ndim, 0, "%s: a reduced loss is a scalar", what);
             loss_check(&c, outs[0], &red, 1, what);
         }
         if (c.log_prob) {
-            assert_shape(&info[1], c.dims, c.nd);
+            q8t_assert_shape(&info[1], c.dims, c.nd);
             loss_check(&c, outs[1], lp, n, what);
             free(outs[1]);
         }
@@ -2755,17 +2734,17 @@ Test(losses, all_ignored_and_out_of_range_targets) {
     const void *data[2] = {x, t};
     void *outs[1];
     q8_tensor_info info[1];
-    run2((built){loss_build, &c}, data, 1, outs, info);
+    run2((q8t_built){loss_build, &c}, data, 1, outs, info);
     cr_assert(isnan(*(float *)outs[0]), "mean over no place: %g", *(float *)outs[0]);
     free(outs[0]);
     c.reduction = "sum";
-    run2((built){loss_build, &c}, data, 1, outs, info);
+    run2((q8t_built){loss_build, &c}, data, 1, outs, info);
     cr_assert_eq(*(float *)outs[0], 0.0f);
     free(outs[0]);
     c.reduction = "none";
     c.sce = true;
     data[1] = bad;
-    run2((built){loss_build, &c}, data, 1, outs, info);
+    run2((q8t_built){loss_build, &c}, data, 1, outs, info);
     float *y = outs[0];
     double lse = -4 + log(exp(0.0) + exp(-1.0) + exp(-2.0));
     cr_assert(fabs(y[0] - (5 + lse)) < 1e-5, "SCE loss %g, want %g", y[0], 5 + lse);
@@ -2837,8 +2816,8 @@ Test(maxunpool, random_indices_shapes_and_output_shape) {
         memcpy(c.out, c.unpooled, sizeof c.out);
         if (c.with_shape)
             for (int i = 0; i < k; i++) c.out[2 + i] += c.extra[i];
-        int64_t n = numel_of(c.dims, c.nd), un = numel_of(c.unpooled, c.nd),
-                on = numel_of(c.out, c.nd);
+        int64_t n = q8t_numel(c.dims, c.nd), un = q8t_numel(c.unpooled, c.nd),
+                on = q8t_numel(c.out, c.nd);
         double *xd = malloc(sizeof(double) * (size_t)n), *want = calloc((size_t)on, sizeof(double));
         float *xf = malloc(sizeof(float) * (size_t)n);
         int64_t *ind = malloc(sizeof(int64_t) * (size_t)n);
@@ -2862,8 +2841,8 @@ Test(maxunpool, random_indices_shapes_and_output_shape) {
         const void *data[2] = {c.f64 ? (const void *)xd : xf, ind};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){unpool_build, &c}, data, 1, outs, info);
-        assert_shape(&info[0], c.out, c.nd);
+        run2((q8t_built){unpool_build, &c}, data, 1, outs, info);
+        q8t_assert_shape(&info[0], c.out, c.nd);
         for (int64_t i = 0; i < on; i++) {
             double got = c.f64 ? ((double *)outs[0])[i] : ((float *)outs[0])[i];
             cr_assert_eq(got, want[i], "unpool case %d [%lld]: %g, want %g", it, (long long)i, got,
@@ -2993,9 +2972,9 @@ Test(roialign, modes_transforms_and_grids_vs_reference) {
         const void *data[3] = {x, rois, bi};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){roi_build, &c}, data, 1, outs, info);
+        run2((q8t_built){roi_build, &c}, data, 1, outs, info);
         int64_t od[4] = {c.rois, c.c, c.oh, c.ow};
-        assert_shape(&info[0], od, 4);
+        q8t_assert_shape(&info[0], od, 4);
         char what[64];
         snprintf(what, sizeof what, "roialign case %d", it);
         q8t_assert_close(outs[0], want, yn, 1e-5f, 1e-5f, what);
@@ -3015,7 +2994,7 @@ Test(roialign, bad_batch_index_nonfinite_and_huge_rois) {
     const void *data[3] = {x, rois, bi};
     void *outs[1];
     q8_tensor_info info[1];
-    run2((built){roi_build, &c}, data, 1, outs, info);
+    run2((q8t_built){roi_build, &c}, data, 1, outs, info);
     float *y = outs[0];
     cr_assert(isnan(y[0]), "batch index 5 of 2: %g", y[0]);
     cr_assert(isnan(y[1]), "an infinite coordinate: %g", y[1]);
@@ -3045,7 +3024,7 @@ Test(roialign, large_roi_visits_only_the_map) {
         const void *data[3] = {x, rois, bi};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){roi_build, &c}, data, 1, outs, info);
+        run2((q8t_built){roi_build, &c}, data, 1, outs, info);
         float got = *(float *)outs[0];
         cr_assert(fabsf(got - want) <= 1e-6f * fabsf(want) + 1e-12f, "%s: %.9g, want %.9g",
                   c.mode, got, want);
@@ -3066,7 +3045,7 @@ Test(roialign, empty_roi_is_zero) {
         const void *data[3] = {x, rois, bi};
         void *outs[1];
         q8_tensor_info info[1];
-        run2((built){roi_build, &c}, data, 1, outs, info);
+        run2((q8t_built){roi_build, &c}, data, 1, outs, info);
         cr_assert_eq(*(float *)outs[0], 0.0f, "%s: %g", c.mode, *(float *)outs[0]);
         free(outs[0]);
     }
@@ -3082,7 +3061,7 @@ Test(roialign, max_counts_samples_off_the_map_as_zero) {
     const void *data[3] = {x, rois, bi};
     void *outs[1];
     q8_tensor_info info[1];
-    run2((built){roi_build, &c}, data, 1, outs, info);
+    run2((q8t_built){roi_build, &c}, data, 1, outs, info);
     float *y = outs[0];
     cr_assert_eq(y[0], 0.0f, "partly off the map: %g", y[0]);
     cr_assert(y[1] < 0, "all on the map: %g", y[1]);

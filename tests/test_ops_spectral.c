@@ -9,24 +9,9 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-typedef struct built {
-    q8_graph *(*fn)(const void *ctx);
-    const void *ctx;
-} built;
-
-static int64_t numel_of(const int64_t *d, int n) {
-    int64_t v = 1;
-    for (int i = 0; i < n; i++) v *= d[i];
-    return v;
-}
-
-static size_t info_bytes(const q8_tensor_info *in) {
-    return (size_t)numel_of(in->dims, in->ndim) * q8_dtype_size(in->dtype);
-}
-
 /* Run the graph built by b with 1 and 3 threads; outputs must match bit for
  * bit. The 1-thread output goes to *out (free it). */
-static void run2(built b, const void *const *data, void **out, q8_tensor_info *info) {
+static void run2(q8t_built b, const void *const *data, void **out, q8_tensor_info *info) {
     q8_error err = {0};
     q8_status st = q8t_run(b.fn(b.ctx), data, 1, out, info, 1, &err);
     cr_assert_eq(st, Q8_OK, "run failed: %s", err.msg);
@@ -35,7 +20,8 @@ static void run2(built b, const void *const *data, void **out, q8_tensor_info *i
     st = q8t_run(b.fn(b.ctx), data, 3, &o3, &i3, 1, &err);
     cr_assert_eq(st, Q8_OK, "run (3 threads) failed: %s", err.msg);
     cr_assert_eq(info->ndim, i3.ndim);
-    cr_assert(memcmp(o3, *out, info_bytes(info)) == 0, "output differs between 1 and 3 threads");
+    cr_assert(memcmp(o3, *out, q8t_info_bytes(info)) == 0,
+              "output differs between 1 and 3 threads");
     free(o3);
 }
 
@@ -57,13 +43,6 @@ static q8_status run_err(q8_graph *g, const void *const *data, q8_error *err) {
         cr_assert(strstr(e_.msg, "node 'node'"), "message '%s' does not name the node",   \
                   e_.msg);                                                                \
     } while (0)
-
-static void assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd) {
-    cr_assert_eq(in->ndim, nd, "rank %d, want %d", in->ndim, nd);
-    for (int i = 0; i < nd; i++)
-        cr_assert_eq(in->dims[i], dims[i], "dim %d is %lld, want %lld", i, (long long)in->dims[i],
-                     (long long)dims[i]);
-}
 
 /* got (float32 or float64) against want: |g - w| <= tol * (1 + scale[i]),
  * scale being the sum of the magnitudes that went into point i. */
@@ -136,7 +115,7 @@ static q8_graph *dft_build(const void *ctx) {
 static double *dft_ref(const dft_case *c, int ax, const double *x, int64_t *od, double **scale) {
     int64_t cdim = c->dims[c->nd - 1], len = c->dims[ax];
     int64_t n = c->has_len ? c->len : len, bins = c->onesided ? n / 2 + 1 : n;
-    int64_t outer = numel_of(c->dims, ax), inner = numel_of(c->dims + ax + 1, c->nd - ax - 2);
+    int64_t outer = q8t_numel(c->dims, ax), inner = q8t_numel(c->dims + ax + 1, c->nd - ax - 2);
     memcpy(od, c->dims, sizeof(int64_t) * (size_t)c->nd);
     od[ax] = bins;
     od[c->nd - 1] = 2;
@@ -167,7 +146,7 @@ static double *dft_ref(const dft_case *c, int ax, const double *x, int64_t *od, 
 static void dft_check(const dft_case *c, q8t_rng *r, const char *what) {
     int ax = (int)(c->has_axis ? c->axis : c->opset == 17 ? 1 : -2);
     if (ax < 0) ax += c->nd;
-    int64_t n = numel_of(c->dims, c->nd), od[Q8_MAX_DIMS];
+    int64_t n = q8t_numel(c->dims, c->nd), od[Q8_MAX_DIMS];
     float *xf;
     double *xd, *scale;
     random_data(r, n, c->f64, &xf, &xd);
@@ -175,10 +154,10 @@ static void dft_check(const dft_case *c, q8t_rng *r, const char *what) {
     const void *data[1] = {c->f64 ? (const void *)xd : xf};
     void *out;
     q8_tensor_info info;
-    run2((built){dft_build, c}, data, &out, &info);
-    assert_shape(&info, od, c->nd);
+    run2((q8t_built){dft_build, c}, data, &out, &info);
+    q8t_assert_shape(&info, od, c->nd);
     cr_assert_eq(info.dtype, c->f64 ? Q8_F64 : Q8_F32, "%s: dtype", what);
-    check(c->f64, out, want, scale, numel_of(od, c->nd), what);
+    check(c->f64, out, want, scale, q8t_numel(od, c->nd), what);
     free(out);
     free(want);
     free(scale);
@@ -288,10 +267,10 @@ Test(dft, inverse_round_trip) {
     const void *data[1] = {x};
     void *spec, *back;
     q8_tensor_info info;
-    run2((built){dft_build, &fwd}, data, &spec, &info);
+    run2((q8t_built){dft_build, &fwd}, data, &spec, &info);
     dft_case inv = {.nd = 2, .dims = {n, 2}, .has_axis = true, .axis = 0, .inverse = true};
     data[0] = spec;
-    run2((built){dft_build, &inv}, data, &back, &info);
+    run2((q8t_built){dft_build, &inv}, data, &back, &info);
     const float *b = back;
     for (int64_t i = 0; i < n; i++) {
         cr_assert(fabsf(b[2 * i] - x[i]) < 1e-5f, "[%lld] re %g, want %g", (long long)i,
@@ -384,6 +363,33 @@ static double *stft_ref(const stft_case *c, const double *x, const double *w, in
     return y;
 }
 
+/* Run the STFT of c (random signal and window from r) against stft_ref:
+ * the output's shape and values. */
+static void stft_check(const stft_case *c, q8t_rng *r, const char *what) {
+    bool onesided = c->onesided_default || c->onesided;
+    int64_t frames = 1 + (c->len - c->frame) / c->step;
+    int64_t bins = onesided ? c->frame / 2 + 1 : c->frame;
+    float *xf, *wf;
+    double *xd, *wd, *scale;
+    random_data(r, c->batch * c->len * (c->cplx ? 2 : 1), c->f64, &xf, &xd);
+    random_data(r, c->frame, c->f64, &wf, &wd);
+    double *want = stft_ref(c, xd, c->window ? wd : NULL, c->frame, frames, bins, &scale);
+    const void *data[2] = {c->f64 ? (const void *)xd : xf, c->f64 ? (const void *)wd : wf};
+    void *out;
+    q8_tensor_info info;
+    run2((q8t_built){stft_build, c}, data, &out, &info);
+    int64_t od[4] = {c->batch, frames, bins, 2};
+    q8t_assert_shape(&info, od, 4);
+    check(c->f64, out, want, scale, q8t_numel(od, 4), what);
+    free(out);
+    free(want);
+    free(scale);
+    free(xf);
+    free(xd);
+    free(wf);
+    free(wd);
+}
+
 Test(stft, random_shapes_vs_definition) {
     q8t_rng r = q8t_seed(1717);
     for (int it = 0; it < 60; it++) {
@@ -407,15 +413,15 @@ Test(stft, random_shapes_vs_definition) {
         const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
         void *out;
         q8_tensor_info info;
-        run2((built){stft_build, &c}, data, &out, &info);
+        run2((q8t_built){stft_build, &c}, data, &out, &info);
         int64_t od[4] = {c.batch, frames, bins, 2};
-        assert_shape(&info, od, 4);
+        q8t_assert_shape(&info, od, 4);
         char what[128];
         snprintf(what, sizeof what, "STFT case %d (len %lld, step %lld, frame %lld%s%s%s)", it,
                  (long long)c.len, (long long)c.step, (long long)c.frame,
                  c.cplx ? ", complex" : "", c.window ? ", window" : "",
                  onesided ? ", onesided" : "");
-        check(c.f64, out, want, scale, numel_of(od, 4), what);
+        check(c.f64, out, want, scale, q8t_numel(od, 4), what);
         free(out);
         free(want);
         free(scale);
@@ -434,29 +440,9 @@ Test(stft, powers_of_two) {
                        .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 2,
                        .frame = (int64_t)1 << (1 + it % 8), .step = 1 + it % 5};
         c.len = c.frame + (int64_t)(q8t_next(&r) % 40);
-        int64_t frames = 1 + (c.len - c.frame) / c.step;
-        int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
-        float *xf, *wf;
-        double *xd, *wd, *scale;
-        random_data(&r, c.batch * c.len * (c.cplx ? 2 : 1), c.f64, &xf, &xd);
-        random_data(&r, c.frame, c.f64, &wf, &wd);
-        double *want = stft_ref(&c, xd, c.window ? wd : NULL, c.frame, frames, bins, &scale);
-        const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
-        void *out;
-        q8_tensor_info info;
-        run2((built){stft_build, &c}, data, &out, &info);
-        int64_t od[4] = {c.batch, frames, bins, 2};
-        assert_shape(&info, od, 4);
         char what[96];
         snprintf(what, sizeof what, "STFT case %d (frame %lld)", it, (long long)c.frame);
-        check(c.f64, out, want, scale, numel_of(od, 4), what);
-        free(out);
-        free(want);
-        free(scale);
-        free(xf);
-        free(xd);
-        free(wf);
-        free(wd);
+        stft_check(&c, &r, what);
     }
 }
 
@@ -470,29 +456,9 @@ Test(stft, mixed_radix_frames) {
                        .has_frame = true, .onesided_default = (it / 4) % 2, .batch = 1 + it % 2,
                        .frame = frames_of[it % 5], .step = 160 - 37 * (it % 3)};
         c.len = c.frame + (int64_t)(q8t_next(&r) % 700);
-        int64_t frames = 1 + (c.len - c.frame) / c.step;
-        int64_t bins = c.onesided_default ? c.frame / 2 + 1 : c.frame;
-        float *xf, *wf;
-        double *xd, *wd, *scale;
-        random_data(&r, c.batch * c.len * (c.cplx ? 2 : 1), c.f64, &xf, &xd);
-        random_data(&r, c.frame, c.f64, &wf, &wd);
-        double *want = stft_ref(&c, xd, c.window ? wd : NULL, c.frame, frames, bins, &scale);
-        const void *data[2] = {c.f64 ? (const void *)xd : xf, c.f64 ? (const void *)wd : wf};
-        void *out;
-        q8_tensor_info info;
-        run2((built){stft_build, &c}, data, &out, &info);
-        int64_t od[4] = {c.batch, frames, bins, 2};
-        assert_shape(&info, od, 4);
         char what[96];
         snprintf(what, sizeof what, "STFT case %d (frame %lld)", it, (long long)c.frame);
-        check(c.f64, out, want, scale, numel_of(od, 4), what);
-        free(out);
-        free(want);
-        free(scale);
-        free(xf);
-        free(xd);
-        free(wf);
-        free(wd);
+        stft_check(&c, &r, what);
     }
 }
 
@@ -606,9 +572,9 @@ static void mel_check(const mel_case *c, const char *what) {
                            c->edges64 ? (const void *)&v.hi64 : &v.hi};
     void *out;
     q8_tensor_info info;
-    run2((built){mel_build, c}, data, &out, &info);
+    run2((q8t_built){mel_build, c}, data, &out, &info);
     int64_t od[2] = {c->dft / 2 + 1, c->mels};
-    assert_shape(&info, od, 2);
+    q8t_assert_shape(&info, od, 2);
     cr_assert_eq(info.dtype, c->out64 ? Q8_F64 : Q8_F32, "%s: dtype", what);
     double *want = mel_ref(c);
     check(c->out64, out, want, NULL, od[0] * od[1], what);
@@ -642,7 +608,7 @@ Test(melweightmatrix, onnx_example_by_hand) {
     mel_case c = {8, 16, 8192, 0, 4096, false, false, false, false};
     void *out;
     q8_tensor_info info;
-    run2((built){mel_build, &c}, NULL, &out, &info);
+    run2((q8t_built){mel_build, &c}, NULL, &out, &info);
     const float *w = out;
     for (int j = 0; j < 9; j++)
         for (int m = 0; m < 8; m++)

@@ -230,6 +230,23 @@ void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol
     }
 }
 
+int64_t q8t_numel(const int64_t *d, int n) {
+    int64_t v = 1;
+    for (int i = 0; i < n; i++) v *= d[i];
+    return v;
+}
+
+size_t q8t_info_bytes(const q8_tensor_info *in) {
+    return (size_t)q8t_numel(in->dims, in->ndim) * q8_dtype_size(in->dtype);
+}
+
+void q8t_assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd) {
+    cr_assert_eq(in->ndim, nd, "rank %d, want %d", in->ndim, nd);
+    for (int i = 0; i < nd; i++)
+        cr_assert_eq(in->dims[i], dims[i], "dim %d is %lld, want %lld", i, (long long)in->dims[i],
+                     (long long)dims[i]);
+}
+
 /* ---- files and commands ---- */
 
 static int rm_entry(const char *p, const struct stat *st, int flag, struct FTW *f) {

@@ -94,6 +94,20 @@ void q8t_cmd_free(q8t_cmd *r);
  * set, models/mnist/test_x.npy and test_y.npy. */
 double q8t_mnist_top1(const char *model_path);
 
+/* A graph builder and its argument: tests that run a graph more than once
+ * build a fresh one each time (q8t_run consumes it). */
+typedef struct q8t_built {
+    q8_graph *(*fn)(const void *ctx);
+    const void *ctx;
+} q8t_built;
+
+/* The product of the n dims d (1 when n is 0), unchecked. */
+int64_t q8t_numel(const int64_t *d, int n);
+/* The bytes of a tensor of that info's dtype and shape. */
+size_t q8t_info_bytes(const q8_tensor_info *in);
+/* Assert that the info's shape is dims[nd]. */
+void q8t_assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd);
+
 /* Compare with a tolerance: |a-b| <= atol + rtol*|b|; NaN must match NaN. */
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
                       const char *what);

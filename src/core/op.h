@@ -47,6 +47,10 @@ q8_op_id q8_op_lookup(const char *domain, const char *op_type);
 /* Shared infer helpers. */
 q8_status q8_check_io(const q8_node *n, int min_in, int max_in, int min_out,
                       int max_out, q8_error *err);
+/* Whether optional input i is given: i < n_inputs and not an empty name. */
+static inline bool q8_has_input(const q8_node *n, int i) {
+    return i < n->n_inputs && n->inputs[i] >= 0;
+}
 /* Require input i present with a known shape and (if dtype != 0) that dtype. */
 q8_status q8_check_input(const q8_graph *g, const q8_node *n, int i,
                          q8_dtype dtype, q8_error *err);

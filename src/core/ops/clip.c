@@ -4,8 +4,6 @@
 #include "op.h"
 #include "ops/elementwise.h"
 
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
-
 static q8_status clip_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 1, 3, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
@@ -14,7 +12,7 @@ static q8_status clip_infer(q8_graph *g, q8_node *n, q8_error *err) {
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "dtype %s is not supported",
                             q8_dtype_name(x->dtype));
     for (int i = 1; i < 3; i++) {
-        if (!has_input(n, i)) continue;
+        if (!q8_has_input(n, i)) continue;
         const q8_tensor *b = q8_in(g, n, i);
         Q8_TRY(q8_check_input(g, n, i, x->dtype, err));
         if (q8_tensor_numel(b) != 1)
@@ -23,8 +21,8 @@ static q8_status clip_infer(q8_graph *g, q8_node *n, q8_error *err) {
     }
     q8_clip_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
-    p->has_lo = has_input(n, 1);
-    p->has_hi = has_input(n, 2);
+    p->has_lo = q8_has_input(n, 1);
+    p->has_hi = q8_has_input(n, 2);
     return q8_set_output(g, n, 0, x->dtype, x->dims, x->ndim, err);
 }
 

@@ -5,8 +5,6 @@
 
 #include "op.h"
 
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
-
 static q8_status loss_infer(q8_graph *g, q8_node *n, q8_error *err) {
     bool sce = n->op == Q8_OP_SOFTMAX_CROSS_ENTROPY_LOSS;
     Q8_TRY(q8_check_io(n, 2, 3, 1, sce ? 2 : 1, err));
@@ -28,7 +26,7 @@ static q8_status loss_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!same)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "targets must have the input's shape without "
                             "its dim 1 (C)");
-    bool w = has_input(n, 2);
+    bool w = q8_has_input(n, 2);
     if (w) {
         Q8_TRY(q8_check_input(g, n, 2, x->dtype, err));
         const q8_tensor *wt = q8_in(g, n, 2);

@@ -5,8 +5,6 @@
 
 #include "op.h"
 
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
-
 static q8_status maxunpool_infer(q8_graph *g, q8_node *n, q8_error *err) {
     Q8_TRY(q8_check_io(n, 2, 3, 1, 1, err));
     Q8_TRY(q8_check_input(g, n, 0, Q8_UNDEFINED, err));
@@ -54,7 +52,7 @@ static q8_status maxunpool_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!q8_shape_numel(p->unpooled, p->rank, &p->unpooled_numel))
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "the unpooled shape is too large");
     memcpy(p->out, p->unpooled, sizeof p->out);
-    if (has_input(n, 2)) {
+    if (q8_has_input(n, 2)) {
         int cnt = 0;
         Q8_TRY(q8_const_ints(g, n, 2, p->out, Q8_MAX_DIMS, &cnt, err));
         if (cnt != p->rank)

@@ -86,8 +86,6 @@ static q8_status check_shape(const q8_graph *g, const q8_node *n, int i, q8_dtyp
     return Q8_OK;
 }
 
-static bool present(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
-
 /* A constant sequence_lens must lie in [0, S]. */
 static q8_status check_lens(const q8_graph *g, const q8_node *n, const q8_rnn_params *p,
                             q8_error *err) {
@@ -146,11 +144,11 @@ static q8_status rnn_infer(q8_graph *g, q8_node *n, q8_error *err) {
     const int64_t hd[3] = {p->batch_first ? N : D, p->batch_first ? D : N, H};
     Q8_TRY(check_shape(g, n, Q8_RNN_IN_W, Q8_F32, wd, 3, err));
     Q8_TRY(check_shape(g, n, Q8_RNN_IN_R, Q8_F32, rd, 3, err));
-    p->has_b = present(n, Q8_RNN_IN_B);
-    p->has_lens = present(n, Q8_RNN_IN_LENS);
-    p->has_h0 = present(n, Q8_RNN_IN_H0);
-    p->has_c0 = lstm && present(n, Q8_RNN_IN_C0);
-    p->has_p = lstm && present(n, Q8_RNN_IN_P);
+    p->has_b = q8_has_input(n, Q8_RNN_IN_B);
+    p->has_lens = q8_has_input(n, Q8_RNN_IN_LENS);
+    p->has_h0 = q8_has_input(n, Q8_RNN_IN_H0);
+    p->has_c0 = lstm && q8_has_input(n, Q8_RNN_IN_C0);
+    p->has_p = lstm && q8_has_input(n, Q8_RNN_IN_P);
     if (p->has_b) Q8_TRY(check_shape(g, n, Q8_RNN_IN_B, Q8_F32, bd, 2, err));
     if (p->has_lens) Q8_TRY(check_shape(g, n, Q8_RNN_IN_LENS, Q8_I32, ld, 1, err));
     if (p->has_h0) Q8_TRY(check_shape(g, n, Q8_RNN_IN_H0, Q8_F32, hd, 3, err));

@@ -22,8 +22,6 @@ static q8_status const_scalar(const q8_graph *g, const q8_node *n, int i, const 
     return Q8_OK;
 }
 
-static bool present(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
-
 static q8_status flag_attr(const q8_node *n, const char *name, int64_t def, bool *out,
                            q8_error *err) {
     int64_t v = q8_attr_int(n, name, def);
@@ -59,7 +57,7 @@ static q8_status dft_axis(const q8_graph *g, const q8_node *n, int rank, int *ou
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis is an input since opset 20, not an "
                             "attribute");
     int64_t a = -2;
-    if (present(n, 2)) Q8_TRY(const_scalar(g, n, 2, "axis", &a, err));
+    if (q8_has_input(n, 2)) Q8_TRY(const_scalar(g, n, 2, "axis", &a, err));
     if (a < -rank || a > rank - 2)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "axis %lld is out of [%d, %d] (the last dim "
                             "holds the real and imaginary parts)", (long long)a, -rank, rank - 2);
@@ -89,10 +87,10 @@ static q8_status dft_infer(q8_graph *g, q8_node *n, q8_error *err) {
     for (int d = axis + 1; d < x->ndim - 1; d++) p->inner *= x->dims[d];
     p->len = x->dims[axis];
     p->n = p->len;
-    if (present(n, 1)) Q8_TRY(const_scalar(g, n, 1, "dft_length", &p->n, err));
+    if (q8_has_input(n, 1)) Q8_TRY(const_scalar(g, n, 1, "dft_length", &p->n, err));
     if (p->n < 1 || p->n > MAX_TRANSFORM)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "dft_length is %lld (%s), expected 1 to 2^19",
-                            (long long)p->n, present(n, 1) ? "input 1" : "the axis' length");
+                            (long long)p->n, q8_has_input(n, 1) ? "input 1" : "the axis' length");
     p->bins = onesided ? p->n / 2 + 1 : p->n;
     int64_t dims[Q8_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) dims[d] = x->dims[d];
@@ -113,7 +111,7 @@ static q8_status stft_frame(const q8_graph *g, const q8_node *n, q8_stft_params 
                                 w->name, w->ndim);
         p->frame = w->dims[0];
     }
-    if (present(n, 3)) {
+    if (q8_has_input(n, 3)) {
         int64_t fl = 0;
         Q8_TRY(const_scalar(g, n, 3, "frame_length", &fl, err));
         if (p->window && fl != p->frame)
@@ -147,7 +145,7 @@ static q8_status stft_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->complex_in = x->dims[2] == 2;
     p->batch = x->dims[0];
     p->len = x->dims[1];
-    p->window = present(n, 2);
+    p->window = q8_has_input(n, 2);
     Q8_TRY(stft_frame(g, n, p, err));
     p->frames = 1 + (p->len - p->frame) / p->step;
     p->bins = onesided ? p->frame / 2 + 1 : p->frame;
