@@ -8,6 +8,7 @@
 
 #include "backend_cuda.h"
 #include "bcast_expand.h"
+#include "op.h"
 #include "ops/argmax.h"
 #include "ops/batchnorm.h"
 #include "ops/global_pool.h"
@@ -17,7 +18,6 @@
 #include "ops/resize.h"
 #include "ops/softmax.h"
 
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
 static bool has_output(const q8_node *n, int i) { return i < n->n_outputs && n->outputs[i] >= 0; }
 
 #define PARAMS(T, var)                                                                 \
@@ -55,7 +55,7 @@ q8_status q8_cu_ln_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_nod
     const q8_layernorm_params *lp = n->params;
     PARAMS(q8cu_layernorm_args, p);
     for (int i = 1; i <= 2; i++) {
-        if (!has_input(n, i)) continue;
+        if (!q8_has_input(n, i)) continue;
         const q8_tensor *t = q8_in(g, n, i);
         if (!t->data)
             return q8_cu_unsupported(err, n, "a %s that is not a float32 constant",

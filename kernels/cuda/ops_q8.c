@@ -18,6 +18,7 @@
 
 #include "backend_cuda.h"
 #include "layout.h"
+#include "op.h"
 #include "ops/dequantizelinear.h"
 #include "ops/qadd.h"
 #include "ops/qconv.h"
@@ -399,7 +400,6 @@ static q8_status quant_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err)
     return q8_cu_launch_check(q8cu_quantize(q8_cu_stream(c), pp), n, "quantize", err);
 }
 
-static bool has_input(const q8_node *n, int i) { return i < n->n_inputs && n->inputs[i] >= 0; }
 
 q8_status q8_cu_quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                             q8_error *err) {
@@ -409,7 +409,7 @@ q8_status q8_cu_quant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     *p = (q8cu_quant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
                       .y = q8_cu_tensor(pr, g, n->outputs[0]),
                       .scale = q8_cu_tensor(pr, g, n->inputs[1]),
-                      .zp = has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                      .zp = q8_has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
                       .n = q8_tensor_numel(q8_in(g, n, 0)),
                       .inner = qp->q.inner ? qp->q.inner : 1, .count = qp->q.count,
                       .in_i32 = qp->in_i32, .out_i8 = qp->out_i8};
@@ -430,7 +430,7 @@ q8_status q8_cu_dequant_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     *p = (q8cu_dequant_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
                         .y = q8_cu_tensor(pr, g, n->outputs[0]),
                         .scale = q8_cu_tensor(pr, g, n->inputs[1]),
-                        .zp = has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
+                        .zp = q8_has_input(n, 2) ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL,
                         .n = q8_tensor_numel(q8_in(g, n, 0)),
                         .inner = qp->q.inner ? qp->q.inner : 1, .count = qp->q.count,
                         .xt = xt};
