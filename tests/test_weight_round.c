@@ -302,7 +302,7 @@ Test(weight_round, mnist_layer_error_drops, .timeout = 300) {
     cr_assert_eq(q8_samples_from_dir(MNIST "/calib", g, &s, &err), Q8_OK, "%s", err.msg);
     q8_quant_options qo = {.weight_rounding = Q8_WROUND_GPTQ};
     q8_meta meta = {0};
-    cr_assert_eq(q8_round_weights(g, &qo, &s, 2, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_round_weights(g, &qo, &s, 2, &meta, NULL, &err), Q8_OK, "%s", err.msg);
     const q8_meta_entry *e = q8_meta_get(&meta, "quant.weight_rounding");
     cr_assert(e && e->type == Q8_META_STR && !strcmp(e->s, "gptq"));
     q8_pfit_layer l[16];
@@ -400,7 +400,7 @@ Test(weight_round, pruned_weights_stay_zero, .timeout = 300) {
         memcpy(before[nw++], t->data, sizeof(float) * (size_t)q8_tensor_numel(t));
     }
     q8_quant_options qo = {.weight_rounding = Q8_WROUND_GPTQ};
-    cr_assert_eq(q8_round_weights(g, &qo, &s, 2, &meta, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_round_weights(g, &qo, &s, 2, &meta, NULL, &err), Q8_OK, "%s", err.msg);
     int64_t moved = 0;
     for (int i = 0; i < nw; i++) {
         const float *w = g->tensors[wt[i]]->data;
@@ -482,15 +482,16 @@ Test(weight_round, cli_option, .timeout = 600) {
     free(tmp);
 }
 
-/* sums rounds the int8 copies of the weights, never the graph's: a
- * convolution that calibration keeps FP32 computes with its weights as
- * trained. Calibrated on MNIST digits of which every fourth is 1000 times
- * fainter, the wide-range rule keeps every layer of the CNN FP32, so the
- * .q8 has no int8 layer and its output is the ONNX model's, bit for bit.
- * (Rounded in the graph before calibration, as sums was until 2026-11-29,
- * such layers had int8 weights: Silero VAD, all FP32 in its .q8, moved a
- * chunk's speech probability by 0.105.) */
-Test(weight_round, sums_leaves_fp32_layers_as_trained, .timeout = 300) {
+/* Layers that calibration keeps FP32 compute with their weights as
+ * trained, whatever the rounding: sums rounds only the int8 copies, gptq
+ * (which rounds the graph, its statistics need the rounded layers upstream)
+ * gets them back after the rewrite. Calibrated on MNIST digits of which
+ * every fourth is 1000 times fainter, the wide-range rule keeps every layer
+ * of the CNN FP32, so the .q8 has no int8 layer and its output is the ONNX
+ * model's, bit for bit. (Rounded in the graph before calibration, as sums
+ * was until 2026-11-29, such layers had int8 weights: Silero VAD, all FP32
+ * in its .q8, moved a chunk's speech probability by 0.105.) */
+static void fp32_layers_as_trained(const char *rounding) {
     char *tmp = q8t_tmpdir("wrfp32");
     char q8[512], cal[512], out_q[512], out_o[512];
     q8t_path(q8, sizeof q8, tmp, "m.q8");
@@ -512,7 +513,7 @@ Test(weight_round, sums_leaves_fp32_layers_as_trained, .timeout = 300) {
         q8_tensor_free(t);
     }
     char *quant[] = {Q8_BINARY_DIR "/quantize", MNIST "/cnn.onnx", "-o", q8, "--calib", cal,
-                     "--weight-rounding", "sums", NULL};
+                     "--weight-rounding", (char *)rounding, NULL};
     q8t_cmd r = q8t_run_cmd(tmp, 200, quant);
     cr_assert(r.exited && r.code == 0, "quantize: exit %d: %s", r.code, r.err);
     cr_assert(strstr(r.out, " 0 INT8 nodes") || strstr(r.err, " 0 INT8 nodes"), "%s%s", r.out,
@@ -534,9 +535,18 @@ Test(weight_round, sums_leaves_fp32_layers_as_trained, .timeout = 300) {
     size_t nq = 0, no = 0;
     char *a = q8t_slurp(fq, &nq), *b = q8t_slurp(fo, &no);
     cr_assert(a && b, "outputs %s, %s", fq, fo);
-    cr_assert(nq == no && memcmp(a, b, nq) == 0, "the all-FP32 .q8 differs from the ONNX model");
+    cr_assert(nq == no && memcmp(a, b, nq) == 0, "%s: the all-FP32 .q8 differs from the ONNX model",
+              rounding);
     free(a);
     free(b);
     q8t_rm_rf(tmp);
     free(tmp);
+}
+
+Test(weight_round, sums_leaves_fp32_layers_as_trained, .timeout = 300) {
+    fp32_layers_as_trained("sums");
+}
+
+Test(weight_round, gptq_gives_fp32_layers_their_weights_back, .timeout = 300) {
+    fp32_layers_as_trained("gptq");
 }

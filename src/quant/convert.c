@@ -160,6 +160,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_calibration cal = {0}, moved = {0};
     q8_meta meta = {0};
     q8_plan plan = {0};
+    q8_wround_saved wsaved = {0};
     q8_input_shape shapes[64];
     q8_binds binds = {0};
     /* Calibration runs at the samples' shapes; the model is then built for
@@ -213,7 +214,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
     /* on the weights as they will be scaled, before the ranges are measured
      * (they are those of the model with its weights rounded) */
-    if (s == Q8_OK) s = q8_round_weights(gcal, &o->quant, &samples, o->n_threads, &meta, err);
+    if (s == Q8_OK)
+        s = q8_round_weights(gcal, &o->quant, &samples, o->n_threads, &meta, &wsaved, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .keep_wide = o->quant.wide_int8,
                            .warn = o->warn, .warn_arg = o->warn_arg};
@@ -275,6 +277,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         q8_plan_free(&plan);
     }
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &bc.quant, &meta, err);
+    /* gptq rounded the graph: the layers left FP32 get their weights back */
+    if (s == Q8_OK) q8_wround_restore_fp32(g, &wsaved);
+    q8_wround_saved_free(&wsaved);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
     char shapes_s[1024];
     if (s == Q8_OK) {

@@ -118,8 +118,66 @@ static int64_t round_layer(q8_graph *g, q8_pfit_layer *l) {
     return done;
 }
 
+static bool save(q8_wround_saved *sv, const q8_tensor *t) {
+    if (sv->n == sv->cap) {
+        int cap = sv->cap ? 2 * sv->cap : 16;
+        char **nm = realloc(sv->names, sizeof *nm * (size_t)cap);
+        if (nm) sv->names = nm;
+        float **d = realloc(sv->data, sizeof *d * (size_t)cap);
+        if (d) sv->data = d;
+        int64_t *ne = realloc(sv->numel, sizeof *ne * (size_t)cap);
+        if (ne) sv->numel = ne;
+        if (!nm || !d || !ne) return false;
+        sv->cap = cap;
+    }
+    int64_t n = q8_tensor_numel(t);
+    float *copy = malloc(sizeof(float) * (size_t)(n + 1));
+    char *name = q8_strdup(t->name);
+    if (!copy || !name) {
+        free(copy);
+        free(name);
+        return false;
+    }
+    memcpy(copy, t->data, sizeof(float) * (size_t)n);
+    sv->names[sv->n] = name;
+    sv->data[sv->n] = copy;
+    sv->numel[sv->n++] = n;
+    return true;
+}
+
+void q8_wround_saved_free(q8_wround_saved *sv) {
+    for (int i = 0; i < sv->n; i++) {
+        free(sv->names[i]);
+        free(sv->data[i]);
+    }
+    free(sv->names);
+    free(sv->data);
+    free(sv->numel);
+    memset(sv, 0, sizeof *sv);
+}
+
+int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) {
+    int restored = 0;
+    for (int i = 0; i < sv->n; i++) {
+        int t = q8_graph_find(g, sv->names[i]);
+        q8_tensor *w = t >= 0 ? g->tensors[t] : NULL;
+        if (!w || !w->data || w->dtype != Q8_F32 || q8_tensor_numel(w) != sv->numel[i]) continue;
+        bool fp32_reader = false;
+        for (int k = 0; k < g->n_nodes && !fp32_reader; k++) {
+            const q8_node *n = g->nodes[k];
+            for (int j = 0; !n->dead && !*n->domain && j < n->n_inputs; j++)
+                fp32_reader = fp32_reader || n->inputs[j] == t;
+        }
+        if (!fp32_reader) continue;
+        memcpy(w->data, sv->data[i], sizeof(float) * (size_t)sv->numel[i]);
+        restored++;
+    }
+    return restored;
+}
+
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
-                           int n_threads, q8_meta *meta, q8_error *err) {
+                           int n_threads, q8_meta *meta, q8_wround_saved *saved,
+                           q8_error *err) {
     /* sums is done by the rewrite, on the int8 copies of the weights */
     if (o->weight_rounding != Q8_WROUND_GPTQ) return Q8_OK;
     if (!smp) return q8_fail(err, Q8_ERR_ARG, "--weight-rounding gptq needs calibration samples");
@@ -135,9 +193,11 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
         to = chunk_end(l, from, nt, per_pass);
         s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H, err);
         if (s != Q8_OK) q8_fail_prefix(err, "--weight-rounding gptq");
-        for (int i = from; i < to && s == Q8_OK; i++)
-            if (l[i].h && l[i].n_rows > 0 && round_layer(g, &l[i]) < 0)
+        for (int i = from; i < to && s == Q8_OK; i++) {
+            if (!l[i].h || l[i].n_rows <= 0) continue;
+            if ((saved && !save(saved, g->tensors[l[i].wt])) || round_layer(g, &l[i]) < 0)
                 s = q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
+        }
         for (int i = from; i < to; i++) {
             free(l[i].h);
             l[i].h = NULL;

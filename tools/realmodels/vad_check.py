@@ -16,7 +16,9 @@ over other seeded audio of the same kind (seed 7), with sr bound to 16000.
 Each test stream (--seeds: seed 1, the first stream measured, and seed 2, a
 second clip so that nothing is tuned on one) is run through FP32 and INT8.
 Prints per-segment mean probabilities and the largest |INT8 - FP32|; exit
-status 1 when some chunk differs by more than 0.02.
+status 1 when some chunk differs by more than 0.02. --ort also streams the
+FP32 model through ONNX Runtime (the reference q8's FP32 must be within 1e-4
+of).
 """
 import argparse
 import os
@@ -94,14 +96,20 @@ class Version:
         return [np.zeros(shape, np.float32) for _, _, shape in self.states]
 
 
+ORT = ["node", os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "ort",
+                            "run_ort.js")]
+
+
 def run_model(q8run, model, ver, x, states, sr_file, work):
+    """One chunk through q8run, or with q8run None through ONNX Runtime."""
     np.save(os.path.join(work, "input.npy"), x)
     out = os.path.join(work, "out")
-    cmd = [q8run, model, "--input", f"input={work}/input.npy", "--threads", "1", "--out", out]
+    cmd = ([q8run] if q8run else ORT) + [model, "--input", f"input={work}/input.npy",
+                                         "--threads", "1", "--out", out]
     for (name, _, _), st in zip(ver.states, states):
         np.save(os.path.join(work, f"{name}.npy"), st)
         cmd += ["--input", f"{name}={work}/{name}.npy"]
-    cmd += ["--bind", f"sr={sr_file}"]
+    cmd += ["--bind", f"sr={sr_file}"] if q8run else ["--input", f"sr={sr_file}"]
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode:
         sys.exit(f"vad_check: {' '.join(cmd)}\n{r.stderr.strip()}")
@@ -153,6 +161,9 @@ def main():
                          "run with quantize's defaults)")
     ap.add_argument("--keep", help="copy the calibration set and each variant's .q8 here")
     ap.add_argument("--seeds", default="1,2", help="test streams' audio seeds (default 1,2)")
+    ap.add_argument("--ort", action="store_true",
+                    help="also stream the FP32 model through ONNX Runtime (tools/ort, npm ci) "
+                         "and print its largest difference from q8's FP32")
     a = ap.parse_args()
     q8run = os.path.join(a.build, "q8run")
     quantize = os.path.join(a.build, "quantize")
@@ -181,6 +192,11 @@ def main():
         for seed in (int(v) for v in a.seeds.split(",")):
             wav, segs = audio(seed=seed)
             tests.append((seed, wav, segs, stream(q8run, a.model, ver, wav, work, sr_file)))
+            if a.ort:
+                o = stream(None, a.model, ver, wav, work, sr_file)
+                d = np.abs(o - tests[-1][3])
+                print(f"== FP32, stream seed {seed}: q8 vs ONNX Runtime, largest |difference| "
+                      f"{d.max():.2e} (chunk {int(d.argmax())}) over {len(d)} chunks")
         if a.keep:
             shutil.copytree(cal, os.path.join(a.keep, "calib"), dirs_exist_ok=True)
         for i, extra in enumerate(variants):
