@@ -277,7 +277,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         q8_plan_free(&plan);
     }
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &bc.quant, &meta, err);
-    /* gptq rounded the graph: the layers left FP32 get their weights back */
+    /* the weights were rounded in the graph: the layers left FP32 get
+     * theirs back, as trained */
     if (s == Q8_OK) q8_wround_restore_fp32(g, &wsaved);
     q8_wround_saved_free(&wsaved);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);

@@ -31,7 +31,6 @@
 #include "ops/resize.h"
 #include "passes.h"
 #include "scale16.h"
-#include "weight_round.h"
 
 enum { K_FP32 = 0, K_QCOMPUTE, K_PASS, K_LUT, K_QBIN, K_QPOOL };
 
@@ -73,10 +72,6 @@ typedef struct qctx {
      * composes with it in float (one rounding for a chain, not one per op) */
     float **lut_f;
     int *lut_src;
-    /* --weight-rounding sums: each Conv window's sum kept as its weights
-     * become int8 (weight_round.h); taps moved so far */
-    bool sums;
-    int64_t sums_moved;
 } qctx;
 
 static bool is_op(const q8_node *n, const char *op) {
@@ -621,48 +616,20 @@ static int weight_tensor(qctx *c, const q8_node *n, const char *base, const int6
     }
     tt->q.n = (int)ch;
     tt->q.axis = 0;
-    /* sums rounds here, on the int8 copy only: a layer that stays FP32
-     * keeps its weights as trained (rounded in the graph before
-     * calibration, the weights of every FP32 fallback were int8 values:
-     * Silero VAD, all FP32, moved a chunk by 0.105) */
-    int64_t win = 1;
-    for (int d = 2; d < nd; d++) win *= dims[d];
-    bool sums = c->sums && is_op(n, "Conv") && win > 1 && per % win == 0;
-    float *tmp = sums ? malloc(sizeof(float) * (size_t)per) : NULL;
-    int8_t *qt = sums ? malloc((size_t)per) : NULL;
-    if (sums && (!tmp || !qt)) {
-        free(tmp);
-        free(qt);
-        free(buf);
-        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-        return -1;
-    }
     for (int64_t r0 = 0; r0 < ch; r0 += block) {
         int64_t nr = ch - r0 < block ? ch - r0 : block;
         const float *w = weights_rows(c->g, n, r0, nr, per, buf);
-        if (sums) {
-            if (w != buf) memcpy(buf, w, sizeof(float) * (size_t)(nr * per));
-            for (int64_t r = 0; r < nr; r++) {
-                int64_t m = q8_wround_row_sums(buf + r * per, per, win, tmp, qt);
-                if (m > 0) c->sums_moved += m;
-            }
-            w = buf;
-        }
         for (int64_t i = 0; i < nr * per; i++)
             if (!isfinite(w[i])) { /* q8_check_weights saw the initializers; this is derived */
                 q8_node_fail(c->err, Q8_ERR_FORMAT, n,
                              "weight '%s' holds a non-finite value (%g at element %lld): q8 "
                              "cannot quantize non-finite weights", base, (double)w[i],
                              (long long)(r0 * per + i));
-                free(tmp);
-                free(qt);
                 free(buf);
                 return -1;
             }
         q8_quantize_weights(w, nr, per, (int8_t *)tt->data + r0 * per, tt->q.scale + r0);
     }
-    free(tmp);
-    free(qt);
     free(buf);
     return t;
 }
@@ -1257,8 +1224,7 @@ static q8_status keep_small_islands_fp32(qctx *c, q8_meta *meta, bool *demoted) 
 
 q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_quant_options *o,
                             q8_meta *meta, q8_error *err) {
-    qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors,
-              .sums = o && o->weight_rounding == Q8_WROUND_SUMS};
+    qctx c = {.g = g, .cal = cal, .meta = meta, .err = err, .n_orig_tensors = g->n_tensors};
     q8_graph_fix_producers(g); /* the note names producers */
     Q8_TRY(q8_span_note(g, cal, meta, err)); /* before the rewrite renames and renumbers */
     Q8_TRY(fold_matmul_biases(&c, o));
@@ -1351,8 +1317,6 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         snprintf(key, sizeof key, "layer.%s.fp32", o->fp32_layers[i]);
         s = q8_meta_set_int(meta, key, 1, err);
     }
-    if (s == Q8_OK && c.sums) s = q8_meta_set_str(meta, "quant.weight_rounding", "sums", err);
-    if (s == Q8_OK && c.sums) s = q8_meta_set_int(meta, "quant.weight_sums_moved", c.sums_moved, err);
     if (s == Q8_OK && o && o->int8_embeddings) s = q8_quantize_gather_tables(g, o, meta, err);
     if (s == Q8_OK && o && o->int8_embeddings) s = q8_quantize_added_tables(g, meta, err);
     /* Re-infer everything in the new order: resolves the new ops, checks

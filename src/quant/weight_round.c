@@ -118,6 +118,32 @@ static int64_t round_layer(q8_graph *g, q8_pfit_layer *l) {
     return done;
 }
 
+static bool save(q8_wround_saved *sv, const q8_tensor *t);
+
+/* Q8_WROUND_SUMS over the convolutions of l[0..nt) with windows of more
+ * than one tap (a 1x1 convolution, Gemm or MatMul has nothing to keep:
+ * nearest), each tensor saved first when saved is given. Returns the taps
+ * moved, -1 without memory. */
+static int64_t round_sums(q8_graph *g, const q8_pfit_layer *l, int nt, q8_wround_saved *saved) {
+    int64_t moved = 0;
+    for (int i = 0; i < nt && moved >= 0; i++) {
+        const q8_tensor *t = g->tensors[l[i].wt];
+        int64_t win = 1;
+        for (int d = 2; d < t->ndim; d++) win *= t->dims[d];
+        if (l[i].kind != Q8_PFIT_CONV || win < 2 || l[i].k % win) continue;
+        float *tmp = malloc(sizeof(float) * (size_t)l[i].k);
+        int8_t *qt = malloc((size_t)l[i].k);
+        if (!tmp || !qt || (saved && !save(saved, t))) moved = -1;
+        for (int64_t r = 0; moved >= 0 && r < l[i].m; r++) {
+            int64_t n = q8_wround_row_sums((float *)t->data + r * l[i].k, l[i].k, win, tmp, qt);
+            if (n > 0) moved += n;
+        }
+        free(tmp);
+        free(qt);
+    }
+    return moved;
+}
+
 static bool save(q8_wround_saved *sv, const q8_tensor *t) {
     if (sv->n == sv->cap) {
         int cap = sv->cap ? 2 * sv->cap : 16;
@@ -178,8 +204,17 @@ int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) {
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_wround_saved *saved,
                            q8_error *err) {
-    /* sums is done by the rewrite, on the int8 copies of the weights */
-    if (o->weight_rounding != Q8_WROUND_GPTQ) return Q8_OK;
+    if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
+    if (o->weight_rounding == Q8_WROUND_SUMS) {
+        q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
+        int nt = l ? list_layers(g, o, l) : -1;
+        int64_t moved = nt < 0 ? -1 : round_sums(g, l, nt, saved);
+        free(l);
+        if (moved < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
+        q8_status s = q8_meta_set_str(meta, "quant.weight_rounding", "sums", err);
+        if (s == Q8_OK) s = q8_meta_set_int(meta, "quant.weight_sums_moved", moved, err);
+        return s;
+    }
     if (!smp) return q8_fail(err, Q8_ERR_ARG, "--weight-rounding gptq needs calibration samples");
     q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
     int nt = l ? list_layers(g, o, l) : -1;
@@ -210,7 +245,7 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
 
 q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
                                 q8_error *err) {
-    if (o->weight_rounding != Q8_WROUND_GPTQ) return Q8_OK;
+    if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
     q8_pfit_layer *l = calloc((size_t)dst->n_nodes + 1, sizeof *l);
     int nt = l ? list_layers(dst, o, l) : -1;
     q8_status s = nt < 0 ? q8_fail(err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
@@ -219,6 +254,9 @@ q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_qua
         int k = q8_graph_find(src, d->name);
         const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
         bool same = t && t->data && t->dtype == Q8_F32 && q8_tensor_numel(t) == q8_tensor_numel(d);
+        /* sums is the default and needs nothing but the weight: one that
+         * does not carry over keeps nearest rounding */
+        if (!same && o->weight_rounding == Q8_WROUND_SUMS) continue;
         if (!same)
             s = q8_fail(err, Q8_ERR_UNSUPPORTED,
                         "--weight-rounding gptq: weight '%s' differs between the calibration "

@@ -53,8 +53,8 @@ bool q8_wround_row(float *row, int64_t k, int64_t blk, const float *const *u, fl
  * for a row the rewrite could not reproduce. */
 int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_t *qt);
 
-/* The weights as they were before gptq rounded them, by tensor name: for
- * the layers that calibration then keeps FP32. */
+/* The weights as they were before sums or gptq rounded them, by tensor
+ * name: for the layers that calibration then keeps FP32. */
 typedef struct q8_wround_saved {
     int n, cap;
     char **names;
@@ -62,16 +62,18 @@ typedef struct q8_wround_saved {
     int64_t *numel;
 } q8_wround_saved;
 
-/* gptq: round the weights of g's Conv / Gemm / MatMul layers that become
- * int8 (constant FP32 weights, not in o->fp32_layers, Gemm alpha 1) with
- * the input statistics of the samples, in graph order, a few layers per
- * pass so that a layer's statistics come from the model with the layers
- * before it already rounded; records quant.weight_rounding in meta. With
- * saved, each rounded tensor's values before rounding go there (one more
- * copy of those weights while quantize runs). Does nothing for nearest and
- * sums: sums needs no samples and is done by the rewrite on the int8
- * copies (q8_quantize_graph records quant.weight_rounding and
- * quant.weight_sums_moved, the taps moved). */
+/* Round the weights of g's Conv / Gemm / MatMul layers that become int8
+ * (constant FP32 weights, not in o->fp32_layers, Gemm alpha 1) as
+ * o->weight_rounding says, in the graph, before calibration measures the
+ * ranges (they are then those of the model with its weights rounded, as
+ * the int8 layers will compute). gptq: with the input statistics of the
+ * samples, in graph order, a few layers per pass so that a layer's
+ * statistics come from the model with the layers before it already
+ * rounded. sums: the convolutions' windows, no samples needed. Records
+ * quant.weight_rounding in meta (and, for sums, quant.weight_sums_moved:
+ * the taps moved). With saved, each rounded tensor's values before
+ * rounding go there (one more copy of those weights while quantize runs),
+ * for q8_wround_restore_fp32. */
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_wround_saved *saved,
                            q8_error *err);
