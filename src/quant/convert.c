@@ -279,7 +279,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &bc.quant, &meta, err);
     /* the weights were rounded in the graph: the layers left FP32 get
      * theirs back, as trained */
-    if (s == Q8_OK) q8_wround_restore_fp32(g, &wsaved);
+    if (s == Q8_OK && q8_wround_restore_fp32(g, &wsaved) < 0)
+        s = q8_fail(err, Q8_ERR_IO, "cannot read back the FP32 layers' weights from the "
+                    "temporary file");
     q8_wround_saved_free(&wsaved);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
     char shapes_s[1024];

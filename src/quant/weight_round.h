@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "graph.h"
 #include "meta.h"
@@ -58,8 +59,10 @@ int64_t q8_wround_row_sums(float *row, int64_t k, int64_t win, float *tmp, int8_
 typedef struct q8_wround_saved {
     int n, cap;
     char **names;
-    float **data;
-    int64_t *numel;
+    float **data;       /* in memory, or NULL: at off in file */
+    int64_t *numel, *off;
+    FILE *file;         /* an unlinked temporary file, once one is made */
+    bool no_file;       /* none could be made: memory only */
 } q8_wround_saved;
 
 /* Round the weights of g's Conv / Gemm / MatMul layers that become int8
@@ -80,7 +83,8 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
 
 /* After the rewrite: every saved tensor of g that a layer still reads in
  * FP32 gets its values back (a layer calibration kept FP32 computes with
- * its weights as trained); returns how many. */
+ * its weights as trained); returns how many, -1 if the file could not be
+ * read back. */
 int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *saved);
 void q8_wround_saved_free(q8_wround_saved *saved);
 
