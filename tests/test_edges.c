@@ -869,14 +869,12 @@ Test(edges, prune_refit_default_kind, .timeout = 900) {
         snprintf(name, sizeof name, "o%d.q8", i);
         q8t_path(o[i], sizeof o[i], tmp, name);
     }
-    /* the MNIST ViT: its linear layers see 16 rows a sample, enough for a
-     * re-fit (the MLP's see one, fewer in all than their inputs: no re-fit) */
-#define C(k, ...) {QUANTIZE, MNIST "/vit.onnx", "-o", o[k], "--calib", MNIST "/calib", \
+#define Q(k, ...) {QUANTIZE, MNIST "/mlp.onnx", "-o", o[k], "--calib", MNIST "/calib", \
                    "--calib-method", "minmax", __VA_ARGS__, NULL}
-    char *a0[] = C(0, "--prune-mode", "2:4");
-    char *a1[] = C(1, "--prune-mode", "2:4", "--prune-refit", "layer");
-    char *a2[] = C(2, "--prune-mode", "2:4", "--prune-refit", "dense");
-    char *a3[] = C(3, "--prune-mode", "2:4", "--prune-refit", "on");
+    char *a0[] = Q(0, "--prune-mode", "2:4");
+    char *a1[] = Q(1, "--prune-mode", "2:4", "--prune-refit", "layer");
+    char *a2[] = Q(2, "--prune-mode", "2:4", "--prune-refit", "dense");
+    char *a3[] = Q(3, "--prune-mode", "2:4", "--prune-refit", "on");
     expect_ok(tmp, a0, NULL);
     expect_ok(tmp, a1, NULL);
     expect_ok(tmp, a2, NULL);
@@ -884,15 +882,15 @@ Test(edges, prune_refit_default_kind, .timeout = 900) {
     cr_expect(same_file(o[0], o[1]), "2:4's default re-fit is per layer");
     cr_expect(same_file(o[0], o[3]), "on is the default");
     cr_expect_not(same_file(o[0], o[2]), "dense is another fit");
-    char *b0[] = C(0, "--prune", "0.5", "--prune-protect", "none");
-    char *b1[] = C(1, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "dense");
-    char *b2[] = C(2, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "layer");
+    char *b0[] = Q(0, "--prune", "0.5", "--prune-protect", "none");
+    char *b1[] = Q(1, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "dense");
+    char *b2[] = Q(2, "--prune", "0.5", "--prune-protect", "none", "--prune-refit", "layer");
     expect_ok(tmp, b0, NULL);
     expect_ok(tmp, b1, NULL);
     expect_ok(tmp, b2, NULL);
     cr_expect(same_file(o[0], o[1]), "--prune F's default re-fit is dense");
     cr_expect_not(same_file(o[0], o[2]), "layer is another fit");
-#undef C
+#undef Q
     q8t_rm_rf(tmp);
     free(tmp);
 }

@@ -47,8 +47,8 @@ typedef struct q8_pfit_layer {
     int64_t count;              /* weights to prune */
 } q8_pfit_layer;
 
-/* Whether the layer's captured rows can carry a re-fit: at least as many
- * as the inputs of its widest block (prune_layer.c says why). */
+/* Whether the layer's captured rows can carry a re-fitted curve: at least
+ * as many as the inputs of its widest block (prune_layer.c says why). */
 bool q8_pfit_fit_trusted(const q8_pfit_layer *l);
 
 /* ---- numerics (prune_math.c) ---- */
