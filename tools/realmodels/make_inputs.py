@@ -105,22 +105,12 @@ def oww_mel(audio):
     power; 32 mel bands; 10 log10 of max(., 1e-10); floored at the chunk's
     max - 80), 5 frames a chunk, then x / 10 + 2. Computed here in float64
     from that model's own weights (the same graph, not ONNX Runtime)."""
-    import onnx
-    from onnx import numpy_helper
-    path = os.path.join(kit.cache_dir(), "oww_melspectrogram.onnx")
-    if not os.path.exists(path):
-        raise SystemExit(f"realmodels: no {path}: run tools/realmodels/fetch.py first")
-    w = {t.name: numpy_helper.to_array(t).astype(np.float64)
-         for t in onnx.load(path).graph.initializer}
-    re, im = w["0.stft.conv_real.weight"][:, 0], w["0.stft.conv_imag.weight"][:, 0]
-    mel_w = w["1.melW"]
+    import wakeword
+    weights = wakeword.mel_weights()
     frames = []
     for c in range(len(audio) // 1280):
         x = audio[c * 1280:(c + 1) * 1280].astype(np.float64)
-        n = (1280 - 512) // 160 + 1
-        win = np.stack([x[i * 160:i * 160 + 512] for i in range(n)])
-        p = (win @ re.T) ** 2 + (win @ im.T) ** 2
-        db = 10 * np.log10(np.maximum(p @ mel_w, 1e-10))
+        db = wakeword.log_mel(x, (1280 - 512) // 160 + 1, weights)
         db = np.maximum(db, db.max() - 80)
         frames.append(db[:5] / 10 + 2)
     return np.concatenate(frames).astype(np.float32)

@@ -67,8 +67,9 @@ def speak(text, voice, speed, pitch):
     return np.fft.irfft(np.fft.rfft(x)[: n // 2 + 1], n) * (n / len(x))
 
 
-def mel_frames(audio):
-    """Continuous log-mel frames of audio (int16 scale), float64."""
+def mel_weights():
+    """The package's melspectrogram.onnx as float64 arrays: the STFT's real
+    and imaginary 512-tap filters and the mel matrix."""
     import onnx
     from onnx import numpy_helper
     path = os.path.join(kit.cache_dir(), "oww_melspectrogram.onnx")
@@ -76,12 +77,21 @@ def mel_frames(audio):
         raise SystemExit(f"realmodels: no {path}: run tools/realmodels/fetch.py first")
     w = {t.name: numpy_helper.to_array(t).astype(np.float64)
          for t in onnx.load(path).graph.initializer}
-    re, im = w["0.stft.conv_real.weight"][:, 0], w["0.stft.conv_imag.weight"][:, 0]
-    x = np.asarray(audio, np.float64)
-    n = (len(x) - 512) // 160 + 1
+    return w["0.stft.conv_real.weight"][:, 0], w["0.stft.conv_imag.weight"][:, 0], w["1.melW"]
+
+
+def log_mel(x, n, weights):
+    """10 log10 of the mel power of n frames of x (512 samples every 160)."""
+    re, im, mel_w = weights
     win = np.stack([x[i * 160:i * 160 + 512] for i in range(n)])
     p = (win @ re.T) ** 2 + (win @ im.T) ** 2
-    db = 10 * np.log10(np.maximum(p @ w["1.melW"], 1e-10))
+    return 10 * np.log10(np.maximum(p @ mel_w, 1e-10))
+
+
+def mel_frames(audio):
+    """Continuous log-mel frames of audio (int16 scale), float64."""
+    x = np.asarray(audio, np.float64)
+    db = log_mel(x, (len(x) - 512) // 160 + 1, mel_weights())
     return np.maximum(db, db.max() - 80) / 10 + 2
 
 
