@@ -4,6 +4,7 @@
  * references: both sides taken in one session, nested Ifs, the planner
  * sharing the two sides' bytes, .q8 round trips, INT8 inside branches, and
  * malformed graphs and files refused with the node named. */
+#include <math.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "model.h"
 #include "passes.h"
 #include "planner.h"
+#include "prune_fit.h"
 #include "q8file.h"
 #include "quantize.h"
 #include "npy.h"
@@ -519,6 +521,69 @@ Test(control, int8_leaves_a_side_calibration_never_ran_in_fp32_with_a_warning) {
     run_mm(m, x, got);
     q8t_assert_close(got, want, 16, 1e-5f, 1e-5f, "the FP32 side");
     q8_model_free(m);
+}
+
+/* ---- pruning statistics of a layer inside a branch ---- */
+
+/* The then side's MatMul of mm_if_graph, with the condition's threshold
+ * (sum(x) > thr) moved. */
+static q8_graph *mm_if_threshold(float thr, int *node, int *wt) {
+    q8_graph *g = mm_if_graph();
+    *(float *)g->tensors[q8_graph_find(g, "zero")]->data = thr;
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
+    *node = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->name, "MatMul_t1") == 0) *node = i;
+    *wt = q8_graph_find(g, "w1");
+    cr_assert(*node >= 0 && *wt >= 0);
+    return g;
+}
+
+/* The dense-target re-fit of pruning pairs each row the pruned model feeds
+ * a layer with the dense model's row of the same sample. Pruning upstream
+ * can change which samples take a branch (a wake-word head's If on its own
+ * score): rows then paired by count met another sample's row or one never
+ * written, and the re-fit wrote NaN weights. Here the "dense" model takes
+ * the then side on 4 of 8 samples and the "pruned" one on all 8: the
+ * layer's rows come only from samples where it runs, and the cross term is
+ * H over the 4 samples both ran. */
+Test(control, prune_statistics_pair_branch_rows_by_sample) {
+    q8_error err = {0};
+    int node, wt, node1, wt1;
+    q8_graph *dense = mm_if_threshold(0, &node, &wt);
+    q8_graph *pruned = mm_if_threshold(-100, &node1, &wt1);
+    cr_assert(node1 == node && wt1 == wt);
+    char *dir = sample_dir(8, true);
+    q8_sample_set s;
+    cr_assert_eq(q8_samples_from_dir(dir, dense, &s, &err), Q8_OK, "%s", err.msg);
+    q8_pfit_layer l;
+    q8_pfit_describe(dense, node, wt, &l);
+    cr_assert_eq(l.kind, Q8_PFIT_KN);
+    cr_assert_eq(q8_pfit_capture(pruned, &l, 1, &s, 1, Q8_PFIT_H, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(l.n_rows, 8, "the branch runs on every sample there: %lld rows",
+                 (long long)l.n_rows);
+    free(l.h);
+    l.h = NULL;
+    cr_assert_eq(q8_pfit_capture(dense, &l, 1, &s, 1, Q8_PFIT_ROWS_KEEP, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(l.n_rows, 4, "rows only where the branch runs: %lld", (long long)l.n_rows);
+    cr_assert_eq(q8_pfit_capture(pruned, &l, 1, &s, 1, Q8_PFIT_H_CROSS, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(l.n_rows, 4, "rows with a dense partner: %lld", (long long)l.n_rows);
+    cr_assert(l.h && l.c);
+    for (int64_t i = 0; i < l.k * l.k; i++) {
+        cr_assert(isfinite(l.c[i]), "cross term %lld not finite", (long long)i);
+        cr_assert_float_eq(l.c[i], l.h[i], 1e-4f * (1 + fabsf(l.h[i])),
+                           "cross term %lld: %g, H %g", (long long)i, l.c[i], l.h[i]);
+    }
+    free(l.h);
+    free(l.c);
+    q8_pfit_drop_rows(&l);
+    q8_samples_free(&s);
+    rm_dir(dir, 8);
+    q8_graph_free(dense);
+    q8_graph_free(pruned);
 }
 
 /* ---- inputs bound to a value known at load ---- */

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "npy.h"
 #include "onnx_import.h"
 #include "passes.h"
 #include "prune_fit.h"
@@ -370,4 +371,100 @@ Test(prune_fit, dense_target_takes_back_upstream_error) {
     cr_assert_lt(e[1], 0.8 * e[0], "dense target %g vs layer %g", e[1], e[0]);
     q8_samples_free(&s);
     q8_graph_free(ref);
+}
+
+/* ---- output-aware sensitivity (prune_probe.c) ---- */
+
+static int add_node(q8_graph *g, const char *op, const int *in, int ni, int out) {
+    char name[32];
+    snprintf(name, sizeof name, "%s_%d", op, out);
+    int k = q8_graph_add_node(g, name, op);
+    cr_assert_eq(q8_node_set_io(g->nodes[k], in, ni, &out, 1, NULL), Q8_OK);
+    return k;
+}
+
+static int const_f32(q8_graph *g, const char *name, int ndim, const int64_t *dims, q8t_rng *r,
+                     float v) {
+    int t = q8t_tensor(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, dims, ndim);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    float *d = g->tensors[t]->data;
+    for (int64_t i = 0; i < q8_tensor_numel(g->tensors[t]); i++)
+        d[i] = r ? q8t_uniform(r, -1, 1) : v;
+    return t;
+}
+
+/* y = x Wa + 0.01 (x Wb): two layers alike in weights and inputs, so alike
+ * at their own outputs, but Wb's error reaches y a hundred times smaller. */
+static q8_graph *two_paths(void) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {1, 16}, wd[2] = {16, 16};
+    int x = q8t_tensor(g, "x");
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, d, 2);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    q8t_rng r = q8t_seed(9);
+    int wa = const_f32(g, "wa", 2, wd, &r, 0), wb = const_f32(g, "wb", 2, wd, &r, 0);
+    int k = const_f32(g, "k", 0, NULL, NULL, 0.01f);
+    int a = q8t_tensor(g, "a"), b = q8t_tensor(g, "b"), bs = q8t_tensor(g, "bs");
+    int y = q8t_tensor(g, "y");
+    add_node(g, "MatMul", (int[]){x, wa}, 2, a);
+    add_node(g, "MatMul", (int[]){x, wb}, 2, b);
+    add_node(g, "Mul", (int[]){b, k}, 2, bs);
+    add_node(g, "Add", (int[]){a, bs}, 2, y);
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = y;
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
+    return g;
+}
+
+static double zero_share(const q8_graph *g, const char *name) {
+    const q8_tensor *t = g->tensors[q8_graph_find(g, name)];
+    return (double)zeros(t) / (double)q8_tensor_numel(t);
+}
+
+/* Measured at each layer's output the two layers look alike and share the
+ * budget about evenly; measured at the model's output (each layer pruned
+ * alone) Wb costs y a ten-thousandth of what Wa does, and takes most of
+ * the budget. */
+Test(prune_fit, output_probe_follows_what_reaches_the_output) {
+    char *dir = q8t_tmpdir("probe");
+    q8t_rng r = q8t_seed(4);
+    int64_t d[2] = {1, 16};
+    for (int i = 0; i < 32; i++) {
+        float x[16];
+        q8t_fill(&r, x, 16, -1, 1);
+        char p[512], name[32];
+        snprintf(name, sizeof name, "s%02d.npy", i);
+        q8t_path(p, sizeof p, dir, name);
+        cr_assert_eq(q8_npy_write(p, Q8_F32, d, 2, x, NULL), Q8_OK);
+    }
+    double share[2][2];
+    for (int output = 0; output < 2; output++) {
+        q8_graph *g = two_paths();
+        q8_error err = {0};
+        q8_sample_set s;
+        cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
+        q8_prune_options po = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5,
+                               .sensitivity = true, .refit = true, .output_aware = output};
+        q8_meta meta = {0};
+        cr_assert_eq(q8_prune(g, &po, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
+        share[output][0] = zero_share(g, "wa");
+        share[output][1] = zero_share(g, "wb");
+        if (output) {
+            const q8_meta_entry *e = q8_meta_get(&meta, "prune.probed_layers");
+            cr_assert(e && e->i == 2, "both layers probed");
+        }
+        q8_meta_free(&meta);
+        q8_samples_free(&s);
+        q8_graph_free(g);
+    }
+    cr_log_info("zeros Wa, Wb: per layer %.2f %.2f, at the output %.2f %.2f", share[0][0],
+                share[0][1], share[1][0], share[1][1]);
+    cr_assert_lt(fabs(share[0][0] - share[0][1]), 0.2, "per layer: alike");
+    cr_assert_geq(share[1][1], 0.85, "at the output: Wb pruned most (%.2f)", share[1][1]);
+    cr_assert_leq(share[1][0], 0.15, "at the output: Wa kept (%.2f)", share[1][0]);
+    q8t_rm_rf(dir);
+    free(dir);
 }

@@ -5,6 +5,7 @@
  *            [--prune FRACTION] [--prune-mode unstructured|2:4]
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
+ *            [--prune-measure output|layer]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off]
  *            [--int8-embeddings on|off] [--weight-rounding nearest|sums|gptq]
@@ -29,6 +30,7 @@ static void usage(FILE *f) {
             "                [--prune FRACTION] [--prune-mode unstructured|2:4]\n"
             "                [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]\n"
             "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
+            "                [--prune-measure output|layer]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
@@ -67,6 +69,9 @@ static void usage(FILE *f) {
             "  the kept weights are re-fitted on the samples, layer after layer, to the\n"
             "  dense model's outputs (--prune-refit layer: to each dense layer's output on\n"
             "  its pruned inputs, fewer passes, the default (on) for 2:4; off: not).\n"
+            "  --prune-measure output: each layer's sensitivity at its own output is scaled\n"
+            "  by the error the model's outputs show with that layer pruned alone (up to 8\n"
+            "  samples, within a fixed multiply-add budget); layer: its own output only.\n"
             "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
             "  .q8); an integer input the same in every sample that decides shapes or If\n"
             "  branches is bound so too.\n"
@@ -294,6 +299,7 @@ int main(int argc, char **argv) {
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
+        {"prune-measure", required_argument, 0, 'O'},
         {"weight-rounding", required_argument, 0, 'W'},
         {"wide-range", required_argument, 0, 'r'},
         {0, 0, 0, 0}};
@@ -305,7 +311,7 @@ int main(int argc, char **argv) {
     int n_shapes = 0, n_skip = 0, n_fp32 = 0;
     const char *out = NULL;
     bool prune_given = false, mode_given = false, percentile_given = false, scope_given = false;
-    bool refit_given = false, protect_given = false, refit_default = true; /* on or not given */
+    bool refit_given = false, protect_given = false, measure_given = false, refit_default = true; /* on or not given */
     /* auto: percentile 99.99 or MSE ranges, whichever gives the better
      * output SQNR on the calibration samples (docs/accuracy.md) */
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
@@ -440,6 +446,14 @@ int main(int argc, char **argv) {
                                     : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
                                                              : Q8_SCALAR_TABLES_AUTO;
             break;
+        case 'O':
+            if (strcmp(optarg, "output") && strcmp(optarg, "layer")) {
+                fprintf(stderr, "quantize: --prune-measure must be output or layer\n");
+                return 2;
+            }
+            o.prune.output_aware = !strcmp(optarg, "output");
+            measure_given = true;
+            break;
         case 'E':
             if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {
                 fprintf(stderr, "quantize: --prune-protect must be ends or none\n");
@@ -558,6 +572,8 @@ int main(int argc, char **argv) {
             ? "--prune-refit goes with --prune or --prune-mode: nothing is pruned without them"
         : protect_given && (o.prune.mode != Q8_PRUNE_UNSTRUCTURED || !o.prune.sensitivity)
             ? "--prune-protect goes with --prune FRACTION and --prune-scope sensitivity"
+        : measure_given && (o.prune.mode != Q8_PRUNE_UNSTRUCTURED || !o.prune.sensitivity)
+            ? "--prune-measure goes with --prune FRACTION and --prune-scope sensitivity"
             : NULL;
     if (ignored) {
         fprintf(stderr, "quantize: %s\n", ignored);

@@ -62,6 +62,9 @@ typedef struct q8_prune_options {
      * measured sensitivity on the calibration samples; overrides global */
     bool sensitivity;
     bool protect_ends;          /* with sensitivity: the first and last layers stay dense */
+    /* with sensitivity: each layer's curve scaled by the error it causes at
+     * the model's outputs, measured by pruning it alone (prune_probe.c) */
+    bool output_aware;
     /* re-fit the kept weights of each pruned layer on the calibration
      * samples to reproduce the dense layer's output (any mode) */
     bool refit;

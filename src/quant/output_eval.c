@@ -134,16 +134,14 @@ q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const b
     return st;
 }
 
-q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *err) {
-    *db = NAN;
-    q8_model *m = NULL;
-    Q8_TRY(q8_model_from_graph(g, "", &m, err));
-    double *sig = calloc((size_t)e->n_outputs + 1, sizeof(double));
-    double *noise = calloc((size_t)e->n_outputs + 1, sizeof(double));
+/* Signal and error energy per output of m's outputs against the FP32
+ * ones over the scored samples; with center (per output), the signal's
+ * energy about it. */
+static q8_status energies(q8_out_eval *e, q8_model *m, const double *center, double *sig,
+                          double *noise, q8_error *err) {
     q8_session *sess = NULL;
     q8_session_options so = {.n_threads = e->n_threads, .device = Q8_DEVICE_CPU};
-    q8_status st = sig && noise ? q8_session_create(m, &so, &sess, err)
-                                : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status st = q8_session_create(m, &so, &sess, err);
     float *wide = NULL;
     for (int j = 0; st == Q8_OK && j < e->n_samples; j++) {
         const float *mine = e->ref ? e->ref[j] : e->one;
@@ -157,25 +155,76 @@ q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *e
             int64_t n;
             const float *q = float_output(sess, o, &wide, &n);
             if (!r || !q || n != e->numel[o]) continue;
+            double mean = center ? center[o] : 0;
             for (int64_t i = 0; i < n; i++) {
                 if (!isfinite(r[i]) || !isfinite(q[i])) continue;
-                double dv = (double)q[i] - r[i];
-                sig[o] += (double)r[i] * r[i];
+                double dv = (double)q[i] - r[i], rv = (double)r[i] - mean;
+                sig[o] += rv * rv;
                 noise[o] += dv * dv;
             }
         }
     }
+    free(wide);
+    q8_session_free(sess);
+    return st;
+}
+
+q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *err) {
+    *db = NAN;
+    q8_model *m = NULL;
+    Q8_TRY(q8_model_from_graph(g, "", &m, err));
+    double *sig = calloc((size_t)e->n_outputs + 1, sizeof(double));
+    double *noise = calloc((size_t)e->n_outputs + 1, sizeof(double));
+    q8_status st = sig && noise ? energies(e, m, NULL, sig, noise, err)
+                                : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     /* the worst float output decides */
     for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
         if (e->numel[o] <= 0) continue;
         double v = noise[o] > 0 ? 10 * log10(sig[o] / noise[o]) : INFINITY;
         if (isnan(*db) || v < *db) *db = v;
     }
-    free(wide);
-    q8_session_free(sess);
     q8_model_free(m);
     free(sig);
     free(noise);
+    return st;
+}
+
+/* Per output, the mean of the kept FP32 outputs over all scored samples
+ * (0 without them): an output far from 0 (coordinates in pixels) is not
+ * exact where its values move by a few, and a one-value output (a score)
+ * still has a spread over the samples. */
+static double *output_means(const q8_out_eval *e) {
+    double *c = calloc((size_t)e->n_outputs + 1, sizeof(double));
+    for (int o = 0; c && e->ref && o < e->n_outputs; o++) {
+        int64_t k = 0;
+        for (int j = 0; j < e->n_samples; j++) {
+            const float *r = output_in(e, e->ref[j], o);
+            for (int64_t i = 0; r && i < e->numel[o]; i++)
+                if (isfinite(r[i])) c[o] += r[i], k++;
+        }
+        if (k) c[o] /= (double)k;
+    }
+    return c;
+}
+
+q8_status q8_out_eval_rel_error(q8_out_eval *e, const q8_graph *g, double *rel, q8_error *err) {
+    *rel = 0;
+    q8_model m = {.g = (q8_graph *)g};
+    double *sig = calloc((size_t)e->n_outputs + 1, sizeof(double));
+    double *noise = calloc((size_t)e->n_outputs + 1, sizeof(double));
+    double *center = output_means(e);
+    q8_status st = sig && noise && center ? energies(e, &m, center, sig, noise, err)
+                                          : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    int n = 0;
+    for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
+        if (e->numel[o] <= 0 || !(sig[o] > 0)) continue;
+        *rel += noise[o] / sig[o];
+        n++;
+    }
+    if (n) *rel /= n;
+    free(sig);
+    free(noise);
+    free(center);
     return st;
 }
 

@@ -48,6 +48,11 @@ q8_status q8_out_eval_open(const q8_graph *fp32, const q8_sample_set *s, const b
  * with fp32's inputs and outputs) over the scored samples; NAN when no
  * output is float. */
 q8_status q8_out_eval_score(q8_out_eval *e, q8_graph *g, double *db, q8_error *err);
+/* The error energy of g's float outputs (g not consumed: an FP32 graph with
+ * fp32's inputs and outputs, e.g. with one layer's weights changed) over
+ * the FP32 outputs' energy about their mean over all scored samples (with
+ * the outputs kept), averaged over the float outputs. */
+q8_status q8_out_eval_rel_error(q8_out_eval *e, const q8_graph *g, double *rel, q8_error *err);
 void q8_out_eval_close(q8_out_eval *e);
 
 #endif

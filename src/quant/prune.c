@@ -179,9 +179,8 @@ static void free_stats(q8_pfit_layer *l, int from, int to) {
     for (int i = from; i < to; i++) {
         free(l[i].h);
         free(l[i].c);
-        free(l[i].xr);
-        l[i].h = l[i].c = l[i].xr = NULL;
-        l[i].xr_rows = 0;
+        q8_pfit_drop_rows(&l[i]);
+        l[i].h = l[i].c = NULL;
     }
 }
 
@@ -226,8 +225,7 @@ static q8_status capture_dense_target(q8_graph *g, q8_pfit_layer *l, float **den
     if (s == Q8_OK)
         s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H_CROSS, err);
     for (int i = from; i < to; i++) {
-        free(l[i].xr);
-        l[i].xr = NULL;
+        q8_pfit_drop_rows(&l[i]);
         if (l[i].h && l[i].n_rows == 0) {
             free(l[i].h);
             free(l[i].c);
@@ -241,7 +239,7 @@ static q8_status capture_dense_target(q8_graph *g, q8_pfit_layer *l, float **den
  * counts (the smallest |w| of each row) or from the magnitude modes. */
 static q8_status prune_fitted(q8_graph *g, const q8_prune_options *o, const q8_sample_set *smp,
                               int n_threads, const int *nodes, const int *tensors, int nt,
-                              q8_error *err) {
+                              q8_meta *meta, q8_error *err) {
     bool alloc = o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity;
     q8_pfit_layer *l = calloc((size_t)nt + 1, sizeof *l);
     uint8_t **masks = calloc((size_t)nt + 1, sizeof *masks);
@@ -276,13 +274,24 @@ static q8_status prune_fitted(q8_graph *g, const q8_prune_options *o, const q8_s
             l[i].eligible = !(o->protect_ends && (i == 0 || i == nt - 1));
             if (l[i].eligible) total += l[i].numel;
         }
+        q8_pfit_probe probe = {0};
+        if (o->output_aware)
+            s = q8_pfit_probe_open(g, l, nt, smp, o->fraction, n_threads, &probe, err);
         for (int from = 0, to; from < nt && s == Q8_OK; from = to) {
             to = chunk_end(l, from, nt, nt);
             s = capture(g, l, from, to, smp, n_threads, err);
-            for (int i = from; i < to && s == Q8_OK; i++)
-                if (l[i].eligible) q8_pfit_curve(g, &l[i], o->refit);
+            for (int i = from; i < to && s == Q8_OK; i++) {
+                if (!l[i].eligible) continue;
+                q8_pfit_curve(g, &l[i], o->refit);
+                s = q8_pfit_probe_layer(g, &l[i], o->refit, &probe, err);
+            }
             free_stats(l, from, to);
         }
+        if (s == Q8_OK && o->output_aware)
+            s = q8_meta_set_int(meta, "prune.probe_samples", probe.n_samples, err);
+        if (s == Q8_OK && o->output_aware)
+            s = q8_meta_set_int(meta, "prune.probed_layers", probe.n_probed, err);
+        q8_pfit_probe_close(&probe);
         if (s == Q8_OK) q8_pfit_allocate(l, nt, (int64_t)floor(o->fraction * (double)total));
     }
     /* in graph order, in up to Q8_PFIT_PASSES chunks: a chunk's statistics
@@ -372,7 +381,7 @@ q8_status q8_prune(q8_graph *g, const q8_prune_options *o, const q8_sample_set *
     q8_status s = fitted && !samples
                       ? q8_fail(err, Q8_ERR_ARG, "pruning with re-fit or sensitivity needs "
                                 "calibration samples")
-                  : fitted ? prune_fitted(g, o, samples, n_threads, nodes, tensors, nt, err)
+                  : fitted ? prune_fitted(g, o, samples, n_threads, nodes, tensors, nt, meta, err)
                            : prune_magnitude(g, o, nodes, tensors, nt, err);
     free(nodes);
     free(tensors);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "graph.h"
+#include "output_eval.h"
 #include "samples.h"
 
 #define Q8_PFIT_BLOCK 1024      /* largest block of the block-diagonal H */
@@ -20,6 +21,8 @@
 #define Q8_PFIT_DAMP 0.01       /* damping: this share of H's mean diagonal */
 #define Q8_PFIT_GRID 11         /* sparsities 0, 0.1, ..., 1 */
 #define Q8_PFIT_CURVE_ROWS 16   /* weight rows a curve is measured on */
+#define Q8_PFIT_PROBE_SAMPLES 8 /* calibration samples an output probe runs, at most */
+#define Q8_PFIT_PROBE_MACS 1e12 /* multiply-adds of all output probes, at most */
 
 typedef enum q8_pfit_kind {
     Q8_PFIT_NONE = 0,   /* no activation statistics: H = identity */
@@ -36,8 +39,10 @@ typedef struct q8_pfit_layer {
     int64_t numel;
     float *h;                   /* groups * nblk blocks of blk*blk; NULL: not captured */
     float *c;                   /* with a dense target: sum x' x^T, full blocks as h */
-    float *xr;                  /* dense rows kept for c: [rows][groups][k] */
-    int64_t xr_rows;            /* rows in xr */
+    float *xr;                  /* dense rows kept for c: [sample][row][groups][k] */
+    int64_t xr_rows;            /* rows in xr: rows per sample x samples */
+    uint8_t *xr_seen;           /* per sample: the dense model reached the layer (an If
+                                 * branch runs on some samples only) */
     bool factored;              /* blocks wider than Q8_PFIT_EXACT hold U (H^-1 = U^T U) */
     int64_t n_rows;             /* calibration rows accumulated */
     int64_t max_rows;           /* rows a capture takes at most (0: Q8_PFIT_ROWS) */
@@ -104,14 +109,47 @@ void q8_pfit_describe(const q8_graph *g, int node, int wt, q8_pfit_layer *l);
 typedef enum q8_pfit_pass {
     Q8_PFIT_H,          /* H = sum x x^T */
     Q8_PFIT_ROWS_KEEP,  /* the sampled rows themselves, into xr (the dense model) */
-    Q8_PFIT_H_CROSS,    /* H and c = sum x' xr^T (the pruned model, rows as in xr) */
+    Q8_PFIT_H_CROSS,    /* H and c = sum x' xr^T (the pruned model, each row paired
+                         * with the dense row of the same sample and place; a
+                         * sample the dense model ran the layer on and the pruned
+                         * one did not, or the reverse, adds nothing) */
 } q8_pfit_pass;
+
+/* Free the dense rows of a ROWS_KEEP pass. */
+void q8_pfit_drop_rows(q8_pfit_layer *l);
 
 /* Accumulate the pass's statistics for the layers l[0..n) with kind != NONE
  * over the samples, running g on the CPU. Allocates what it fills; h
  * symmetric on return. */
 q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_sample_set *s,
                           int n_threads, q8_pfit_pass pass, q8_error *err);
+
+/* Multiply-adds of the layer's node over one sample (its rows times its
+ * weights; the weights once without statistics). */
+int64_t q8_pfit_macs(const q8_graph *g, const q8_pfit_layer *l);
+
+/* ---- output-aware curves (prune_probe.c) ---- */
+
+typedef struct q8_pfit_probe {
+    bool on;                /* off: no sample fits the budget, curves stay per layer */
+    int grid;               /* the grid point probed: nearest the budget's fraction */
+    int n_samples;          /* samples each probe runs */
+    int n_probed;           /* layers whose curve was scaled */
+    q8_out_eval e;          /* the dense model's outputs on those samples */
+} q8_pfit_probe;
+
+/* Decide the samples (up to Q8_PFIT_PROBE_SAMPLES, all probes together
+ * within Q8_PFIT_PROBE_MACS multiply-adds of the n layers) and run the dense
+ * model g on them. */
+q8_status q8_pfit_probe_open(const q8_graph *g, const q8_pfit_layer *l, int n,
+                             const q8_sample_set *s, double fraction, int n_threads,
+                             q8_pfit_probe *p, q8_error *err);
+/* Scale l's curve (measured, statistics still held) by the model's output
+ * error with l alone pruned at the probe's grid point; g's weights are
+ * restored. */
+q8_status q8_pfit_probe_layer(q8_graph *g, q8_pfit_layer *l, bool refit, q8_pfit_probe *p,
+                              q8_error *err);
+void q8_pfit_probe_close(q8_pfit_probe *p);
 
 /* ---- per layer (prune_layer.c) ---- */
 

@@ -61,6 +61,7 @@ typedef struct capture_ctx {
     int n;
     q8_pfit_pass pass;
     int n_samples;
+    int sample;         /* the sample being run */
     float *x;           /* one row, k floats */
 } capture_ctx;
 
@@ -84,12 +85,23 @@ static void add_h(q8_pfit_layer *l, int64_t grp, const float *x, const float *xd
     }
 }
 
-static void add_row(capture_ctx *c, q8_pfit_layer *l, int64_t grp, const float *x) {
-    float *xr = l->xr ? l->xr + (l->n_rows * l->groups + grp) * l->k : NULL;
+/* Row r of group grp in the current sample. Dense rows live at their
+ * sample's slots: a layer inside an If branch runs on some samples only,
+ * and the pruned model may take the branch on others than the dense one,
+ * so rows pair by sample and place, never by count. */
+static void add_row(capture_ctx *c, q8_pfit_layer *l, int64_t grp, int64_t r, const float *x) {
+    int64_t rps = l->xr_rows / (c->n_samples ? c->n_samples : 1);
+    float *xr = l->xr ? l->xr + ((c->sample * rps + r) * l->groups + grp) * l->k : NULL;
     if (c->pass == Q8_PFIT_ROWS_KEEP) {
-        if (l->n_rows < l->xr_rows) memcpy(xr, x, sizeof(float) * (size_t)l->k);
+        if (r < rps) {
+            memcpy(xr, x, sizeof(float) * (size_t)l->k);
+            l->xr_seen[c->sample] = 1;
+        }
+    } else if (c->pass == Q8_PFIT_H_CROSS && xr) {
+        if (r >= rps || !l->xr_seen[c->sample]) return; /* no dense target for this row */
+        add_h(l, grp, x, xr);
     } else {
-        add_h(l, grp, x, c->pass == Q8_PFIT_H_CROSS && l->n_rows < l->xr_rows ? xr : NULL);
+        add_h(l, grp, x, NULL);
     }
     if (grp == 0) l->n_rows++;
 }
@@ -130,7 +142,7 @@ static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
                             *x++ = in ? plane[(id * e->in[1] + ih) * e->in[2] + iw] : 0.0f;
                         }
             }
-            add_row(c, l, grp, c->x);
+            add_row(c, l, grp, r, c->x);
         }
     }
 }
@@ -143,22 +155,22 @@ static void capture_rows(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos);
         for (int64_t j = 0; j < l->k; j++) c->x[j] = ta ? xd[j * n_pos + pos] : xd[pos * l->k + j];
-        add_row(c, l, 0, c->x);
+        add_row(c, l, 0, r, c->x);
     }
 }
 
-static void capture_tensor(capture_ctx *c, const q8_graph *g, int t, const void *data) {
+/* Rows are taken when the layer itself runs, from its input: a layer inside
+ * an If branch adds rows only for the samples that take the branch, even
+ * when its input is computed (or fed) outside it. */
+static void observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
+    capture_ctx *c = arg;
     for (int i = 0; i < c->n; i++) {
         q8_pfit_layer *l = &c->l[i];
-        if (l->x != t || !(c->pass == Q8_PFIT_ROWS_KEEP ? l->xr : l->h) || !data) continue;
-        if (l->kind == Q8_PFIT_CONV) capture_conv(c, g, l, data);
-        else capture_rows(c, g, l, data);
+        if (g->nodes[l->node] != n || l->x < 0 || !ptr[l->x]) continue;
+        if (!(c->pass == Q8_PFIT_ROWS_KEEP ? l->xr : l->h)) continue;
+        if (l->kind == Q8_PFIT_CONV) capture_conv(c, g, l, ptr[l->x]);
+        else capture_rows(c, g, l, ptr[l->x]);
     }
-}
-
-static void observer(void *arg, const q8_graph *g, const q8_node *n, void *const *ptr) {
-    for (int k = 0; k < n->n_outputs; k++)
-        if (n->outputs[k] >= 0) capture_tensor(arg, g, n->outputs[k], ptr[n->outputs[k]]);
 }
 
 static void symmetrize(q8_pfit_layer *l) {
@@ -185,14 +197,33 @@ static int64_t rows_taken(const q8_graph *g, const q8_pfit_layer *l, int n_sampl
     return rows_per_sample(l, n_pos, n_samples) * n_samples;
 }
 
+void q8_pfit_drop_rows(q8_pfit_layer *l) {
+    free(l->xr);
+    free(l->xr_seen);
+    l->xr = NULL;
+    l->xr_seen = NULL;
+    l->xr_rows = 0;
+}
+
+int64_t q8_pfit_macs(const q8_graph *g, const q8_pfit_layer *l) {
+    if (l->kind == Q8_PFIT_NONE || l->x < 0) return l->numel;
+    const q8_node *n = g->nodes[l->node];
+    int64_t n_pos = l->kind == Q8_PFIT_CONV
+                        ? ((const q8_conv_params *)n->params)->nb *
+                              ((const q8_conv_params *)n->params)->out_sp
+                        : q8_tensor_numel(g->tensors[l->x]) / (l->k ? l->k : 1);
+    return n_pos * l->m * l->k;
+}
+
 static bool alloc_pass(const q8_graph *g, q8_pfit_layer *l, q8_pfit_pass pass, int n_samples) {
     size_t hn = (size_t)q8_pfit_h_bytes(l) / sizeof(float) + 1;
     l->n_rows = 0;
     if (pass == Q8_PFIT_ROWS_KEEP) {
-        free(l->xr);
+        q8_pfit_drop_rows(l);
         l->xr_rows = rows_taken(g, l, n_samples);
         l->xr = malloc(sizeof(float) * (size_t)(l->xr_rows * l->groups * l->k + 1));
-        return l->xr != NULL;
+        l->xr_seen = calloc((size_t)n_samples + 1, 1);
+        return l->xr && l->xr_seen;
     }
     l->h = calloc(hn, sizeof(float));
     l->factored = false;
@@ -219,13 +250,13 @@ q8_status q8_pfit_capture(const q8_graph *g, q8_pfit_layer *l, int n, const q8_s
     if (st == Q8_OK) st = q8_session_create(&tmp, &so, &sess, err);
     if (st == Q8_OK) st = q8_session_set_observer(sess, observer, &c, err);
     for (int i = 0; i < s->n_samples && st == Q8_OK; i++) {
+        c.sample = i;
         for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
             q8_tensor *t = NULL;
             const char *name = s->names ? s->names[k] : g->tensors[g->inputs[k]]->name;
             st = q8_sample_load(s, i, k, &t, err);
             if (st == Q8_OK)
                 st = q8_session_set_input(sess, name, t->dtype, t->dims, t->ndim, t->data, err);
-            if (st == Q8_OK && t->dtype == Q8_F32) capture_tensor(&c, g, q8_graph_find(g, name), t->data);
             if (st != Q8_OK) q8_fail_prefix(err, "pruning: calibration sample %s", s->paths[i][k]);
             q8_tensor_free(t);
         }

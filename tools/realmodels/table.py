@@ -86,6 +86,15 @@ VARIANTS = {
                         ["--prune", "0.5", "--prune-protect", "none"]),
     "prune-magnitude": ("--prune 0.5 --prune-scope layer --prune-refit off",
                         ["--prune", "0.5", "--prune-scope", "layer", "--prune-refit", "off"]),
+    # sensitivity measured at the model's outputs (each layer pruned alone)
+    # or at each layer's own output
+    "prune-output": ("--prune 0.5 --prune-measure output",
+                     ["--prune", "0.5", "--prune-measure", "output"]),
+    "prune-layer": ("--prune 0.5 --prune-measure layer",
+                    ["--prune", "0.5", "--prune-measure", "layer"]),
+    "prune-output-noprotect": ("--prune 0.5 --prune-measure output --prune-protect none",
+                               ["--prune", "0.5", "--prune-measure", "output",
+                                "--prune-protect", "none"]),
 }
 DEFAULT_VARIANTS = "default,prune"
 
