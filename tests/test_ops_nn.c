@@ -2041,6 +2041,18 @@ Test(resize, integer_nearest) {
                        .dims = {1, 2, 4, 3},
                        .scales = {1, 2, 2.5f, 1}},
              4);
+    /* 2x along W on rows long enough for the vectorized doubling (int8
+     * and float), and an odd width */
+    for (int k = 0; k < 3; k++)
+        rs_check((rs_case){.op = "Resize",
+                           .dt = k == 1 ? Q8_F32 : Q8_I8,
+                           .mode = "nearest",
+                           .nd = 4,
+                           .dims = {1, 3, 5, k == 2 ? 37 : 70},
+                           .scales = {1, 1, 2, 2},
+                           .ctm = "asymmetric",
+                           .nearest = "floor"},
+                 5 + (uint64_t)k);
 }
 
 Test(resize, errors) {

@@ -717,6 +717,56 @@ Test(quantize, concat_with_constant_zeros_stays_int8) {
     q8_graph_free(g);
 }
 
+/* A U-Net's skip connection: x -> conv1 -> Relu -> r1; r1 -> conv2 -> c2;
+ * Concat(r1, c2) on channels -> conv3 -> y. */
+static q8_graph *skip_concat_graph(void) {
+    q8_graph *g = q8_graph_new();
+    q8t_rng r = q8t_seed(8);
+    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3}, w3[4] = {8, 16, 3, 3};
+    input_x(g);
+    weight(g, "w1", 4, w1, &r);
+    weight(g, "w2", 4, w2, &r);
+    weight(g, "w3", 4, w3, &r);
+    pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    node(g, "act", "Relu", 1, (const char *[]){"c1"}, "r1");
+    pads1(node(g, "conv2", "Conv", 2, (const char *[]){"r1", "w2"}, "c2"));
+    q8_node *cc = node(g, "cat", "Concat", 2, (const char *[]){"r1", "c2"}, "cat");
+    q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 1;
+    pads1(node(g, "conv3", "Conv", 2, (const char *[]){"cat", "w3"}, "y"));
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = T(g, "y");
+    return g;
+}
+
+/* conv2 reads r1 too, so r1 cannot be written at the Concat's scale: an
+ * int8 table rescales it, and the Concat stays int8 (before: two
+ * dequantizes, an FP32 Concat and a quantize), close to FP32. */
+Test(quantize, concat_of_a_shared_tensor_stays_int8) {
+    q8_graph *g = quantized(skip_concat_graph(), NULL);
+    cr_assert_eq(count(g, "QConv"), 3);
+    cr_assert_eq(count(g, "QLut"), 1, "r1 rescaled to the Concat's scale");
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_eq(count(g, "DequantizeLinear"), 0, "conv3 writes the float output itself");
+    for (int i = 0; i < g->n_nodes; i++)
+        if (strcmp(g->nodes[i]->op_type, "Concat") == 0)
+            cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_graph *f = skip_concat_graph();
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 8 * 8; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
+    free(want);
+    free(got);
+}
+
 /* x -> conv1 (+ a bias of 5 that lifts its range) -> Relu -> conv2 ->
  * Sigmoid -> conv3 -> y */
 static q8_graph *wide_chain(void) {

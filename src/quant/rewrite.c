@@ -730,16 +730,32 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
 }
 
 /* PASS node with an int8 input: same op on int8 tensors. */
+static bool zero_pad_concat(const qctx *c, const q8_node *n);
+static int rescaled(qctx *c, int q, float s);
+
 static q8_status rewrite_pass(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
     int y = n->outputs[0];
+    bool rescale = is_op(n, "Concat") && !zero_pad_concat(c, n); /* before the inputs change */
     float s = 0;
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
         if (t < 0 || (k > 0 && !is_op(n, "Concat")) || g->tensors[t]->data) continue;
         n->inputs[k] = c->q8ver[t];
         s = g->tensors[c->q8ver[t]]->q.scale[0];
+    }
+    if (rescale) {
+        /* the Concat's calibrated scale; inputs at another scale rescaled */
+        s = act_scale(c, y);
+        for (int k = 0; k < n->n_inputs; k++) {
+            int q = g->nodes[ni]->inputs[k];
+            if (q < 0 || g->tensors[q]->q.scale[0] == s) continue;
+            int r = rescaled(c, q, s);
+            if (r < 0) return c->err->status;
+            g->nodes[ni]->inputs[k] = r;
+        }
+        n = g->nodes[ni];
     }
     for (int k = 0; is_op(n, "Concat") && k < n->n_inputs; k++) {
         const q8_tensor *z = q8_in(g, n, k);
@@ -954,7 +970,7 @@ static bool zero_pad_concat(const qctx *c, const q8_node *n) {
         if (!t) return false;
         if (t->data) {
             if (!all_zero(t)) return false;
-        } else if (c->q8ver[n->inputs[k]] != -2 || act++) {
+        } else if (c->q8ver[n->inputs[k]] == -1 || act++) { /* -2: planned, >= 0: made */
             return false;
         }
     }
@@ -962,18 +978,59 @@ static bool zero_pad_concat(const qctx *c, const q8_node *n) {
 }
 
 /* Concat stays int8 when it only pads one int8 tensor with zeros, or when
- * every input is produced by a QCOMPUTE node that feeds nothing else: those
- * nodes then all write the Concat's scale. */
+ * every input is int8 anyway: those produced by a QCOMPUTE node that feeds
+ * nothing else write the Concat's scale; the others (a U-Net's skip
+ * connection, which a pooling layer reads too) are rescaled to it by an
+ * int8 table (rewrite_pass), the very rounding a dequantize and the FP32
+ * Concat's quantize made. */
 static bool concat_int8(qctx *c, const q8_node *n) {
     if (zero_pad_concat(c, n)) return true;
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
-        if (t < 0 || c->q8ver[t] != -2 || c->consumers[t] != 1 || q8_graph_is_output(c->g, t))
-            return false;
-        int p = c->g->tensors[t]->producer;
-        if (p < 0 || c->kind[p] != K_QCOMPUTE) return false;
+        if (t < 0 || c->q8ver[t] != -2) return false;
     }
     return n->n_inputs > 0;
+}
+
+/* Does QCOMPUTE output t feed only this Concat, so that it can write the
+ * Concat's scale itself? */
+static bool writes_concat_scale(const qctx *c, int t) {
+    int p = c->g->tensors[t]->producer;
+    return p >= 0 && c->kind[p] == K_QCOMPUTE && c->consumers[t] == 1 &&
+           !q8_graph_is_output(c->g, t);
+}
+
+/* Int8 tensor q (scale sq) at scale s: a q8.QLut whose table is the
+ * dequantize-quantize pair, computed as those ops compute it. Returns the
+ * new tensor, or -1. */
+static int rescaled(qctx *c, int q, float s) {
+    float sq = c->g->tensors[q]->q.scale[0];
+    int8_t table[256];
+    for (int v = -128; v < 128; v++) {
+        float x = (float)v * sq, r = nearbyintf(x / s);
+        table[v + 128] = (int8_t)(r != r ? 0 : r > 127 ? 127 : r < -128 ? -128 : r);
+    }
+    int tt = add_tensor(c, c->g->tensors[q]->name, "_rescale_lut");
+    int out = tt < 0 ? -1 : add_tensor(c, c->g->tensors[q]->name, "_rescaled");
+    if (out < 0) return -1;
+    int64_t d = 256;
+    q8_tensor_set_shape(c->g->tensors[tt], Q8_I8, &d, 1);
+    if (q8_tensor_alloc_data(c->g->tensors[tt], c->err) != Q8_OK ||
+        set_scale(c->g->tensors[out], s, c->err) != Q8_OK)
+        return -1;
+    memcpy(c->g->tensors[tt]->data, table, 256);
+    char node[600];
+    snprintf(node, sizeof node, "%s_rescale", c->g->tensors[q]->name);
+    int in[2] = {q, tt};
+    int ni = new_node(c, node, "QLut", in, 2, out, scope_of(c, q));
+    if (ni < 0 || set_op(c, c->g->nodes[ni], "QLut") != Q8_OK) return -1;
+    q8_attr *ys = q8_node_set_attr(c->g->nodes[ni], "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) {
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    ys->f = s;
+    return out;
 }
 
 /* A scalar Add/Sub/Mul/Div runs as a table only where every reader of its
@@ -1239,7 +1296,9 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     c.lut_src = calloc((size_t)nt + 1, sizeof *c.lut_src);
     /* every original node, plus at most a quantize per tensor and a
      * dequantize per node output */
-    c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + 8));
+    int64_t edges = 0; /* a Concat's inputs may each get a rescale */
+    for (int i = 0; i < nn; i++) edges += g->nodes[i]->n_inputs;
+    c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + (size_t)edges + 8));
     q8_status s = Q8_OK;
     if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced ||
         !c.wq_of || !c.lut_f || !c.lut_src) {
@@ -1271,7 +1330,8 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         if (c.kind[i] == K_PASS && is_op(g->nodes[i], "Concat") &&
             !zero_pad_concat(&c, g->nodes[i]))
             for (int k = 0; k < g->nodes[i]->n_inputs; k++)
-                c.forced[g->nodes[i]->inputs[k]] = act_scale(&c, g->nodes[i]->outputs[0]);
+                if (writes_concat_scale(&c, g->nodes[i]->inputs[k]))
+                    c.forced[g->nodes[i]->inputs[k]] = act_scale(&c, g->nodes[i]->outputs[0]);
     /* Which float versions are still read: by FP32 nodes, non-data inputs,
      * graph outputs. */
     for (int i = 0; i < nn; i++) {
