@@ -985,6 +985,7 @@ static bool zero_pad_concat(const qctx *c, const q8_node *n) {
  * Concat's quantize made. */
 static bool concat_int8(qctx *c, const q8_node *n) {
     if (zero_pad_concat(c, n)) return true;
+    if (!calibrated(c, n->outputs[0])) return false; /* no scale to rescale to */
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
         if (t < 0 || c->q8ver[t] != -2) return false;
