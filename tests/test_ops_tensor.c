@@ -302,6 +302,9 @@ Test(tensor_transpose, fast_paths) {
         {Q8_F32, 4, {1, 64, 1, 40}, {0, 3, 2, 1}, true},
         {Q8_F32, 3, {70, 3, 50}, {2, 0, 1}, true},
         {Q8_F32, 5, {3, 4, 5, 6, 7}, {4, 2, 0, 3, 1}, true},
+        /* NHWC -> NCHW with 3 channels: one block of rows, the pixels in
+         * chunks over the threads (the last one partial, every dtype) */
+        {Q8_F32, 4, {1, 160, 170, 3}, {0, 3, 1, 2}, true},
     };
     static const q8_dtype dts[] = {Q8_U8, Q8_F16, Q8_F32, Q8_I64};
     q8t_rng r = q8t_seed(12);

@@ -17,22 +17,23 @@ typedef struct tile_args {
     uint8_t *dst;
     int64_t ostride[Q8_MAX_DIMS];   /* dense output strides */
     int64_t jblocks;
+    int64_t lchunk, lblocks;        /* the last dim in chunks of lchunk */
 } tile_args;
 
 #define TILE_COPY(T)                                                                               \
     do {                                                                                           \
         const T *s = (const T *)a->src + soff;                                                     \
         T *d = (T *)a->dst + doff;                                                                 \
-        for (int64_t lb = 0; lb < nl; lb += TILE) {                                                \
-            int64_t le = lb + TILE < nl ? lb + TILE : nl;                                          \
+        for (int64_t lb = l0; lb < l1; lb += TILE) {                                               \
+            int64_t le = lb + TILE < l1 ? lb + TILE : l1;                                          \
             for (int64_t j = j0; j < j1; j++)                                                      \
                 for (int64_t l = lb; l < le; l++) d[j * dj + l] = s[j + l * sl];                   \
         }                                                                                          \
     } while (0)
 
 /* One task: outer index (all dims but jdim and the last) x a block of TILE
- * rows along jdim; inside, TILE x TILE blocks so reads and writes both stay
- * in cache. */
+ * rows along jdim x a chunk of the last dim; inside, TILE x TILE blocks so
+ * reads and writes both stay in cache. */
 static void tile_range(void *arg, int64_t b, int64_t e, int thread) {
     const tile_args *a = arg;
     const q8_strided *st = a->s;
@@ -40,7 +41,9 @@ static void tile_range(void *arg, int64_t b, int64_t e, int thread) {
     int64_t nl = st->dims[nd - 1], sl = st->stride[nd - 1], dj = a->ostride[jd];
     size_t es = st->esize;
     for (int64_t t = b; t < e; t++) {
-        int64_t jb = t % a->jblocks, r = t / a->jblocks, soff = 0, doff = 0;
+        int64_t lk = t % a->lblocks, jb = t / a->lblocks % a->jblocks;
+        int64_t r = t / a->lblocks / a->jblocks, soff = 0, doff = 0;
+        int64_t l0 = lk * a->lchunk, l1 = l0 + a->lchunk < nl ? l0 + a->lchunk : nl;
         for (int k = nd - 2; k >= 0; k--) {
             if (k == jd) continue;
             int64_t c = r % st->dims[k];
@@ -56,7 +59,7 @@ static void tile_range(void *arg, int64_t b, int64_t e, int thread) {
         case 8: TILE_COPY(uint64_t); break;
         default:
             for (int64_t j = j0; j < j1; j++)
-                for (int64_t l = 0; l < nl; l++)
+                for (int64_t l = l0; l < l1; l++)
                     memcpy(a->dst + (size_t)(doff + j * dj + l) * es,
                            a->src + (size_t)(soff + j + l * sl) * es, es);
         }
@@ -84,9 +87,17 @@ static void transpose_run(const q8_exec *x, const q8_node *n) {
     tile_args a = {.s = &st, .jdim = jdim, .src = src, .dst = dst};
     q8_row_strides(st.dims, nd, a.ostride);
     a.jblocks = (st.dims[jdim] + TILE - 1) / TILE;
+    /* the last dim in chunks of about 64 KiB a task, so that an NHWC image
+     * with few channels (one block of rows) still splits over the threads */
+    int64_t rows = st.dims[jdim] < TILE ? st.dims[jdim] : TILE, nl = st.dims[nd - 1];
+    int64_t want = (int64_t)(65536 / ((size_t)rows * st.esize));
+    a.lchunk = (want < TILE ? TILE : want + TILE - 1) / TILE * TILE;
+    if (a.lchunk > nl) a.lchunk = nl > 0 ? nl : 1;
+    a.lblocks = (nl + a.lchunk - 1) / a.lchunk;
     int64_t outer = q8_ta_prod(st.dims, 0, nd - 1) / st.dims[jdim];
-    size_t task_bytes = (size_t)TILE * (size_t)st.dims[nd - 1] * st.esize;
-    q8_parallel_for(x->pool, outer * a.jblocks, q8_tu_grain(task_bytes), tile_range, &a);
+    size_t task_bytes = (size_t)rows * (size_t)a.lchunk * st.esize;
+    q8_parallel_for(x->pool, outer * a.jblocks * a.lblocks, q8_tu_grain(task_bytes), tile_range,
+                    &a);
 }
 
 const q8_cpu_op q8_cpu_transpose = {.run = transpose_run};
