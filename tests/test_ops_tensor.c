@@ -305,6 +305,7 @@ Test(tensor_transpose, fast_paths) {
         /* NHWC -> NCHW with 3 channels: one block of rows, the pixels in
          * chunks over the threads (the last one partial, every dtype) */
         {Q8_F32, 4, {1, 160, 170, 3}, {0, 3, 1, 2}, true},
+        {Q8_F32, 4, {2, 33, 70, 4}, {0, 3, 1, 2}, true}, /* RGBA, two images */
     };
     static const q8_dtype dts[] = {Q8_U8, Q8_F16, Q8_F32, Q8_I64};
     q8t_rng r = q8t_seed(12);
