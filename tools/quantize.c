@@ -101,6 +101,15 @@ static int split_list(char *s, const char **list, int max, int have) {
     return have;
 }
 
+/* An option with two values: 0 for a, 1 for b; -1 (message printed) for
+ * anything else. */
+static int two_way(const char *opt, const char *arg, const char *a, const char *b) {
+    if (!strcmp(arg, a)) return 0;
+    if (!strcmp(arg, b)) return 1;
+    fprintf(stderr, "quantize: --%s must be %s or %s\n", opt, a, b);
+    return -1;
+}
+
 static void print_warning(void *arg, const char *msg) {
     (void)arg;
     q8_cli_warn("quantize", msg);
@@ -400,27 +409,24 @@ int main(int argc, char **argv) {
             o.prune.refit_dense = !strcmp(optarg, "on") || !strcmp(optarg, "dense");
             refit_given = true;
             break;
-        case 'e':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                fprintf(stderr, "quantize: --equalize must be on or off\n");
-                return 2;
-            }
-            o.quant.equalize = !strcmp(optarg, "on");
+        case 'e': {
+            int v = two_way("equalize", optarg, "on", "off");
+            if (v < 0) return 2;
+            o.quant.equalize = v == 0;
             break;
-        case 'g':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                fprintf(stderr, "quantize: --int8-gates must be on or off\n");
-                return 2;
-            }
-            o.quant.int8_gates = !strcmp(optarg, "on");
+        }
+        case 'g': {
+            int v = two_way("int8-gates", optarg, "on", "off");
+            if (v < 0) return 2;
+            o.quant.int8_gates = v == 0;
             break;
-        case 'b':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off")) {
-                fprintf(stderr, "quantize: --int8-embeddings must be on or off\n");
-                return 2;
-            }
-            o.quant.int8_embeddings = !strcmp(optarg, "on");
+        }
+        case 'b': {
+            int v = two_way("int8-embeddings", optarg, "on", "off");
+            if (v < 0) return 2;
+            o.quant.int8_embeddings = v == 0;
             break;
+        }
         case 'W':
             if (strcmp(optarg, "nearest") && strcmp(optarg, "gptq") && strcmp(optarg, "sums")) {
                 fprintf(stderr, "quantize: --weight-rounding must be nearest, sums or gptq\n");
@@ -430,13 +436,12 @@ int main(int argc, char **argv) {
                                       : !strcmp(optarg, "sums") ? Q8_WROUND_SUMS
                                                                 : Q8_WROUND_NEAREST;
             break;
-        case 'r':
-            if (strcmp(optarg, "fp32") && strcmp(optarg, "int8")) {
-                fprintf(stderr, "quantize: --wide-range must be fp32 or int8\n");
-                return 2;
-            }
-            o.quant.wide_int8 = !strcmp(optarg, "int8");
+        case 'r': {
+            int v = two_way("wide-range", optarg, "fp32", "int8");
+            if (v < 0) return 2;
+            o.quant.wide_int8 = v == 1;
             break;
+        }
         case 'u':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
                 fprintf(stderr, "quantize: --scalar-tables must be on, off or auto\n");
@@ -446,22 +451,20 @@ int main(int argc, char **argv) {
                                     : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
                                                              : Q8_SCALAR_TABLES_AUTO;
             break;
-        case 'O':
-            if (strcmp(optarg, "output") && strcmp(optarg, "layer")) {
-                fprintf(stderr, "quantize: --prune-measure must be output or layer\n");
-                return 2;
-            }
-            o.prune.output_aware = !strcmp(optarg, "output");
+        case 'O': {
+            int v = two_way("prune-measure", optarg, "output", "layer");
+            if (v < 0) return 2;
+            o.prune.output_aware = v == 0;
             measure_given = true;
             break;
-        case 'E':
-            if (strcmp(optarg, "ends") && strcmp(optarg, "none")) {
-                fprintf(stderr, "quantize: --prune-protect must be ends or none\n");
-                return 2;
-            }
-            o.prune.protect_ends = !strcmp(optarg, "ends");
+        }
+        case 'E': {
+            int v = two_way("prune-protect", optarg, "ends", "none");
+            if (v < 0) return 2;
+            o.prune.protect_ends = v == 0;
             protect_given = true;
             break;
+        }
         case 'k':
             if ((n_skip = split_list(optarg, skip, MAX_LIST, n_skip)) < 0) {
                 fprintf(stderr, "quantize: too many --prune-skip names\n");

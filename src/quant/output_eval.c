@@ -212,9 +212,9 @@ q8_status q8_out_eval_rel_error(q8_out_eval *e, const q8_graph *g, double *rel, 
     q8_model m = {.g = (q8_graph *)g};
     double *sig = calloc((size_t)e->n_outputs + 1, sizeof(double));
     double *noise = calloc((size_t)e->n_outputs + 1, sizeof(double));
-    double *center = output_means(e);
-    q8_status st = sig && noise && center ? energies(e, &m, center, sig, noise, err)
-                                          : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    if (!e->mean) e->mean = output_means(e);
+    q8_status st = sig && noise && e->mean ? energies(e, &m, e->mean, sig, noise, err)
+                                           : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int n = 0;
     for (int o = 0; st == Q8_OK && o < e->n_outputs; o++) {
         if (e->numel[o] <= 0 || !(sig[o] > 0)) continue;
@@ -224,7 +224,6 @@ q8_status q8_out_eval_rel_error(q8_out_eval *e, const q8_graph *g, double *rel, 
     if (n) *rel /= n;
     free(sig);
     free(noise);
-    free(center);
     return st;
 }
 
@@ -232,6 +231,7 @@ void q8_out_eval_close(q8_out_eval *e) {
     for (int j = 0; e->ref && j < e->n_samples; j++) free(e->ref[j]);
     q8_session_free(e->fp32);
     free(e->one);
+    free(e->mean);
     free(e->ref);
     free(e->numel);
     free(e->sample);

@@ -26,6 +26,8 @@ typedef struct q8_out_eval {
     q8_session *fp32;
     q8_model fp32_model;    /* the FP32 graph, not owned */
     float *one;             /* one sample's float outputs, output after output */
+    double *mean;           /* per output, over the kept outputs: made by the first
+                               q8_out_eval_rel_error */
 } q8_out_eval;
 
 /* FP32 outputs are kept while they take at most this much (and beyond it

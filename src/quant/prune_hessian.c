@@ -114,6 +114,16 @@ static int64_t rows_per_sample(const q8_pfit_layer *l, int64_t n_pos, int n_samp
     return r < n_pos ? r : n_pos;
 }
 
+/* The positions a layer's weights are applied at over one sample: Conv's
+ * output pixels (times the batch), else the input's rows of k. */
+static int64_t positions(const q8_graph *g, const q8_pfit_layer *l) {
+    if (l->kind == Q8_PFIT_CONV) {
+        const q8_conv_params *p = g->nodes[l->node]->params;
+        return p->nb * p->out_sp;
+    }
+    return q8_tensor_numel(g->tensors[l->x]) / (l->k ? l->k : 1);
+}
+
 static int64_t pick(int64_t i, int64_t rps, int64_t n_pos) {
     int64_t p = i * n_pos / rps + n_pos / rps / 2;
     return p < n_pos ? p : n_pos - 1;
@@ -122,7 +132,7 @@ static int64_t pick(int64_t i, int64_t rps, int64_t n_pos) {
 static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, const float *xd) {
     const q8_conv_params *p = g->nodes[l->node]->params;
     const q8_conv_geom *e = &p->geo;
-    int64_t n_pos = p->nb * p->out_sp, rps = rows_per_sample(l, n_pos, c->n_samples);
+    int64_t n_pos = positions(g, l), rps = rows_per_sample(l, n_pos, c->n_samples);
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos), b = pos / p->out_sp, o = pos % p->out_sp;
         int64_t od = o / (e->out[1] * e->out[2]), oh = o / e->out[2] % e->out[1];
@@ -149,9 +159,8 @@ static void capture_conv(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, co
 
 static void capture_rows(capture_ctx *c, const q8_graph *g, q8_pfit_layer *l, const float *xd) {
     const q8_node *n = g->nodes[l->node];
-    const q8_tensor *xt = g->tensors[l->x];
     bool ta = is_op(n, "Gemm") && q8_attr_int(n, "transA", 0);
-    int64_t n_pos = q8_tensor_numel(xt) / l->k, rps = rows_per_sample(l, n_pos, c->n_samples);
+    int64_t n_pos = positions(g, l), rps = rows_per_sample(l, n_pos, c->n_samples);
     for (int64_t r = 0; r < rps; r++) {
         int64_t pos = pick(r, rps, n_pos);
         for (int64_t j = 0; j < l->k; j++) c->x[j] = ta ? xd[j * n_pos + pos] : xd[pos * l->k + j];
@@ -185,16 +194,7 @@ static void symmetrize(q8_pfit_layer *l) {
 
 /* Rows a layer takes over all samples (capture_conv / capture_rows). */
 static int64_t rows_taken(const q8_graph *g, const q8_pfit_layer *l, int n_samples) {
-    const q8_tensor *xt = g->tensors[l->x];
-    const q8_node *n = g->nodes[l->node];
-    int64_t n_pos;
-    if (l->kind == Q8_PFIT_CONV) {
-        const q8_conv_params *p = n->params;
-        n_pos = p->nb * p->out_sp;
-    } else {
-        n_pos = q8_tensor_numel(xt) / l->k;
-    }
-    return rows_per_sample(l, n_pos, n_samples) * n_samples;
+    return rows_per_sample(l, positions(g, l), n_samples) * n_samples;
 }
 
 void q8_pfit_drop_rows(q8_pfit_layer *l) {
@@ -207,12 +207,7 @@ void q8_pfit_drop_rows(q8_pfit_layer *l) {
 
 int64_t q8_pfit_macs(const q8_graph *g, const q8_pfit_layer *l) {
     if (l->kind == Q8_PFIT_NONE || l->x < 0) return l->numel;
-    const q8_node *n = g->nodes[l->node];
-    int64_t n_pos = l->kind == Q8_PFIT_CONV
-                        ? ((const q8_conv_params *)n->params)->nb *
-                              ((const q8_conv_params *)n->params)->out_sp
-                        : q8_tensor_numel(g->tensors[l->x]) / (l->k ? l->k : 1);
-    return n_pos * l->m * l->k;
+    return positions(g, l) * l->m * l->k;
 }
 
 static bool alloc_pass(const q8_graph *g, q8_pfit_layer *l, q8_pfit_pass pass, int n_samples) {

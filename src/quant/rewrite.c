@@ -729,10 +729,10 @@ static q8_status rewrite_qcompute(qctx *c, int ni) {
     return Q8_OK;
 }
 
-/* PASS node with an int8 input: same op on int8 tensors. */
 static bool zero_pad_concat(const qctx *c, const q8_node *n);
 static int rescaled(qctx *c, int q, float s);
 
+/* PASS node with an int8 input: same op on int8 tensors. */
 static q8_status rewrite_pass(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
@@ -812,6 +812,38 @@ static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
     return Q8_OK;
 }
 
+/* table[i] = y[i] / sy rounded half to even, saturated to int8, NaN 0:
+ * QuantizeLinear's rule for the 256 values of a table. */
+static void quantize_table(const float *y, float sy, int8_t *table) {
+    for (int i = 0; i < 256; i++) {
+        float v = y[i] / sy;
+        v = v != v ? 0 : nearbyintf(v < -128 ? -128 : v > 127 ? 127 : v);
+        table[i] = (int8_t)v;
+    }
+}
+
+/* A 256-entry int8 constant named base + suffix holding table; -1 on
+ * failure. */
+static int table_tensor(qctx *c, const char *base, const char *suffix, const int8_t *table) {
+    int t = add_tensor(c, base, suffix);
+    if (t < 0) return -1;
+    int64_t d = 256;
+    q8_tensor_set_shape(c->g->tensors[t], Q8_I8, &d, 1);
+    if (q8_tensor_alloc_data(c->g->tensors[t], c->err) != Q8_OK) return -1;
+    memcpy(c->g->tensors[t]->data, table, 256);
+    return t;
+}
+
+/* Node n becomes a q8.QLut writing scale sy (its attributes replaced). */
+static q8_status make_qlut(qctx *c, q8_node *n, float sy) {
+    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
+    n->n_attrs = 0;
+    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    ys->f = sy;
+    return set_op(c, n, "QLut");
+}
+
 /* T[q + 128] = quantize(f(q * sx), sy) for the FP32 op of node n, computed
  * by the op's own kernel (constant folding of a one-node graph). Input xi is
  * the activation; a binary op's other input, a constant scalar, is copied. */
@@ -848,11 +880,7 @@ static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float 
         const q8_tensor *yt = t->tensors[y];
         Q8_ASSERT(yt->data && yt->dtype == Q8_F32 && q8_tensor_numel(yt) == 256);
         memcpy(yout, yt->data, 256 * sizeof(float));
-        for (int i = 0; i < 256; i++) {
-            float v = ((const float *)yt->data)[i] / sy;
-            v = v != v ? 0 : nearbyintf(v < -128 ? -128 : v > 127 ? 127 : v);
-            table[i] = (int8_t)v;
-        }
+        quantize_table(yt->data, sy, table);
     }
     q8_graph_free(t);
     return s;
@@ -878,20 +906,11 @@ static q8_status rewrite_lut(qctx *c, int ni) {
     c->lut_src[y] = xq;
     int8_t table[256];
     Q8_TRY(lut_table(c, n, xi, xin, sy, table, yout));
-    int tt = add_tensor(c, g->tensors[y]->name, "_lut");
+    int tt = table_tensor(c, g->tensors[y]->name, "_lut", table);
     int out = tt < 0 ? -1 : add_tensor(c, g->tensors[y]->name, "_q8");
     if (tt < 0 || out < 0) return c->err->status;
-    int64_t d = 256;
-    q8_tensor_set_shape(g->tensors[tt], Q8_I8, &d, 1);
-    Q8_TRY(q8_tensor_alloc_data(g->tensors[tt], c->err));
-    memcpy(g->tensors[tt]->data, table, 256);
     Q8_TRY(set_scale(g->tensors[out], sy, c->err));
-    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
-    n->n_attrs = 0;
-    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
-    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-    ys->f = sy;
-    Q8_TRY(set_op(c, n, "QLut"));
+    Q8_TRY(make_qlut(c, n, sy));
     int in[2] = {xq, tt};
     Q8_TRY(q8_node_set_io(n, in, 2, &out, 1, c->err));
     c->q8ver[y] = out;
@@ -1005,33 +1024,18 @@ static bool writes_concat_scale(const qctx *c, int t) {
  * dequantize-quantize pair, computed as those ops compute it. Returns the
  * new tensor, or -1. */
 static int rescaled(qctx *c, int q, float s) {
-    float sq = c->g->tensors[q]->q.scale[0];
+    float sq = c->g->tensors[q]->q.scale[0], x[256];
+    for (int v = -128; v < 128; v++) x[v + 128] = (float)v * sq; /* DequantizeLinear */
     int8_t table[256];
-    for (int v = -128; v < 128; v++) {
-        float x = (float)v * sq, r = nearbyintf(x / s);
-        table[v + 128] = (int8_t)(r != r ? 0 : r > 127 ? 127 : r < -128 ? -128 : r);
-    }
-    int tt = add_tensor(c, c->g->tensors[q]->name, "_rescale_lut");
+    quantize_table(x, s, table);
+    int tt = table_tensor(c, c->g->tensors[q]->name, "_rescale_lut", table);
     int out = tt < 0 ? -1 : add_tensor(c, c->g->tensors[q]->name, "_rescaled");
-    if (out < 0) return -1;
-    int64_t d = 256;
-    q8_tensor_set_shape(c->g->tensors[tt], Q8_I8, &d, 1);
-    if (q8_tensor_alloc_data(c->g->tensors[tt], c->err) != Q8_OK ||
-        set_scale(c->g->tensors[out], s, c->err) != Q8_OK)
-        return -1;
-    memcpy(c->g->tensors[tt]->data, table, 256);
+    if (out < 0 || set_scale(c->g->tensors[out], s, c->err) != Q8_OK) return -1;
     char node[600];
     snprintf(node, sizeof node, "%s_rescale", c->g->tensors[q]->name);
     int in[2] = {q, tt};
     int ni = new_node(c, node, "QLut", in, 2, out, scope_of(c, q));
-    if (ni < 0 || set_op(c, c->g->nodes[ni], "QLut") != Q8_OK) return -1;
-    q8_attr *ys = q8_node_set_attr(c->g->nodes[ni], "y_scale", Q8_ATTR_FLOAT);
-    if (!ys) {
-        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-        return -1;
-    }
-    ys->f = s;
-    return out;
+    return ni < 0 || make_qlut(c, c->g->nodes[ni], s) != Q8_OK ? -1 : out;
 }
 
 /* A scalar Add/Sub/Mul/Div runs as a table only where every reader of its
