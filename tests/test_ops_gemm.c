@@ -1054,6 +1054,31 @@ Test(conv_op, few_input_channels) {
     }
 }
 
+/* Large 2-D maps with one group run in bands of output rows, each built and
+ * multiplied by one thread (conv.c, "banded shift"): the bits of the whole
+ * map's planes ("shift") and of im2col, on 1 and 3 threads, for stride
+ * phases, dilation, a short last band, several images, the grid written
+ * straight into Y (stride 2, no pads) and W as a graph input. */
+Test(conv_op, banded_shift) {
+    q8t_rng r = q8t_seed(37);
+    conv_spec specs[] = {
+        {2, 2, 13, 20, 1, SP2(47, 61), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "Relu", PLAIN},
+        {2, 1, 9, 16, 1, SP2(61, 70), SP2(3, 3), SP2(2, 2), SP2(2, 2), {2, 1, 2, 3}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 8, 24, 1, SP2(38, 66), SP2(3, 3), SP2(1, 1), SP2(5, 5), {5, 5, 5, 5}, NULL,
+         true, true, false, "Clip", PLAIN},
+        {2, 2, 6, 8, 1, SP2(70, 72), SP2(2, 2), SP2(2, 2), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 7, 12, 1, SP2(41, 53), SP2(3, 5), SP2(1, 1), SP2(1, 1), {1, 2, 1, 2}, NULL,
+         true, false, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_conv_same_bits(specs[i], &r);
+    }
+}
+
 /* 1x1 convs whose kernel reads B rows in place take whole panels straight
  * from X: the bits of packing B (im2col, shift), for groups, images,
  * partial panels and several K blocks. */

@@ -115,50 +115,76 @@ void q8_conv_col1(const q8_conv_params *p, const float *x, float *col) {
  * the padded input at (a*sd + fd, b*sh + fh, j*sw + fw). A kernel tap then
  * reads one plane at a fixed offset, so row k of B is contiguous there. */
 
+/* Rows [b0, b1) of every (a, b) grid of phase (fd, fh, fw) of one channel:
+ * row (ai, bi) at dst + (ai * (b1 - b0) + bi - b0) * ph[2]. `zeroed`: dst
+ * is already zero, so padding is skipped. */
+static inline void phase_rows(const q8_conv_params *p, const conv_prep *cp, const float *xc,
+                              int64_t fd, int64_t fh, int64_t fw, int64_t b0, int64_t b1,
+                              bool zeroed, float *dst) {
+    const q8_conv_geom *G = &p->geo;
+    const int64_t *P = cp->ph;
+    const int64_t sw = G->s[2], iw = G->in[2];
+    /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW: the same
+     * columns [lo, hi) in every row of the phase, so the divisions are
+     * done once here (per row they were a tenth of the depthwise loops'
+     * time). */
+    int64_t off = fw - G->pb[2];
+    int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
+    int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
+    if (lo > P[2]) lo = P[2];
+    if (hi > P[2]) hi = P[2];
+    if (hi < lo) hi = lo;
+    for (int64_t ai = 0; ai < P[0]; ai++)
+        for (int64_t bi = b0; bi < b1; bi++) {
+            float *restrict row = dst + (ai * (b1 - b0) + bi - b0) * P[2];
+            int64_t id = ai * G->s[0] + fd - G->pb[0];
+            int64_t ih = bi * G->s[1] + fh - G->pb[1];
+            if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
+                if (!zeroed) memset(row, 0, sizeof(float) * (size_t)P[2]);
+                continue;
+            }
+            const float *restrict src = xc + (id * G->in[1] + ih) * iw;
+            if (!zeroed) memset(row, 0, sizeof(float) * (size_t)lo);
+            if (sw == 1)
+                memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
+            else if (sw == 2) /* constant stride: vectorizes */
+                for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
+            else
+                for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
+            if (!zeroed) memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
+        }
+}
+
+/* Narrow rows (a 7x7 map): one memset of every plane costs less than the
+ * per-row calls for the padding (they were a sixth of a 7x7 5x5 depthwise
+ * layer's time). */
+static inline bool zero_whole(const conv_prep *cp) { return cp->ph[2] <= 32; }
+
 /* The stride-phase planes of one channel (nph planes of cp->plane floats). */
 static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, const float *xc,
                                 float *pl) {
     const q8_conv_geom *G = &p->geo;
-    const int64_t *P = cp->ph;
-    const int64_t sw = G->s[2], iw = G->in[2];
-    /* Narrow rows (a 7x7 map): one memset of every plane costs less than
-     * the per-row calls for the padding (they were a sixth of a 7x7 5x5
-     * depthwise layer's time). */
-    const bool zeroed = P[2] <= 32;
+    const bool zeroed = zero_whole(cp);
     if (zeroed) memset(pl, 0, sizeof(float) * (size_t)(cp->nph * cp->plane));
     for (int64_t fd = 0; fd < G->s[0]; fd++)
         for (int64_t fh = 0; fh < G->s[1]; fh++)
-            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane) {
-                /* row[j] = src[j*sw + off] where 0 <= j*sw + off < IW: the
-                 * same columns [lo, hi) in every row of the phase, so the
-                 * divisions are done once here (per row they were a tenth
-                 * of the depthwise loops' time). */
-                int64_t off = fw - G->pb[2];
-                int64_t lo = off < 0 ? (-off + sw - 1) / sw : 0;
-                int64_t hi = iw - off <= 0 ? 0 : (iw - off - 1) / sw + 1;
-                if (lo > P[2]) lo = P[2];
-                if (hi > P[2]) hi = P[2];
-                if (hi < lo) hi = lo;
-                for (int64_t ai = 0; ai < P[0]; ai++)
-                    for (int64_t bi = 0; bi < P[1]; bi++) {
-                        float *restrict row = pl + (ai * P[1] + bi) * P[2];
-                        int64_t id = ai * G->s[0] + fd - G->pb[0];
-                        int64_t ih = bi * G->s[1] + fh - G->pb[1];
-                        if (id < 0 || id >= G->in[0] || ih < 0 || ih >= G->in[1]) {
-                            if (!zeroed) memset(row, 0, sizeof(float) * (size_t)P[2]);
-                            continue;
-                        }
-                        const float *restrict src = xc + (id * G->in[1] + ih) * iw;
-                        if (!zeroed) memset(row, 0, sizeof(float) * (size_t)lo);
-                        if (sw == 1)
-                            memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
-                        else if (sw == 2) /* constant stride: vectorizes */
-                            for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
-                        else
-                            for (int64_t j = lo; j < hi; j++) row[j] = src[j * sw + off];
-                        if (!zeroed) memset(row + hi, 0, sizeof(float) * (size_t)(P[2] - hi));
-                    }
+            for (int64_t fw = 0; fw < G->s[2]; fw++, pl += cp->plane)
+                phase_rows(p, cp, xc, fd, fh, fw, 0, cp->ph[1], zeroed, pl);
+}
+
+Q8_CLONES void q8_conv_band_planes(const q8_conv_params *p, const conv_prep *cp, const float *x,
+                                   int64_t b0, int64_t b1, int64_t band_plane, float *dst) {
+    const q8_conv_geom *G = &p->geo;
+    const bool zeroed = zero_whole(cp);
+    size_t used = sizeof(float) * (size_t)((b1 - b0) * cp->ph[2]);
+    for (int64_t c = 0; c < p->cg; c++) {
+        const float *xc = x + c * p->in_sp;
+        for (int64_t fh = 0; fh < G->s[1]; fh++)
+            for (int64_t fw = 0; fw < G->s[2]; fw++, dst += band_plane) {
+                if (zeroed) memset(dst, 0, used);
+                phase_rows(p, cp, xc, 0, fh, fw, b0, b1, zeroed, dst);
             }
+    }
 }
 
 Q8_CLONES void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread) {
@@ -174,7 +200,7 @@ Q8_CLONES void q8_conv_shift_pack(const void *vctx, int64_t batch, int64_t k0, i
     const conv_pack_ctx *cx = vctx;
     const conv_prep *cp = cx->cp;
     const float *base = cx->src + batch * cx->p->cg * cp->nph * cp->plane + n0;
-    const int64_t *offk = conv_offk(cp) + k0;
+    const int64_t *offk = (cx->offk ? cx->offk : conv_offk(cp)) + k0;
     int64_t full = nc / nr * nr, tail = nc - full;
     for (int64_t kk = 0; kk < kc; kk++) {
         const float *src = base + offk[kk];

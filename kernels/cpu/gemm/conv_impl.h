@@ -25,6 +25,8 @@ typedef struct conv_prep {
     bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
     bool rows_1x1;      /* CONV_1X1: B panels read in place from X (offk, nph 1,
                            plane in_sp) */
+    bool bands;         /* CONV_SHIFT: bands of output rows may be used (conv.c,
+                           "banded shift"); false when the lowering was forced */
     /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
      * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
      * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for
@@ -46,6 +48,7 @@ typedef struct conv_pack_ctx {
     const q8_conv_params *p;
     const conv_prep *cp;
     const float *src;
+    const int64_t *offk;    /* shift: row offsets into src (NULL: conv_offk) */
 } conv_pack_ctx;
 
 /* q8_sgemm_pack_fn for CONV_IM2COL: GEMM number = image * g + group. */
@@ -73,6 +76,11 @@ typedef struct conv_planes_args {
     float *planes;
 } conv_planes_args;
 void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread); /* channels */
+
+/* A band of the planes of a 2-D conv with one group: rows [b0, b1) of each
+ * (channel, phase) plane, at dst + (channel * nph + phase) * band_plane. */
+void q8_conv_band_planes(const q8_conv_params *p, const conv_prep *cp, const float *x,
+                         int64_t b0, int64_t b1, int64_t band_plane, float *dst);
 
 typedef struct conv_compact_args {
     const q8_conv_params *p;

@@ -10,8 +10,9 @@
  * input channel per group, a few outputs each) run direct loops on the
  * planes; few-input-channel convs (a network's first) run direct loops on
  * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h).
- * The internal attribute _conv_impl ("im2col", "shift") forces a GEMM
- * lowering, for tests; "planes" keeps the automatic choice but without
+ * Large 2-D shift-mode maps run in bands of output rows (see "banded
+ * shift"). The internal attribute _conv_impl ("im2col", "shift": the
+ * whole map's planes, no bands) forces a GEMM lowering, for tests; "planes" keeps the automatic choice but without
  * those AVX-512 loops on X. */
 #include <string.h>
 
@@ -112,6 +113,7 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
                        pack ? "out of memory packing Conv weights" : "out of memory");
     memset(cp, 0, head);
     cp->mode = mode;
+    cp->bands = mode == CONV_SHIFT && !strcmp(impl, "auto");
     cp->col_is_x = col_is_x;
     cp->dwx = mode == CONV_DEPTHWISE && on_x && q8_conv_dwx_fits(p);
     cp->ngemm = ngemm;
@@ -202,6 +204,115 @@ static q8_sgemm_op conv_op(const q8_conv_params *p, const conv_prep *cp, const f
     return op;
 }
 
+/* ---- banded shift ----
+ * Large 2-D maps with one group: bands of output rows, each built (its
+ * planes: the band's rows and the rows below that its taps reach) and
+ * multiplied by one thread, so the B rows a thread reads are the ones it
+ * just wrote into its own cache. With the whole map's planes built by all
+ * threads and then read across them, the micro-kernels ran 20-30% slower
+ * on 2 threads than on 1 (M-LSD's 64-channel 3x3 convs at 80x80). */
+typedef struct band_plan {
+    int64_t rows;       /* output rows per band (the last may have fewer) */
+    int64_t reach;      /* plane rows below a band that its taps read */
+    int64_t n_bands;    /* per image */
+    int64_t band_plane; /* floats per (channel, phase) band plane */
+    int64_t max_cols;   /* GEMM columns of a full band */
+    size_t planes_bytes, cbuf_bytes, offk_bytes, per_thread;
+} band_plan;
+
+/* A band's planes and output within this, beside W's packed block, in a
+ * 1 MiB L2. */
+#define BAND_BYTES (384 << 10)
+/* At least this many bands when the map allows: balance on 2-4 threads. */
+#define BAND_MIN_COUNT 8
+/* Fewer GEMM columns a band than this (4 AVX-512 panels): the whole-map
+ * GEMM, which splits M too, does better. */
+#define BAND_MIN_COLS 128
+
+static q8_sgemm_op band_op(const q8_conv_params *p, const conv_prep *cp, const float *w,
+                           const float *bias, const float *planes, const int64_t *offk,
+                           const conv_pack_ctx *cx, float *c, int64_t ldc, int64_t cols) {
+    q8_sgemm_op op = conv_op(p, cp, w, NULL, bias, c);
+    op.n = cols;
+    op.ldc = ldc;
+    op.b_rows = planes;
+    op.b_rowoff = offk;
+    op.b_rows_stride = 0;
+    op.b_pack_ctx = cx;
+    return op;
+}
+
+static bool band_plan_of(const q8_conv_params *p, const conv_prep *cp, band_plan *b) {
+    const q8_conv_geom *G = &p->geo;
+    if (!cp->bands || p->g != 1 || G->out[0] != 1 || cp->ph[0] != 1) return false;
+    int64_t OH = G->out[1], OW = G->out[2], P2 = cp->ph[2];
+    b->reach = (G->k[1] - 1) * G->d[1] / G->s[1];
+    int64_t row_bytes = (p->c * cp->nph + (cp->direct ? 0 : p->m)) * P2 * (int64_t)sizeof(float);
+    int64_t rows = BAND_BYTES / row_bytes - b->reach;
+    int64_t balanced = (OH + BAND_MIN_COUNT - 1) / BAND_MIN_COUNT;
+    if (rows > balanced) rows = balanced;
+    if (rows < 1 || (rows - 1) * P2 + OW < BAND_MIN_COLS) return false;
+    b->rows = rows;
+    b->n_bands = (OH + rows - 1) / rows;
+    b->band_plane = (rows + b->reach) * P2;
+    b->max_cols = (rows - 1) * P2 + OW;
+    b->planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * b->band_plane), 64);
+    b->cbuf_bytes =
+        cp->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * b->max_cols), 64);
+    b->offk_bytes = q8_align_up(sizeof(int64_t) * (size_t)p->kg, 64);
+    q8_sgemm_op op = band_op(p, cp, NULL, NULL, NULL, NULL, NULL, NULL, b->max_cols, b->max_cols);
+    b->per_thread = b->planes_bytes + b->cbuf_bytes + b->offk_bytes +
+                    q8_align_up(q8_sgemm_scratch_bytes(&op, 1), 64);
+    return true;
+}
+
+typedef struct band_args {
+    const q8_conv_params *p;
+    const conv_prep *cp;
+    const band_plan *b;
+    const float *x, *w, *bias;
+    float *y;
+    char *scratch;
+} band_args;
+
+/* Items: (image, band). */
+static void band_range(void *arg, int64_t begin, int64_t end, int thread) {
+    const band_args *a = arg;
+    const q8_conv_params *p = a->p;
+    const conv_prep *cp = a->cp;
+    const band_plan *b = a->b;
+    int64_t OH = p->geo.out[1], OW = p->geo.out[2], P1 = cp->ph[1], P2 = cp->ph[2];
+    char *s = a->scratch + (size_t)thread * b->per_thread;
+    float *planes = (float *)s, *cbuf = (float *)(s + b->planes_bytes);
+    int64_t *offk = (int64_t *)(s + b->planes_bytes + b->cbuf_bytes);
+    void *gemm_scratch = s + b->planes_bytes + b->cbuf_bytes + b->offk_bytes;
+    /* The whole planes' row offsets, onto band planes (a tap's row and
+     * column offset stay within its plane's first reach + 1 rows). */
+    const int64_t *full = conv_offk(cp);
+    for (int64_t k = 0; k < p->kg; k++)
+        offk[k] = full[k] / cp->plane * b->band_plane + full[k] % cp->plane;
+    conv_pack_ctx cx = {.p = p, .cp = cp, .src = planes, .offk = offk};
+    for (int64_t it = begin; it < end; it++) {
+        int64_t img = it / b->n_bands, r0 = it % b->n_bands * b->rows;
+        int64_t rows = OH - r0 < b->rows ? OH - r0 : b->rows;
+        int64_t r1 = r0 + rows + b->reach;
+        q8_conv_band_planes(p, cp, a->x + img * p->c * p->in_sp, r0, r1 < P1 ? r1 : P1,
+                            b->band_plane, planes);
+        float *y = a->y + img * p->m * p->out_sp;
+        int64_t cols = (rows - 1) * P2 + OW;
+        q8_sgemm_op op = cp->direct ? band_op(p, cp, a->w, a->bias, planes, offk, &cx,
+                                              y + r0 * OW, p->out_sp, cols)
+                                    : band_op(p, cp, a->w, a->bias, planes, offk, &cx, cbuf,
+                                              cols, cols);
+        q8_sgemm_run(&op, NULL, gemm_scratch);
+        if (cp->direct) continue;
+        for (int64_t m = 0; m < p->m; m++)
+            for (int64_t i = 0; i < rows; i++)
+                memcpy(y + m * p->out_sp + (r0 + i) * OW, cbuf + m * cols + i * P2,
+                       sizeof(float) * (size_t)OW);
+    }
+}
+
 /* Scratch in front of the GEMM's: the COL1 columns, or the shift planes
  * and (unless direct) the plane-grid output. */
 static size_t pre_bytes(const q8_conv_params *p, const conv_prep *cp, size_t *planes_bytes) {
@@ -228,6 +339,8 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
     const conv_prep *cp = prep;
     if (cp->mode == CONV_DEPTHWISE) return dw_per_thread(cp) * (size_t)n_threads;
     if (cp->mode == CONV_FEWC) return 0;
+    band_plan b;
+    if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)(n_threads > 1 ? n_threads : 1);
     q8_sgemm_op op = conv_op(p, cp, NULL, NULL, NULL, NULL);
     size_t pb;
     return pre_bytes(p, cp, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);
@@ -291,6 +404,13 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
         q8_parallel_for(x->pool, p->nb * p->geo.out[1], grain_for(p->m * p->geo.out[2] * p->kg),
                         q8_conv_fewc_range, &a);
 #endif
+        return;
+    }
+    band_plan b;
+    if (band_plan_of(p, cp, &b)) {
+        band_args a = {.p = p, .cp = cp, .b = &b, .x = X, .w = W, .bias = bias, .y = Y,
+                       .scratch = x->scratch};
+        q8_parallel_for(x->pool, p->nb * b.n_bands, 1, band_range, &a);
         return;
     }
     if (cp->mode == CONV_SHIFT) {
