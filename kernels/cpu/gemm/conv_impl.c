@@ -4,6 +4,7 @@
 
 #include "clones.h"
 #include "conv_impl.h"
+#include "cpu_features.h"
 
 /* ---- implicit im2col: B panels straight from X ---- */
 
@@ -115,6 +116,34 @@ void q8_conv_col1(const q8_conv_params *p, const float *x, float *col) {
  * the padded input at (a*sd + fd, b*sh + fh, j*sw + fw). A kernel tap then
  * reads one plane at a fixed offset, so row k of B is contiguous there. */
 
+/* n floats from s to d (not overlapping): the rows here are often 7-28
+ * floats, where a memcpy call costs more than the copy (a 14x14 depthwise
+ * channel made 28 of them, a third of its time). Overlapping vector moves
+ * for the ends instead of a scalar tail. */
+typedef float v16c __attribute__((vector_size(64), aligned(4), may_alias));
+typedef float v8c __attribute__((vector_size(32), aligned(4), may_alias));
+typedef float v4c __attribute__((vector_size(16), aligned(4), may_alias));
+static inline __attribute__((always_inline)) void copy_floats(float *d, const float *s,
+                                                              int64_t n) {
+    if (n >= 16) {
+        int64_t j = 0;
+        for (; j + 16 <= n; j += 16) *(v16c *)(d + j) = *(const v16c *)(s + j);
+        if (j < n) *(v16c *)(d + n - 16) = *(const v16c *)(s + n - 16);
+    } else if (n >= 8) {
+        v8c a = *(const v8c *)s, b = *(const v8c *)(s + n - 8);
+        *(v8c *)d = a;
+        *(v8c *)(d + n - 8) = b;
+    } else if (n >= 4) {
+        v4c a = *(const v4c *)s, b = *(const v4c *)(s + n - 4);
+        *(v4c *)d = a;
+        *(v4c *)(d + n - 4) = b;
+    } else {
+        if (n > 0) d[0] = s[0];
+        if (n > 1) d[1] = s[1];
+        if (n > 2) d[2] = s[2];
+    }
+}
+
 /* Rows [b0, b1) of every (a, b) grid of phase (fd, fh, fw) of one channel:
  * row (ai, bi) at dst + (ai * (b1 - b0) + bi - b0) * ph[2]. `zeroed`: dst
  * is already zero, so padding is skipped. */
@@ -146,7 +175,7 @@ static inline void phase_rows(const q8_conv_params *p, const conv_prep *cp, cons
             const float *restrict src = xc + (id * G->in[1] + ih) * iw;
             if (!zeroed) memset(row, 0, sizeof(float) * (size_t)lo);
             if (sw == 1)
-                memcpy(row + lo, src + lo + off, sizeof(float) * (size_t)(hi - lo));
+                copy_floats(row + lo, src + lo + off, hi - lo);
             else if (sw == 2) /* constant stride: vectorizes */
                 for (int64_t j = lo; j < hi; j++) row[j] = src[2 * j + off];
             else
@@ -241,7 +270,7 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
             if (lo >= hi) continue;
             float *yr = y + (od * OH + oh) * OW;
             const float *sr = src + r * P2;
-            memcpy(yr + lo, sr + lo, sizeof(float) * (size_t)(hi - lo));
+            copy_floats(yr + lo, sr + lo, hi - lo);
         }
     }
 }
@@ -262,6 +291,10 @@ typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
 
 /* Four vectors per step: independent add chains hide the FP latency. */
 #define DW_BLOCK 64
+/* With AVX-512's 32 registers, eight: a 4-cycle FMA on two pipes needs 8
+ * chains in flight, and four left MobileNetV3's 14x14 and 7x7 depthwise
+ * layers latency-bound (AVX2 and NEON would spill 8 v16f). */
+#define DW_BLOCK_WIDE 128
 /* Rows at least this wide are computed row by row (they have a long
  * block); narrower ones as one grid, garbage columns included: in long
  * blocks rather than a row's 1 to 3 vectors (a 28-wide row took two
@@ -299,25 +332,26 @@ DW_INLINE void dw_block16(const float *planes, int64_t g, const int64_t *offk, i
     memcpy(out, &a0, 64);
 }
 
-/* nv (1..5, a constant where inlined) vectors of outputs in independent
- * chains: a narrow grid's tail in one block. */
+/* nv (1..8, a constant where inlined) vectors of outputs in independent
+ * chains: a narrow grid's tail in one block, or (8) an AVX-512 block. */
 DW_INLINE void dw_blockn(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
                          const float *w, float bv, float *out, const int nv) {
-    v16f acc[5];
-#pragma GCC unroll 5
+    v16f acc[8];
+#pragma GCC unroll 8
     for (int v = 0; v < nv; v++) acc[v] = (v16f){0} + bv;
     const float *base = planes + g;
     for (int64_t t = 0; t < taps; t++) {
         const float *src = base + offk[t];
         float wv = w[t];
-#pragma GCC unroll 5
+#pragma GCC unroll 8
         for (int v = 0; v < nv; v++) acc[v] += wv * LD16(src + 16 * v);
     }
-#pragma GCC unroll 5
+#pragma GCC unroll 8
     for (int v = 0; v < nv; v++) memcpy(out + 16 * v, &acc[v], 64);
 }
 
-/* The last n <= DW_TAIL_MAX outputs of a narrow grid from g, as one block. */
+/* The last n <= 128 outputs from g as one block (n <= DW_TAIL_MAX
+ * unless `wide`). */
 DW_INLINE void dw_tail(const float *planes, int64_t g, int64_t n, const int64_t *offk,
                        int64_t taps, const float *w, float bv, float *out) {
     switch ((n + 15) / 16) {
@@ -326,8 +360,18 @@ DW_INLINE void dw_tail(const float *planes, int64_t g, int64_t n, const int64_t 
     case 3: dw_blockn(planes, g, offk, taps, w, bv, out, 3); break;
     case 4: dw_blockn(planes, g, offk, taps, w, bv, out, 4); break;
     case 5: dw_blockn(planes, g, offk, taps, w, bv, out, 5); break;
+    case 6: dw_blockn(planes, g, offk, taps, w, bv, out, 6); break;
+    case 7: dw_blockn(planes, g, offk, taps, w, bv, out, 7); break;
+    case 8: dw_blockn(planes, g, offk, taps, w, bv, out, 8); break;
     default: break;
     }
+}
+
+/* One long block: 8 vectors where `wide`, else 4. */
+DW_INLINE void dw_block(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
+                        const float *w, float bv, float *out, bool wide) {
+    if (wide) dw_blockn(planes, g, offk, taps, w, bv, out, 8);
+    else dw_block64(planes, g, offk, taps, w, bv, out);
 }
 
 Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
@@ -340,6 +384,9 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
     float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
     float *ybuf = planes + a->ybuf_at;
     q8_act_span span = {0};
+    /* The same FMA chain per output either way: the same bits. */
+    const bool wide = q8_cpu()->avx512f;
+    const int64_t blk = wide ? DW_BLOCK_WIDE : DW_BLOCK, tmax = wide ? DW_BLOCK_WIDE : DW_TAIL_MAX;
     for (int64_t it = begin; it < end; it++) {
         int64_t img = it / p->c, ic = it % p->c;
         build_planes(p, cp, a->x + (img * p->c + ic) * p->in_sp, planes);
@@ -356,8 +403,8 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                     for (int64_t oh = 0; oh < OH; oh++) {
                         int64_t g = (od * P1 + oh) * P2, j = 0;
                         float *yr = y + (od * OH + oh) * OW;
-                        for (; j + 64 <= OW; j += 64)
-                            dw_block64(planes, g + j, offk, taps, w, bv, yr + j);
+                        for (; j + blk <= OW; j += blk)
+                            dw_block(planes, g + j, offk, taps, w, bv, yr + j, wide);
                         if (j + 16 <= OW) {
                             int64_t whole = (OW - j) / 16 * 16;
                             dw_tail(planes, g + j, whole, offk, taps, w, bv, yr + j);
@@ -365,7 +412,7 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                         }
                         if (j < OW) {
                             dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
-                            memcpy(yr + j, ybuf, sizeof(float) * (size_t)(OW - j));
+                            copy_floats(yr + j, ybuf, OW - j);
                         }
                     }
             } else {
@@ -375,13 +422,13 @@ Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int threa
                  * blocks, 128 lanes; now 5 vectors), then only the real
                  * outputs into Y. */
                 int64_t gi = 0;
-                for (; cp->nprime - gi > DW_TAIL_MAX; gi += DW_BLOCK)
-                    dw_block64(planes, gi, offk, taps, w, bv, ybuf + gi);
+                for (; cp->nprime - gi > tmax; gi += blk)
+                    dw_block(planes, gi, offk, taps, w, bv, ybuf + gi, wide);
                 dw_tail(planes, gi, cp->nprime - gi, offk, taps, w, bv, ybuf + gi);
                 float *yr = y;
                 for (int64_t od = 0; od < G->out[0]; od++)
                     for (int64_t oh = 0; oh < OH; oh++, yr += OW)
-                        memcpy(yr, ybuf + (od * P1 + oh) * P2, sizeof(float) * (size_t)OW);
+                        copy_floats(yr, ybuf + (od * P1 + oh) * P2, OW);
             }
             q8_conv_act_span(&p->act, &span, y, p->out_sp);
         }
