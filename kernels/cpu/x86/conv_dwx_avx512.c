@@ -24,8 +24,14 @@ static inline uint32_t in_mask(int64_t s, int64_t iw, int64_t n) {
 /* 16 pixels xr[s + 2j] where the 32 bits of m have their inputs, else +0.
  * Inputs outside m are not read. */
 AVX512 static inline __m512 load_px2(const float *xr, int64_t s, uint32_t m, __m512i evens) {
-    __m512 a = _mm512_maskz_loadu_ps((__mmask16)m, xr + s);
-    __m512 b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xr + s + 16);
+    __m512 a, b;
+    if (m == 0xffffffffu) { /* plain loads: see conv_fewc_avx512.c's load_px */
+        a = _mm512_loadu_ps(xr + s);
+        b = _mm512_loadu_ps(xr + s + 16);
+    } else {
+        a = _mm512_maskz_loadu_ps((__mmask16)m, xr + s);
+        b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xr + s + 16);
+    }
     return _mm512_permutex2var_ps(a, evens, b);
 }
 

@@ -22,10 +22,21 @@ static inline uint32_t in_mask(int64_t s, int64_t iw, int64_t n) {
  * Masked-off lanes are not read. */
 AVX512 static inline __m512 load_px(const float *xr, int64_t s, int64_t sw, int64_t iw,
                                     __m512i evens) {
-    if (sw == 1) return _mm512_maskz_loadu_ps((__mmask16)in_mask(s, iw, 16), xr + s);
+    /* Plain loads where no lane is padding: masked loads ran at about half
+     * their rate on the EPYC (Zen) machine here. */
+    if (sw == 1) {
+        uint32_t k = in_mask(s, iw, 16);
+        return k == 0xffffu ? _mm512_loadu_ps(xr + s) : _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
+    }
     uint32_t k = in_mask(s, iw, 32);
-    __m512 a = _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
-    __m512 b = _mm512_maskz_loadu_ps((__mmask16)(k >> 16), xr + s + 16);
+    __m512 a, b;
+    if (k == 0xffffffffu) {
+        a = _mm512_loadu_ps(xr + s);
+        b = _mm512_loadu_ps(xr + s + 16);
+    } else {
+        a = _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
+        b = _mm512_maskz_loadu_ps((__mmask16)(k >> 16), xr + s + 16);
+    }
     return _mm512_permutex2var_ps(a, evens, b);
 }
 
