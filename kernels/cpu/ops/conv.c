@@ -247,8 +247,12 @@ static bool band_plan_of(const q8_conv_params *p, const conv_prep *cp, band_plan
     if (!cp->bands || p->g != 1 || G->out[0] != 1 || cp->ph[0] != 1) return false;
     int64_t OH = G->out[1], OW = G->out[2], P2 = cp->ph[2];
     b->reach = (G->k[1] - 1) * G->d[1] / G->s[1];
-    int64_t row_bytes = (p->c * cp->nph + (cp->direct ? 0 : p->m)) * P2 * (int64_t)sizeof(float);
-    int64_t rows = BAND_BYTES / row_bytes - b->reach;
+    int64_t plane_row = p->c * cp->nph * P2 * (int64_t)sizeof(float);
+    int64_t out_row = (cp->direct ? 0 : p->m) * P2 * (int64_t)sizeof(float);
+    int64_t rows = (BAND_BYTES - b->reach * plane_row) / (plane_row + out_row);
+    /* A long reach (dilation 5: 10 rows) at least as many rows: the copy
+     * of the rows below at most doubles the planes' copy. */
+    if (rows < b->reach) rows = b->reach;
     int64_t balanced = (OH + BAND_MIN_COUNT - 1) / BAND_MIN_COUNT;
     if (rows > balanced) rows = balanced;
     if (rows < 1 || (rows - 1) * P2 + OW < BAND_MIN_COLS) return false;
