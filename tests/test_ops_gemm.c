@@ -1173,6 +1173,35 @@ Test(conv_op, depthwise_on_x) {
     }
 }
 
+/* Depthwise on small maps with at least 16 channels: 16 channels in the
+ * vector lanes (conv_dwc.h, AVX-512): a partial last block of channels,
+ * output maps not a multiple of 16 pixels, input rows over 16 wide,
+ * stride 2, dilation, asymmetric pads, no bias, W as a graph input, two
+ * images; the bits of the planes loops. */
+Test(conv_op, depthwise_channels_in_lanes) {
+    q8t_rng r = q8t_seed(39);
+    conv_spec specs[] = {
+        /* MobileNetV3's 5x5 on 7x7 and 14x14 */
+        {2, 2, 21, 21, 21, SP2(7, 7), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
+        {2, 1, 35, 35, 35, SP2(14, 14), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "Relu", PLAIN},
+        /* stride 2 from rows of 37 (three 16-pixel chunks), asymmetric pads */
+        {2, 1, 16, 16, 16, SP2(23, 37), SP2(3, 3), SP2(2, 2), SP2(1, 1), {0, 1, 1, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+        /* dilation 2, no bias, W as a graph input, rows of 30 */
+        {2, 2, 17, 17, 17, SP2(9, 30), SP2(3, 3), SP2(1, 1), SP2(2, 2), {2, 2, 2, 2}, NULL,
+         false, false, false, "Clip", PLAIN},
+        /* pads that crop: the taps never reach the last input rows */
+        {2, 1, 18, 18, 18, SP2(12, 11), SP2(3, 2), SP2(3, 2), SP2(1, 1), {1, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        check_conv(specs[i], &r);
+        check_dw_same_bits(specs[i], &r);
+    }
+}
+
 Test(conv_op, depthwise) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),

@@ -23,6 +23,7 @@ typedef struct conv_prep {
     conv_mode mode;
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
     bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
+    bool dwc;           /* CONV_DEPTHWISE: 16 channels in the lanes (conv_dwc.h) */
     bool rows_1x1;      /* CONV_1X1: B panels read in place from X (offk, nph 1,
                            plane in_sp) */
     bool bands;         /* CONV_SHIFT: bands of output rows may be used (conv.c,

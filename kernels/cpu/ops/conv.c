@@ -16,6 +16,7 @@
  * those AVX-512 loops on X. */
 #include <string.h>
 
+#include "conv_dwc.h"
 #include "conv_dwx.h"
 #include "conv_fewc.h"
 #include "conv_impl.h"
@@ -115,7 +116,8 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     cp->mode = mode;
     cp->bands = mode == CONV_SHIFT && !strcmp(impl, "auto");
     cp->col_is_x = col_is_x;
-    cp->dwx = mode == CONV_DEPTHWISE && on_x && q8_conv_dwx_fits(p);
+    cp->dwc = mode == CONV_DEPTHWISE && on_x && q8_conv_dwc_fits(p);
+    cp->dwx = mode == CONV_DEPTHWISE && on_x && !cp->dwc && q8_conv_dwx_fits(p);
     cp->ngemm = ngemm;
     int64_t *offs = cp->tail;
     if (planes) {
@@ -341,7 +343,8 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
                            int n_threads) {
     const q8_conv_params *p = n->params;
     const conv_prep *cp = prep;
-    if (cp->mode == CONV_DEPTHWISE) return dw_per_thread(cp) * (size_t)n_threads;
+    if (cp->mode == CONV_DEPTHWISE)
+        return (cp->dwc ? q8_conv_dwc_per_thread(p) : dw_per_thread(cp)) * (size_t)n_threads;
     if (cp->mode == CONV_FEWC) return 0;
     band_plan b;
     if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)(n_threads > 1 ? n_threads : 1);
@@ -397,6 +400,11 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
         q8_range_fn fn = q8_conv_dw_range;
 #if Q8_FEWC_X86
         if (cp->dwx) fn = q8_conv_dwx_range;
+        if (cp->dwc) {
+            a.per_thread = q8_conv_dwc_per_thread(p);
+            q8_parallel_for(x->pool, p->nb * ((p->c + 15) / 16), 1, q8_conv_dwc_range, &a);
+            return;
+        }
 #endif
         q8_parallel_for(x->pool, p->nb * p->c,
                         grain_for(p->mg * cp->nprime * p->kprod + cp->nph * cp->plane), fn, &a);

@@ -1,0 +1,31 @@
+/* Depthwise FP32 Conv on small maps with 16 channels in the vector lanes,
+ * on AVX-512F: per block of 16 channels the input is transposed into a
+ * zero-padded buffer of 16-channel pixels, every tap is one aligned load
+ * and one FMA per output pixel (no masks, no garbage columns, no split
+ * loads), and the outputs are transposed back. On maps of 7x7 and 14x14
+ * the planes loops (conv_impl.c) spend most of their time on what this
+ * avoids: a 7x7 row is 7 of a vector's 16 lanes there, and their padded
+ * grid is 11 columns wide.
+ *
+ * Same bits as the planes loops' AVX-512 clone: per output 0 + bias, then
+ * one FMA per tap in (kh, kw) order, padding taps as w * +0. */
+#ifndef Q8_CONV_DWC_H
+#define Q8_CONV_DWC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ops/conv.h"
+
+/* Whether this depthwise node suits the loops and the CPU can run them. */
+bool q8_conv_dwc_fits(const q8_conv_params *p);
+
+/* Scratch per thread (bytes, a multiple of 64). */
+size_t q8_conv_dwc_per_thread(const q8_conv_params *p);
+
+/* Range function for q8_parallel_for over (image, block of 16 channels)
+ * items; reads x, w, bias, y, scratch and per_thread of conv_dw_args. */
+void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread);
+
+#endif
