@@ -5,7 +5,7 @@
  * loads), and the outputs are transposed back. On maps of 7x7 and 14x14
  * the planes loops (conv_impl.c) spend most of their time on what this
  * avoids: a 7x7 row is 7 of a vector's 16 lanes there, and their padded
- * grid is 11 columns wide.
+ * grid is 11 columns wide. Larger maps go in bands of output rows.
  *
  * Same bits as the planes loops' AVX-512 clone: per output 0 + bias, then
  * one FMA per tap in (kh, kw) order, padding taps as w * +0. */
@@ -18,14 +18,23 @@
 
 #include "ops/conv.h"
 
+/* Output rows up to this wide (wider: the planes loops, whose vectors they
+ * fill). */
+#ifndef DWC_MAX_OW
+#define DWC_MAX_OW 32
+#endif
+
 /* Whether this depthwise node suits the loops and the CPU can run them. */
 bool q8_conv_dwc_fits(const q8_conv_params *p);
 
 /* Scratch per thread (bytes, a multiple of 64). */
 size_t q8_conv_dwc_per_thread(const q8_conv_params *p);
 
-/* Range function for q8_parallel_for over (image, block of 16 channels)
- * items; reads x, w, bias, y, scratch and per_thread of conv_dw_args. */
+/* Items: (image, block of 16 channels, band of output rows). */
+int64_t q8_conv_dwc_items(const q8_conv_params *p);
+
+/* Range function for q8_parallel_for over q8_conv_dwc_items; reads x, w,
+ * bias, y, scratch and per_thread of conv_dw_args. */
 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread);
 
 #endif

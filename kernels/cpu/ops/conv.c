@@ -402,7 +402,7 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
         if (cp->dwx) fn = q8_conv_dwx_range;
         if (cp->dwc) {
             a.per_thread = q8_conv_dwc_per_thread(p);
-            q8_parallel_for(x->pool, p->nb * ((p->c + 15) / 16), 1, q8_conv_dwc_range, &a);
+            q8_parallel_for(x->pool, q8_conv_dwc_items(p), 1, q8_conv_dwc_range, &a);
             return;
         }
 #endif

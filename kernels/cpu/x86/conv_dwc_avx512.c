@@ -9,16 +9,28 @@
 #include "conv_impl.h"
 #include "cpu_features.h"
 
-/* Padded input and output buffers of one block beside a thread's cache: a
- * 64x64 map is 256 KiB each. */
-#define DWC_MAX_PIXELS (64 * 64)
+/* A band's padded input within this (16-channel pixels), beside its
+ * output, in a thread's L2. */
+#define DWC_BAND_BYTES (96 << 10)
 /* Output pixels of a row computed together (independent FMA chains). */
 #define DWC_IN_FLIGHT 8
 
-/* Extent of the padded input that the taps read (rows, columns). */
-static void padded_extent(const q8_conv_geom *G, int64_t *ph, int64_t *pw) {
-    *ph = (G->out[1] - 1) * G->s[1] + (G->k[1] - 1) * G->d[1] + 1;
-    *pw = (G->out[2] - 1) * G->s[2] + (G->k[2] - 1) * G->d[2] + 1;
+/* Bands of output rows: `rows` a band, each reading `in_rows` rows of the
+ * padded input, `pw` columns wide (the extent the taps read). */
+typedef struct dwc_bands {
+    int64_t rows, in_rows, pw, n;
+} dwc_bands;
+
+static dwc_bands bands_of(const q8_conv_geom *G) {
+    dwc_bands b;
+    int64_t reach = (G->k[1] - 1) * G->d[1] + 1;
+    b.pw = (G->out[2] - 1) * G->s[2] + (G->k[2] - 1) * G->d[2] + 1;
+    int64_t fit = DWC_BAND_BYTES / (b.pw * 16 * (int64_t)sizeof(float));
+    b.rows = fit > reach ? (fit - reach) / G->s[1] + 1 : 1;
+    if (b.rows > G->out[1]) b.rows = G->out[1];
+    b.in_rows = (b.rows - 1) * G->s[1] + reach;
+    b.n = (G->out[1] + b.rows - 1) / b.rows;
+    return b;
 }
 
 bool q8_conv_dwc_fits(const q8_conv_params *p) {
@@ -27,22 +39,24 @@ bool q8_conv_dwc_fits(const q8_conv_params *p) {
     if (!q8_cpu()->avx512f) return false;
     if (p->cg != 1 || p->mg != 1 || p->c < 16) return false;
     if (G->in[0] != 1 || G->k[0] != 1 || G->pb[0] != 0 || G->pe[0] != 0) return false;
-    int64_t ph, pw;
-    padded_extent(G, &ph, &pw);
-    /* Small maps only: wide rows fill the planes loops' vectors. */
-    return G->out[2] <= 32 && ph * pw <= DWC_MAX_PIXELS && p->out_sp <= DWC_MAX_PIXELS;
+    /* Rows up to DWC_MAX_OW: wider ones fill the planes loops' vectors. */
+    return G->out[2] <= DWC_MAX_OW && bands_of(G).pw <= 4096;
 #else
     (void)p;
     return false;
 #endif
 }
 
+int64_t q8_conv_dwc_items(const q8_conv_params *p) {
+    return p->nb * ((p->c + 15) / 16) * bands_of(&p->geo).n;
+}
+
 size_t q8_conv_dwc_per_thread(const q8_conv_params *p) {
-    int64_t ph, pw;
-    padded_extent(&p->geo, &ph, &pw);
-    /* padded input, output (whole 16-pixel chunks), weights [taps][16] */
-    int64_t out = (p->out_sp + 15) / 16 * 16;
-    return sizeof(float) * 16 * (size_t)(ph * pw + out + p->kprod);
+    dwc_bands b = bands_of(&p->geo);
+    /* a band's padded input and output (whole 16-pixel chunks), weights
+     * [taps][16] */
+    int64_t out = (b.rows * p->geo.out[2] + 15) / 16 * 16;
+    return sizeof(float) * 16 * (size_t)(b.in_rows * b.pw + out + p->kprod);
 }
 
 #if Q8_FEWC_X86
@@ -76,16 +90,16 @@ AVX512 static inline __attribute__((always_inline)) void transpose16(__m512 r[16
     }
 }
 
-/* Channels c0 .. c0 + nc of one image into buf: pixel (r, c) of the
- * padded extent at buf + (r * pw + c) * 16, padding zero. */
-AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t nc, int64_t ph,
-                              int64_t pw, float *buf) {
+/* Channels c0 .. c0 + nc of one image into buf: pixel (r0 + r, c) of the
+ * padded extent at buf + (r * pw + c) * 16 for r < nr, padding zero. */
+AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t nc, int64_t r0,
+                              int64_t nr, int64_t pw, float *buf) {
     const q8_conv_geom *G = &p->geo;
     const int64_t IH = G->in[1], IW = G->in[2], pt = G->pb[1], pl = G->pb[2];
-    memset(buf, 0, sizeof(float) * 16 * (size_t)(ph * pw));
-    for (int64_t ih = 0; ih < IH; ih++) {
-        int64_t r = ih + pt;
-        if (r < 0 || r >= ph) continue;
+    memset(buf, 0, sizeof(float) * 16 * (size_t)(nr * pw));
+    int64_t lo = r0 - pt < 0 ? 0 : r0 - pt, hi = r0 + nr - pt < IH ? r0 + nr - pt : IH;
+    for (int64_t ih = lo; ih < hi; ih++) {
+        int64_t r = ih + pt - r0;
         for (int64_t iw0 = 0; iw0 < IW; iw0 += 16) {
             int64_t n = IW - iw0 < 16 ? IW - iw0 : 16;
             __mmask16 m = (__mmask16)((1u << n) - 1);
@@ -102,7 +116,8 @@ AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t n
     }
 }
 
-/* Outputs (oh, ow0 .. ow0 + nv) into out[(oh * OW + ow) * 16]. */
+/* Outputs (oh, ow0 .. ow0 + nv) of a band (oh from its first row) into
+ * out[(oh * OW + ow) * 16]. */
 AVX512 static inline __attribute__((always_inline)) void
 px_block(const q8_conv_geom *G, const float *buf, int64_t pw, const float *wt, __m512 init,
          int64_t oh, int64_t ow0, float *out, const int nv) {
@@ -129,25 +144,31 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
     const q8_conv_params *p = a->p;
     const q8_conv_geom *G = &p->geo;
     const int64_t OH = G->out[1], OW = G->out[2], taps = p->kprod, nblk = (p->c + 15) / 16;
-    int64_t ph, pw;
-    padded_extent(G, &ph, &pw);
+    const dwc_bands b = bands_of(G);
     float *buf = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
-    float *out = buf + ph * pw * 16;
-    float *wt = out + (p->out_sp + 15) / 16 * 16 * 16;
+    float *out = buf + b.in_rows * b.pw * 16;
+    float *wt = out + (b.rows * OW + 15) / 16 * 16 * 16;
     q8_act_span span = {0};
+    int64_t wt_for = -1; /* the channel block whose weights wt holds */
     for (int64_t it = begin; it < end; it++) {
-        int64_t img = it / nblk, c0 = it % nblk * 16;
-        int64_t nc = p->c - c0 < 16 ? p->c - c0 : 16;
-        for (int64_t t = 0; t < taps; t++)
-            for (int64_t i = 0; i < 16; i++)
-                wt[t * 16 + i] = i < nc ? a->w[(c0 + i) * taps + t] : 0.0f;
-        load_block(p, a->x + (img * p->c + c0) * p->in_sp, nc, ph, pw, buf);
+        int64_t band = it % b.n, blk = it / b.n % nblk, img = it / b.n / nblk;
+        int64_t c0 = blk * 16, nc = p->c - c0 < 16 ? p->c - c0 : 16;
+        int64_t oh0 = band * b.rows, rows = OH - oh0 < b.rows ? OH - oh0 : b.rows;
+        if (wt_for != blk) {
+            for (int64_t t = 0; t < taps; t++)
+                for (int64_t i = 0; i < 16; i++)
+                    wt[t * 16 + i] = i < nc ? a->w[(c0 + i) * taps + t] : 0.0f;
+            wt_for = blk;
+        }
+        load_block(p, a->x + (img * p->c + c0) * p->in_sp, nc, oh0 * G->s[1],
+                   (rows - 1) * G->s[1] + (G->k[1] - 1) * G->d[1] + 1, b.pw, buf);
         /* The planes loops start from 0 + bias (+0 where the bias is -0). */
         __mmask16 cm = (__mmask16)((1u << nc) - 1);
         __m512 init = _mm512_add_ps(_mm512_setzero_ps(),
                                     a->bias ? _mm512_maskz_loadu_ps(cm, a->bias + c0)
                                             : _mm512_setzero_ps());
-        for (int64_t oh = 0; oh < OH; oh++)
+        const int64_t pw = b.pw;
+        for (int64_t oh = 0; oh < rows; oh++)
             for (int64_t ow0 = 0; ow0 < OW; ow0 += DWC_IN_FLIGHT) {
                 switch (OW - ow0 < DWC_IN_FLIGHT ? OW - ow0 : DWC_IN_FLIGHT) {
                 case 1: px_block(G, buf, pw, wt, init, oh, ow0, out, 1); break;
@@ -161,9 +182,10 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
                 }
             }
         /* Back to channel rows: 16 output pixels a transpose. */
-        float *y = a->y + (img * p->m + c0) * p->out_sp;
-        for (int64_t q0 = 0; q0 < p->out_sp; q0 += 16) {
-            int64_t n = p->out_sp - q0 < 16 ? p->out_sp - q0 : 16;
+        const int64_t npx = rows * OW;
+        float *y = a->y + (img * p->m + c0) * p->out_sp + oh0 * OW;
+        for (int64_t q0 = 0; q0 < npx; q0 += 16) {
+            int64_t n = npx - q0 < 16 ? npx - q0 : 16;
             __mmask16 m = (__mmask16)((1u << n) - 1);
             __m512 v[16];
             for (int j = 0; j < 16; j++)
@@ -171,7 +193,11 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
             transpose16(v);
             for (int64_t i = 0; i < nc; i++) _mm512_mask_storeu_ps(y + i * p->out_sp + q0, m, v[i]);
         }
-        q8_conv_act_span(&p->act, &span, y, nc * p->out_sp);
+        /* A band's channels are not adjacent in Y: one run each, unless
+         * the band is the whole map. */
+        if (b.n == 1) q8_conv_act_span(&p->act, &span, y, nc * p->out_sp);
+        else
+            for (int64_t i = 0; i < nc; i++) q8_conv_act_span(&p->act, &span, y + i * p->out_sp, npx);
     }
     q8_conv_act_span(&p->act, &span, NULL, 0);
 }
