@@ -1195,6 +1195,12 @@ Test(conv_op, depthwise_channels_in_lanes) {
         /* pads that crop: the taps never reach the last input rows */
         {2, 1, 18, 18, 18, SP2(12, 11), SP2(3, 2), SP2(3, 2), SP2(1, 1), {1, 0, 0, 0}, NULL,
          true, true, false, NULL, PLAIN},
+        /* maps in two bands of output rows (96 KiB of padded input each),
+         * stride 2 and 1 */
+        {2, 1, 17, 17, 17, SP2(60, 64), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "Relu", PLAIN},
+        {2, 1, 16, 16, 16, SP2(61, 32), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "HardSigmoid", PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         check_conv(specs[i], &r);
