@@ -39,8 +39,12 @@ bool q8_conv_dwc_fits(const q8_conv_params *p) {
     if (!q8_cpu()->avx512f) return false;
     if (p->cg != 1 || p->mg != 1 || p->c < 16) return false;
     if (G->in[0] != 1 || G->k[0] != 1 || G->pb[0] != 0 || G->pe[0] != 0) return false;
-    /* Rows up to DWC_MAX_OW: wider ones fill the planes loops' vectors. */
-    return G->out[2] <= DWC_MAX_OW && bands_of(G).pw <= 4096;
+    /* Rows up to DWC_MAX_OW: wider ones fill the planes loops' vectors. A
+     * band of one row whose taps reach far (a large dilation or stride)
+     * could still need a large buffer: those too keep the planes loops. */
+    if (G->out[2] > DWC_MAX_OW) return false;
+    dwc_bands b = bands_of(G);
+    return b.in_rows * b.pw * 16 * (int64_t)sizeof(float) <= 4 * DWC_BAND_BYTES;
 #else
     (void)p;
     return false;
