@@ -1208,6 +1208,41 @@ Test(conv_op, depthwise_channels_in_lanes) {
     }
 }
 
+/* Random 2-D geometries (fixed seed): every lowering the automatic choice
+ * can take (bands of rows, whole-map planes, im2col, the depthwise loops,
+ * channels in the lanes) against the reference and, for depthwise, the
+ * bits of the planes loops; 1 vs 3 threads in each. */
+static int64_t rnd(q8t_rng *r, int64_t lo, int64_t hi) {
+    return lo + (int64_t)(q8t_next(r) % (uint64_t)(hi - lo + 1));
+}
+
+Test(conv_op, random_geometries) {
+    q8t_rng r = q8t_seed(41);
+    const char *acts[] = {NULL, "Relu", "Clip", "HardSigmoid"};
+    for (int t = 0; t < 48; t++) {
+        /* kinds: 0 any conv, 1 any depthwise, 2 stride-1 conv on a map
+         * large enough for bands of rows, 3 depthwise with stride 2 along
+         * rows of 9 or more */
+        int kind = t % 4;
+        bool dw = kind % 2, big = kind >= 2;
+        int64_t c = dw ? rnd(&r, 3, 24) : rnd(&r, 1, 12);
+        int64_t k0 = rnd(&r, 1, 5), k1 = rnd(&r, 2, 5), s0 = rnd(&r, 1, 3), s1 = rnd(&r, 1, 3);
+        int64_t d0 = rnd(&r, 1, 3), d1 = rnd(&r, 1, 3);
+        if (kind == 2) s0 = s1 = 1;
+        if (kind == 3) s1 = 2;
+        int64_t in0 = rnd(&r, (k0 - 1) * d0 + 1, big ? 70 : 44);
+        int64_t in1 = rnd(&r, (k1 - 1) * d1 + (big ? 20 : 1), big ? 70 : 44);
+        conv_spec sp = {2, rnd(&r, 1, 2), c, dw ? c : rnd(&r, 1, 20), dw ? c : 1,
+                        SP2(in0, in1), SP2(k0, k1), SP2(s0, s1), SP2(d0, d1),
+                        {rnd(&r, 0, k0 - 1), rnd(&r, 0, k1 - 1), rnd(&r, 0, k0 - 1),
+                         rnd(&r, 0, k1 - 1)},
+                        NULL, rnd(&r, 0, 3) != 0, rnd(&r, 0, 3) != 0, false,
+                        acts[rnd(&r, 0, 3)], PLAIN};
+        check_conv(sp, &r);
+        if (dw) check_dw_same_bits(sp, &r);
+    }
+}
+
 Test(conv_op, depthwise) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
