@@ -20,9 +20,7 @@
 
 /* Output rows up to this wide (wider: the planes loops, whose vectors they
  * fill). */
-#ifndef DWC_MAX_OW
 #define DWC_MAX_OW 32
-#endif
 
 /* Whether this depthwise node suits the loops and the CPU can run them. */
 bool q8_conv_dwc_fits(const q8_conv_params *p);

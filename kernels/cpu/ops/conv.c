@@ -12,8 +12,9 @@
  * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h).
  * Large 2-D shift-mode maps run in bands of output rows (see "banded
  * shift"). The internal attribute _conv_impl ("im2col", "shift": the
- * whole map's planes, no bands) forces a GEMM lowering, for tests; "planes" keeps the automatic choice but without
- * those AVX-512 loops on X. */
+ * whole map's planes, no bands) forces a GEMM lowering, for tests;
+ * "planes" keeps the automatic choice but without those AVX-512 loops on
+ * X. */
 #include <string.h>
 
 #include "conv_dwc.h"
@@ -347,7 +348,7 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
         return (cp->dwc ? q8_conv_dwc_per_thread(p) : dw_per_thread(cp)) * (size_t)n_threads;
     if (cp->mode == CONV_FEWC) return 0;
     band_plan b;
-    if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)(n_threads > 1 ? n_threads : 1);
+    if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)n_threads;
     q8_sgemm_op op = conv_op(p, cp, NULL, NULL, NULL, NULL);
     size_t pb;
     return pre_bytes(p, cp, &pb) + q8_sgemm_scratch_bytes(&op, n_threads);

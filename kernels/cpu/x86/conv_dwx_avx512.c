@@ -6,34 +6,13 @@
 #if Q8_FEWC_X86
 #include <immintrin.h>
 
+#include "conv_px_avx512.h"
 #include "fused_act.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
 /* Output vectors computed together: independent FMA chains hide latency. */
 #define DWX_IN_FLIGHT 4
-
-/* Bits j < n (n <= 32) where 0 <= s + j < iw. */
-static inline uint32_t in_mask(int64_t s, int64_t iw, int64_t n) {
-    int64_t lo = -s, hi = iw - s;
-    lo = lo < 0 ? 0 : lo > n ? n : lo;
-    hi = hi < lo ? lo : hi > n ? n : hi;
-    return (uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
-}
-
-/* 16 pixels xr[s + 2j] where the 32 bits of m have their inputs, else +0.
- * Inputs outside m are not read. */
-AVX512 static inline __m512 load_px2(const float *xr, int64_t s, uint32_t m, __m512i evens) {
-    __m512 a, b;
-    if (m == 0xffffffffu) { /* plain loads: see conv_fewc_avx512.c's load_px */
-        a = _mm512_loadu_ps(xr + s);
-        b = _mm512_loadu_ps(xr + s + 16);
-    } else {
-        a = _mm512_maskz_loadu_ps((__mmask16)m, xr + s);
-        b = _mm512_maskz_loadu_ps((__mmask16)(m >> 16), xr + s + 16);
-    }
-    return _mm512_permutex2var_ps(a, evens, b);
-}
 
 /* One channel: items (oh, 16-pixel chunk c) in row order, DWX_IN_FLIGHT at
  * a time; masks[c*KW + kw] are the chunk's valid input lanes for tap kw. */

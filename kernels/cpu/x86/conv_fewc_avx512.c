@@ -6,38 +6,18 @@
 #if Q8_FEWC_X86
 #include <immintrin.h>
 
+#include "conv_px_avx512.h"
 #include "fused_act.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
-
-/* Bits j < n (n <= 32) where 0 <= s + j < iw. */
-static inline uint32_t in_mask(int64_t s, int64_t iw, int64_t n) {
-    int64_t lo = -s, hi = iw - s;
-    lo = lo < 0 ? 0 : lo > n ? n : lo;
-    hi = hi < lo ? lo : hi > n ? n : hi;
-    return (uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
-}
 
 /* 16 pixels xr[s + j*sw] (sw 1 or 2), +0 outside [0, iw): the padding.
  * Masked-off lanes are not read. */
 AVX512 static inline __m512 load_px(const float *xr, int64_t s, int64_t sw, int64_t iw,
                                     __m512i evens) {
-    /* Plain loads where no lane is padding: masked loads ran at about half
-     * their rate on the EPYC (Zen) machine here. */
-    if (sw == 1) {
-        uint32_t k = in_mask(s, iw, 16);
-        return k == 0xffffu ? _mm512_loadu_ps(xr + s) : _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
-    }
-    uint32_t k = in_mask(s, iw, 32);
-    __m512 a, b;
-    if (k == 0xffffffffu) {
-        a = _mm512_loadu_ps(xr + s);
-        b = _mm512_loadu_ps(xr + s + 16);
-    } else {
-        a = _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
-        b = _mm512_maskz_loadu_ps((__mmask16)(k >> 16), xr + s + 16);
-    }
-    return _mm512_permutex2var_ps(a, evens, b);
+    if (sw == 2) return load_px2(xr, s, in_mask(s, iw, 32), evens);
+    uint32_t k = in_mask(s, iw, 16); /* plain where no lane is padding, as load_px2 */
+    return k == 0xffffu ? _mm512_loadu_ps(xr + s) : _mm512_maskz_loadu_ps((__mmask16)k, xr + s);
 }
 
 /* Output row oh of one image, every output channel. */
