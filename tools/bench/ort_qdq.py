@@ -73,6 +73,27 @@ def samples(a, model):
     return [{names[0]: f} for f in sorted(glob.glob(os.path.join(a.calib, "*.npy")))]
 
 
+def constants_to_initializers(model):
+    """Top-level Constant nodes holding a tensor become initializers, as ORT's
+    graph optimizer makes them in quant_pre_process: Paddle's exports (the
+    PP-OCR models) hold every weight in a Constant node, which the weight
+    rules below would otherwise not see (their weights stayed float)."""
+    g = model.graph
+    keep = []
+    for n in g.node:
+        a = n.attribute[0] if n.op_type == "Constant" and len(n.attribute) == 1 else None
+        if a is not None and a.name == "value" and a.HasField("t"):
+            t = onnx.TensorProto()
+            t.CopyFrom(a.t)
+            t.name = n.output[0]
+            g.initializer.append(t)
+        else:
+            keep.append(n)
+    del g.node[:]
+    g.node.extend(keep)
+    return model
+
+
 def fold_bn(model):
     g = model.graph
     init = {t.name: t for t in g.initializer}
@@ -154,6 +175,18 @@ def act_qparams(rmin, rmax):
     scale = (rmax - rmin) / 255.0 if rmax > rmin else 1.0
     zp = int(np.clip(np.round(-128 - rmin / scale), -128, 127))
     return np.float32(scale), np.int8(zp)
+
+
+def names_used(g):
+    """Every name a node of g reads, in its subgraphs (If branches read outer
+    initializers) too, and g's outputs."""
+    used = {o.name for o in g.output}
+    for n in g.node:
+        used.update(n.input)
+        for a in n.attribute:
+            for sg in list(a.graphs) + ([a.g] if a.HasField("g") else []):
+                used |= names_used(sg)
+    return used
 
 
 def quantize(model, ranges):
@@ -289,6 +322,12 @@ def quantize(model, ranges):
         emit(n)
     del g.node[:]
     g.node.extend(order)
+    # the float weights and biases the int8 ones replaced: quantize_static
+    # writes only what the graph uses, so the file is int8-sized
+    used = names_used(g)
+    keep = [t for t in g.initializer if t.name in used]
+    del g.initializer[:]
+    g.initializer.extend(keep)
     return model
 
 
@@ -347,7 +386,7 @@ def main():
     ss = samples(a, model)
     if opset < 13:
         model = to_opset13(model, ss[0] if ss else {}, a.node)
-    model = fold_bn(model)
+    model = fold_bn(constants_to_initializers(model))
     if not ss:
         raise SystemExit(f"{a.model}: no calibration samples")
     ranges = calibrate(model, float_tensors(model), ss, a.node)

@@ -67,3 +67,40 @@ def quantize(tool, m, out, extra):
         nums = re.findall(r"^\d+$", txt, re.M)
         rss = int(nums[-1]) * 1024 if nums else None
     return secs, rss, p.stdout.strip()
+
+
+def run_ort(model_path, m, files, out_root):
+    """ONNX Runtime (tools/ort/run_ort.js, its default graph optimizations:
+    a QDQ model's DQ -> op -> Q fused into ORT's QLinear kernels) on each
+    sample; returns outputs as run_q8 does."""
+    names = q8cmp.model_output_names(m.onnx())
+    results = []
+    for f in files:
+        out = os.path.join(out_root, "ort")
+        shutil.rmtree(out, ignore_errors=True)
+        p = subprocess.run(q8cmp.ort_command() + [model_path, "--input", f"{m.input_name}={f}",
+                                                  "--out", out],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 0:
+            raise RuntimeError(f"ORT {model_path} {f}: {p.stderr.strip()}")
+        results.append([np.load(os.path.join(out, q8cmp.sanitize(n) + ".npy")) for n in names])
+        shutil.rmtree(out, ignore_errors=True)
+    return results
+
+
+def ort_qdq(m, out):
+    """ORT's own INT8 of the kit model (tools/bench/ort_qdq.py, calibrated on
+    the kit's calib split); returns (seconds, peak RSS bytes or None, its line)
+    as quantize does. The peak RSS is the Python process's alone (ORT's
+    calibration runs in node processes it starts): None."""
+    tool = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench",
+                        "ort_qdq.py")
+    t0 = time.monotonic()
+    p = subprocess.run(["/usr/bin/python3", tool, m.onnx(), "-o", out, "--calib",
+                        m.inputs("calib")], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    secs = time.monotonic() - t0
+    if p.returncode != 0:
+        raise RuntimeError(f"ort_qdq {m.name}: "
+                           f"{((p.stderr.strip() or p.stdout.strip()).splitlines() or ['?'])[-1]}")
+    return secs, None, p.stdout.strip()

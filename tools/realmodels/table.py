@@ -95,6 +95,10 @@ VARIANTS = {
     "prune-output-noprotect": ("--prune 0.5 --prune-measure output --prune-protect none",
                                ["--prune", "0.5", "--prune-measure", "output",
                                 "--prune-protect", "none"]),
+    # not q8: the peer. The QDQ model ONNX Runtime's quantize_static makes
+    # (per-channel int8 weights, int8 asymmetric activations, MinMax;
+    # tools/bench/ort_qdq.py), calibrated on the same split, run by ORT
+    "ort-qdq": ("ORT INT8 (QDQ, MinMax)", None),
 }
 DEFAULT_VARIANTS = "default,prune"
 
@@ -256,12 +260,18 @@ def measure(m, tools, work, keys, with_ort, variants):
     for key in variants:
         vname, extra = VARIANTS[key]
         q8 = os.path.join(work, f"{m.name}.{key}.q8")
-        log(f"{m.name}: quantize {' '.join(extra) or '(defaults)'}")
+        log(f"{m.name}: quantize {' '.join(extra) if extra is not None else vname}")
         try:
-            secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
+            if extra is None:  # the peer: ORT's quantizer and ORT's INT8 kernels
+                q8 = os.path.join(work, f"{m.name}.{key}.onnx")
+                secs, rss, line = runner.ort_qdq(m, q8)
+                run = runner.run_ort
+            else:
+                secs, rss, line = runner.quantize(tools["quantize"], m, q8, extra)
+                run = lambda path, mm, fs, out: runner.run_q8(tools["q8run"], path, mm, fs, out)
             log(f"  {line}")
-            got = runner.run_q8(tools["q8run"], q8, m, files, os.path.join(work, "out"))
-            got_x = {split: runner.run_q8(tools["q8run"], q8, m, xf, os.path.join(work, "out"))
+            got = run(q8, m, files, os.path.join(work, "out"))
+            got_x = {split: run(q8, m, xf, os.path.join(work, "out"))
                      for split, (xf, _) in more.items()}
         except RuntimeError as e:
             # one failing setting is a row of the table, not the end of the run
