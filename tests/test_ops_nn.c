@@ -644,6 +644,37 @@ Test(pool, maxpool_indices_and_int8) {
     pool_check(c, 35);
 }
 
+/* MaxPool on random geometries, float32, int8 and uint8, against the
+ * reference: 1-D to 3-D, kernels 1-5, strides 1-4, pads up to k - 1 on
+ * either side, ceil_mode, widths around the 16- and 64-output chunks of the
+ * row loops (in place and through the padded copy), 1 and 3 threads (run2). */
+Test(pool, maxpool_random_geometries) {
+    q8t_rng r = q8t_seed(77);
+    const q8_dtype dts[] = {Q8_F32, Q8_I8, Q8_U8};
+    const int64_t widths[] = {1, 3, 15, 16, 17, 29, 63, 64, 65, 130, 200};
+    for (int it = 0; it < 60; it++) {
+        pool_case c = {.op = "MaxPool", .dt = dts[it % 3], .nd = 3 + (int)(q8t_next(&r) % 3)};
+        int nsp = c.nd - 2;
+        c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
+        c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
+        c.nk = nsp;
+        c.has_s = c.has_pads = true;
+        c.ceil = (int)(q8t_next(&r) % 2);
+        for (int i = 0; i < nsp; i++) {
+            bool last = i == nsp - 1;
+            c.dims[2 + i] = last ? widths[q8t_next(&r) % 11] : 1 + (int64_t)(q8t_next(&r) % 7);
+            c.k[i] = 1 + (int64_t)(q8t_next(&r) % 5);
+            if (c.k[i] > c.dims[2 + i] + 2) c.k[i] = 1;
+            c.s[i] = 1 + (int64_t)(q8t_next(&r) % 4);
+            c.pads[i] = (int64_t)(q8t_next(&r) % (uint64_t)c.k[i]);
+            c.pads[nsp + i] = (int64_t)(q8t_next(&r) % (uint64_t)c.k[i]);
+            if (c.k[i] > c.dims[2 + i] + c.pads[i] + c.pads[nsp + i]) /* no output */
+                c.k[i] = 1, c.pads[i] = c.pads[nsp + i] = 0;
+        }
+        pool_check(c, 1000 + (uint64_t)it);
+    }
+}
+
 Test(pool, maxpool_nan) {
     float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
     pool_case c = {.op = "MaxPool",
