@@ -647,13 +647,16 @@ Test(pool, maxpool_indices_and_int8) {
 /* MaxPool on random geometries, float32, int8 and uint8, against the
  * reference: 1-D to 3-D, kernels 1-5, strides 1-4, pads up to k - 1 on
  * either side, ceil_mode, widths around the 16- and 64-output chunks of the
- * row loops (in place and through the padded copy), 1 and 3 threads (run2). */
+ * row loops (in place and through the padded copy), 1 and 3 threads (run2).
+ * The first 60 have small planes (pooled whole, maxplane_*), the last 30
+ * 2-D planes of 200-260 rows (too large for that: the maxrow_* loops). */
 Test(pool, maxpool_random_geometries) {
     q8t_rng r = q8t_seed(77);
     const q8_dtype dts[] = {Q8_F32, Q8_I8, Q8_U8};
     const int64_t widths[] = {1, 3, 15, 16, 17, 29, 63, 64, 65, 130, 200};
-    for (int it = 0; it < 60; it++) {
-        pool_case c = {.op = "MaxPool", .dt = dts[it % 3], .nd = 3 + (int)(q8t_next(&r) % 3)};
+    for (int it = 0; it < 90; it++) {
+        pool_case c = {.op = "MaxPool", .dt = dts[it % 3],
+                       .nd = it >= 60 ? 4 : 3 + (int)(q8t_next(&r) % 3)};
         int nsp = c.nd - 2;
         c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
         c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
@@ -663,6 +666,9 @@ Test(pool, maxpool_random_geometries) {
         for (int i = 0; i < nsp; i++) {
             bool last = i == nsp - 1;
             c.dims[2 + i] = last ? widths[q8t_next(&r) % 11] : 1 + (int64_t)(q8t_next(&r) % 7);
+            if (it >= 60) /* large planes: 200-260 rows of 300 or 400 */
+                c.dims[2 + i] = last ? (q8t_next(&r) % 2 ? 300 : 400)
+                                     : 200 + (int64_t)(q8t_next(&r) % 61);
             c.k[i] = 1 + (int64_t)(q8t_next(&r) % 5);
             if (c.k[i] > c.dims[2 + i] + 2) c.k[i] = 1;
             c.s[i] = 1 + (int64_t)(q8t_next(&r) % 4);

@@ -29,12 +29,22 @@ static inline void taps(const q8_pool_params *p, int j, int64_t o, int64_t *lo, 
     *cnt_pad = c > k ? k : c;
 }
 
+/* A small 2-D plane pooled whole (maxplane_*): its rows padded to wp
+ * columns (owr outputs of stride s each: the taps of all rows then form one
+ * strided run), the horizontal maxima (owr per row), then the vertical. */
+typedef struct q8_plane_geom {
+    int64_t owr, wp; /* outputs per padded row (ow and garbage), its width */
+    size_t bytes;    /* per thread: the padded plane, its slack, the maxima */
+} q8_plane_geom;
+
 typedef struct pool_args {
     const q8_pool_params *p;
     const void *x;
     void *y;
     int64_t *idx;         /* Indices output or NULL */
     bool rows;            /* no dilation nor Indices: the maxrow_* loops */
+    const q8_plane_geom *pg; /* small 2-D planes: the maxplane_* loops, else NULL */
+    char *scratch;           /* pg's buffers, pg->bytes per thread */
 } pool_args;
 
 /* One work item: one output row (plane nc, od, oh) along W. */
@@ -118,6 +128,66 @@ enum { POOL_CH = 64, POOL_SEG = 4096 };
 DEFINE_MAXROW(maxrow_f32, float, -__builtin_inff(), __builtin_nanf(""), 1)
 DEFINE_MAXROW(maxrow_i8, int8_t, INT8_MIN, 0, 0)
 DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
+
+/* Small 2-D planes (the window rows of one output row can be few and short:
+ * a speech embedding's 8-, 4- and 2-wide rows), one plane per call: the row
+ * loops' fixed costs per output row were most of their time there. The
+ * plane is copied once with the lowest value around each row (wp columns),
+ * the maxima along w taken in one strided run over all rows (garbage outputs
+ * included), then those down h per output row. Along w first, then down h,
+ * each output meets its taps in raster order as far as the first of equal
+ * values goes: the first row holding the window's max wins, and in it the
+ * first tap: the bits of the scalar loop. */
+#define DEFINE_MAXPLANE(NAME, T, LOWEST, NANV, IS_F)                                            \
+    NO_TRAPS Q8_CLONES static void NAME(void *arg, int64_t b, int64_t e, int t) {              \
+        const pool_args *a = arg;                                                               \
+        const q8_pool_params *p = a->p;                                                         \
+        const T *x = a->x;                                                                      \
+        T *y = a->y;                                                                            \
+        const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
+        const int64_t sw = p->s[2], kw = p->k[2], pw = p->pb[2], owr = a->pg->owr;              \
+        const int64_t wp = a->pg->wp, n = H * owr;                                              \
+        T *pp = (T *)(a->scratch + (size_t)t * a->pg->bytes), *hm = pp + H * wp + kw;           \
+        for (int64_t pl = b; pl < e; pl++) {                                                    \
+            const T *xp = x + pl * H * W;                                                       \
+            for (int64_t h = 0; h < H; h++) {                                                   \
+                T *d = pp + h * wp;                                                             \
+                for (int64_t j = 0; j < pw; j++) d[j] = LOWEST;                                 \
+                for (int64_t j = 0; j < W; j++) d[pw + j] = xp[h * W + j];                      \
+                for (int64_t j = pw + W; j < wp; j++) d[j] = LOWEST;                            \
+            }                                                                                   \
+            for (int64_t j = 0; j < kw; j++) pp[H * wp + j] = LOWEST;                           \
+            for (int64_t g = 0; g < n; g++) hm[g] = LOWEST;                                     \
+            if (sw == 1) {                                                                      \
+                POOL_TAPS(T, IS_F, hm, pp, n, 1, kw)                                            \
+            } else if (sw == 2) {                                                               \
+                POOL_TAPS(T, IS_F, hm, pp, n, 2, kw)                                            \
+            } else {                                                                            \
+                POOL_TAPS(T, IS_F, hm, pp, n, sw, kw)                                           \
+            }                                                                                   \
+            T *yp = y + pl * OH * OW;                                                           \
+            for (int64_t oh = 0; oh < OH; oh++) {                                               \
+                int64_t hlo, hhi, hcnt, h0 = oh * p->s[1] - p->pb[1];                           \
+                taps(p, 1, oh, &hlo, &hhi, &hcnt);                                              \
+                T *yr = yp + oh * OW;                                                           \
+                for (int64_t o = 0; o < OW; o++) yr[o] = LOWEST;                                \
+                for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
+                    const T *hr = hm + (h0 + kh) * owr;                                         \
+                    for (int64_t o = 0; o < OW; o++) {                                          \
+                        T v = hr[o], m = yr[o];                                                 \
+                        yr[o] = ((v > m) | (IS_F ? v != v : 0)) ? v : m;                        \
+                    }                                                                           \
+                }                                                                               \
+                if (IS_F)                                                                       \
+                    for (int64_t o = 0; o < OW; o++)                                            \
+                        if (yr[o] != yr[o]) yr[o] = (T)(NANV);                                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_MAXPLANE(maxplane_f32, float, -__builtin_inff(), __builtin_nanf(""), 1)
+DEFINE_MAXPLANE(maxplane_i8, int8_t, INT8_MIN, 0, 0)
+DEFINE_MAXPLANE(maxplane_u8, uint8_t, 0, 0, 0)
 
 /* Without Indices: a branch-free running max (maxss for float); a NaN in
  * the window makes the result NaN (as in numpy and PyTorch). With Indices:
@@ -211,10 +281,48 @@ static void avgpool_f32(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
+/* Planes pooled whole (maxplane_*) when their buffers stay within this:
+ * L1/L2-sized, and the per-thread scratch small. */
+enum { POOL_PLANE_BYTES = 48 * 1024 };
+
+/* The whole-plane geometry of a MaxPool without Indices or dilation on a
+ * 2-D (or 1-D) input; false if its planes are too large for it. */
+static bool plane_geom_of(const q8_pool_params *p, q8_plane_geom *g) {
+    if (p->avg || p->in[0] != 1 || p->k[0] != 1 || p->s[0] != 1 || p->d[0] != 1 ||
+        p->d[1] != 1 || p->d[2] != 1)
+        return false;
+    int64_t sw = p->s[2], kw = p->k[2], ow = p->out[2];
+    /* owr outputs a padded row, stride sw: their taps end within wp = owr sw */
+    g->owr = ow + (kw > sw ? (kw - sw + sw - 1) / sw : 0);
+    g->wp = g->owr * sw;
+    if (g->wp < p->pb[2] + p->in[2]) return false; /* ceil_mode past the row: rows */
+    size_t elem = p->dtype == Q8_F32 ? 4 : 1;
+    size_t n = (size_t)(p->in[1] * g->wp + kw + p->in[1] * g->owr);
+    g->bytes = (n * elem + 63) / 64 * 64;
+    return g->bytes <= POOL_PLANE_BYTES;
+}
+
+static size_t pool_scratch(const q8_graph *gr, const q8_node *n, const void *prep,
+                           int n_threads) {
+    const q8_pool_params *p = n->params;
+    q8_plane_geom g;
+    bool idx = n->n_outputs > 1 && n->outputs[1] >= 0;
+    return !idx && plane_geom_of(p, &g) ? g.bytes * (size_t)n_threads : 0;
+}
+
 static void pool_run(const q8_exec *x, const q8_node *n) {
     const q8_pool_params *p = n->params;
-    pool_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), NULL, false};
+    pool_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), NULL, false, NULL, x->scratch};
     if (n->n_outputs > 1 && n->outputs[1] >= 0) a.idx = Q8_OUT_PTR(x, n, 1);
+    q8_plane_geom pg;
+    if (!a.idx && plane_geom_of(p, &pg)) {
+        a.pg = &pg;
+        q8_range_fn fn = p->dtype == Q8_I8 ? maxplane_i8 : p->dtype == Q8_U8 ? maxplane_u8
+                                                                             : maxplane_f32;
+        int64_t work = p->out[1] * p->out[2] * p->k[1] * p->k[2] + p->in[1] * pg.wp;
+        q8_parallel_for(x->pool, p->nc, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &a);
+        return;
+    }
     /* the maxrow_* loops: a chunk's columns fit their copy */
     a.rows = !a.idx && p->d[0] == 1 && p->d[1] == 1 && p->d[2] == 1 &&
              (POOL_CH - 1) * p->s[2] + p->k[2] <= POOL_SEG;
@@ -227,5 +335,5 @@ static void pool_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, rows, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &a);
 }
 
-const q8_cpu_op q8_cpu_max_pool = {.run = pool_run};
+const q8_cpu_op q8_cpu_max_pool = {.run = pool_run, .scratch = pool_scratch};
 const q8_cpu_op q8_cpu_average_pool = {.run = pool_run};
