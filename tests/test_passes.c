@@ -471,6 +471,57 @@ Test(passes, clip_written_hardswish_with_other_bounds_is_left_alone) {
     q8_graph_free(g);
 }
 
+/* Max / Min with a constant scalar become Clip with the same bits: ties
+ * (3 against 3, -0 against +0 where c comes first), NaN passing through;
+ * Max(x, 0) (a tie of -0 and +0 would give +0, Clip -0) and a broadcasting
+ * constant are left alone. */
+static q8_graph *bound_graph(const char *op, const char *ins, float c, int cdims) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {9, 7}, one[3] = {1, 1, 1};
+    input(g, "x", 2, d);
+    if (cdims == 0) scalar(g, "c", c);
+    else cf(g, "c", cdims, one, &c); /* rank 2: same shape; rank 3 would grow y */
+    node(g, op, ins, "y");
+    output(g, "y");
+    return g;
+}
+
+Test(passes, max_and_min_with_a_scalar_become_clip) {
+    static const struct {
+        const char *op, *ins;
+        float c;
+        bool clip;
+    } cases[] = {{"Max", "x,c", 3.0f, true}, {"Max", "c,x", 0.0f, true},
+                 {"Min", "x,c", -0.4f, true}, {"Min", "c,x", 0.0f, true},
+                 {"Max", "x,c", 0.0f, false}, {"Min", "x,c", 0.0f, false}};
+    float x[63];
+    q8t_rng r = q8t_seed(11);
+    q8t_fill(&r, x, 63, -5, 5);
+    x[0] = 3.0f, x[1] = -0.0f, x[2] = 0.0f, x[3] = NAN, x[4] = -0.4f;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        q8_graph *g = bound_graph(cases[k].op, cases[k].ins, cases[k].c, 0);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(count_op(g, "Clip"), cases[k].clip ? 1 : 0, "case %zu", k);
+        q8_graph_free(g);
+        float *got = run1(bound_graph(cases[k].op, cases[k].ins, cases[k].c, 0), x);
+        bool max = !strcmp(cases[k].op, "Max"), cfirst = cases[k].ins[0] == 'c';
+        for (int i = 0; i < 63; i++) {
+            float a = cfirst ? cases[k].c : x[i], b = cfirst ? x[i] : cases[k].c;
+            /* ONNX Max / Min, NaN from either side; a tie gives the later input */
+            float ref = a != a || (max ? a > b : a < b) ? a : b;
+            cr_assert(memcmp(&got[i], &ref, 4) == 0 || (got[i] != got[i] && ref != ref),
+                      "case %zu [%d] %g vs %g", k, i, got[i], ref);
+        }
+        free(got);
+    }
+    q8_graph *g = bound_graph("Max", "x,c", 1.0f, 3); /* c of rank 3: y [1, 9, 7] */
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "Clip"), 0);
+    q8_graph_free(g);
+}
+
 /* q8_graph_clone: quantize's --calib-method auto makes each candidate's
  * INT8 graph from a copy of the calibration graph sharing its weights. */
 Test(passes, a_clone_shares_or_copies_constants_and_computes_the_same) {

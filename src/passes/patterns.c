@@ -2,8 +2,8 @@
  * single op: LayerNormalization from ReduceMean/Sub/Pow/ReduceMean/Add/
  * Sqrt/Div[/Mul/Add], Gelu from the Erf formula, HardSwish from
  * x * HardSigmoid(x), HardSigmoid and HardSwish from Clip(x + 3, 0, 6) / 6
- * and x * Clip(x + 3, 0, 6) / 6. One op is faster and
- * quantizes as one unit. The last node of a pattern is rewritten in place,
+ * and x * Clip(x + 3, 0, 6) / 6, Clip from Max / Min with a constant
+ * scalar. One op is faster and quantizes as one unit. The last node of a pattern is rewritten in place,
  * which keeps the node order topological. */
 #include <math.h>
 #include <string.h>
@@ -322,6 +322,34 @@ static q8_status try_relu6_forms(pctx *c, q8_node *last, bool *hit, q8_error *er
     return Q8_OK;
 }
 
+/* Max(X, c) / Min(X, c) with a constant scalar c and X's shape: Clip(X,
+ * min = c) / Clip(X, max = c) (TensorFlow exports write a clamp so: the
+ * speech embedding's 19 Max(LeakyRelu(.), -0.4)). In INT8 a Clip runs on
+ * the int8 values at X's scale, where the Max was an FP32 op between a
+ * dequantized and a requantized tensor. Same values, NaN included (both
+ * pass a NaN of X; c is not NaN); a tie of X and c gives X in Clip, and
+ * in Max / Min the later input: with c second, only c = 0 (against -0 / +0)
+ * would differ, so c = 0 second is left alone. */
+static q8_status try_bound(pctx *c, q8_node *n, bool *hit, q8_error *err) {
+    bool max = is_op(n, "Max");
+    if (n->n_inputs != 2 || n->n_outputs != 1) return Q8_OK;
+    for (int k = 0; k < 2; k++) {
+        float v;
+        int x = n->inputs[1 - k], ct = n->inputs[k];
+        const q8_tensor *xt = q8_graph_tensor(c->g, x), *yt = q8_out(c->g, n, 0);
+        if (!const_scalar(c->g, ct, &v) || v != v || (k == 1 && v == 0) || !xt || xt->data ||
+            xt->dtype != Q8_F32 || !yt || !xt->shape_known || !yt->shape_known ||
+            xt->ndim != yt->ndim ||
+            memcmp(xt->dims, yt->dims, sizeof(int64_t) * (size_t)xt->ndim) != 0)
+            continue;
+        int in[3] = {x, max ? ct : -1, max ? -1 : ct};
+        Q8_TRY(rewrite(c->g, n, "Clip", in, 3, err));
+        *hit = true;
+        return q8_node_reinfer(c->g, n, err);
+    }
+    return Q8_OK;
+}
+
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
     pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
     if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -333,6 +361,7 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
         if (is_op(n, "Div")) s = try_layernorm(&c, n, &hit, err);
         else if (is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
         else if (is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
+        else if (is_op(n, "Max") || is_op(n, "Min")) s = try_bound(&c, n, &hit, err);
         if (s == Q8_OK && !hit && (is_op(n, "Div") || is_op(n, "Mul")))
             s = try_relu6_forms(&c, n, &hit, err);
         /* a rewrite changes who reads what: count again */
