@@ -34,6 +34,7 @@ static inline void taps(const q8_pool_params *p, int j, int64_t o, int64_t *lo, 
  * strided run), the horizontal maxima (owr per row), then the vertical. */
 typedef struct q8_plane_geom {
     int64_t owr, wp; /* outputs per padded row (ow and garbage), its width */
+    int64_t vw;      /* outputs a row's vertical pass computes: ow, or owr if narrow */
     size_t bytes;    /* per thread: the padded plane, its slack, the maxima */
 } q8_plane_geom;
 
@@ -134,7 +135,8 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
  * loops' fixed costs per output row were most of their time there. The
  * plane is copied once with the lowest value around each row (wp columns),
  * the maxima along w taken in one strided run over all rows (garbage outputs
- * included), then those down h per output row. Along w first, then down h,
+ * included), then those down h per output row (a narrow row's in whole
+ * vectors, OW of them kept). Along w first, then down h,
  * each output meets its taps in raster order as far as the first of equal
  * values goes: the first row holding the window's max wins, and in it the
  * first tap: the bits of the scalar loop. */
@@ -146,7 +148,7 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
         T *y = a->y;                                                                            \
         const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
         const int64_t sw = p->s[2], kw = p->k[2], pw = p->pb[2], owr = a->pg->owr;              \
-        const int64_t wp = a->pg->wp, n = H * owr;                                              \
+        const int64_t wp = a->pg->wp, n = H * owr, vw = a->pg->vw;                              \
         T *pp = (T *)(a->scratch + (size_t)t * a->pg->bytes), *hm = pp + H * wp + kw;           \
         for (int64_t pl = b; pl < e; pl++) {                                                    \
             const T *xp = x + pl * H * W;                                                       \
@@ -165,22 +167,24 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
             } else {                                                                            \
                 POOL_TAPS(T, IS_F, hm, pp, n, sw, kw)                                           \
             }                                                                                   \
-            T *yp = y + pl * OH * OW;                                                           \
+            T *yp = y + pl * OH * OW, *rb = hm + n;                                             \
             for (int64_t oh = 0; oh < OH; oh++) {                                               \
                 int64_t hlo, hhi, hcnt, h0 = oh * p->s[1] - p->pb[1];                           \
                 taps(p, 1, oh, &hlo, &hhi, &hcnt);                                              \
-                T *yr = yp + oh * OW;                                                           \
-                for (int64_t o = 0; o < OW; o++) yr[o] = LOWEST;                                \
+                /* narrow rows: all owr lanes (whole vectors), then OW of them */              \
+                T *yr = yp + oh * OW, *acc = vw == OW ? yr : rb;                                \
+                for (int64_t o = 0; o < vw; o++) acc[o] = LOWEST;                               \
                 for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
                     const T *hr = hm + (h0 + kh) * owr;                                         \
-                    for (int64_t o = 0; o < OW; o++) {                                          \
-                        T v = hr[o], m = yr[o];                                                 \
-                        yr[o] = ((v > m) | (IS_F ? v != v : 0)) ? v : m;                        \
+                    for (int64_t o = 0; o < vw; o++) {                                          \
+                        T v = hr[o], m = acc[o];                                                \
+                        acc[o] = ((v > m) | (IS_F ? v != v : 0)) ? v : m;                       \
                     }                                                                           \
                 }                                                                               \
-                if (IS_F)                                                                       \
+                if (!IS_F && acc != yr) memcpy(yr, rb, (size_t)OW * sizeof(T));                 \
+                else if (IS_F)                                                                  \
                     for (int64_t o = 0; o < OW; o++)                                            \
-                        if (yr[o] != yr[o]) yr[o] = (T)(NANV);                                  \
+                        yr[o] = acc[o] != acc[o] ? (T)(NANV) : acc[o];                          \
             }                                                                                   \
         }                                                                                       \
     }
@@ -292,12 +296,16 @@ static bool plane_geom_of(const q8_pool_params *p, q8_plane_geom *g) {
         p->d[1] != 1 || p->d[2] != 1)
         return false;
     int64_t sw = p->s[2], kw = p->k[2], ow = p->out[2];
-    /* owr outputs a padded row, stride sw: their taps end within wp = owr sw */
+    /* owr outputs a padded row, stride sw: their taps end within wp = owr sw;
+     * under 32, a multiple of 16: the loops over a narrow row then run in
+     * whole vectors, not in a scalar tail (wider, the extra lanes cost more) */
     g->owr = ow + (kw > sw ? (kw - sw + sw - 1) / sw : 0);
+    g->vw = ow;
+    if (g->owr < 32) g->vw = g->owr = (g->owr + 15) / 16 * 16;
     g->wp = g->owr * sw;
     if (g->wp < p->pb[2] + p->in[2]) return false; /* ceil_mode past the row: rows */
     size_t elem = p->dtype == Q8_F32 ? 4 : 1;
-    size_t n = (size_t)(p->in[1] * g->wp + kw + p->in[1] * g->owr);
+    size_t n = (size_t)(p->in[1] * g->wp + kw + (p->in[1] + 1) * g->owr); /* + a row's max */
     g->bytes = (n * elem + 63) / 64 * 64;
     return g->bytes <= POOL_PLANE_BYTES;
 }
