@@ -134,30 +134,44 @@ Test(adapt, schedule_times_both_ways_then_keeps_the_faster) {
     q8_adapt a;
     q8_adapt_init(&a);
     bool serial;
-    /* warm: pool, caller, pool, caller, ... each timed */
-    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) {
+    /* prime: on the pool, not timed */
+    for (int r = 0; r < Q8_ADAPT_PRIME; r++) {
         q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
-        cr_assert_eq(k, r % 2 ? Q8_ADAPT_TIME_SERIAL : Q8_ADAPT_TIME_POOL, "run %d", r);
-        cr_assert_eq(serial, r % 2 == 1, "run %d", r);
+        cr_assert_eq(k, Q8_ADAPT_WAKE_POOL, "run %d", r);
+        cr_assert(!serial, "run %d", r);
     }
-    /* then decided (the caller was faster), with one timed pair per period */
-    int timed_pool = 0, timed_serial = 0, decided_serial = 0;
+    /* warm: (pool untimed, pool timed, caller timed) x Q8_ADAPT_WARM */
+    static const q8_adapt_run triple[3] = {Q8_ADAPT_WAKE_POOL, Q8_ADAPT_TIME_POOL,
+                                           Q8_ADAPT_TIME_SERIAL};
+    for (int r = 0; r < 3 * Q8_ADAPT_WARM; r++) {
+        q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
+        cr_assert_eq(k, triple[r % 3], "run %d", r);
+        cr_assert_eq(serial, r % 3 == 2, "run %d", r);
+    }
+    /* then decided (the caller was faster), with one timed pair per period,
+     * its pool run right after an untimed one on the pool */
+    int timed_pool = 0, timed_serial = 0, decided_serial = 0, wake = 0;
+    q8_adapt_run prev = Q8_ADAPT_DECIDED;
     for (int r = 0; r < Q8_ADAPT_PERIOD; r++) {
         q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
         timed_pool += k == Q8_ADAPT_TIME_POOL;
         timed_serial += k == Q8_ADAPT_TIME_SERIAL;
+        wake += k == Q8_ADAPT_WAKE_POOL && !serial;
         decided_serial += k == Q8_ADAPT_DECIDED && serial;
+        if (k == Q8_ADAPT_TIME_POOL) cr_assert_eq(prev, Q8_ADAPT_WAKE_POOL);
+        prev = k;
     }
     cr_assert_eq(timed_pool, 1);
     cr_assert_eq(timed_serial, 1);
-    cr_assert_eq(decided_serial, Q8_ADAPT_PERIOD - 2);
+    cr_assert_eq(wake, 1);
+    cr_assert_eq(decided_serial, Q8_ADAPT_PERIOD - 3);
 }
 
 Test(adapt, follows_a_change_once_old_times_age_out) {
     q8_adapt a;
     q8_adapt_init(&a);
     bool serial;
-    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) adapt_step(&a, 1.0, 0.6, &serial);
+    for (int r = 0; r < Q8_ADAPT_FIRST; r++) adapt_step(&a, 1.0, 0.6, &serial);
     cr_assert(a.serial);
     /* The machine changes: the pool is now the faster. The caller's old
      * times (0.6) weigh until most of its last Q8_ADAPT_KEEP are new. */
@@ -172,7 +186,7 @@ Test(adapt, follows_a_change_once_old_times_age_out) {
     /* a tie keeps the caller: it frees the other threads */
     q8_adapt b;
     q8_adapt_init(&b);
-    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) adapt_step(&b, 0.7, 0.7, &serial);
+    for (int r = 0; r < Q8_ADAPT_FIRST; r++) adapt_step(&b, 0.7, 0.7, &serial);
     cr_assert(b.serial);
 }
 
@@ -182,9 +196,9 @@ Test(adapt, a_pool_fast_only_now_and_then_loses) {
     q8_adapt a;
     q8_adapt_init(&a);
     double pool[] = {0.40, 0.80, 0.82, 0.79, 0.81, 0.78, 0.80};
-    for (int r = 0; r < 2 * Q8_ADAPT_WARM; r++) {
+    for (int r = 0, np = 0; r < Q8_ADAPT_FIRST; r++) {
         q8_adapt_run k = q8_adapt_begin(&a);
-        q8_adapt_end(&a, k == Q8_ADAPT_TIME_POOL ? pool[r / 2] : 0.62);
+        q8_adapt_end(&a, k == Q8_ADAPT_TIME_POOL ? pool[np++] : 0.62);
     }
     cr_assert(a.serial);
 }
@@ -211,7 +225,7 @@ Test(adapt, sessions_give_the_same_bits_whichever_way_they_run) {
         cr_assert_eq(q8_session_set_input(s, "input", Q8_F32, dims, 4, x->data, &err), Q8_OK, "%s",
                      err.msg);
         /* enough runs for the warm phase and two timed pairs */
-        int runs = k == 0 ? 1 : 2 * Q8_ADAPT_WARM + 2 * Q8_ADAPT_PERIOD;
+        int runs = k == 0 ? 1 : Q8_ADAPT_FIRST + 2 * Q8_ADAPT_PERIOD;
         for (int r = 0; r < runs; r++) {
             cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
             q8_tensor_info info;

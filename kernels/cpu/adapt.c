@@ -8,8 +8,15 @@ void q8_adapt_init(q8_adapt *a) {
 }
 
 static q8_adapt_run kind_of(long long r) {
-    if (r < 2 * Q8_ADAPT_WARM) return r % 2 ? Q8_ADAPT_TIME_SERIAL : Q8_ADAPT_TIME_POOL;
-    long long k = (r - 2 * Q8_ADAPT_WARM) % Q8_ADAPT_PERIOD;
+    if (r < Q8_ADAPT_PRIME) return Q8_ADAPT_WAKE_POOL;
+    r -= Q8_ADAPT_PRIME;
+    /* each measurement: a pool run that wakes the workers, a timed pool
+     * run, a timed caller run (after which the workers may sleep again) */
+    if (r < 3 * Q8_ADAPT_WARM)
+        return r % 3 == 0 ? Q8_ADAPT_WAKE_POOL : r % 3 == 1 ? Q8_ADAPT_TIME_POOL
+                                                           : Q8_ADAPT_TIME_SERIAL;
+    long long k = (r - 3 * Q8_ADAPT_WARM) % Q8_ADAPT_PERIOD;
+    if (k == Q8_ADAPT_PERIOD - 3) return Q8_ADAPT_WAKE_POOL;
     if (k == Q8_ADAPT_PERIOD - 2) return Q8_ADAPT_TIME_POOL;
     if (k == Q8_ADAPT_PERIOD - 1) return Q8_ADAPT_TIME_SERIAL;
     return Q8_ADAPT_DECIDED;

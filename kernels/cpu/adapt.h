@@ -17,23 +17,35 @@
  * than the workers' spin puts them to sleep (the next pool node pays the
  * wake-up), and data one core wrote is read from the other core's cache.
  *
- * Schedule: the first 2 x Q8_ADAPT_WARM runs alternate between the pool
- * and the caller, each timed; then one such pair every Q8_ADAPT_PERIOD
- * runs. Runs use the caller alone when the median of its last
- * Q8_ADAPT_KEEP times is no slower than the median of the pool's. */
+ * Schedule: the first Q8_ADAPT_PRIME runs on the pool, not timed; then
+ * Q8_ADAPT_WARM measurements, each an untimed pool run (it wakes the
+ * workers), a timed pool run and a timed run on the caller; then one
+ * measurement every Q8_ADAPT_PERIOD runs. Runs use the caller alone when the median of its last
+ * Q8_ADAPT_KEEP times is no slower than the median of the pool's.
+ *
+ * Why the untimed pool runs: a pool that has been idle is slow for its
+ * first runs (workers asleep, the other vCPU idle at the host: on the VM
+ * of docs/performance.md a mini-Xception ran 0.39-0.47 ms on the pool for
+ * its first 7 runs, then 0.23 ms, against 0.385 ms on the caller), so a
+ * comparison made at the start, or after a stretch of serial runs, chose
+ * the caller and kept it (half of the 300-run processes ran at 0.38 ms). */
 #ifndef Q8_ADAPT_H
 #define Q8_ADAPT_H
 
 #include <stdbool.h>
 
+#define Q8_ADAPT_PRIME 16
 #define Q8_ADAPT_WARM 3
 #define Q8_ADAPT_PERIOD 64
 #define Q8_ADAPT_KEEP 5
+/* the runs before the first decision */
+#define Q8_ADAPT_FIRST (Q8_ADAPT_PRIME + 3 * Q8_ADAPT_WARM)
 
 typedef enum q8_adapt_run {
     Q8_ADAPT_DECIDED,     /* the way decided; not timed */
     Q8_ADAPT_TIME_POOL,   /* on the pool, timed */
     Q8_ADAPT_TIME_SERIAL, /* on the caller alone, timed */
+    Q8_ADAPT_WAKE_POOL,   /* on the pool, not timed: before a timed pool run */
 } q8_adapt_run;
 
 typedef struct q8_adapt {

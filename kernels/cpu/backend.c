@@ -196,7 +196,8 @@ static q8_status cpu_run(void *p, q8_error *err) {
     if (c->taken) memset(c->taken, -1, (size_t)c->scopes.n);
     q8_adapt_run kind = c->adaptive ? q8_adapt_begin(&c->adapt) : Q8_ADAPT_DECIDED;
     q8_pool *pool = c->adaptive && q8_adapt_run_serial(&c->adapt) ? NULL : c->pool;
-    double start = kind != Q8_ADAPT_DECIDED ? now_ms() : 0;
+    bool timed = kind == Q8_ADAPT_TIME_POOL || kind == Q8_ADAPT_TIME_SERIAL;
+    double start = timed ? now_ms() : 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         if (n->scope && !scope_runs(c, n->scope)) continue;
@@ -212,7 +213,7 @@ static q8_status cpu_run(void *p, q8_error *err) {
         if (c->node_ms) c->node_ms[i] += now_ms() - t0;
         if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
     }
-    if (c->adaptive) q8_adapt_end(&c->adapt, kind != Q8_ADAPT_DECIDED ? now_ms() - start : 0);
+    if (c->adaptive) q8_adapt_end(&c->adapt, timed ? now_ms() - start : 0);
     return Q8_OK;
 }
 
