@@ -715,6 +715,18 @@ Test(qconv, im2col_and_direct) {
                            .N = 1, .C = 3, .H = 23, .W = 19, .M = 16, .KH = 7, .KW = 7, .sh = 2,
                            .sw = 2, .dh = 1, .dw = 1, .group = 1, .pads = {3, 3, 3, 3},
                            .bias = true}, 6);
+    /* KH x 1 kernels without horizontal padding: each im2col row one run of
+     * whole input rows (a speech embedding's 3x1 convs); with vertical
+     * padding and dilation the runs start and end inside the output */
+    check_conv((conv_case){.what = "3x1 valid, C=24 M=24 34x16", .nsp = 2, .N = 2, .C = 24,
+                           .H = 34, .W = 16, .M = 24, .KH = 3, .KW = 1, .sh = 1, .sw = 1,
+                           .dh = 1, .dw = 1, .group = 1, .bias = true}, 7);
+    check_conv((conv_case){.what = "5x1 pads (3,1) dilation 2, group 2", .nsp = 2, .N = 1,
+                           .C = 8, .H = 13, .W = 5, .M = 6, .KH = 5, .KW = 1, .sh = 1, .sw = 1,
+                           .dh = 2, .dw = 1, .group = 2, .pads = {3, 0, 1, 0}, .bias = true}, 8);
+    check_conv((conv_case){.what = "3x1 pad 4 (rows of only padding)", .nsp = 2, .N = 1,
+                           .C = 4, .H = 3, .W = 7, .M = 5, .KH = 3, .KW = 1, .sh = 1, .sw = 1,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {4, 0, 4, 0}}, 9);
 }
 
 Test(qconv, depthwise_direct_kernel) {

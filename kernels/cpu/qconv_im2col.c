@@ -37,6 +37,20 @@ static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
         int64_t c = k / (q->KH * q->KW), kh = k / q->KW % q->KH, kw = k % q->KW;
         int64_t off = kw * q->dw - q->pl, lo, hi;
         q8_qconv_valid_cols(off, q->sw, q->W, q->OW, &lo, &hi);
+        if (q->sw == 1 && q->sh == 1 && off == 0 && lo == 0 && hi == q->OW && q->OW == q->W) {
+            /* whole input rows, consecutive: the k-th row of col is one run
+             * of x (a KH x 1 kernel without horizontal padding; per-row
+             * calls on 8-16-byte rows were most of such a conv's time) */
+            int64_t ih0 = kh * q->dh - q->pt, o0 = ih0 < 0 ? -ih0 : 0;
+            int64_t o1 = q->H - ih0 < q->OH ? q->H - ih0 : q->OH;
+            if (o1 < o0) o1 = o0;
+            uint8_t *d = a->col + k * P;
+            memset(d, a->pad, (size_t)(o0 * q->OW));
+            memcpy(d + o0 * q->OW, a->x + (c * q->H + ih0 + o0) * q->W,
+                   (size_t)((o1 - o0) * q->OW));
+            memset(d + o1 * q->OW, a->pad, (size_t)((q->OH - o1) * q->OW));
+            continue;
+        }
         for (int64_t oh = 0; oh < q->OH; oh++) {
             uint8_t *d = a->col + k * P + oh * q->OW;
             int64_t ih = oh * q->sh - q->pt + kh * q->dh;
