@@ -43,13 +43,16 @@ static void shift_geometry(const q8_conv_geom *G, int64_t *ph, int64_t *nprime, 
  * ratios hold elsewhere). Shift computes garbage grid columns but packs B
  * with plain row copies; im2col computes only real outputs but gathers B
  * element by element. */
-static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t nprime,
-                       int64_t plane_floats) {
+static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t out_rows,
+                       int64_t nprime, int64_t plane_floats) {
     double gemm = 2.0 * (double)m * (double)kg / 60.0;
     double shift = gemm * (double)((nprime + 31) / 32 * 32) +
                    0.3 * (double)(g * kg) * (double)nprime + 0.5 * (double)plane_floats;
+    /* im2col also pays per output row and k (bounds, pointers): on 4-wide
+     * maps that was most of its packing (a 1x3 conv on 12x4: shift 0.028 ms,
+     * im2col 0.033) */
     double im2col = gemm * (double)((out_sp + 31) / 32 * 32) +
-                    1.3 * (double)(g * kg) * (double)out_sp;
+                    1.3 * (double)(g * kg) * (double)out_sp + 25.0 * (double)(g * kg) * out_rows;
     return shift <= im2col;
 }
 
@@ -66,7 +69,7 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     bool direct;
     conv_mode mode = CONV_IM2COL;
     shift_geometry(&geo, ph, &nprime, &direct);
-    bool shift_ok = shift_pays(p->m, grp, p->kg, out_sp, nprime,
+    bool shift_ok = shift_pays(p->m, grp, p->kg, out_sp, geo.out[0] * geo.out[1], nprime,
                                p->c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
     /* One input channel per group but many outputs from it (an STFT front
      * end: one channel, 258 filters) is a real GEMM: M rows fill whole
