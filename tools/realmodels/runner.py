@@ -25,21 +25,26 @@ def samples(folder):
     return files
 
 
-def run_q8(q8run, model_path, m, files, out_root):
-    """q8run MODEL on each sample; returns one list of output arrays per sample
-    (in the ONNX model's output order)."""
+def run_each(cmd, what, m, files, out_root):
+    """cmd + [--input NAME=FILE, --out DIR] on each sample; returns one list
+    of output arrays per sample (in the ONNX model's output order)."""
     names = q8cmp.model_output_names(m.onnx())
     results = []
     for f in files:
         out = os.path.join(out_root, os.path.splitext(os.path.basename(f))[0])
         shutil.rmtree(out, ignore_errors=True)
-        p = subprocess.run([q8run, model_path, "--input", f"{m.input_name}={f}", "--out", out],
+        p = subprocess.run(cmd + ["--input", f"{m.input_name}={f}", "--out", out],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         if p.returncode != 0:
-            raise RuntimeError(f"q8run {model_path} {f}: {p.stderr.strip()}")
+            raise RuntimeError(f"{what} {f}: {p.stderr.strip()}")
         results.append([np.load(os.path.join(out, q8cmp.sanitize(n) + ".npy")) for n in names])
         shutil.rmtree(out, ignore_errors=True)
     return results
+
+
+def run_q8(q8run, model_path, m, files, out_root):
+    """q8run MODEL on each sample (run_each)."""
+    return run_each([q8run, model_path], f"q8run {model_path}", m, files, out_root)
 
 
 def quantize(tool, m, out, extra):
@@ -72,20 +77,8 @@ def quantize(tool, m, out, extra):
 def run_ort(model_path, m, files, out_root):
     """ONNX Runtime (tools/ort/run_ort.js, its default graph optimizations:
     a QDQ model's DQ -> op -> Q fused into ORT's QLinear kernels) on each
-    sample; returns outputs as run_q8 does."""
-    names = q8cmp.model_output_names(m.onnx())
-    results = []
-    for f in files:
-        out = os.path.join(out_root, "ort")
-        shutil.rmtree(out, ignore_errors=True)
-        p = subprocess.run(q8cmp.ort_command() + [model_path, "--input", f"{m.input_name}={f}",
-                                                  "--out", out],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        if p.returncode != 0:
-            raise RuntimeError(f"ORT {model_path} {f}: {p.stderr.strip()}")
-        results.append([np.load(os.path.join(out, q8cmp.sanitize(n) + ".npy")) for n in names])
-        shutil.rmtree(out, ignore_errors=True)
-    return results
+    sample (run_each)."""
+    return run_each(q8cmp.ort_command() + [model_path], f"ORT {model_path}", m, files, out_root)
 
 
 def ort_qdq(m, out):

@@ -90,6 +90,18 @@ enum { POOL_CH = 64, POOL_SEG = 4096 };
             (ACC)[o_] = ((v_ > m_) | (IS_F ? v_ != v_ : 0)) ? v_ : m_;                        \
         }
 
+/* POOL_TAPS with strides 1 and 2 as constants: contiguous and even/odd loads */
+#define POOL_TAPS_BY_STRIDE(T, IS_F, ACC, B, NR, S, K)                                        \
+    do {                                                                                      \
+        if ((S) == 1) {                                                                       \
+            POOL_TAPS(T, IS_F, ACC, B, NR, 1, K)                                              \
+        } else if ((S) == 2) {                                                                \
+            POOL_TAPS(T, IS_F, ACC, B, NR, 2, K)                                              \
+        } else {                                                                              \
+            POOL_TAPS(T, IS_F, ACC, B, NR, S, K)                                              \
+        }                                                                                     \
+    } while (0)
+
 #define DEFINE_MAXROW(NAME, T, LOWEST, NANV, IS_F)                                              \
     NO_TRAPS Q8_CLONES static void NAME(const pool_args *a, int64_t r, const T *x, T *y) {      \
         enum { L = 64 / sizeof(T) }; /* lanes of a 64-byte vector */                            \
@@ -112,13 +124,7 @@ enum { POOL_CH = 64, POOL_SEG = 4096 };
                         for (int64_t i = hi; i < need; i++) seg[i] = LOWEST;                    \
                         b = seg;                                                                \
                     }                                                                           \
-                    if (sw == 1) {                                                              \
-                        POOL_TAPS(T, IS_F, acc, b, nr, 1, kw)                                   \
-                    } else if (sw == 2) {                                                       \
-                        POOL_TAPS(T, IS_F, acc, b, nr, 2, kw)                                   \
-                    } else {                                                                    \
-                        POOL_TAPS(T, IS_F, acc, b, nr, sw, kw)                                  \
-                    }                                                                           \
+                    POOL_TAPS_BY_STRIDE(T, IS_F, acc, b, nr, sw, kw);                           \
                 }                                                                               \
             T *yr = y + yo + c0;                                                                \
             for (int64_t o = 0; o < n; o++)                                                     \
@@ -160,13 +166,7 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
             }                                                                                   \
             for (int64_t j = 0; j < kw; j++) pp[H * wp + j] = LOWEST;                           \
             for (int64_t g = 0; g < n; g++) hm[g] = LOWEST;                                     \
-            if (sw == 1) {                                                                      \
-                POOL_TAPS(T, IS_F, hm, pp, n, 1, kw)                                            \
-            } else if (sw == 2) {                                                               \
-                POOL_TAPS(T, IS_F, hm, pp, n, 2, kw)                                            \
-            } else {                                                                            \
-                POOL_TAPS(T, IS_F, hm, pp, n, sw, kw)                                           \
-            }                                                                                   \
+            POOL_TAPS_BY_STRIDE(T, IS_F, hm, pp, n, sw, kw);                                   \
             T *yp = y + pl * OH * OW, *rb = hm + n;                                             \
             for (int64_t oh = 0; oh < OH; oh++) {                                               \
                 int64_t hlo, hhi, hcnt, h0 = oh * p->s[1] - p->pb[1];                           \
