@@ -996,8 +996,11 @@ Test(conv_op, conv2d_odd_shapes) {
 }
 
 /* The few-input-channel direct loops (conv_fewc.h, taken automatically on
- * AVX-512) give the bits of the GEMM lowerings: same FMA chain per output. */
-static void check_conv_same_bits(conv_spec s, q8t_rng *r) {
+ * AVX-512) give the bits of the GEMM lowerings: same FMA chain per output,
+ * and Relu / Clip, applied there in registers, as the scalar forms apply
+ * them (with `poison`, a NaN and -0 inputs: NaN outputs, which Relu makes
+ * +0 and Clip keeps). */
+static void check_conv_same_bits_x(conv_spec s, q8t_rng *r, bool poison) {
     int64_t isp = 1, ksp = 1;
     for (int i = 0; i < s.nsp; i++) {
         isp *= s.in[i];
@@ -1008,6 +1011,10 @@ static void check_conv_same_bits(conv_spec s, q8t_rng *r) {
     q8t_fill(r, x, xn, -1, 1);
     q8t_fill(r, w, wn, -1, 1);
     q8t_fill(r, b, s.m, -1, 1);
+    if (poison) {
+        for (int64_t i = 0; i < xn; i += 7) x[i] = -0.0f;
+        x[xn / 3] = NAN;
+    }
     s.w = w;
     s.b = b;
     const void *in[2] = {x, w};
@@ -1027,6 +1034,8 @@ static void check_conv_same_bits(conv_spec s, q8t_rng *r) {
     free(w);
     free(b);
 }
+
+static void check_conv_same_bits(conv_spec s, q8t_rng *r) { check_conv_same_bits_x(s, r, false); }
 
 Test(conv_op, few_input_channels) {
     q8t_rng r = q8t_seed(36);
@@ -1052,6 +1061,14 @@ Test(conv_op, few_input_channels) {
         check_conv(specs[i], &r);
         check_conv_same_bits(specs[i], &r);
     }
+    /* PoseNet's first conv, smaller (3 -> 24: a last block of 8), with a
+     * NaN and -0 inputs, each activation the loops apply in registers */
+    const char *acts2[] = {"Relu", "Clip", NULL, "LeakyRelu"};
+    for (int a = 0; a < 4; a++)
+        check_conv_same_bits_x((conv_spec){2, 1, 3, 24, 1, SP2(21, 45), SP2(3, 3), SP2(2, 2),
+                                           SP2(1, 1), {1, 1, 1, 1}, NULL, true, true, false,
+                                           acts2[a], PLAIN},
+                               &r, true);
 }
 
 /* Large 2-D maps with one group run in bands of output rows, each built and
