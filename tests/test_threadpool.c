@@ -130,16 +130,41 @@ static q8_adapt_run adapt_step(q8_adapt *a, double pool_ms, double serial_ms, bo
     return k;
 }
 
+/* The priming runs, on the pool: until their time reaches Q8_ADAPT_PRIME_MS
+ * (at least Q8_ADAPT_PRIME_MIN runs, at most Q8_ADAPT_PRIME_MAX). */
+static int prime(q8_adapt *a, double pool_ms) {
+    bool serial;
+    int n = 0;
+    while (!a->primed) {
+        cr_assert_eq(adapt_step(a, pool_ms, 0, &serial), Q8_ADAPT_PRIME_POOL);
+        cr_assert(!serial);
+        n++;
+    }
+    return n;
+}
+
+Test(adapt, priming_lasts_a_time_within_run_bounds) {
+    q8_adapt a;
+    q8_adapt_init(&a);
+    cr_assert_eq(prime(&a, 20.0), Q8_ADAPT_PRIME_MIN); /* a slow model: 2 runs */
+    q8_adapt_init(&a);
+    cr_assert_eq(prime(&a, 0.01), Q8_ADAPT_PRIME_MAX); /* a tiny one: 16 */
+    q8_adapt_init(&a);
+    cr_assert_eq(prime(&a, 0.4), 13);                  /* 13 x 0.4 >= 5 ms */
+}
+
 Test(adapt, schedule_times_both_ways_then_keeps_the_faster) {
     q8_adapt a;
     q8_adapt_init(&a);
     bool serial;
-    /* prime: on the pool, not timed */
-    for (int r = 0; r < Q8_ADAPT_PRIME; r++) {
+    /* prime: on the pool until Q8_ADAPT_PRIME_MS of runs (5 runs of 1 ms) */
+    for (int r = 0; r < 5; r++) {
+        cr_assert(!a.primed, "run %d", r);
         q8_adapt_run k = adapt_step(&a, 1.0, 0.6, &serial);
-        cr_assert_eq(k, Q8_ADAPT_WAKE_POOL, "run %d", r);
+        cr_assert_eq(k, Q8_ADAPT_PRIME_POOL, "run %d", r);
         cr_assert(!serial, "run %d", r);
     }
+    cr_assert(a.primed);
     /* warm: (pool untimed, pool timed, caller timed) x Q8_ADAPT_WARM */
     static const q8_adapt_run triple[3] = {Q8_ADAPT_WAKE_POOL, Q8_ADAPT_TIME_POOL,
                                            Q8_ADAPT_TIME_SERIAL};
@@ -171,6 +196,7 @@ Test(adapt, follows_a_change_once_old_times_age_out) {
     q8_adapt a;
     q8_adapt_init(&a);
     bool serial;
+    prime(&a, 1.0);
     for (int r = 0; r < Q8_ADAPT_FIRST; r++) adapt_step(&a, 1.0, 0.6, &serial);
     cr_assert(a.serial);
     /* The machine changes: the pool is now the faster. The caller's old
@@ -186,6 +212,7 @@ Test(adapt, follows_a_change_once_old_times_age_out) {
     /* a tie keeps the caller: it frees the other threads */
     q8_adapt b;
     q8_adapt_init(&b);
+    prime(&b, 0.7);
     for (int r = 0; r < Q8_ADAPT_FIRST; r++) adapt_step(&b, 0.7, 0.7, &serial);
     cr_assert(b.serial);
 }
@@ -196,6 +223,7 @@ Test(adapt, a_pool_fast_only_now_and_then_loses) {
     q8_adapt a;
     q8_adapt_init(&a);
     double pool[] = {0.40, 0.80, 0.82, 0.79, 0.81, 0.78, 0.80};
+    prime(&a, 0.8);
     for (int r = 0, np = 0; r < Q8_ADAPT_FIRST; r++) {
         q8_adapt_run k = q8_adapt_begin(&a);
         q8_adapt_end(&a, k == Q8_ADAPT_TIME_POOL ? pool[np++] : 0.62);
@@ -225,7 +253,7 @@ Test(adapt, sessions_give_the_same_bits_whichever_way_they_run) {
         cr_assert_eq(q8_session_set_input(s, "input", Q8_F32, dims, 4, x->data, &err), Q8_OK, "%s",
                      err.msg);
         /* enough runs for the warm phase and two timed pairs */
-        int runs = k == 0 ? 1 : Q8_ADAPT_FIRST + 2 * Q8_ADAPT_PERIOD;
+        int runs = k == 0 ? 1 : Q8_ADAPT_PRIME_MAX + Q8_ADAPT_FIRST + 2 * Q8_ADAPT_PERIOD;
         for (int r = 0; r < runs; r++) {
             cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
             q8_tensor_info info;

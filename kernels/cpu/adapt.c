@@ -8,8 +8,6 @@ void q8_adapt_init(q8_adapt *a) {
 }
 
 static q8_adapt_run kind_of(long long r) {
-    if (r < Q8_ADAPT_PRIME) return Q8_ADAPT_WAKE_POOL;
-    r -= Q8_ADAPT_PRIME;
     /* each measurement: a pool run that wakes the workers, a timed pool
      * run, a timed caller run (after which the workers may sleep again) */
     if (r < 3 * Q8_ADAPT_WARM)
@@ -23,7 +21,7 @@ static q8_adapt_run kind_of(long long r) {
 }
 
 q8_adapt_run q8_adapt_begin(q8_adapt *a) {
-    a->current = kind_of(a->runs++);
+    a->current = a->primed ? kind_of(a->runs++ - a->prime_runs) : Q8_ADAPT_PRIME_POOL;
     return a->current;
 }
 
@@ -48,6 +46,14 @@ static double typical(const double *ms) {
 }
 
 void q8_adapt_end(q8_adapt *a, double ms) {
+    if (a->current == Q8_ADAPT_PRIME_POOL) {
+        a->prime_ms += ms;
+        a->prime_runs++;
+        a->runs++;
+        a->primed = (a->prime_runs >= Q8_ADAPT_PRIME_MIN && a->prime_ms >= Q8_ADAPT_PRIME_MS) ||
+                    a->prime_runs >= Q8_ADAPT_PRIME_MAX;
+        return;
+    }
     if (a->current == Q8_ADAPT_TIME_POOL) {
         a->pool_ms[a->next_pool] = ms;
         a->next_pool = (a->next_pool + 1) % Q8_ADAPT_KEEP;

@@ -17,7 +17,9 @@
  * than the workers' spin puts them to sleep (the next pool node pays the
  * wake-up), and data one core wrote is read from the other core's cache.
  *
- * Schedule: the first Q8_ADAPT_PRIME runs on the pool, not timed; then
+ * Schedule: runs on the pool first, untimed for the choice, until they
+ * have taken Q8_ADAPT_PRIME_MS in all (at least Q8_ADAPT_PRIME_MIN runs,
+ * at most Q8_ADAPT_PRIME_MAX); then
  * Q8_ADAPT_WARM measurements, each an untimed pool run (it wakes the
  * workers), a timed pool run and a timed run on the caller; then one
  * measurement every Q8_ADAPT_PERIOD runs. Runs use the caller alone when the median of its last
@@ -26,7 +28,8 @@
  * Why the untimed pool runs: a pool that has been idle is slow for its
  * first runs (workers asleep, the other vCPU idle at the host: on the VM
  * of docs/performance.md a mini-Xception ran 0.39-0.47 ms on the pool for
- * its first 7 runs, then 0.23 ms, against 0.385 ms on the caller), so a
+ * its first 7 runs, about 3 ms, then 0.23 ms, against 0.385 ms on the
+ * caller), so a
  * comparison made at the start, or after a stretch of serial runs, chose
  * the caller and kept it (half of the 300-run processes ran at 0.38 ms). */
 #ifndef Q8_ADAPT_H
@@ -34,22 +37,28 @@
 
 #include <stdbool.h>
 
-#define Q8_ADAPT_PRIME 16
+#define Q8_ADAPT_PRIME_MS 5.0
+#define Q8_ADAPT_PRIME_MIN 2
+#define Q8_ADAPT_PRIME_MAX 16
 #define Q8_ADAPT_WARM 3
 #define Q8_ADAPT_PERIOD 64
 #define Q8_ADAPT_KEEP 5
-/* the runs before the first decision */
-#define Q8_ADAPT_FIRST (Q8_ADAPT_PRIME + 3 * Q8_ADAPT_WARM)
+/* the runs of the first measurements, after the priming runs */
+#define Q8_ADAPT_FIRST (3 * Q8_ADAPT_WARM)
 
 typedef enum q8_adapt_run {
     Q8_ADAPT_DECIDED,     /* the way decided; not timed */
     Q8_ADAPT_TIME_POOL,   /* on the pool, timed */
     Q8_ADAPT_TIME_SERIAL, /* on the caller alone, timed */
     Q8_ADAPT_WAKE_POOL,   /* on the pool, not timed: before a timed pool run */
+    Q8_ADAPT_PRIME_POOL,  /* on the pool, timed only to end the priming */
 } q8_adapt_run;
 
 typedef struct q8_adapt {
     long long runs;          /* runs begun */
+    long long prime_runs;    /* of them, priming runs */
+    double prime_ms;         /* their time */
+    bool primed;             /* the priming is over */
     q8_adapt_run current;    /* the kind of the run in progress */
     double pool_ms[Q8_ADAPT_KEEP], serial_ms[Q8_ADAPT_KEEP]; /* INFINITY: none yet */
     int next_pool, next_serial;

@@ -196,7 +196,8 @@ static q8_status cpu_run(void *p, q8_error *err) {
     if (c->taken) memset(c->taken, -1, (size_t)c->scopes.n);
     q8_adapt_run kind = c->adaptive ? q8_adapt_begin(&c->adapt) : Q8_ADAPT_DECIDED;
     q8_pool *pool = c->adaptive && q8_adapt_run_serial(&c->adapt) ? NULL : c->pool;
-    bool timed = kind == Q8_ADAPT_TIME_POOL || kind == Q8_ADAPT_TIME_SERIAL;
+    bool timed = kind == Q8_ADAPT_TIME_POOL || kind == Q8_ADAPT_TIME_SERIAL ||
+                 kind == Q8_ADAPT_PRIME_POOL;
     double start = timed ? now_ms() : 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
