@@ -21,7 +21,7 @@ static q8_adapt_run kind_of(long long r) {
 }
 
 q8_adapt_run q8_adapt_begin(q8_adapt *a) {
-    a->current = a->primed ? kind_of(a->runs++ - a->prime_runs) : Q8_ADAPT_PRIME_POOL;
+    a->current = a->primed ? kind_of(a->runs++) : Q8_ADAPT_PRIME_POOL;
     return a->current;
 }
 
@@ -49,7 +49,6 @@ void q8_adapt_end(q8_adapt *a, double ms) {
     if (a->current == Q8_ADAPT_PRIME_POOL) {
         a->prime_ms += ms;
         a->prime_runs++;
-        a->runs++;
         a->primed = (a->prime_runs >= Q8_ADAPT_PRIME_MIN && a->prime_ms >= Q8_ADAPT_PRIME_MS) ||
                     a->prime_runs >= Q8_ADAPT_PRIME_MAX;
         return;

@@ -19,19 +19,19 @@
  *
  * Schedule: runs on the pool first, untimed for the choice, until they
  * have taken Q8_ADAPT_PRIME_MS in all (at least Q8_ADAPT_PRIME_MIN runs,
- * at most Q8_ADAPT_PRIME_MAX); then
- * Q8_ADAPT_WARM measurements, each an untimed pool run (it wakes the
- * workers), a timed pool run and a timed run on the caller; then one
- * measurement every Q8_ADAPT_PERIOD runs. Runs use the caller alone when the median of its last
- * Q8_ADAPT_KEEP times is no slower than the median of the pool's.
+ * at most Q8_ADAPT_PRIME_MAX); then Q8_ADAPT_WARM measurements, each an
+ * untimed pool run (it wakes the workers), a timed pool run and a timed
+ * run on the caller; then one measurement every Q8_ADAPT_PERIOD runs.
+ * Runs use the caller alone when the median of its last Q8_ADAPT_KEEP
+ * times is no slower than the median of the pool's.
  *
  * Why the untimed pool runs: a pool that has been idle is slow for its
  * first runs (workers asleep, the other vCPU idle at the host: on the VM
  * of docs/performance.md a mini-Xception ran 0.39-0.47 ms on the pool for
  * its first 7 runs, about 3 ms, then 0.23 ms, against 0.385 ms on the
- * caller), so a
- * comparison made at the start, or after a stretch of serial runs, chose
- * the caller and kept it (half of the 300-run processes ran at 0.38 ms). */
+ * caller), so a comparison made at the start, or after a stretch of
+ * serial runs, chose the caller and kept it (half of the 300-run
+ * processes ran at 0.38 ms). */
 #ifndef Q8_ADAPT_H
 #define Q8_ADAPT_H
 
@@ -55,8 +55,8 @@ typedef enum q8_adapt_run {
 } q8_adapt_run;
 
 typedef struct q8_adapt {
-    long long runs;          /* runs begun */
-    long long prime_runs;    /* of them, priming runs */
+    long long runs;          /* runs begun after the priming */
+    long long prime_runs;    /* priming runs */
     double prime_ms;         /* their time */
     bool primed;             /* the priming is over */
     q8_adapt_run current;    /* the kind of the run in progress */

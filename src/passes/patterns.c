@@ -3,8 +3,8 @@
  * Sqrt/Div[/Mul/Add], Gelu from the Erf formula, HardSwish from
  * x * HardSigmoid(x), HardSigmoid and HardSwish from Clip(x + 3, 0, 6) / 6
  * and x * Clip(x + 3, 0, 6) / 6, Clip from Max / Min with a constant
- * scalar. One op is faster and quantizes as one unit. The last node of a pattern is rewritten in place,
- * which keeps the node order topological. */
+ * scalar. One op is faster and quantizes as one unit. The last node of a
+ * pattern is rewritten in place, which keeps the node order topological. */
 #include <math.h>
 #include <string.h>
 

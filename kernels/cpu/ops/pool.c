@@ -83,11 +83,16 @@ typedef struct pool_args {
  * mini-Xception's 15-wide rows, a memory round trip per tap on wide ones). */
 enum { POOL_CH = 64, POOL_SEG = 4096 };
 
+/* The running max's step, the same in every loop here: v replaces m if
+ * greater (the first of equal values stays) or, for float, if NaN (it
+ * sticks: nothing is greater than it). Bitwise '|': no branch. */
+#define POOL_MAX(IS_F, M, V) ((((V) > (M)) | ((IS_F) ? (V) != (V) : 0)) ? (V) : (M))
+
 #define POOL_TAPS(T, IS_F, ACC, B, NR, S, K)                                                  \
     for (int64_t t_ = 0; t_ < (K); t_++)                                                      \
         for (int64_t o_ = 0; o_ < (NR); o_++) {                                               \
             T v_ = (B)[o_ * (S) + t_], m_ = (ACC)[o_];                                        \
-            (ACC)[o_] = ((v_ > m_) | (IS_F ? v_ != v_ : 0)) ? v_ : m_;                        \
+            (ACC)[o_] = POOL_MAX(IS_F, m_, v_);                                               \
         }
 
 /* POOL_TAPS with strides 1 and 2 as constants: contiguous and even/odd loads */
@@ -178,7 +183,7 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
                     const T *hr = hm + (h0 + kh) * owr;                                         \
                     for (int64_t o = 0; o < vw; o++) {                                          \
                         T v = hr[o], m = acc[o];                                                \
-                        acc[o] = ((v > m) | (IS_F ? v != v : 0)) ? v : m;                       \
+                        acc[o] = POOL_MAX(IS_F, m, v);                                          \
                     }                                                                           \
                 }                                                                               \
                 if (!IS_F && acc != yr) memcpy(yr, rb, (size_t)OW * sizeof(T));                 \
