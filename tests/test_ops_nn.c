@@ -201,6 +201,7 @@ typedef struct pool_case {
     const char *auto_pad;
     bool indices;
     int opset;
+    const char *impl; /* _pool_impl: "portable" keeps the AVX-512 loops out */
 } pool_case;
 
 static q8_graph *pool_build(const void *ctx) {
@@ -218,6 +219,7 @@ static q8_graph *pool_build(const void *ctx) {
     if (c->cip) q8t_attr_int(g, "count_include_pad", 1);
     if (c->order) q8t_attr_int(g, "storage_order", 1);
     if (c->auto_pad) q8t_attr_str(g, "auto_pad", c->auto_pad);
+    if (c->impl) q8t_attr_str(g, "_pool_impl", c->impl);
     return g;
 }
 
@@ -498,11 +500,11 @@ Test(pool, maxpool_f32_wide_rows_nan_and_signed_zeros) {
         x[2 * W + w] = 0.0f;
     }
     x[H * W + 2 * W + 77] = NAN;
-    for (int si = 0; si < 3; si++) {
-        int64_t sw = strides[si];
+    for (int si = 0; si < 6; si++) {
+        int64_t sw = strides[si % 3];
         pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 4, .dims = {1, 2, H, W}, .nk = 2,
                        .k = {3, 3}, .s = {1, sw}, .has_s = true, .pads = {0, 1, 0, 1},
-                       .has_pads = true};
+                       .has_pads = true, .impl = si < 3 ? "auto" : "portable"};
         const void *data[] = {x};
         void *out[1];
         q8_tensor_info info[1];
@@ -544,11 +546,13 @@ Test(pool, maxpool_i8_wide_rows) {
         x[i] = i % 89 == 3 ? 127 : i % 7 == 0 ? -128 : (int8_t)(q8t_next(&r) >> 56);
     for (int ki = 0; ki < 2; ki++)
         for (int si = 0; si < 3; si++)
-            for (int pad = 0; pad < 2; pad++) {
+            for (int pi = 0; pi < 4; pi++) { /* pads 0, 1; then the portable loops */
+                int pad = pi % 2;
                 int64_t k = kernels[ki], sw = strides[si];
                 pool_case c = {.op = "MaxPool", .dt = Q8_I8, .nd = 4, .dims = {1, 2, H, W},
                                .nk = 2, .k = {k, k}, .s = {2, sw}, .has_s = true,
-                               .pads = {0, pad, 0, pad}, .has_pads = true};
+                               .pads = {0, pad, 0, pad}, .has_pads = true,
+                               .impl = pi < 2 ? "auto" : "portable"};
                 const void *data[] = {x};
                 void *out[1];
                 q8_tensor_info info[1];
@@ -649,7 +653,9 @@ Test(pool, maxpool_indices_and_int8) {
  * either side, ceil_mode, widths around the 16- and 64-output chunks of the
  * row loops (in place and through the padded copy), 1 and 3 threads (run2).
  * The first 60 have small planes (pooled whole, maxplane_*), the last 30
- * 2-D planes of 200-260 rows (too large for that: the maxrow_* loops). */
+ * 2-D planes of 200-260 rows (too large for that: the maxrow_* loops). Each
+ * runs as chosen (2-D with stride 1 or 2 along W: the AVX-512 loops where
+ * the CPU has them) and with the portable loops forced. */
 Test(pool, maxpool_random_geometries) {
     q8t_rng r = q8t_seed(77);
     const q8_dtype dts[] = {Q8_F32, Q8_I8, Q8_U8};
@@ -677,6 +683,8 @@ Test(pool, maxpool_random_geometries) {
             if (c.k[i] > c.dims[2 + i] + c.pads[i] + c.pads[nsp + i]) /* no output */
                 c.k[i] = 1, c.pads[i] = c.pads[nsp + i] = 0;
         }
+        pool_check(c, 1000 + (uint64_t)it);
+        c.impl = "portable"; /* where the AVX-512 loops took it, the portable ones too */
         pool_check(c, 1000 + (uint64_t)it);
     }
 }

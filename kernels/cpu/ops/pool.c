@@ -4,6 +4,7 @@
 
 #include "clones.h"
 #include "cpu_op.h"
+#include "maxpool_x86.h"
 #include "ops/pool.h"
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -315,18 +316,44 @@ static bool plane_geom_of(const q8_pool_params *p, q8_plane_geom *g) {
     return g->bytes <= POOL_PLANE_BYTES;
 }
 
+/* The internal attribute _pool_impl, for tests: "portable" keeps the loops
+ * here where the AVX-512 ones would run (maxpool_x86.h). */
+static bool portable_only(const q8_node *n) {
+    return strcmp(q8_attr_str(n, "_pool_impl", "auto"), "portable") == 0;
+}
+
 static size_t pool_scratch(const q8_graph *gr, const q8_node *n, const void *prep,
                            int n_threads) {
     const q8_pool_params *p = n->params;
     q8_plane_geom g;
     bool idx = n->n_outputs > 1 && n->outputs[1] >= 0;
-    return !idx && plane_geom_of(p, &g) ? g.bytes * (size_t)n_threads : 0;
+    if (idx || (q8_maxpool_x86_fits(p) && !portable_only(n))) return 0;
+    return plane_geom_of(p, &g) ? g.bytes * (size_t)n_threads : 0;
+}
+
+static q8_status pool_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                              q8_error *err) {
+    (void)g;
+    *prep = NULL;
+    *bytes = 0;
+    const char *impl = q8_attr_str(n, "_pool_impl", "auto");
+    if (strcmp(impl, "auto") != 0 && strcmp(impl, "portable") != 0)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "_pool_impl '%s' is not auto or portable",
+                            impl);
+    return Q8_OK;
 }
 
 static void pool_run(const q8_exec *x, const q8_node *n) {
     const q8_pool_params *p = n->params;
     pool_args a = {p, Q8_IN_PTR(x, n, 0), Q8_OUT_PTR(x, n, 0), NULL, false, NULL, x->scratch};
     if (n->n_outputs > 1 && n->outputs[1] >= 0) a.idx = Q8_OUT_PTR(x, n, 1);
+    int64_t win = p->out[2] * p->k[0] * p->k[1] * p->k[2]; /* a row's taps */
+    if (!a.idx && q8_maxpool_x86_fits(p) && !portable_only(n)) {
+        q8_maxpool_x86_args xa = {p, a.x, a.y};
+        q8_parallel_for(x->pool, p->nc * p->out[1], win >= 8192 ? 1 : 8192 / (win ? win : 1),
+                        q8_maxpool_x86_range, &xa);
+        return;
+    }
     q8_plane_geom pg;
     if (!a.idx && plane_geom_of(p, &pg)) {
         a.pg = &pg;
@@ -344,9 +371,9 @@ static void pool_run(const q8_exec *x, const q8_node *n) {
                      : p->dtype == Q8_U8 ? maxpool_u8
                                          : maxpool_f32;
     int64_t rows = p->nc * p->out[0] * p->out[1];
-    int64_t work = p->out[2] * p->k[0] * p->k[1] * p->k[2];
-    q8_parallel_for(x->pool, rows, work >= 8192 ? 1 : 8192 / (work ? work : 1), fn, &a);
+    q8_parallel_for(x->pool, rows, win >= 8192 ? 1 : 8192 / (win ? win : 1), fn, &a);
 }
 
-const q8_cpu_op q8_cpu_max_pool = {.run = pool_run, .scratch = pool_scratch};
-const q8_cpu_op q8_cpu_average_pool = {.run = pool_run};
+const q8_cpu_op q8_cpu_max_pool = {
+    .prepare = pool_prepare, .run = pool_run, .scratch = pool_scratch};
+const q8_cpu_op q8_cpu_average_pool = {.prepare = pool_prepare, .run = pool_run};

@@ -1,0 +1,205 @@
+/* 2-D MaxPool straight from X on AVX-512: see maxpool_x86.h. Compiled for
+ * AVX-512 whatever the build flags; only called when the CPU has it
+ * (q8_maxpool_x86_fits checks). */
+#include "maxpool_x86.h"
+
+#include "cpu_features.h"
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define MAXPOOL_X86 1
+#include <immintrin.h>
+#else
+#define MAXPOOL_X86 0
+#endif
+
+/* Masks of (output chunk, kw) pairs live on the stack: at most this many. */
+enum { MP_MAX_MASKS = 256 };
+
+/* Output lanes a vector: 16 floats or 64 bytes. */
+static int64_t lanes_of(q8_dtype dt) { return dt == Q8_F32 ? 16 : 64; }
+
+bool q8_maxpool_x86_fits(const q8_pool_params *p) {
+#if MAXPOOL_X86
+    const q8_cpu_features *f = q8_cpu();
+    if (p->avg || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1) return false;
+    if (p->d[1] != 1 || p->d[2] != 1 || (p->s[2] != 1 && p->s[2] != 2)) return false;
+    if (p->dtype == Q8_F32) {
+        if (!f->avx512f) return false;
+    } else if (p->dtype == Q8_I8 || p->dtype == Q8_U8) {
+        if (!f->avx512bw || (p->s[2] == 2 && !f->avx512vbmi)) return false;
+    } else {
+        return false;
+    }
+    int64_t L = lanes_of(p->dtype);
+    return (p->out[2] + L - 1) / L * p->k[2] <= MP_MAX_MASKS;
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+#if MAXPOOL_X86
+
+/* Bits j < n (n <= 64) where 0 <= s + j < iw. */
+static inline uint64_t lanes_in(int64_t s, int64_t iw, int64_t n) {
+    int64_t lo = -s, hi = iw - s;
+    lo = lo < 0 ? 0 : lo > n ? n : lo;
+    hi = hi < lo ? lo : hi > n ? n : hi;
+    uint64_t below_hi = hi >= 64 ? ~0ull : (1ull << hi) - 1;
+    uint64_t below_lo = lo >= 64 ? ~0ull : (1ull << lo) - 1;
+    return below_hi & ~below_lo;
+}
+
+/* The valid input lanes of each (chunk c, tap kw): mk[c*KW + kw][0] for the
+ * first load of L inputs, [1] for the second (stride 2 reads 2L). */
+static void masks_of(const q8_pool_params *p, int64_t L, uint64_t (*mk)[2]) {
+    int64_t sw = p->s[2], KW = p->k[2], W = p->in[2], nch = (p->out[2] + L - 1) / L;
+    for (int64_t c = 0; c < nch; c++)
+        for (int64_t kw = 0; kw < KW; kw++) {
+            int64_t s = c * L * sw - p->pb[2] + kw;
+            mk[c * KW + kw][0] = lanes_in(s, W, L);
+            mk[c * KW + kw][1] = sw == 2 ? lanes_in(s + L, W, L) : 0;
+        }
+}
+
+#define TAP_T(TGT) __attribute__((target(TGT), always_inline)) static inline
+
+/* One tap of L outputs: x[s + sw j], the lowest value where m has no input
+ * (and not read there). */
+TAP_T("avx512f") __m512 tap_f32(const float *s, const uint64_t *m, int sw, __m512 low,
+                                __m512i evens) {
+    if (sw == 1)
+        return m[0] == 0xffffu ? _mm512_loadu_ps(s)
+                               : _mm512_mask_loadu_ps(low, (__mmask16)m[0], s);
+    __m512 a, b;
+    if ((m[0] & m[1]) == 0xffffu) {
+        a = _mm512_loadu_ps(s);
+        b = _mm512_loadu_ps(s + 16);
+    } else {
+        a = _mm512_mask_loadu_ps(low, (__mmask16)m[0], s);
+        b = _mm512_mask_loadu_ps(low, (__mmask16)m[1], s + 16);
+    }
+    return _mm512_permutex2var_ps(a, evens, b);
+}
+
+TAP_T("avx512f,avx512bw") __m512i tap_b_s1(const void *s, const uint64_t *m, int sw,
+                                           __m512i low, __m512i evens) {
+    (void)sw, (void)evens;
+    return m[0] == ~0ull ? _mm512_loadu_si512(s) : _mm512_mask_loadu_epi8(low, m[0], s);
+}
+
+TAP_T("avx512f,avx512bw,avx512vbmi") __m512i tap_b_s2(const void *s, const uint64_t *m, int sw,
+                                                      __m512i low, __m512i evens) {
+    (void)sw;
+    __m512i a = _mm512_mask_loadu_epi8(low, m[0], s);
+    __m512i b = _mm512_mask_loadu_epi8(low, m[1], (const char *)s + 64);
+    return _mm512_permutex2var_epi8(a, evens, b);
+}
+
+/* The float running max: v > m ? v : m (maxps), so the first of equal
+ * values stays. maxps drops a NaN v: it is kept in *nan's lane instead (a
+ * blend, not a mask OR: mask-to-GPR moves were the loop's slowest step). */
+TAP_T("avx512f") __m512 max_f32(__m512 v, __m512 m, __m512 *nan) {
+    *nan = _mm512_mask_mov_ps(*nan, _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q), v);
+    return _mm512_max_ps(v, m);
+}
+TAP_T("avx512f,avx512bw") __m512i max_i8(__m512i v, __m512i m, __m512i *nan) {
+    (void)nan;
+    return _mm512_max_epi8(v, m);
+}
+TAP_T("avx512f,avx512bw") __m512i max_u8(__m512i v, __m512i m, __m512i *nan) {
+    (void)nan;
+    return _mm512_max_epu8(v, m);
+}
+
+/* Store the first n (<= L) lanes; float lanes with a NaN tap get NaN. */
+TAP_T("avx512f") void store_f32(float *y, __m512 m, __m512 nan, int64_t n) {
+    __mmask16 k = _mm512_cmp_ps_mask(nan, nan, _CMP_UNORD_Q);
+    m = _mm512_mask_mov_ps(m, k, _mm512_set1_ps(__builtin_nanf("")));
+    _mm512_mask_storeu_ps(y, (__mmask16)((1u << n) - 1), m);
+}
+TAP_T("avx512f,avx512bw") void store_b(void *y, __m512i m, __m512i nan, int64_t n) {
+    (void)nan;
+    _mm512_mask_storeu_epi8(y, n == 64 ? ~0ull : (1ull << n) - 1, m);
+}
+
+/* Rows [b, e) of output, each in chunks of L outputs. Each window row's
+ * taps are one running max, and the rows' maxima are then taken in order:
+ * the earlier stays on a tie, so the first of equal values in raster order
+ * wins, as in one chain over all taps; separate chains run in parallel
+ * (one chain of maxps was latency-bound at 2x this time). */
+#define DEFINE_ROWS(NAME, TGT, T, V, L, SW, LOW, EVENS, TAP, MAX, STORE)                          \
+    __attribute__((target(TGT))) static void NAME(const q8_pool_params *p, const T *x, T *y,     \
+                                                   int64_t b, int64_t e,                          \
+                                                   const uint64_t (*mk)[2]) {                     \
+        const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];                \
+        const int64_t KH = p->k[1], KW = p->k[2];                                                \
+        const V low = LOW;                                                                       \
+        const __m512i evens = EVENS;                                                             \
+        for (int64_t r = b; r < e; r++) {                                                        \
+            int64_t h0 = r % OH * p->s[1] - p->pb[1];                                            \
+            int64_t hlo = h0 >= 0 ? 0 : -h0, hhi = H - h0 < KH ? H - h0 : KH;                    \
+            const T *xp = x + r / OH * H * W - p->pb[2];                                         \
+            T *yr = y + r * OW;                                                                  \
+            for (int64_t c0 = 0, c = 0; c0 < OW; c0 += (L), c++) {                               \
+                V m = low, nan = (V)_mm512_setzero_si512();                                      \
+                const uint64_t(*k)[2] = mk + c * KW;                                             \
+                for (int64_t kh = hlo; kh < hhi; kh++) {                                         \
+                    const T *row = xp + (h0 + kh) * W + c0 * (SW);                               \
+                    V mr = low;                                                                  \
+                    if (KW == 3) /* the common width, unrolled: 0.026 -> 0.023 ms */                 \
+                        for (int64_t kw = 0; kw < 3; kw++)                                       \
+                            mr = MAX(TAP(row + kw, k[kw], SW, low, evens), mr, &nan);            \
+                    else                                                                         \
+                        for (int64_t kw = 0; kw < KW; kw++)                                      \
+                            mr = MAX(TAP(row + kw, k[kw], SW, low, evens), mr, &nan);            \
+                    m = MAX(mr, m, &nan); /* mr holds no NaN: a blend of nothing */              \
+                }                                                                                \
+                STORE(yr + c0, m, nan, OW - c0 < (L) ? OW - c0 : (L));                           \
+            }                                                                                    \
+        }                                                                                        \
+    }
+
+#define F32_LOW _mm512_set1_ps(-__builtin_inff())
+#define F32_EVENS \
+    _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
+/* Byte lanes 0, 2, ..., 126 of two vectors (VBMI's byte permute). */
+#define B_EVENS                                                                               \
+    _mm512_set_epi8(126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104, 102, 100, 98,  \
+                    96, 94, 92, 90, 88, 86, 84, 82, 80, 78, 76, 74, 72, 70, 68, 66, 64, 62, 60, \
+                    58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, \
+                    20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0)
+
+DEFINE_ROWS(rows_f32_s1, "avx512f", float, __m512, 16, 1, F32_LOW, F32_EVENS, tap_f32,
+            max_f32, store_f32)
+DEFINE_ROWS(rows_f32_s2, "avx512f", float, __m512, 16, 2, F32_LOW, F32_EVENS, tap_f32,
+            max_f32, store_f32)
+DEFINE_ROWS(rows_i8_s1, "avx512f,avx512bw", int8_t, __m512i, 64, 1, _mm512_set1_epi8(INT8_MIN),
+            _mm512_setzero_si512(), tap_b_s1, max_i8, store_b)
+DEFINE_ROWS(rows_u8_s1, "avx512f,avx512bw", uint8_t, __m512i, 64, 1, _mm512_setzero_si512(),
+            _mm512_setzero_si512(), tap_b_s1, max_u8, store_b)
+DEFINE_ROWS(rows_i8_s2, "avx512f,avx512bw,avx512vbmi", int8_t, __m512i, 64, 2,
+            _mm512_set1_epi8(INT8_MIN), B_EVENS, tap_b_s2, max_i8, store_b)
+DEFINE_ROWS(rows_u8_s2, "avx512f,avx512bw,avx512vbmi", uint8_t, __m512i, 64, 2,
+            _mm512_setzero_si512(), B_EVENS, tap_b_s2, max_u8, store_b)
+
+void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const q8_maxpool_x86_args *a = arg;
+    const q8_pool_params *p = a->p;
+    uint64_t mk[MP_MAX_MASKS][2];
+    masks_of(p, lanes_of(p->dtype), mk);
+    const uint64_t(*m)[2] = (const uint64_t(*)[2])mk;
+    bool s1 = p->s[2] == 1;
+    if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
+    else if (p->dtype == Q8_I8) (s1 ? rows_i8_s1 : rows_i8_s2)(p, a->x, a->y, begin, end, m);
+    else (s1 ? rows_u8_s1 : rows_u8_s2)(p, a->x, a->y, begin, end, m);
+}
+
+#else
+
+void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)arg, (void)begin, (void)end, (void)thread;
+}
+
+#endif
