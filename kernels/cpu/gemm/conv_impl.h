@@ -77,6 +77,9 @@ typedef struct conv_planes_args {
     float *planes;
 } conv_planes_args;
 void q8_conv_planes_range(void *arg, int64_t begin, int64_t end, int thread); /* channels */
+/* How many of the s[0] s[1] s[2] stride phases a kernel tap reads: only
+ * those planes are built. */
+int64_t q8_conv_phases_read(const q8_conv_geom *G);
 
 /* A band of the planes of a 2-D conv with one group: rows [b0, b1) of each
  * (channel, phase) plane, at dst + (channel * nph + phase) * band_plane. */

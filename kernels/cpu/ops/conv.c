@@ -70,7 +70,7 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     conv_mode mode = CONV_IM2COL;
     shift_geometry(&geo, ph, &nprime, &direct);
     bool shift_ok = shift_pays(p->m, grp, p->kg, out_sp, geo.out[0] * geo.out[1], nprime,
-                               p->c * geo.s[0] * geo.s[1] * geo.s[2] * ph[0] * ph[1] * ph[2]);
+                               p->c * q8_conv_phases_read(&geo) * ph[0] * ph[1] * ph[2]);
     /* One input channel per group but many outputs from it (an STFT front
      * end: one channel, 258 filters) is a real GEMM: M rows fill whole
      * micro-kernel tiles and its columns split over threads, where the
