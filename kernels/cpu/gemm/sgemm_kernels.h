@@ -49,6 +49,9 @@ typedef struct q8_sgemm_kernel {
     q8_sgemm_ukr_fn ukr;
     q8_sgemm_ukr_rows_fn ukr_rows;  /* optional */
     q8_sgemm_ukr_epi_fn ukr_epi;    /* optional */
+    /* optional: ukr's first nr/2 columns only (pb's steps still nr floats),
+     * the same bits there; for a last panel of <= nr/2 columns */
+    q8_sgemm_ukr_fn ukr_half;
     bool epi_hswish;                /* ukr_epi applies HardSwish too */
     q8_sgemm_dots_fn dots;
     q8_sgemm_axpys_fn axpys;
