@@ -220,9 +220,12 @@ int64_t q8_conv_phases_read(const q8_conv_geom *G) {
     return n;
 }
 
-/* The stride-phase planes of one channel (nph planes of cp->plane floats). */
-static inline void build_planes(const q8_conv_params *p, const conv_prep *cp, const float *xc,
-                                float *pl) {
+/* The stride-phase planes of one channel (nph planes of cp->plane floats).
+ * Always inlined: into the callers' clones (Q8_CLONES), so its copies use
+ * their vectors. Called out of line it was baseline x86-64 code, a third
+ * of a depthwise layer's time (96 x 97x97 3x3: 0.364 -> 0.316 ms). */
+static inline __attribute__((always_inline)) void
+build_planes(const q8_conv_params *p, const conv_prep *cp, const float *xc, float *pl) {
     const q8_conv_geom *G = &p->geo;
     const bool zeroed = zero_whole(cp);
     for (int64_t fd = 0; fd < G->s[0]; fd++)
