@@ -1834,6 +1834,42 @@ Test(math_prelu, channel_slope) {
     cr_assert(strstr(err.msg, "does not broadcast to X shape 5"), "%s", err.msg);
 }
 
+/* PRelu's vector loops (one slope per row, and a slope per element) on rows
+ * longer than a vector with a tail, with -0, +-inf, NaN and denormals in X
+ * and zero / negative slopes: the values of x < 0 ? x * s : x, bit for bit
+ * (a NaN only where the reference has one). */
+Test(math_prelu, vector_rows_special_values) {
+    enum { C = 3, W = 37, N = 2 * C * W };
+    q8t_rng r = q8t_seed(38);
+    float x[N], s_row[C], s_elem[C * W], want[N];
+    q8t_fill(&r, x, N, -3, 3);
+    const float specials[] = {-0.0f, 0.0f, -INFINITY, INFINITY, NAN, -1e-40f, 1e-40f};
+    for (int i = 0; i < N; i += 5) x[i] = specials[(i / 5) % 7];
+    q8t_fill(&r, s_elem, C * W, -2, 2);
+    s_row[0] = 0.0f, s_row[1] = -0.5f, s_row[2] = 0.25f;
+    for (int i = 0; i < C * W; i += 7) s_elem[i] = i % 2 ? -0.0f : 0.0f;
+    for (int form = 0; form < 2; form++) {
+        const float *s = form ? s_elem : s_row;
+        for (int i = 0; i < N; i++) {
+            float sv = form ? s_elem[i % (C * W)] : s_row[(i / W) % C];
+            want[i] = x[i] < 0 ? x[i] * sv : x[i];
+        }
+        q8t_in ins[2] = {{"x", Q8_F32, 3, {2, C, W}, NULL},
+                         {"s", Q8_F32, 2, {C, form ? W : 1}, NULL}};
+        const void *data[2] = {x, s};
+        void *out[1];
+        q8_tensor_info info;
+        q8_error err;
+        cr_assert_eq(run_op("PRelu", ins, 2, data, NULL, 0, 1, out, &info, &err), Q8_OK, "%s",
+                     err.msg);
+        const float *y = out[0];
+        for (int i = 0; i < N; i++)
+            cr_assert(isnan(want[i]) ? isnan(y[i]) : memcmp(&y[i], &want[i], 4) == 0,
+                      "form %d [%d]: x %g got %g want %g", form, i, x[i], y[i], want[i]);
+        free(out[0]);
+    }
+}
+
 /* ---------- legacy broadcast (opset < 7) ---------- */
 
 static void a_bcast_axis1(q8_graph *g) {
