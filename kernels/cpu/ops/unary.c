@@ -1,12 +1,12 @@
 /* The unary elementwise family on the CPU (semantics and params:
  * src/core/ops/unary.h): run switches once per chunk and runs a plain loop.
  *
- * Math is libm's (erff, tanhf, ...) except Exp and Sigmoid, which use the
- * vectorizable q8_expf_fast (fastexp.h, within 2 ulp). */
+ * Math is libm's (erff, logf, ...) except Exp, Sigmoid and Tanh, which use
+ * the vectorizable forms of vmath.h (within 2.5 ulp). */
 #include "clones.h"
 #include "ew_kernels.h"
-#include "fastexp.h"
 #include "ops/unary.h"
+#include "vmath.h"
 
 typedef struct unary_args {
     const void *x;
@@ -72,6 +72,53 @@ PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float 
     }
 }
 
+/* The ops with a vector form, cloned per ISA like piecewise_f32. This file
+ * is built with -fno-trapping-math -fno-math-errno -ffp-contract=off
+ * (CMakeLists.txt): the selects in vmath.h vectorize, sqrtf, floorf and
+ * nearbyintf become vector instructions, and every clone rounds alike (an
+ * optimize attribute here instead kept vmath.h's functions from being
+ * inlined). Exact ops keep their bits; Exp and Sigmoid keep fastexp.h's
+ * (the same steps); Tanh was libm's tanhf, one call per element (56x ONNX
+ * Runtime's time on 1x64x64x64). */
+#define MAP(EXPR)                                                                         \
+    for (int64_t i = 0; i < n; i++) {                                                     \
+        float v = x[i];                                                                   \
+        y[i] = (EXPR);                                                                    \
+    }                                                                                     \
+    break;
+
+Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
+                                             int64_t n, float al, float be) {
+    switch (k) {
+    case Q8_UNARY_SIGMOID: MAP(q8_vsigmoid(v))
+    case Q8_UNARY_EXP: MAP(q8_vexp(v))
+    case Q8_UNARY_TANH: MAP(q8_vtanh(v))
+    case Q8_UNARY_SQRT: MAP(sqrtf(v))
+    case Q8_UNARY_ABS: MAP(fabsf(v))
+    case Q8_UNARY_NEG: MAP(-v)
+    case Q8_UNARY_RECIPROCAL: MAP(1.0f / v)
+    case Q8_UNARY_FLOOR: MAP(floorf(v))
+    case Q8_UNARY_CEIL: MAP(ceilf(v))
+    case Q8_UNARY_ROUND: MAP(nearbyintf(v)) /* default rounding: half to even */
+    case Q8_UNARY_SIGN: MAP(v > 0 ? 1.0f : v < 0 ? -1.0f : v)
+    case Q8_UNARY_SOFTSIGN: MAP(isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v)))
+    /* NaN propagates (the comparisons alone would make it 0) */
+    case Q8_UNARY_THRESHOLDED_RELU: MAP(v > al || v != v ? v : 0.0f)
+    default: /* Q8_UNARY_SHRINK */
+        MAP(v < -al ? v + be : v > al ? v - be : v != v ? v : 0.0f)
+    }
+}
+
+static bool is_mapped(q8_unary_kind k) {
+    switch (k) {
+    case Q8_UNARY_SIGMOID: case Q8_UNARY_EXP: case Q8_UNARY_TANH: case Q8_UNARY_SQRT:
+    case Q8_UNARY_ABS: case Q8_UNARY_NEG: case Q8_UNARY_RECIPROCAL: case Q8_UNARY_FLOOR:
+    case Q8_UNARY_CEIL: case Q8_UNARY_ROUND: case Q8_UNARY_SIGN: case Q8_UNARY_SOFTSIGN:
+    case Q8_UNARY_THRESHOLDED_RELU: case Q8_UNARY_SHRINK: return true;
+    default: return false;
+    }
+}
+
 #define LOOP(T, EXPR)                                                                     \
     {                                                                                     \
         const T *x = a->x;                                                                \
@@ -86,6 +133,10 @@ PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float 
 static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     const unary_args *a = arg;
     const float al = a->p->alpha, be = a->p->beta, ga = a->p->gamma;
+    if (is_mapped(a->p->kind)) {
+        mapped_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
+        return;
+    }
     switch (a->p->kind) {
     case Q8_UNARY_RELU:
     case Q8_UNARY_LEAKY_RELU:
@@ -93,28 +144,13 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_HARD_SWISH:
         piecewise_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
         break;
-    case Q8_UNARY_SIGMOID:
-        Q8_MAP4(q8_sigmoid4, (const float *)a->x + b, (float *)a->y + b, e - b);
-        break;
-    case Q8_UNARY_TANH: LOOP(float, tanhf(v))
     case Q8_UNARY_ELU: LOOP(float, v < 0 ? al * expm1f(v) : v)
     case Q8_UNARY_SELU: LOOP(float, v > 0 ? ga * v : ga * al * expm1f(v))
     case Q8_UNARY_ERF: LOOP(float, erff(v))
     case Q8_UNARY_GELU: LOOP(float, geluf(v))
     case Q8_UNARY_GELU_TANH: LOOP(float, gelu_tanhf(v))
-    case Q8_UNARY_SQRT: LOOP(float, sqrtf(v))
-    case Q8_UNARY_EXP: Q8_MAP4(q8_exp4, (const float *)a->x + b, (float *)a->y + b, e - b); break;
     case Q8_UNARY_LOG: LOOP(float, logf(v))
-    case Q8_UNARY_ABS: LOOP(float, fabsf(v))
-    case Q8_UNARY_NEG: LOOP(float, -v)
-    case Q8_UNARY_RECIPROCAL: LOOP(float, 1.0f / v)
-    case Q8_UNARY_FLOOR: LOOP(float, floorf(v))
-    case Q8_UNARY_CEIL: LOOP(float, ceilf(v))
-    case Q8_UNARY_ROUND: LOOP(float, nearbyintf(v))  /* default rounding: half to even */
-    case Q8_UNARY_SIGN: LOOP(float, v > 0 ? 1.0f : v < 0 ? -1.0f : v)
     case Q8_UNARY_SOFTPLUS: LOOP(float, softplusf(v))
-    case Q8_UNARY_SOFTSIGN:
-        LOOP(float, isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v)))
     case Q8_UNARY_SIN: LOOP(float, sinf(v))
     case Q8_UNARY_COS: LOOP(float, cosf(v))
     case Q8_UNARY_TAN: LOOP(float, tanf(v))
@@ -127,9 +163,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_ACOSH: LOOP(float, acoshf(v))
     case Q8_UNARY_ATANH: LOOP(float, atanhf(v))
     /* NaN propagates (the comparisons alone would make it 0) */
-    case Q8_UNARY_THRESHOLDED_RELU: LOOP(float, v > al || v != v ? v : 0.0f)
     case Q8_UNARY_CELU: LOOP(float, v > 0 || v != v ? v : al * expm1f(v / al))
-    case Q8_UNARY_SHRINK: LOOP(float, v < -al ? v + be : v > al ? v - be : v != v ? v : 0.0f)
     default: Q8_ASSERT(!"unary: bad kind for float32");
     }
 }

@@ -1,0 +1,81 @@
+/* exp, sigmoid and tanh of one float, written branch-free in plain C
+ * (selects, integer views of the bits) so that a loop calling them is
+ * vectorized by the compiler in each clone (Q8_CLONES: 16 lanes with
+ * AVX-512), where the vector-extension forms of fastexp.h stay 4 lanes wide.
+ * Build the loops with no-trapping-math (or GCC keeps the selects as
+ * branches) and fp-contract=off: every clone and a scalar tail then round
+ * each step alike, so a value never depends on where it was computed.
+ *
+ * q8_vexp and q8_vsigmoid are fastexp.h's q8_exp4 and q8_sigmoid4 lane by
+ * lane (the same operations in the same order: the same bits, within 1.21
+ * and 2.41 ulp of the exact values). q8_vtanh is rnn.c's tanh4 likewise. */
+#ifndef Q8_KERNELS_CPU_VMATH_H
+#define Q8_KERNELS_CPU_VMATH_H
+
+#include <stdint.h>
+#include <string.h>
+
+static inline int32_t q8_vm_bits(float f) {
+    int32_t i;
+    memcpy(&i, &f, 4);
+    return i;
+}
+
+static inline float q8_vm_float(int32_t i) {
+    float f;
+    memcpy(&f, &i, 4);
+    return f;
+}
+
+/* Cody-Waite reduction x = n ln2 + r, a degree-7 Taylor polynomial for e^r,
+ * the scale 2^n applied in two exact halves (subnormal results round once).
+ * NaN stays NaN; overflow gives inf, underflow 0. */
+static inline float q8_vexp(float x) {
+    const float magic = 12582912.0f; /* 1.5 * 2^23: x + magic has round(x) in its low bits */
+    int num = x == x;
+    float xc = x > 89.0f ? 89.0f : x;
+    xc = xc < -104.0f ? -104.0f : xc;
+    xc = num ? xc : 0.0f;
+    float t = xc * 1.44269504088896341f + magic;
+    int32_t n = q8_vm_bits(t) - q8_vm_bits(magic);
+    float nf = t - magic;
+    float r = xc - nf * 0.693145751953125f; /* exact: ln2_hi has 16 bits */
+    r = r - nf * 1.428606765330187045e-06f;
+    float p = 1.0f / 5040;
+    p = p * r + 1.0f / 720;
+    p = p * r + 1.0f / 120;
+    p = p * r + 1.0f / 24;
+    p = p * r + 1.0f / 6;
+    p = p * r + 0.5f;
+    p = p * r + 1.0f;
+    p = p * r + 1.0f;
+    int32_t n1 = n >> 1, n2 = n - n1; /* each in [-76, 65]: 2^k is normal */
+    float s1 = q8_vm_float((n1 + 127) << 23), s2 = q8_vm_float((n2 + 127) << 23);
+    return num ? p * s1 * s2 : x;
+}
+
+/* 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: exp never overflows. */
+static inline float q8_vsigmoid(float v) {
+    float e = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */
+    return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
+}
+
+/* The odd Taylor polynomial to x^11 below |x| = 0.25 (truncation < 1e-10
+ * relative), else (1 - e) / (1 + e) with e = exp(-2|x|) (no overflow;
+ * 1 - e >= 0.39, no cancellation); then x's sign. NaN stays NaN, +-inf
+ * gives +-1. */
+static inline float q8_vtanh(float x) {
+    float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float e = q8_vexp(-2.0f * a);
+    float big = (1.0f - e) / (1.0f + e);
+    float a2 = a * a;
+    float p = -1382.0f / 155925;
+    p = p * a2 + 62.0f / 2835;
+    p = p * a2 - 17.0f / 315;
+    p = p * a2 + 2.0f / 15;
+    p = p * a2 - 1.0f / 3;
+    float t = a < 0.25f ? a + a * a2 * p : big;
+    return q8_vm_float(q8_vm_bits(t) | (q8_vm_bits(x) & INT32_MIN));
+}
+
+#endif
