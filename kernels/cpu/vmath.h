@@ -8,7 +8,8 @@
  *
  * q8_vexp and q8_vsigmoid are fastexp.h's q8_exp4 and q8_sigmoid4 lane by
  * lane (the same operations in the same order: the same bits, within 1.21
- * and 2.41 ulp of the exact values). q8_vtanh is rnn.c's tanh4 likewise. */
+ * and 2.41 ulp of the exact values). q8_vtanh is rnn.c's tanh4 likewise.
+ * q8_verf is its own (tests/test_ops_math.c bounds its error). */
 #ifndef Q8_KERNELS_CPU_VMATH_H
 #define Q8_KERNELS_CPU_VMATH_H
 
@@ -76,6 +77,39 @@ static inline float q8_vtanh(float x) {
     p = p * a2 - 1.0f / 3;
     float t = a < 0.25f ? a + a * a2 * p : big;
     return q8_vm_float(q8_vm_bits(t) | (q8_vm_bits(x) & INT32_MIN));
+}
+
+/* erf: |x| < 0.875, x P(x^2) (degree 6, fitted: 1.3e-7 relative in float);
+ * above, 1 - erfc with erfc(a) = e^(-a^2) g(1/a) / a, g a degree-10
+ * polynomial in 1/a - 0.696 fitted on [0.875, 4] (7.4e-8 relative in
+ * float; erfc <= 0.22 there, so 1 - erfc adds no cancellation). From 4 on
+ * the result rounds to 1. Then x's sign; NaN stays NaN. */
+static inline float q8_verf(float x) {
+    float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float ac = a < 4.0f ? a : 4.0f;
+    float z = ac * ac;
+    float p = 8.694668076e-05f;
+    p = p * z - 8.215561882e-04f;
+    p = p * z + 5.207134641e-03f;
+    p = p * z - 2.686174006e-02f;
+    p = p * z + 1.128373583e-01f;
+    p = p * z - 3.761263625e-01f;
+    p = p * z + 1.128379167e+00f;
+    float t = 1.0f / ac, s = t - 0.6964285714f;
+    float g = 2.061431845e-02f;
+    g = g * s - 3.197332946e-02f;
+    g = g * s + 2.239429556e-02f;
+    g = g * s - 5.387486050e-03f;
+    g = g * s - 1.732926309e-02f;
+    g = g * s + 4.337090096e-02f;
+    g = g * s - 6.132943789e-02f;
+    g = g * s + 5.224636237e-02f;
+    g = g * s + 1.194288339e-02f;
+    g = g * s - 1.707744337e-01f;
+    g = g * s + 4.772864008e-01f;
+    float r = ac < 0.875f ? ac * p : 1.0f - q8_vexp(-z) * g * t;
+    r = x == x ? r : x;
+    return q8_vm_float(q8_vm_bits(r) | (q8_vm_bits(x) & INT32_MIN));
 }
 
 #endif
