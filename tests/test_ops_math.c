@@ -1489,7 +1489,7 @@ static const struct {
     {"Elu", d_elu, -10, 5, 3e-7f, 0, a_elu},
     {"Selu", d_selu, -10, 5, 3e-7f, 0, NULL},
     {"Erf", erf, -4, 4, 3e-7f, 0, NULL},
-    {"Gelu", d_gelu, -12, 6, 2e-7f, 1e-30f, NULL},
+    {"Gelu", d_gelu, -12, 6, 4e-7f, 1e-30f, NULL}, /* vmath.h's: <= 4 ulp, below */
     {"Gelu", d_gelu_t, -6, 6, 2e-7f, 1e-30f, a_gelu_tanh},
     {"Sqrt", sqrt, 0, 100, 2e-7f, 0, NULL},
     {"Exp", exp, -80, 80, 3e-7f, 0, NULL},
@@ -1627,11 +1627,13 @@ Test(math_unary, fast_exp_accuracy) {
     cr_assert_eq(q8_sigmoidf_fast(-0.0f), 0.5f);
 }
 
-/* Exp, Sigmoid, Tanh and Erf run as vectorized loops over vmath.h: over a
- * dense sample of all floats (every 4099th bit pattern), as ops, Exp and
- * Sigmoid give fastexp.h's bits (checked above), and Tanh and Erf are
- * within 3 ulp of the exact values, +-1 at +-inf, NaN at NaN, -0 at -0. */
-Test(math_unary, vector_exp_sigmoid_tanh_erf) {
+/* Exp, Sigmoid, Tanh, Erf and Gelu run as vectorized loops over vmath.h:
+ * over a dense sample of all floats (every 4099th bit pattern), as ops, Exp
+ * and Sigmoid give fastexp.h's bits (checked above), Tanh and Erf are within
+ * 3 ulp of the exact values (+-1 at +-inf, NaN at NaN, -0 at -0), Gelu
+ * within 4 ulp where its result is a normal float (from x = -13.2 down it
+ * is subnormal: within 1e-44 there). */
+Test(math_unary, vector_exp_sigmoid_tanh_erf_gelu) {
     const int64_t n = (int64_t)(0xFFFFFFFFull / 4099) + 1;
     float *x = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
@@ -1641,8 +1643,8 @@ Test(math_unary, vector_exp_sigmoid_tanh_erf) {
     x[0] = -0.0f, x[1] = INFINITY, x[2] = -INFINITY, x[3] = NAN;
     q8t_in in = {"x", Q8_F32, 1, {n}, NULL};
     const void *data[1] = {x};
-    const char *ops[4] = {"Exp", "Sigmoid", "Tanh", "Erf"};
-    for (int o = 0; o < 4; o++) {
+    const char *ops[5] = {"Exp", "Sigmoid", "Tanh", "Erf", "Gelu"};
+    for (int o = 0; o < 5; o++) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
@@ -1657,13 +1659,26 @@ Test(math_unary, vector_exp_sigmoid_tanh_erf) {
                 cr_assert(isnan(want) ? isnan(y[i]) : memcmp(&y[i], &want, 4) == 0,
                           "%s(%a) = %a, want %a", ops[o], x[i], y[i], want);
             } else {
-                double e = ulp_err(y[i], o == 2 ? tanh((double)x[i]) : erf((double)x[i]));
+                double xd = x[i], want = o == 2   ? tanh(xd)
+                                         : o == 3 ? erf(xd)
+                                                  : 0.5 * xd * erfc(-xd * 0.70710678118654752440);
+                if (o == 4 && isinf(xd)) want = xd > 0 ? xd : -0.0;
+                if (o == 4 && fabs(want) < FLT_MIN) {
+                    cr_assert(fabs(y[i] - want) <= 1e-44, "Gelu(%a) = %a, want %a", x[i], y[i],
+                              want);
+                    continue;
+                }
+                double e = ulp_err(y[i], want);
                 if (e > worst) worst = e, at = x[i];
             }
         }
         if (o >= 2) {
-            cr_assert(worst <= 3.0, "%s: %.3f ulp at %a", ops[o], worst, at);
-            cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == 1 && y[2] == -1 && isnan(y[3]));
+            cr_assert(worst <= (o == 4 ? 4.0 : 3.0), "%s: %.3f ulp at %a", ops[o], worst, at);
+            if (o < 4)
+                cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == 1 && y[2] == -1 && isnan(y[3]));
+            else
+                cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == INFINITY && y[2] == 0 &&
+                          signbit(y[2]) && isnan(y[3]));
         }
         free(out[0]);
     }

@@ -16,13 +16,16 @@
 #include <stdint.h>
 #include <string.h>
 
-static inline int32_t q8_vm_bits(float f) {
+/* Always inlined: a call per element is neither vectorized nor cheap. */
+#define Q8_VM_INLINE static inline __attribute__((always_inline))
+
+Q8_VM_INLINE int32_t q8_vm_bits(float f) {
     int32_t i;
     memcpy(&i, &f, 4);
     return i;
 }
 
-static inline float q8_vm_float(int32_t i) {
+Q8_VM_INLINE float q8_vm_float(int32_t i) {
     float f;
     memcpy(&f, &i, 4);
     return f;
@@ -31,7 +34,7 @@ static inline float q8_vm_float(int32_t i) {
 /* Cody-Waite reduction x = n ln2 + r, a degree-7 Taylor polynomial for e^r,
  * the scale 2^n applied in two exact halves (subnormal results round once).
  * NaN stays NaN; overflow gives inf, underflow 0. */
-static inline float q8_vexp(float x) {
+Q8_VM_INLINE float q8_vexp(float x) {
     const float magic = 12582912.0f; /* 1.5 * 2^23: x + magic has round(x) in its low bits */
     int num = x == x;
     float xc = x > 89.0f ? 89.0f : x;
@@ -56,7 +59,7 @@ static inline float q8_vexp(float x) {
 }
 
 /* 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: exp never overflows. */
-static inline float q8_vsigmoid(float v) {
+Q8_VM_INLINE float q8_vsigmoid(float v) {
     float e = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */
     return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
@@ -65,7 +68,7 @@ static inline float q8_vsigmoid(float v) {
  * relative), else (1 - e) / (1 + e) with e = exp(-2|x|) (no overflow;
  * 1 - e >= 0.39, no cancellation); then x's sign. NaN stays NaN, +-inf
  * gives +-1. */
-static inline float q8_vtanh(float x) {
+Q8_VM_INLINE float q8_vtanh(float x) {
     float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
     float e = q8_vexp(-2.0f * a);
     float big = (1.0f - e) / (1.0f + e);
@@ -79,12 +82,29 @@ static inline float q8_vtanh(float x) {
     return q8_vm_float(q8_vm_bits(t) | (q8_vm_bits(x) & INT32_MIN));
 }
 
+/* g(t) = erfc(a) e^(a^2) a for t = 1/a, a in [0.875, 10]: a degree-12
+ * polynomial in t - 0.621 (fitted; 7.6e-8 relative in float). */
+Q8_VM_INLINE float q8_verfc_g(float t) {
+    float s = t - 0.6214285714f, g = -7.271962459e-02f;
+    g = g * s + 4.625838122e-02f;
+    g = g * s + 5.468018944e-02f;
+    g = g * s - 6.993673431e-02f;
+    g = g * s + 4.298237417e-02f;
+    g = g * s - 2.224700200e-02f;
+    g = g * s - 9.156979832e-03f;
+    g = g * s + 4.952986289e-02f;
+    g = g * s - 7.893913924e-02f;
+    g = g * s + 7.323287402e-02f;
+    g = g * s - 2.072843584e-03f;
+    g = g * s - 1.715737246e-01f;
+    return g * s + 4.901375732e-01f;
+}
+
 /* erf: |x| < 0.875, x P(x^2) (degree 6, fitted: 1.3e-7 relative in float);
- * above, 1 - erfc with erfc(a) = e^(-a^2) g(1/a) / a, g a degree-10
- * polynomial in 1/a - 0.696 fitted on [0.875, 4] (7.4e-8 relative in
- * float; erfc <= 0.22 there, so 1 - erfc adds no cancellation). From 4 on
- * the result rounds to 1. Then x's sign; NaN stays NaN. */
-static inline float q8_verf(float x) {
+ * above, 1 - erfc with erfc(a) = e^(-a^2) g(1/a) / a (erfc <= 0.22 there,
+ * so 1 - erfc adds no cancellation). From 4 on the result rounds to 1.
+ * Then x's sign; NaN stays NaN. */
+Q8_VM_INLINE float q8_verf(float x) {
     float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
     float ac = a < 4.0f ? a : 4.0f;
     float z = ac * ac;
@@ -95,21 +115,66 @@ static inline float q8_verf(float x) {
     p = p * z + 1.128373583e-01f;
     p = p * z - 3.761263625e-01f;
     p = p * z + 1.128379167e+00f;
-    float t = 1.0f / ac, s = t - 0.6964285714f;
-    float g = 2.061431845e-02f;
-    g = g * s - 3.197332946e-02f;
-    g = g * s + 2.239429556e-02f;
-    g = g * s - 5.387486050e-03f;
-    g = g * s - 1.732926309e-02f;
-    g = g * s + 4.337090096e-02f;
-    g = g * s - 6.132943789e-02f;
-    g = g * s + 5.224636237e-02f;
-    g = g * s + 1.194288339e-02f;
-    g = g * s - 1.707744337e-01f;
-    g = g * s + 4.772864008e-01f;
-    float r = ac < 0.875f ? ac * p : 1.0f - q8_vexp(-z) * g * t;
+    float t = 1.0f / ac;
+    float r = ac < 0.875f ? ac * p : 1.0f - q8_vexp(-z) * q8_verfc_g(t) * t;
     r = x == x ? r : x;
     return q8_vm_float(q8_vm_bits(r) | (q8_vm_bits(x) & INT32_MIN));
+}
+
+/* e^(-x^2 / 2) without the rounding of x^2: x = xh + xl with xh the top 12
+ * bits, so xh^2 (the exponent's bulk) and 2 xh xl, xl^2 are exact; e^ of
+ * the small rest (|.| <= 2^-12 x^2 / 2 <= 0.04) by its degree-4 Taylor
+ * polynomial. A rounded x^2 costs x^2 / 2 ulp (8e-6 relative at x = -12,
+ * where Gelu's result is 1e-32). */
+Q8_VM_INLINE float q8_vexp_neg_half_sq(float x) {
+    float xh = q8_vm_float(q8_vm_bits(x) & (int32_t)0xFFFFF000);
+    float xl = x - xh;
+    float hi = xh * xh, lo = (xh + xh) * xl + xl * xl;
+    float n = -0.5f * lo;
+    float e = 1.0f / 24;
+    e = e * n + 1.0f / 6;
+    e = e * n + 0.5f;
+    e = e * n + 1.0f;
+    e = e * n + 1.0f;
+    return q8_vexp(-0.5f * hi) * e;
+}
+
+/* Gelu, 0.5 x (1 + erf(x / sqrt 2)), from a = |x| / sqrt 2 and erfc(a)
+ * with e^(-a^2) taken from x itself (q8_vexp_neg_half_sq): below a = 0.875,
+ * erfc(a) = e^(-a^2) k(a), k a degree-9 polynomial in a - 0.4375 (fitted;
+ * 1.5e-7 relative in float), above e^(-a^2) g(1/a) / a. x < 0: 0.5 x
+ * erfc(a) (0.5 x / a = -1/sqrt 2 above 0.875; below x = -14.4 the result
+ * rounds to -0). x >= 0: 0.5 x (1 + a P(a^2)), q8_verf's polynomial, below
+ * 0.875, else 0.5 x (2 - erfc(a)). NaN stays NaN, +-inf give +inf and -0. */
+Q8_VM_INLINE float q8_vgelu(float x) {
+    float ax = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    ax = ax < 14.4f ? ax : 14.4f;
+    float a = ax * 0.70710678118654752f, z = a * a;
+    float e = q8_vexp_neg_half_sq(ax);
+    float s = a - 0.4375f;
+    float k = -3.357234999e-03f;
+    k = k * s + 8.106036038e-03f;
+    k = k * s - 1.718138618e-02f;
+    k = k * s + 3.740314016e-02f;
+    k = k * s - 7.672291927e-02f;
+    k = k * s + 1.460939981e-01f;
+    k = k * s - 2.557096301e-01f;
+    k = k * s + 4.040464829e-01f;
+    k = k * s - 5.603350747e-01f;
+    k = k * s + 6.491932507e-01f;
+    float t = 1.0f / a, eg = e * q8_verfc_g(t); /* erfc(a) a, above 0.875 */
+    float p = 8.694668076e-05f;
+    p = p * z - 8.215561882e-04f;
+    p = p * z + 5.207134641e-03f;
+    p = p * z - 2.686174006e-02f;
+    p = p * z + 1.128373583e-01f;
+    p = p * z - 3.761263625e-01f;
+    p = p * z + 1.128379167e+00f;
+    float near = x < 0.0f ? 0.5f * x * e * k : 0.5f * x * (1.0f + a * p);
+    float far = x < 0.0f ? (x > -14.4f ? -0.70710678118654752f * eg : -0.0f)
+                         : 0.5f * x * (2.0f - eg * t);
+    float r = a < 0.875f ? near : far;
+    return x == x ? r : x;
 }
 
 #endif

@@ -14,16 +14,12 @@ typedef struct unary_args {
     const q8_unary_params *p;
 } unary_args;
 
-/* Gelu is computed in double: in float, rounding the argument alone costs
- * ~1e-6 relative error in the negative tail, where the result is a tiny
- * fraction of x. 0.5 x (1 + erf(x / sqrt 2)) = 0.5 x erfc(-x / sqrt 2)
- * avoids the cancellation of 1 + erf; the tanh form is rewritten as
- * 0.5 x (1 + tanh u) = x / (1 + exp(-2u)) for the same reason. */
-static inline float geluf(float v) {
-    if (isinf(v)) return v > 0 ? v : -0.0f;
-    return (float)(0.5 * v * erfc(-v * 0.70710678118654752440));
-}
-
+/* Gelu's tanh form is computed in double: in float, rounding the argument
+ * alone costs ~1e-6 relative error in the negative tail, where the result
+ * is a tiny fraction of x; 0.5 x (1 + tanh u) is rewritten as
+ * x / (1 + exp(-2u)) to avoid the cancellation of 1 + tanh. (The erf form,
+ * the default, is vmath.h's q8_vgelu, which takes e^(-x^2 / 2) from x
+ * exactly.) */
 static inline float gelu_tanhf(float v) {
     if (isinf(v)) return v > 0 ? v : -0.0f;
     double x = v, u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
@@ -94,6 +90,7 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
     case Q8_UNARY_EXP: MAP(q8_vexp(v))
     case Q8_UNARY_TANH: MAP(q8_vtanh(v))
     case Q8_UNARY_ERF: MAP(q8_verf(v))
+    case Q8_UNARY_GELU: MAP(q8_vgelu(v))
     case Q8_UNARY_SQRT: MAP(sqrtf(v))
     case Q8_UNARY_ABS: MAP(fabsf(v))
     case Q8_UNARY_NEG: MAP(-v)
@@ -113,7 +110,7 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
 static bool is_mapped(q8_unary_kind k) {
     switch (k) {
     case Q8_UNARY_SIGMOID: case Q8_UNARY_EXP: case Q8_UNARY_TANH: case Q8_UNARY_ERF:
-    case Q8_UNARY_SQRT:
+    case Q8_UNARY_GELU: case Q8_UNARY_SQRT:
     case Q8_UNARY_ABS: case Q8_UNARY_NEG: case Q8_UNARY_RECIPROCAL: case Q8_UNARY_FLOOR:
     case Q8_UNARY_CEIL: case Q8_UNARY_ROUND: case Q8_UNARY_SIGN: case Q8_UNARY_SOFTSIGN:
     case Q8_UNARY_THRESHOLDED_RELU: case Q8_UNARY_SHRINK: return true;
@@ -148,7 +145,6 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
         break;
     case Q8_UNARY_ELU: LOOP(float, v < 0 ? al * expm1f(v) : v)
     case Q8_UNARY_SELU: LOOP(float, v > 0 ? ga * v : ga * al * expm1f(v))
-    case Q8_UNARY_GELU: LOOP(float, geluf(v))
     case Q8_UNARY_GELU_TANH: LOOP(float, gelu_tanhf(v))
     case Q8_UNARY_LOG: LOOP(float, logf(v))
     case Q8_UNARY_SOFTPLUS: LOOP(float, softplusf(v))
