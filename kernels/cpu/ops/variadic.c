@@ -3,21 +3,30 @@
  * local accumulator: every input is read at a block's positions before the
  * output is written there, so the output may share a buffer with any
  * input. */
+#include "clones.h"
 #include "ew_kernels.h"
 
 #define BLOCK 256
 
 enum { V_MAX, V_MIN, V_SUM, V_MEAN };
 
-/* Float max/min propagate NaN from either side. */
-#define VMAXF(a, b) ((a) > (b) || (a) != (a) ? (a) : (b))
-#define VMINF(a, b) ((a) < (b) || (a) != (a) ? (a) : (b))
+/* Float max/min propagate NaN from either side. Bitwise '|', not '||': the
+ * short circuit was a branch per element, and the loops stayed scalar (Max
+ * with a per-channel constant at 2x ONNX Runtime's time); this file is also
+ * built without trapping math (CMakeLists.txt) so that the selects vectorize. */
+#define VMAXF(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
+#define VMINF(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
 #define VMAX(a, b) ((a) > (b) ? (a) : (b))
 #define VMIN(a, b) ((a) < (b) ? (a) : (b))
 #define VADD(a, b) ((a) + (b))
 
-#define VAR_ROW(NAME, T, OP, FINAL)                                                        \
-    static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,       \
+#define VAR_ROW(NAME, T, OP, FINAL) VAR_ROW_A(NAME, T, OP, FINAL, )
+/* Float rows are cloned per ISA (Max with a per-channel constant: 0.064 ->
+ * 0.039 ms on 1x64x64x64, ORT 0.035); the integer ones are rare and stay
+ * single (the clones of every integer type cost 140 KB of code). */
+#define VAR_ROW_F(NAME, T, OP, FINAL) VAR_ROW_A(NAME, T, OP, FINAL, Q8_CLONES)
+#define VAR_ROW_A(NAME, T, OP, FINAL, ATTR)                                                \
+    ATTR static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,       \
                      const void *ctx) {                                                   \
         const q8_bcast *p = ctx;                                                          \
         T *o = o_, acc[BLOCK];                                                            \
@@ -40,11 +49,11 @@ enum { V_MAX, V_MIN, V_SUM, V_MEAN };
     VAR_ROW(max_##S, T, VMAX, acc[i])                                                     \
     VAR_ROW(min_##S, T, VMIN, acc[i])
 #define MAXMIN_ROWS_F(E, T, S, W)                                                          \
-    VAR_ROW(max_##S, T, VMAXF, acc[i])                                                    \
-    VAR_ROW(min_##S, T, VMINF, acc[i])
+    VAR_ROW_F(max_##S, T, VMAXF, acc[i])                                                  \
+    VAR_ROW_F(min_##S, T, VMINF, acc[i])
 #define SUM_ROWS(E, T, S, W)                                                               \
-    VAR_ROW(sum_##S, T, VADD, acc[i])                                                     \
-    VAR_ROW(mean_##S, T, VADD, acc[i] / (T)p->n_in)
+    VAR_ROW_F(sum_##S, T, VADD, acc[i])                                                   \
+    VAR_ROW_F(mean_##S, T, VADD, acc[i] / (T)p->n_in)
 Q8_EW_INTS(MAXMIN_ROWS)
 Q8_EW_FLOATS(MAXMIN_ROWS_F)
 Q8_EW_FLOATS(SUM_ROWS)
