@@ -689,6 +689,52 @@ Test(pool, maxpool_random_geometries) {
     }
 }
 
+/* AveragePool, the AVX-512 loops against the portable ones, bit for bit:
+ * random 2-D geometries (strides 1 and 2 along W, pads, ceil_mode,
+ * count_include_pad), inputs with -0, +-inf and NaN among them. */
+Test(pool, avgpool_same_bits_as_portable) {
+    q8t_rng r = q8t_seed(78);
+    const int64_t widths[] = {1, 5, 15, 16, 17, 29, 40, 65};
+    for (int it = 0; it < 40; it++) {
+        pool_case c = {.op = "AveragePool", .dt = Q8_F32, .nd = 4, .opset = 11,
+                       .has_s = true, .has_pads = true, .nk = 2};
+        c.dims[0] = 1;
+        c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
+        c.dims[2] = 1 + (int64_t)(q8t_next(&r) % 9);
+        c.dims[3] = widths[q8t_next(&r) % 8];
+        for (int i = 0; i < 2; i++) {
+            c.k[i] = 1 + (int64_t)(q8t_next(&r) % 4);
+            if (c.k[i] > c.dims[2 + i]) c.k[i] = c.dims[2 + i];
+            c.s[i] = 1 + (int64_t)(q8t_next(&r) % 2);
+            c.pads[i] = (int64_t)(q8t_next(&r) % (uint64_t)c.k[i]);
+            c.pads[2 + i] = (int64_t)(q8t_next(&r) % (uint64_t)c.k[i]);
+        }
+        c.ceil = (int)(q8t_next(&r) % 2);
+        c.cip = (int)(q8t_next(&r) % 2);
+        int64_t n = q8t_numel(c.dims, 4);
+        float *x = rand_buf(500 + (uint64_t)it, n, -4, 4);
+        const float sp[] = {-0.0f, INFINITY, -INFINITY, NAN};
+        for (int64_t i = 0; i < n; i += 7 + it % 5)
+            x[i] = i % 3 ? -0.0f : sp[(i / 7) % 4 * (it % 3 == 0)];
+        const void *data[] = {x};
+        void *out[2][1];
+        q8_tensor_info info[2][1];
+        for (int v = 0; v < 2; v++) {
+            c.impl = v ? "portable" : "auto";
+            run2((q8t_built){pool_build, &c}, data, 1, out[v], info[v]);
+        }
+        int64_t on = q8t_numel(info[0][0].dims, 4);
+        for (int64_t i = 0; i < on; i++) {
+            float a = ((float *)out[0][0])[i], b = ((float *)out[1][0])[i];
+            cr_assert(isnan(a) ? isnan(b) : memcmp(&a, &b, 4) == 0,
+                      "case %d [%lld]: %a against the portable %a", it, (long long)i, a, b);
+        }
+        free(out[0][0]);
+        free(out[1][0]);
+        free(x);
+    }
+}
+
 Test(pool, maxpool_nan) {
     float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
     pool_case c = {.op = "MaxPool",

