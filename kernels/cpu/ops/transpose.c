@@ -8,6 +8,7 @@
 
 #include "ops/transpose.h"
 #include "tensor_util.h"
+#include "transpose_x86.h"
 
 #define TILE 32
 
@@ -19,6 +20,7 @@ typedef struct tile_args {
     int64_t ostride[Q8_MAX_DIMS];   /* dense output strides */
     int64_t jblocks;
     int64_t lchunk, lblocks;        /* the last dim in chunks of lchunk */
+    bool x86;                       /* 4-byte blocks on AVX-512 (transpose_x86.h) */
 } tile_args;
 
 #define TILE_COPY(T)                                                                               \
@@ -81,6 +83,11 @@ static void tile_range(void *arg, int64_t b, int64_t e, int thread) {
             else deinterleave4(sp, dp, dj, l0, l1);
             continue;
         }
+        if (es == 4 && a->x86 && j1 - j0 >= 16 && l1 - l0 >= 16) {
+            q8_transpose4_x86((const uint32_t *)a->src + soff, sl, (uint32_t *)a->dst + doff, dj,
+                              j0, j1, l0, l1);
+            continue;
+        }
         switch (es) {
         case 1: TILE_COPY(uint8_t); break;
         case 2: TILE_COPY(uint16_t); break;
@@ -113,7 +120,8 @@ static void transpose_run(const q8_exec *x, const q8_node *n) {
         q8_tu_strided_copy(x->pool, dst, src, &st);
         return;
     }
-    tile_args a = {.s = &st, .jdim = jdim, .src = src, .dst = dst};
+    tile_args a = {.s = &st, .jdim = jdim, .src = src, .dst = dst,
+                   .x86 = q8_transpose4_x86_ok()};
     q8_row_strides(st.dims, nd, a.ostride);
     a.jblocks = (st.dims[jdim] + TILE - 1) / TILE;
     /* the last dim in chunks of about 64 KiB a task, so that an NHWC image
