@@ -1,8 +1,8 @@
 /* The unary elementwise family on the CPU (semantics and params:
  * src/core/ops/unary.h): run switches once per chunk and runs a plain loop.
  *
- * Math is libm's (logf, expm1f, ...) except Exp, Sigmoid, Tanh and Erf,
- * which use the vectorizable forms of vmath.h (within 3 ulp). */
+ * Math is libm's (logf, sinf, ...) except Exp, Sigmoid, Tanh, Erf, Gelu
+ * and the Elu family, which use the vectorizable forms of vmath.h. */
 #include "clones.h"
 #include "ew_kernels.h"
 #include "ops/unary.h"
@@ -84,13 +84,16 @@ PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float 
     break;
 
 Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
-                                             int64_t n, float al, float be) {
+                                             int64_t n, float al, float be, float ga) {
     switch (k) {
     case Q8_UNARY_SIGMOID: MAP(q8_vsigmoid(v))
     case Q8_UNARY_EXP: MAP(q8_vexp(v))
     case Q8_UNARY_TANH: MAP(q8_vtanh(v))
     case Q8_UNARY_ERF: MAP(q8_verf(v))
     case Q8_UNARY_GELU: MAP(q8_vgelu(v))
+    case Q8_UNARY_ELU: MAP(v < 0 ? al * q8_vexpm1(v) : v)
+    case Q8_UNARY_SELU: MAP(v > 0 ? ga * v : ga * al * q8_vexpm1(v))
+    case Q8_UNARY_CELU: MAP(v > 0 || v != v ? v : al * q8_vexpm1(v / al))
     case Q8_UNARY_SQRT: MAP(sqrtf(v))
     case Q8_UNARY_ABS: MAP(fabsf(v))
     case Q8_UNARY_NEG: MAP(-v)
@@ -110,7 +113,8 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
 static bool is_mapped(q8_unary_kind k) {
     switch (k) {
     case Q8_UNARY_SIGMOID: case Q8_UNARY_EXP: case Q8_UNARY_TANH: case Q8_UNARY_ERF:
-    case Q8_UNARY_GELU: case Q8_UNARY_SQRT:
+    case Q8_UNARY_GELU: case Q8_UNARY_ELU: case Q8_UNARY_SELU: case Q8_UNARY_CELU:
+    case Q8_UNARY_SQRT:
     case Q8_UNARY_ABS: case Q8_UNARY_NEG: case Q8_UNARY_RECIPROCAL: case Q8_UNARY_FLOOR:
     case Q8_UNARY_CEIL: case Q8_UNARY_ROUND: case Q8_UNARY_SIGN: case Q8_UNARY_SOFTSIGN:
     case Q8_UNARY_THRESHOLDED_RELU: case Q8_UNARY_SHRINK: return true;
@@ -133,7 +137,7 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     const unary_args *a = arg;
     const float al = a->p->alpha, be = a->p->beta, ga = a->p->gamma;
     if (is_mapped(a->p->kind)) {
-        mapped_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
+        mapped_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be, ga);
         return;
     }
     switch (a->p->kind) {
@@ -143,8 +147,6 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_HARD_SWISH:
         piecewise_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
         break;
-    case Q8_UNARY_ELU: LOOP(float, v < 0 ? al * expm1f(v) : v)
-    case Q8_UNARY_SELU: LOOP(float, v > 0 ? ga * v : ga * al * expm1f(v))
     case Q8_UNARY_GELU_TANH: LOOP(float, gelu_tanhf(v))
     case Q8_UNARY_LOG: LOOP(float, logf(v))
     case Q8_UNARY_SOFTPLUS: LOOP(float, softplusf(v))
@@ -160,7 +162,6 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_ACOSH: LOOP(float, acoshf(v))
     case Q8_UNARY_ATANH: LOOP(float, atanhf(v))
     /* NaN propagates (the comparisons alone would make it 0) */
-    case Q8_UNARY_CELU: LOOP(float, v > 0 || v != v ? v : al * expm1f(v / al))
     default: Q8_ASSERT(!"unary: bad kind for float32");
     }
 }
