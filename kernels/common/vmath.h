@@ -1,23 +1,29 @@
-/* exp, sigmoid and tanh of one float, written branch-free in plain C
- * (selects, integer views of the bits) so that a loop calling them is
- * vectorized by the compiler in each clone (Q8_CLONES: 16 lanes with
- * AVX-512), where the vector-extension forms of fastexp.h stay 4 lanes wide.
- * Build the loops with no-trapping-math (or GCC keeps the selects as
- * branches) and fp-contract=off: every clone and a scalar tail then round
- * each step alike, so a value never depends on where it was computed.
+/* exp, sigmoid, tanh, erf, Gelu and expm1 of one float, written
+ * branch-free in plain C (selects, integer views of the bits) so that a CPU
+ * loop calling them is vectorized by the compiler in each clone
+ * (Q8_CLONES: 16 lanes with AVX-512), where the vector-extension forms of
+ * fastexp.h stay 4 lanes wide. Build the loops with no-trapping-math (or
+ * GCC keeps the selects as branches) and fp-contract=off: every clone and a
+ * scalar tail then round each step alike, so a value never depends on where
+ * it was computed. The CUDA kernels (unary.cu, built with --fmad=false and
+ * IEEE division) call the same functions: the same bits on the GPU.
  *
  * q8_vexp and q8_vsigmoid are fastexp.h's q8_exp4 and q8_sigmoid4 lane by
  * lane (the same operations in the same order: the same bits, within 1.21
  * and 2.41 ulp of the exact values). q8_vtanh is rnn.c's tanh4 likewise.
  * q8_verf is its own (tests/test_ops_math.c bounds its error). */
-#ifndef Q8_KERNELS_CPU_VMATH_H
-#define Q8_KERNELS_CPU_VMATH_H
+#ifndef Q8_KERNELS_COMMON_VMATH_H
+#define Q8_KERNELS_COMMON_VMATH_H
 
 #include <stdint.h>
 #include <string.h>
 
 /* Always inlined: a call per element is neither vectorized nor cheap. */
+#ifdef __CUDACC__
+#define Q8_VM_INLINE static __host__ __device__ __forceinline__
+#else
 #define Q8_VM_INLINE static inline __attribute__((always_inline))
+#endif
 
 Q8_VM_INLINE int32_t q8_vm_bits(float f) {
     int32_t i;
