@@ -150,31 +150,6 @@ __host__ __device__ static inline float q8cu_expf(float x) {
 #endif
 }
 
-/* kernels/cpu/fastexp.h q8_exp4 on one value, operation for operation
- * (Exp and Sigmoid use it on the CPU). */
-__host__ __device__ static inline float q8cu_exp_fast(float x) {
-    if (x != x) return x;
-    float xc = x > 89.0f ? 89.0f : x;
-    xc = xc < -104.0f ? -104.0f : xc;
-    const float magic = 12582912.0f;
-    float t = xc * 1.44269504088896341f + magic;
-    int32_t n = (int32_t)(q8cu_f2u(t) - q8cu_f2u(magic));
-    float nf = t - magic;
-    float r = xc - nf * 0.693145751953125f;
-    r = r - nf * 1.428606765330187045e-06f;
-    float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    int32_t n1 = n >> 1, n2 = n - n1;
-    float s1 = q8cu_u2f((uint32_t)(n1 + 127) << 23), s2 = q8cu_u2f((uint32_t)(n2 + 127) << 23);
-    return p * s1 * s2;
-}
-
 /* IEEE single division, never contracted or approximated. */
 __host__ __device__ static inline float q8cu_div(float a, float b) {
 #ifdef __CUDA_ARCH__

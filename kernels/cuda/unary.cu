@@ -2,20 +2,13 @@
  * Tanh, Gelu, Erf, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Clip) on float32,
  * and Relu / Clip on int8 (the quantized path, exact). The formulas are
  * those of kernels/cpu/ops/unary.c and clip.c, written in the same forms
- * (HardSwish piecewise so that -inf gives -0; Exp and Sigmoid with the
- * CPU's polynomial exp; Tanh, Erf and Gelu the CPU's own functions,
- * kernels/common/vmath.h: all these match it exactly); Log and the tanh
+ * (HardSwish piecewise so that -inf gives -0; Exp, Sigmoid, Tanh, Erf and
+ * Gelu the CPU's own functions, kernels/common/vmath.h: all these match it
+ * exactly); Log and the tanh
  * form of Gelu (in double) are CUDA's math library, a few ulp from glibc's
  * at most. One thread per element; in place is safe. */
 #include "common.cuh"
 #include "vmath.h"
-
-/* kernels/cpu/fastexp.h q8_sigmoid4: e = exp(-|v|), one division */
-__host__ __device__ static inline float sigmoidf_(float v) {
-    if (v != v) return v;
-    float e = q8cu_exp_fast(-fabsf(v));
-    return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
-}
 
 __host__ __device__ static inline float gelu_tanhf_(float v) {
     if (isinf(v)) return v > 0 ? v : -0.0f;
@@ -38,7 +31,7 @@ __host__ __device__ static inline void unary_elem(const q8cu_unary_args *p, int6
     switch (p->kind) {
     case Q8CU_U_RELU: r = v < 0 ? 0.0f : v; break;
     case Q8CU_U_LEAKY_RELU: r = v < 0 ? al * v : v; break;
-    case Q8CU_U_SIGMOID: r = sigmoidf_(v); break;
+    case Q8CU_U_SIGMOID: r = q8_vsigmoid(v); break;
     case Q8CU_U_HARD_SIGMOID:
         h = al * v + be;
         r = h < 0 ? 0.0f : h > 1 ? 1.0f : h;
@@ -52,7 +45,7 @@ __host__ __device__ static inline void unary_elem(const q8cu_unary_args *p, int6
     case Q8CU_U_GELU_TANH: r = gelu_tanhf_(v); break;
     case Q8CU_U_ERF: r = q8_verf(v); break;
     case Q8CU_U_SQRT: r = sqrtf(v); break;
-    case Q8CU_U_EXP: r = q8cu_exp_fast(v); break;
+    case Q8CU_U_EXP: r = q8_vexp(v); break;
     case Q8CU_U_LOG: r = logf(v); break;
     case Q8CU_U_ABS: r = fabsf(v); break;
     case Q8CU_U_NEG: r = -v; break;

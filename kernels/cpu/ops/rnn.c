@@ -7,7 +7,8 @@
 #include <string.h>
 
 #include "cpu_op.h"
-#include "fastexp.h"
+#include "clones.h"
+#include "vmath.h"
 #include "ops/rnn.h"
 #include "sgemm.h"
 
@@ -133,60 +134,37 @@ static size_t rnn_scratch(const q8_graph *g, const q8_node *n, const void *prep,
 
 /* ---- activations ---- */
 
-/* tanh of 4 floats: the odd Taylor polynomial to x^11 below |x| = 0.25
- * (truncation < 1e-10 relative), else (1 - e) / (1 + e) with
- * e = exp(-2|x|) (never overflows; 1 - e >= 0.39, so no cancellation);
- * then the sign of x. NaN stays NaN, +-inf gives +-1. libm's tanhf per
- * element was most of an LSTM's time. */
-static inline q8_v4f tanh4(q8_v4f x) {
-    const q8_v4i sign_bit = (q8_v4i)q8_v4_splat(-0.0f);
-    q8_v4f a = (q8_v4f)((q8_v4i)x & ~sign_bit);
-    q8_v4f e = q8_exp4(-2.0f * a);
-    q8_v4f big = (1.0f - e) / (1.0f + e);
-    q8_v4f a2 = a * a;
-    q8_v4f p = q8_v4_splat(-1382.0f / 155925);
-    p = p * a2 + 62.0f / 2835;
-    p = p * a2 - 17.0f / 315;
-    p = p * a2 + 2.0f / 15;
-    p = p * a2 - 1.0f / 3;
-    q8_v4f t = q8_v4_sel(a < 0.25f, a + a * a2 * p, big);
-    return (q8_v4f)((q8_v4i)t | ((q8_v4i)x & sign_bit));
-}
-
-/* v[i] = fn(v[i]) in blocks of 4, the tail through the same code. */
-#define Q8_RNN_V4_LOOP(fn)                                                                 \
-    do {                                                                                   \
-        for (; i + 4 <= n; i += 4) {                                                       \
-            q8_v4f x_;                                                                     \
-            memcpy(&x_, v + i, sizeof x_);                                                 \
-            x_ = fn(x_);                                                                   \
-            memcpy(v + i, &x_, sizeof x_);                                                 \
-        }                                                                                  \
-        for (; i < n; i++) v[i] = fn(q8_v4_splat(v[i]))[0];                                \
-    } while (0)
-
-static void act_apply(const q8_rnn_act *a, float *v, int64_t n) {
+/* The activations, vectorized per ISA: vmath.h's sigmoid, tanh and expm1
+ * (branch-free; rnn.c is built without trapping math or FMA contraction,
+ * CMakeLists.txt, so every clone rounds alike). libm's tanhf per element was
+ * most of an LSTM's time. */
+Q8_CLONES static void act_apply(const q8_rnn_act *a, float *v, int64_t n) {
     float al = a->alpha, be = a->beta;
-    int64_t i = 0;
     switch (a->kind) {
-    case Q8_RNN_ACT_SIGMOID: Q8_RNN_V4_LOOP(q8_sigmoid4); break;
-    case Q8_RNN_ACT_TANH: Q8_RNN_V4_LOOP(tanh4); break;
-    case Q8_RNN_ACT_RELU: for (; i < n; i++) v[i] = v[i] > 0 ? v[i] : 0; break;
-    case Q8_RNN_ACT_AFFINE: for (; i < n; i++) v[i] = al * v[i] + be; break;
-    case Q8_RNN_ACT_LEAKY_RELU: for (; i < n; i++) v[i] = v[i] >= 0 ? v[i] : al * v[i]; break;
-    case Q8_RNN_ACT_THRESHOLDED_RELU: for (; i < n; i++) v[i] = v[i] > al ? v[i] : 0; break;
+    case Q8_RNN_ACT_SIGMOID: for (int64_t i = 0; i < n; i++) v[i] = q8_vsigmoid(v[i]); break;
+    case Q8_RNN_ACT_TANH: for (int64_t i = 0; i < n; i++) v[i] = q8_vtanh(v[i]); break;
+    case Q8_RNN_ACT_RELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] > 0 ? v[i] : 0; break;
+    case Q8_RNN_ACT_AFFINE: for (int64_t i = 0; i < n; i++) v[i] = al * v[i] + be; break;
+    case Q8_RNN_ACT_LEAKY_RELU:
+        for (int64_t i = 0; i < n; i++) v[i] = v[i] >= 0 ? v[i] : al * v[i];
+        break;
+    case Q8_RNN_ACT_THRESHOLDED_RELU:
+        for (int64_t i = 0; i < n; i++) v[i] = v[i] > al ? v[i] : 0;
+        break;
     case Q8_RNN_ACT_SCALED_TANH:
-        for (int64_t k = 0; k < n; k++) v[k] *= be;
-        Q8_RNN_V4_LOOP(tanh4);
-        for (int64_t k = 0; k < n; k++) v[k] *= al;
+        for (int64_t i = 0; i < n; i++) v[i] = al * q8_vtanh(be * v[i]);
         break;
     case Q8_RNN_ACT_HARD_SIGMOID:
-        for (; i < n; i++) v[i] = fminf(fmaxf(al * v[i] + be, 0.0f), 1.0f);
+        for (int64_t i = 0; i < n; i++) v[i] = fminf(fmaxf(al * v[i] + be, 0.0f), 1.0f);
         break;
-    case Q8_RNN_ACT_ELU: for (; i < n; i++) v[i] = v[i] >= 0 ? v[i] : al * expm1f(v[i]); break;
-    case Q8_RNN_ACT_SOFTSIGN: for (; i < n; i++) v[i] = v[i] / (1 + fabsf(v[i])); break;
+    case Q8_RNN_ACT_ELU:
+        for (int64_t i = 0; i < n; i++) v[i] = v[i] >= 0 ? v[i] : al * q8_vexpm1(v[i]);
+        break;
+    case Q8_RNN_ACT_SOFTSIGN:
+        for (int64_t i = 0; i < n; i++) v[i] = v[i] / (1 + fabsf(v[i]));
+        break;
     case Q8_RNN_ACT_SOFTPLUS: /* log(1 + e^x) without overflow */
-        for (; i < n; i++)
+        for (int64_t i = 0; i < n; i++)
             v[i] = v[i] > 0 ? v[i] + log1pf(expf(-v[i])) : log1pf(expf(v[i]));
         break;
     }

@@ -73,9 +73,9 @@ PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float 
  * (CMakeLists.txt): the selects in vmath.h vectorize, sqrtf, floorf and
  * nearbyintf become vector instructions, and every clone rounds alike (an
  * optimize attribute here instead kept vmath.h's functions from being
- * inlined). Exact ops keep their bits; Exp and Sigmoid keep fastexp.h's
- * (the same steps); Tanh was libm's tanhf, one call per element (56x ONNX
- * Runtime's time on 1x64x64x64). */
+ * inlined). Exact ops keep their bits; Exp and Sigmoid keep those of the
+ * 4-lane forms they replace (the same steps); Tanh was libm's tanhf, one
+ * call per element (56x ONNX Runtime's time on 1x64x64x64). */
 #define MAP(EXPR)                                                                         \
     for (int64_t i = 0; i < n; i++) {                                                     \
         float v = x[i];                                                                   \

@@ -66,32 +66,16 @@ size_t q8_conv_dwc_per_thread(const q8_conv_params *p) {
 #if Q8_FEWC_X86
 #include <immintrin.h>
 
+#include "transpose16_avx512.h"
+
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
-/* r[i] lane j <- r[j] lane i. */
+/* r[i] lane j <- r[j] lane i (transpose16_avx512.h, on float lanes). */
 AVX512 static inline __attribute__((always_inline)) void transpose16(__m512 r[16]) {
-    __m512 t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
-        __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
-        r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-        r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-        r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
-        r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
-    }
-    for (int h = 0; h < 2; h++)
-        for (int i = 0; i < 4; i++) {
-            t[h * 8 + i] = _mm512_shuffle_f32x4(r[h * 8 + i], r[h * 8 + 4 + i], 0x88);
-            t[h * 8 + 4 + i] = _mm512_shuffle_f32x4(r[h * 8 + i], r[h * 8 + 4 + i], 0xdd);
-        }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0x88);
-        r[8 + i] = _mm512_shuffle_f32x4(t[i], t[8 + i], 0xdd);
-    }
+    __m512i t[16];
+    for (int i = 0; i < 16; i++) t[i] = _mm512_castps_si512(r[i]);
+    q8_transpose16(t);
+    for (int i = 0; i < 16; i++) r[i] = _mm512_castsi512_ps(t[i]);
 }
 
 /* Channels c0 .. c0 + nc of one image into buf: pixel (r0 + r, c) of the

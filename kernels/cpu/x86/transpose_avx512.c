@@ -7,33 +7,11 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
 
+#include "transpose16_avx512.h"
+
 #define AVX512 __attribute__((target("avx512f")))
 
 bool q8_transpose4_x86_ok(void) { return q8_cpu()->avx512f; }
-
-/* r[i] lane j <- r[j] lane i. */
-AVX512 static inline __attribute__((always_inline)) void transpose16(__m512i r[16]) {
-    __m512i t[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    for (int i = 0; i < 4; i++) {
-        r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-        r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-        r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-    }
-    for (int h = 0; h < 2; h++)
-        for (int i = 0; i < 4; i++) {
-            t[h * 8 + i] = _mm512_shuffle_i32x4(r[h * 8 + i], r[h * 8 + 4 + i], 0x88);
-            t[h * 8 + 4 + i] = _mm512_shuffle_i32x4(r[h * 8 + i], r[h * 8 + 4 + i], 0xdd);
-        }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_i32x4(t[i], t[8 + i], 0x88);
-        r[8 + i] = _mm512_shuffle_i32x4(t[i], t[8 + i], 0xdd);
-    }
-}
 
 AVX512 void q8_transpose4_x86(const uint32_t *s, int64_t sl, uint32_t *d, int64_t dj, int64_t j0,
                               int64_t j1, int64_t l0, int64_t l1) {
@@ -42,7 +20,7 @@ AVX512 void q8_transpose4_x86(const uint32_t *s, int64_t sl, uint32_t *d, int64_
         for (int64_t j = j0; j < jv; j += 16) {
             __m512i v[16];
             for (int i = 0; i < 16; i++) v[i] = _mm512_loadu_si512(s + j + (l + i) * sl);
-            transpose16(v);
+            q8_transpose16(v);
             for (int i = 0; i < 16; i++) _mm512_storeu_si512(d + (j + i) * dj + l, v[i]);
         }
     /* the edges: columns past jv, then rows past lv */
