@@ -1632,8 +1632,9 @@ Test(math_unary, fast_exp_accuracy) {
  * and Sigmoid give vmath.h's scalar bits (checked above), Tanh and Erf are within
  * 3 ulp of the exact values (+-1 at +-inf, NaN at NaN, -0 at -0), Gelu
  * within 4 ulp where its result is a normal float (from x = -13.2 down it
- * is subnormal: within 1e-44 there), Elu (expm1 below 0) within 3 ulp. */
-Test(math_unary, vector_exp_sigmoid_tanh_erf_gelu_elu) {
+ * is subnormal: within 1e-44 there), Elu (expm1 below 0) and Log (NaN below
+ * 0, subnormals included) within 3 ulp. */
+Test(math_unary, vector_transcendentals) {
     const int64_t n = (int64_t)(0xFFFFFFFFull / 4099) + 1;
     float *x = malloc(sizeof(float) * (size_t)n);
     for (int64_t i = 0; i < n; i++) {
@@ -1643,8 +1644,8 @@ Test(math_unary, vector_exp_sigmoid_tanh_erf_gelu_elu) {
     x[0] = -0.0f, x[1] = INFINITY, x[2] = -INFINITY, x[3] = NAN;
     q8t_in in = {"x", Q8_F32, 1, {n}, NULL};
     const void *data[1] = {x};
-    const char *ops[6] = {"Exp", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu"};
-    for (int o = 0; o < 6; o++) {
+    const char *ops[7] = {"Exp", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu", "Log"};
+    for (int o = 0; o < 7; o++) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
@@ -1662,6 +1663,7 @@ Test(math_unary, vector_exp_sigmoid_tanh_erf_gelu_elu) {
                 double xd = x[i], want = o == 2   ? tanh(xd)
                                          : o == 3 ? erf(xd)
                                          : o == 5 ? (xd < 0 ? expm1(xd) : xd)
+                                         : o == 6 ? log(xd)
                                                   : 0.5 * xd * erfc(-xd * 0.70710678118654752440);
                 if (o == 4 && isinf(xd)) want = xd > 0 ? xd : -0.0;
                 if (o == 4 && fabs(want) < FLT_MIN) {
@@ -1678,6 +1680,8 @@ Test(math_unary, vector_exp_sigmoid_tanh_erf_gelu_elu) {
             if (o == 5)
                 cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == INFINITY && y[2] == -1 &&
                           isnan(y[3]));
+            else if (o == 6)
+                cr_assert(y[0] == -INFINITY && y[1] == INFINITY && isnan(y[2]) && isnan(y[3]));
             else if (o < 4)
                 cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == 1 && y[2] == -1 && isnan(y[3]));
             else

@@ -81,6 +81,38 @@ Q8_VM_INLINE float q8_vexpm1(float x) {
     return ax < 0.5f ? x * p : q8_vexp(x) - 1.0f;
 }
 
+/* Natural log, Cephes' logf: x = m 2^e with m in [sqrt(1/2), sqrt(2)),
+ * log(m) = f - f^2 / 2 + f^3 P(f) for f = m - 1 (degree 8), e ln 2 added in
+ * two parts. Subnormals are scaled by 2^23 first. log(+-0) = -inf, x < 0
+ * and NaN give NaN, log(inf) = inf. */
+Q8_VM_INLINE float q8_vlog(float x) {
+    int sub = (q8_vm_bits(x) & 0x7f800000) == 0;
+    float xs = sub ? x * 8388608.0f : x;
+    int32_t b = q8_vm_bits(xs);
+    int32_t e = ((b >> 23) & 0xff) - 126 - (sub ? 23 : 0);
+    float m = q8_vm_float((b & 0x007fffff) | 0x3f000000); /* [0.5, 1) */
+    int lo = m < 0.707106781186547524f;
+    float f = lo ? m + m - 1.0f : m - 1.0f;
+    float ef = (float)(e - lo), z = f * f;
+    float y = 7.0376836292e-2f;
+    y = y * f - 1.1514610310e-1f;
+    y = y * f + 1.1676998740e-1f;
+    y = y * f - 1.2420140846e-1f;
+    y = y * f + 1.4249322787e-1f;
+    y = y * f - 1.6668057665e-1f;
+    y = y * f + 2.0000714765e-1f;
+    y = y * f - 2.4999993993e-1f;
+    y = y * f + 3.3333331174e-1f;
+    y = y * f * z;
+    y = y + -2.12194440e-4f * ef;
+    y = y + -0.5f * z;
+    float r = f + y;
+    r = r + 0.693359375f * ef;
+    r = x > 0.0f ? r : x == 0.0f ? -__builtin_inff() : __builtin_nanf("");
+    r = x == __builtin_inff() ? x : r;
+    return x == x ? r : x;
+}
+
 /* 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: exp never overflows. */
 Q8_VM_INLINE float q8_vsigmoid(float v) {
     float e = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */

@@ -2,9 +2,9 @@
  * Tanh, Gelu, Erf, Sqrt, Exp, Log, Abs, Neg, Reciprocal, Clip) on float32,
  * and Relu / Clip on int8 (the quantized path, exact). The formulas are
  * those of kernels/cpu/ops/unary.c and clip.c, written in the same forms
- * (HardSwish piecewise so that -inf gives -0; Exp, Sigmoid, Tanh, Erf and
- * Gelu the CPU's own functions, kernels/common/vmath.h: all these match it
- * exactly); Log and the tanh
+ * (HardSwish piecewise so that -inf gives -0; Exp, Sigmoid, Tanh, Erf,
+ * Gelu and Log the CPU's own functions, kernels/common/vmath.h: all these
+ * match it exactly); the tanh
  * form of Gelu (in double) are CUDA's math library, a few ulp from glibc's
  * at most. One thread per element; in place is safe. */
 #include "common.cuh"
@@ -46,7 +46,7 @@ __host__ __device__ static inline void unary_elem(const q8cu_unary_args *p, int6
     case Q8CU_U_ERF: r = q8_verf(v); break;
     case Q8CU_U_SQRT: r = sqrtf(v); break;
     case Q8CU_U_EXP: r = q8_vexp(v); break;
-    case Q8CU_U_LOG: r = logf(v); break;
+    case Q8CU_U_LOG: r = q8_vlog(v); break;
     case Q8CU_U_ABS: r = fabsf(v); break;
     case Q8CU_U_NEG: r = -v; break;
     case Q8CU_U_RECIPROCAL: r = q8cu_div(1.0f, v); break;
