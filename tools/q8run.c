@@ -430,11 +430,26 @@ int main(int argc, char **argv) {
         goto done;
     }
     /* Warm-up: caches, page faults, thread start-up, and on the CPU with
-     * threads the six runs that time the pool against one thread
-     * (docs/cli.md, "Threads, by measurement"). */
+     * threads the runs that prime the pool and time it against one thread
+     * (docs/cli.md, "Threads, by measurement": 5 ms of runs, 2 to 16 of
+     * them, then 9): at least 6 runs, and with threads on until those are
+     * past (25 runs, or 5 ms + 12 runs' time). Six were too few for a
+     * sub-millisecond model: its timed runs began with the measurements'
+     * runs on one thread. */
     int warm = bench > 0 ? (runs < 3 ? 1 : 6) : 0;
+    bool adaptive = bench > 0 && runs >= 3 && threads != 1 && !fixed_threads &&
+                    device == Q8_DEVICE_CPU;
     q8_status rs = Q8_OK;
-    for (int i = 0; i < warm && rs == Q8_OK; i++) rs = q8_session_run(s, &err);
+    double warm_ms = 0, last_ms = 0;
+    int warmed = 0;
+    for (; rs == Q8_OK; warmed++) {
+        if (warmed >= warm && (!adaptive || warmed >= 25 || warm_ms >= 5.0 + 12.0 * last_ms))
+            break;
+        double t0 = q8_cli_now_ms();
+        rs = q8_session_run(s, &err);
+        last_ms = q8_cli_now_ms() - t0;
+        warm_ms += last_ms;
+    }
     /* end to end (inputs in, outputs out), and on the device alone where the
      * backend measures it */
     int dev_runs = 0;
@@ -478,7 +493,7 @@ int main(int argc, char **argv) {
     }
     double top1 = -1;
     if (labels_path && !top1_accuracy(s, model_path, labels_path, &top1, &err)) goto done;
-    if (profile) print_profile(s, runs + warm);
+    if (profile) print_profile(s, runs + warmed);
     q8_memory_info mi;
     q8_session_memory(s, &mi);
     if (bench > 0 && !json)
