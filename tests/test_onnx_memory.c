@@ -132,8 +132,8 @@ static void check_import_peak(bool as_constant) {
         if (q8_onnx_load(path, &g, &err) != Q8_OK) _exit(4);
         long peak = status_kb("VmHWM:");
         int t = q8_graph_find(g, "big");
-        if (t < 0 || ((const float *)g->tensors[t]->data)[BIG_FLOATS - 1] != BIG_FLOATS - 1)
-            _exit(5);
+        const float *big = t < 0 ? NULL : g->tensors[t]->data;
+        if (!big || big[BIG_FLOATS - 1] != (float)(BIG_FLOATS - 1)) _exit(5);
         double x = (double)(peak - before) * 1024 / (double)file;
         fprintf(stderr, "import peak: %.2fx the %zu-byte file\n", x, file);
         _exit(x <= 1.2 ? 0 : 6);

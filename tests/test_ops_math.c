@@ -1632,8 +1632,8 @@ Test(math_unary, fast_exp_accuracy) {
  * and Sigmoid give vmath.h's scalar bits (checked above), Tanh and Erf are within
  * 3 ulp of the exact values (+-1 at +-inf, NaN at NaN, -0 at -0), Gelu
  * within 4 ulp where its result is a normal float (from x = -13.2 down it
- * is subnormal: within 1e-44 there), Elu (expm1 below 0) and Log (NaN below
- * 0, subnormals included) within 3 ulp. */
+ * is subnormal: within 1e-44 there), Elu (expm1 below 0), Log (NaN below 0,
+ * subnormals included) and Softplus within 3 ulp. */
 Test(math_unary, vector_transcendentals) {
     const int64_t n = (int64_t)(0xFFFFFFFFull / 4099) + 1;
     float *x = malloc(sizeof(float) * (size_t)n);
@@ -1644,8 +1644,8 @@ Test(math_unary, vector_transcendentals) {
     x[0] = -0.0f, x[1] = INFINITY, x[2] = -INFINITY, x[3] = NAN;
     q8t_in in = {"x", Q8_F32, 1, {n}, NULL};
     const void *data[1] = {x};
-    const char *ops[7] = {"Exp", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu", "Log"};
-    for (int o = 0; o < 7; o++) {
+    const char *ops[8] = {"Exp", "Sigmoid", "Tanh", "Erf", "Gelu", "Elu", "Log", "Softplus"};
+    for (int o = 0; o < 8; o++) {
         void *out[1];
         q8_tensor_info info;
         q8_error err;
@@ -1664,6 +1664,7 @@ Test(math_unary, vector_transcendentals) {
                                          : o == 3 ? erf(xd)
                                          : o == 5 ? (xd < 0 ? expm1(xd) : xd)
                                          : o == 6 ? log(xd)
+                                         : o == 7 ? (xd > 0 ? xd + log1p(exp(-xd)) : log1p(exp(xd)))
                                                   : 0.5 * xd * erfc(-xd * 0.70710678118654752440);
                 if (o == 4 && isinf(xd)) want = xd > 0 ? xd : -0.0;
                 if (o == 4 && fabs(want) < FLT_MIN) {
@@ -1682,6 +1683,9 @@ Test(math_unary, vector_transcendentals) {
                           isnan(y[3]));
             else if (o == 6)
                 cr_assert(y[0] == -INFINITY && y[1] == INFINITY && isnan(y[2]) && isnan(y[3]));
+            else if (o == 7)
+                cr_assert(y[0] == (float)log(2.0) && y[1] == INFINITY && y[2] == 0 &&
+                          isnan(y[3]));
             else if (o < 4)
                 cr_assert(signbit(y[0]) && y[0] == 0 && y[1] == 1 && y[2] == -1 && isnan(y[3]));
             else

@@ -113,6 +113,18 @@ Q8_VM_INLINE float q8_vlog(float x) {
     return x == x ? r : x;
 }
 
+/* Softplus, log(1 + e^v) = max(v, 0) + log1p(e^-|v|) (no overflow), with
+ * log1p(u) = log(w) - ((w - 1) - u) / w for w = 1 + u rounded: the second
+ * term puts back what rounding 1 + u lost (u below 2^-24 comes out as u
+ * itself). NaN stays NaN, -inf gives 0. */
+Q8_VM_INLINE float q8_vsoftplus(float v) {
+    float u = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */
+    float w = 1.0f + u;
+    float l = q8_vlog(w) - ((w - 1.0f) - u) / w;
+    float r = (v > 0.0f ? v : 0.0f) + l;
+    return v == v ? r : v;
+}
+
 /* 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: exp never overflows. */
 Q8_VM_INLINE float q8_vsigmoid(float v) {
     float e = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/reduce.h"
 
@@ -32,8 +33,8 @@ typedef struct reduce_args {
 #define UPD_SUMSQ(a, v) ((a) + (v) * (v))
 #define UPD_L1(a, v) ((a) + fabs(v))
 #define UPD_PROD(a, v) ((a) * (v))
-#define UPD_MAX(a, v) ((v) > (a) || ((v) != (v)) ? (v) : (a))
-#define UPD_MIN(a, v) ((v) < (a) || ((v) != (v)) ? (v) : (a))
+#define UPD_MAX(a, v) ((((v) > (a)) | ((v) != (v))) ? (v) : (a))
+#define UPD_MIN(a, v) ((((v) < (a)) | ((v) != (v))) ? (v) : (a))
 /* max/min lanes combine with the same rule; a NaN lane wins either way */
 
 #define FIN_ID(a, c) (a)
@@ -44,9 +45,13 @@ typedef struct reduce_args {
 #define LANES 8
 #define BLK 256
 
-#define DEF_FLT(NAME, T, INIT, UPD, COMB, FIN)                                                    \
+/* float32's loops are cloned per ISA (ReduceMean over rows of 64 ran SSE2
+ * code at 2.5x ONNX Runtime's time); reduce.c is built without trapping
+ * math or FMA contraction (CMakeLists.txt), so every clone adds the same
+ * lanes in the same order: the same bits. */
+#define DEF_FLT(NAME, T, INIT, UPD, COMB, FIN, ATTR)                                              \
     /* innermost group reduced: one output element per item */                                 \
-    static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                         \
+    ATTR static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                         \
         const reduce_args *a = arg;                                                            \
         const q8_reduce_params *p = a->p;                                                         \
         const T *x = a->x;                                                                       \
@@ -74,7 +79,7 @@ typedef struct reduce_args {
         }                                                                                      \
     }                                                                                          \
     /* innermost group kept: a block of up to BLK contiguous outputs per item */               \
-    static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                         \
+    ATTR static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                         \
         const reduce_args *a = arg;                                                            \
         const q8_reduce_params *p = a->p;                                                         \
         const T *x = a->x;                                                                       \
@@ -120,20 +125,20 @@ typedef struct reduce_args {
         }                                                                                      \
     }
 
-#define DEF_KINDS(P, T)                                                                        \
-    DEF_FLT(P##_sum, T, 0.0, UPD_SUM, UPD_SUM, FIN_ID)                                         \
-    DEF_FLT(P##_mean, T, 0.0, UPD_SUM, UPD_SUM, FIN_MEAN)                                      \
-    DEF_FLT(P##_max, T, -INFINITY, UPD_MAX, UPD_MAX, FIN_ID)                                   \
-    DEF_FLT(P##_min, T, INFINITY, UPD_MIN, UPD_MIN, FIN_ID)                                    \
-    DEF_FLT(P##_prod, T, 1.0, UPD_PROD, UPD_PROD, FIN_ID)                                      \
-    DEF_FLT(P##_l1, T, 0.0, UPD_L1, UPD_SUM, FIN_ID)                                           \
-    DEF_FLT(P##_l2, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_SQRT)                                      \
-    DEF_FLT(P##_sumsq, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_ID)                                     \
-    DEF_FLT(P##_logsum, T, 0.0, UPD_SUM, UPD_SUM, FIN_LOG)                                     \
+#define DEF_KINDS(P, T, ATTR)                                                                        \
+    DEF_FLT(P##_sum, T, 0.0, UPD_SUM, UPD_SUM, FIN_ID, ATTR)                                         \
+    DEF_FLT(P##_mean, T, 0.0, UPD_SUM, UPD_SUM, FIN_MEAN, ATTR)                                      \
+    DEF_FLT(P##_max, T, -INFINITY, UPD_MAX, UPD_MAX, FIN_ID, ATTR)                                   \
+    DEF_FLT(P##_min, T, INFINITY, UPD_MIN, UPD_MIN, FIN_ID, ATTR)                                    \
+    DEF_FLT(P##_prod, T, 1.0, UPD_PROD, UPD_PROD, FIN_ID, ATTR)                                      \
+    DEF_FLT(P##_l1, T, 0.0, UPD_L1, UPD_SUM, FIN_ID, ATTR)                                           \
+    DEF_FLT(P##_l2, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_SQRT, ATTR)                                      \
+    DEF_FLT(P##_sumsq, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_ID, ATTR)                                     \
+    DEF_FLT(P##_logsum, T, 0.0, UPD_SUM, UPD_SUM, FIN_LOG, ATTR)                                     \
     DEF_LSE(P##_logsumexp, T)
 
-DEF_KINDS(f, float)
-DEF_KINDS(d, double)
+DEF_KINDS(f, float, Q8_CLONES)
+DEF_KINDS(d, double, )
 
 /* int32 / int64: small shape tensors; plain loops, wrap-around arithmetic. */
 static void int_range(void *arg, int64_t b, int64_t e, int t) {

@@ -1,8 +1,9 @@
 /* The unary elementwise family on the CPU (semantics and params:
  * src/core/ops/unary.h): run switches once per chunk and runs a plain loop.
  *
- * Math is libm's (sinf, log1pf, ...) except Exp, Sigmoid, Tanh, Erf, Gelu,
- * Log and the Elu family, which use the vectorizable forms of vmath.h. */
+ * Math is libm's (sinf, atanf, ...) except Exp, Sigmoid, Tanh, Erf, Gelu,
+ * Log, Softplus and the Elu family, which use the vectorizable forms of
+ * vmath.h. */
 #include "clones.h"
 #include "ew_kernels.h"
 #include "ops/unary.h"
@@ -24,10 +25,6 @@ static inline float gelu_tanhf(float v) {
     if (isinf(v)) return v > 0 ? v : -0.0f;
     double x = v, u = 0.79788456080286535588 * (x + 0.044715 * x * x * x);
     return (float)(x / (1.0 + exp(-2.0 * u)));
-}
-
-static inline float softplusf(float v) {
-    return v > 0 ? v + log1pf(expf(-v)) : log1pf(expf(v));
 }
 
 /* The piecewise activations, cloned per ISA and compiled without trapping
@@ -96,6 +93,7 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
     case Q8_UNARY_CELU: MAP(v > 0 || v != v ? v : al * q8_vexpm1(v / al))
     case Q8_UNARY_SQRT: MAP(sqrtf(v))
     case Q8_UNARY_LOG: MAP(q8_vlog(v))
+    case Q8_UNARY_SOFTPLUS: MAP(q8_vsoftplus(v))
     case Q8_UNARY_ABS: MAP(fabsf(v))
     case Q8_UNARY_NEG: MAP(-v)
     case Q8_UNARY_RECIPROCAL: MAP(1.0f / v)
@@ -115,7 +113,7 @@ static bool is_mapped(q8_unary_kind k) {
     switch (k) {
     case Q8_UNARY_SIGMOID: case Q8_UNARY_EXP: case Q8_UNARY_TANH: case Q8_UNARY_ERF:
     case Q8_UNARY_GELU: case Q8_UNARY_ELU: case Q8_UNARY_SELU: case Q8_UNARY_CELU:
-    case Q8_UNARY_SQRT: case Q8_UNARY_LOG:
+    case Q8_UNARY_SQRT: case Q8_UNARY_LOG: case Q8_UNARY_SOFTPLUS:
     case Q8_UNARY_ABS: case Q8_UNARY_NEG: case Q8_UNARY_RECIPROCAL: case Q8_UNARY_FLOOR:
     case Q8_UNARY_CEIL: case Q8_UNARY_ROUND: case Q8_UNARY_SIGN: case Q8_UNARY_SOFTSIGN:
     case Q8_UNARY_THRESHOLDED_RELU: case Q8_UNARY_SHRINK: return true;
@@ -149,7 +147,6 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
         piecewise_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
         break;
     case Q8_UNARY_GELU_TANH: LOOP(float, gelu_tanhf(v))
-    case Q8_UNARY_SOFTPLUS: LOOP(float, softplusf(v))
     case Q8_UNARY_SIN: LOOP(float, sinf(v))
     case Q8_UNARY_COS: LOOP(float, cosf(v))
     case Q8_UNARY_TAN: LOOP(float, tanf(v))

@@ -14,8 +14,8 @@ enum { V_MAX, V_MIN, V_SUM, V_MEAN };
  * short circuit was a branch per element, and the loops stayed scalar (Max
  * with a per-channel constant at 2x ONNX Runtime's time); this file is also
  * built without trapping math (CMakeLists.txt) so that the selects vectorize. */
-#define VMAXF(a, b) (((a) > (b)) | ((a) != (a)) ? (a) : (b))
-#define VMINF(a, b) (((a) < (b)) | ((a) != (a)) ? (a) : (b))
+#define VMAXF(a, b) ((((a) > (b)) | ((a) != (a))) ? (a) : (b))
+#define VMINF(a, b) ((((a) < (b)) | ((a) != (a))) ? (a) : (b))
 #define VMAX(a, b) ((a) > (b) ? (a) : (b))
 #define VMIN(a, b) ((a) < (b) ? (a) : (b))
 #define VADD(a, b) ((a) + (b))
