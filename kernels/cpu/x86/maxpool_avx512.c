@@ -16,8 +16,10 @@
  * AveragePool's per-lane counts too: at most this many chunks of 16. */
 enum { MP_MAX_MASKS = 256, AVG_MAX_CHUNKS = 32 };
 
+#if MAXPOOL_X86
 /* Output lanes a vector: 16 floats or 64 bytes. */
 static int64_t lanes_of(q8_dtype dt) { return dt == Q8_F32 ? 16 : 64; }
+#endif
 
 bool q8_maxpool_x86_fits(const q8_pool_params *p) {
 #if MAXPOOL_X86
