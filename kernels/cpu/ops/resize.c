@@ -120,14 +120,16 @@ static int hrow_slot(int64_t hoff[2], const int64_t *off, int j, bool *fill) {
  * interpolated along W once into h (w0 x0 + w1 x1, as the per-element
  * formula groups it), and each output row blends two such rows
  * (a0 h0 + a1 h1): the per-element formula's operations in its order, so
- * the same bits. Not Q8_CLONES: its AVX-512 clone would contract the blend
- * into an FMA and round differently; baseline SSE vectors suffice here. */
-static void f32_hrow(const float *xr, const int64_t *ixw, const float *ww, int64_t n, float *h) {
+ * the same bits. Cloned per ISA; resize.c is built without FMA contraction
+ * (CMakeLists.txt), so no clone fuses the blend and every one rounds alike. */
+Q8_CLONES static void f32_hrow(const float *xr, const int64_t *ixw, const float *ww, int64_t n,
+                               float *h) {
     for (int64_t o = 0; o < n; o++)
         h[o] = ww[2 * o] * xr[ixw[2 * o]] + ww[2 * o + 1] * xr[ixw[2 * o + 1]];
 }
 
-static void f32_blend(const float *h0, const float *h1, float a0, float a1, float *y, int64_t n) {
+Q8_CLONES static void f32_blend(const float *h0, const float *h1, float a0, float a1, float *y,
+                                int64_t n) {
     for (int64_t o = 0; o < n; o++) y[o] = a0 * h0[o] + a1 * h1[o];
 }
 
