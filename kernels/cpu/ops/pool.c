@@ -6,29 +6,7 @@
 #include "cpu_op.h"
 #include "maxpool_x86.h"
 #include "ops/pool.h"
-
-static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-/* The taps of output position o along one dim that fall inside the input:
- * kk in [*lo, *hi); *cnt_pad counts the taps inside the padded extent. */
-static inline void taps(const q8_pool_params *p, int j, int64_t o, int64_t *lo, int64_t *hi,
-                        int64_t *cnt_pad) {
-    int64_t start = o * p->s[j] - p->pb[j], d = p->d[j], k = p->k[j], l, h, c;
-    if (d == 1) { /* the common case, without divisions */
-        l = start >= 0 ? 0 : -start;
-        h = p->in[j] - start;
-        c = p->in[j] + p->pe[j] - start;
-    } else {
-        l = start >= 0 ? 0 : ceil_div(-start, d);
-        h = ceil_div(p->in[j] - start, d);
-        c = ceil_div(p->in[j] + p->pe[j] - start, d);
-    }
-    if (h > k) h = k;
-    if (h < l) h = l;
-    *lo = l;
-    *hi = h;
-    *cnt_pad = c > k ? k : c;
-}
+#include "pool_taps.h"
 
 /* A small 2-D plane pooled whole (maxplane_*): its rows padded to wp
  * columns (owr outputs of stride s each: the taps of all rows then form one
@@ -51,12 +29,12 @@ typedef struct pool_args {
 
 /* One work item: one output row (plane nc, od, oh) along W. */
 #define POOL_ROW_PREAMBLE                                               \
-    const q8_pool_params *p = a->p;                                        \
+    const q8_pool_params *p = a->p;                                     \
     int64_t oh = r % p->out[1], od = (r / p->out[1]) % p->out[0];       \
     int64_t nc = r / (p->out[1] * p->out[0]);                           \
     int64_t dlo, dhi, dcnt, hlo, hhi, hcnt;                             \
-    taps(p, 0, od, &dlo, &dhi, &dcnt);                                  \
-    taps(p, 1, oh, &hlo, &hhi, &hcnt);                                  \
+    q8_pool_taps(p, 0, od, &dlo, &dhi, &dcnt);                          \
+    q8_pool_taps(p, 1, oh, &hlo, &hhi, &hcnt);                          \
     int64_t H = p->in[1], W = p->in[2], D = p->in[0];                   \
     int64_t plane = nc * D * H * W;                                     \
     int64_t d0 = od * p->s[0] - p->pb[0], h0 = oh * p->s[1] - p->pb[1]; \
@@ -123,7 +101,7 @@ enum { POOL_CH = 64, POOL_SEG = 4096 };
                     const T *row = x + plane + ((d0 + kd) * H + h0 + kh) * W;                   \
                     const T *b = row + w0;                                                      \
                     if (w0 < 0 || w0 + need > W) { /* padded copy */                            \
-                        int64_t lo = w0 < 0 ? -w0 : 0, hi = W - w0 < need ? W - w0 : need;     \
+                        int64_t lo = w0 < 0 ? -w0 : 0, hi = W - w0 < need ? W - w0 : need;      \
                         if (hi < lo) hi = lo;                                                   \
                         for (int64_t i = 0; i < lo; i++) seg[i] = LOWEST;                       \
                         memcpy(seg + lo, row + w0 + lo, (size_t)(hi - lo) * sizeof(T));         \
@@ -153,7 +131,7 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
  * values goes: the first row holding the window's max wins, and in it the
  * first tap: the bits of the scalar loop. */
 #define DEFINE_MAXPLANE(NAME, T, LOWEST, NANV, IS_F)                                            \
-    NO_TRAPS Q8_CLONES static void NAME(void *arg, int64_t b, int64_t e, int t) {              \
+    NO_TRAPS Q8_CLONES static void NAME(void *arg, int64_t b, int64_t e, int t) {               \
         const pool_args *a = arg;                                                               \
         const q8_pool_params *p = a->p;                                                         \
         const T *x = a->x;                                                                      \
@@ -172,12 +150,12 @@ DEFINE_MAXROW(maxrow_u8, uint8_t, 0, 0, 0)
             }                                                                                   \
             for (int64_t j = 0; j < kw; j++) pp[H * wp + j] = LOWEST;                           \
             for (int64_t g = 0; g < n; g++) hm[g] = LOWEST;                                     \
-            POOL_TAPS_BY_STRIDE(T, IS_F, hm, pp, n, sw, kw);                                   \
+            POOL_TAPS_BY_STRIDE(T, IS_F, hm, pp, n, sw, kw);                                    \
             T *yp = y + pl * OH * OW, *rb = hm + n;                                             \
             for (int64_t oh = 0; oh < OH; oh++) {                                               \
                 int64_t hlo, hhi, hcnt, h0 = oh * p->s[1] - p->pb[1];                           \
-                taps(p, 1, oh, &hlo, &hhi, &hcnt);                                              \
-                /* narrow rows: all owr lanes (whole vectors), then OW of them */              \
+                q8_pool_taps(p, 1, oh, &hlo, &hhi, &hcnt);                                      \
+                /* narrow rows: all owr lanes (whole vectors), then OW of them */               \
                 T *yr = yp + oh * OW, *acc = vw == OW ? yr : rb;                                \
                 for (int64_t o = 0; o < vw; o++) acc[o] = LOWEST;                               \
                 for (int64_t kh = hlo; kh < hhi; kh++) {                                        \
@@ -202,7 +180,7 @@ DEFINE_MAXPLANE(maxplane_u8, uint8_t, 0, 0, 0)
 /* Without Indices: a branch-free running max (maxss for float); a NaN in
  * the window makes the result NaN (as in numpy and PyTorch). With Indices:
  * the first maximum wins (strict '>'), a NaN wins and stays. */
-#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV, ROW)                                                  \
+#define DEFINE_MAXPOOL(NAME, T, LOWEST, NANV, ROW)                                                 \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                                     \
         const pool_args *a = arg;                                                                  \
         const T *x = a->x;                                                                         \
@@ -216,7 +194,7 @@ DEFINE_MAXPLANE(maxplane_u8, uint8_t, 0, 0, 0)
             int64_t dw = p->d[2];                                                                  \
             for (int64_t ow = 0; ow < p->out[2]; ow++) {                                           \
                 int64_t wlo, whi, wcnt;                                                            \
-                taps(p, 2, ow, &wlo, &whi, &wcnt);                                                 \
+                q8_pool_taps(p, 2, ow, &wlo, &whi, &wcnt);                                         \
                 int64_t w0 = ow * p->s[2] - p->pb[2];                                              \
                 T best = LOWEST;                                                                   \
                 if (!a->idx) {                                                                     \
@@ -273,7 +251,7 @@ static void avgpool_f32(void *arg, int64_t b, int64_t e, int t) {
         POOL_ROW_PREAMBLE
         for (int64_t ow = 0; ow < p->out[2]; ow++) {
             int64_t wlo, whi, wcnt;
-            taps(p, 2, ow, &wlo, &whi, &wcnt);
+            q8_pool_taps(p, 2, ow, &wlo, &whi, &wcnt);
             int64_t w0 = ow * p->s[2] - p->pb[2];
             float sum = 0.0f;
             for (int64_t kd = dlo; kd < dhi; kd++) {

@@ -7,12 +7,15 @@
 
 #include <stdint.h>
 
-/* Bits j < n (n <= 32) where 0 <= s + j < iw. */
-static inline uint32_t in_mask(int64_t s, int64_t iw, int64_t n) {
+/* Bits j < n (n <= 64) where 0 <= s + j < iw (also the MaxPool loops'
+ * lane masks, maxpool_avx512.c). */
+static inline uint64_t in_mask(int64_t s, int64_t iw, int64_t n) {
     int64_t lo = -s, hi = iw - s;
     lo = lo < 0 ? 0 : lo > n ? n : lo;
     hi = hi < lo ? lo : hi > n ? n : hi;
-    return (uint32_t)(((1ull << hi) - 1) & ~((1ull << lo) - 1));
+    uint64_t below_hi = hi >= 64 ? ~0ull : (1ull << hi) - 1;
+    uint64_t below_lo = lo >= 64 ? ~0ull : (1ull << lo) - 1;
+    return below_hi & ~below_lo;
 }
 
 /* 16 pixels xr[s + 2j] where the 32 bits of m have their inputs, else +0.

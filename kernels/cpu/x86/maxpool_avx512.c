@@ -4,10 +4,13 @@
 #include "maxpool_x86.h"
 
 #include "cpu_features.h"
+#include "pool_taps.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define MAXPOOL_X86 1
 #include <immintrin.h>
+
+#include "conv_px_avx512.h" /* in_mask */
 #else
 #define MAXPOOL_X86 0
 #endif
@@ -46,16 +49,6 @@ bool q8_maxpool_x86_fits(const q8_pool_params *p) {
 
 #if MAXPOOL_X86
 
-/* Bits j < n (n <= 64) where 0 <= s + j < iw. */
-static inline uint64_t lanes_in(int64_t s, int64_t iw, int64_t n) {
-    int64_t lo = -s, hi = iw - s;
-    lo = lo < 0 ? 0 : lo > n ? n : lo;
-    hi = hi < lo ? lo : hi > n ? n : hi;
-    uint64_t below_hi = hi >= 64 ? ~0ull : (1ull << hi) - 1;
-    uint64_t below_lo = lo >= 64 ? ~0ull : (1ull << lo) - 1;
-    return below_hi & ~below_lo;
-}
-
 /* The valid input lanes of each (chunk c, tap kw): mk[c*KW + kw][0] for the
  * first load of L inputs, [1] for the second (stride 2 reads 2L). */
 static void masks_of(const q8_pool_params *p, int64_t L, uint64_t (*mk)[2]) {
@@ -63,8 +56,8 @@ static void masks_of(const q8_pool_params *p, int64_t L, uint64_t (*mk)[2]) {
     for (int64_t c = 0; c < nch; c++)
         for (int64_t kw = 0; kw < KW; kw++) {
             int64_t s = c * L * sw - p->pb[2] + kw;
-            mk[c * KW + kw][0] = lanes_in(s, W, L);
-            mk[c * KW + kw][1] = sw == 2 ? lanes_in(s + L, W, L) : 0;
+            mk[c * KW + kw][0] = in_mask(s, W, L);
+            mk[c * KW + kw][1] = sw == 2 ? in_mask(s + L, W, L) : 0;
         }
 }
 
@@ -134,10 +127,10 @@ TAP_T("avx512f,avx512bw") void store_b(void *y, __m512i m, __m512i nan, int64_t 
  * the earlier stays on a tie, so the first of equal values in raster order
  * wins, as in one chain over all taps; separate chains run in parallel
  * (one chain of maxps was latency-bound at 2x this time). */
-#define DEFINE_ROWS(NAME, TGT, T, V, L, SW, LOW, EVENS, TAP, MAX, STORE)                          \
+#define DEFINE_ROWS(NAME, TGT, T, V, L, SW, LOW, EVENS, TAP, MAX, STORE)                         \
     __attribute__((target(TGT))) static void NAME(const q8_pool_params *p, const T *x, T *y,     \
-                                                   int64_t b, int64_t e,                          \
-                                                   const uint64_t (*mk)[2]) {                     \
+                                                   int64_t b, int64_t e,                         \
+                                                   const uint64_t (*mk)[2]) {                    \
         const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];                \
         const int64_t KH = p->k[1], KW = p->k[2];                                                \
         const V low = LOW;                                                                       \
@@ -153,7 +146,7 @@ TAP_T("avx512f,avx512bw") void store_b(void *y, __m512i m, __m512i nan, int64_t 
                 for (int64_t kh = hlo; kh < hhi; kh++) {                                         \
                     const T *row = xp + (h0 + kh) * W + c0 * (SW);                               \
                     V mr = low;                                                                  \
-                    if (KW == 3) /* the common width, unrolled: 0.026 -> 0.023 ms */                 \
+                    if (KW == 3) /* the common width, unrolled (0.026 -> 0.023 ms) */            \
                         for (int64_t kw = 0; kw < 3; kw++)                                       \
                             mr = MAX(TAP(row + kw, k[kw], SW, low, evens), mr, &nan);            \
                     else                                                                         \
@@ -170,8 +163,8 @@ TAP_T("avx512f,avx512bw") void store_b(void *y, __m512i m, __m512i nan, int64_t 
 #define F32_EVENS \
     _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30)
 /* Byte lanes 0, 2, ..., 126 of two vectors (VBMI's byte permute). */
-#define B_EVENS                                                                               \
-    _mm512_set_epi8(126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104, 102, 100, 98,  \
+#define B_EVENS                                                                                 \
+    _mm512_set_epi8(126, 124, 122, 120, 118, 116, 114, 112, 110, 108, 106, 104, 102, 100, 98,   \
                     96, 94, 92, 90, 88, 86, 84, 82, 80, 78, 76, 74, 72, 70, 68, 66, 64, 62, 60, \
                     58, 56, 54, 52, 50, 48, 46, 44, 42, 40, 38, 36, 34, 32, 30, 28, 26, 24, 22, \
                     20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0)
@@ -197,9 +190,9 @@ DEFINE_ROWS(rows_u8_s2, "avx512f,avx512bw,avx512vbmi", uint8_t, __m512i, 64, 2,
  * of its time). Integer max is exact in any order: the same bytes. */
 enum { NARROW_MAX_KW = 16 };
 
-#define DEFINE_NARROW(NAME, T, LOWEST, MAX)                                                      \
-    __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void NAME(                     \
-        const q8_pool_params *p, const T *x, T *y, int64_t b, int64_t e) {                       \
+#define DEFINE_NARROW(NAME, T, LOWEST, MAX)                                                     \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void NAME(                    \
+        const q8_pool_params *p, const T *x, T *y, int64_t b, int64_t e) {                      \
         const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
         const int64_t KH = p->k[1], KW = p->k[2];                                               \
         const __m512i low = _mm512_set1_epi8((char)(LOWEST));                                   \
@@ -241,20 +234,19 @@ DEFINE_NARROW(narrow_u8, uint8_t, 0, _mm512_max_epu8)
  * -0), rows outside the input skipped; then / its count, per lane from
  * wvalid (taps inside the input along W) or wpad (inside the padded extent,
  * count_include_pad), as the portable loop does: the same bits. */
-#define DEFINE_AVG_ROWS(NAME, SW)                                                                \
-    __attribute__((target("avx512f"))) static void NAME(                                         \
-        const q8_pool_params *p, const float *x, float *y, int64_t b, int64_t e,                 \
-        const uint64_t (*mk)[2], const float *wvalid, const float *wpad) {                       \
+#define DEFINE_AVG_ROWS(NAME, SW)                                                               \
+    __attribute__((target("avx512f"))) static void NAME(                                        \
+        const q8_pool_params *p, const float *x, float *y, int64_t b, int64_t e,                \
+        const uint64_t (*mk)[2], const float *wvalid, const float *wpad) {                      \
         const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
-        const int64_t KH = p->k[1], KW = p->k[2];                                               \
+        const int64_t KW = p->k[2];                                                             \
         const __m512 zero = _mm512_setzero_ps();                                                \
         const __m512i evens = F32_EVENS;                                                        \
         for (int64_t r = b; r < e; r++) {                                                       \
-            int64_t h0 = r % OH * p->s[1] - p->pb[1];                                           \
-            int64_t hlo = h0 >= 0 ? 0 : -h0, hhi = H - h0 < KH ? H - h0 : KH;                   \
-            if (hhi < hlo) hhi = hlo;                                                           \
-            int64_t hpad = H + p->pe[1] - h0 < KH ? H + p->pe[1] - h0 : KH;                     \
-            const __m512 hv = _mm512_set1_ps((float)(hhi - hlo)), hp = _mm512_set1_ps((float)hpad); \
+            int64_t oh = r % OH, h0 = oh * p->s[1] - p->pb[1], hlo, hhi, hpad;                  \
+            q8_pool_taps(p, 1, oh, &hlo, &hhi, &hpad); /* the portable loop's counts */         \
+            const __m512 hv = _mm512_set1_ps((float)(hhi - hlo));                               \
+            const __m512 hp = _mm512_set1_ps((float)hpad);                                      \
             const float *xp = x + r / OH * H * W - p->pb[2];                                    \
             float *yr = y + r * OW;                                                             \
             for (int64_t c0 = 0, c = 0; c0 < OW; c0 += 16, c++) {                               \
@@ -267,7 +259,8 @@ DEFINE_NARROW(narrow_u8, uint8_t, 0, _mm512_max_epu8)
                 }                                                                               \
                 __m512 cnt = p->include_pad ? _mm512_mul_ps(hp, _mm512_loadu_ps(wpad + c0))     \
                                             : _mm512_mul_ps(hv, _mm512_loadu_ps(wvalid + c0));  \
-                __m512 q = _mm512_maskz_div_ps(_mm512_cmp_ps_mask(cnt, zero, _CMP_GT_OQ), s, cnt); \
+                __mmask16 some = _mm512_cmp_ps_mask(cnt, zero, _CMP_GT_OQ); /* cnt > 0 */       \
+                __m512 q = _mm512_maskz_div_ps(some, s, cnt);                                   \
                 int64_t n = OW - c0 < 16 ? OW - c0 : 16;                                        \
                 _mm512_mask_storeu_ps(yr + c0, (__mmask16)((1u << n) - 1), q);                  \
             }                                                                                   \
@@ -280,12 +273,10 @@ DEFINE_AVG_ROWS(avg_f32_s2, 2)
 /* Per output lane of each chunk: its taps inside the input along W, and
  * inside the padded extent (1 past OW, to keep unused lanes finite). */
 static void avg_counts(const q8_pool_params *p, float *wvalid, float *wpad) {
-    int64_t KW = p->k[2], W = p->in[2], nl = (p->out[2] + 15) / 16 * 16;
+    int64_t nl = (p->out[2] + 15) / 16 * 16;
     for (int64_t o = 0; o < nl; o++) {
-        int64_t start = o * p->s[2] - p->pb[2];
-        int64_t lo = start >= 0 ? 0 : -start, hi = W - start < KW ? W - start : KW;
-        int64_t pad = W + p->pe[2] - start < KW ? W + p->pe[2] - start : KW;
-        if (hi < lo) hi = lo;
+        int64_t lo, hi, pad;
+        q8_pool_taps(p, 2, o, &lo, &hi, &pad);
         wvalid[o] = o < p->out[2] ? (float)(hi - lo) : 1.0f;
         wpad[o] = o < p->out[2] ? (float)pad : 1.0f;
     }
@@ -295,6 +286,12 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const q8_maxpool_x86_args *a = arg;
     const q8_pool_params *p = a->p;
+    if (p->dtype != Q8_F32 && p->in[2] <= 64 && p->out[2] <= 64 && p->k[2] <= NARROW_MAX_KW &&
+        q8_cpu()->avx512vbmi) {
+        if (p->dtype == Q8_I8) narrow_i8(p, a->x, a->y, begin, end);
+        else narrow_u8(p, a->x, a->y, begin, end);
+        return;
+    }
     uint64_t mk[MP_MAX_MASKS][2];
     masks_of(p, lanes_of(p->dtype), mk);
     const uint64_t(*m)[2] = (const uint64_t(*)[2])mk;
@@ -303,12 +300,6 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
         float wvalid[AVG_MAX_CHUNKS * 16], wpad[AVG_MAX_CHUNKS * 16];
         avg_counts(p, wvalid, wpad);
         (s1 ? avg_f32_s1 : avg_f32_s2)(p, a->x, a->y, begin, end, m, wvalid, wpad);
-        return;
-    }
-    if (p->dtype != Q8_F32 && p->in[2] <= 64 && p->out[2] <= 64 && p->k[2] <= NARROW_MAX_KW &&
-        q8_cpu()->avx512vbmi) {
-        if (p->dtype == Q8_I8) narrow_i8(p, a->x, a->y, begin, end);
-        else narrow_u8(p, a->x, a->y, begin, end);
         return;
     }
     if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
