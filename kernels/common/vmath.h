@@ -1,8 +1,8 @@
-/* exp, sigmoid, tanh, erf, Gelu and expm1 of one float, written
- * branch-free in plain C (selects, integer views of the bits) so that a CPU
- * loop calling them is vectorized by the compiler in each clone
- * (Q8_CLONES: 16 lanes with AVX-512), where the vector-extension forms of
- * fastexp.h stay 4 lanes wide. Build the loops with no-trapping-math (or
+/* exp, expm1, log, softplus, sigmoid, tanh, erf and Gelu of one float,
+ * written branch-free in plain C (selects, integer views of the bits) so
+ * that a CPU loop calling them is vectorized by the compiler in each clone
+ * (Q8_CLONES: 16 lanes with AVX-512; the GCC vector-extension forms they
+ * replaced stayed 4 lanes wide). Build the loops with no-trapping-math (or
  * GCC keeps the selects as branches) and fp-contract=off: every clone and a
  * scalar tail then round each step alike, so a value never depends on where
  * it was computed. The CUDA kernels (unary.cu, built with --fmad=false and
@@ -34,6 +34,13 @@ Q8_VM_INLINE float q8_vm_float(int32_t i) {
     float f;
     memcpy(&f, &i, 4);
     return f;
+}
+
+/* |x|, -|x|, and t (not negative) with the sign of x, on the bits. */
+Q8_VM_INLINE float q8_vm_abs(float x) { return q8_vm_float(q8_vm_bits(x) & INT32_MAX); }
+Q8_VM_INLINE float q8_vm_negabs(float x) { return q8_vm_float(q8_vm_bits(x) | INT32_MIN); }
+Q8_VM_INLINE float q8_vm_signed_as(float t, float x) {
+    return q8_vm_float(q8_vm_bits(t) | (q8_vm_bits(x) & INT32_MIN));
 }
 
 /* Cody-Waite reduction x = n ln2 + r, a degree-7 Taylor polynomial for e^r,
@@ -77,7 +84,7 @@ Q8_VM_INLINE float q8_vexpm1(float x) {
     p = p * x + 1.0f / 6;
     p = p * x + 0.5f;
     p = p * x + 1.0f;
-    float ax = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float ax = q8_vm_abs(x);
     return ax < 0.5f ? x * p : q8_vexp(x) - 1.0f;
 }
 
@@ -118,7 +125,7 @@ Q8_VM_INLINE float q8_vlog(float x) {
  * term puts back what rounding 1 + u lost (u below 2^-24 comes out as u
  * itself). NaN stays NaN, -inf gives 0. */
 Q8_VM_INLINE float q8_vsoftplus(float v) {
-    float u = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */
+    float u = q8_vexp(q8_vm_negabs(v)); /* e^-|v| */
     float w = 1.0f + u;
     float l = q8_vlog(w) - ((w - 1.0f) - u) / w;
     float r = (v > 0.0f ? v : 0.0f) + l;
@@ -127,7 +134,7 @@ Q8_VM_INLINE float q8_vsoftplus(float v) {
 
 /* 1 / (1 + e^-v) for v >= 0, e^v / (1 + e^v) below: exp never overflows. */
 Q8_VM_INLINE float q8_vsigmoid(float v) {
-    float e = q8_vexp(q8_vm_float(q8_vm_bits(v) | INT32_MIN)); /* e^-|v| */
+    float e = q8_vexp(q8_vm_negabs(v)); /* e^-|v| */
     return (v >= 0.0f ? 1.0f : e) / (1.0f + e);
 }
 
@@ -136,7 +143,7 @@ Q8_VM_INLINE float q8_vsigmoid(float v) {
  * 1 - e >= 0.39, no cancellation); then x's sign. NaN stays NaN, +-inf
  * gives +-1. */
 Q8_VM_INLINE float q8_vtanh(float x) {
-    float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float a = q8_vm_abs(x);
     float e = q8_vexp(-2.0f * a);
     float big = (1.0f - e) / (1.0f + e);
     float a2 = a * a;
@@ -146,7 +153,7 @@ Q8_VM_INLINE float q8_vtanh(float x) {
     p = p * a2 + 2.0f / 15;
     p = p * a2 - 1.0f / 3;
     float t = a < 0.25f ? a + a * a2 * p : big;
-    return q8_vm_float(q8_vm_bits(t) | (q8_vm_bits(x) & INT32_MIN));
+    return q8_vm_signed_as(t, x);
 }
 
 /* g(t) = erfc(a) e^(a^2) a for t = 1/a, a in [0.875, 10]: a degree-12
@@ -184,14 +191,13 @@ Q8_VM_INLINE float q8_verf_p(float z) {
  * so 1 - erfc adds no cancellation). From 4 on the result rounds to 1.
  * Then x's sign; NaN stays NaN. */
 Q8_VM_INLINE float q8_verf(float x) {
-    float a = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float a = q8_vm_abs(x);
     float ac = a < 4.0f ? a : 4.0f;
     float z = ac * ac;
     float p = q8_verf_p(z);
     float t = 1.0f / ac;
     float r = ac < 0.875f ? ac * p : 1.0f - q8_vexp(-z) * q8_verfc_g(t) * t;
-    r = x == x ? r : x;
-    return q8_vm_float(q8_vm_bits(r) | (q8_vm_bits(x) & INT32_MIN));
+    return q8_vm_signed_as(x == x ? r : x, x);
 }
 
 /* e^(-x^2 / 2) without the rounding of x^2: x = xh + xl with xh the top 12
@@ -220,7 +226,7 @@ Q8_VM_INLINE float q8_vexp_neg_half_sq(float x) {
  * rounds to -0). x >= 0: 0.5 x (1 + a P(a^2)), q8_verf's polynomial, below
  * 0.875, else 0.5 x (2 - erfc(a)). NaN stays NaN, +-inf give +inf and -0. */
 Q8_VM_INLINE float q8_vgelu(float x) {
-    float ax = q8_vm_float(q8_vm_bits(x) & INT32_MAX);
+    float ax = q8_vm_abs(x);
     ax = ax < 14.4f ? ax : 14.4f;
     float a = ax * 0.70710678118654752f, z = a * a;
     float e = q8_vexp_neg_half_sq(ax);

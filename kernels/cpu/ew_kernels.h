@@ -25,10 +25,12 @@
 
 /* A row function for a binary op: out[i] = EXPR with a = in0[i], b = in1[i]
  * (or the broadcast scalar). Each case is a plain loop the compiler can
- * vectorize; both values are read before out[i] is written. */
-#define Q8_EW_BINARY_ROW(NAME, TA, TB, TO, EXPR)                                          \
-    static void NAME(void *o_, const void *const *in_, const int64_t *st, int64_t n,      \
-                     const void *ctx_) {                                                  \
+ * vectorize; both values are read before out[i] is written. The _ATTR form
+ * puts ATTR (e.g. Q8_CLONES) on the function. */
+#define Q8_EW_BINARY_ROW(NAME, TA, TB, TO, EXPR) Q8_EW_BINARY_ROW_ATTR(, NAME, TA, TB, TO, EXPR)
+#define Q8_EW_BINARY_ROW_ATTR(ATTR, NAME, TA, TB, TO, EXPR)                               \
+    ATTR static void NAME(void *o_, const void *const *in_, const int64_t *st, int64_t n, \
+                          const void *ctx_) {                                             \
         TO *o = o_;                                                                       \
         const TA *pa = in_[0];                                                            \
         const TB *pb = in_[1];                                                            \

@@ -49,19 +49,19 @@ typedef struct reduce_args {
  * code at 2.5x ONNX Runtime's time); reduce.c is built without trapping
  * math or FMA contraction (CMakeLists.txt), so every clone adds the same
  * lanes in the same order: the same bits. */
-#define DEF_FLT(NAME, T, INIT, UPD, COMB, FIN, ATTR)                                              \
+#define DEF_FLT(NAME, T, INIT, UPD, COMB, FIN, ATTR)                                           \
     /* innermost group reduced: one output element per item */                                 \
-    ATTR static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                         \
+    ATTR static void NAME##_inner(void *arg, int64_t b, int64_t e, int t) {                    \
         const reduce_args *a = arg;                                                            \
-        const q8_reduce_params *p = a->p;                                                         \
-        const T *x = a->x;                                                                       \
+        const q8_reduce_params *p = a->p;                                                      \
+        const T *x = a->x;                                                                     \
         int64_t len = p->rdims[p->nr - 1], outer = p->red_numel / len;                         \
         for (int64_t o = b; o < e; o++) {                                                      \
             int64_t base = offset_of(o, p->nk, p->kdims, p->kstride);                          \
             double acc[LANES];                                                                 \
             for (int k = 0; k < LANES; k++) acc[k] = (INIT);                                   \
             for (int64_t ro = 0; ro < outer; ro++) {                                           \
-                const T *s = x + base + offset_of(ro, p->nr - 1, p->rdims, p->rstride);    \
+                const T *s = x + base + offset_of(ro, p->nr - 1, p->rdims, p->rstride);        \
                 int64_t i = 0;                                                                 \
                 for (; i + LANES <= len; i += LANES)                                           \
                     for (int k = 0; k < LANES; k++) {                                          \
@@ -75,14 +75,14 @@ typedef struct reduce_args {
             }                                                                                  \
             double r = acc[0];                                                                 \
             for (int k = 1; k < LANES; k++) r = COMB(r, acc[k]);                               \
-            ((T *)a->y)[o] = (T)FIN(r, p->red_numel);                                        \
+            ((T *)a->y)[o] = (T)FIN(r, p->red_numel);                                          \
         }                                                                                      \
     }                                                                                          \
     /* innermost group kept: a block of up to BLK contiguous outputs per item */               \
-    ATTR static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                         \
+    ATTR static void NAME##_outer(void *arg, int64_t b, int64_t e, int t) {                    \
         const reduce_args *a = arg;                                                            \
-        const q8_reduce_params *p = a->p;                                                         \
-        const T *x = a->x;                                                                       \
+        const q8_reduce_params *p = a->p;                                                      \
+        const T *x = a->x;                                                                     \
         int64_t inner = p->nk ? p->kdims[p->nk - 1] : 1;                                       \
         int64_t nblk = (inner + BLK - 1) / BLK;                                                \
         double acc[BLK];                                                                       \
@@ -92,13 +92,13 @@ typedef struct reduce_args {
             int64_t base = c0 + (p->nk ? offset_of(row, p->nk - 1, p->kdims, p->kstride) : 0); \
             for (int64_t j = 0; j < w; j++) acc[j] = (INIT);                                   \
             for (int64_t ri = 0; ri < p->red_numel; ri++) {                                    \
-                const T *s = x + base + offset_of(ri, p->nr, p->rdims, p->rstride);        \
+                const T *s = x + base + offset_of(ri, p->nr, p->rdims, p->rstride);            \
                 for (int64_t j = 0; j < w; j++) {                                              \
                     double v = s[j];                                                           \
                     acc[j] = UPD(acc[j], v);                                                   \
                 }                                                                              \
             }                                                                                  \
-            T *y = (T *)a->y + row * inner + c0;                                                 \
+            T *y = (T *)a->y + row * inner + c0;                                               \
             for (int64_t j = 0; j < w; j++) y[j] = (T)FIN(acc[j], p->red_numel);               \
         }                                                                                      \
     }
@@ -125,16 +125,16 @@ typedef struct reduce_args {
         }                                                                                      \
     }
 
-#define DEF_KINDS(P, T, ATTR)                                                                        \
-    DEF_FLT(P##_sum, T, 0.0, UPD_SUM, UPD_SUM, FIN_ID, ATTR)                                         \
-    DEF_FLT(P##_mean, T, 0.0, UPD_SUM, UPD_SUM, FIN_MEAN, ATTR)                                      \
-    DEF_FLT(P##_max, T, -INFINITY, UPD_MAX, UPD_MAX, FIN_ID, ATTR)                                   \
-    DEF_FLT(P##_min, T, INFINITY, UPD_MIN, UPD_MIN, FIN_ID, ATTR)                                    \
-    DEF_FLT(P##_prod, T, 1.0, UPD_PROD, UPD_PROD, FIN_ID, ATTR)                                      \
-    DEF_FLT(P##_l1, T, 0.0, UPD_L1, UPD_SUM, FIN_ID, ATTR)                                           \
-    DEF_FLT(P##_l2, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_SQRT, ATTR)                                      \
-    DEF_FLT(P##_sumsq, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_ID, ATTR)                                     \
-    DEF_FLT(P##_logsum, T, 0.0, UPD_SUM, UPD_SUM, FIN_LOG, ATTR)                                     \
+#define DEF_KINDS(P, T, ATTR)                                      \
+    DEF_FLT(P##_sum, T, 0.0, UPD_SUM, UPD_SUM, FIN_ID, ATTR)       \
+    DEF_FLT(P##_mean, T, 0.0, UPD_SUM, UPD_SUM, FIN_MEAN, ATTR)    \
+    DEF_FLT(P##_max, T, -INFINITY, UPD_MAX, UPD_MAX, FIN_ID, ATTR) \
+    DEF_FLT(P##_min, T, INFINITY, UPD_MIN, UPD_MIN, FIN_ID, ATTR)  \
+    DEF_FLT(P##_prod, T, 1.0, UPD_PROD, UPD_PROD, FIN_ID, ATTR)    \
+    DEF_FLT(P##_l1, T, 0.0, UPD_L1, UPD_SUM, FIN_ID, ATTR)         \
+    DEF_FLT(P##_l2, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_SQRT, ATTR)    \
+    DEF_FLT(P##_sumsq, T, 0.0, UPD_SUMSQ, UPD_SUM, FIN_ID, ATTR)   \
+    DEF_FLT(P##_logsum, T, 0.0, UPD_SUM, UPD_SUM, FIN_LOG, ATTR)   \
     DEF_LSE(P##_logsumexp, T)
 
 DEF_KINDS(f, float, Q8_CLONES)

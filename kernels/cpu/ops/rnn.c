@@ -6,11 +6,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "cpu_op.h"
 #include "clones.h"
-#include "vmath.h"
+#include "cpu_op.h"
 #include "ops/rnn.h"
 #include "sgemm.h"
+#include "vmath.h"
 
 /* Offsets in the prepare blob of packed weights (0: not packed). */
 typedef struct rnn_prep {

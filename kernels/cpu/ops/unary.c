@@ -27,62 +27,47 @@ static inline float gelu_tanhf(float v) {
     return (float)(x / (1.0 + exp(-2.0 * u)));
 }
 
-/* The piecewise activations, cloned per ISA and compiled without trapping
- * math: a ?: with a multiply in one arm is not if-converted under trapping
- * math, so these ran one element at a time (HardSwish on ppocr_det's
- * 1x16x320x320 tensor: ~3 ns per element). No FMA contraction: every clone
- * rounds alpha * v + beta twice, as the scalar form does (same bits as
- * before, and as the fused forms in fused_act.c). */
-#if defined(__GNUC__) && !defined(__clang__)
-#define PIECEWISE_OPTS __attribute__((optimize("no-trapping-math", "fp-contract=off")))
-#else
-#define PIECEWISE_OPTS
-#endif
-
-PIECEWISE_OPTS Q8_CLONES static void piecewise_f32(q8_unary_kind k, const float *x,
-                                                   float *y, int64_t n, float al,
-                                                   float be) {
-    switch (k) {
-    case Q8_UNARY_RELU:
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? 0.0f : x[i];
-        break;
-    case Q8_UNARY_LEAKY_RELU:
-        for (int64_t i = 0; i < n; i++) y[i] = x[i] < 0 ? al * x[i] : x[i];
-        break;
-    case Q8_UNARY_HARD_SIGMOID:
-        for (int64_t i = 0; i < n; i++) {
-            float h = al * x[i] + be;
-            y[i] = h < 0 ? 0.0f : h > 1 ? 1.0f : h;
-        }
-        break;
-    default: /* Q8_UNARY_HARD_SWISH: piecewise so that -inf gives -0 (as finite
-              * x <= -3 does), not -inf * 0 = NaN */
-        for (int64_t i = 0; i < n; i++) {
-            float v = x[i], h = al * v + be;
-            y[i] = h <= 0 ? -0.0f : h >= 1 ? v : v * h;
-        }
-        break;
-    }
+/* The ops with a vector form, in one function cloned per ISA. This file is
+ * built with -fno-trapping-math -fno-math-errno -ffp-contract=off
+ * (CMakeLists.txt; an optimize attribute here instead kept vmath.h's
+ * functions from being inlined):
+ * - a ?: with a multiply in one arm is not if-converted under trapping
+ *   math, so the piecewise activations ran one element at a time
+ *   (HardSwish on ppocr_det's 1x16x320x320 tensor: ~3 ns per element);
+ * - sqrtf, floorf and nearbyintf become vector instructions, and vmath.h's
+ *   selects vectorize;
+ * - no FMA contraction: every clone rounds alpha * v + beta twice, as the
+ *   scalar form does (the bits of the fused forms in fused_act.c too).
+ * Exact ops keep their bits; Exp and Sigmoid keep those of the 4-lane forms
+ * they replaced (the same steps); Tanh was libm's tanhf, one call per
+ * element (56x ONNX Runtime's time on 1x64x64x64). Returns false for the
+ * kinds left to libm. */
+static inline float hard_sigmoid(float v, float al, float be) {
+    float h = al * v + be;
+    return h < 0 ? 0.0f : h > 1 ? 1.0f : h;
 }
 
-/* The ops with a vector form, cloned per ISA like piecewise_f32. This file
- * is built with -fno-trapping-math -fno-math-errno -ffp-contract=off
- * (CMakeLists.txt): the selects in vmath.h vectorize, sqrtf, floorf and
- * nearbyintf become vector instructions, and every clone rounds alike (an
- * optimize attribute here instead kept vmath.h's functions from being
- * inlined). Exact ops keep their bits; Exp and Sigmoid keep those of the
- * 4-lane forms they replace (the same steps); Tanh was libm's tanhf, one
- * call per element (56x ONNX Runtime's time on 1x64x64x64). */
+/* piecewise so that -inf gives -0 (as finite x <= -3 does), not -inf * 0 =
+ * NaN */
+static inline float hard_swish(float v, float al, float be) {
+    float h = al * v + be;
+    return h <= 0 ? -0.0f : h >= 1 ? v : v * h;
+}
+
 #define MAP(EXPR)                                                                         \
     for (int64_t i = 0; i < n; i++) {                                                     \
         float v = x[i];                                                                   \
         y[i] = (EXPR);                                                                    \
     }                                                                                     \
-    break;
+    return true;
 
-Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
-                                             int64_t n, float al, float be, float ga) {
+Q8_CLONES static bool mapped_f32(q8_unary_kind k, const float *x, float *y, int64_t n,
+                                 float al, float be, float ga) {
     switch (k) {
+    case Q8_UNARY_RELU: MAP(v < 0 ? 0.0f : v)
+    case Q8_UNARY_LEAKY_RELU: MAP(v < 0 ? al * v : v)
+    case Q8_UNARY_HARD_SIGMOID: MAP(hard_sigmoid(v, al, be))
+    case Q8_UNARY_HARD_SWISH: MAP(hard_swish(v, al, be))
     case Q8_UNARY_SIGMOID: MAP(q8_vsigmoid(v))
     case Q8_UNARY_EXP: MAP(q8_vexp(v))
     case Q8_UNARY_TANH: MAP(q8_vtanh(v))
@@ -90,7 +75,6 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
     case Q8_UNARY_GELU: MAP(q8_vgelu(v))
     case Q8_UNARY_ELU: MAP(v < 0 ? al * q8_vexpm1(v) : v)
     case Q8_UNARY_SELU: MAP(v > 0 ? ga * v : ga * al * q8_vexpm1(v))
-    case Q8_UNARY_CELU: MAP(v > 0 || v != v ? v : al * q8_vexpm1(v / al))
     case Q8_UNARY_SQRT: MAP(sqrtf(v))
     case Q8_UNARY_LOG: MAP(q8_vlog(v))
     case Q8_UNARY_SOFTPLUS: MAP(q8_vsoftplus(v))
@@ -104,19 +88,8 @@ Q8_CLONES static void mapped_f32(q8_unary_kind k, const float *x, float *y,
     case Q8_UNARY_SOFTSIGN: MAP(isinf(v) ? copysignf(1.0f, v) : v / (1.0f + fabsf(v)))
     /* NaN propagates (the comparisons alone would make it 0) */
     case Q8_UNARY_THRESHOLDED_RELU: MAP(v > al || v != v ? v : 0.0f)
-    default: /* Q8_UNARY_SHRINK */
-        MAP(v < -al ? v + be : v > al ? v - be : v != v ? v : 0.0f)
-    }
-}
-
-static bool is_mapped(q8_unary_kind k) {
-    switch (k) {
-    case Q8_UNARY_SIGMOID: case Q8_UNARY_EXP: case Q8_UNARY_TANH: case Q8_UNARY_ERF:
-    case Q8_UNARY_GELU: case Q8_UNARY_ELU: case Q8_UNARY_SELU: case Q8_UNARY_CELU:
-    case Q8_UNARY_SQRT: case Q8_UNARY_LOG: case Q8_UNARY_SOFTPLUS:
-    case Q8_UNARY_ABS: case Q8_UNARY_NEG: case Q8_UNARY_RECIPROCAL: case Q8_UNARY_FLOOR:
-    case Q8_UNARY_CEIL: case Q8_UNARY_ROUND: case Q8_UNARY_SIGN: case Q8_UNARY_SOFTSIGN:
-    case Q8_UNARY_THRESHOLDED_RELU: case Q8_UNARY_SHRINK: return true;
+    case Q8_UNARY_CELU: MAP(v > 0 || v != v ? v : al * q8_vexpm1(v / al))
+    case Q8_UNARY_SHRINK: MAP(v < -al ? v + be : v > al ? v - be : v != v ? v : 0.0f)
     default: return false;
     }
 }
@@ -135,17 +108,9 @@ static bool is_mapped(q8_unary_kind k) {
 static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     const unary_args *a = arg;
     const float al = a->p->alpha, be = a->p->beta, ga = a->p->gamma;
-    if (is_mapped(a->p->kind)) {
-        mapped_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be, ga);
+    if (mapped_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be, ga))
         return;
-    }
     switch (a->p->kind) {
-    case Q8_UNARY_RELU:
-    case Q8_UNARY_LEAKY_RELU:
-    case Q8_UNARY_HARD_SIGMOID:
-    case Q8_UNARY_HARD_SWISH:
-        piecewise_f32(a->p->kind, (const float *)a->x + b, (float *)a->y + b, e - b, al, be);
-        break;
     case Q8_UNARY_GELU_TANH: LOOP(float, gelu_tanhf(v))
     case Q8_UNARY_SIN: LOOP(float, sinf(v))
     case Q8_UNARY_COS: LOOP(float, cosf(v))
@@ -158,7 +123,6 @@ static void unary_f32(void *arg, int64_t b, int64_t e, int t) {
     case Q8_UNARY_ASINH: LOOP(float, asinhf(v))
     case Q8_UNARY_ACOSH: LOOP(float, acoshf(v))
     case Q8_UNARY_ATANH: LOOP(float, atanhf(v))
-    /* NaN propagates (the comparisons alone would make it 0) */
     default: Q8_ASSERT(!"unary: bad kind for float32");
     }
 }

@@ -25,8 +25,8 @@ enum { V_MAX, V_MIN, V_SUM, V_MEAN };
  * 0.039 ms on 1x64x64x64, ORT 0.035); the integer ones are rare and stay
  * single (the clones of every integer type cost 140 KB of code). */
 #define VAR_ROW_F(NAME, T, OP, FINAL) VAR_ROW_A(NAME, T, OP, FINAL, Q8_CLONES)
-#define VAR_ROW_A(NAME, T, OP, FINAL, ATTR)                                                \
-    ATTR static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,       \
+#define VAR_ROW_A(NAME, T, OP, FINAL, ATTR)                                               \
+    ATTR static void NAME(void *o_, const void *const *in, const int64_t *st, int64_t n,  \
                      const void *ctx) {                                                   \
         const q8_bcast *p = ctx;                                                          \
         T *o = o_, acc[BLOCK];                                                            \
@@ -46,13 +46,13 @@ enum { V_MAX, V_MIN, V_SUM, V_MEAN };
     }
 
 #define MAXMIN_ROWS(E, T, S, W)                                                            \
-    VAR_ROW(max_##S, T, VMAX, acc[i])                                                     \
+    VAR_ROW(max_##S, T, VMAX, acc[i])                                                      \
     VAR_ROW(min_##S, T, VMIN, acc[i])
 #define MAXMIN_ROWS_F(E, T, S, W)                                                          \
-    VAR_ROW_F(max_##S, T, VMAXF, acc[i])                                                  \
+    VAR_ROW_F(max_##S, T, VMAXF, acc[i])                                                   \
     VAR_ROW_F(min_##S, T, VMINF, acc[i])
 #define SUM_ROWS(E, T, S, W)                                                               \
-    VAR_ROW_F(sum_##S, T, VADD, acc[i])                                                   \
+    VAR_ROW_F(sum_##S, T, VADD, acc[i])                                                    \
     VAR_ROW_F(mean_##S, T, VADD, acc[i] / (T)p->n_in)
 Q8_EW_INTS(MAXMIN_ROWS)
 Q8_EW_FLOATS(MAXMIN_ROWS_F)
@@ -84,7 +84,7 @@ static void var_run(const q8_exec *x, const q8_node *n, int kind) {
 }
 
 #define VAR_OP(VAR, KIND)                                                                  \
-    static void VAR##_run(const q8_exec *x, const q8_node *n) { var_run(x, n, KIND); }    \
+    static void VAR##_run(const q8_exec *x, const q8_node *n) { var_run(x, n, KIND); }     \
     const q8_cpu_op q8_cpu_##VAR = {.run = VAR##_run};
 
 VAR_OP(max, V_MAX)
