@@ -2348,6 +2348,79 @@ Test(qconv, lanes_vbmi_match_im2col_pack) {
 #endif
 }
 
+/* 1x1 convs with a stride: the same bytes as im2col + pack_lanes_kj, over
+ * every C % 4, panels crossing one or several output rows, strides up to
+ * 5, planes whose last window ends at the plane's last byte, 1 and 3
+ * threads; and whole blocks of panels. */
+Test(qconv, lanes_sub_match_im2col_pack) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) {
+        cr_log_info("no AVX-512 VBMI: skipped");
+        return;
+    }
+    q8t_rng r = q8t_seed(4545);
+    int done = 0, refused = 0;
+    for (int trial = 0; done < 300; trial++) {
+        q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1, .KH = 1, .KW = 1, .dh = 1, .dw = 1};
+        g.C = 1 + (int64_t)(q8t_next(&r) % 9);
+        g.sh = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.sw = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.H = 1 + (int64_t)(q8t_next(&r) % 20);
+        g.W = 1 + (int64_t)(q8t_next(&r) % (trial % 4 ? 30 : 70));
+        g.OH = (g.H - 1) / g.sh + 1;
+        g.OW = (g.W - 1) / g.sw + 1;
+        if (!q8_qconv_lanes_sub_ok(&g)) {
+            refused++;
+            continue;
+        }
+        g.M = 1;
+        int64_t K = g.C, P = g.OH * g.OW;
+        size_t lb = q8_ig_lanes_bytes(P, K);
+        int8_t *x = rand_i8(&r, g.C * g.H * g.W, -128);
+        uint8_t *col = malloc((size_t)(K * P)), *want = malloc(lb), *got = malloc(lb);
+        q8_qconv_im2col(&g, (const uint8_t *)x, 0, col, NULL);
+        q8_ig_pack_lanes_kj((const int8_t *)col, P, K, P, true, want, NULL);
+        for (int th = 0; th < 3; th++) {
+            q8_pool *pool = th == 1 ? q8_pool_create(3) : NULL;
+            memset(got, 0x3c, lb);
+            if (th < 2) {
+                q8_qconv_lanes_sub(&g, g.C, x, got, pool);
+            } else { /* blocks of 2 panels, as the GEMM asks for them */
+                int64_t np = q8_ig_panels(P), G = q8_ig_kpad(K) / 4;
+                for (int64_t p0 = 0; p0 < np; p0 += 2)
+                    q8_qconv_lanes_sub_block(&g, g.C, x, p0, np - p0 < 2 ? np - p0 : 2,
+                                             got + (size_t)(p0 * G) * 64);
+            }
+            for (size_t i = 0; i < lb; i++)
+                cr_assert_eq(got[i], want[i],
+                             "C%lld %lldx%lld s%lld,%lld (%d): byte %zu of %zu is %d, want %d",
+                             (long long)g.C, (long long)g.H, (long long)g.W, (long long)g.sh,
+                             (long long)g.sw, th, i, lb, got[i], want[i]);
+            if (pool) q8_pool_free(pool);
+        }
+        free(x);
+        free(col);
+        free(want);
+        free(got);
+        done++;
+    }
+    /* stride 1 both ways (X is the operand), pads, and panels wider than a
+     * window are left to the other paths */
+    cr_assert_gt(refused, 0);
+    q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1, .C = 4, .KH = 1, .KW = 1, .dh = 1,
+                       .dw = 1, .sh = 2, .sw = 2, .H = 56, .W = 56, .OH = 28, .OW = 28};
+    cr_assert(q8_qconv_lanes_sub_ok(&g));
+    g.pt = 1;
+    cr_assert_not(q8_qconv_lanes_sub_ok(&g));
+    g.pt = 0, g.H = 1, g.OH = 1, g.sw = 8, g.W = 225, g.OW = 29; /* 16 pixels: 121 bytes */
+    cr_assert(q8_qconv_lanes_sub_ok(&g));
+    g.sw = 9, g.W = 253; /* 136: not */
+    cr_assert_not(q8_qconv_lanes_sub_ok(&g));
+#else
+    cr_log_info("x86 only: skipped");
+#endif
+}
+
 /* ---- long kernels: packed lanes copied from input runs ------------------- */
 
 /* The same bytes as im2col + pack_lanes_kj: KW 16..80 (every K % 4), strides

@@ -82,6 +82,22 @@ bool q8_qconv_lanes_vbmi_ok(const q8_qconv_geom *q) {
     return q->KW >= 3 && 15 * q->sw + (q->KW - 1) * q->dw + 1 <= 64;
 }
 
+/* Input byte of output pixel j in its channel's plane (1x1, no pads). */
+static int64_t sub_pos(const q8_qconv_geom *q, int64_t j) {
+    return j / q->OW * q->sh * q->W + j % q->OW * q->sw;
+}
+
+bool q8_qconv_lanes_sub_ok(const q8_qconv_geom *q) {
+    if (q->KH != 1 || q->KW != 1 || q->pt || q->pl || q->pb || q->pr) return false;
+    if (q->sh == 1 && q->sw == 1) return false; /* X itself is the GEMM operand */
+    int64_t P = q->OH * q->OW;
+    for (int64_t j = 0; j < P; j += 16) {
+        int64_t last = j + 15 < P ? j + 15 : P - 1;
+        if (sub_pos(q, last) - sub_pos(q, j) >= 128) return false;
+    }
+    return true;
+}
+
 /* Table kw0: for lane l and slot s, the byte of k = kw0 + s in the vectors of
  * rows ra (bytes 0..63) and ra + 1 (64..127) loaded at lane 0's column. */
 void q8_qconv_lanes_tab(const q8_qconv_geom *q, uint8_t *tab) {

@@ -26,6 +26,19 @@ void q8_qconv_lanes_vbmi_block(const q8_qconv_geom *q, int64_t Cg, const int8_t 
                                const uint8_t *tab, int64_t p0, int64_t np, uint8_t *dst);
 #endif
 
+/* The same bytes again for 1x1 convs with a stride and no pads (a ResNet
+ * shortcut, Xception's strided 1x1 convs), on AVX-512 VBMI: each chunk's
+ * 16 pixels picked from a 128-byte window of each of its 4 channels.
+ * q8_qconv_lanes_sub_ok: the geometry fits (every panel's pixels lie within
+ * 128 bytes of its first). */
+bool q8_qconv_lanes_sub_ok(const q8_qconv_geom *q);
+#if defined(__x86_64__) || defined(__i386__)
+void q8_qconv_lanes_sub(const q8_qconv_geom *q, int64_t Cg, const int8_t *x, uint8_t *lanes,
+                        q8_pool *pool);
+void q8_qconv_lanes_sub_block(const q8_qconv_geom *q, int64_t Cg, const int8_t *x, int64_t p0,
+                              int64_t np, uint8_t *dst);
+#endif
+
 /* The same bytes as q8_qconv_im2col (pad 0) + q8_ig_pack_lanes_kj(to_u8 = true),
  * made on any CPU by copying each lane's runs of KW input bytes, when
  * q8_qconv_lanes_runs_ok: horizontal dilation 1 and a long kernel

@@ -26,7 +26,8 @@ typedef struct qconv_prep {
     bool direct;                /* 1x1, stride 1, no pads: X is the GEMM operand */
     bool lanes_vbmi;            /* im2col straight into the packed lanes (AVX-512 VBMI) */
     bool lanes_runs;            /* long kernels: lanes copied from input runs */
-    bool lanes_blocks;          /* lanes_vbmi made block by block inside the GEMM */
+    bool lanes_sub;             /* 1x1 with a stride: lanes picked from X (AVX-512 VBMI) */
+    bool lanes_blocks;          /* lanes_vbmi / lanes_sub made block by block in the GEMM */
     bool gemv;                  /* one output pixel, direct, one group: the images are the
                                  * GEMM rows and the weights (packed as lanes) its columns */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
@@ -73,14 +74,19 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     c.lanes_vbmi = !c.depthwise && !c.direct &&
                    q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
                    q8_qconv_lanes_vbmi_ok(geo);
-    c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && q8_qconv_lanes_runs_ok(geo);
+    c.lanes_sub = !c.depthwise && !c.direct && !c.lanes_vbmi &&
+                  q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
+                  q8_qconv_lanes_sub_ok(geo);
+    c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && !c.lanes_sub &&
+                   q8_qconv_lanes_runs_ok(geo);
     /* An im2col larger than a core's L2 is written to memory and read back
      * by the GEMM: made one block at a time inside the GEMM instead, where
      * it stays in cache (U-Net's 128x128 3x3 convs: 9.4 MB). Smaller ones
      * are made first, split over the threads: inside the GEMM each thread
      * makes every block it reads, so a GEMM of one or two blocks (ResNet's
      * 7x7 layers) would make them twice. */
-    c.lanes_blocks = c.lanes_vbmi && q8_ig_lanes_bytes(p->P, p->K) > LANES_BLOCKS_MIN;
+    c.lanes_blocks = (c.lanes_vbmi || c.lanes_sub) &&
+                     q8_ig_lanes_bytes(p->P, p->K) > LANES_BLOCKS_MIN;
     c.gemv = !c.depthwise && q8_qconv_gemv(p);
     c.Hp = geo->H + geo->pt + geo->pb;
     c.Wp = geo->W + geo->pl + geo->pr;
@@ -174,7 +180,9 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
     if (c->gemv) return q8_ig_rows_bytes(p->geo.N, p->K);
     if (c->lanes_blocks) return (size_t)n_threads * q8_ig_block_bytes(p->K);
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
-    return lanes + (c->direct || c->lanes_vbmi || c->lanes_runs ? 0 : (size_t)(p->K * p->P));
+    return lanes +
+           (c->direct || c->lanes_vbmi || c->lanes_sub || c->lanes_runs ? 0
+                                                                          : (size_t)(p->K * p->P));
 }
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
@@ -192,6 +200,11 @@ typedef struct vbmi_block_ctx {
 static void vbmi_block(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
     const vbmi_block_ctx *v = ctx;
     q8_qconv_lanes_vbmi_block(v->q, v->Cg, v->x, v->tab, p0, np, dst);
+}
+
+static void sub_block(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
+    const vbmi_block_ctx *v = ctx;
+    q8_qconv_lanes_sub_block(v->q, v->Cg, v->x, p0, np, dst);
 }
 #endif
 
@@ -219,6 +232,8 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
                 /* made block by block inside the GEMM (below) */
             } else if (c->lanes_vbmi) {
                 q8_qconv_lanes_vbmi(q, p->Cg, src, vb.tab, lanes, x->pool);
+            } else if (c->lanes_sub) {
+                q8_qconv_lanes_sub(q, p->Cg, src, lanes, x->pool);
 #endif
             } else {
                 if (!c->direct) {
@@ -237,7 +252,7 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
 #if defined(__x86_64__) || defined(__i386__)
             if (c->lanes_blocks) {
                 a.lanes = NULL;
-                a.lanes_pack = vbmi_block;
+                a.lanes_pack = c->lanes_sub ? sub_block : vbmi_block;
                 a.lanes_pack_ctx = &vb;
                 a.lanes_scratch = x->scratch;
             }

@@ -120,6 +120,75 @@ void q8_qconv_lanes_vbmi(const q8_qconv_geom *q, int64_t Cg, const int8_t *x,
     q8_parallel_for(pool, q8_ig_panels(q->OH * q->OW), 1 + 2048 / (G + 1), lanes_range, &a);
 }
 
+/* ---- 1x1 convs with a stride (q8_qconv_lanes_sub_ok) ---------------------- */
+
+typedef struct sub_args {
+    const q8_qconv_geom *q;
+    int64_t Cg;
+    const int8_t *x;
+    uint8_t *lanes;
+} sub_args;
+
+/* Panels [pb, pe) at a->lanes + p x G x 64. For each panel, idx holds each
+ * lane's byte in the 128-byte window from the panel's first pixel, repeated
+ * in the four 16-byte quarters; a chunk's channel s is picked into quarter
+ * s by one zero-masked two-vector permute, and one byte permute (tr) turns the
+ * 4 x 16 quarters into 16 lanes of 4 channels. */
+static void sub_range(void *arg, int64_t pb, int64_t pe, int t) {
+    (void)t;
+    const sub_args *a = arg;
+    const q8_qconv_geom *q = a->q;
+    const int64_t HW = q->H * q->W, J = q->OH * q->OW, G = q8_ig_kpad(a->Cg) / 4;
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    _Alignas(64) uint8_t tr_b[64];
+    for (int l = 0; l < 16; l++)
+        for (int s = 0; s < 4; s++) tr_b[l * 4 + s] = (uint8_t)(16 * s + l);
+    const __m512i tr = _mm512_load_si512((const void *)tr_b);
+    for (int64_t p = pb; p < pe; p++) {
+        int64_t j0 = p * Q8_IG_LANES, nl = J - j0 < 16 ? J - j0 : 16;
+        int64_t oh = j0 / q->OW, ow = j0 % q->OW, pos0 = oh * q->sh * q->W + ow * q->sw;
+        _Alignas(16) uint8_t idx_b[16] = {0};
+        for (int64_t l = 0; l < nl; l++) {
+            idx_b[l] = (uint8_t)(oh * q->sh * q->W + ow * q->sw - pos0);
+            if (++ow == q->OW) ow = 0, oh++;
+        }
+        const __m512i idx = _mm512_broadcast_i32x4(_mm_load_si128((const __m128i *)idx_b));
+        /* the window, clipped to the plane: nothing past it is read */
+        int64_t left = HW - pos0;
+        uint64_t m0 = left >= 64 ? ~0ull : ((uint64_t)1 << left) - 1;
+        uint64_t m1 = left >= 128 ? ~0ull : left <= 64 ? 0 : ((uint64_t)1 << (left - 64)) - 1;
+        uint64_t lm = nl == 16 ? ~0ull : ((uint64_t)1 << (4 * nl)) - 1;
+        const int8_t *xp = a->x + pos0;
+        uint8_t *dst = a->lanes + (size_t)(p * G) * 64;
+        for (int64_t g = 0; g < G; g++) {
+            __m512i v = _mm512_setzero_si512();
+            for (int64_t s = 0; s < 4 && 4 * g + s < a->Cg; s++) {
+                const int8_t *w = xp + (4 * g + s) * HW;
+                __m512i lo = _mm512_maskz_loadu_epi8(m0, (const void *)w);
+                __m512i hi = _mm512_maskz_loadu_epi8(m1, (const void *)(w + 64));
+                __mmask64 quarter = (__mmask64)0xffff << (16 * s);
+                v = _mm512_or_si512(v, _mm512_maskz_permutex2var_epi8(quarter, lo, idx, hi));
+            }
+            v = _mm512_xor_si512(_mm512_maskz_permutexvar_epi8(lm, tr, v), x80);
+            _mm512_storeu_si512((void *)(dst + g * 64), v);
+        }
+    }
+}
+
+void q8_qconv_lanes_sub_block(const q8_qconv_geom *q, int64_t Cg, const int8_t *x, int64_t p0,
+                              int64_t np, uint8_t *dst) {
+    int64_t G = q8_ig_kpad(Cg) / 4; /* panel p0 lands at dst, as in the VBMI block */
+    sub_args a = {q, Cg, x, (uint8_t *)((uintptr_t)dst - (uintptr_t)(p0 * G) * 64)};
+    sub_range(&a, p0, p0 + np, 0);
+}
+
+void q8_qconv_lanes_sub(const q8_qconv_geom *q, int64_t Cg, const int8_t *x, uint8_t *lanes,
+                        q8_pool *pool) {
+    sub_args a = {q, Cg, x, lanes};
+    int64_t G = q8_ig_kpad(Cg) / 4;
+    q8_parallel_for(pool, q8_ig_panels(q->OH * q->OW), 1 + 2048 / (G + 1), sub_range, &a);
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
