@@ -77,9 +77,10 @@ void q8_qconv_im2col(const q8_qconv_geom *q, const uint8_t *x, uint8_t pad, uint
 }
 
 /* Four consecutive k stay within two (c, kh) rows when KW >= 3; the bytes of
- * 16 outputs of one input row must fit in one 64-byte load. */
+ * 16 outputs of one input row must fit in one 64-byte load; the rows in the
+ * window of an output row are a 64-bit mask. */
 bool q8_qconv_lanes_vbmi_ok(const q8_qconv_geom *q) {
-    return q->KW >= 3 && 15 * q->sw + (q->KW - 1) * q->dw + 1 <= 64;
+    return q->KW >= 3 && q->KH <= 64 && 15 * q->sw + (q->KW - 1) * q->dw + 1 <= 64;
 }
 
 /* Input byte of output pixel j in its channel's plane (1x1, no pads). */

@@ -38,69 +38,106 @@ typedef struct lanes_args {
     uint8_t *lanes;
 } lanes_args;
 
-/* Input row (c, kh) for output row oh at column c0 (masked by cm), zeros in
- * the padding. */
-static inline __m512i load_row(const lanes_args *a, int64_t c, int64_t kh, int64_t oh,
-                               int64_t c0, uint64_t cm) {
-    const q8_qconv_geom *q = a->q;
-    int64_t ih = oh * q->sh - q->pt + kh * q->dh;
-    if (ih < 0 || ih >= q->H) return _mm512_setzero_si512();
-    uintptr_t at = (uintptr_t)a->x + (uintptr_t)((c * q->H + ih) * q->W + c0);
-    return _mm512_maskz_loadu_epi8(cm, (const void *)at);
+/* One output row's lanes [l, l + len) of a panel: lane l's input bytes of
+ * row (c, kh) lie at base + (c x H + kh x dh) x W + l x sw. */
+typedef struct lane_run {
+    uintptr_t base;   /* x + (the output row's first input row) x W + lane 0's column */
+    uint64_t kh_ok;   /* bit kh: the input row of kh lies in the plane */
+    uint64_t cm, lm;  /* columns inside the plane; the run's chunk bytes */
+} lane_run;
+
+/* Runs of a panel: one per output row it touches (16 at most, OW = 1). */
+enum { MAX_RUNS = Q8_IG_LANES };
+
+/* Row (c, kh) of run u at byte offset off, zeros outside the plane (a zero
+ * mask reads nothing). */
+static inline __m512i load_row(const lane_run *u, int64_t kh, int64_t off) {
+    uint64_t m = (u->kh_ok >> kh & 1) ? u->cm : 0;
+    return _mm512_maskz_loadu_epi8(m, (const void *)(u->base + (uintptr_t)off));
 }
 
-/* The chunks of lanes [l, l + len) of panel dst: output row oh from column
- * ow. first: the panel's first run (stores whole chunks). */
-static inline void run_chunks(const lanes_args *a, uint8_t *dst, int64_t oh, int64_t ow,
-                              int64_t l, int64_t len, bool first, uint64_t last) {
+/* The G chunks of panel dst for its nr runs: each chunk one permute per
+ * run into that run's lanes, one store. */
+static inline __attribute__((always_inline)) void panel_chunks(const lanes_args *a,
+                                                                uint8_t *dst,
+                                                                const lane_run *runs, int nr,
+                                                                uint64_t last) {
     const q8_qconv_geom *q = a->q;
     const int64_t KW = q->KW, KH = q->KH, G = q8_ig_kpad(a->Cg * KH * KW) / 4;
-    const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    int64_t c0 = (ow - l) * q->sw - q->pl; /* lane 0's column */
-    uint64_t cm = cols_mask(c0, q->W);
-    uint64_t lm = (len == 16 ? ~(uint64_t)0 : ((uint64_t)1 << (4 * len)) - 1) << (4 * l);
-    /* va: row (c, kh) of the chunk's first k; vb: the next row, loaded when
-     * a chunk reaches it */
-    int64_t c = 0, kh = 0, kw0 = 0;
-    __m512i va = load_row(a, 0, 0, oh, c0, cm), vb = va;
+    /* byte offsets to the next row: kh + 1, or the next channel's kh = 0 */
+    const int64_t step = q->dh * q->W, wrap = (q->H - (KH - 1) * q->dh) * q->W;
+    const __m512i x80 = _mm512_set1_epi8((char)0x80), zero = _mm512_setzero_si512();
+    /* va: row (c, kh) of the chunk's first k (at off), per run; vb: the next
+     * row, loaded when a chunk reaches it */
+    int64_t c = 0, kh = 0, kw0 = 0, off = 0;
+    __m512i va[MAX_RUNS], vb[MAX_RUNS];
+    for (int r = 0; r < nr; r++) va[r] = vb[r] = load_row(&runs[r], 0, 0);
     bool have_b = false;
     for (int64_t g = 0; g < G; g++) {
         if (kw0 + 3 >= KW && !have_b) {
-            int64_t c1 = kh + 1 == KH ? c + 1 : c, kh1 = kh + 1 == KH ? 0 : kh + 1;
-            vb = c1 < a->Cg ? load_row(a, c1, kh1, oh, c0, cm) : _mm512_setzero_si512();
+            bool wraps = kh + 1 == KH;
+            int64_t kh1 = wraps ? 0 : kh + 1, off1 = off + (wraps ? wrap : step);
+            bool in = !wraps || c + 1 < a->Cg;
+            for (int r = 0; r < nr; r++) vb[r] = in ? load_row(&runs[r], kh1, off1) : zero;
             have_b = true;
         }
-        uint64_t km = g == G - 1 ? lm & last : lm;
         __m512i idx = _mm512_loadu_si512((const void *)(a->tab + kw0 * 64));
-        __m512i v = _mm512_xor_si512(_mm512_maskz_permutex2var_epi8(km, va, idx, vb), x80);
-        if (first) _mm512_storeu_si512((void *)(dst + g * 64), v);
-        else _mm512_mask_storeu_epi8(dst + g * 64, lm, v);
+        uint64_t lk = g == G - 1 ? last : ~(uint64_t)0;
+        __m512i v = zero;
+        for (int r = 0; r < nr; r++)
+            v = _mm512_or_si512(
+                v, _mm512_maskz_permutex2var_epi8(runs[r].lm & lk, va[r], idx, vb[r]));
+        _mm512_storeu_si512((void *)(dst + g * 64), _mm512_xor_si512(v, x80));
         kw0 += 4;
         if (kw0 >= KW) { /* the next chunk starts one row (or two, for KW = 3) further */
             int rows = 0;
             for (; kw0 >= KW; kw0 -= KW, rows++)
-                if (++kh == KH) kh = 0, c++;
-            if (rows == 1 && have_b) va = vb;
-            else if (g + 1 < G) va = load_row(a, c, kh, oh, c0, cm);
+                if (++kh == KH) kh = 0, c++, off += wrap;
+                else off += step;
+            for (int r = 0; r < nr; r++)
+                if (rows == 1 && have_b) va[r] = vb[r];
+                else if (g + 1 < G) va[r] = load_row(&runs[r], kh, off);
             have_b = false;
         }
     }
 }
 
+/* Panels [pb, pe): a panel's 16 lanes may cross output rows (short rows, or
+ * a panel that starts late in a row); each row it touches is one run, and
+ * every chunk is made once for all of them (a pass per run with masked
+ * stores was twice the work on 29- and 8-wide maps). */
 static void lanes_range(void *arg, int64_t pb, int64_t pe, int t) {
+    (void)t;
     const lanes_args *a = arg;
     const q8_qconv_geom *q = a->q;
     const int64_t K = a->Cg * q->KH * q->KW, G = q8_ig_kpad(K) / 4, J = q->OH * q->OW;
     /* the slots k < K of the last chunk, in every lane */
     const uint64_t last = (((uint64_t)1 << (K - 4 * (G - 1))) - 1) * 0x1111111111111111ull;
+    lane_run runs[MAX_RUNS];
     for (int64_t p = pb; p < pe; p++) {
         int64_t j0 = p * Q8_IG_LANES, nl = J - j0 < 16 ? J - j0 : 16;
         int64_t oh = j0 / q->OW, ow = j0 % q->OW;
-        for (int64_t l = 0; l < nl; oh++, ow = 0) { /* lanes [l, l + len): one output row */
+        int nr = 0;
+        for (int64_t l = 0; l < nl; oh++, ow = 0) {
             int64_t len = nl - l < q->OW - ow ? nl - l : q->OW - ow;
-            run_chunks(a, a->lanes + (size_t)(p * G) * 64, oh, ow, l, len, l == 0, last);
+            int64_t c0 = (ow - l) * q->sw - q->pl; /* lane 0's column */
+            lane_run *u = &runs[nr++];
+            int64_t ih0 = oh * q->sh - q->pt;
+            u->base = (uintptr_t)a->x + (uintptr_t)(ih0 * q->W + c0);
+            u->kh_ok = 0;
+            for (int64_t kh = 0; kh < q->KH; kh++) {
+                int64_t ih = ih0 + kh * q->dh;
+                if (ih >= 0 && ih < q->H) u->kh_ok |= (uint64_t)1 << kh;
+            }
+            u->cm = cols_mask(c0, q->W);
+            u->lm = (len == 16 ? ~(uint64_t)0 : ((uint64_t)1 << (4 * len)) - 1) << (4 * l);
             l += len;
         }
+        /* one and two runs with their vectors in registers */
+        uint8_t *dst = a->lanes + (size_t)(p * G) * 64;
+        if (nr == 1) panel_chunks(a, dst, runs, 1, last);
+        else if (nr == 2) panel_chunks(a, dst, runs, 2, last);
+        else panel_chunks(a, dst, runs, nr, last);
     }
 }
 
