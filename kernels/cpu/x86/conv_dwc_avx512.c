@@ -84,8 +84,18 @@ AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t n
                               int64_t nr, int64_t pw, float *buf) {
     const q8_conv_geom *G = &p->geo;
     const int64_t IH = G->in[1], IW = G->in[2], pt = G->pb[1], pl = G->pb[2];
-    memset(buf, 0, sizeof(float) * 16 * (size_t)(nr * pw));
     int64_t lo = r0 - pt < 0 ? 0 : r0 - pt, hi = r0 + nr - pt < IH ? r0 + nr - pt : IH;
+    /* zeros where no input lands: rows outside the plane, columns left and
+     * right of it (the whole buffer was 9% of a 29x29 layer's time) */
+    const size_t px = sizeof(float) * 16;
+    int64_t rlo = lo + pt - r0 < nr ? lo + pt - r0 : nr, rhi = hi > lo ? hi + pt - r0 : rlo;
+    memset(buf, 0, px * (size_t)(rlo * pw));
+    memset(buf + rhi * pw * 16, 0, px * (size_t)((nr - rhi) * pw));
+    int64_t cl = pl < pw ? pl : pw, cr = pl + IW < pw ? pl + IW : pw; /* [cl, cr) written below */
+    for (int64_t r = rlo; r < rhi; r++) {
+        memset(buf + r * pw * 16, 0, px * (size_t)cl);
+        memset(buf + (r * pw + cr) * 16, 0, px * (size_t)(pw - cr));
+    }
     for (int64_t ih = lo; ih < hi; ih++) {
         int64_t r = ih + pt - r0;
         for (int64_t iw0 = 0; iw0 < IW; iw0 += 16) {
