@@ -369,6 +369,17 @@ def to_opset13(model, sample, node):
     return out
 
 
+def drop_initializer_inputs(model):
+    """Old exports (IR < 4, ResNet-18 at opset 9) list every initializer as a
+    graph input too; at opset 13 (IR >= 7) ORT would take them as inputs the
+    caller must feed. quantize_static's pre-processing drops them too."""
+    model.ir_version = max(model.ir_version, 7)
+    inits = {i.name for i in model.graph.initializer}
+    keep = [i for i in model.graph.input if i.name not in inits]
+    del model.graph.input[:]
+    model.graph.input.extend(keep)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -387,6 +398,7 @@ def main():
     if opset < 13:
         model = to_opset13(model, ss[0] if ss else {}, a.node)
     model = fold_bn(constants_to_initializers(model))
+    drop_initializer_inputs(model)
     if not ss:
         raise SystemExit(f"{a.model}: no calibration samples")
     ranges = calibrate(model, float_tensors(model), ss, a.node)
