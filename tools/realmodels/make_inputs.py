@@ -116,6 +116,105 @@ def oww_mel(audio):
     return np.concatenate(frames).astype(np.float32)
 
 
+def rgb01(img, side):
+    """RGB / 255 at side x side, NHWC: MediaPipe's hand and iris landmark
+    models (float range [0, 1]) and Human's antispoof and liveness models
+    (its face crop, 0..1, resized bilinearly)."""
+    a = np.asarray(img.convert("RGB").resize((side, side), Image.BILINEAR), np.float32)
+    return (a / 255.0)[None].astype(np.float32)
+
+
+def faceres(img):
+    """Human's faceres: the 0..1 face crop resized to 224x224 and multiplied by
+    255, i.e. RGB 0..255, NHWC."""
+    a = np.asarray(img.convert("RGB").resize((224, 224), Image.BILINEAR), np.float32)
+    return a[None].astype(np.float32)
+
+
+# The second set (2026-11-29). Eye corners (outer, inner), in pixels of the
+# photograph: the astronaut's from the kit's FaceMesh in FP32 (landmarks
+# 33/133 and 362/263 on a 174-pixel crop around her face), the cameraman's
+# (a profile: FaceMesh's face flag is 0.49 there) and the cat's read off the
+# photographs by eye.
+EYES = {"astronaut": [((194.2, 100.8), (213.7, 103.5)), ((257.1, 103.9), (237.4, 104.7))],
+        "camera": [((230.0, 146.0), (246.0, 148.0))],
+        "chelsea": [((135.0, 115.0), (210.0, 115.0)), ((345.0, 137.0), (292.0, 137.0))]}
+# The cameraman's two gloved hands (the tripod's handle, the camera), centre
+# and size in pixels: the only hands in the kit's photographs
+HANDS = {"camera": [((222.0, 218.0), 60.0), ((314.0, 196.0), 62.0)]}
+# The cat's face, for the face models' quarter without a human face
+CAT_FACE = (240, 150)
+
+
+def box_crop(rng, photo, cx, cy, side, size, jitter=0.1, scale=(0.85, 1.2)):
+    """A square crop of side * scale around (cx, cy) moved by up to jitter of
+    the side, resized to size (bilinear, the box in sub-pixels), sometimes
+    mirrored, brightness changed as render.photo_crop does."""
+    side *= rng.uniform(*scale)
+    cx += rng.uniform(-jitter, jitter) * side
+    cy += rng.uniform(-jitter, jitter) * side
+    box = (cx - side / 2, cy - side / 2, cx + side / 2, cy + side / 2)
+    img = photo.convert("RGB").resize(size, Image.BILINEAR, box=box)
+    if rng.rand() < 0.5:
+        img = img.transpose(Image.FLIP_LEFT_RIGHT)
+    a = np.asarray(img).astype(np.float32) * rng.uniform(0.8, 1.2) + rng.uniform(-15, 15)
+    return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+
+
+def second_set(m, rng, n):
+    """The second set's samples (see the README's input table)."""
+    ph = photos()
+    for i in range(n):
+        if m.name == "handlandmark_lite":
+            # half rendered hands (over gradients or photograph crops), a
+            # quarter the cameraman's gloved hands (a box 2.2 hands wide, as
+            # MediaPipe's hand ROI is about twice the palm), a quarter none
+            if i % 4 in (0, 1):
+                bg = None
+                if rng.rand() < 0.5:
+                    name = ["coffee", "rocket", "text", "chelsea"][rng.randint(4)]
+                    bg = render.photo_crop(rng, ph[name], (224, 224))
+                img, _ = render.hand(rng, (224, 224), bg)
+                yield rgb01(img, 224), {"hand": "rendered",
+                                        "background": "gradient" if bg is None else "photo"}
+            elif i % 4 == 2:
+                (cx, cy), size = HANDS["camera"][(i // 4) % 2]
+                img = box_crop(rng, ph["camera"], cx, cy, 2.2 * size, (224, 224))
+                yield rgb01(img, 224), {"photo": "camera", "hand": (i // 4) % 2}
+            else:
+                name = ["chelsea", "coffee", "rocket", "astronaut"][(i // 4) % 4]
+                img = render.photo_crop(rng, ph[name], (224, 224), scale=(0.3, 0.7))
+                yield rgb01(img, 224), {"photo": name, "hand": None}
+            continue
+        if m.name == "iris":
+            # Human's eye box: the two corners' box enlarged 2.3 times, square
+            if i % 4 in (0, 1):
+                name = "astronaut"
+            else:
+                name = "camera" if i % 4 == 2 else "chelsea"
+            eyes = EYES[name]
+            k = (i // 4) % len(eyes)
+            (x0, y0), (x1, y1) = eyes[k]
+            w = float(np.hypot(x1 - x0, y1 - y0))
+            img = box_crop(rng, ph[name], (x0 + x1) / 2, (y0 + y1) / 2, 2.3 * w, (64, 64),
+                           jitter=0.08)
+            yield rgb01(img, 64), {"photo": name, "eye": k}
+            continue
+        # faceres, antispoof, liveness: the face crop Human gives them (about
+        # the face box), a quarter the cat's face (not a human face)
+        if i % 4 == 3:
+            name, c = "chelsea", CAT_FACE
+        else:
+            name = "astronaut" if i % 4 != 2 else "camera"
+            c = FACES[name]
+        img = render.photo_crop(rng, ph[name], (224, 224), center=c,
+                                scale=(0.2, 0.32) if name != "chelsea" else (0.6, 0.9))
+        if m.name == "faceres":
+            yield faceres(img), {"photo": name}
+        else:
+            yield rgb01(img, m.shape[1]), {"photo": name}
+
+
 def dictionary():
     path = os.path.join(kit.cache_dir(), "ppocr_keys_v1.txt")
     if not os.path.exists(path):
@@ -141,6 +240,9 @@ FACES = {"astronaut": (225, 115), "camera": (215, 150)}
 def samples(m, split, n):
     """Yields (array, description) for n samples of model m's split."""
     rng = np.random.RandomState(SEEDS[split] + sum(map(ord, m.name)))
+    if m.name in ("handlandmark_lite", "iris", "faceres", "antispoof", "liveness"):
+        yield from second_set(m, rng, n)
+        return
     if m.name in ("facemesh", "emotion"):
         ph = photos()
         prep = facemesh if m.name == "facemesh" else emotion

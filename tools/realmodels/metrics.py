@@ -352,3 +352,107 @@ def wakeword(ref, got, thresh=0.5):
     return {"score_diff_max": float(np.max(np.abs(r - g))) if len(r) else 0.0,
             "decision_agree": float(np.mean((r >= thresh) == (g >= thresh))) if len(r) else 1.0,
             "detections_fp32": int(np.sum(r >= thresh))}
+
+
+# ---- the second set (2026-11-29) -------------------------------------------
+
+def _nme(rp, gp, norm):
+    """Mean point distance of gp from rp (N x 2) and the same over norm."""
+    e = float(np.mean(np.hypot(*(np.asarray(rp) - np.asarray(gp)).T)))
+    return e, (e / norm if norm > 0 else float("inf"))
+
+
+def hand(ref, got, flag=0.5):
+    """MediaPipe's hand landmarks (outputs in the ONNX model's order: 21
+    points x, y, z in pixels of the 224x224 input, hand flag, handedness,
+    21 world points). On the crops where FP32's hand flag is >= 0.5: NME,
+    the mean x, y distance of the 21 points from FP32's over FP32's wrist
+    (0) to middle-finger MCP (9) distance, the palm's length; the world
+    points' mean distance (the model's metres, given in mm); handedness at
+    0.5 agreeing. On every crop: the hand flag agreeing at 0.5."""
+    nmes, errs, world, hands = [], [], [], 0
+    same = 0
+    for r, g in zip(ref, got):
+        rf, gf = float(np.asarray(r[1]).ravel()[0]), float(np.asarray(g[1]).ravel()[0])
+        same += (rf >= flag) == (gf >= flag)
+        if rf < flag:
+            continue
+        rp = np.asarray(r[0]).reshape(21, 3)[:, :2]
+        gp = np.asarray(g[0]).reshape(21, 3)[:, :2]
+        e, n = _nme(rp, gp, float(np.hypot(*(rp[0] - rp[9]))))
+        errs.append(e)
+        nmes.append(n)
+        rw = np.asarray(r[3]).reshape(21, 3)
+        gw = np.asarray(g[3]).reshape(21, 3)
+        world.append(float(np.mean(np.linalg.norm(rw - gw, axis=1))))
+        rh, gh = float(np.asarray(r[2]).ravel()[0]), float(np.asarray(g[2]).ravel()[0])
+        hands += (rh >= 0.5) == (gh >= 0.5)
+    k = len(nmes)
+    return {"nme": float(np.mean(nmes)) if k else 0.0,
+            "nme_max": float(np.max(nmes)) if k else 0.0,
+            "lm_err_px": float(np.mean(errs)) if k else 0.0,
+            "world_err_mm": 1000 * float(np.mean(world)) if k else 0.0,
+            "hands_fp32": k, "handed_agree": hands / k if k else 1.0,
+            "flag_agree": same / len(ref)}
+
+
+def iris(ref, got):
+    """MediaPipe's iris model (one output: 71 eye-contour points, then 5 iris
+    points, x, y, z in pixels of the 64x64 eye crop): NME, the mean x, y
+    distance of the 76 points from FP32's over FP32's eye width (contour
+    points 0 and 8, the eye's corners: FaceMesh's 33 and 133); the iris
+    centre's (point 71) distance in pixels, mean and worst."""
+    nmes, errs, centre = [], [], []
+    for r, g in zip(ref, got):
+        rp = np.asarray(r[0]).reshape(76, 3)[:, :2]
+        gp = np.asarray(g[0]).reshape(76, 3)[:, :2]
+        e, n = _nme(rp, gp, float(np.hypot(*(rp[0] - rp[8]))))
+        errs.append(e)
+        nmes.append(n)
+        centre.append(float(np.hypot(*(rp[71] - gp[71]))))
+    return {"nme": float(np.mean(nmes)), "nme_max": float(np.max(nmes)),
+            "lm_err_px": float(np.mean(errs)), "iris_err_px": float(np.mean(centre)),
+            "iris_err_max_px": float(np.max(centre))}
+
+
+def human_age(p):
+    """Human's age from faceres's 100 softmax values (faceres.ts): the arg
+    max a, moved towards the larger neighbour: 10 a - 100 p[a-1] if p[a-1] >
+    p[a+1] else 10 a + 100 p[a+1], rounded (half up, Math.round), over 10."""
+    p = np.asarray(p, np.float64).ravel()
+    a = int(np.argmax(p))
+    lo = p[a - 1] if a > 0 else 0.0      # JavaScript reads undefined there: the
+    hi = p[a + 1] if a < p.size - 1 else 0.0   # comparison is false, as with 0
+    return float(np.floor((10 * a - 100 * lo if lo > hi else 10 * a + 100 * hi) + 0.5)) / 10
+
+
+def attributes(ref, got):
+    """faceres (outputs in the ONNX model's order: age softmax over 100,
+    gender sigmoid, 1024-value descriptor): Human's age estimate's
+    difference from FP32's in years (mean, worst) and the age arg max
+    agreeing; gender at 0.5 agreeing; the descriptor's cosine with FP32's
+    (worst, mean)."""
+    ages, arg, gender, cs = [], 0, 0, []
+    for r, g in zip(ref, got):
+        ages.append(abs(human_age(r[0]) - human_age(g[0])))
+        arg += int(np.argmax(r[0])) == int(np.argmax(g[0]))
+        gender += (float(np.asarray(r[1]).ravel()[0]) >= 0.5) == \
+            (float(np.asarray(g[1]).ravel()[0]) >= 0.5)
+        a, b = np.asarray(r[2], np.float64).ravel(), np.asarray(g[2], np.float64).ravel()
+        n = np.linalg.norm(a) * np.linalg.norm(b)
+        cs.append(float(a @ b / n) if n > 0 else float("nan"))
+    n = len(ref)
+    return {"age_diff": float(np.mean(ages)), "age_diff_max": float(np.max(ages)),
+            "age_argmax_agree": arg / n, "gender_agree": gender / n,
+            "desc_cos_min": float(np.min(cs)), "desc_cos_mean": float(np.mean(cs))}
+
+
+def score(ref, got, thresh=0.5):
+    """A model with one score a sample (antispoof's real-face sigmoid): the
+    largest difference from FP32's and the decision at thresh agreeing,
+    with FP32's positives counted."""
+    r = np.array([float(np.asarray(x).ravel()[0]) for x in ref])
+    g = np.array([float(np.asarray(x).ravel()[0]) for x in got])
+    return {"score_diff_max": float(np.max(np.abs(r - g))),
+            "decision_agree": float(np.mean((r >= thresh) == (g >= thresh))),
+            "positives_fp32": int(np.sum(r >= thresh))}

@@ -260,3 +260,91 @@ def photo_crop(rng, photo, size, center=None, scale=(0.4, 1.0)):
         img = img.transpose(Image.FLIP_LEFT_RIGHT)
     a = np.asarray(img).astype(np.float32) * rng.uniform(0.8, 1.2) + rng.uniform(-15, 15)
     return Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+
+
+# ---- a rendered hand (the kit has no photograph of a bare hand) ------------
+
+# A few skin tones (RGB), from light to dark
+SKIN = [(236, 198, 170), (224, 172, 138), (198, 140, 100), (160, 108, 72),
+        (112, 74, 50), (245, 214, 190)]
+
+
+def hand(rng, size, background=None):
+    """A hand drawn with PIL: a palm (rounded polygon) and five fingers of
+    three segments each (capsules, some bent or curled), in a skin tone with
+    a darker outline, lit from one side, on a background (a photograph's
+    crop, given, or a gradient), blurred and noised a little. Seen from the
+    palm or the back, rotated, wrist to fingertip 50-70% of the side. Returns the
+    picture and the 21 points it drew (MediaPipe's order: wrist, then thumb,
+    index, middle, ring, pinky from base to tip), in pixels of size.
+    Drawn 2026-11-29 for handlandmark_lite; not a photograph: the kit says so."""
+    S = 3 * size[0]                                  # drawn 3x, then scaled down
+    if background is None:
+        a = np.linspace(0, 1, S)[None, :, None] * (rng.uniform(0, 255, 3) -
+                                                   rng.uniform(0, 255, 3)) + rng.uniform(0, 255, 3)
+        bg = Image.fromarray(np.clip(np.broadcast_to(a, (S, S, 3)), 0, 255).astype(np.uint8))
+    else:
+        bg = background.convert("RGB").resize((S, S), Image.BILINEAR)
+    img = bg.copy()
+    d = ImageDraw.Draw(img)
+    skin = np.array(SKIN[rng.randint(len(SKIN))], np.float64) * rng.uniform(0.85, 1.1)
+    edge = tuple(int(v) for v in np.clip(skin * 0.6, 0, 255))
+    L = S * rng.uniform(0.3, 0.42)                   # wrist to tip: 1.66 L
+    theta = rng.uniform(-0.6, 0.6) + (np.pi if rng.rand() < 0.1 else 0.0)
+    cx, cy = S / 2 + rng.uniform(-0.1, 0.1) * S, S / 2 + rng.uniform(-0.1, 0.1) * S
+    side = 1.0 if rng.rand() < 0.5 else -1.0         # left or right hand (thumb side)
+    rot = np.array([[np.cos(theta), -np.sin(theta)], [np.sin(theta), np.cos(theta)]])
+
+    def P(u, v):                                     # hand frame: u across, v up
+        return tuple(np.array([cx, cy]) + rot @ np.array([u * side, -v]) * L)
+    wrist = (0.0, -0.75)
+    mcp = [(-0.33, 0.0), (-0.11, 0.05), (0.11, 0.03), (0.31, -0.03)]  # index .. pinky
+    lengths = [0.78, 0.86, 0.8, 0.62]
+    width = 0.16 * L
+    pts = [P(*wrist)]
+    fingers = []
+    # thumb: from the palm's side near the wrist, outwards
+    base = np.array([-0.3, -0.45])
+    ang = np.pi * 0.5 + rng.uniform(0.5, 1.0)        # pointing up and out
+    chain = [base]
+    for seg in (0.3, 0.25, 0.2):
+        chain.append(chain[-1] + seg * np.array([np.cos(ang), np.sin(ang)]))
+        ang -= rng.uniform(0.0, 0.35)
+    fingers.append(chain)
+    for (u, v), ln in zip(mcp, lengths):
+        ang = np.pi / 2 - u * rng.uniform(0.3, 1.0) + rng.uniform(-0.1, 0.1)
+        curl = rng.uniform(0.0, 1.3) if rng.rand() < 0.3 else rng.uniform(0.0, 0.25)
+        chain = [np.array([u, v])]
+        for k, seg in enumerate((0.42, 0.32, 0.26)):
+            chain.append(chain[-1] + seg * ln * np.array([np.cos(ang), np.sin(ang)]))
+            ang -= curl * (1 if k == 0 else 0.8)
+        fingers.append(chain)
+    for chain in fingers:
+        pts += [P(*p) for p in chain]
+    # palm: the wrist, the thumb's base and the four knuckles
+    palm = [P(-0.22, -0.8), P(0.22, -0.8), P(0.4, -0.3), P(0.4, 0.0), P(0.2, 0.1),
+            P(-0.05, 0.12), P(-0.3, 0.08), P(-0.45, -0.2), P(-0.35, -0.55)]
+    fill = tuple(int(v) for v in np.clip(skin, 0, 255))
+    d.polygon(palm, fill=fill, outline=edge)
+    d.line(palm + [palm[0]], fill=edge, width=max(1, int(width * 0.08)), joint="curve")
+    for chain in fingers:
+        q = [P(*p) for p in chain]
+        w = width * (1.15 if chain is fingers[0] else 1.0)
+        for a, b in zip(q, q[1:]):
+            d.line([a, b], fill=edge, width=int(w + 2 * max(1, w * 0.08)))
+            for c in (a, b):
+                r = (w + 2 * max(1, w * 0.08)) / 2
+                d.ellipse([c[0] - r, c[1] - r, c[0] + r, c[1] + r], fill=edge)
+        for a, b in zip(q, q[1:]):
+            d.line([a, b], fill=fill, width=int(w))
+            for c in (a, b):
+                d.ellipse([c[0] - w / 2, c[1] - w / 2, c[0] + w / 2, c[1] + w / 2], fill=fill)
+            w *= 0.92
+    # light from one side over the whole picture, a little blur and noise
+    light = np.linspace(rng.uniform(0.75, 1.0), rng.uniform(1.0, 1.2), S)
+    a = np.asarray(img, np.float64) * (light[None, :, None] if rng.rand() < 0.5
+                                       else light[:, None, None])
+    img = Image.fromarray(np.clip(a, 0, 255).astype(np.uint8))
+    img = img.filter(ImageFilter.GaussianBlur(rng.uniform(0.5, 2.0))).resize(size, Image.BILINEAR)
+    img = add_noise(img, rng, rng.uniform(0, 6))
+    return img, [(x * size[0] / S, y * size[1] / S) for x, y in pts]
