@@ -1,7 +1,8 @@
 /* GlobalAveragePool and GlobalMaxPool on the CPU (params:
- * src/core/ops/global_pool.h). The average sums in double, in order (or in
- * lanes where that gives the same bits: row_sum.h), so the result does not
- * depend on the thread count. In GlobalMaxPool NaN propagates. */
+ * src/core/ops/global_pool.h). The average sums in double in one fixed
+ * order of 16 lanes (kernels/common/row_sum16.h, the GPU's too), so the
+ * result does not depend on the thread count. In GlobalMaxPool NaN
+ * propagates. */
 #include "cpu_op.h"
 #include "ops/global_pool.h"
 #include "row_sum.h"

@@ -1,0 +1,41 @@
+/* The double-precision sum of a float row in one fixed order that vector
+ * units take at full speed: 16 partial sums, lane k adding x[i] for
+ * i = k mod 16 of the row's whole groups of 16 (in increasing i), combined
+ * as a tree (lane k + lane k + 8, then + 4, + 2, + 1), then the tail
+ * (the last n mod 16 values, in order) added last. GlobalAveragePool
+ * sums this way on the CPU (Q8_CLONES: two AVX-512 vectors of doubles) and
+ * on the GPU (global_pool.cu), the same bits on both, for any thread count.
+ *
+ * Where every partial sum is exact in double (a dequantized int8 row, most
+ * rows of moderate range and length) this is the in-order sum's value;
+ * elsewhere the two differ in the last bits (the in-order sum, kept before
+ * 2026-11-29, was a chain of one dependent add per element: 12% of PP-OCR
+ * detection's INT8 time). Build the callers with fp-contract=off and
+ * without trapping math (a select-free loop; nothing to contract here). */
+#ifndef Q8_KERNELS_COMMON_ROW_SUM16_H
+#define Q8_KERNELS_COMMON_ROW_SUM16_H
+
+#include <stdint.h>
+
+#ifdef __CUDACC__
+#define Q8_RS_INLINE static __host__ __device__ __forceinline__
+#else
+#define Q8_RS_INLINE static inline __attribute__((always_inline))
+#endif
+
+enum { Q8_ROW_SUM_LANES = 16 };
+
+Q8_RS_INLINE double q8_row_sum16(const float *x, int64_t n) {
+    double acc[Q8_ROW_SUM_LANES];
+    for (int k = 0; k < Q8_ROW_SUM_LANES; k++) acc[k] = 0.0;
+    int64_t i = 0;
+    for (; i + Q8_ROW_SUM_LANES <= n; i += Q8_ROW_SUM_LANES)
+        for (int k = 0; k < Q8_ROW_SUM_LANES; k++) acc[k] += (double)x[i + k];
+    for (int w = Q8_ROW_SUM_LANES / 2; w >= 1; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] += acc[k + w];
+    double tail = 0.0;
+    for (; i < n; i++) tail += (double)x[i];
+    return acc[0] + tail;
+}
+
+#endif
