@@ -7,34 +7,39 @@
 // DIR holds the pure-JavaScript TensorFlow.js (npm install --prefix DIR
 // @tensorflow/tfjs@4.22.0); nothing native. Writes OUTDIR/<k>/<output>.npy
 // for the k-th input (output names as convert_tfjs.py names them: the
-// signature's names without ':0'), and prints one line per input.
+// signature's names without ':0'), and prints one line per input. Inputs
+// and outputs are float32 or int32 .npy.
 "use strict";
 const fs = require("fs");
 const path = require("path");
 const tf = require("@tensorflow/tfjs");
 
+// float32 or int32 (a model whose input is int32, as MoveNet's image).
 function readNpy(file) {
   const buf = fs.readFileSync(file);
   const hlen = buf.readUInt16LE(8);
   const header = buf.slice(10, 10 + hlen).toString("latin1");
-  if (!header.includes("'<f4'") || header.includes("'fortran_order': True"))
-    throw new Error(`${file}: only C-order float32 .npy`);
+  const f4 = header.includes("'<f4'"), i4 = header.includes("'<i4'");
+  if (!(f4 || i4) || header.includes("'fortran_order': True"))
+    throw new Error(`${file}: only C-order float32 or int32 .npy`);
   const shape = header.match(/'shape': \(([^)]*)\)/)[1].split(",").map((s) => s.trim())
     .filter((s) => s.length).map(Number);
-  const data = new Float32Array(buf.buffer.slice(buf.byteOffset + 10 + hlen,
-                                                  buf.byteOffset + buf.length));
-  return tf.tensor(data, shape, "float32");
+  const bytes = buf.buffer.slice(buf.byteOffset + 10 + hlen, buf.byteOffset + buf.length);
+  return f4 ? tf.tensor(new Float32Array(bytes), shape, "float32")
+            : tf.tensor(new Int32Array(bytes), shape, "int32");
 }
 
 function writeNpy(file, t) {
   const shape = t.shape;
-  let header = `{'descr': '<f4', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
+  const i4 = t.dtype === "int32";
+  if (!i4 && t.dtype !== "float32") throw new Error(`${file}: output of dtype ${t.dtype}`);
+  let header = `{'descr': '${i4 ? "<i4" : "<f4"}', 'fortran_order': False, 'shape': (${shape.join(", ")}${shape.length === 1 ? "," : ""}), }`;
   const total = 10 + header.length + 1;
   header += " ".repeat((64 - (total % 64)) % 64) + "\n";
   const h = Buffer.alloc(10);
   h.write("\x93NUMPY", 0, "latin1");
   h[6] = 1; h[7] = 0; h.writeUInt16LE(header.length, 8);
-  const data = Buffer.from(new Float32Array(t.dataSync()).buffer);
+  const data = Buffer.from((i4 ? new Int32Array(t.dataSync()) : new Float32Array(t.dataSync())).buffer);
   fs.writeFileSync(file, Buffer.concat([h, Buffer.from(header, "latin1"), data]));
 }
 

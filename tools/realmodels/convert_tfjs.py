@@ -100,6 +100,28 @@ def attr_b(n, k, default=False):
     return bool(a["b"]) if a and "b" in a else default
 
 
+def attr_i(n, k, default=None):
+    a = n.get("attr", {}).get(k)
+    return int(a["i"]) if a and "i" in a else default
+
+
+# TensorFlow dtypes the converter carries (anything else stops it).
+TF_DTYPES = {"DT_FLOAT": np.float32, "DT_INT32": np.int32, "DT_INT64": np.int64,
+             "DT_BOOL": np.bool_}
+
+
+def attr_dtype(n, k, default=None):
+    a = n.get("attr", {}).get(k)
+    t = a.get("type", "DT_FLOAT") if a else default
+    if t not in TF_DTYPES:
+        raise Unsupported(f"{n['name']}: {k} {t} (only {', '.join(TF_DTYPES)})")
+    return np.dtype(TF_DTYPES[t])
+
+
+def onnx_type(dt):
+    return onnx.mapping.NP_TYPE_TO_TENSOR_TYPE[np.dtype(dt)]
+
+
 class Converter:
     def __init__(self, d, weights, batch):
         self.topo = d["modelTopology"]
@@ -109,6 +131,8 @@ class Converter:
         self.nodes, self.inits, self.inputs = [], [], []
         self.val = {}    # tf tensor name -> (onnx name, shape, layout 'nchw' | 'plain')
         self.const = {}  # tf name -> numpy array
+        self.dt = {}     # onnx name -> numpy dtype, for values that are not float32
+        self.nhwc = {}   # onnx name of an NCHW value -> its NHWC Transpose (plain())
         self.count = 0
 
     def fresh(self, base):
@@ -129,22 +153,72 @@ class Converter:
         name = name.split(":")[0] if not name.startswith("^") else None
         return name
 
+    @staticmethod
+    def key(name):
+        """The name an input is kept under: the node's name for its output
+        0, 'node:k' for its output k > 0 (Unpack, SplitV, TopKV2)."""
+        base, _, k = name.partition(":")
+        return base if k in ("", "0") else name
+
     def get(self, tfname):
         """(onnx name, shape, layout) of an activation input."""
-        n = self.ref(tfname)
+        n = self.key(tfname)
         if n in self.val:
             return self.val[n]
         if n in self.const:
             a = self.const[n]
-            return (self.init(n, a.astype(np.float32) if a.dtype == np.float64 else a),
-                    list(a.shape), "plain")
+            name = self.init(n, a.astype(np.float32) if a.dtype == np.float64 else a)
+            if a.dtype not in (np.float32, np.float64):
+                self.dt[name] = a.dtype
+            return name, list(a.shape), "plain"
         raise Unsupported(f"input {tfname} is neither computed nor a constant")
+
+    def dtype(self, v):
+        return np.dtype(self.dt.get(v[0], np.float32))
+
+    def typed(self, y, dt):
+        """Record y's dtype when it is not float32; returns y."""
+        if np.dtype(dt) != np.float32:
+            self.dt[y] = np.dtype(dt)
+        return y
+
+    def plain(self, v):
+        """v in TensorFlow's own layout (NHWC when 4-D): one Transpose per
+        NCHW value, shared by every op that asks for it."""
+        if v[2] != "nchw":
+            return v
+        if v[0] not in self.nhwc:
+            self.nhwc[v[0]] = self.to_nhwc(v)
+            if self.dtype(v) != np.float32:
+                self.dt[self.nhwc[v[0]][0]] = self.dtype(v)
+        return self.nhwc[v[0]]
+
+    def to_nchw(self, v, what):
+        """An image input of a conv, pooling or resize: NCHW. A plain 4-D
+        float tensor (one that went through ops done in NHWC) is
+        transposed back."""
+        name, shape, layout = v
+        if layout == "nchw":
+            return v
+        if len(shape) != 4 or self.dtype(v) != np.float32:
+            raise Unsupported(f"{what} on a non-image tensor (shape {shape}, "
+                              f"{self.dtype(v)})")
+        out = self.add("Transpose", [name], "to_nchw", perm=[0, 3, 1, 2])
+        return out, [shape[0], shape[3], shape[1], shape[2]], "nchw"
+
+    def const_of(self, n, i, what):
+        """Input i of node n, which must be a constant."""
+        k = self.key(n["input"][i])
+        if k not in self.const:
+            raise Unsupported(f"{n['name']}: {what} (input {i}) is not a constant")
+        return self.const[k]
 
     def to_nhwc(self, v):
         name, shape, layout = v
         if layout != "nchw":
             return v
-        out = self.add("Transpose", [name], "to_nhwc", perm=[0, 2, 3, 1])
+        out = self.typed(self.add("Transpose", [name], "to_nhwc", perm=[0, 2, 3, 1]),
+                         self.dtype(v))
         return out, [shape[0], shape[2], shape[3], shape[1]], "plain"
 
     def chan_const(self, a, rank4):
@@ -207,9 +281,7 @@ class Converter:
         raise Unsupported(f"{n['name']}: fused activation {op}")
 
     def conv(self, n, depthwise):
-        x, shape, layout = self.get(n["input"][0])
-        if layout != "nchw":
-            raise Unsupported(f"{n['name']}: conv on a non-image tensor")
+        x, shape, layout = self.to_nchw(self.get(n["input"][0]), f"{n['name']}: conv")
         wt = self.const[self.ref(n["input"][1])]
         kh, kw = wt.shape[0], wt.shape[1]
         if attr_s(n, "data_format", "NHWC") != "NHWC":
@@ -240,7 +312,7 @@ class Converter:
         return y, out_shape, "nchw"
 
     def pool(self, n, op):
-        x, shape, layout = self.get(n["input"][0])
+        x, shape, layout = self.to_nchw(self.get(n["input"][0]), f"{n['name']}: {op}")
         k = attr_ints(n, "ksize")
         st = attr_ints(n, "strides")
         pads, oh, ow = self.spatial(n, shape, k[1], k[2], st[1:3], [1, 1])
@@ -249,22 +321,37 @@ class Converter:
                      **extra)
         return y, [shape[0], shape[1], oh, ow], "nchw"
 
-    def binary(self, n, op):
+    def binary_ins(self, n):
+        """The two ONNX inputs of an elementwise binary node, its output
+        shape, layout and dtype. A constant operand is made to broadcast
+        over the layout the other one is in, and takes its dtype."""
         a, b = n["input"][0], n["input"][1]
-        va = self.val.get(self.ref(a))
-        vb = self.val.get(self.ref(b))
+        va = self.val.get(self.key(a))
+        vb = self.val.get(self.key(b))
         if va and vb:
             if va[2] != vb[2]:
                 va, vb = self.to_nhwc(va), self.to_nhwc(vb)
-            shape = [max(x, y) for x, y in zip(va[1], vb[1])] if len(va[1]) == len(vb[1]) \
-                else (va[1] if len(va[1]) > len(vb[1]) else vb[1])
-            return self.add(op, [va[0], vb[0]], op.lower()), shape, va[2]
-        v, c, first = (va, self.const[self.ref(b)], True) if va else \
-            (vb, self.const[self.ref(a)], False)
-        cc = self.chan_const(c, v[2] == "nchw").astype(np.float32)
+            if self.dtype(va) != self.dtype(vb):
+                raise Unsupported(f"{n['name']}: operands of {self.dtype(va)} and "
+                                  f"{self.dtype(vb)}")
+            shape = list(np.broadcast_shapes(tuple(va[1]), tuple(vb[1])))
+            return [va[0], vb[0]], shape, va[2], self.dtype(va)
+        if not va and not vb:
+            raise Unsupported(f"{n['name']}: both operands are constants")
+        v, c, first = (va, self.const[self.key(b)], True) if va else \
+            (vb, self.const[self.key(a)], False)
+        dt = self.dtype(v)
+        if np.asarray(c).dtype != dt and not (dt == np.float32 and c.dtype == np.float64):
+            raise Unsupported(f"{n['name']}: {dt} operand with a {c.dtype} constant")
+        cc = self.chan_const(c, v[2] == "nchw").astype(dt)
         ci = self.init("k", cc)
         ins = [v[0], ci] if first else [ci, v[0]]
-        return self.add(op, ins, op.lower()), v[1], v[2]
+        shape = list(np.broadcast_shapes(tuple(v[1]), cc.shape))
+        return ins, shape, v[2], dt
+
+    def binary(self, n, op):
+        ins, shape, layout, dt = self.binary_ins(n)
+        return self.typed(self.add(op, ins, op.lower()), dt), shape, layout
 
     def node(self, n):
         op, name = n["op"], n["name"]
@@ -276,8 +363,12 @@ class Converter:
         if op == "Placeholder":
             dims = [int(d.get("size", -1)) for d in n["attr"]["shape"]["shape"]["dim"]]
             dims = [self.batch if d < 0 else d for d in dims]
-            self.inputs.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, dims))
-            if len(dims) == 4:
+            dt = attr_dtype(n, "dtype", "DT_FLOAT")
+            self.inputs.append(helper.make_tensor_value_info(name, onnx_type(dt), dims))
+            if dt != np.float32:
+                # kept NHWC: the ops that need NCHW transpose it once it is float
+                self.val[name] = (self.typed(name, dt), dims, "plain")
+            elif len(dims) == 4:
                 y = self.add("Transpose", [name], "to_nchw", perm=[0, 3, 1, 2])
                 self.val[name] = (y, [dims[0], dims[3], dims[1], dims[2]], "nchw")
             else:
@@ -328,8 +419,10 @@ class Converter:
                 axis = [0, 2, 3, 1][axis % 4]
             axis %= len(shape)
             shape[axis] = sum(v[1][axis] for v in vs)
-            self.val[name] = (self.add("Concat", [v[0] for v in vs], "concat", axis=axis),
-                              shape, vs[0][2])
+            if len({self.dtype(v) for v in vs}) > 1:
+                raise Unsupported(f"{name}: concat of {[str(self.dtype(v)) for v in vs]}")
+            y = self.add("Concat", [v[0] for v in vs], "concat", axis=axis)
+            self.val[name] = (self.typed(y, self.dtype(vs[0])), shape, vs[0][2])
         elif op == "Mean":
             x, shape, layout = self.get(n["input"][0])
             axes = [int(a) for a in np.atleast_1d(self.const[self.ref(n["input"][1])])]
@@ -356,6 +449,7 @@ class Converter:
                 k = tgt.index(-1)
                 tgt[k] = total // int(np.prod([s for s in tgt if s != -1]))
             y = self.add("Reshape", [x, self.init("shape", np.array(tgt, np.int64))], "reshape")
+            self.typed(y, self.dtype((x,)))
             self.val[name] = (y, tgt, "plain")
         elif op in ("_FusedMatMul", "MatMul"):
             x, shape, layout = self.to_nhwc(self.get(n["input"][0]))
@@ -377,6 +471,218 @@ class Converter:
             self.val[name] = (y, out, "plain")
         elif op == "Identity":
             self.val[name] = self.get(n["input"][0])
+        else:
+            self.node_more(n, op, name)
+
+    def add_n(self, op, ins, base, k, **attrs):
+        """A node with k outputs; returns their names."""
+        outs = [self.fresh(base) for _ in range(k)]
+        self.nodes.append(helper.make_node(op, ins, outs, name=outs[0], **attrs))
+        return outs
+
+    def axes_in(self, axes):
+        return self.init("axes", np.array(axes, np.int64))
+
+    def unary(self, n, op):
+        x, shape, layout = self.get(n["input"][0])
+        dt = self.dtype((x,))
+        if op in ("Sqrt", "Rsqrt", "Exp", "Log", "Floor", "Ceil", "Square_f") and \
+                dt != np.float32:
+            raise Unsupported(f"{n['name']}: {op} of {dt}")
+        if op == "Rsqrt":     # 1 / sqrt(x), as TensorFlow.js's CPU backend computes it
+            y = self.add("Sqrt", [x], "sqrt")
+            y = self.add("Reciprocal", [y], "rsqrt")
+        elif op == "Square":  # x * x
+            y = self.add("Mul", [x, x], "square")
+        else:
+            y = self.add(op, [x], op.lower())
+        return self.typed(y, dt), shape, layout
+
+    def reduce(self, n, op):
+        """Max, Min, Sum, Prod over constant axes (Mean has its own)."""
+        x, shape, layout = self.get(n["input"][0])
+        dt = self.dtype((x,))
+        axes = [int(a) % len(shape) for a in np.atleast_1d(self.const_of(n, 1, "axes"))]
+        keep = attr_b(n, "keep_dims")
+        if layout == "nchw":
+            axes = [[0, 2, 3, 1][a] for a in axes]
+            if not keep and sorted(axes) != [2, 3]:
+                x, shape, layout = self.plain((x, shape, layout))
+                axes = [[0, 3, 1, 2][a] for a in axes]
+        if op == "ReduceSum":    # opset 13: the axes are an input
+            y = self.add(op, [x, self.axes_in(axes)], op[6:].lower(), keepdims=int(keep))
+        else:
+            y = self.add(op, [x], op[6:].lower(), axes=axes, keepdims=int(keep))
+        out = [1 if i in axes else s for i, s in enumerate(shape)] if keep else \
+            [s for i, s in enumerate(shape) if i not in axes]
+        return self.typed(y, dt), out, layout if keep else "plain"
+
+    def resize_bilinear(self, n):
+        """ResizeBilinear as ONNX Resize (linear) to the given size. TF's
+        source coordinate of output pixel x, per axis (in -> out pixels):
+          align_corners:      x * (in - 1) / (out - 1)   -> 'align_corners'
+          half_pixel_centers: (x + 0.5) * in / out - 0.5 -> 'half_pixel'
+          neither (legacy):   x * in / out               -> 'asymmetric'
+        with the two neighbours clamped to the image (below 0 is pixel 0,
+        above in - 1 is pixel in - 1), as ONNX Resize does."""
+        x, shape, layout = self.to_nchw(self.get(n["input"][0]),
+                                        f"{n['name']}: ResizeBilinear")
+        size = [int(s) for s in self.const_of(n, 1, "size")]
+        ac, hp = attr_b(n, "align_corners"), attr_b(n, "half_pixel_centers")
+        if ac and hp:
+            raise Unsupported(f"{n['name']}: align_corners and half_pixel_centers both set "
+                              "(TensorFlow refuses it)")
+        if ac and min(size) == 1:
+            raise Unsupported(f"{n['name']}: align_corners to a size of 1")
+        mode = "align_corners" if ac else "half_pixel" if hp else "asymmetric"
+        out = [shape[0], shape[1], size[0], size[1]]
+        y = self.add("Resize", [x, "", "", self.init("sizes", np.array(out, np.int64))],
+                     "resize", mode="linear", coordinate_transformation_mode=mode)
+        return y, out, "nchw"
+
+    def conv_transpose(self, n):
+        """Conv2DBackpropInput (a transposed conv, as Keras' Conv2DTranspose
+        is exported): ONNX ConvTranspose with the forward conv's pads, and
+        output_padding making the output the size input_sizes asks for."""
+        size = [int(s) for s in self.const_of(n, 0, "input_sizes")]
+        wt = self.const_of(n, 1, "filter")          # kh, kw, out channels, in channels
+        x, shape, layout = self.to_nchw(self.get(n["input"][2]),
+                                        f"{n['name']}: Conv2DBackpropInput")
+        if attr_s(n, "data_format", "NHWC") != "NHWC":
+            raise Unsupported(f"{n['name']}: data_format {attr_s(n, 'data_format')}")
+        st = attr_ints(n, "strides") or [1, 1, 1, 1]
+        dl = attr_ints(n, "dilations") or [1, 1, 1, 1]
+        kh, kw = wt.shape[0], wt.shape[1]
+        if wt.shape[3] != shape[1] or wt.shape[2] != size[3]:
+            raise Unsupported(f"{n['name']}: filter {wt.shape} against input {shape}, "
+                              f"output {size}")
+        # the forward conv: input_sizes -> x's size
+        fwd = (size[0], size[3], size[1], size[2])
+        pads, oh, ow = self.spatial(n, fwd, kh, kw, st[1:3], dl[1:3])
+        if [oh, ow] != shape[2:]:
+            raise Unsupported(f"{n['name']}: input_sizes {size} do not give {shape}")
+        full = [st[1 + i] * (shape[2 + i] - 1) + (k - 1) * dl[1 + i] + 1 - pads[i] - pads[2 + i]
+                for i, k in enumerate((kh, kw))]
+        opad = [size[1] - full[0], size[2] - full[1]]
+        if min(opad) < 0 or any(o >= s for o, s in zip(opad, st[1:3])):
+            raise Unsupported(f"{n['name']}: output padding {opad}")
+        y = self.add("ConvTranspose", [x, self.init("w", wt.transpose(3, 2, 0, 1)
+                                                     .astype(np.float32))],
+                     "convt", kernel_shape=[kh, kw], strides=st[1:3], dilations=dl[1:3],
+                     pads=pads, output_padding=opad)
+        return y, [size[0], size[3], size[1], size[2]], "nchw"
+
+    def node_more(self, n, op, name):
+        """The ops added for the models after the first three (MoveNet,
+        CenterNet, Selfie, BlazePose, GEAR, MobileFaceNet): most of them
+        work in TensorFlow's own layout (plain()), on float32 or int32."""
+        ins = [i for i in n.get("input", []) if not i.startswith("^")]
+        if op == "Cast":
+            src, dst = attr_dtype(n, "SrcT"), attr_dtype(n, "DstT")
+            v = self.get(ins[0])
+            if self.dtype(v) != src:
+                raise Unsupported(f"{name}: SrcT {src} but the input is {self.dtype(v)}")
+            # Truncate only matters when narrowing one float type to another,
+            # which none of TF_DTYPES does; float -> int truncates toward 0 in
+            # TensorFlow and in ONNX Cast alike.
+            y = v[0] if src == dst else self.add("Cast", [v[0]], "cast", to=onnx_type(dst))
+            self.val[name] = (self.typed(y, dst), v[1], v[2])
+        elif op in ("Abs", "Neg", "Sqrt", "Rsqrt", "Square", "Exp", "Log", "Floor", "Ceil"):
+            self.val[name] = self.unary(n, op)
+        elif op in ("Max", "Min", "Sum", "Prod"):
+            self.val[name] = self.reduce(n, "Reduce" + op)
+        elif op == "SquaredDifference":   # (a - b) * (a - b)
+            ins2, shape, layout, dt = self.binary_ins(n)
+            d = self.add("Sub", ins2, "sqdiff")
+            self.val[name] = (self.typed(self.add("Mul", [d, d], "sqdiff"), dt), shape, layout)
+        elif op in ("FloorDiv", "FloorMod"):
+            ins2, shape, layout, dt = self.binary_ins(n)
+            if dt == np.float32:
+                if op == "FloorMod":
+                    raise Unsupported(f"{name}: FloorMod of floats")
+                y = self.add("Floor", [self.add("Div", ins2, "floordiv")], "floordiv")
+            elif op == "FloorMod":   # the divisor's sign, as Python's %
+                y = self.add("Mod", ins2, "floormod", fmod=0)
+            else:                    # (a - a mod b) / b is exact: Div truncates
+                m = self.add("Mod", ins2, "floordiv", fmod=0)
+                y = self.add("Div", [self.add("Sub", [ins2[0], m], "floordiv"), ins2[1]],
+                             "floordiv")
+            self.val[name] = (self.typed(y, dt), shape, layout)
+        elif op == "ExpandDims":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            d = int(self.const_of(n, 1, "dim"))
+            d = d + len(shape) + 1 if d < 0 else d
+            y = self.add("Unsqueeze", [x, self.axes_in([d])], "expand")
+            self.val[name] = (self.typed(y, self.dtype((x,))), shape[:d] + [1] + shape[d:],
+                              "plain")
+        elif op == "Squeeze":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            dims = [d % len(shape) for d in attr_ints(n, "squeeze_dims")] or \
+                [i for i, s in enumerate(shape) if s == 1]
+            if any(shape[d] != 1 for d in dims):
+                raise Unsupported(f"{name}: squeeze {dims} of {shape}")
+            y = self.add("Squeeze", [x, self.axes_in(dims)], "squeeze")
+            self.val[name] = (self.typed(y, self.dtype((x,))),
+                              [s for i, s in enumerate(shape) if i not in dims], "plain")
+        elif op == "Unpack":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            axis, num = attr_i(n, "axis", 0) % len(shape), attr_i(n, "num")
+            if shape[axis] != num:
+                raise Unsupported(f"{name}: unpack {num} along axis {axis} of {shape}")
+            parts = [x] if num == 1 else \
+                self.add_n("Split", [x, self.init("split", np.ones(num, np.int64))],
+                           "unpack", num, axis=axis)
+            out = shape[:axis] + shape[axis + 1:]
+            for k, p in enumerate(parts):
+                y = self.add("Squeeze", [p, self.axes_in([axis])], "unpack")
+                self.val[name if k == 0 else f"{name}:{k}"] = \
+                    (self.typed(y, self.dtype((x,))), out, "plain")
+        elif op == "Pack":
+            vs = [self.plain(self.get(i)) for i in ins]
+            shape = vs[0][1]
+            if any(v[1] != shape for v in vs) or len({self.dtype(v) for v in vs}) > 1:
+                raise Unsupported(f"{name}: pack of {[v[1] for v in vs]}, "
+                                  f"{[str(self.dtype(v)) for v in vs]}")
+            axis = attr_i(n, "axis", 0)
+            axis = axis + len(shape) + 1 if axis < 0 else axis
+            us = [self.add("Unsqueeze", [v[0], self.axes_in([axis])], "pack") for v in vs]
+            y = self.add("Concat", us, "pack", axis=axis)
+            self.val[name] = (self.typed(y, self.dtype(vs[0])),
+                              shape[:axis] + [len(vs)] + shape[axis:], "plain")
+        elif op == "ArgMax":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            axis = int(self.const_of(n, 1, "dimension")) % len(shape)
+            dt = attr_dtype(n, "output_type", "DT_INT64")
+            if dt not in (np.int32, np.int64):
+                raise Unsupported(f"{name}: output_type {dt}")
+            # the first of equal maxima, as TensorFlow picks
+            y = self.add("ArgMax", [x], "argmax", axis=axis, keepdims=0, select_last_index=0)
+            if dt != np.int64:
+                y = self.add("Cast", [y], "argmax", to=onnx_type(dt))
+            self.val[name] = (self.typed(y, dt), shape[:axis] + shape[axis + 1:], "plain")
+        elif op == "GatherNd":
+            p, pshape, _ = self.plain(self.get(ins[0]))
+            k = self.key(ins[1])
+            if k in self.const:
+                ind = self.const[k]
+                iname, ishape = self.init("indices", ind.astype(np.int64)), list(ind.shape)
+            else:
+                iv = self.plain(self.get(ins[1]))
+                iname, ishape = self.add("Cast", [iv[0]], "indices", to=TensorProto.INT64), \
+                    iv[1]
+            y = self.add("GatherND", [p, iname], "gathernd")
+            self.val[name] = (self.typed(y, self.dtype((p,))),
+                              ishape[:-1] + pshape[ishape[-1]:], "plain")
+        elif op == "ResizeBilinear":
+            self.val[name] = self.resize_bilinear(n)
+        elif op == "Conv2DBackpropInput":
+            self.val[name] = self.conv_transpose(n)
+        elif op == "Transpose":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            perm = [int(p) % len(shape) for p in self.const_of(n, 1, "perm")]
+            y = self.add("Transpose", [x], "transpose", perm=perm)
+            self.val[name] = (self.typed(y, self.dtype((x,))), [shape[p] for p in perm],
+                              "plain")
         else:
             raise Unsupported(f"node '{name}': op {op} is not handled by convert_tfjs.py")
 
@@ -414,7 +720,8 @@ class Converter:
             v = self.to_nhwc(self.val[o]) if self.val[o][2] == "nchw" else self.val[o]
             y = self.add("Identity", [v[0]], "out")
             self.nodes[-1].output[0] = o
-            outs.append(helper.make_tensor_value_info(o, TensorProto.FLOAT, v[1]))
+            outs.append(helper.make_tensor_value_info(o, onnx_type(self.dtype(self.val[o])),
+                                                      v[1]))
         g = helper.make_graph(self.nodes, "tfjs", self.inputs, outs, self.inits)
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)],
                               producer_name="q8 tools/realmodels/convert_tfjs.py")
