@@ -2,7 +2,8 @@
 """Self-test of the kit's pieces that need no download: the metrics on
 hand-made cases, chunk reassembly and its checks, tarball unpacking that
 refuses paths outside its folder, the FP16 conversion on a small model,
-the pose, landmark and embedding metrics, and the TensorFlow.js conversion
+the pose, landmark and embedding metrics, the second set's (hand, iris,
+face attributes, a score), and the TensorFlow.js conversion
 on a small hand-made graph model.
 
   test_kit.py     (ctest: realmodels_selftest)
@@ -452,12 +453,45 @@ def test_convert_tfjs():
               "Atan2" in said and not os.path.exists(os.path.join(d, "bad.onnx")))
 
 
+def test_second_set():
+    pts = np.zeros((21, 3), np.float32)
+    pts[9, 1] = 40.0                     # wrist to middle MCP 40 px
+    got = pts.copy()
+    got[:, 0] += 2.0                     # every point 2 px off: NME 5%
+    world = np.zeros((1, 63), np.float32)
+    yes, no = np.array([[0.9]]), np.array([[0.2]])
+    left, right = np.array([[0.3]]), np.array([[0.7]])
+    r = metrics.hand([[pts.reshape(1, 63), yes, left, world], [pts.reshape(1, 63), no, left, world]],
+                     [[got.reshape(1, 63), yes, right, world], [got.reshape(1, 63), yes, left, world]])
+    check("hand: NME over the palm on the flagged crop, flag 1 of 2, handedness 0 of 1",
+          abs(r["nme"] - 0.05) < 1e-6 and r["hands_fp32"] == 1 and r["flag_agree"] == 0.5
+          and r["handed_agree"] == 0.0)
+    eye = np.zeros((76, 3), np.float32)
+    eye[8, 0] = 20.0                     # eye corners (contour 0 and 8) 20 px apart
+    moved = eye.copy()
+    moved[71, 1] = 3.0                   # the iris centre 3 px off, the rest exact
+    r = metrics.iris([[eye.reshape(1, 1, 1, 228)]], [[moved.reshape(1, 1, 1, 228)]])
+    check("iris: NME over the eye width, iris centre error",
+          abs(r["nme"] - 3 / 76 / 20) < 1e-9 and abs(r["iris_err_px"] - 3) < 1e-9)
+    p = np.zeros(100)
+    p[30], p[29], p[31] = 0.5, 0.2, 0.1
+    check("Human's age: 10 a - 100 p[a-1] (larger left neighbour), over 10",
+          metrics.human_age(p) == 28.0)
+    p[31] = 0.3
+    check("Human's age: 10 a + 100 p[a+1] (larger right neighbour), over 10",
+          metrics.human_age(p) == 33.0)
+    s = metrics.score([np.array([[0.6]]), np.array([[0.1]])], [np.array([[0.45]]), np.array([[0.1]])])
+    check("score: largest difference, decision at 0.5 agrees on 1 of 2",
+          abs(s["score_diff_max"] - 0.15) < 1e-9 and s["decision_agree"] == 0.5
+          and s["positives_fp32"] == 1)
+
+
 def main():
     for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
               test_edge_spaces, test_kit_text,
               test_rendered_text, test_classification_segmentation, test_faces_lines,
               test_reassemble, test_unpack, test_convert_fp16,
-              test_pose_landmarks_embedding, test_convert_tfjs):
+              test_pose_landmarks_embedding, test_convert_tfjs, test_second_set):
         t()
     bad = sum(not ok for _, ok in checks)
     print(f"{len(checks) - bad} passed, {bad} failed")
