@@ -1,28 +1,24 @@
 /* LayerNormalization over contiguous rows, as kernels/cpu/ops/layernorm.c:
  * mean and variance (two passes, x - mean in double) summed in double in
- * order, then inv = 1 / sqrtf(var + eps) and y = (x - mean) * inv * scale +
- * bias in float, in that order: the CPU's result bit for bit. One warp per
- * row: lane 0 sums (a dependent chain of 2 * len double additions; rows run
- * in parallel), every lane writes. In place is safe: the row is read in full
+ * q8_row_sum16's order, then inv = 1 / sqrtf(var + eps) and y = (x - mean) *
+ * inv * scale + bias in float, in that order: the CPU's result bit for bit.
+ * One warp per row: lane 0 sums (16 independent chains; rows run in
+ * parallel), every lane writes. In place is safe: the row is read in full
  * before the shuffles that every lane passes before writing. */
 #include "common.cuh"
+#include "row_sum16.h"
 
 __host__ __device__ static inline void ln_row(const q8cu_layernorm_args *p, int64_t row,
                                               int lane, int lanes) {
     int64_t len = p->len;
     const float *x = p->x + row * len;
     float *y = p->y + row * len;
-    /* mean and variance summed in order by one thread (lane 0), exactly as
-     * the CPU does, then shared */
+    /* mean and variance summed by one thread (lane 0), exactly as the CPU
+     * does, then shared */
     double mean = 0.0, v = 0.0;
     if (lane == 0) {
-        double s = 0.0;
-        for (int64_t i = 0; i < len; i++) s += x[i];
-        mean = len ? s / (double)len : 0.0;
-        for (int64_t i = 0; i < len; i++) {
-            double d = x[i] - mean;
-            v += d * d;
-        }
+        mean = len ? q8_row_sum16(x, len) / (double)len : 0.0;
+        v = q8_row_sqdev16(x, len, mean);
     }
     mean = q8cu_from_lane0(mean);
     v = q8cu_from_lane0(v);

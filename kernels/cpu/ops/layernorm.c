@@ -1,12 +1,16 @@
 /* LayerNormalization on the CPU (params: src/core/ops/layernorm.h). Scale
  * and B, when not already X.shape[axis:], are expanded once per run into
- * scratch. Mean and variance are summed in double, in order, one row per
- * work item. */
+ * scratch. Mean and variance are summed in double in q8_row_sum16's order
+ * (the GPU's too), one row per work item; the loops are cloned per x86
+ * vector width, built without FMA contraction (CMakeLists.txt): the same
+ * bits in every clone. */
 #include <math.h>
 
 #include "bcast_expand.h"
+#include "clones.h"
 #include "cpu_op.h"
 #include "ops/layernorm.h"
+#include "row_sum16.h"
 
 static size_t ln_scratch(const q8_graph *g, const q8_node *n, const void *prep,
                          int n_threads) {
@@ -21,20 +25,14 @@ typedef struct ln_args {
     float *y, *mean, *inv;
 } ln_args;
 
-static void ln_range(void *arg, int64_t b, int64_t e, int t) {
+Q8_CLONES static void ln_range(void *arg, int64_t b, int64_t e, int t) {
     const ln_args *a = arg;
     int64_t len = a->p->len;
     for (int64_t r = b; r < e; r++) {
         const float *x = a->x + r * len;
         float *y = a->y + r * len;
-        double s = 0.0;
-        for (int64_t i = 0; i < len; i++) s += x[i];
-        double mean = len ? s / (double)len : 0.0;
-        double v = 0.0;
-        for (int64_t i = 0; i < len; i++) {
-            double d = x[i] - mean;
-            v += d * d;
-        }
+        double mean = len ? q8_row_sum16(x, len) / (double)len : 0.0;
+        double v = q8_row_sqdev16(x, len, mean);
         float var = len ? (float)(v / (double)len) : 0.0f;
         float inv = 1.0f / sqrtf(var + a->p->eps), m = (float)mean;
         if (a->bias)
