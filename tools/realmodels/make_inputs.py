@@ -215,6 +215,55 @@ def second_set(m, rng, n):
             yield rgb01(img, m.shape[1]), {"photo": name}
 
 
+# The third set (2026-11-29): people, objects, nothing.
+
+def movenet(img):
+    """MoveNet as Human feeds it (movenet.ts, movenetfix.ts padInput): the
+    image padded to a square, resized bilinearly to 192x192 and cast to
+    int32, RGB 0..255, NHWC. The kit's crops are square already."""
+    a = np.asarray(img.convert("RGB").resize((192, 192), Image.BILINEAR))
+    return a[None].astype(np.int32)
+
+
+def centernet(img):
+    """Human's centernet.ts: the image (RGB 0..255, float) resized bilinearly
+    to 512x512, no scaling, NHWC."""
+    a = np.asarray(img.convert("RGB").resize((512, 512), Image.BILINEAR), np.float32)
+    return a[None].astype(np.float32)
+
+
+# CenterNet's photographs: what COCO has a class for (cat, cup, person,
+# the rocket: no class of its own) and a page of text for the quarter without
+OBJECTS = ["chelsea", "coffee", "astronaut", "camera", "rocket"]
+
+
+def third_set(m, rng, n):
+    """The third set's samples (see the README's input table)."""
+    ph = photos()
+    for i in range(n):
+        if m.name == "centernet":
+            if i % 4 == 3:
+                name = "text"
+                img = render.photo_crop(rng, ph[name], (512, 512), scale=(0.4, 0.9))
+            else:
+                name = OBJECTS[(3 * (i // 4) + i % 4) % len(OBJECTS)]
+                img = render.photo_crop(rng, ph[name], (512, 512), scale=(0.55, 1.0))
+            yield centernet(img), {"photo": name}
+            continue
+        # MoveNet and Selfie: the astronaut (upper body) and the cameraman
+        # (standing, the whole figure), a quarter without anyone
+        if i % 4 == 3:
+            name = ["chelsea", "coffee", "rocket"][(i // 4) % 3]
+        else:
+            name = "astronaut" if i % 4 != 2 else "camera"
+        if m.name == "movenet_lightning":
+            img = render.photo_crop(rng, ph[name], (192, 192), scale=(0.6, 1.0))
+            yield movenet(img), {"photo": name}
+        else:
+            img = render.photo_crop(rng, ph[name], (256, 256), scale=(0.6, 1.0))
+            yield rgb01(img, 256), {"photo": name}
+
+
 def dictionary():
     path = os.path.join(kit.cache_dir(), "ppocr_keys_v1.txt")
     if not os.path.exists(path):
@@ -242,6 +291,9 @@ def samples(m, split, n):
     rng = np.random.RandomState(SEEDS[split] + sum(map(ord, m.name)))
     if m.name in ("handlandmark_lite", "iris", "faceres", "antispoof", "liveness"):
         yield from second_set(m, rng, n)
+        return
+    if m.name in ("movenet_lightning", "centernet", "selfie"):
+        yield from third_set(m, rng, n)
         return
     if m.name in ("facemesh", "emotion"):
         ph = photos()

@@ -456,3 +456,72 @@ def score(ref, got, thresh=0.5):
     return {"score_diff_max": float(np.max(np.abs(r - g))),
             "decision_agree": float(np.mean((r >= thresh) == (g >= thresh))),
             "positives_fp32": int(np.sum(r >= thresh))}
+
+
+# ---- the third set (2026-11-29) --------------------------------------------
+
+def movenet(ref, got, score=0.3, tol=4.0, side=192):
+    """MoveNet SinglePose (one output, 1 x 1 x 17 x 3: y, x in [0, 1] of the
+    input, score): PCK against FP32, as PoseNet's: of the keypoints FP32
+    scores >= score, the share the quantized model puts within tol pixels
+    of the side x side input (4 of 192: the same 2.1% of the side as
+    PoseNet's 8 of 385), their mean distance; how often the two agree on
+    which keypoints score >= score; the scores' largest difference."""
+    hit = total = agree = n = 0
+    dist, sdiff = [], 0.0
+    for r, g in zip(ref, got):
+        rk = np.asarray(r[0], np.float64).reshape(17, 3)
+        gk = np.asarray(g[0], np.float64).reshape(17, 3)
+        sdiff = max(sdiff, float(np.max(np.abs(rk[:, 2] - gk[:, 2]))))
+        for (ry, rx, rs), (gy, gx, gs) in zip(rk, gk):
+            n += 1
+            agree += (rs >= score) == (gs >= score)
+            if rs >= score:
+                total += 1
+                d = side * float(np.hypot(ry - gy, rx - gx))
+                dist.append(d)
+                hit += d <= tol
+    return {"pck": hit / total if total else 1.0,
+            "kp_err_px": float(np.mean(dist)) if dist else 0.0,
+            "kp_err_max_px": float(np.max(dist)) if dist else 0.0,
+            "kp_found_agree": agree / n if n else 1.0, "keypoints_fp32": total,
+            "kp_score_diff_max": sdiff}
+
+
+def nms(boxes, scores, iou, max_out, min_score):
+    """tf.image.nonMaxSuppression (TensorFlow.js's CPU backend): candidates
+    scoring > min_score by falling score (ties: the earlier first), each kept
+    unless its IoU with a kept one is > iou, at most max_out; returns the
+    kept indices."""
+    order = sorted((i for i in range(len(scores)) if scores[i] > min_score),
+                   key=lambda i: (-scores[i], i))
+    kept = []
+    for i in order:
+        if len(kept) >= max_out:
+            break
+        if all(box_iou(boxes[i], boxes[k]) <= iou for k in kept):
+            kept.append(i)
+    return kept
+
+
+def centernet_objects(det, min_score=0.2, iou=0.4, max_out=10):
+    """Human's centernet.ts: the 100 detections (x0, y0, x1, y1 in input
+    pixels, score, class) through class-agnostic NMS with Human's object
+    defaults (minConfidence 0.2, iouThreshold 0.4, maxDetected 10); returns
+    (class, box, score) of the kept ones."""
+    d = np.asarray(det, np.float64).reshape(-1, 6)
+    boxes = [tuple(b) for b in d[:, :4]]
+    return [(int(d[i, 5]), boxes[i], float(d[i, 4]))
+            for i in nms(boxes, list(d[:, 4]), iou, max_out, min_score)]
+
+
+def objects(ref, got):
+    """CenterNet against FP32: box F1 (the kit's match_f1: IoU >= 0.5, and
+    the same class) of Human's detections, with FP32's counted; and how far
+    the score of each FP32 detection that is matched moved."""
+    rs = [centernet_objects(r[0]) for r in ref]
+    gs = [centernet_objects(g[0]) for g in got]
+    f1 = match_f1(rs, gs, lambda a, b: a[0] == b[0] and box_iou(a[1], b[1]) >= 0.5)
+    f1_any = match_f1(rs, gs, lambda a, b: box_iou(a[1], b[1]) >= 0.5)
+    return {"box_f1": f1, "box_f1_anyclass": f1_any,
+            "objects_fp32": sum(len(x) for x in rs), "objects_q": sum(len(x) for x in gs)}

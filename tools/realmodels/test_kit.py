@@ -3,7 +3,8 @@
 hand-made cases, chunk reassembly and its checks, tarball unpacking that
 refuses paths outside its folder, the FP16 conversion on a small model,
 the pose, landmark and embedding metrics, the second set's (hand, iris,
-face attributes, a score), and the TensorFlow.js conversion
+face attributes, a score), the third set's (MoveNet's PCK, CenterNet's
+detections through Human's NMS), and the TensorFlow.js conversion
 on a small hand-made graph model.
 
   test_kit.py     (ctest: realmodels_selftest)
@@ -486,12 +487,46 @@ def test_second_set():
           and s["positives_fp32"] == 1)
 
 
+def test_third_set():
+    kp = np.zeros((17, 3), np.float32)
+    kp[:, 2] = 0.1
+    kp[:4, 2] = 0.8                      # 4 keypoints found
+    got = kp.copy()
+    got[0, 0] += 3 / 192                 # 3 px: within 4
+    got[1, 1] += 5 / 192                 # 5 px: not
+    got[2, 2] = 0.2                      # lost (its place exact)
+    got[5, 2] = 0.5                      # a keypoint FP32 does not find
+    r = metrics.movenet([[kp.reshape(1, 1, 17, 3)]], [[got.reshape(1, 1, 17, 3)]])
+    check("movenet: PCK@4px 3 of 4, found/not found 15 of 17, score diff 0.6",
+          abs(r["pck"] - 0.75) < 1e-9 and r["keypoints_fp32"] == 4 and
+          abs(r["kp_found_agree"] - 15 / 17) < 1e-9 and abs(r["kp_score_diff_max"] - 0.6) < 1e-6
+          and abs(r["kp_err_max_px"] - 5) < 1e-4)
+    det = np.zeros((100, 6), np.float32)
+    det[:, :4] = (0, 0, 10, 10)
+    det[:, 4] = 0.01
+    det[0] = (0, 0, 100, 100, 0.9, 0)    # a person
+    det[1] = (5, 5, 100, 100, 0.8, 0)    # the same again: NMS drops it (IoU 0.90)
+    det[2] = (200, 200, 300, 300, 0.5, 15)   # a cat
+    det[3] = (300, 300, 400, 400, 0.15, 41)  # under 0.2: dropped
+    o = metrics.centernet_objects(det)
+    check("centernet: NMS over 0.4 and scores > 0.2, Human's defaults",
+          [c for c, _, _ in o] == [0, 15])
+    moved = det.copy()
+    moved[2, 5] = 16                     # the cat read as a dog
+    moved[3, 4] = 0.25                   # a new object over the threshold
+    r = metrics.objects([[det[None]]], [[moved[None]]])
+    check("objects: box F1 with classes 2/5, any class 4/5",
+          abs(r["box_f1"] - 0.4) < 1e-9 and abs(r["box_f1_anyclass"] - 0.8) < 1e-9 and
+          r["objects_fp32"] == 2 and r["objects_q"] == 3)
+
+
 def main():
     for t in (test_sqnr_cosine, test_components, test_f1_and_boxes, test_ctc_cer,
               test_edge_spaces, test_kit_text,
               test_rendered_text, test_classification_segmentation, test_faces_lines,
               test_reassemble, test_unpack, test_convert_fp16,
-              test_pose_landmarks_embedding, test_convert_tfjs, test_second_set):
+              test_pose_landmarks_embedding, test_convert_tfjs, test_second_set,
+              test_third_set):
         t()
     bad = sum(not ok for _, ok in checks)
     print(f"{len(checks) - bad} passed, {bad} failed")
