@@ -2283,6 +2283,72 @@ Test(errors, qadd_messages) {
                 "no y_scale");
 }
 
+/* ---- im2col against a plain loop ----------------------------------------- */
+
+/* q8_qconv_im2col on KH x 1 kernels without horizontal padding (its
+ * whole-rows path) and on any other geometry, against the definition:
+ * col[k][p] is x at the tap's input pixel, pad outside. Pads wider than the
+ * plane included: a top pad past every output row of a tap wrote before
+ * the fix past its row of col (and a negative length after it). Each col is
+ * allocated to its exact size, so ASan sees any overflow. */
+Test(qconv, im2col_matches_the_definition) {
+    q8t_rng r = q8t_seed(4646);
+    int done = 0, whole_rows = 0;
+    for (int trial = 0; done < 400; trial++) {
+        q8_qconv_geom g = {.nsp = 2, .N = 1, .group = 1};
+        bool rows = trial % 2 == 0; /* the whole-rows path's geometry */
+        g.C = 1 + (int64_t)(q8t_next(&r) % 4);
+        g.KH = 1 + (int64_t)(q8t_next(&r) % 5);
+        g.KW = rows ? 1 : 1 + (int64_t)(q8t_next(&r) % 4);
+        g.sh = rows ? 1 : 1 + (int64_t)(q8t_next(&r) % 3);
+        g.sw = rows ? 1 : 1 + (int64_t)(q8t_next(&r) % 3);
+        g.dh = 1 + (int64_t)(q8t_next(&r) % 3);
+        g.dw = 1 + (int64_t)(q8t_next(&r) % 2);
+        g.H = 1 + (int64_t)(q8t_next(&r) % 6);
+        g.W = 1 + (int64_t)(q8t_next(&r) % 9);
+        g.pt = (int64_t)(q8t_next(&r) % 8), g.pb = (int64_t)(q8t_next(&r) % 8);
+        g.pl = rows ? 0 : (int64_t)(q8t_next(&r) % 3);
+        g.pr = rows ? 0 : (int64_t)(q8t_next(&r) % 3);
+        int64_t eh = (g.KH - 1) * g.dh + 1, ew = (g.KW - 1) * g.dw + 1;
+        if (g.H + g.pt + g.pb < eh || g.W + g.pl + g.pr < ew) continue;
+        g.OH = (g.H + g.pt + g.pb - eh) / g.sh + 1;
+        g.OW = (g.W + g.pl + g.pr - ew) / g.sw + 1;
+        g.M = 1;
+        int64_t K = g.C * g.KH * g.KW, P = g.OH * g.OW;
+        uint8_t *x = malloc((size_t)(g.C * g.H * g.W)), *col = malloc((size_t)(K * P));
+        for (int64_t i = 0; i < g.C * g.H * g.W; i++) x[i] = (uint8_t)(q8t_next(&r) | 1);
+        for (int th = 0; th < 2; th++) {
+            q8_pool *pool = th ? q8_pool_create(3) : NULL;
+            memset(col, 0xee, (size_t)(K * P));
+            q8_qconv_im2col(&g, x, 0, col, pool);
+            for (int64_t k = 0; k < K; k++) {
+                int64_t c = k / (g.KH * g.KW), kh = k / g.KW % g.KH, kw = k % g.KW;
+                for (int64_t p = 0; p < P; p++) {
+                    int64_t ih = p / g.OW * g.sh - g.pt + kh * g.dh;
+                    int64_t iw = p % g.OW * g.sw - g.pl + kw * g.dw;
+                    bool in = ih >= 0 && ih < g.H && iw >= 0 && iw < g.W;
+                    uint8_t want = in ? x[(c * g.H + ih) * g.W + iw] : 0;
+                    cr_assert_eq(col[k * P + p], want,
+                                 "C%lld %lldx%lld k%lldx%lld s%lld,%lld d%lld,%lld "
+                                 "p%lld,%lld,%lld,%lld: col[%lld][%lld] is %d, want %d",
+                                 (long long)g.C, (long long)g.H, (long long)g.W,
+                                 (long long)g.KH, (long long)g.KW, (long long)g.sh,
+                                 (long long)g.sw, (long long)g.dh, (long long)g.dw,
+                                 (long long)g.pt, (long long)g.pl, (long long)g.pb,
+                                 (long long)g.pr, (long long)k, (long long)p, col[k * P + p],
+                                 want);
+                }
+            }
+            if (pool) q8_pool_free(pool);
+        }
+        whole_rows += rows && g.pt > g.OH;
+        free(x);
+        free(col);
+        done++;
+    }
+    cr_assert_gt(whole_rows, 0, "no top pad past the output rows was drawn");
+}
+
 /* ---- im2col straight into packed lanes (AVX-512 VBMI) -------------------- */
 
 /* The same bytes as im2col + pack_lanes_kj: panels crossing output rows

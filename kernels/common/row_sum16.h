@@ -2,16 +2,19 @@
  * units take at full speed: 16 partial sums, lane k adding x[i] for
  * i = k mod 16 of the row's whole groups of 16 (in increasing i), combined
  * as a tree (lane k + lane k + 8, then + 4, + 2, + 1), then the tail
- * (the last n mod 16 values, in order) added last. GlobalAveragePool
- * sums this way on the CPU (Q8_CLONES: two AVX-512 vectors of doubles) and
- * on the GPU (global_pool.cu), the same bits on both, for any thread count.
+ * (the last n mod 16 values, in order) added last. GlobalAveragePool and
+ * LayerNormalization (its mean, and its variance with q8_row_sqdev16) sum
+ * this way on the CPU (Q8_CLONES: two AVX-512 vectors of doubles) and on
+ * the GPU (global_pool.cu, layernorm.cu): the same bits on both, for any
+ * thread count.
  *
  * Where every partial sum is exact in double (a dequantized int8 row, most
  * rows of moderate range and length) this is the in-order sum's value;
  * elsewhere the two differ in the last bits (the in-order sum, kept before
  * 2026-11-29, was a chain of one dependent add per element: 12% of PP-OCR
- * detection's INT8 time, 18% of a small transformer's). Build the callers with fp-contract=off and
- * without trapping math (a select-free loop; nothing to contract here). */
+ * detection's INT8 time, 18% of a small transformer's). Build the callers
+ * with fp-contract=off (nvcc: --fmad=false): q8_row_sqdev16's acc += d * d
+ * would otherwise become an FMA in some builds and not others. */
 #ifndef Q8_KERNELS_COMMON_ROW_SUM16_H
 #define Q8_KERNELS_COMMON_ROW_SUM16_H
 

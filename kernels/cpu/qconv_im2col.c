@@ -42,6 +42,7 @@ static void im2col_range(void *arg, int64_t b, int64_t e, int t) {
              * of x (a KH x 1 kernel without horizontal padding; per-row
              * calls on 8-16-byte rows were most of such a conv's time) */
             int64_t ih0 = kh * q->dh - q->pt, o0 = ih0 < 0 ? -ih0 : 0;
+            if (o0 > q->OH) o0 = q->OH; /* a top pad past every output row of this tap */
             int64_t o1 = q->H - ih0 < q->OH ? q->H - ih0 : q->OH;
             if (o1 < o0) o1 = o0;
             uint8_t *d = a->col + k * P;

@@ -3,11 +3,13 @@
  * q8_ig_pack_lanes_kj(..., to_u8 = true), without the K x P intermediate.
  * A packed chunk holds, for 16 output pixels, four consecutive k = (c, kh,
  * kw) each; with KW >= 3 they come from at most two input rows (c, kh).
- * For each run of the 16 pixels on one output row, each input row is one
- * masked 64-byte load (columns outside the plane and rows outside it read
- * as 0) and each chunk one vpermi2b of the two rows' vectors, with an
- * index table chosen by the chunk's first kw. Only called when the CPU has
- * these ISAs. */
+ * The 16 pixels of a panel lie on one output row or several (a run each);
+ * for each run, each input row is one masked 64-byte load (columns outside
+ * the plane and rows outside it read as 0), and each chunk is one vpermi2b
+ * of the two rows' vectors per run, with an index table chosen by the
+ * chunk's first kw, the runs' lanes ORed into one store. 1x1 convs with a
+ * stride have their own loop below (sub_range). Only called when the CPU
+ * has these ISAs. */
 #if defined(__x86_64__) || defined(__i386__)
 #if defined(__clang__)
 #pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vbmi"))), \
@@ -200,7 +202,9 @@ static void sub_range(void *arg, int64_t pb, int64_t pe, int t) {
         for (int64_t g = 0; g < G; g++) {
             __m512i v = _mm512_setzero_si512();
             for (int64_t s = 0; s < 4 && 4 * g + s < a->Cg; s++) {
-                const int8_t *w = xp + (4 * g + s) * HW;
+                /* integer addresses: w + 64 may lie past the last plane
+                 * (m1 is then 0 and nothing is read) */
+                uintptr_t w = (uintptr_t)xp + (uintptr_t)((4 * g + s) * HW);
                 __m512i lo = _mm512_maskz_loadu_epi8(m0, (const void *)w);
                 __m512i hi = _mm512_maskz_loadu_epi8(m1, (const void *)(w + 64));
                 __mmask64 quarter = (__mmask64)0xffff << (16 * s);
