@@ -191,6 +191,40 @@ Test(quantize, int8_flows_through_relu_and_maxpool) {
     compare_to_fp32("Relu", false, g, 8 * 4 * 4);
 }
 
+/* --int8-tails off: the MaxPool before the output and a table there run in
+ * FP32 and the last conv writes float (nothing is dequantized); a table on
+ * the way to an INT8 layer stays a table. The default keeps them in int8. */
+Test(quantize, fp32_tails_leave_the_outputs_float) {
+    q8_quant_options qo = {.fp32_tails = true};
+    q8_graph *g = quantized(conv_chain("Sigmoid", false), &qo);
+    cr_assert_eq(count(g, "QConv"), 2);
+    cr_assert_eq(count(g, "QLut"), 1, "the Sigmoid between the convs stays a table");
+    cr_assert_eq(count(g, "DequantizeLinear"), 0, "conv2 writes float itself");
+    int pool = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->op_type, "MaxPool")) pool = i;
+    cr_assert(pool >= 0);
+    cr_assert_eq(g->tensors[g->nodes[pool]->inputs[0]]->dtype, Q8_F32, "MaxPool on float");
+    compare_to_fp32("Sigmoid", false, g, 8 * 4 * 4);
+    /* a table right before the output: FP32 too */
+    q8_graph *h = q8_graph_new();
+    q8t_rng r = q8t_seed(4);
+    int64_t w1[4] = {8, 3, 3, 3};
+    input_x(h);
+    weight(h, "w1", 4, w1, &r);
+    pads1(node(h, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+    node(h, "act", "Sigmoid", 1, (const char *[]){"c1"}, "y");
+    h->outputs = malloc(sizeof(int));
+    h->outputs[h->n_outputs++] = T(h, "y");
+    h = quantized(h, &qo);
+    cr_assert_eq(count(h, "QLut"), 0, "the Sigmoid before the output runs in FP32");
+    cr_assert_eq(count(h, "QConv"), 1);
+    q8_graph_free(h);
+    q8_graph *d = quantized(conv_chain("Sigmoid", false), NULL);
+    cr_assert_eq(count(d, "DequantizeLinear"), 1, "by default the MaxPool carries int8");
+    q8_graph_free(d);
+}
+
 Test(quantize, smooth_activations_become_tables) {
     const char *acts[] = {"HardSwish", "Sigmoid", "Gelu", "Tanh"};
     for (int i = 0; i < 4; i++) {

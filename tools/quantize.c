@@ -7,7 +7,7 @@
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--prune-measure output|layer]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
- *            [--scalar-tables on|off|auto] [--int8-gates on|off]
+ *            [--scalar-tables on|off|auto] [--int8-gates on|off] [--int8-tails on|off]
  *            [--int8-embeddings on|off] [--weight-rounding nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
@@ -34,6 +34,7 @@ static void usage(FILE *f) {
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
+            "                [--int8-tails on|off]\n"
             "                [--weight-rounding nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr auto|off|DB [--data DIR] [--max-trials N]]\n"
@@ -49,6 +50,10 @@ static void usage(FILE *f) {
             "  --int8-gates on: a Mul of two activations between INT8 layers (squeeze-excite\n"
             "  scaling) runs on int8 as q8.QMul (faster, one more rounding); off (the\n"
             "  default): FP32.\n"
+            "  --int8-tails off: tables and views that lead to no INT8 layer (toward the\n"
+            "  outputs) run in FP32, so the last INT8 layers write float, not int8\n"
+            "  (heat maps, offsets, scores keep their peaks and steps); on (the default):\n"
+            "  int8 as far as it flows.\n"
             "  --int8-embeddings on (the default): a Gather from a float constant table\n"
             "  (token or position embeddings) reads an int8 copy with one scale per row,\n"
             "  and so does an Add of such a table to an activation (a position embedding);\n"
@@ -308,6 +313,7 @@ int main(int argc, char **argv) {
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
+        {"int8-tails", required_argument, 0, 'Z'},
         {"prune-measure", required_argument, 0, 'O'},
         {"weight-rounding", required_argument, 0, 'W'},
         {"wide-range", required_argument, 0, 'r'},
@@ -419,6 +425,12 @@ int main(int argc, char **argv) {
             int v = two_way("int8-gates", optarg, "on", "off");
             if (v < 0) return 2;
             o.quant.int8_gates = v == 0;
+            break;
+        }
+        case 'Z': {
+            int v = two_way("int8-tails", optarg, "on", "off");
+            if (v < 0) return 2;
+            o.quant.fp32_tails = v == 1;
             break;
         }
         case 'b': {

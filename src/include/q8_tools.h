@@ -134,6 +134,13 @@ typedef struct q8_quant_options {
      * conversions and calls cost more than FP32's arithmetic (quantize's
      * default: on) */
     bool small_alone_fp32;
+    /* tables and views that lead to no INT8 layer (only to the model's
+     * outputs or to float ops) run in FP32, so the last INT8 layers write
+     * their accumulators dequantized instead of rounded to an int8 step at
+     * a calibrated, possibly clipped, range (quantize --int8-tails off;
+     * default: false, int8 as far as the int8 flow goes; docs/accuracy.md,
+     * "Outputs in int8") */
+    bool fp32_tails;
 } q8_quant_options;
 
 struct q8_meta;

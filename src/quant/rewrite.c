@@ -1176,6 +1176,41 @@ static bool feeds_int8_compute(const qctx *c, int t, int depth) {
     return false;
 }
 
+/* Does t reach an INT8 layer, sum or pool through tables and views? */
+static bool feeds_int8_layer(const qctx *c, int t, int depth) {
+    const q8_graph *g = c->g;
+    for (int j = 0; j < g->n_nodes; j++) {
+        int k = c->kind[j];
+        if (k == K_FP32 || !takes_int8(c, g->nodes[j], j, t)) continue;
+        if (k != K_PASS && k != K_LUT) return true;
+        if (depth < 32 && feeds_int8_layer(c, g->nodes[j]->outputs[0], depth + 1)) return true;
+    }
+    return false;
+}
+
+/* quantize --int8-tails off: tables and views run in int8 only on the way
+ * to an INT8 layer, sum or pool. Toward the model's outputs (or float ops)
+ * they run in FP32, so the last INT8 layer writes its accumulators
+ * dequantized, not rounded to an int8 step at a calibrated range (by
+ * default they carry int8 as far as it flows): PoseNet's offsets came out in steps of
+ * 0.74 px and its heat-map logits in steps of 0.59 (conv -> Transpose ->
+ * output, the Transpose in int8), and CenterNet's heat map (conv ->
+ * Sigmoid table -> Transpose) never exceeded 0.110, the percentile range of
+ * a map whose peaks are a few cells of 1.3 million, so no object passed
+ * its 0.2 threshold. Returns whether a node changed. */
+static bool keep_tails_fp32(qctx *c) {
+    const q8_graph *g = c->g;
+    bool changed = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (c->kind[i] != K_PASS && c->kind[i] != K_LUT) continue;
+        if (!feeds_int8_layer(c, g->nodes[i]->outputs[0], 0)) {
+            c->kind[i] = K_FP32;
+            changed = true;
+        }
+    }
+    return changed;
+}
+
 /* A linear Resize carries int8 only toward int8 compute, and only when its
  * input is int8 anyway (int8_anyway: a table's, an int8 Add's, or an INT8
  * layer's that another int8 node reads). Its interpolation rounds at its
@@ -1321,6 +1356,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
         keep_qbins_before_int8(&c); /* a table made FP32 may leave a sum no int8 reader */
         again = keep_qpools_between_int8(&c);
         again |= keep_linear_resize_before_compute(&c);
+        if (o && o->fp32_tails) again |= keep_tails_fp32(&c);
     } while (again);
 
     mark_int8(&c);

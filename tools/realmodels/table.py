@@ -56,6 +56,8 @@ VARIANTS = {
     "tables-off": ("--scalar-tables off", ["--scalar-tables", "off"]),
     # squeeze-excite gate multiplies in int8 (q8.QMul; off by default)
     "gates-on": ("--int8-gates on", ["--int8-gates", "on"]),
+    # tables and views toward the outputs in FP32 (--int8-tails off)
+    "tails-fp32": ("--int8-tails off", ["--int8-tails", "off"]),
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
