@@ -164,44 +164,33 @@ def rendered_text(m, files, split="heldout"):
     return truth if len(truth) == len(files) else None
 
 
+# Each task's metric: of the first output, or of all the outputs of a sample.
+ONE_OUTPUT_TASKS = {
+    "detection": metrics.detection, "classification": metrics.classification,
+    "segmentation": metrics.segmentation, "embedding": metrics.embedding,
+    "wakeword": metrics.wakeword, "score": metrics.score,
+}
+ALL_OUTPUT_TASKS = {
+    "face": metrics.faces, "lines": metrics.lines, "pose": metrics.pose,
+    "landmarks": metrics.landmarks, "hand": metrics.hand, "iris": metrics.iris,
+    "attributes": metrics.attributes, "keypoints": metrics.movenet,
+    "objects": metrics.objects,
+}
+
+
 def task_metrics(m, ref, got, keys, truth=None):
     """The task's metrics plus SQNR and cosine of the worst output."""
     n_out = len(ref[0])
     per_out = [(metrics.sqnr_db([r[i] for r in ref], [g[i] for g in got]),
                 metrics.cosine([r[i] for r in ref], [g[i] for g in got])) for i in range(n_out)]
     res = {"sqnr_db": min(s for s, _ in per_out), "cosine": min(c for _, c in per_out)}
-    if m.task == "detection":
-        res.update(metrics.detection([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "recognition":
-        res.update(metrics.recognition([r[0] for r in ref], [g[0] for g in got], keys, truth))
-    elif m.task == "classification":
-        res.update(metrics.classification([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "segmentation":
-        res.update(metrics.segmentation([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "face":
-        res.update(metrics.faces(ref, got))
-    elif m.task == "lines":
-        res.update(metrics.lines(ref, got))
-    elif m.task == "pose":
-        res.update(metrics.pose(ref, got))
-    elif m.task == "landmarks":
-        res.update(metrics.landmarks(ref, got))
-    elif m.task == "embedding":
-        res.update(metrics.embedding([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "wakeword":
-        res.update(metrics.wakeword([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "hand":
-        res.update(metrics.hand(ref, got))
-    elif m.task == "iris":
-        res.update(metrics.iris(ref, got))
-    elif m.task == "attributes":
-        res.update(metrics.attributes(ref, got))
-    elif m.task == "score":
-        res.update(metrics.score([r[0] for r in ref], [g[0] for g in got]))
-    elif m.task == "keypoints":
-        res.update(metrics.movenet(ref, got))
-    elif m.task == "objects":
-        res.update(metrics.objects(ref, got))
+    first = lambda outs: [o[0] for o in outs]  # noqa: E731  the task's one output
+    if m.task == "recognition":
+        res.update(metrics.recognition(first(ref), first(got), keys, truth))
+    elif m.task in ONE_OUTPUT_TASKS:
+        res.update(ONE_OUTPUT_TASKS[m.task](first(ref), first(got)))
+    elif m.task in ALL_OUTPUT_TASKS:
+        res.update(ALL_OUTPUT_TASKS[m.task](ref, got))
     return res
 
 
