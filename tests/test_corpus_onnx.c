@@ -423,6 +423,31 @@ Test(q8run, usage_errors_exit_2) {
     free(tmp);
 }
 
+/* --profile prints the op types and the slowest nodes, --profile-nodes every
+ * node in graph order (stderr; the outputs on stdout as without it). */
+Test(q8run, profile_lists_nodes) {
+    char *tmp = make_tmpdir();
+    char xnpy[4096];
+    snprintf(xnpy, sizeof xnpy, "%s/x.npy", tmp);
+    write_x_npy(xnpy);
+    char *m = CORPUS "/valid/relu.onnx";
+    char *prof[] = {Q8RUN, m, "--input", xnpy, "--bench", "3", "--profile", NULL};
+    run_result r = run_cmd(tmp, prof);
+    cr_expect(r.exited && r.code == 0, "exit %d, stderr: %s", r.code, r.err);
+    cr_expect(strstr(r.err, "profile: ") && strstr(r.err, "slowest nodes:"), "stderr: %s", r.err);
+    cr_expect(strstr(r.err, "(Relu)"), "stderr: %s", r.err);
+    free_result(&r);
+    char *all[] = {Q8RUN, m, "--input", xnpy, "--profile-nodes", NULL};
+    r = run_cmd(tmp, all);
+    cr_expect(r.exited && r.code == 0, "exit %d, stderr: %s", r.code, r.err);
+    cr_expect(strstr(r.err, "nodes in graph order:") && strstr(r.err, "(Relu)"), "stderr: %s",
+              r.err);
+    cr_expect(!strstr(r.err, "slowest nodes:"), "stderr: %s", r.err);
+    free_result(&r);
+    rm_rf(tmp);
+    free(tmp);
+}
+
 static void expect_fail1(const char *tmp, char *const argv[], const char *sub) {
     run_result r = run_cmd(tmp, argv);
     cr_expect(r.exited && r.code == 1, "%s: exit %d (signal: %d), stderr: %s", sub, r.code,

@@ -20,13 +20,15 @@ static void usage(FILE *f) {
             "usage: q8run MODEL(.onnx|.q8) --input [NAME=]FILE(.npy|.pb)... [--out DIR]\n"
             "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
             "             [--input-shape NAME=DIMS]... [--print N] [--labels FILE.npy]\n"
-            "             [--bind NAME=FILE]... [--fixed-threads]\n"
+            "             [--bind NAME=FILE]... [--fixed-threads] [--profile | --profile-nodes]\n"
             "  Runs the model once on the inputs (or N timed times with --bench) and\n"
             "  writes each output to DIR/<name>.npy, or prints them without --out.\n"
             "  --bind: the input's value is known at load; what it decides (shapes,\n"
             "  If branches) folds away. A .q8 checks it against the value it was built for.\n"
             "  --fixed-threads: always split the work over the threads (by default, runs\n"
-            "  use one thread while that measures faster; the outputs are the same).\n");
+            "  use one thread while that measures faster; the outputs are the same).\n"
+            "  --profile: time every node; print per run the time of each op type and\n"
+            "  the 12 slowest nodes (stderr). --profile-nodes: every node in graph order.\n");
 }
 
 typedef struct input_arg {
@@ -54,8 +56,8 @@ static void print_json_io(const q8_model *m) {
 }
 
 /* Time per op type and the slowest nodes, per run (stderr, so that --json's
- * last stdout line stays the JSON). */
-static void print_profile(const q8_session *s, int runs) {
+ * last stdout line stays the JSON); all: every node, in graph order. */
+static void print_profile(const q8_session *s, int runs, bool all) {
     int n = q8_session_num_nodes(s);
     const char *types[256];
     double type_ms[256] = {0}, total = 0;
@@ -97,8 +99,10 @@ static void print_profile(const q8_session *s, int runs) {
             if (ms[order[b]] > ms[order[a]]) {
                 int t = order[a]; order[a] = order[b]; order[b] = t;
             }
-    fprintf(stderr, "  slowest nodes:\n");
-    for (int k = 0; k < n && k < 12; k++) {
+    if (all)
+        for (int k = 0; k < n; k++) order[k] = k;
+    fprintf(stderr, all ? "  nodes in graph order:\n" : "  slowest nodes:\n");
+    for (int k = 0; k < n && (all || k < 12); k++) {
         const char *name, *op;
         double x;
         q8_session_node_profile(s, order[k], &name, &op, &x, NULL);
@@ -246,7 +250,8 @@ int main(int argc, char **argv) {
         {"input-shape", required_argument, 0, 's'}, {"print", required_argument, 0, 'p'},
         {"labels", required_argument, 0, 'l'},  {"profile", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},          {"bind", required_argument, 0, 'B'},
-        {"fixed-threads", no_argument, 0, 'F'}, {0, 0, 0, 0}};
+        {"fixed-threads", no_argument, 0, 'F'}, {"profile-nodes", no_argument, 0, 'N'},
+        {0, 0, 0, 0}};
     input_arg binds[MAX_INPUTS];
     q8_input_value values[MAX_INPUTS];
     int n_binds = 0;
@@ -256,10 +261,11 @@ int main(int argc, char **argv) {
     const char *out_dir = NULL, *labels_path = NULL;
     long threads = 0, bench = 0, print_max = 16;
     bool json = false, print_given = false, profile = false, fixed_threads = false;
+    bool profile_nodes = false;
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:F", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:FN", opts, NULL)) != -1) {
         switch (c) {
         case 'B': {
             char *eq = strchr(optarg, '=');
@@ -329,6 +335,7 @@ int main(int argc, char **argv) {
             break;
         case 'l': labels_path = optarg; break;
         case 'P': profile = true; break;
+        case 'N': profile = profile_nodes = true; break;
         case 'F': fixed_threads = true; break;
         case 'h': usage(stdout); return 0;
         default:
@@ -493,7 +500,7 @@ int main(int argc, char **argv) {
     }
     double top1 = -1;
     if (labels_path && !top1_accuracy(s, model_path, labels_path, &top1, &err)) goto done;
-    if (profile) print_profile(s, runs + warmed);
+    if (profile) print_profile(s, runs + warmed, profile_nodes);
     q8_memory_info mi;
     q8_session_memory(s, &mi);
     if (bench > 0 && !json)
