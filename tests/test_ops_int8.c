@@ -1973,10 +1973,10 @@ Test(qlut, op_every_path) {
 #include "qadd_kern.h"
 
 /* The definition (src/core/ops/qadd.h) in 128 bits: round half up of
- * (a * ma + b * mb) / 2^shift, clamped. */
+ * (a * ma + b * mb) / 2^shift, clamped to [lo, 127]. */
 static int8_t qadd_ref(const q8_qadd_params *p, int8_t a, int8_t b) {
     __int128 v = rhu_shift((__int128)a * p->ma + (__int128)b * p->mb, p->shift);
-    return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    return (int8_t)(v < p->lo ? p->lo : v > 127 ? 127 : v);
 }
 
 /* The multipliers carry 15 significant bits of both ratios; the requantized
@@ -2008,14 +2008,15 @@ Test(qadd, multipliers) {
 }
 
 /* Every kernel gives the definition's bytes at every offset and length (the
- * vector tails), for extreme values and saturating multipliers, in place
- * too. */
+ * vector tails), for extreme values and saturating multipliers, with and
+ * without a fused Relu (lo 0), in place too. */
 Test(qadd, kernels_match_the_definition) {
     enum { N = 300 };
     static const q8_qadd_path paths[] = {Q8_QADD_C, Q8_QADD_AVX2};
-    static const q8_qadd_params ps[] = {{16384, 16384, 15, 0}, {32767, 1, 1, 0},
-                                        {20000, 9000, 30, 0}, {0, 32767, 14, 0},
-                                        {12345, 32767, 16, 0}, {32767, 32767, 8, 0}};
+    static const q8_qadd_params ps[] = {
+        {16384, 16384, 15, -128, 0}, {32767, 1, 1, -128, 0},   {20000, 9000, 30, -128, 0},
+        {0, 32767, 14, -128, 0},     {12345, 32767, 16, -128, 0}, {32767, 32767, 8, -128, 0},
+        {16384, 16384, 15, 0, 0},    {32767, 32767, 8, 0, 0},   {20000, 9000, 30, 0, 0}};
     int8_t a[N], b[N], y[N + 64], want[N];
     q8t_rng r = q8t_seed(515);
     for (size_t k = 0; k < sizeof ps / sizeof ps[0]; k++)

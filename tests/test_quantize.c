@@ -469,12 +469,17 @@ static q8_graph *residual_chain(bool tail) {
 }
 
 /* A residual sum that an int8 layer reads is q8.QAdd of the two int8
- * tensors: no dequantize, float Add and quantize around it. */
+ * tensors: no dequantize, float Add and quantize around it; the Relu after
+ * it is its clamp (_act). */
 Test(quantize, residual_sum_between_int8_layers_is_qadd) {
     q8_graph *g = quantized(residual_chain(false), NULL);
     cr_assert_eq(count(g, "QConv"), 3);
     cr_assert_eq(count(g, "QAdd"), 1);
     cr_assert_eq(count(g, "Add"), 0);
+    cr_assert_eq(count(g, "Relu"), 0, "relu1 in conv1's epilogue, relu2 in the sum's clamp");
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->op_type, "QAdd"))
+            cr_assert_str_eq(q8_attr_str(g->nodes[i], "_act", ""), "Relu");
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
     cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
     q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */

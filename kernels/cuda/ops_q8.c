@@ -470,7 +470,8 @@ q8_status q8_cu_qadd_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
     *p = (q8cu_qadd_args){.a = q8_cu_tensor(pr, g, n->inputs[0]),
                           .b = q8_cu_tensor(pr, g, n->inputs[1]),
                           .y = q8_cu_tensor(pr, g, n->outputs[0]),
-                          .ma = qp->ma, .mb = qp->mb, .shift = qp->shift, .n = qp->n};
+                          .ma = qp->ma, .mb = qp->mb, .shift = qp->shift, .lo = qp->lo,
+                          .n = qp->n};
     nd->run = qadd_run;
     return Q8_OK;
 }

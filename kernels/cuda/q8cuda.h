@@ -163,7 +163,7 @@ cudaError_t q8cu_qlut(const q8cu_stream *s, const q8cu_qlut_args *p);
 typedef struct q8cu_qadd_args {
     const int8_t *a, *b;
     int8_t *y;
-    int32_t ma, mb, shift;
+    int32_t ma, mb, shift, lo; /* lo: the lower clamp, -128 or 0 (a fused Relu) */
     int64_t n;
 } q8cu_qadd_args;
 cudaError_t q8cu_qadd(const q8cu_stream *s, const q8cu_qadd_args *p);

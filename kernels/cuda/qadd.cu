@@ -5,7 +5,7 @@
 __host__ __device__ static inline void qadd_elem(const q8cu_qadd_args *p, int64_t i) {
     int32_t v = ((int32_t)p->a[i] * p->ma + (int32_t)p->b[i] * p->mb + (1 << (p->shift - 1))) >>
                 p->shift;
-    p->y[i] = (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
+    p->y[i] = (int8_t)(v < p->lo ? p->lo : v > 127 ? 127 : v);
 }
 
 Q8CU_ELEMENTWISE(qadd, q8cu_qadd_args, qadd_elem)

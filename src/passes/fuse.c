@@ -2,7 +2,9 @@
  * Gemm, MatMul) moves into that node's epilogue, applied while the output
  * tile is still in cache. The producer carries it as internal attributes
  * _act ("Relu", "Clip", "LeakyRelu", and for FP32 graphs "HardSwish",
- * "HardSigmoid", "Sigmoid") with _act_min/_act_max/_act_alpha/_act_beta. */
+ * "HardSigmoid", "Sigmoid") with _act_min/_act_max/_act_alpha/_act_beta.
+ * In INT8 graphs an int8 Relu after a q8.QAdd (a residual block's sum)
+ * moves into the sum's clamp the same way (_act = "Relu"). */
 #include <math.h>
 #include <string.h>
 
@@ -62,10 +64,12 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         if (!act_params(g, a, smooth, &lo, &hi, &alpha, &beta)) continue;
         int x = a->inputs[0];
         const q8_tensor *xt = g->tensors[x];
-        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) || xt->dtype != Q8_F32)
-            continue;
+        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x)) continue;
         q8_node *p = g->nodes[xt->producer];
-        if (p->dead || !gemm_like(p) || q8_attr_find(p, "_act") || p->outputs[0] != x) continue;
+        if (p->dead || q8_attr_find(p, "_act") || p->outputs[0] != x) continue;
+        bool qadd_relu = xt->dtype == Q8_I8 && is_op(a, "Relu") && !strcmp(p->domain, "q8") &&
+                         !strcmp(p->op_type, "QAdd");
+        if (!qadd_relu && (xt->dtype != Q8_F32 || !gemm_like(p))) continue;
         /* each set may move the attribute array: use the pointer at once */
         q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
         if (!at || !(at->s = q8_strdup(a->op_type))) {

@@ -24,14 +24,15 @@ static inline __m256i sum16(__m128i a, __m128i b, __m256i m, __m256i rnd, __m128
 }
 
 static inline __m256i add32(const int8_t *a, const int8_t *b, __m256i m, __m256i rnd,
-                            __m128i sh) {
+                            __m128i sh, __m256i lo) {
     __m256i va = _mm256_loadu_si256((const __m256i *)a);
     __m256i vb = _mm256_loadu_si256((const __m256i *)b);
     __m256i w0 = sum16(_mm256_castsi256_si128(va), _mm256_castsi256_si128(vb), m, rnd, sh);
     __m256i w1 = sum16(_mm256_extracti128_si256(va, 1), _mm256_extracti128_si256(vb, 1), m, rnd,
                        sh);
     /* packs interleaves the lanes: 0-7, 16-23, 8-15, 24-31 */
-    return _mm256_permute4x64_epi64(_mm256_packs_epi16(w0, w1), 0xd8);
+    __m256i y = _mm256_permute4x64_epi64(_mm256_packs_epi16(w0, w1), 0xd8);
+    return _mm256_max_epi8(y, lo); /* -128 (nothing) or 0: a fused Relu */
 }
 
 void q8_qadd_avx2(const q8_qadd_params *p, const int8_t *a, const int8_t *b, int8_t *y,
@@ -39,14 +40,15 @@ void q8_qadd_avx2(const q8_qadd_params *p, const int8_t *a, const int8_t *b, int
     const __m256i m = _mm256_set1_epi32((int32_t)(((uint32_t)p->mb << 16) | (uint32_t)p->ma));
     const __m256i rnd = _mm256_set1_epi32(1 << (p->shift - 1));
     const __m128i sh = _mm_cvtsi32_si128(p->shift);
+    const __m256i lo = _mm256_set1_epi8((char)p->lo);
     int64_t i = 0;
     for (; i + 32 <= n; i += 32)
-        _mm256_storeu_si256((__m256i *)(y + i), add32(a + i, b + i, m, rnd, sh));
+        _mm256_storeu_si256((__m256i *)(y + i), add32(a + i, b + i, m, rnd, sh, lo));
     if (i < n) { /* the tail through buffers */
         int8_t ba[32] = {0}, bb[32] = {0}, by[32];
         memcpy(ba, a + i, (size_t)(n - i));
         memcpy(bb, b + i, (size_t)(n - i));
-        _mm256_storeu_si256((__m256i *)by, add32(ba, bb, m, rnd, sh));
+        _mm256_storeu_si256((__m256i *)by, add32(ba, bb, m, rnd, sh, lo));
         memcpy(y + i, by, (size_t)(n - i));
     }
 }

@@ -4,6 +4,7 @@
 #include "ops/qadd.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "op.h"
 #include "ops/qop.h"
@@ -17,6 +18,7 @@ void q8_qadd_multipliers(double sa, double sb, double sy, q8_qadd_params *p) {
     p->ma = (int32_t)(ma > 32767 ? 32767 : ma);
     p->mb = (int32_t)(mb > 32767 ? 32767 : mb);
     p->shift = s;
+    p->lo = -128; /* no fused Relu */
 }
 
 static q8_status qadd_infer(q8_graph *g, q8_node *n, q8_error *err) {
@@ -38,6 +40,13 @@ static q8_status qadd_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!p) return Q8_ERR_NOMEM;
     q8_qadd_multipliers(sa, sb, sy, p);
     p->n = q8_tensor_numel(a);
+    const char *act = q8_attr_str(n, "_act", NULL);
+    if (act) {
+        if (strcmp(act, "Relu") != 0)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "fused activation '%s' (q8.QAdd takes Relu)",
+                                act);
+        p->lo = 0; /* int8 activations are symmetric: Relu is max(y, 0) */
+    }
     Q8_TRY(q8_set_output(g, n, 0, Q8_I8, a->dims, a->ndim, err));
     return q8_qop_set_out_scale(g, n, sy, err);
 }
