@@ -1,6 +1,10 @@
 /* TopK on the CPU (params: src/core/ops/topk.h): each line's (value,
  * index) pairs sorted in the thread's scratch, the first k written; lines
- * split over the threads. */
+ * split over the threads. Where k is small against the line (k * 8 <=
+ * len), a heap of k pairs keeps the k that sort first and only they are
+ * sorted: the same k pairs in the same order (the order is total: values,
+ * then indices), in O(len log k) (CenterNet's top 100 of 1.3 million
+ * scores: 50 ms as a full qsort). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,17 +43,56 @@ typedef struct topk_args {
         int c = NAME##_cmp_vals(a->v, b->v);                                               \
         return c ? c : (a->i > b->i) - (a->i < b->i);                                      \
     }                                                                                      \
+    /* a heap whose root is the pair that sorts last (cmp: the output order) */         \
+    static void NAME##_push(NAME##_pair *h, int64_t n, NAME##_pair c,                      \
+                            int (*cmp)(const void *, const void *)) {                      \
+        int64_t i = n;                                                                     \
+        while (i > 0 && cmp(&h[(i - 1) / 2], &c) < 0) {                                    \
+            h[i] = h[(i - 1) / 2];                                                         \
+            i = (i - 1) / 2;                                                               \
+        }                                                                                  \
+        h[i] = c;                                                                          \
+    }                                                                                      \
+    static void NAME##_sift(NAME##_pair *h, int64_t n,                                     \
+                            int (*cmp)(const void *, const void *)) {                      \
+        NAME##_pair c = h[0];                                                              \
+        int64_t i = 0;                                                                     \
+        for (;;) {                                                                         \
+            int64_t l = 2 * i + 1;                                                         \
+            if (l >= n) break;                                                             \
+            int64_t m = l + 1 < n && cmp(&h[l], &h[l + 1]) < 0 ? l + 1 : l;                \
+            if (cmp(&h[m], &c) <= 0) break;                                                \
+            h[i] = h[m];                                                                   \
+            i = m;                                                                         \
+        }                                                                                  \
+        h[i] = c;                                                                          \
+    }                                                                                      \
     static void NAME(void *arg, int64_t b, int64_t e, int t) {                             \
         const topk_args *a = arg;                                                          \
         const q8_topk_params *p = a->p;                                                    \
         const T *x = a->x;                                                                 \
         T *y = a->y;                                                                       \
         NAME##_pair *s = (NAME##_pair *)(a->scratch + (size_t)t * a->per_thread);          \
+        int (*cmp)(const void *, const void *) = p->largest ? NAME##_desc : NAME##_asc;    \
         for (int64_t l = b; l < e; l++) {                                                  \
             int64_t o = l / p->inner, in = l % p->inner;                                   \
             const T *xr = x + o * p->len * p->inner + in;                                  \
-            for (int64_t j = 0; j < p->len; j++) s[j] = (NAME##_pair){xr[j * p->inner], j}; \
-            qsort(s, (size_t)p->len, sizeof *s, p->largest ? NAME##_desc : NAME##_asc);    \
+            int64_t kept = p->len;                                                         \
+            if (p->k * 8 <= p->len) { /* k of many: select the k first with a heap */     \
+                kept = p->k;                                                               \
+                for (int64_t j = 0; j < p->len; j++) {                                     \
+                    NAME##_pair c = {xr[j * p->inner], j};                                 \
+                    if (j < p->k) {                                                        \
+                        NAME##_push(s, j, c, cmp);                                         \
+                    } else if (cmp(&c, &s[0]) < 0) {                                       \
+                        s[0] = c; /* before the last kept: it takes the last's place */    \
+                        NAME##_sift(s, p->k, cmp);                                         \
+                    }                                                                      \
+                }                                                                          \
+            } else {                                                                       \
+                for (int64_t j = 0; j < p->len; j++) s[j] = (NAME##_pair){xr[j * p->inner], j}; \
+            }                                                                              \
+            qsort(s, (size_t)kept, sizeof *s, cmp);                                        \
             int64_t ob = o * p->k * p->inner + in;                                         \
             for (int64_t j = 0; j < p->k; j++) {                                           \
                 y[ob + j * p->inner] = s[j].v;                                             \
