@@ -28,9 +28,11 @@ printf '| model | old ms | new ms | new/old | old rounds | new rounds |\n|---|--
 for model in "$@"; do
     stem=${model%.*}
     args=()
-    for f in "$stem".inputs/*.npy; do
-        [ -e "$f" ] && args+=(--input "$(basename "$f" .npy)=$f")
-    done
+    # NAME may hold a '/' (a subfolder): TensorFlow's input names do
+    while IFS= read -r f; do
+        rel=${f#"$stem".inputs/}
+        args+=(--input "${rel%.npy}=$f")
+    done < <(find "$stem".inputs -name '*.npy' 2>/dev/null | sort)
     o=() n=()
     for _ in $(seq "$rounds"); do
         o+=("$(bench "$old" "$model" "${args[@]}")")

@@ -92,11 +92,12 @@ def model_inputs(model, explicit):
     if explicit:
         return explicit
     stem = model.rsplit(".", 1)[0]
-    files = sorted(glob.glob(stem + ".inputs/*.npy"))
+    # NAME may hold a '/' (a subfolder): TensorFlow's input names do
+    files = sorted(glob.glob(stem + ".inputs/**/*.npy", recursive=True))
     if not files:
         raise SystemExit(f"no inputs for {model}: pass --input or put NAME.npy files in "
                          f"{stem}.inputs/")
-    return [f"{os.path.basename(f)[:-4]}={f}" for f in files]
+    return [f"{os.path.relpath(f, stem + '.inputs')[:-4]}={f}" for f in files]
 
 
 def bench_model(model, a, q8run, ort):

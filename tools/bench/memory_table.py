@@ -29,7 +29,9 @@ import q8cmp  # noqa: E402
 
 def inputs_for(q8):
     stem = q8[:-3]
-    return [f"{os.path.basename(p)[:-4]}={p}" for p in sorted(glob.glob(f"{stem}.inputs/*.npy"))]
+    # NAME may hold a '/' (a subfolder): TensorFlow's input names do
+    return [f"{os.path.relpath(p, stem + '.inputs')[:-4]}={p}"
+            for p in sorted(glob.glob(f"{stem}.inputs/**/*.npy", recursive=True))]
 
 
 def rollup(pid):

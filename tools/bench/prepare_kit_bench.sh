@@ -34,8 +34,9 @@ print(m[0].input_name, m[0].shape_arg())" "$m")
         exit 1
     fi
     ln -sf "$onnx" "$dir/$m.onnx"
-    mkdir -p "$dir/$m.inputs"
-    # the file is named after the input; ':' is fine in a file name
+    # the file is named after the input; ':' is fine in a file name, and a
+    # '/' (TensorFlow names: tower_0/images) makes a subfolder
+    mkdir -p "$(dirname "$dir/$m.inputs/$name.npy")"
     cp "$first" "$dir/$m.inputs/$name.npy"
     "$build/quantize" "$onnx" -o "$dir/$m.q8" --calib "$calib" --input-shape "$shape" \
         > "$dir/$m.quantize.log"
