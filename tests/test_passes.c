@@ -272,6 +272,79 @@ Test(passes, batchnorm_and_relu_fold_into_the_conv) {
     free(got);
 }
 
+/* x -> Conv(3x3, pad 1, no bias) -> Add(k) -> Clip(0, 6), k of shape kd */
+static q8_graph *conv_add_clip(int kn, const int64_t *kd, bool bias) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {2, 3, 9, 7}, wd[4] = {5, 3, 3, 3}, cd[1] = {5};
+    input(g, "x", 4, xd);
+    float w[135], b[5], k[63];
+    q8t_rng r = q8t_seed(13);
+    q8t_fill(&r, w, 135, -0.5f, 0.5f);
+    q8t_fill(&r, b, 5, -0.2f, 0.2f);
+    q8t_fill(&r, k, 63, -1, 1);
+    cf(g, "w", 4, wd, w);
+    cf(g, "b", 1, cd, b);
+    cf(g, "k", kn, kd, k);
+    int64_t pads[4] = {1, 1, 1, 1};
+    set_ints(node(g, "Conv", bias ? "x,w,b" : "x,w", "c"), "pads", pads, 4);
+    node(g, "Add", "k,c", "a"); /* the constant first: either side folds */
+    scalar(g, "lo", 0);
+    scalar(g, "hi", 6);
+    node(g, "Clip", "a,lo,hi", "y");
+    output(g, "y");
+    return g;
+}
+
+/* TensorFlow's BiasAdd after a bias-free Conv: the Add of a per-channel
+ * constant ([C, 1, 1], [1, C, 1, 1], a scalar) becomes the Conv's bias and
+ * the Clip its activation; a constant that varies along H or W stays an
+ * Add. The same values within rounding (the bias joins the sum first). */
+Test(passes, per_channel_add_folds_into_the_conv_bias) {
+    const int64_t c11[3] = {5, 1, 1}, c1111[4] = {1, 5, 1, 1}, one[1] = {1}, hw[2] = {9, 7};
+    struct {
+        int kn;
+        const int64_t *kd;
+        bool bias, folds;
+    } cases[] = {{3, c11, false, true},  {4, c1111, true, true}, {1, one, false, true},
+                 {2, hw, false, false}};
+    float x[378];
+    q8t_rng r = q8t_seed(14);
+    q8t_fill(&r, x, 378, -2, 2);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        q8_graph *g = conv_add_clip(cases[i].kn, cases[i].kd, cases[i].bias);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(count_op(g, "Add"), cases[i].folds ? 0 : 1, "case %zu", i);
+        if (cases[i].folds) {
+            cr_assert_eq(g->n_nodes, 1, "case %zu", i);
+            cr_assert_str_eq(q8_attr_str(g->nodes[0], "_act", ""), "Clip");
+        }
+        q8_graph_free(g);
+        /* reference: the Conv alone, then the Add and the Clip by hand */
+        q8_graph *h = conv_add_clip(cases[i].kn, cases[i].kd, cases[i].bias);
+        h->nodes[1]->dead = h->nodes[2]->dead = true; /* Conv alone, output c */
+        h->outputs[0] = q8_graph_find(h, "c");
+        q8_graph_compact(h);
+        float *conv = run1(h, x);
+        float *got = run1(conv_add_clip(cases[i].kn, cases[i].kd, cases[i].bias), x);
+        float k[63], want[630], skip[140];
+        q8t_rng r2 = q8t_seed(13);
+        q8t_fill(&r2, skip, 140, 0, 1); /* the builder's w and b draws */
+        q8t_fill(&r2, k, 63, -1, 1);
+        for (int j = 0; j < 630; j++) {
+            int c = (j / 63) % 5, hwi = j % 63;
+            float kv = cases[i].kn == 1 ? k[0] : cases[i].kn == 2 ? k[hwi] : k[c];
+            float v = conv[j] + kv;
+            want[j] = v < 0 ? 0 : v > 6 ? 6 : v;
+        }
+        char what[32];
+        snprintf(what, sizeof what, "conv+add+clip case %zu", i);
+        q8t_assert_close(got, want, 630, 1e-5f, 1e-5f, what);
+        free(conv);
+        free(got);
+    }
+}
+
 Test(passes, identity_and_dropout_disappear) {
     q8_graph *g = q8_graph_new();
     int64_t d[1] = {4};

@@ -1,6 +1,7 @@
 /* Fold an inference BatchNormalization into the Conv, ConvTranspose or Gemm
  * that feeds it: y = s*(x - mean) + beta with s = gamma/sqrt(var+eps) becomes
- * new weights W*s and bias (b - mean)*s + beta. */
+ * new weights W*s and bias (b - mean)*s + beta; and an Add of a per-channel
+ * constant into the Conv that feeds it (try_fold_add). */
 #include <math.h>
 #include <string.h>
 
@@ -134,6 +135,58 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
     return st;
 }
 
+/* Fold an Add of a constant that varies along the channel axis only (a
+ * per-channel [C, 1, 1] or [1, C, 1, 1], or a scalar: TensorFlow's BiasAdd
+ * after a bias-free Conv) into the Conv's bias: the bias then joins the sum
+ * first instead of after it (other rounding in FP32, as ONNX Runtime's
+ * FuseConvAdd), and in INT8 the conv, its activation and its int8 output
+ * are one node instead of a float Add and Clip between a dequantize and a
+ * quantize. Returns Q8_OK whether or not it folded. */
+static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_error *err) {
+    if (add->n_inputs != 2 || add->n_outputs != 1) return Q8_OK;
+    for (int side = 0; side < 2; side++) {
+        int x = add->inputs[side], ci = add->inputs[1 - side];
+        const q8_tensor *xt = g->tensors[x], *c = g->tensors[ci];
+        if (!const_f32(c) || xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x))
+            continue;
+        q8_node *p = g->nodes[xt->producer];
+        if (p->dead || *p->domain || strcmp(p->op_type, "Conv") != 0 || p->n_outputs != 1 ||
+            xt->dtype != Q8_F32 || xt->ndim < 3 || c->ndim > xt->ndim)
+            continue;
+        const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
+        int64_t C = xt->dims[1], n = q8_tensor_numel(c);
+        if (!const_f32(w) || (b && (!const_f32(b) || q8_tensor_numel(b) != C))) continue;
+        /* c right-aligned against the output: 1 everywhere but the channels */
+        bool per_channel = n == 1;
+        if (!per_channel && n == C) {
+            per_channel = true;
+            for (int d = 0; d < c->ndim; d++) {
+                int od = xt->ndim - c->ndim + d;
+                if (c->dims[d] != 1 && od != 1) per_channel = false;
+            }
+        }
+        if (!per_channel) continue;
+        int bi = new_vector(g, "bias_addfold", C, err);
+        if (bi < 0) return err->status;
+        float *nb = g->tensors[bi]->data;
+        const float *cv = c->data, *bv = b ? b->data : NULL;
+        for (int64_t k = 0; k < C; k++) nb[k] = (bv ? bv[k] : 0.0f) + cv[n == 1 ? 0 : k];
+        if (p->n_inputs < 3) {
+            int *in = realloc(p->inputs, sizeof(int) * 3);
+            if (!in) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            p->inputs = in;
+            p->n_inputs = 3;
+        }
+        p->inputs[2] = bi;
+        p->outputs[0] = add->outputs[0];
+        add->dead = true;
+        q8_status st = q8_node_reinfer(g, p, err);
+        q8_graph_fix_producers(g);
+        return st;
+    }
+    return Q8_OK;
+}
+
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err) {
     int *uses = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(int));
     if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -141,8 +194,9 @@ q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err) {
     q8_status s = Q8_OK;
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         q8_node *n = g->nodes[i];
-        if (n->dead || *n->domain || strcmp(n->op_type, "BatchNormalization") != 0) continue;
-        s = try_fold(g, n, uses, err);
+        if (n->dead || *n->domain) continue;
+        if (!strcmp(n->op_type, "BatchNormalization")) s = try_fold(g, n, uses, err);
+        else if (!strcmp(n->op_type, "Add")) s = try_fold_add(g, n, uses, err);
     }
     free(uses);
     q8_graph_compact(g);

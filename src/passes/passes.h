@@ -37,7 +37,8 @@ q8_status q8_unroll_scan(q8_graph *g, int pos, q8_error *err);
 #define Q8_SCAN8_ATTR "_q8_scan_opset8"
 /* Drop Identity (and inference Dropout) nodes by rewiring. */
 void q8_pass_remove_identity(q8_graph *g);
-/* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm. */
+/* Fold BatchNormalization into a preceding Conv/ConvTranspose/Gemm, and an
+ * Add of a per-channel (or scalar) constant into a preceding Conv's bias. */
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err);
 /* Fold a zero spatial Pad into the Conv reading it, a Transpose into the
  * Reduce (keepdims 0) reading it, and Transpose pairs into one or none. */
