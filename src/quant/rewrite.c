@@ -1164,26 +1164,17 @@ static void keep_qbins_before_int8(qctx *c) {
 }
 
 /* Does int8 tensor t reach int8 compute (an INT8 layer, an int8 Add / Mul
- * or pooling), directly or through pass-through nodes? */
-static bool feeds_int8_compute(const qctx *c, int t, int depth) {
+ * or pooling), directly or through pass-through nodes (and, with tables,
+ * through tables too)? */
+static bool feeds_int8_compute(const qctx *c, int t, bool tables, int depth) {
     const q8_graph *g = c->g;
     for (int j = 0; j < g->n_nodes; j++) {
         int k = c->kind[j];
-        if (k == K_FP32 || k == K_LUT || !takes_int8(c, g->nodes[j], j, t)) continue;
-        if (k != K_PASS) return true;
-        if (depth < 16 && feeds_int8_compute(c, g->nodes[j]->outputs[0], depth + 1)) return true;
-    }
-    return false;
-}
-
-/* Does t reach an INT8 layer, sum or pool through tables and views? */
-static bool feeds_int8_layer(const qctx *c, int t, int depth) {
-    const q8_graph *g = c->g;
-    for (int j = 0; j < g->n_nodes; j++) {
-        int k = c->kind[j];
-        if (k == K_FP32 || !takes_int8(c, g->nodes[j], j, t)) continue;
+        if (k == K_FP32 || (k == K_LUT && !tables) || !takes_int8(c, g->nodes[j], j, t))
+            continue;
         if (k != K_PASS && k != K_LUT) return true;
-        if (depth < 32 && feeds_int8_layer(c, g->nodes[j]->outputs[0], depth + 1)) return true;
+        if (depth < 16 && feeds_int8_compute(c, g->nodes[j]->outputs[0], tables, depth + 1))
+            return true;
     }
     return false;
 }
@@ -1203,7 +1194,7 @@ static bool keep_tails_fp32(qctx *c) {
     bool changed = false;
     for (int i = 0; i < g->n_nodes; i++) {
         if (c->kind[i] != K_PASS && c->kind[i] != K_LUT) continue;
-        if (!feeds_int8_layer(c, g->nodes[i]->outputs[0], 0)) {
+        if (!feeds_int8_compute(c, g->nodes[i]->outputs[0], true, 0)) {
             c->kind[i] = K_FP32;
             changed = true;
         }
@@ -1229,7 +1220,7 @@ static bool keep_linear_resize_before_compute(qctx *c) {
         if (c->kind[i] != K_PASS || !is_op(n, "Resize") ||
             strcmp(q8_attr_str(n, "mode", "nearest"), "linear") != 0)
             continue;
-        if (!int8_anyway(c, n->inputs[0], i) || !feeds_int8_compute(c, n->outputs[0], 0)) {
+        if (!int8_anyway(c, n->inputs[0], i) || !feeds_int8_compute(c, n->outputs[0], false, 0)) {
             c->kind[i] = K_FP32;
             changed = true;
         }

@@ -71,12 +71,11 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     }
     c.direct = geo->KH == 1 && geo->KW == 1 && geo->sh == 1 && geo->sw == 1 && !geo->pt &&
                !geo->pl && !geo->pb && !geo->pr;
-    c.lanes_vbmi = !c.depthwise && !c.direct &&
-                   q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
-                   q8_qconv_lanes_vbmi_ok(geo);
-    c.lanes_sub = !c.depthwise && !c.direct && !c.lanes_vbmi &&
-                  q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi() &&
-                  q8_qconv_lanes_sub_ok(geo);
+    /* the packed lanes made straight from X: AVX-512 VNNI's GEMM, VBMI's permutes */
+    bool from_x = !c.depthwise && !c.direct &&
+                  q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi();
+    c.lanes_vbmi = from_x && q8_qconv_lanes_vbmi_ok(geo);
+    c.lanes_sub = from_x && !c.lanes_vbmi && q8_qconv_lanes_sub_ok(geo);
     c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && !c.lanes_sub &&
                    q8_qconv_lanes_runs_ok(geo);
     /* An im2col larger than a core's L2 is written to memory and read back
