@@ -5,11 +5,12 @@
 #   tools/bench/gpu_round.sh check   # GPU test suite, op tests, models vs CPU, map, GEMM
 #   tools/bench/gpu_round.sh bench   # PyTorch comparison (ResNet-50, BERT) + sanitizers
 #   tools/bench/gpu_round.sh all     # both, one after the other (about 8 minutes)
+#   tools/bench/gpu_round.sh checksan  # check, then the sanitizers alone (no PyTorch)
 # Expects .bundle-gpu/bundle.tar.xz (tar of .bundle-cuda, made by
 # ../shared/tools/device-bundle) and .bundle-gpu/models.tar.xz
 # (tools/bench/prepare_gpu_models.sh); carry [".bundle-gpu"]. See docs/cuda.md.
 set -uo pipefail
-part=${1:?usage: gpu_round.sh check|bench|all}
+part=${1:?usage: gpu_round.sh check|bench|all|checksan}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/q8gpu_out}
 w=/tmp/q8w
@@ -28,7 +29,9 @@ do_check() {
     # the op test files: every graph on the CPU and on the GPU, compared
     (
         . "$src/tools/bench/gpu_lib.sh" "$b" "$w/ops"
-        for t in test_ops_int8 test_ops_nn test_ops_math test_ops_tensor test_ops_gemm test_gather_tables test_smoke; do
+        # every test file whose graphs q8t_run compares across backends
+        for t in ${Q8_OP_TESTS:-test_ops_int8 test_ops_nn test_ops_math test_ops_tensor test_ops_gemm test_ops_rnn test_ops_spectral test_gather_tables test_added_tables test_canonicalize test_matmul_bias test_passes test_smoke}; do
+            [ -x "$b/bin/$t" ] || { record "$t" 127 0 "not in the bundle" > /dev/null; continue; }
             s=$(elapsed)
             Q8_SOURCE_DIR=$src timeout "${Q8_OPS_LIMIT:-45}" "${Q8ENV[@]}" "$b/bin/$t" --jobs 8 > "$w/ops/$t.log" 2>&1
             rc=$?
@@ -37,16 +40,19 @@ do_check() {
     )
     bash "$src/tools/bench/gpu_models.sh" "$b" "${Q8_GPU_MODELS:-$src/.bundle-gpu/models.tar.xz}" "$w/models" > /dev/null
 }
-do_bench() {
+do_perf() {
     Q8_BENCH_BUDGET=${Q8_BENCH_BUDGET:-240} bash "$src/tools/bench/gpu_bench.sh" "$b" "$w/bench" -- \
         ${Q8_BENCH_ARGS:-} > /dev/null
+}
+do_san() {
     Q8_CHECK_LIMITS=${Q8_SAN_LIMITS:-"test_cuda=0 memcheck=90 racecheck=40 synccheck=40 cuda_map=0 igemm=0"} \
         bash "$src/tools/bench/gpu_check.sh" "$b" "$w/san" > /dev/null
 }
 case $part in
 check) do_check ;;
-bench) do_bench ;;
-all) do_check; do_bench ;;
+bench) do_perf; do_san ;;
+all) do_check; do_perf; do_san ;;
+checksan) do_check; do_san ;;
 *) echo "gpu_round.sh: unknown part $part" >&2 ;;
 esac
 kill $packer 2> /dev/null
