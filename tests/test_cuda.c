@@ -1284,6 +1284,7 @@ CU_TEST(int8_embedding_lookup) {
 
 /* ---- errors ----------------------------------------------------------------------------- */
 
+/* strict_device: no host nodes, the first node CUDA cannot run is named */
 CU_TEST(refuses_unsupported_ops_by_name) {
     q8t_rng r = q8t_seed(61);
     float *w = rand_f32(&r, 4 * 3 * 3 * 3, -1, 1);
@@ -1297,13 +1298,84 @@ CU_TEST(refuses_unsupported_ops_by_name) {
     q8_model *m;
     cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK);
     q8_session *s = NULL;
-    q8_session_options so = {.device = Q8_DEVICE_CUDA};
+    q8_session_options so = {.device = Q8_DEVICE_CUDA, .strict_device = 1};
     q8_status st = q8_session_create(m, &so, &s, &err);
     cr_assert_eq(st, Q8_ERR_UNSUPPORTED, "status %s: %s", q8_status_str(st), err.msg);
     cr_assert(strstr(err.msg, "node 'node' (Conv)") && strstr(err.msg, "cuda backend"),
               "message: %s", err.msg);
     q8_model_free(m);
     free(w);
+}
+
+/* Nodes without a CUDA kernel run on the host between device nodes:
+ *   x -> Relu (device) -> Conv float32 (host) -> b -> Sigmoid (device) -> c
+ *                                                b -> Mod fmod (host) -> d
+ * device -> host and host -> device copies, a host node reading a host
+ * node's output (no copy), a graph output made on the host and read by no
+ * device node. The CPU's outputs, and the stats say which nodes ran there. */
+static q8_graph *host_chain(q8t_rng *r) {
+    q8_graph *g = q8_graph_new();
+    int x = q8t_tensor(g, "x"), w = q8t_tensor(g, "w"), dv = q8t_tensor(g, "dv");
+    int64_t xd[4] = {1, 3, 9, 7}, wd[4] = {5, 3, 3, 3}, one = 1;
+    q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
+    q8_tensor_set_shape(g->tensors[w], Q8_F32, wd, 4);
+    q8_tensor_set_shape(g->tensors[dv], Q8_F32, &one, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[w], NULL), Q8_OK);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[dv], NULL), Q8_OK);
+    q8t_fill(r, g->tensors[w]->data, 5 * 27, -1, 1);
+    *(float *)g->tensors[dv]->data = 0.7f;
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    const char *nodes[4][4] = {{"relu", "Relu", "x", NULL}, {"conv", "Conv", "a", "w"},
+                               {"sig", "Sigmoid", "b", NULL}, {"mod", "Mod", "b", "dv"}};
+    const char *outs[4] = {"a", "b", "c", "d"};
+    for (int i = 0; i < 4; i++) {
+        int in[2] = {q8t_tensor(g, nodes[i][2]), nodes[i][3] ? q8t_tensor(g, nodes[i][3]) : -1};
+        int o = q8t_tensor(g, outs[i]);
+        int k = q8_graph_add_node(g, nodes[i][0], nodes[i][1]);
+        cr_assert_eq(q8_node_set_io(g->nodes[k], in, nodes[i][3] ? 2 : 1, &o, 1, NULL), Q8_OK);
+        if (i == 3) q8_node_set_attr(g->nodes[k], "fmod", Q8_ATTR_INT)->i = 1;
+    }
+    g->outputs = malloc(2 * sizeof(int));
+    g->outputs[g->n_outputs++] = q8t_tensor(g, "c");
+    g->outputs[g->n_outputs++] = q8t_tensor(g, "d");
+    return g;
+}
+
+CU_TEST(nodes_without_a_kernel_run_on_the_host) {
+    q8t_rng r = q8t_seed(62);
+    q8_graph *g = host_chain(&r);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    /* the nodes the CUDA backend itself refuses: those must go to the host */
+    const q8_backend *cu = q8_backend_for(Q8_DEVICE_CUDA);
+    int want_host = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        q8_error e = {0};
+        want_host += cu->check_node(g, g->nodes[i], &e) == Q8_ERR_UNSUPPORTED;
+    }
+    cr_assert_geq(want_host, 1, "every node has a CUDA kernel now: pick another op here");
+    q8_model *m;
+    cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+    float *x = rand_f32(&r, 3 * 9 * 7, -2, 2);
+    const void *in[1] = {x};
+    result want = {0}, got = {0};
+    cr_assert_eq(run_model(m, in, false, &want, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_model(m, in, true, &got, &err), Q8_OK, "%s", err.msg);
+    compare(&want, &got, exact_on_host(), "host nodes between device nodes");
+    cr_assert_eq(g_stats.host_nodes, want_host, "%d host nodes, want %d (%s)", g_stats.host_nodes,
+                 want_host, g_stats.host_ops);
+    cr_assert(g_stats.host_bytes > 0 && strchr(g_stats.host_ops, 'x'), "host ops '%s'",
+              g_stats.host_ops);
+    /* strict: refused, naming a node */
+    q8_session *s = NULL;
+    q8_session_options so = {.device = Q8_DEVICE_CUDA, .strict_device = 1};
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_ERR_UNSUPPORTED);
+    cr_assert(strstr(err.msg, "cuda backend"), "message: %s", err.msg);
+    result_free(&want);
+    result_free(&got);
+    q8_model_free(m);
+    free(x);
 }
 
 /* Without a GPU (and without emulation) a session fails with one clear line. */

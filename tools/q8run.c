@@ -21,6 +21,7 @@ static void usage(FILE *f) {
             "             [--device cpu|cuda] [--threads N] [--bench N] [--json]\n"
             "             [--input-shape NAME=DIMS]... [--print N] [--labels FILE.npy]\n"
             "             [--bind NAME=FILE]... [--fixed-threads] [--profile | --profile-nodes]\n"
+            "             [--strict-device]\n"
             "  Runs the model once on the inputs (or N timed times with --bench) and\n"
             "  writes each output to DIR/<name>.npy, or prints them without --out.\n"
             "  --bind: the input's value is known at load; what it decides (shapes,\n"
@@ -28,7 +29,9 @@ static void usage(FILE *f) {
             "  --fixed-threads: always split the work over the threads (by default, runs\n"
             "  use one thread while that measures faster; the outputs are the same).\n"
             "  --profile: time every node; print per run the time of each op type and\n"
-            "  the 12 slowest nodes (stderr). --profile-nodes: every node in graph order.\n");
+            "  the 12 slowest nodes (stderr). --profile-nodes: every node in graph order.\n"
+            "  --device cuda runs a node CUDA has no kernel for on the host (said on\n"
+            "  stderr); --strict-device refuses the model instead.\n");
 }
 
 typedef struct input_arg {
@@ -251,7 +254,7 @@ int main(int argc, char **argv) {
         {"labels", required_argument, 0, 'l'},  {"profile", no_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},          {"bind", required_argument, 0, 'B'},
         {"fixed-threads", no_argument, 0, 'F'}, {"profile-nodes", no_argument, 0, 'N'},
-        {0, 0, 0, 0}};
+        {"strict-device", no_argument, 0, 'S'}, {0, 0, 0, 0}};
     input_arg binds[MAX_INPUTS];
     q8_input_value values[MAX_INPUTS];
     int n_binds = 0;
@@ -261,11 +264,12 @@ int main(int argc, char **argv) {
     const char *out_dir = NULL, *labels_path = NULL;
     long threads = 0, bench = 0, print_max = 16;
     bool json = false, print_given = false, profile = false, fixed_threads = false;
+    bool strict_device = false;
     bool profile_nodes = false;
     q8_device device = Q8_DEVICE_CPU;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:FN", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "i:o:d:t:b:js:p:l:PhB:FNS", opts, NULL)) != -1) {
         switch (c) {
         case 'B': {
             char *eq = strchr(optarg, '=');
@@ -337,6 +341,7 @@ int main(int argc, char **argv) {
         case 'P': profile = true; break;
         case 'N': profile = profile_nodes = true; break;
         case 'F': fixed_threads = true; break;
+        case 'S': strict_device = true; break;
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "q8run: unknown or incomplete option '%s'\n", argv[optind - 1]);
@@ -402,12 +407,18 @@ int main(int argc, char **argv) {
         goto done;
     }
     q8_session_options so = {.n_threads = (int)threads, .device = device, .profile = profile,
-                             .fixed_threads = fixed_threads};
+                             .fixed_threads = fixed_threads, .strict_device = strict_device};
     /* one session: it takes the model, and holds each weight the kernels
      * packed once */
     q8_status cs = q8_session_create_owning(m, &so, &s, &err);
     taken = true; /* the session's now (freed with it), or already freed */
     if (cs != Q8_OK) goto done;
+    q8_session_stats hs;
+    q8_session_stats_get(s, &hs);
+    if (hs.host_nodes) /* a slow path is never silent */
+        fprintf(stderr, "q8run: %d node(s) run on the host (the %s backend has no kernel for "
+                        "them): %s\n", hs.host_nodes, device == Q8_DEVICE_CUDA ? "cuda" : "device",
+                hs.host_ops);
     for (int i = 0; i < n_inputs; i++) {
         const char *name = inputs[i].name;
         q8_tensor_info info;
@@ -525,6 +536,9 @@ int main(int argc, char **argv) {
                    st.graph ? "true" : "false", st.mapped_weights_bytes,
                    st.weights_staging_bytes);
             q8_cli_json_str(stdout, st.library);
+            printf(", \"host_nodes\": %d, \"host_bytes\": %zu, \"host_ops\": ", st.host_nodes,
+                   st.host_bytes);
+            q8_cli_json_str(stdout, st.host_ops);
             if (dmed >= 0)
                 printf(", \"device_median_ms\": %.4f, \"device_min_ms\": %.4f", dmed, dmn);
         } else {

@@ -7,6 +7,7 @@
 #include "backend.h"
 #include "control.h"
 #include "cpu_op.h"
+#include "host_nodes.h"
 #include "layout.h"
 #include "planner.h"
 
@@ -237,30 +238,6 @@ static void cpu_stats(void *p, q8_session_stats *st) {
     st->single_thread = c->adaptive && c->adapt.serial;
 }
 
-/* One node, one thread, on the caller's buffers (constant folding). */
-static q8_status cpu_eval_node(const q8_graph *g, const q8_node *n, void *const *ptr,
-                               q8_error *err) {
-    const q8_cpu_op *op = q8_cpu_ops[n->op];
-    if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
-        const q8_tensor *in = q8_in(g, n, 0);
-        memcpy(ptr[n->outputs[0]], ptr[n->inputs[0]], q8_tensor_nbytes(in));
-        return Q8_OK;
-    }
-    void *prep = NULL, *scratch = NULL;
-    size_t prep_bytes = 0;
-    q8_status s = op->prepare ? op->prepare(g, n, &prep, &prep_bytes, err) : Q8_OK;
-    size_t sb = s == Q8_OK && op->scratch ? op->scratch(g, n, prep, 1) : 0;
-    if (sb && !(scratch = q8_aligned_alloc(sb)))
-        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory evaluating node '%s'", n->name);
-    if (s == Q8_OK) {
-        q8_exec x = {.g = g, .ptr = ptr, .pool = NULL, .scratch = scratch, .prep = prep};
-        op->run(&x, n);
-    }
-    q8_aligned_free(scratch);
-    q8_aligned_free(prep);
-    return s;
-}
-
 static q8_status cpu_sync(void *p, q8_error *err) {
     (void)p;
     (void)err;
@@ -291,6 +268,9 @@ const q8_backend q8_backend_cpu = {
     .memory = cpu_memory,
     .stats = cpu_stats,
     .set_observer = cpu_set_observer,
-    .eval_node = cpu_eval_node,
+    .eval_node = q8_cpu_run_once,
     .node_ms = cpu_node_ms,
+    .host_open = q8_cpu_host_open,
+    .host_run = q8_cpu_host_run,
+    .host_close = q8_cpu_host_close,
 };

@@ -18,6 +18,7 @@
  * graph off (every run eager); Q8_CUDA_VERBOSE=1 prints decisions to
  * stderr. */
 #include "backend_cuda.h"
+#include "host_nodes_cuda.h"
 
 #include <stdarg.h>
 #include <string.h>
@@ -164,6 +165,11 @@ struct cu_ctx {
     /* device memory */
     size_t free_before, delta, device_bytes;
     int igemm_fallbacks;         /* INT8 GEMMs on the plain kernel (no cuBLASLt algorithm) */
+    /* nodes with no CUDA kernel, run on the host (host_nodes.c) */
+    bool allow_host;             /* not q8_session_options.strict_device */
+    bool *on_host;               /* per node */
+    cu_host *host;
+    int n_threads;
 };
 
 const q8cu_stream *q8_cu_stream(const cu_ctx *c) { return &c->st; }
@@ -201,6 +207,32 @@ static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     cu_plan_fn plan = n->op != Q8_OP_NONE ? q8_cu_plans[n->op] : NULL;
     if (!plan) return q8_cu_unsupported(err, n, "this op");
     return plan(pr, g, n, nd, err);
+}
+
+static q8_status run_host_node(cu_ctx *c, const q8_node *n, void *params, q8_error *err) {
+    (void)n;
+    return q8_cu_host_run(c->host, &c->st, *(const int *)params, c->ptr, err);
+}
+
+/* Plan node i in a session: on the device, or (no kernel for it, and the
+ * session allows it) on the host, decided in the measuring pass. */
+static q8_status plan_session_node(cu_prep *pr, cu_ctx *c, int i, cu_node *nd, q8_error *err) {
+    const q8_node *n = c->g->nodes[i];
+    if (!pr->fill && c->allow_host && q8_host_node_ok(n)) {
+        cu_prep check = {0};
+        cu_node tmp = {0};
+        q8_error why = {0};
+        q8_status s = plan_node(&check, c->g, n, &tmp, &why);
+        node_clear(&tmp);
+        c->on_host[i] = s == Q8_ERR_UNSUPPORTED;
+        if (c->on_host[i] && c->verbose) fprintf(stderr, "q8 cuda: on the host: %s\n", why.msg);
+    }
+    if (!c->on_host[i]) return plan_node(pr, c->g, n, nd, err);
+    int *idx = q8_cu_params(nd, sizeof(int));
+    if (!idx) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *idx = i;
+    nd->run = run_host_node;
+    return Q8_OK;
 }
 
 static q8_status cuda_check_node(const q8_graph *g, const q8_node *n, q8_error *err) {
@@ -382,6 +414,8 @@ static void cuda_destroy(void *p) {
     if (c->nodes)
         for (int i = 0; i < c->g->n_nodes; i++) node_clear(&c->nodes[i]);
     free(c->nodes);
+    q8_cu_host_free(c->host);
+    free(c->on_host);
     if (c->exec) cudaGraphExecDestroy(c->exec);
     if (c->graph) cudaGraphDestroy(c->graph);
     for (int i = 0; i < 2; i++)
@@ -463,7 +497,7 @@ static q8_status plan_pass(cu_ctx *c, bool fill, q8_error *err) {
             pr.scratch_dev = c->arena + c->plan.scratch_offset[i];
         c->host_used = 0;
         c->n_uploads = 0;
-        Q8_TRY(plan_node(&pr, g, g->nodes[i], &c->nodes[i], err));
+        Q8_TRY(plan_session_node(&pr, c, i, &c->nodes[i], err));
         c->nodes[i].scratch = pr.scratch ? pr.scratch + Q8_CU_ALIGN : 0; /* q8_cu_scratch */
         /* both passes run the same code on the same graph */
         if (fill) {
@@ -591,7 +625,8 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     c->mapped_seen = calloc(nt, sizeof(bool));
     c->ptr = calloc(nt, sizeof(void *));
     c->nodes = calloc(nn, sizeof(cu_node));
-    if (!c->const_off || !c->stage_off || !c->mapped_seen || !c->ptr || !c->nodes)
+    c->on_host = calloc(nn, sizeof(bool));
+    if (!c->const_off || !c->stage_off || !c->mapped_seen || !c->ptr || !c->nodes || !c->on_host)
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (size_t t = 0; t < nt; t++) c->stage_off[t] = NO_OFF;
 
@@ -625,6 +660,9 @@ static q8_status create_impl(cu_ctx *c, const q8_session_options *o, const void 
     Q8_TRY(plan_pass(c, true, err));
     Q8_ASSERT(c->weights_size == wsize);
     Q8_TRY(setup_staging(c, err));
+    bool any_host = false;
+    for (int i = 0; i < g->n_nodes; i++) any_host |= c->on_host[i];
+    if (any_host) Q8_TRY(q8_cu_host_create(g, c->on_host, c->emu, c->n_threads, &c->host, err));
     if (!c->emu) Q8_TRY(Q8_CUDA_CHECK(cudaStreamSynchronize(c->st.stream)));
     free(c->weights_host); /* only once the copies are done */
     c->weights_host = NULL;
@@ -668,6 +706,8 @@ static q8_status cuda_create(const q8_graph *g, const q8_session_options *o,
     c->emu = env_flag("Q8_CUDA_EMULATE");
     c->st.emu = c->emu;
     c->verbose = env_flag("Q8_CUDA_VERBOSE");
+    c->allow_host = !o->strict_device;
+    c->n_threads = o->n_threads;
     q8_status s = create_impl(c, o, map->base, map->size, err);
     if (s != Q8_OK) {
         cuda_destroy(c);
@@ -788,7 +828,7 @@ static const void *cuda_tensor_data(void *p, int t) {
 
 static void cuda_memory(void *p, q8_memory_info *mi) {
     cu_ctx *c = p;
-    mi->weights_bytes = c->weights_size + c->mapped_bytes;
+    mi->weights_bytes = c->weights_size + c->mapped_bytes + q8_cu_host_weights(c->host);
     mi->arena_bytes = c->plan.arena_bytes;
     mi->device_bytes = c->device_bytes;
     mi->device_delta_bytes = c->delta;
@@ -801,6 +841,7 @@ static void cuda_stats(void *p, q8_session_stats *st) {
     st->mapped_weights_bytes = c->mapped_bytes;
     st->weights_staging_bytes = c->host_max + c->chunk_max;
     st->device_ms = c->run_ms;
+    q8_cu_host_stats(c->host, st);
     if (c->emu) snprintf(st->library, sizeof st->library, "host emulation");
     else snprintf(st->library, sizeof st->library, "cuBLASLt %zu", cublasLtGetVersion());
 }
@@ -814,6 +855,7 @@ const q8_backend q8_backend_cuda = {
     .abi = Q8_BACKEND_ABI,
     .name = "cuda",
     .device = Q8_DEVICE_CUDA,
+    .host_nodes = true,
     .available = cuda_available,
     .check_node = cuda_check_node,
     .create = cuda_create,

@@ -9,7 +9,7 @@
 
 /* Bump when the table below changes; the registry refuses a backend built
  * for another version. */
-#define Q8_BACKEND_ABI 3
+#define Q8_BACKEND_ABI 4
 
 /* Called after each node runs (calibration, per-layer reports): ptr holds
  * every tensor's data pointer, valid only during the call. */
@@ -28,6 +28,9 @@ typedef struct q8_backend {
     unsigned abi;           /* Q8_BACKEND_ABI */
     const char *name;       /* "cpu", "cuda" */
     q8_device device;
+    /* Runs the nodes it has no kernel for through the host backend's
+     * host_open (unless q8_session_options.strict_device). */
+    bool host_nodes;
     /* Can this machine run it at all? Else false, with the reason in why
      * ("no CUDA device: ..."). Asked before any node is checked. */
     bool (*available)(char *why, size_t n);
@@ -59,7 +62,22 @@ typedef struct q8_backend {
      * constant folding. */
     q8_status (*eval_node)(const q8_graph *g, const q8_node *n, void *const *ptr,
                            q8_error *err);
+    /* Optional (the host backend): the nodes of g with which[i] set, each
+     * prepared once, then run one at a time on the caller's buffers (ptr:
+     * per tensor) as often as asked: the nodes a device backend has no
+     * kernel for. *weights_bytes: what the prepares made. */
+    q8_status (*host_open)(const q8_graph *g, const bool *which, int n_threads, void **ctx,
+                           size_t *weights_bytes, q8_error *err);
+    void (*host_run)(void *ctx, int node, void *const *ptr);
+    void (*host_close)(void *ctx);
 } q8_backend;
+
+/* May a device backend hand node n to the host backend (host_open) when it
+ * has no kernel for it? Not control flow: an If's branches are scopes of
+ * the whole plan, not one node's work. */
+static inline bool q8_host_node_ok(const q8_node *n) {
+    return n->op != Q8_OP_NONE && n->op != Q8_OP_IF;
+}
 
 /* The backend for a device, or NULL when this build has none. */
 const q8_backend *q8_backend_for(q8_device d);

@@ -79,7 +79,13 @@ static q8_status create(const q8_model *m, q8_model *owned, const q8_session_opt
     char why[256];
     if (!be->available(why, sizeof why)) return q8_fail(err, Q8_ERR_BACKEND, "%s", why);
     const q8_graph *g = m->g;
-    for (int i = 0; i < g->n_nodes; i++) Q8_TRY(be->check_node(g, g->nodes[i], err));
+    /* a node the device cannot run goes to the host, unless told not to */
+    bool host_nodes = be->host_nodes && !o.strict_device;
+    for (int i = 0; i < g->n_nodes; i++) {
+        q8_status cs = be->check_node(g, g->nodes[i], err);
+        if (cs == Q8_ERR_UNSUPPORTED && host_nodes && q8_host_node_ok(g->nodes[i])) continue;
+        Q8_TRY(cs);
+    }
     q8_session *s = calloc(1, sizeof *s);
     if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     s->m = m;

@@ -105,6 +105,11 @@ typedef struct q8_session_options {
      * and then during runs; the outputs are the same bits either way).
      * 1: always the pool. */
     int fixed_threads;
+    /* CUDA: a node the device has no kernel for runs on the host by default
+     * (its inputs copied from the device and its outputs back, in the same
+     * stream; counted in q8_session_stats.host_nodes). 1: refuse the model
+     * instead, naming the node. */
+    int strict_device;
 } q8_session_options;
 
 /* Sizes of the session's buffers, for reports and --json. */
@@ -145,6 +150,12 @@ typedef struct q8_session_stats {
     /* The compute library the backend runs on, e.g. "cuBLASLt 130000";
      * empty for the CPU. */
     char library[64];
+    /* CUDA: nodes run on the host because the device has no kernel for them
+     * (see strict_device), the pinned host bytes their inputs and outputs
+     * pass through, and which ops they are ("Conv x2, PRelu x28"). */
+    int host_nodes;
+    size_t host_bytes;
+    char host_ops[128];
 } q8_session_stats;
 
 const char *q8_status_str(q8_status s);

@@ -32,7 +32,7 @@ for dir in "$@"; do
             continue
         fi
         cp -L "$f" "$work/models/$name"
-        cp -r "$dir/$m.inputs" "$work/models/$name.inputs"
+        cp -rL "$dir/$m.inputs" "$work/models/$name.inputs"   # the folder may be a link
         echo "packed $name"
     done
 done
