@@ -59,7 +59,7 @@ for f in "$work"/models/*.q8; do
 import json, sys
 j = json.loads(sys.stdin.read())
 print(" ".join(f"{k}={j[k]}" for k in ("device_median_ms", "median_ms", "device_bytes", "device_delta_bytes",
-      "weights_staging_bytes", "igemm_fallbacks", "cuda_graph") if k in j))' 2>&1) || rc=4
+      "weights_staging_bytes", "igemm_fallbacks", "cuda_graph", "host_nodes", "host_ops") if k in j))' 2>&1) || rc=4
     record "model $name" $rc $(( $(elapsed) - t )) "vs cpu $c; map=force $same; $b"
 done
 rm -rf "$work"
