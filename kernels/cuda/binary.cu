@@ -1,9 +1,10 @@
-/* Add, Sub, Mul, Div, and the comparisons Equal, Greater, Less,
- * GreaterOrEqual, LessOrEqual, on float32 with numpy broadcasting: the output index
- * decodes over the collapsed dims of the broadcast plan (q8_bcast_plan_init)
- * and each input has its own strides (0 where broadcast). One thread per
- * output element; in place is safe (an input the size of the output is read
- * at the output's index). */
+/* Add, Sub, Mul, Div, PRelu (a < 0 ? a * slope : a, as the CPU), and the
+ * comparisons Equal, Greater, Less, GreaterOrEqual, LessOrEqual, on float32
+ * with numpy broadcasting: the output index decodes over the collapsed
+ * dims of the broadcast plan (q8_bcast_plan_init) and each input has its
+ * own strides (0 where broadcast). One thread per output element; in
+ * place is safe (an input the size of the output is read at the output's
+ * index). */
 #include "common.cuh"
 
 __host__ __device__ static inline void binary_elem(const q8cu_binary_args *p, int64_t i) {
@@ -28,6 +29,7 @@ __host__ __device__ static inline void binary_elem(const q8cu_binary_args *p, in
     case Q8CU_B_ADD: y = a + b; break;
     case Q8CU_B_SUB: y = a - b; break;
     case Q8CU_B_MUL: y = a * b; break;
+    case Q8CU_B_PRELU: y = a < 0 ? a * b : a; break;
     default: y = q8cu_div(a, b); break;
     }
     ((float *)p->y)[i] = y;

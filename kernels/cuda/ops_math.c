@@ -1,6 +1,7 @@
 /* The CUDA plans of the elementwise ops: unary float32 activations and math
- * (unary.cu), Relu and Clip on int8 too, Add / Sub / Mul / Div on float32
- * with numpy broadcasting (binary.cu), and Cast / CastLike between every
+ * (unary.cu), Relu and Clip on int8 too, Add / Sub / Mul / Div / PRelu on
+ * float32 with numpy broadcasting (binary.cu), Max / Min / Sum / Mean
+ * (variadic.cu), and Cast / CastLike between every
  * numeric dtype and bool (cast.cu). Each reads the params the core's infer
  * made (src/core/ops/unary.h, clip.h, broadcast.h, cast.h); what is
  * left here is turning them into kernel parameters and refusing the cases
@@ -119,6 +120,7 @@ q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     case Q8_OP_SUB: p->op = Q8CU_B_SUB; break;
     case Q8_OP_MUL: p->op = Q8CU_B_MUL; break;
     case Q8_OP_DIV: p->op = Q8CU_B_DIV; break;
+    case Q8_OP_PRELU: p->op = Q8CU_B_PRELU; break;
     case Q8_OP_EQUAL: p->op = Q8CU_B_EQ; break;
     case Q8_OP_GREATER: p->op = Q8CU_B_GT; break;
     case Q8_OP_LESS: p->op = Q8CU_B_LT; break;
@@ -129,6 +131,44 @@ q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     p->b = q8_cu_tensor(pr, g, n->inputs[1]);
     p->y = q8_cu_tensor(pr, g, n->outputs[0]);
     nd->run = binary_run;
+    return Q8_OK;
+}
+
+/* ---- Max / Min / Sum / Mean ------------------------------------------------------ */
+
+static q8_status variadic_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
+    return q8_cu_launch_check(q8cu_variadic(q8_cu_stream(c), p), n, n->op_type, err);
+}
+
+q8_status q8_cu_variadic_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                              q8_error *err) {
+    const q8_bcast *bc = n->params;
+    const q8_tensor *a = q8_in(g, n, 0);
+    if (a->dtype != Q8_F32)
+        return q8_cu_unsupported(err, n, "%s data (float32 only)", q8_dtype_name(a->dtype));
+    if (bc->n_in > Q8CU_VAR_MAX_IN)
+        return q8_cu_unsupported(err, n, "%d inputs (at most %d)", bc->n_in, Q8CU_VAR_MAX_IN);
+    if (bc->ndim > Q8CU_MAX_DIMS) return q8_cu_unsupported(err, n, "rank %d", bc->ndim);
+    q8cu_variadic_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    p->op = n->op == Q8_OP_MAX   ? Q8CU_V_MAX
+            : n->op == Q8_OP_MIN ? Q8CU_V_MIN
+            : n->op == Q8_OP_SUM ? Q8CU_V_SUM
+                                 : Q8CU_V_MEAN;
+    p->n_in = bc->n_in;
+    p->ndim = bc->ndim;
+    p->n = bc->numel;
+    for (int d = 0; d < bc->ndim; d++) p->dims[d] = bc->dims[d];
+    /* the plan's inputs are the node's present ones, in order */
+    int k = 0;
+    for (int j = 0; j < n->n_inputs && k < bc->n_in; j++) {
+        if (n->inputs[j] < 0) continue;
+        for (int d = 0; d < bc->ndim; d++) p->st[k][d] = bc->strides[k * Q8_MAX_DIMS + d];
+        p->x[k++] = q8_cu_tensor(pr, g, n->inputs[j]);
+    }
+    Q8_ASSERT(k == bc->n_in);
+    p->y = q8_cu_tensor(pr, g, n->outputs[0]);
+    nd->run = variadic_run;
     return Q8_OK;
 }
 

@@ -209,7 +209,7 @@ typedef struct q8cu_unary_args {
 cudaError_t q8cu_unary(const q8cu_stream *s, const q8cu_unary_args *p);
 
 /* arithmetic (float32 out), then comparisons (bool out: 1 or 0) */
-enum { Q8CU_B_ADD, Q8CU_B_SUB, Q8CU_B_MUL, Q8CU_B_DIV,
+enum { Q8CU_B_ADD, Q8CU_B_SUB, Q8CU_B_MUL, Q8CU_B_DIV, Q8CU_B_PRELU,
        Q8CU_B_EQ, Q8CU_B_GT, Q8CU_B_LT, Q8CU_B_GE, Q8CU_B_LE };
 
 /* y = a op b on float32 inputs with numpy broadcasting over collapsed dims:
@@ -223,6 +223,21 @@ typedef struct q8cu_binary_args {
     int64_t dims[Q8CU_MAX_DIMS], sa[Q8CU_MAX_DIMS], sb[Q8CU_MAX_DIMS];
 } q8cu_binary_args;
 cudaError_t q8cu_binary(const q8cu_stream *s, const q8cu_binary_args *p);
+
+/* Max, Min, Sum, Mean of n_in float32 inputs with numpy broadcasting, one
+ * thread per output element folding the inputs in order (the CPU's
+ * variadic.c: NaN propagates through Max / Min, Mean divides the sum once). */
+#define Q8CU_VAR_MAX_IN 8
+enum { Q8CU_V_MAX, Q8CU_V_MIN, Q8CU_V_SUM, Q8CU_V_MEAN };
+typedef struct q8cu_variadic_args {
+    const float *x[Q8CU_VAR_MAX_IN];
+    float *y;
+    int op, n_in, ndim;
+    int64_t n;
+    int64_t dims[Q8CU_MAX_DIMS];
+    int64_t st[Q8CU_VAR_MAX_IN][Q8CU_MAX_DIMS];
+} q8cu_variadic_args;
+cudaError_t q8cu_variadic(const q8cu_stream *s, const q8cu_variadic_args *p);
 
 /* Cast / CastLike (kernels/cpu/ops/cast.c's rules, bit for bit): the
  * element types, as the plan maps q8_dtype. */
