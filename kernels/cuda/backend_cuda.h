@@ -91,6 +91,8 @@ q8_status q8_cu_variadic_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, 
                               q8_error *err);
 q8_status q8_cu_cast_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err);
+q8_status q8_cu_conv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err);
 q8_status q8_cu_softmax_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                              q8_error *err);
 q8_status q8_cu_ln_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

@@ -1,4 +1,4 @@
-/* The CUDA plans of the float32 network ops: Softmax / LogSoftmax,
+/* The CUDA plans of the float32 network ops: Conv (direct), Softmax / LogSoftmax,
  * LayerNormalization, MaxPool (also int8 / uint8) / AveragePool,
  * GlobalAveragePool, ReduceSum / Mean / Max / Min, BatchNormalization and
  * Resize (nearest / linear over the last two dims). Each reads the params
@@ -7,10 +7,12 @@
 #include <math.h>
 
 #include "backend_cuda.h"
+#include "layout.h"
 #include "bcast_expand.h"
 #include "op.h"
 #include "ops/argmax.h"
 #include "ops/batchnorm.h"
+#include "ops/conv.h"
 #include "ops/global_pool.h"
 #include "ops/layernorm.h"
 #include "ops/pool.h"
@@ -23,6 +25,51 @@ static bool has_output(const q8_node *n, int i) { return i < n->n_outputs && n->
 #define PARAMS(T, var)                                                                 \
     T *var = q8_cu_params(nd, sizeof *var);                                            \
     if (!var) return q8_fail(err, Q8_ERR_NOMEM, "out of memory")
+
+/* ---- Conv (float32, direct) ------------------------------------------------------ */
+
+static q8_status conv_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
+    return q8_cu_launch_check(q8cu_conv_f32(q8_cu_stream(c), p), n, n->op_type, err);
+}
+
+q8_status q8_cu_conv_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                          q8_error *err) {
+    const q8_conv_params *cp = n->params;
+    const q8_tensor *w = q8_in(g, n, 1);
+    if (w->layout != Q8_LAYOUT_PLAIN)
+        return q8_cu_unsupported(err, n, "a weight stored in layout %s", q8_layout_name(w->layout));
+    static const int kinds[] = {
+        [Q8_ACT_NONE] = Q8CU_ACT_NONE,       [Q8_ACT_RELU] = Q8CU_ACT_RELU,
+        [Q8_ACT_CLIP] = Q8CU_ACT_CLIP,       [Q8_ACT_LEAKY_RELU] = Q8CU_ACT_LEAKY_RELU,
+        [Q8_ACT_SIGMOID] = Q8CU_ACT_SIGMOID, [Q8_ACT_HARD_SIGMOID] = Q8CU_ACT_HARD_SIGMOID,
+        [Q8_ACT_HARD_SWISH] = Q8CU_ACT_HARD_SWISH,
+    };
+    if ((unsigned)cp->act.kind >= sizeof kinds / sizeof kinds[0])
+        return q8_cu_unsupported(err, n, "fused activation %d", (int)cp->act.kind);
+    PARAMS(q8cu_conv_f32_args, p);
+    p->n = cp->nb * cp->m * cp->out_sp;
+    p->C = cp->c;
+    p->M = cp->m;
+    p->Cg = cp->cg;
+    p->Mg = cp->mg;
+    for (int d = 0; d < 3; d++) {
+        p->in[d] = cp->geo.in[d];
+        p->out[d] = cp->geo.out[d];
+        p->k[d] = cp->geo.k[d];
+        p->s[d] = cp->geo.s[d];
+        p->dl[d] = cp->geo.d[d];
+        p->pb[d] = cp->geo.pb[d];
+    }
+    p->act = kinds[cp->act.kind];
+    p->p0 = cp->act.p0;
+    p->p1 = cp->act.p1;
+    p->x = q8_cu_tensor(pr, g, n->inputs[0]);
+    p->w = q8_cu_tensor(pr, g, n->inputs[1]);
+    p->b = cp->has_bias ? q8_cu_tensor(pr, g, n->inputs[2]) : NULL;
+    p->y = q8_cu_tensor(pr, g, n->outputs[0]);
+    nd->run = conv_run;
+    return Q8_OK;
+}
 
 /* ---- Softmax / LogSoftmax ------------------------------------------------------ */
 

@@ -50,6 +50,7 @@ const cu_plan_fn q8_cu_plans[Q8_OP_COUNT] = {
     [Q8_OP_ARG_MAX] = q8_cu_argmax_plan,
     [Q8_OP_ARG_MIN] = q8_cu_argmax_plan,
     [Q8_OP_QGEMM] = q8_cu_qgemm_plan,
+    [Q8_OP_CONV] = q8_cu_conv_plan, /* float32, direct */
     [Q8_OP_QCONV] = q8_cu_qconv_plan,
     [Q8_OP_QCONV_TRANSPOSE] = q8_cu_qconvt_plan,
     [Q8_OP_QMATMUL] = q8_cu_qmatmul_plan,

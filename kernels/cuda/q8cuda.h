@@ -99,6 +99,22 @@ typedef struct q8cu_conv_direct_args {
 } q8cu_conv_direct_args;
 cudaError_t q8cu_conv_direct(const q8cu_stream *s, const q8cu_conv_direct_args *p);
 
+/* float32 Conv, direct (conv_f32.cu): geometry widened to 3-D as
+ * src/core/ops/conv_geom.h has it; act: Q8CU_ACT_* (p0, p1 its bounds or
+ * slopes, as q8_act). */
+enum { Q8CU_ACT_NONE, Q8CU_ACT_RELU, Q8CU_ACT_CLIP, Q8CU_ACT_LEAKY_RELU, Q8CU_ACT_SIGMOID,
+       Q8CU_ACT_HARD_SIGMOID, Q8CU_ACT_HARD_SWISH };
+typedef struct q8cu_conv_f32_args {
+    const float *x, *w, *b;     /* b: per output channel, or NULL */
+    float *y;
+    int64_t n;                  /* output elements */
+    int64_t C, M, Cg, Mg;
+    int64_t in[3], out[3], k[3], s[3], dl[3], pb[3];
+    int act;
+    float p0, p1;
+} q8cu_conv_f32_args;
+cudaError_t q8cu_conv_f32(const q8cu_stream *s, const q8cu_conv_f32_args *p);
+
 /* ConvTranspose: gather the GEMM's per-tap sums into each output element.
  * col row r = (m * KH + kh) * KW + kw (m local to the group) holds, at
  * column img * Pin + ih * W + iw, the sum over the group's input channels

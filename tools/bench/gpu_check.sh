@@ -50,8 +50,8 @@ record test_cuda $rc $(( $(elapsed) - t )) "$(grep -a 'Synthesis' "$out/tests.lo
 grep -a -E 'INT8 GEMM\(s\) on the plain kernel' "$out/tests.log" | sed 's/^/    /' | head -8 | tee -a "$summary"
 fi
 
-san() { # NAME TOOL LIMIT FILTER
-    local name=$1 tool=$2 limit filter=$4
+san() { # NAME TOOL LIMIT FILTER [TEST_BINARY, default test_cuda]
+    local name=$1 tool=$2 limit filter=$4 bin=${5:-test_cuda}
     limit=$(limit "$name" "$3")
     [ "$limit" -gt 0 ] || return 0
     if ! command -v compute-sanitizer > /dev/null; then
@@ -60,12 +60,15 @@ san() { # NAME TOOL LIMIT FILTER
     fi
     local t=$(elapsed)
     timeout "$limit" "${Q8ENV[@]}" compute-sanitizer --tool "$tool" --target-processes all --error-exitcode 9 \
-        "$bundle/bin/test_cuda" --jobs 1 --filter "$filter" > "$out/$name.log" 2>&1
+        "$bundle/bin/$bin" --jobs 1 --filter "$filter" > "$out/$name.log" 2>&1
     local rc=$?
     record "$name" $rc $(( $(elapsed) - t )) "(9: errors, 124: time limit) $(grep -a -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$out/$name.log" | sort | uniq -c | tr '\n' ' ')$(grep -a 'Synthesis' "$out/$name.log" | tail -1)"
 }
 # 3. memcheck: every op test and one model (the larger models take minutes)
 san memcheck memcheck 150 'cuda/!(mnist_cnn*|mnist_vit)'
+# 3b. memcheck on the float32 Conv through the op harness (1-D to 3-D,
+#     groups, dilations, pads, fused activations): off unless given a limit
+[ -x "$bundle/bin/test_ops_gemm" ] && san memcheck_conv memcheck 0 'conv_op/*' test_ops_gemm
 # 4. racecheck: shared-memory kernels (tiled im2col in QConv/QConvTranspose,
 #    the block reductions of softmax, layernorm, pooling and reduce)
 san racecheck racecheck 60 'cuda/@(qconv|qconvtranspose|softmax|layernorm|reduce|pooling)'

@@ -5,7 +5,9 @@
 # Each SRC_DIR holds M.q8 with M.inputs/NAME.npy (as
 # prepare_bench.sh and prepare_kit_bench.sh lay them out). For every model
 # that loads here, the CPU's outputs (BUILD_DIR/q8run, 2 threads) are stored
-# beside it as the reference: M.cpu/NAME.npy. Models over Q8_GPU_MODEL_MAX
+# beside it as the reference: M.cpu/NAME.npy, and the emulated CUDA
+# backend's as M.emu/NAME.npy where those differ. Needs a -DQ8_CUDA=ON
+# BUILD_DIR. Models over Q8_GPU_MODEL_MAX
 # bytes (default 4 MB) are left out: a device call carries 64 MiB in all.
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 ARCHIVE BUILD_DIR SRC_DIR..." >&2; exit 2; }
@@ -30,6 +32,17 @@ for dir in "$@"; do
             echo "skip $base: $(head -1 "$work/err")"
             rm -rf "$work/models/$name.cpu"
             continue
+        fi
+        # where the CUDA kernels sum floats in another order (the direct
+        # float32 Conv), the emulated backend's outputs are the exact
+        # reference for the GPU's (the same kernels, run on the host)
+        mkdir -p "$work/models/$name.emu"
+        if Q8_CUDA_EMULATE=1 "$build/q8run" "$f" "${ins[@]}" --device cuda \
+               --out "$work/models/$name.emu" > /dev/null 2>&1 &&
+           ! diff -rq "$work/models/$name.cpu" "$work/models/$name.emu" > /dev/null; then
+            echo "$name: emulated CUDA differs from the CPU (float sums reordered); kept as $name.emu"
+        else
+            rm -rf "$work/models/$name.emu"
         fi
         cp -L "$f" "$work/models/$name"
         cp -rL "$dir/$m.inputs" "$work/models/$name.inputs"   # the folder may be a link
