@@ -595,6 +595,47 @@ Test(passes, max_and_min_with_a_scalar_become_clip) {
     q8_graph_free(g);
 }
 
+/* x [2, 3, 9, 7] -> AveragePool(kernel kh x kw, pads p) -> y */
+static q8_graph *avgpool_graph(int64_t kh, int64_t kw, int64_t pad) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {2, 3, 9, 7}, k[2] = {kh, kw}, pads[4] = {pad, pad, pad, pad};
+    input(g, "x", 4, xd);
+    q8_node *n = node(g, "AveragePool", "x", "y");
+    set_ints(n, "kernel_shape", k, 2);
+    set_ints(n, "pads", pads, 4);
+    output(g, "y");
+    return g;
+}
+
+/* An AveragePool over the whole map is a GlobalAveragePool (the 16-lane
+ * double sum); a smaller or padded window stays. The mean of each plane
+ * either way, to float rounding. */
+Test(passes, whole_map_average_pool_becomes_global) {
+    static const struct {
+        int64_t kh, kw, pad;
+        bool global;
+    } cases[] = {{9, 7, 0, true}, {9, 6, 0, false}, {9, 7, 1, false}, {3, 3, 0, false}};
+    float x[2 * 3 * 9 * 7];
+    q8t_rng r = q8t_seed(12);
+    q8t_fill(&r, x, 2 * 3 * 9 * 7, -5, 5);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        q8_graph *g = avgpool_graph(cases[k].kh, cases[k].kw, cases[k].pad);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(count_op(g, "GlobalAveragePool"), cases[k].global ? 1 : 0, "case %zu", k);
+        cr_assert_eq(count_op(g, "AveragePool"), cases[k].global ? 0 : 1, "case %zu", k);
+        q8_graph_free(g);
+    }
+    float *got = run1(avgpool_graph(9, 7, 0), x);
+    for (int p = 0; p < 6; p++) {
+        double s = 0;
+        for (int i = 0; i < 63; i++) s += x[p * 63 + i];
+        cr_assert_float_eq(got[p], (float)(s / 63), 1e-6f, "plane %d: %g vs %g", p, got[p],
+                           s / 63);
+    }
+    free(got);
+}
+
 /* q8_graph_clone: quantize's --calib-method auto makes each candidate's
  * INT8 graph from a copy of the calibration graph sharing its weights. */
 Test(passes, a_clone_shares_or_copies_constants_and_computes_the_same) {

@@ -3,7 +3,7 @@
  * Sqrt/Div[/Mul/Add], Gelu from the Erf formula, HardSwish from
  * x * HardSigmoid(x), HardSigmoid and HardSwish from Clip(x + 3, 0, 6) / 6
  * and x * Clip(x + 3, 0, 6) / 6, Clip from Max / Min with a constant
- * scalar. One op is faster and quantizes as one unit. The last node of a
+ * scalar, GlobalAveragePool from an AveragePool over the whole map. One op is faster and quantizes as one unit. The last node of a
  * pattern is rewritten in place, which keeps the node order topological. */
 #include <math.h>
 #include <string.h>
@@ -350,6 +350,35 @@ static q8_status try_bound(pctx *c, q8_node *n, bool *hit, q8_error *err) {
     return Q8_OK;
 }
 
+/* AveragePool whose window is the whole map (no pads, no dilation: one
+ * output per plane): GlobalAveragePool, which sums in q8_row_sum16's
+ * order in double where AveragePool sums the window in float in order.
+ * Selfie segmentation's ten squeeze-excite pools (16 x 16 to 128 x 128
+ * windows) are this; on an H200 they took 0.87 of its 2.4 ms, one thread
+ * per window. The mean is as close to the exact one or closer; the last
+ * bits differ from the AveragePool's. */
+static q8_status try_whole_pool(pctx *c, q8_node *n, bool *hit, q8_error *err) {
+    const q8_tensor *x = q8_graph_tensor(c->g, n->n_inputs == 1 ? n->inputs[0] : -1);
+    if (!x || !x->shape_known || x->dtype != Q8_F32 || x->ndim < 3 || n->n_outputs != 1)
+        return Q8_OK;
+    int nsp = x->ndim - 2;
+    const q8_attr *k = q8_attr_find(n, "kernel_shape"), *pads = q8_attr_find(n, "pads"),
+                  *dil = q8_attr_find(n, "dilations");
+    const char *ap = q8_attr_str(n, "auto_pad", "NOTSET");
+    if (!k || k->type != Q8_ATTR_INTS || k->n != nsp) return Q8_OK;
+    if (strcmp(ap, "NOTSET") != 0 && strcmp(ap, "VALID") != 0) return Q8_OK;
+    for (int d = 0; d < nsp; d++)
+        if (k->ints[d] != x->dims[2 + d]) return Q8_OK;
+    for (int d = 0; pads && d < pads->n; d++)
+        if (pads->type != Q8_ATTR_INTS || pads->ints[d] != 0) return Q8_OK;
+    for (int d = 0; dil && d < dil->n; d++)
+        if (dil->type != Q8_ATTR_INTS || dil->ints[d] != 1) return Q8_OK;
+    int in = n->inputs[0];
+    Q8_TRY(rewrite(c->g, n, "GlobalAveragePool", &in, 1, err));
+    *hit = true;
+    return q8_node_reinfer(c->g, n, err);
+}
+
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
     pctx c = {.g = g, .uses = calloc((size_t)g->n_tensors + 1, sizeof(int))};
     if (!c.uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -362,6 +391,7 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
         else if (is_op(n, "Erf") && n->n_inputs == 1) s = try_gelu(&c, n, &hit, err);
         else if (is_op(n, "Mul")) s = try_hardswish(&c, n, &hit, err);
         else if (is_op(n, "Max") || is_op(n, "Min")) s = try_bound(&c, n, &hit, err);
+        else if (is_op(n, "AveragePool")) s = try_whole_pool(&c, n, &hit, err);
         if (s == Q8_OK && !hit && (is_op(n, "Div") || is_op(n, "Mul")))
             s = try_relu6_forms(&c, n, &hit, err);
         /* a rewrite changes who reads what: count again */
