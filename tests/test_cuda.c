@@ -811,14 +811,23 @@ CU_TEST(pooling) {
         snprintf(what, sizeof what, "pool case %d", c);
         check_spec(&sp, in, k_exact, what);
     }
-    spec g = {.op = "GlobalAveragePool", .n_in = 1, .n_out = 1};
-    g.in[0] = (qin){"x", Q8_F32, 4, {2, 3, 9, 7}, NULL, NULL, 0};
-    const void *in[1] = {xf};
-    check_spec(&g, in, k_exact, "GlobalAveragePool");
+    /* planes of 63 (whole 16-lane groups and a tail), 15 (a tail only),
+     * 1640 values, and 37 planes (more than one block of 16 on a GPU) */
+    static const int64_t gdims[3][4] = {{2, 3, 9, 7}, {1, 37, 3, 5}, {1, 5, 40, 41}};
+    for (int c = 0; c < 3; c++) {
+        spec g = {.op = "GlobalAveragePool", .n_in = 1, .n_out = 1};
+        g.in[0] = (qin){"x", Q8_F32, 4, {gdims[c][0], gdims[c][1], gdims[c][2], gdims[c][3]},
+                        NULL, NULL, 0};
+        float *gx = rand_f32(&r, numel_of(&g.in[0]), -3, 1e3f);
+        const void *in[1] = {gx};
+        check_spec(&g, in, k_exact, "GlobalAveragePool");
+        free(gx);
+    }
     spec p1 = {.op = "MaxPool", .n_in = 1, .n_out = 1, .n_attr = 2};
     p1.in[0] = (qin){"x", Q8_F32, 3, {6, 7, 9}, NULL, NULL, 0};
     p1.at[0] = AINTS("kernel_shape", 1, {4});
     p1.at[1] = AINTS("strides", 1, {3});
+    const void *in[1] = {xf};
     check_spec(&p1, in, k_exact, "MaxPool 1-D");
     free(xf), free(x8);
 }
