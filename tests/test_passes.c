@@ -636,6 +636,86 @@ Test(passes, whole_map_average_pool_becomes_global) {
     free(got);
 }
 
+/* a8 [ad] and b8 [bd] int8 inputs -> DequantizeLinear each -> Mul (gate
+ * first when swap) -> QuantizeLinear -> y8; with also_float the product is
+ * an output too. */
+static q8_graph *dq_mul_q(const int64_t *ad, const int64_t *bd, int nd, bool swap,
+                          bool also_float) {
+    q8_graph *g = q8_graph_new();
+    const char *names[2] = {"a8", "b8"};
+    const int64_t *dims[2] = {ad, bd};
+    float sc[2] = {0.0371f, 0.00391f};
+    for (int k = 0; k < 2; k++) {
+        int t = T(g, names[k]);
+        q8_tensor_set_shape(g->tensors[t], Q8_I8, dims[k], nd);
+        float *s1 = malloc(sizeof(float));
+        s1[0] = sc[k];
+        g->tensors[t]->q = (q8_qparams){.axis = -1, .n = 1, .scale = s1, .zero_point = 0};
+        g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
+        g->inputs[g->n_inputs++] = t;
+    }
+    scalar(g, "sa", sc[0]);
+    scalar(g, "sb", sc[1]);
+    scalar(g, "sy", 0.0137f);
+    int z = T(g, "z8"); /* an int8 zero point: int8 output, as quantize writes */
+    int64_t one = 1;
+    q8_tensor_set_shape(g->tensors[z], Q8_I8, &one, 0);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[z], NULL), Q8_OK);
+    *(int8_t *)g->tensors[z]->data = 0;
+    node(g, "DequantizeLinear", "a8,sa,z8", "af");
+    node(g, "DequantizeLinear", "b8,sb", "bf");
+    node(g, "Mul", swap ? "bf,af" : "af,bf", "v");
+    node(g, "QuantizeLinear", "v,sy,z8", "y8");
+    output(g, "y8");
+    if (also_float) output(g, "v");
+    return g;
+}
+
+/* q8_pass_fuse_float_muls: the three nodes become q8.QMulF with the same
+ * bytes, on every backend (q8t_run_backends), for a per-channel gate on a
+ * 9 x 11 map, a gate before the map in the Mul, a gate on 7 x 7 planes,
+ * same-shape operands and an int8 range that saturates; not when the float
+ * product is read elsewhere. */
+Test(passes, dequantize_mul_quantize_becomes_qmulf) {
+    static const struct {
+        int64_t a[4], b[4];
+        bool swap, also_float;
+    } cases[] = {{{2, 6, 9, 11}, {2, 6, 1, 1}, false, false},
+                 {{2, 6, 9, 11}, {2, 6, 1, 1}, true, false},
+                 {{1, 96, 7, 7}, {1, 96, 1, 1}, false, false},
+                 {{1, 3, 5, 17}, {1, 3, 5, 17}, true, false},
+                 {{2, 6, 9, 11}, {2, 6, 1, 1}, false, true}};
+    q8t_rng r = q8t_seed(13);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int64_t na = 1, nb = 1;
+        for (int d = 0; d < 4; d++) na *= cases[k].a[d], nb *= cases[k].b[d];
+        int8_t *a = malloc((size_t)na), *b = malloc((size_t)nb);
+        for (int64_t i = 0; i < na; i++) a[i] = (int8_t)(q8t_next(&r) % 256);
+        for (int64_t i = 0; i < nb; i++) b[i] = (int8_t)(q8t_next(&r) % 256);
+        a[0] = -128, a[1] = 127, b[0] = 127; /* a product past y's range */
+        const void *in[2] = {a, b};
+        void *want[2], *got[2];
+        q8_tensor_info wi[2], gi[2];
+        q8_error err = {0};
+        int nout = cases[k].also_float ? 2 : 1;
+        cr_assert_eq(q8t_run(dq_mul_q(cases[k].a, cases[k].b, 4, cases[k].swap,
+                                      cases[k].also_float), in, 2, want, wi, nout, &err),
+                     Q8_OK, "%s", err.msg);
+        q8_graph *g = dq_mul_q(cases[k].a, cases[k].b, 4, cases[k].swap, cases[k].also_float);
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_pass_fuse_float_muls(g, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(count_op(g, "QMulF"), cases[k].also_float ? 0 : 1, "case %zu", k);
+        cr_assert_eq(count_op(g, "Mul"), cases[k].also_float ? 1 : 0, "case %zu", k);
+        cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, nout, true, NULL, &err), Q8_OK, "%s",
+                     err.msg);
+        cr_assert(memcmp(want[0], got[0], (size_t)na) == 0, "case %zu: not the three nodes' bytes",
+                  k);
+        for (int o = 0; o < nout; o++) free(want[o]), free(got[o]);
+        free(a);
+        free(b);
+    }
+}
+
 /* q8_graph_clone: quantize's --calib-method auto makes each candidate's
  * INT8 graph from a copy of the calibration graph sharing its weights. */
 Test(passes, a_clone_shares_or_copies_constants_and_computes_the_same) {

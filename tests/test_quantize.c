@@ -545,11 +545,13 @@ static q8_graph *se_chain(bool table) {
 
 /* With --int8-gates the gate multiply is q8.QMul of the int8 block output
  * and the int8 gate (gate first in the graph: QMul takes the full-shape side
- * as A); off by default. */
+ * as A); off by default, where it is the float product of the two int8
+ * tensors, fused into one q8.QMulF. */
 Test(quantize, squeeze_excite_scale_is_qmul) {
     q8_graph *d = quantized(se_chain(true), NULL);
     cr_assert_eq(count(d, "QMul"), 0, "off by default");
-    cr_assert_eq(count(d, "Mul"), 1);
+    cr_assert_eq(count(d, "QMulF"), 1);
+    cr_assert_eq(count(d, "Mul"), 0);
     q8_graph_free(d);
     q8_quant_options qo = {.int8_gates = true};
     q8_graph *g = quantized(se_chain(true), &qo);

@@ -151,6 +151,27 @@ __host__ __device__ static inline float q8cu_expf(float x) {
 }
 
 /* IEEE single division, never contracted or approximated. */
+/* q8_round_sat of kernels/common/requant.h (QuantizeLinear's rounding):
+ * NaN -> 0, clamp to +-2^22, round half even by adding and removing
+ * 1.5 * 2^23 (the explicit _rn intrinsics keep nvcc from merging or
+ * reordering the two additions), then zero point and saturation. */
+__host__ __device__ static inline float q8cu_add_rn(float a, float b) {
+#ifdef __CUDA_ARCH__
+    return __fadd_rn(a, b);
+#else
+    return a + b;
+#endif
+}
+
+__host__ __device__ static inline int32_t q8cu_round_sat(float v, int32_t zp, int32_t lo,
+                                                         int32_t hi) {
+    if (v != v) v = 0;
+    v = v > 4194304.0f ? 4194304.0f : v < -4194304.0f ? -4194304.0f : v;
+    v = q8cu_add_rn(q8cu_add_rn(v, 12582912.0f), -12582912.0f);
+    int32_t q = (int32_t)v + zp;
+    return q < lo ? lo : q > hi ? hi : q;
+}
+
 __host__ __device__ static inline float q8cu_div(float a, float b) {
 #ifdef __CUDA_ARCH__
     return __fdiv_rn(a, b);

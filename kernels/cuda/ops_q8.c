@@ -495,6 +495,23 @@ q8_status q8_cu_qmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
     return Q8_OK;
 }
 
+static q8_status qmulf_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qmulf(q8_cu_stream(c), pp), n, "qmulf", err);
+}
+
+q8_status q8_cu_qmulf_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                           q8_error *err) {
+    const q8_qmulf_params *qp = n->params;
+    q8cu_qmulf_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qmulf_args){.a = q8_cu_tensor(pr, g, n->inputs[0]),
+                           .b = q8_cu_tensor(pr, g, n->inputs[1]),
+                           .y = q8_cu_tensor(pr, g, n->outputs[0]), .sa = qp->sa, .sb = qp->sb,
+                           .sy = qp->sy, .n = qp->outer * qp->inner, .inner = qp->inner};
+    nd->run = qmulf_run;
+    return Q8_OK;
+}
+
 /* ---- q8.QGlobalAveragePool ------------------------------------------------------------- */
 
 static q8_status qgap_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {

@@ -193,6 +193,15 @@ typedef struct q8cu_qmul_args {
 } q8cu_qmul_args;
 cudaError_t q8cu_qmul(const q8cu_stream *s, const q8cu_qmul_args *p);
 
+/* q8.QMulF: y[o, i] = round_sat(((float)a[o, i] * sa) * ((float)b[o] * sb) / sy). */
+typedef struct q8cu_qmulf_args {
+    const int8_t *a, *b;
+    int8_t *y;
+    float sa, sb, sy;
+    int64_t n, inner;
+} q8cu_qmulf_args;
+cudaError_t q8cu_qmulf(const q8cu_stream *s, const q8cu_qmulf_args *p);
+
 /* q8.QGlobalAveragePool: y[r] = requantized exact sum of the len int8 values
  * of row r (src/core/ops/qgap.h). */
 typedef struct q8cu_qgap_args {

@@ -170,6 +170,7 @@
     X(QLUT, qlut, "q8", "QLut") \
     X(QADD, qadd, "q8", "QAdd") \
     X(QMUL, qmul, "q8", "QMul") \
+    X(QMUL_F, qmul_f, "q8", "QMulF") \
     X(QGLOBAL_AVERAGE_POOL, qglobal_average_pool, "q8", "QGlobalAveragePool") \
     /* control flow: an If whose branches are scopes of the graph (src/core/control.h) */ \
     X(IF, if, "q8", "If")

@@ -46,6 +46,9 @@ q8_status q8_pass_fold_layout(q8_graph *g, q8_error *err);
 /* Move Relu/Clip/LeakyRelu (and, with smooth, HardSwish/HardSigmoid/
  * Sigmoid) into the preceding Conv/Gemm/MatMul epilogue. */
 q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);
+/* INT8 graphs: DequantizeLinear -> Mul -> QuantizeLinear of two int8
+ * activations as one q8.QMulF, the same bytes (fuse_qmulf.c). */
+q8_status q8_pass_fuse_float_muls(q8_graph *g, q8_error *err);
 /* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */

@@ -1424,6 +1424,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
      * into the epilogue as an FP32 model's do (the quantizer's pipeline
      * keeps them apart for the tables) */
     if (s == Q8_OK) s = q8_pass_fuse_activations(g, true, err);
+    if (s == Q8_OK) s = q8_pass_fuse_float_muls(g, err);
     if (s == Q8_OK) s = q8_pass_drop_unused_consts(g, err);
     if (s == Q8_OK) s = q8_graph_renumber_scopes(g, err);
     if (s == Q8_OK) s = q8_graph_check_control(g, err);

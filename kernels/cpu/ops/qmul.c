@@ -1,4 +1,4 @@
-/* q8.QMul on the CPU (the op: src/core/ops/qmul.h): AVX-512 kernels where
+/* q8.QMul and q8.QMulF on the CPU (the ops: src/core/ops/qmul.h). QMul: AVX-512 kernels where
  * the CPU has them (x86/qmul_avx512.c), else integer loops compiled for
  * each x86 vector width (clones.h); the same integers on every path.
  * Threads over rows of A (one value of B each). The internal _igemm_path
@@ -8,6 +8,7 @@
 #include "cpu_op.h"
 #include "ops/qmul.h"
 #include "qop_util.h"
+#include "quant_simd.h"
 #if defined(__x86_64__) || defined(__i386__)
 #include "qmul_simd.h"
 #define QMUL_X86 1
@@ -88,3 +89,60 @@ static void qmul_run(const q8_exec *x, const q8_node *n) {
 }
 
 const q8_cpu_op q8_cpu_qmul = {.prepare = qmul_prepare, .run = qmul_run};
+
+/* ---- q8.QMulF: the float product, as DequantizeLinear -> Mul ->
+ * QuantizeLinear (qmul.h), a block at a time through a small buffer: the
+ * product in float, then QuantizeLinear's own vector code, so the bits are
+ * that node's. */
+
+#define QMULF_BLOCK 1024
+
+/* tmp[i] = (a[i] * sa) * g for n values */
+Q8_CLONES static void qmulf_gate(const int8_t *a, float g, float sa, float *tmp, int64_t n) {
+    for (int64_t i = 0; i < n; i++) tmp[i] = ((float)a[i] * sa) * g;
+}
+
+/* tmp[i] = (a[i] * sa) * (b[i] * sb) for n values */
+Q8_CLONES static void qmulf_same(const int8_t *a, const int8_t *b, float sa, float sb, float *tmp,
+                                 int64_t n) {
+    for (int64_t i = 0; i < n; i++) tmp[i] = ((float)a[i] * sa) * ((float)b[i] * sb);
+}
+
+typedef struct qmulf_args {
+    const q8_qmulf_params *p;
+    const int8_t *a, *b;
+    int8_t *y;
+} qmulf_args;
+
+/* Rows [r0, r1) of A (one value of B each), in blocks of whole or partial
+ * rows filling the buffer, each block quantized in one call (rows of a
+ * small map, 7 x 7, are too short to quantize one by one). */
+static void qmulf_rows(void *arg, int64_t r0, int64_t r1, int tid) {
+    (void)tid;
+    const qmulf_args *x = arg;
+    const q8_qmulf_params *p = x->p;
+    float tmp[QMULF_BLOCK];
+    int64_t inner = p->inner, e0 = r0 * inner, e1 = r1 * inner;
+    for (int64_t b0 = e0; b0 < e1; b0 += QMULF_BLOCK) {
+        int64_t b1 = e1 - b0 < QMULF_BLOCK ? e1 : b0 + QMULF_BLOCK;
+        if (inner == 1) {
+            qmulf_same(x->a + b0, x->b + b0, p->sa, p->sb, tmp, b1 - b0);
+        } else {
+            for (int64_t i = b0; i < b1;) {
+                int64_t r = i / inner, end = (r + 1) * inner < b1 ? (r + 1) * inner : b1;
+                qmulf_gate(x->a + i, (float)x->b[r] * p->sb, p->sa, tmp + (i - b0), end - i);
+                i = end;
+            }
+        }
+        q8_quantize_f32(tmp, x->y + b0, b1 - b0, p->sy, 0, true);
+    }
+}
+
+static void qmulf_run(const q8_exec *x, const q8_node *n) {
+    const q8_qmulf_params *p = n->params;
+    qmulf_args a = {p, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
+    int64_t inner = p->inner > 0 ? p->inner : 1;
+    q8_parallel_for(x->pool, p->outer, (1 << 16) / inner + 1, qmulf_rows, &a);
+}
+
+const q8_cpu_op q8_cpu_qmul_f = {.run = qmulf_run};

@@ -1,6 +1,7 @@
-/* q8.QMul (the definition: qmul.h). Inputs A and B: int8 activations with
- * per-tensor scales, B of A's shape or broadcast over A's trailing dims;
- * attribute y_scale: the output's scale. */
+/* q8.QMul and q8.QMulF (the definitions: qmul.h). Inputs A and B: int8
+ * activations with per-tensor scales, B of A's shape or broadcast over A's
+ * trailing dims; attribute y_scale: the output's scale (QMulF: a_scale and
+ * b_scale too). */
 #include "ops/qmul.h"
 
 #include <math.h>
@@ -16,11 +17,13 @@ void q8_qmul_multiplier(double r, q8_qmul_params *p) {
     p->shift = s;
 }
 
-static q8_status qmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
+/* A and B int8 activations, B of A's shape or its leading dims then 1s;
+ * *inner: elements of A per value of B. */
+static q8_status check_operands(q8_graph *g, q8_node *n, float *sa, float *sb, int64_t *inner,
+                                q8_error *err) {
     Q8_TRY(q8_check_io(n, 2, 2, 1, 1, err));
-    float sa, sb, sy;
-    Q8_TRY(q8_qop_act_scale(g, n, 0, "A", &sa, err));
-    Q8_TRY(q8_qop_act_scale(g, n, 1, "B", &sb, err));
+    Q8_TRY(q8_qop_act_scale(g, n, 0, "A", sa, err));
+    Q8_TRY(q8_qop_act_scale(g, n, 1, "B", sb, err));
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     /* B: A's dims up to some d, then only 1s */
     int d = 0;
@@ -30,18 +33,56 @@ static q8_status qmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
     if (!ok)
         return q8_node_fail(err, Q8_ERR_SHAPE, n,
                             "B '%s' must have A '%s''s shape or its leading dims and 1s after "
-                            "them (q8.QMul broadcasts only so)", b->name, a->name);
+                            "them (%s broadcasts only so)", b->name, a->name, n->op_type);
+    *inner = 1;
+    for (int k = d; k < a->ndim; k++) *inner *= a->dims[k];
+    return q8_set_output(g, n, 0, Q8_I8, a->dims, a->ndim, err);
+}
+
+static q8_status qmul_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    float sa, sb, sy;
+    int64_t inner = 1;
+    Q8_TRY(check_operands(g, n, &sa, &sb, &inner, err));
     bool i8;
     Q8_TRY(q8_qop_out_scale(n, &i8, &sy, err));
     if (!i8) return q8_node_fail(err, Q8_ERR_FORMAT, n, "y_scale is missing");
     q8_qmul_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     q8_qmul_multiplier((double)sa * sb / sy, p);
-    p->outer = q8_tensor_numel(b);
-    p->inner = 1;
-    for (int k = d; k < a->ndim; k++) p->inner *= a->dims[k];
-    Q8_TRY(q8_set_output(g, n, 0, Q8_I8, a->dims, a->ndim, err));
+    p->outer = q8_tensor_numel(q8_in(g, n, 1));
+    p->inner = inner;
     return q8_qop_set_out_scale(g, n, sy, err);
 }
 
 const q8_op_schema q8_schema_qmul = {.infer = qmul_infer, .flags = Q8_OPF_INPLACE};
+
+/* q8.QMulF (qmul.h): the scales are attributes (the fused
+ * DequantizeLinear and QuantizeLinear nodes' own, bit for bit); the
+ * operands' tensor scales must agree with them. */
+static q8_status scale_attr(const q8_node *n, const char *name, float tensor_scale, float *v,
+                            q8_error *err) {
+    const q8_attr *a = q8_attr_find(n, name);
+    if (!a || a->type != Q8_ATTR_FLOAT)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "attribute %s (float) is missing", name);
+    if (!(a->f > 0) || !isfinite(a->f) || (tensor_scale > 0 && a->f != tensor_scale))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "%s is %g (the tensor's scale: %g)", name,
+                            a->f, tensor_scale);
+    *v = a->f;
+    return Q8_OK;
+}
+
+static q8_status qmulf_infer(q8_graph *g, q8_node *n, q8_error *err) {
+    float sa, sb;
+    int64_t inner = 1;
+    Q8_TRY(check_operands(g, n, &sa, &sb, &inner, err));
+    q8_qmulf_params *p = q8_node_params(n, sizeof *p, err);
+    if (!p) return Q8_ERR_NOMEM;
+    Q8_TRY(scale_attr(n, "a_scale", sa, &p->sa, err));
+    Q8_TRY(scale_attr(n, "b_scale", sb, &p->sb, err));
+    Q8_TRY(scale_attr(n, "y_scale", 0, &p->sy, err));
+    p->outer = q8_tensor_numel(q8_in(g, n, 1));
+    p->inner = inner;
+    return q8_qop_set_out_scale(g, n, p->sy, err);
+}
+
+const q8_op_schema q8_schema_qmul_f = {.infer = qmulf_infer, .flags = Q8_OPF_INPLACE};

@@ -30,4 +30,21 @@ static inline int8_t q8_qmul_one(const q8_qmul_params *p, int8_t a, int8_t b) {
     return (int8_t)(v < -128 ? -128 : v > 127 ? 127 : v);
 }
 
+/* q8.QMulF: the same operands and broadcast, multiplied the way
+ * DequantizeLinear -> Mul -> QuantizeLinear compute it in float32 (the
+ * quantizer's default for a squeeze-excite gate, whose float product keeps
+ * accuracy that q8.QMul's integer requantization loses), in one pass:
+ *
+ *   y = round_half_even(((float)a * a_scale) * ((float)b * b_scale) / y_scale)
+ *
+ * saturated to int8 (kernels/common/requant.h q8_round_sat, QuantizeLinear's
+ * rounding): bit for bit the three nodes' result. Attributes a_scale,
+ * b_scale, y_scale (the DequantizeLinear and QuantizeLinear scales; zero
+ * points 0). */
+typedef struct q8_qmulf_params {
+    float sa, sb, sy;
+    int64_t outer;      /* values of B */
+    int64_t inner;      /* elements of A per value of B (1: same shape) */
+} q8_qmulf_params;
+
 #endif
