@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "op.h"
+#include "ops/qmul.h"
 #include "passes.h"
 
 static bool is_onnx_op(const q8_node *n, const char *op) {
@@ -45,15 +46,6 @@ static bool dequantized(const q8_graph *g, int t, int *x8, float *scale) {
     return true;
 }
 
-/* b has a's leading dims then 1s (q8.QMul's broadcast), or a's shape. */
-static bool gate_of(const q8_tensor *a, const q8_tensor *b) {
-    if (a->ndim != b->ndim) return false;
-    int d = 0;
-    while (d < a->ndim && b->dims[d] == a->dims[d]) d++;
-    for (; d < a->ndim; d++)
-        if (b->dims[d] != 1) return false;
-    return true;
-}
 
 static q8_status set_float(q8_node *n, const char *name, float v, q8_error *err) {
     q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_FLOAT);
@@ -78,10 +70,10 @@ static q8_status try_fuse(q8_graph *g, q8_node *q, const int *uses, q8_error *er
         if (!dequantized(g, m->inputs[k], &x8[k], &s[k])) return Q8_OK;
     const q8_tensor *a = g->tensors[x8[0]], *b = g->tensors[x8[1]];
     int ai = a->ndim == vt->ndim && !memcmp(a->dims, vt->dims, sizeof(int64_t) * (size_t)a->ndim) &&
-                     gate_of(a, b)
+                     q8_qmul_broadcasts(a, b, NULL)
                  ? 0
              : b->ndim == vt->ndim && !memcmp(b->dims, vt->dims, sizeof(int64_t) * (size_t)b->ndim) &&
-                     gate_of(b, a)
+                     q8_qmul_broadcasts(b, a, NULL)
                  ? 1
                  : -1;
     if (ai < 0) return Q8_OK;

@@ -28,6 +28,7 @@
 
 #include "control.h"
 #include "op.h"
+#include "ops/qmul.h"
 #include "ops/resize.h"
 #include "passes.h"
 #include "scale16.h"
@@ -101,21 +102,12 @@ static bool same_shape(const q8_tensor *a, const q8_tensor *b) {
     return true;
 }
 
-/* b has a's leading dims and 1 in the others (q8.QMul's broadcast). */
-static bool gate_shape(const q8_tensor *a, const q8_tensor *b) {
-    if (a->ndim != b->ndim) return false;
-    int d = 0;
-    while (d < a->ndim && b->dims[d] == a->dims[d]) d++;
-    for (; d < a->ndim; d++)
-        if (b->dims[d] != 1) return false;
-    return true;
-}
 
 /* The input of a QBIN Mul that has the output's shape (A of q8.QMul). */
 static int qmul_a(const q8_graph *g, const q8_node *n) {
     const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
-    if (same_shape(x, y) && gate_shape(x, w)) return 0;
-    return same_shape(w, y) && gate_shape(w, x) ? 1 : -1;
+    if (same_shape(x, y) && q8_qmul_broadcasts(x, w, NULL)) return 0;
+    return same_shape(w, y) && q8_qmul_broadcasts(w, x, NULL) ? 1 : -1;
 }
 
 /* ---- classification ---- */

@@ -9,6 +9,19 @@
 #include "op.h"
 #include "ops/qop.h"
 
+bool q8_qmul_broadcasts(const q8_tensor *a, const q8_tensor *b, int64_t *inner) {
+    if (a->ndim != b->ndim) return false;
+    int d = 0;
+    while (d < a->ndim && b->dims[d] == a->dims[d]) d++;
+    int64_t in = 1;
+    for (int k = d; k < a->ndim; k++) {
+        if (b->dims[k] != 1) return false;
+        in *= a->dims[k];
+    }
+    if (inner) *inner = in;
+    return true;
+}
+
 void q8_qmul_multiplier(double r, q8_qmul_params *p) {
     int s = 30;
     while (s > 1 && nearbyint(ldexp(r, s)) > 32767) s--;
@@ -25,17 +38,10 @@ static q8_status check_operands(q8_graph *g, q8_node *n, float *sa, float *sb, i
     Q8_TRY(q8_qop_act_scale(g, n, 0, "A", sa, err));
     Q8_TRY(q8_qop_act_scale(g, n, 1, "B", sb, err));
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
-    /* B: A's dims up to some d, then only 1s */
-    int d = 0;
-    bool ok = a->ndim == b->ndim;
-    while (ok && d < a->ndim && b->dims[d] == a->dims[d]) d++;
-    for (int k = d; ok && k < a->ndim; k++) ok = b->dims[k] == 1;
-    if (!ok)
+    if (!q8_qmul_broadcasts(a, b, inner))
         return q8_node_fail(err, Q8_ERR_SHAPE, n,
                             "B '%s' must have A '%s''s shape or its leading dims and 1s after "
                             "them (%s broadcasts only so)", b->name, a->name, n->op_type);
-    *inner = 1;
-    for (int k = d; k < a->ndim; k++) *inner *= a->dims[k];
     return q8_set_output(g, n, 0, Q8_I8, a->dims, a->ndim, err);
 }
 

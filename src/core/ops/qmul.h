@@ -12,6 +12,7 @@
 #ifndef Q8_CORE_OPS_QMUL_H
 #define Q8_CORE_OPS_QMUL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct q8_qmul_params {
@@ -20,6 +21,12 @@ typedef struct q8_qmul_params {
     int64_t outer;      /* values of B */
     int64_t inner;      /* elements of A per value of B (1: same shape) */
 } q8_qmul_params;
+
+struct q8_tensor;
+/* b has a's shape, or a's leading dims and 1 in every later one (the
+ * broadcast q8.QMul and q8.QMulF take); *inner (if not NULL): elements of
+ * a per value of b. */
+bool q8_qmul_broadcasts(const struct q8_tensor *a, const struct q8_tensor *b, int64_t *inner);
 
 /* m and shift for the real multiplier r = sa * sb / sy (positive, finite). */
 void q8_qmul_multiplier(double r, q8_qmul_params *p);
