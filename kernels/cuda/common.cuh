@@ -150,7 +150,6 @@ __host__ __device__ static inline float q8cu_expf(float x) {
 #endif
 }
 
-/* IEEE single division, never contracted or approximated. */
 /* q8_round_sat of kernels/common/requant.h (QuantizeLinear's rounding):
  * NaN -> 0, clamp to +-2^22, round half even by adding and removing
  * 1.5 * 2^23 (the explicit _rn intrinsics keep nvcc from merging or
@@ -172,6 +171,7 @@ __host__ __device__ static inline int32_t q8cu_round_sat(float v, int32_t zp, in
     return q < lo ? lo : q > hi ? hi : q;
 }
 
+/* IEEE single division, never contracted or approximated. */
 __host__ __device__ static inline float q8cu_div(float a, float b) {
 #ifdef __CUDA_ARCH__
     return __fdiv_rn(a, b);

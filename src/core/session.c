@@ -82,9 +82,13 @@ static q8_status create(const q8_model *m, q8_model *owned, const q8_session_opt
     /* a node the device cannot run goes to the host, unless told not to */
     bool host_nodes = be->host_nodes && !o.strict_device;
     for (int i = 0; i < g->n_nodes; i++) {
-        q8_status cs = be->check_node(g, g->nodes[i], err);
+        q8_error why = {0}; /* err is the caller's only if the session fails */
+        q8_status cs = be->check_node(g, g->nodes[i], &why);
         if (cs == Q8_ERR_UNSUPPORTED && host_nodes && q8_host_node_ok(g->nodes[i])) continue;
-        Q8_TRY(cs);
+        if (cs != Q8_OK) {
+            if (err) *err = why;
+            return cs;
+        }
     }
     q8_session *s = calloc(1, sizeof *s);
     if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

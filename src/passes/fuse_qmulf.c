@@ -5,6 +5,7 @@
  * operations in one pass: the same bytes, without the two float tensors
  * written and read back (MobileNetV3's gates: 18% of its INT8 time in the
  * three nodes). The dequantizes stay where something else reads them. */
+#include <math.h>
 #include <string.h>
 
 #include "op.h"
@@ -20,7 +21,7 @@ static bool scalar_scale(const q8_graph *g, int t, float *v) {
     const q8_tensor *s = q8_graph_tensor(g, t);
     if (!s || !s->data || s->dtype != Q8_F32 || q8_tensor_numel(s) != 1) return false;
     *v = *(const float *)s->data;
-    return *v > 0;
+    return *v > 0 && isfinite(*v); /* q8.QMulF takes no other */
 }
 
 /* Input 2 absent, or a constant int8 zero. */
@@ -96,6 +97,7 @@ static q8_status try_fuse(q8_graph *g, q8_node *q, const int *uses, q8_error *er
     Q8_TRY(set_float(m, "y_scale", sy, err));
     Q8_TRY(q8_node_set_io(m, in, 2, &out, 1, err));
     g->tensors[out]->producer = vt->producer;
+    g->tensors[v]->producer = -1; /* the float product is gone */
     q->dead = true;
     m->op = q8_op_lookup("q8", "QMulF");
     Q8_ASSERT(m->op != Q8_OP_NONE);
