@@ -1312,11 +1312,13 @@ CU_TEST(refuses_unsupported_ops_by_name) {
 }
 
 /* Nodes without a CUDA kernel run on the host between device nodes:
- *   x -> Relu (device) -> Softplus (host) -> b -> Sigmoid (device) -> c
+ *   x -> Relu (device) -> a -> Softplus (host) -> b -> Sigmoid (device) -> c
  *                                                b -> Mod fmod (host) -> d
+ *                             a -> Softsign (host) -> e
  * device -> host and host -> device copies, a host node reading a host
- * node's output (no copy), a graph output made on the host and read by no
- * device node. The CPU's outputs, and the stats say which nodes ran there. */
+ * node's output (no copy), a second host reader of a device tensor (one
+ * copy serves both), graph outputs made on the host and read by no device
+ * node. The CPU's outputs, and the stats say which nodes ran there. */
 static q8_graph *host_chain(q8t_rng *r) {
     q8_graph *g = q8_graph_new();
     (void)r;
@@ -1328,19 +1330,21 @@ static q8_graph *host_chain(q8t_rng *r) {
     *(float *)g->tensors[dv]->data = 0.7f;
     g->inputs = malloc(sizeof(int));
     g->inputs[g->n_inputs++] = x;
-    const char *nodes[4][4] = {{"relu", "Relu", "x", NULL}, {"softplus", "Softplus", "a", NULL},
-                               {"sig", "Sigmoid", "b", NULL}, {"mod", "Mod", "b", "dv"}};
-    const char *outs[4] = {"a", "b", "c", "d"};
-    for (int i = 0; i < 4; i++) {
+    const char *nodes[5][4] = {{"relu", "Relu", "x", NULL}, {"softplus", "Softplus", "a", NULL},
+                               {"sig", "Sigmoid", "b", NULL}, {"mod", "Mod", "b", "dv"},
+                               {"softsign", "Softsign", "a", NULL}};
+    const char *outs[5] = {"a", "b", "c", "d", "e"};
+    for (int i = 0; i < 5; i++) {
         int in[2] = {q8t_tensor(g, nodes[i][2]), nodes[i][3] ? q8t_tensor(g, nodes[i][3]) : -1};
         int o = q8t_tensor(g, outs[i]);
         int k = q8_graph_add_node(g, nodes[i][0], nodes[i][1]);
         cr_assert_eq(q8_node_set_io(g->nodes[k], in, nodes[i][3] ? 2 : 1, &o, 1, NULL), Q8_OK);
         if (i == 3) q8_node_set_attr(g->nodes[k], "fmod", Q8_ATTR_INT)->i = 1;
     }
-    g->outputs = malloc(2 * sizeof(int));
+    g->outputs = malloc(3 * sizeof(int));
     g->outputs[g->n_outputs++] = q8t_tensor(g, "c");
     g->outputs[g->n_outputs++] = q8t_tensor(g, "d");
+    g->outputs[g->n_outputs++] = q8t_tensor(g, "e");
     return g;
 }
 

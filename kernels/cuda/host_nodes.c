@@ -5,7 +5,8 @@
  * host_open), and the outputs device nodes read are copied back. The copies
  * and the host function are stream operations, so a captured CUDA graph
  * holds them like any kernel. A tensor a host node made is not copied back
- * to the host for the next host node: its host copy is still current. */
+ * to the host for the next host node, nor a device tensor again for a
+ * second host reader: their host copies are still current. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,10 @@ struct cu_host {
     void *hctx;                 /* its host_open state */
     bool emu;
     void **hptr;                /* per tensor: host data the host kernels read and write */
-    bool *to_host;              /* per tensor: copied device -> host before a host node reads it */
+    /* per tensor: the host node before which it is copied device -> host
+     * (the first that reads it: a device tensor never changes after it is
+     * made, so later host readers use the same copy), or -1 */
+    int *to_host;
     bool *to_dev;               /* per tensor: copied host -> device after a host node makes it */
     uint8_t *buf;               /* pinned: every host-side activation */
     size_t buf_bytes;
@@ -82,7 +86,7 @@ q8_status q8_cu_host_create(const q8_graph *g, const bool *which, bool emu, int 
     h->emu = emu;
     h->hb = q8_backend_host();
     h->hptr = calloc(nt, sizeof(void *));
-    h->to_host = calloc(nt, sizeof(bool));
+    h->to_host = malloc(sizeof(int) * nt);
     h->to_dev = calloc(nt, sizeof(bool));
     h->calls = calloc((size_t)g->n_nodes + 1, sizeof(host_call));
     int *producer = malloc(sizeof(int) * nt);
@@ -90,7 +94,10 @@ q8_status q8_cu_host_create(const q8_graph *g, const bool *which, bool emu, int 
     q8_status s = Q8_OK;
     if (!h->hptr || !h->to_host || !h->to_dev || !h->calls || !producer || !off)
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    for (size_t t = 0; s == Q8_OK && t < nt; t++) producer[t] = -1, off[t] = SIZE_MAX;
+    for (size_t t = 0; s == Q8_OK && t < nt; t++) {
+        producer[t] = h->to_host[t] = -1;
+        off[t] = SIZE_MAX;
+    }
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++)
         for (int k = 0; k < g->nodes[i]->n_outputs; k++)
             if (g->nodes[i]->outputs[k] >= 0) producer[g->nodes[i]->outputs[k]] = i;
@@ -102,7 +109,7 @@ q8_status q8_cu_host_create(const q8_graph *g, const bool *which, bool emu, int 
             if (t < 0 || g->tensors[t]->data) continue;
             if (which[i]) {
                 off[t] = 0;
-                if (producer[t] < 0 || !which[producer[t]]) h->to_host[t] = true;
+                if ((producer[t] < 0 || !which[producer[t]]) && h->to_host[t] < 0) h->to_host[t] = i;
             } else if (producer[t] >= 0 && which[producer[t]]) {
                 h->to_dev[t] = true;
             }
@@ -173,7 +180,7 @@ q8_status q8_cu_host_run(cu_host *h, const q8cu_stream *st, int i, void *const *
     const q8_node *n = g->nodes[i];
     for (int k = 0; k < n->n_inputs; k++) {
         int t = n->inputs[k];
-        if (t < 0 || !h->to_host[t]) continue;
+        if (t < 0 || h->to_host[t] != i) continue;
         size_t nb = q8_tensor_nbytes(g->tensors[t]);
         if (st->emu) memcpy(h->hptr[t], dev[t], nb);
         else if (nb)
