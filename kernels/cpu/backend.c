@@ -145,21 +145,12 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
         return s;
     }
     /* Constants are used in place (no copy); activations point into the arena. */
-    char *seen = calloc((size_t)g->n_tensors + 1, 1);
-    if (!seen) {
+    size_t const_bytes;
+    if (!q8_graph_const_bytes(g, NULL, &const_bytes)) {
         cpu_destroy(c);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
-    for (int i = 0; i < g->n_nodes; i++) {
-        for (int j = 0; j < g->nodes[i]->n_inputs; j++) {
-            int t = g->nodes[i]->inputs[j];
-            if (t >= 0 && g->tensors[t]->data && !seen[t]) {
-                seen[t] = 1;
-                c->weights_bytes += q8_tensor_stored_bytes(g->tensors[t]);
-            }
-        }
-    }
-    free(seen);
+    c->weights_bytes += const_bytes;
     for (int t = 0; t < g->n_tensors; t++) {
         const q8_tensor *tt = g->tensors[t];
         if (tt->data) c->ptr[t] = tt->data;

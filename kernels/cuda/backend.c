@@ -209,6 +209,14 @@ static q8_status plan_node(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
     return plan(pr, g, n, nd, err);
 }
 
+static q8_status cuda_check_node(const q8_graph *g, const q8_node *n, q8_error *err) {
+    cu_prep pr = {0};
+    cu_node nd = {0};
+    q8_status s = plan_node(&pr, g, n, &nd, err);
+    node_clear(&nd);
+    return s;
+}
+
 static q8_status run_host_node(cu_ctx *c, const q8_node *n, void *params, q8_error *err) {
     (void)n;
     return q8_cu_host_run(c->host, &c->st, *(const int *)params, c->ptr, err);
@@ -219,12 +227,8 @@ static q8_status run_host_node(cu_ctx *c, const q8_node *n, void *params, q8_err
 static q8_status plan_session_node(cu_prep *pr, cu_ctx *c, int i, cu_node *nd, q8_error *err) {
     const q8_node *n = c->g->nodes[i];
     if (!pr->fill && c->allow_host && q8_host_node_ok(n)) {
-        cu_prep check = {0};
-        cu_node tmp = {0};
         q8_error why = {0};
-        q8_status s = plan_node(&check, c->g, n, &tmp, &why);
-        node_clear(&tmp);
-        c->on_host[i] = s == Q8_ERR_UNSUPPORTED;
+        c->on_host[i] = cuda_check_node(c->g, n, &why) == Q8_ERR_UNSUPPORTED;
         if (c->on_host[i] && c->verbose) fprintf(stderr, "q8 cuda: on the host: %s\n", why.msg);
     }
     if (!c->on_host[i]) return plan_node(pr, c->g, n, nd, err);
@@ -233,14 +237,6 @@ static q8_status plan_session_node(cu_prep *pr, cu_ctx *c, int i, cu_node *nd, q
     *idx = i;
     nd->run = run_host_node;
     return Q8_OK;
-}
-
-static q8_status cuda_check_node(const q8_graph *g, const q8_node *n, q8_error *err) {
-    cu_prep pr = {0};
-    cu_node nd = {0};
-    q8_status s = plan_node(&pr, g, n, &nd, err);
-    node_clear(&nd);
-    return s;
 }
 
 /* Emulation needs no device. */

@@ -147,15 +147,8 @@ q8_status q8_cu_host_create(const q8_graph *g, const bool *which, bool emu, int 
     }
     /* the constants host kernels read stay where they are (the graph's,
      * often the mapped file): resident, so counted */
-    for (int t = 0; s == Q8_OK && t < g->n_tensors; t++) off[t] = 0;
-    for (int i = 0; s == Q8_OK && i < g->n_nodes; i++)
-        for (int k = 0; which[i] && k < g->nodes[i]->n_inputs; k++) {
-            int t = g->nodes[i]->inputs[k];
-            if (t >= 0 && g->tensors[t]->data && !off[t]) {
-                off[t] = 1;
-                h->const_bytes += q8_tensor_stored_bytes(g->tensors[t]);
-            }
-        }
+    if (s == Q8_OK && !q8_graph_const_bytes(g, which, &h->const_bytes))
+        s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     if (s == Q8_OK) s = h->hb->host_open(g, which, n_threads, &h->hctx, &h->weights_bytes, err);
     if (s == Q8_OK) describe(h, which);
     free(producer);

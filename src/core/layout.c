@@ -167,3 +167,19 @@ q8_layout q8_layout_to_store(const q8_graph *g, int t) {
     if (l == Q8_LAYOUT_PLAIN || !q8_layout_nk(g->tensors[t], &n, &k)) return Q8_LAYOUT_PLAIN;
     return q8_layout_pads_little(l, n, k) || read_depthwise_only(g, t) ? l : Q8_LAYOUT_PLAIN;
 }
+
+bool q8_graph_const_bytes(const q8_graph *g, const bool *which, size_t *bytes) {
+    *bytes = 0;
+    char *seen = calloc((size_t)g->n_tensors + 1, 1);
+    if (!seen) return false;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int j = 0; (!which || which[i]) && j < g->nodes[i]->n_inputs; j++) {
+            int t = g->nodes[i]->inputs[j];
+            if (t >= 0 && g->tensors[t]->data && !seen[t]) {
+                seen[t] = 1;
+                *bytes += q8_tensor_stored_bytes(g->tensors[t]);
+            }
+        }
+    free(seen);
+    return true;
+}

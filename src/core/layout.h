@@ -39,6 +39,10 @@ bool q8_layout_nk(const q8_tensor *t, int64_t *n, int64_t *k);
 size_t q8_layout_bytes(q8_layout l, int64_t n, int64_t k);
 /* Bytes t's data takes: its layout's, or q8_tensor_nbytes for PLAIN. */
 size_t q8_tensor_stored_bytes(const q8_tensor *t);
+/* The stored bytes of the constants that nodes read (only the nodes with
+ * which[i] set; every node for NULL), each constant once. false when out of
+ * memory. */
+bool q8_graph_const_bytes(const q8_graph *g, const bool *which, size_t *bytes);
 
 /* Plain int8 [n][k] -> layout l at dst (q8_layout_bytes(l, n, k) bytes). */
 void q8_layout_pack(q8_layout l, const int8_t *src, int64_t n, int64_t k, int8_t *dst);
