@@ -38,7 +38,7 @@ static void output(q8_graph *g, const char *name) {
     g->outputs[g->n_outputs++] = T(g, name);
 }
 
-typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED } shape;
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, SIGMOID_CLIP } shape;
 
 /* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
  * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
@@ -68,6 +68,16 @@ static q8_graph *make(shape sh) {
         weight(g, "lo", 1, one, (const float[]){0});
         weight(g, "hi", 1, one, (const float[]){6});
         node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
+        into_d = "r";
+    } else if (sh == HSWISH) {
+        node(g, "HardSwish", 1, (const char *[]){"y"}, "r");
+        into_d = "r";
+    } else if (sh == SIGMOID_CLIP) { /* two activations, the second with bounds */
+        int64_t one[1] = {1};
+        weight(g, "lo", 1, one, (const float[]){0.1f});
+        weight(g, "hi", 1, one, (const float[]){0.9f});
+        node(g, "Sigmoid", 1, (const char *[]){"y"}, "r0");
+        node(g, "Clip", 3, (const char *[]){"r0", "lo", "hi"}, "r");
         into_d = "r";
     }
     q8_node *d = node(g, "Conv", 2, (const char *[]){into_d, "dw"}, "z");
@@ -104,13 +114,13 @@ static char *write_samples(void) {
 
 /* Equalize g (when eq) on the samples, then calibrate (minmax) and
  * quantize it; returns the equalized pairs recorded in meta. */
-static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
+static int64_t prepare_with(q8_graph *g, bool eq, bool through, bool quantize) {
     char *dir = write_samples();
     q8_error err = {0};
     q8_sample_set s;
     cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
     q8_meta meta = {0};
-    if (eq) cr_assert_eq(q8_equalize(g, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
+    if (eq) cr_assert_eq(q8_equalize(g, through, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
     if (quantize) {
         q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
         q8_calibration cal;
@@ -128,6 +138,10 @@ static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
     return pairs;
 }
 
+static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
+    return prepare_with(g, eq, true, quantize);
+}
+
 /* Output z of g (consumed) on every sample, into z[S][72]. */
 static void run_all(q8_graph *g, float z[S][72]) {
     int64_t d[4] = {1, 2, 6, 6};
@@ -142,6 +156,21 @@ static double sqnr_db(float a[S][72], float b[S][72]) {
             noise += ((double)b[i][j] - a[i][j]) * ((double)b[i][j] - a[i][j]);
         }
     return 10 * log10(sig / noise);
+}
+
+/* The q8.QLut nodes of g: how many, and the distinct tables of the last
+ * one (1 for one [256] table; else [K, 256] and a channel index). */
+static int luts(const q8_graph *g, int64_t *tables) {
+    int n = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->op_type, "QLut")) {
+            const q8_node *q = g->nodes[i];
+            const q8_tensor *t = q8_in(g, q, 1);
+            *tables = t->ndim == 2 ? t->dims[0] : 1;
+            cr_assert_eq(q->n_inputs, *tables > 1 ? 3 : 2, "an index with several tables");
+            n++;
+        }
+    return n;
 }
 
 static void equalizes(shape sh) {
@@ -198,7 +227,7 @@ Test(equalize, copy_to_a_fresh_import) {
     q8_graph *g = make(PLAIN), *again = make(PLAIN);
     cr_assert_eq(prepare(g, true, false), 1);
     q8_error err = {0};
-    cr_assert_eq(q8_equalize_copy(again, g, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_equalize_copy(again, g, true, &err), Q8_OK, "%s", err.msg);
     const char *names[3] = {"pw", "pb", "dw"};
     for (int k = 0; k < 3; k++) {
         const q8_tensor *a = g->tensors[q8_graph_find(g, names[k])];
@@ -260,3 +289,51 @@ static void report_sees_through(bool with_meta) {
 Test(equalize, report_compares_in_the_equalized_scale) { report_sees_through(true); }
 
 Test(equalize, report_without_the_record_compares_as_is) { report_sees_through(false); }
+
+/* HardSwish does not commute with a scale: the pair is rescaled around it
+ * (P / u, Mul by u, HardSwish, Mul by 1 / v, D * v), the same FP32
+ * function; in INT8 the Muls and the activation are one table per channel
+ * and both int8 tensors use their range in every channel. --equalize relu
+ * leaves the pair alone. */
+Test(equalize, through_a_hardswish) {
+    equalizes(HSWISH);
+    /* the factors are powers of two: the FP32 function is the same bits */
+    static float ref[S][72], same[S][72];
+    fill_samples();
+    run_all(make(HSWISH), ref);
+    q8_graph *g = make(HSWISH);
+    cr_assert_eq(prepare(g, true, false), 1);
+    run_all(g, same);
+    cr_assert(memcmp(ref, same, sizeof ref) == 0, "equalized FP32: the same bits");
+    g = make(HSWISH);
+    cr_assert_eq(prepare(g, true, true), 1);
+    int64_t ch = 0;
+    cr_assert_eq(luts(g, &ch), 1, "Mul, HardSwish, Mul: one table");
+    cr_assert_eq(ch, 2, "a table per channel (the two differ)");
+    q8_graph_free(g);
+    g = make(HSWISH);
+    cr_assert_eq(prepare_with(g, true, false, true), 0, "--equalize relu: not paired");
+    cr_assert_eq(luts(g, &ch), 1);
+    cr_assert_eq(ch, 1, "the HardSwish's one table");
+    q8_graph_free(g);
+}
+
+Test(equalize, through_a_sigmoid_and_a_clip) { equalizes(SIGMOID_CLIP); }
+
+/* A fresh import gets the same nodes and weights: the same FP32 outputs and
+ * the same tables. */
+Test(equalize, through_copies_to_a_fresh_import) {
+    static float ref[S][72], got[S][72];
+    fill_samples();
+    q8_graph *g = make(HSWISH), *again = make(HSWISH);
+    cr_assert_eq(prepare(g, true, false), 1);
+    run_all(g, ref);
+    g = make(HSWISH);
+    cr_assert_eq(prepare(g, true, false), 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_equalize_copy(again, g, true, &err), Q8_OK, "%s", err.msg);
+    cr_assert(q8_graph_find(again, "y_eq_scale") >= 0 && q8_graph_find(again, "r_eq_scale") >= 0);
+    run_all(again, got);
+    for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 0, 0, "same FP32 z");
+    q8_graph_free(g);
+}

@@ -1968,6 +1968,60 @@ Test(qlut, op_every_path) {
     }
 }
 
+typedef struct qlut_ch_case {
+    int64_t n, c, inner, k, ni; /* ni: the index's length (c, or 0 for c) */
+    const int8_t *t;
+    const uint8_t *idx;
+} qlut_ch_case;
+
+static q8_graph *qlut_ch_build(const void *ctx, const char *path) {
+    const qlut_ch_case *c = ctx;
+    static const float s = 0.1f;
+    qin ins[3] = {{"x", Q8_I8, 3, {c->n, c->c, c->inner}, NULL, &s, 1},
+                  {"t", Q8_I8, 2, {c->k, 256}, c->t, NULL, 0},
+                  {"i", Q8_U8, 1, {c->ni ? c->ni : c->c}, c->idx, NULL, 0}};
+    qattrs qa = {.y_scale = 0.2f};
+    return qgraph("QLut", "q8", ins, 3, &qa, path);
+}
+
+/* One table per channel (quantize --equalize through an activation): K
+ * distinct tables, channel c reading table I[c]; planes of 1, odd and
+ * large sizes, 1 and 3 threads, every path. */
+Test(qlut, per_channel_tables) {
+    static const int64_t inner[] = {1, 37, 40000};
+    q8t_rng r = q8t_seed(315);
+    int8_t t[3 * 256];
+    for (int i = 0; i < 3 * 256; i++) t[i] = rnd_i8(&r);
+    static const uint8_t idx[5] = {2, 0, 1, 2, 0};
+    for (int k = 0; k < 3; k++) {
+        qlut_ch_case c = {2, 5, inner[k], 3, 0, t, idx};
+        int64_t total = c.n * c.c * c.inner;
+        int8_t *x = rand_i8(&r, total, -128), *want = malloc((size_t)total);
+        for (int64_t i = 0; i < total; i++)
+            want[i] = t[idx[(i / c.inner) % c.c] * 256 + x[i] + 128];
+        const void *in[1] = {x};
+        int64_t dims[3] = {c.n, c.c, c.inner};
+        check_op(qlut_ch_build, &c, in, Q8_I8, dims, 3, want, "QLut per channel");
+        free(x);
+        free(want);
+    }
+}
+
+/* An index past the tables, or of another length than the channels, is a
+ * format error at load, not a read out of bounds. */
+Test(qlut, per_channel_index_is_checked) {
+    int8_t t[2 * 256] = {0};
+    uint8_t bad[5] = {0, 1, 2, 0, 1}, ok[5] = {0, 1, 1, 0, 1};
+    for (int k = 0; k < 2; k++) {
+        qlut_ch_case c = {1, k ? 4 : 5, 3, 2, 5, t, k ? ok : bad};
+        q8_graph *g = qlut_ch_build(&c, NULL);
+        q8_error err = {0};
+        cr_assert_eq(q8_pass_infer(g, &err), Q8_ERR_FORMAT, "case %d", k);
+        cr_assert(strstr(err.msg, k ? "table index" : "reads table 2 of 2"), "%s", err.msg);
+        q8_graph_free(g);
+    }
+}
+
 /* ---- q8.QAdd ------------------------------------------------------------- */
 
 #include "qadd_kern.h"

@@ -484,9 +484,10 @@ Test(passes, hardsigmoid_times_x_becomes_hardswish) {
     q8_graph_free(g);
 }
 
-/* HardSwish / HardSigmoid written out with Clip (paddle2onnx, Keras):
- * x * Clip(x + 3, 0, 6) / 6, x * (Clip(x + 3, 0, 6) / 6) and Clip(x + 3, 0, 6)
- * * (1/6) become one op each, with the same values. */
+/* HardSwish / HardSigmoid written out with Clip (paddle2onnx, Keras,
+ * tf2onnx): x * Clip(x + 3, 0, 6) / 6, x * (Clip(x + 3, 0, 6) / 6),
+ * Clip(x + 3, 0, 6) * (1/6) and (1/6 * x) * Clip(x + 3, 0, 6) become one op
+ * each, with the same values. */
 static q8_graph *relu6_form(int form) {
     q8_graph *g = q8_graph_new();
     int64_t d[2] = {9, 7};
@@ -503,6 +504,11 @@ static q8_graph *relu6_form(int form) {
     } else if (form == 1) {
         node(g, "Div", "c,six", "h");
         node(g, "Mul", "h,x", "y");
+    } else if (form >= 3) {
+        node(g, "Mul", "sixth,x", "s");
+        node(g, "Mul", "s,c", "y");
+        if (form == 4) /* float16's 1/6 (tf2onnx's CenterNet): HardSwish times 6k */
+            *(float *)g->tensors[q8_graph_find(g, "sixth")]->data = 0.16662598f;
     } else {
         node(g, "Mul", "sixth,c", "y");
     }
@@ -511,22 +517,24 @@ static q8_graph *relu6_form(int form) {
 }
 
 Test(passes, clip_written_hardswish_and_hardsigmoid_become_one_op) {
-    static const char *const want[] = {"HardSwish", "HardSwish", "HardSigmoid"};
+    static const char *const want[] = {"HardSwish", "HardSwish", "HardSigmoid", "HardSwish",
+                                       "HardSwish"};
     float x[63];
     q8t_rng r = q8t_seed(9);
     q8t_fill(&r, x, 63, -5, 5);
     x[0] = -3.0f, x[1] = 3.0f, x[2] = 0.0f;
-    for (int form = 0; form < 3; form++) {
+    for (int form = 0; form < 5; form++) {
         q8_graph *g = relu6_form(form);
         q8_error err = {0};
         cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
-        cr_assert_eq(g->n_nodes, 1, "form %d: %d nodes", form, g->n_nodes);
+        cr_assert_eq(g->n_nodes, form == 4 ? 2 : 1, "form %d: %d nodes", form, g->n_nodes);
         cr_assert_str_eq(g->nodes[0]->op_type, want[form]);
+        if (form == 4) cr_assert_str_eq(g->nodes[1]->op_type, "Mul");
         q8_graph_free(g);
         float *got = run1(relu6_form(form), x);
         for (int i = 0; i < 63; i++) {
             float c = fminf(fmaxf(x[i] + 3.0f, 0.0f), 6.0f);
-            float ref = form == 2 ? c / 6.0f : x[i] * c / 6.0f;
+            float ref = form == 2 ? c / 6.0f : form == 4 ? x[i] * 0.16662598f * c : x[i] * c / 6.0f;
             cr_assert(fabsf(got[i] - ref) <= 1e-6f * (1 + fabsf(ref)), "form %d [%d] %.9g vs %.9g",
                       form, i, got[i], ref);
         }

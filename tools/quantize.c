@@ -6,7 +6,7 @@
  *            [--prune-scope sensitivity|layer|global] [--prune-skip NAME,...]
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--prune-measure output|layer]
- *            [--fp32-layers NAME,...] [--threads N] [--equalize on|off]
+ *            [--fp32-layers NAME,...] [--threads N] [--equalize on|relu|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off] [--int8-tails on|off]
  *            [--int8-embeddings on|off] [--weight-rounding nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
@@ -32,7 +32,7 @@ static void usage(FILE *f) {
             "                [--prune-refit on|dense|layer|off] [--prune-protect ends|none]\n"
             "                [--prune-measure output|layer]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
-            "                [--equalize on|off] [--scalar-tables on|off|auto]\n"
+            "                [--equalize on|relu|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
             "                [--int8-tails on|off]\n"
             "                [--weight-rounding nearest|sums|gptq]\n"
@@ -45,8 +45,10 @@ static void usage(FILE *f) {
             "  ranges, whichever gives the INT8 model the better output SQNR on the\n"
             "  calibration samples.\n"
             "  --equalize on (the default): a Conv whose output only a depthwise Conv reads\n"
-            "  is rescaled per channel so that the tensor between them has equal channel\n"
-            "  ranges on the calibration samples (the same FP32 model; off: not).\n"
+            "  (directly or through activations) is rescaled per channel so that the\n"
+            "  tensors between them have equal channel ranges on the calibration samples\n"
+            "  (the same FP32 model; activations other than Relu become one table per\n"
+            "  channel in INT8); relu: only pairs with at most a Relu between; off: none.\n"
             "  --int8-gates on: a Mul of two activations between INT8 layers (squeeze-excite\n"
             "  scaling) runs on int8 as q8.QMul (faster, one more rounding); off (the\n"
             "  default): FP32.\n"
@@ -332,7 +334,7 @@ int main(int argc, char **argv) {
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
-                             .quant = {.equalize = true, .int8_embeddings = true,
+                             .quant = {.equalize = true, .equalize_through = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
                                        .small_alone_fp32 = true,
                                        .weight_rounding = Q8_WROUND_SUMS}};
@@ -415,12 +417,14 @@ int main(int argc, char **argv) {
             o.prune.refit_dense = !strcmp(optarg, "on") || !strcmp(optarg, "dense");
             refit_given = true;
             break;
-        case 'e': {
-            int v = two_way("equalize", optarg, "on", "off");
-            if (v < 0) return 2;
-            o.quant.equalize = v == 0;
+        case 'e':
+            if (strcmp(optarg, "on") && strcmp(optarg, "relu") && strcmp(optarg, "off")) {
+                fprintf(stderr, "quantize: --equalize must be on, relu or off\n");
+                return 2;
+            }
+            o.quant.equalize = strcmp(optarg, "off") != 0;
+            o.quant.equalize_through = !strcmp(optarg, "on");
             break;
-        }
         case 'g': {
             int v = two_way("int8-gates", optarg, "on", "off");
             if (v < 0) return 2;

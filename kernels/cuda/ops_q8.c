@@ -448,10 +448,16 @@ q8_status q8_cu_qlut_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
                            q8_error *err) {
     q8cu_qlut_args *p = q8_cu_params(nd, sizeof *p);
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    const q8_tensor *x = q8_in(g, n, 0);
     *p = (q8cu_qlut_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
                           .table = q8_cu_tensor(pr, g, n->inputs[1]),
                           .y = q8_cu_tensor(pr, g, n->outputs[0]),
-                          .n = q8_tensor_numel(q8_in(g, n, 0))};
+                          .n = q8_tensor_numel(x), .channels = 1, .inner = 1};
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) { /* a table per channel */
+        p->index = q8_cu_tensor(pr, g, n->inputs[2]);
+        p->channels = x->dims[1];
+        for (int d = 2; d < x->ndim; d++) p->inner *= x->dims[d];
+    }
     nd->run = qlut_run;
     return Q8_OK;
 }

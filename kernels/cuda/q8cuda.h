@@ -167,11 +167,13 @@ typedef struct q8cu_dequant_args {
 } q8cu_dequant_args;
 cudaError_t q8cu_dequantize(const q8cu_stream *s, const q8cu_dequant_args *p);
 
-/* q8.QLut: y[i] = table[x[i] + 128] (int8 in and out). */
+/* q8.QLut: y[i] = table[x[i] + 128] (int8 in and out); with an index,
+ * element i of plane p = i / inner reads table index[p % channels]. */
 typedef struct q8cu_qlut_args {
     const int8_t *x, *table;
+    const uint8_t *index;
     int8_t *y;
-    int64_t n;
+    int64_t n, channels, inner;
 } q8cu_qlut_args;
 cudaError_t q8cu_qlut(const q8cu_stream *s, const q8cu_qlut_args *p);
 

@@ -110,6 +110,10 @@ typedef struct q8_quant_options {
     /* rescale Conv -> depthwise Conv pairs so that the tensor between them
      * has equal channel ranges (measured on the calibration samples) */
     bool equalize;
+    /* with equalize: also pairs with other activations between (HardSwish,
+     * Clip(0, 6), Sigmoid, ...), rescaled around them by per-channel Mul
+     * nodes that the INT8 rewrite folds into one per-channel table */
+    bool equalize_through;
     /* Add/Sub/Mul/Div by a constant scalar between INT8 layers run as int8
      * tables (faster, one more rounding per chain: it cost PP-OCR
      * recognition accuracy, not detection's; docs/int8-cpu.md) */

@@ -286,13 +286,62 @@ static int sixth_of(const pctx *c, const q8_node *n) {
     return -1;
 }
 
+/* A new float scalar constant holding v; -1 on failure. */
+static int new_scalar(q8_graph *g, const char *base, float v) {
+    int t = q8_graph_add_tensor_unique(g, base);
+    if (t < 0) return -1;
+    q8_tensor_set_shape(g->tensors[t], Q8_F32, NULL, 0);
+    if (q8_tensor_alloc_data(g->tensors[t], NULL) != Q8_OK) return -1;
+    *(float *)g->tensors[t]->data = v;
+    return t;
+}
+
+/* (k * x) * Clip(x + 3, 0, 6), tf2onnx's form of TensorFlow's hard_swish
+ * (CenterNet's MobileNetV3: 20 of them): with k = 1/6, HardSwish(x), the Mul
+ * `last` rewritten; with k a rounded 1/6 (CenterNet's is float16's,
+ * 0.16662598), HardSwish(x) * 6k, the same function (Clip's node becomes
+ * the HardSwish, `last` the Mul by the scalar 6k), so that the activation is
+ * one op (an int8 table: a Mul by a scalar composes with it) and not four. */
+static q8_status try_sixth_times_relu6(pctx *c, q8_node *last, bool *hit, q8_error *err) {
+    if (last->n_inputs != 2) return Q8_OK;
+    for (int k = 0; k < 2; k++) {
+        int a = last->inputs[k], b = last->inputs[1 - k];
+        q8_node *sixth = producer(c, a);
+        float kv = 0;
+        if (!sixth || !internal(c, a, 1) || !is_op(sixth, "Mul") || sixth->n_inputs != 2) continue;
+        int ki = const_scalar(c->g, sixth->inputs[0], &kv) ? 0 : 1;
+        if (ki == 1 && !const_scalar(c->g, sixth->inputs[1], &kv)) continue;
+        int x = sixth->inputs[1 - ki];
+        if (!(fabsf(kv * 6.0f - 1.0f) <= 1e-3f) || relu6_shift3(c, b, 1) != x) continue;
+        q8_node *clip = producer(c, b);
+        producer(c, clip->inputs[0])->dead = true;
+        sixth->dead = true;
+        if (near(kv, 1.0f / 6.0f)) {
+            clip->dead = true;
+            Q8_TRY(rewrite(c->g, last, "HardSwish", &x, 1, err));
+        } else {
+            char base[400];
+            snprintf(base, sizeof base, "%s_scale", last->name);
+            int kt = new_scalar(c->g, base, kv * 6.0f);
+            if (kt < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            Q8_TRY(rewrite(c->g, clip, "HardSwish", &x, 1, err));
+            Q8_TRY(q8_node_reinfer(c->g, clip, err));
+            int in[2] = {b, kt};
+            Q8_TRY(rewrite(c->g, last, "Mul", in, 2, err));
+        }
+        *hit = true;
+        return q8_node_reinfer(c->g, last, err);
+    }
+    return Q8_OK;
+}
+
 /* HardSwish and HardSigmoid written out with Clip (paddle2onnx's, Keras'):
  * Clip(x + 3, 0, 6) / 6 is HardSigmoid(x; 1/6, 1/2) (and x times it is then
  * HardSwish, try_hardswish), x * Clip(x + 3, 0, 6) / 6 is HardSwish(x). The
  * last node, a Div by 6 or a Mul by 1/6, is rewritten. */
 static q8_status try_relu6_forms(pctx *c, q8_node *last, bool *hit, q8_error *err) {
     int v = sixth_of(c, last);
-    if (v < 0) return Q8_OK;
+    if (v < 0) return is_op(last, "Mul") ? try_sixth_times_relu6(c, last, hit, err) : Q8_OK;
     int x = relu6_shift3(c, v, 1);
     if (x >= 0) {
         q8_node *clip = producer(c, v);
@@ -394,8 +443,12 @@ q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err) {
         else if (is_op(n, "AveragePool")) s = try_whole_pool(&c, n, &hit, err);
         if (s == Q8_OK && !hit && (is_op(n, "Div") || is_op(n, "Mul")))
             s = try_relu6_forms(&c, n, &hit, err);
-        /* a rewrite changes who reads what: count again */
-        if (hit) q8_graph_consumers(g, c.uses);
+        /* a rewrite changes who reads what (and may add a constant): count again */
+        if (hit && s == Q8_OK) {
+            int *u = realloc(c.uses, sizeof(int) * ((size_t)g->n_tensors + 1));
+            if (!u) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            else q8_graph_consumers(g, c.uses = u);
+        }
     }
     free(c.uses);
     q8_graph_compact(g);

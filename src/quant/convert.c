@@ -211,7 +211,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     /* after pruning (its re-fit wants the weights as trained), before the
      * ranges are measured (they are of the equalized tensors) */
     if (s == Q8_OK && o->quant.equalize)
-        s = q8_equalize(gcal, &samples, o->n_threads, &meta, err);
+        s = q8_equalize(gcal, o->quant.equalize_through, &samples, o->n_threads, &meta, err);
     /* on the weights as they will be scaled, before the ranges are measured
      * (they are those of the model with its weights rounded) */
     if (s == Q8_OK)
@@ -260,7 +260,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         /* the weights as pruned (and re-fitted) and equalized at the
          * calibration shapes */
         if (s == Q8_OK) s = q8_prune_copy(g, gcal, &o->prune, &meta, err);
-        if (s == Q8_OK && o->quant.equalize) s = q8_equalize_copy(g, gcal, err);
+        if (s == Q8_OK && o->quant.equalize) s = q8_equalize_copy(g, gcal, o->quant.equalize_through, err);
         if (s == Q8_OK) s = q8_round_weights_copy(g, gcal, &o->quant, err);
         if (changed) free_constant_data(gcal);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);

@@ -73,6 +73,7 @@ typedef struct qctx {
      * composes with it in float (one rounding for a chain, not one per op) */
     float **lut_f;
     int *lut_src;
+    int64_t *lut_c;     /* per tensor made by a table: its channels (1: one table) */
 } qctx;
 
 static bool is_op(const q8_node *n, const char *op) {
@@ -124,6 +125,9 @@ bool q8_is_quant_layer(const q8_node *n) {
 /* The activation input of a table op: 0 for the unary ones; for a binary op
  * with a constant scalar on one side, the other side (else -1). */
 static int lut_input(const q8_graph *g, const q8_node *n) {
+    /* equalize.c's per-channel Muls and the activations it put between
+     * them: input 0, the other inputs constants */
+    if (q8_attr_int(n, "_eq", 0)) return 0;
     if (n->n_inputs == 1) return 0;
     if (n->n_inputs != 2) return -1;
     for (int k = 0; k < 2; k++) {
@@ -219,6 +223,9 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
             return K_QCOMPUTE;
         return K_FP32;
     }
+    if (q8_attr_int(n, "_eq", 0) && f32_act(x) && x->ndim >= 3 && y && y->dtype == Q8_F32 &&
+        calibrated(c, n->outputs[0]) && !listed(o, n->name))
+        return K_LUT; /* part of a per-channel table (equalize.c) */
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name) && !from_folded(g, n->inputs[0]))
@@ -814,16 +821,61 @@ static void quantize_table(const float *y, float sy, int8_t *table) {
     }
 }
 
+/* A new constant named base + suffix of dtype dt and shape dims, holding
+ * the bytes at v; -1 on failure. */
+static int const_tensor(qctx *c, const char *base, const char *suffix, q8_dtype dt,
+                        const int64_t *dims, int nd, const void *v) {
+    int t = add_tensor(c, base, suffix);
+    if (t < 0) return -1;
+    q8_tensor_set_shape(c->g->tensors[t], dt, dims, nd);
+    if (q8_tensor_alloc_data(c->g->tensors[t], c->err) != Q8_OK) return -1;
+    memcpy(c->g->tensors[t]->data, v, q8_tensor_nbytes(c->g->tensors[t]));
+    return t;
+}
+
+/* The tables of ch channels (256 entries each) as constants named base +
+ * suffix: one [256] table when all are the same, else the distinct ones
+ * [k, 256] and each channel's index into them [ch] (uint8; *it set; at
+ * most 256 distinct). Returns the table tensor, -1 on failure. */
+static int channel_tables(qctx *c, const char *base, const char *suffix, const int8_t *table,
+                          int64_t ch, int *it) {
+    *it = -1;
+    uint8_t *idx = malloc((size_t)ch);
+    int8_t *uniq = malloc((size_t)ch * 256);
+    if (!idx || !uniq) {
+        free(idx);
+        free(uniq);
+        q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    int64_t k = 0;
+    for (int64_t r = 0; r < ch && k <= 256; r++) {
+        int64_t j = 0;
+        while (j < k && memcmp(uniq + j * 256, table + r * 256, 256)) j++;
+        if (j == k && k < 256) memcpy(uniq + k++ * 256, table + r * 256, 256);
+        else if (j == k) k = 257; /* too many: checked below */
+        idx[r] = (uint8_t)j;
+    }
+    int t = -1;
+    if (k > 256) {
+        q8_fail(c->err, Q8_ERR_UNSUPPORTED, "'%s': more than 256 distinct channel tables", base);
+    } else {
+        int64_t d[2] = {k, 256};
+        t = k > 1 ? const_tensor(c, base, suffix, Q8_I8, d, 2, uniq)
+                  : const_tensor(c, base, suffix, Q8_I8, d + 1, 1, uniq);
+        if (t >= 0 && k > 1 && (*it = const_tensor(c, base, "_lut_index", Q8_U8, &ch, 1, idx)) < 0)
+            t = -1;
+    }
+    free(idx);
+    free(uniq);
+    return t;
+}
+
 /* A 256-entry int8 constant named base + suffix holding table; -1 on
  * failure. */
 static int table_tensor(qctx *c, const char *base, const char *suffix, const int8_t *table) {
-    int t = add_tensor(c, base, suffix);
-    if (t < 0) return -1;
     int64_t d = 256;
-    q8_tensor_set_shape(c->g->tensors[t], Q8_I8, &d, 1);
-    if (q8_tensor_alloc_data(c->g->tensors[t], c->err) != Q8_OK) return -1;
-    memcpy(c->g->tensors[t]->data, table, 256);
-    return t;
+    return const_tensor(c, base, suffix, Q8_I8, &d, 1, table);
 }
 
 /* Node n becomes a q8.QLut writing scale sy (its attributes replaced). */
@@ -836,75 +888,127 @@ static q8_status make_qlut(qctx *c, q8_node *n, float sy) {
     return set_op(c, n, "QLut");
 }
 
-/* T[q + 128] = quantize(f(q * sx), sy) for the FP32 op of node n, computed
- * by the op's own kernel (constant folding of a one-node graph). Input xi is
- * the activation; a binary op's other input, a constant scalar, is copied. */
-static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float *xin, float sy,
-                           int8_t *table, float *yout) {
+/* T[ch][q + 128] = quantize(f_ch(q * sx), sy) for the FP32 op of node n,
+ * computed by the op's own kernel (constant folding of a one-node graph):
+ * xin holds ch rows of 256 inputs, laid out as a [1, ch, 1, ..., 256] tensor
+ * of x's rank, so that a per-channel constant [1, ch, 1, ...] broadcasts
+ * along its channel (ch 1: a [256] vector). Input xi is the activation; the
+ * other inputs, constants (a scalar, per-channel factors, Clip's bounds),
+ * are copied with their shapes. */
+static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float *xin, int64_t ch,
+                           float sy, int8_t *table, float *yout) {
     q8_graph *t = q8_graph_new();
     if (!t) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
     int x = q8_graph_add_tensor(t, "x", NULL), y = q8_graph_add_tensor(t, "y", NULL);
-    int k = n->n_inputs == 2 ? q8_graph_add_tensor(t, "k", NULL) : -2;
     int ni = q8_graph_add_node(t, n->name, n->op_type);
-    q8_status s = x < 0 || y < 0 || k == -1 || ni < 0
-                      ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    q8_status s = x < 0 || y < 0 || ni < 0 ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    int64_t total = ch * 256;
     if (s == Q8_OK) {
-        int64_t d = 256;
-        q8_tensor_set_shape(t->tensors[x], Q8_F32, &d, 1);
+        int64_t d[Q8_MAX_DIMS];
+        int rank = 1;
+        d[0] = 256;
+        if (ch > 1) {
+            rank = q8_in(c->g, n, xi)->ndim;
+            for (int j = 0; j < rank; j++) d[j] = j == 1 ? ch : 1;
+            d[rank - 1] = 256;
+        }
+        q8_tensor_set_shape(t->tensors[x], Q8_F32, d, rank);
         s = q8_tensor_alloc_data(t->tensors[x], c->err);
     }
-    if (s == Q8_OK && k >= 0) {
-        /* the scalar as a 0-d constant: broadcasting keeps y's 256 values */
-        q8_tensor_set_shape(t->tensors[k], Q8_F32, NULL, 0);
-        s = q8_tensor_alloc_data(t->tensors[k], c->err);
-        if (s == Q8_OK)
-            *(float *)t->tensors[k]->data = *(const float *)q8_in(c->g, n, 1 - xi)->data;
+    int in[8];
+    if (n->n_inputs > 8) s = q8_node_fail(c->err, Q8_ERR_UNSUPPORTED, n, "too many inputs for a table");
+    for (int k = 0; s == Q8_OK && k < n->n_inputs; k++) {
+        const q8_tensor *src = q8_in(c->g, n, k);
+        if (k == xi || !src) {
+            in[k] = k == xi ? x : -1;
+            continue;
+        }
+        char nm[16];
+        snprintf(nm, sizeof nm, "k%d", k);
+        in[k] = q8_graph_add_tensor(t, nm, NULL);
+        if (in[k] < 0) {
+            s = q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        /* a scalar as a 0-d constant: broadcasting keeps y's shape */
+        bool scalar = q8_tensor_numel(src) == 1;
+        q8_tensor_set_shape(t->tensors[in[k]], src->dtype, src->dims, scalar ? 0 : src->ndim);
+        s = q8_tensor_alloc_data(t->tensors[in[k]], c->err);
+        if (s == Q8_OK) memcpy(t->tensors[in[k]]->data, src->data, q8_tensor_nbytes(src));
     }
     if (s == Q8_OK) {
-        memcpy(t->tensors[x]->data, xin, 256 * sizeof(float));
-        int in[2] = {x, k};
-        if (xi == 1) in[0] = k, in[1] = x;
-        s = q8_node_set_io(t->nodes[ni], in, k >= 0 ? 2 : 1, &y, 1, c->err);
+        memcpy(t->tensors[x]->data, xin, (size_t)total * sizeof(float));
+        s = q8_node_set_io(t->nodes[ni], in, n->n_inputs, &y, 1, c->err);
     }
-    for (int a = 0; s == Q8_OK && a < n->n_attrs; a++) s = copy_attr(t->nodes[ni], &n->attrs[a], c->err);
+    for (int a = 0; s == Q8_OK && a < n->n_attrs; a++)
+        if (n->attrs[a].name[0] != '_') s = copy_attr(t->nodes[ni], &n->attrs[a], c->err);
     if (s == Q8_OK) s = q8_pass_infer(t, c->err); /* folds the node: y becomes constant */
     if (s == Q8_OK) {
         const q8_tensor *yt = t->tensors[y];
-        Q8_ASSERT(yt->data && yt->dtype == Q8_F32 && q8_tensor_numel(yt) == 256);
-        memcpy(yout, yt->data, 256 * sizeof(float));
-        quantize_table(yt->data, sy, table);
+        Q8_ASSERT(yt->data && yt->dtype == Q8_F32 && q8_tensor_numel(yt) == total);
+        memcpy(yout, yt->data, (size_t)total * sizeof(float));
+        for (int64_t r = 0; r < ch; r++) quantize_table((const float *)yt->data + r * 256, sy, table + r * 256);
     }
     q8_graph_free(t);
     return s;
 }
 
-/* LUT node with an int8 input: becomes q8.QLut. */
+/* Channels of the table node n computes: those of a per-channel constant
+ * input, else of the table it composes with (cin), else 1. */
+static int64_t lut_channels(const qctx *c, const q8_node *n, int xi, int64_t cin) {
+    for (int k = 0; k < n->n_inputs; k++) {
+        const q8_tensor *t = k == xi ? NULL : q8_in(c->g, n, k);
+        if (t && t->data && q8_tensor_numel(t) > 1) return q8_in(c->g, n, xi)->dims[1];
+    }
+    return cin;
+}
+
+/* LUT node with an int8 input: becomes q8.QLut (one table per channel when
+ * a per-channel constant is involved, equalize.c's). */
 static q8_status rewrite_lut(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
     int xi = lut_input(g, n), x = n->inputs[xi], y = n->outputs[0];
     int xq = c->q8ver[x];
-    float sy = act_scale(c, y), xin[256], *yout = malloc(256 * sizeof(float));
-    if (!yout) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    bool compose = c->lut_f[x] && c->consumers[x] == 1 && !c->need_f32[x] &&
+                   !q8_graph_is_output(g, x);
+    int64_t cin = compose ? c->lut_c[x] : 1, ch = lut_channels(c, n, xi, cin);
+    float sy = act_scale(c, y);
+    float *xin = malloc(sizeof(float) * 256 * (size_t)ch);
+    float *yout = malloc(sizeof(float) * 256 * (size_t)ch);
+    int8_t *table = malloc(256 * (size_t)ch);
+    if (!xin || !yout || !table) {
+        free(xin);
+        free(yout);
+        free(table);
+        return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    }
     c->lut_f[y] = yout;
-    if (c->lut_f[x] && c->consumers[x] == 1 && !c->need_f32[x] && !q8_graph_is_output(g, x)) {
-        /* x is a table's output read only here: compose, reading its input */
-        memcpy(xin, c->lut_f[x], sizeof xin);
+    c->lut_c[y] = ch;
+    if (compose) {
+        /* x is a table's output read only here: compose, reading its input
+         * (one table's values for every channel if x had one) */
+        for (int64_t r = 0; r < ch; r++)
+            memcpy(xin + r * 256, c->lut_f[x] + (cin > 1 ? r * 256 : 0), 256 * sizeof(float));
         xq = c->lut_src[x];
     } else {
         float sx = g->tensors[xq]->q.scale[0];
-        for (int q = -128; q < 128; q++) xin[q + 128] = (float)q * sx;
+        for (int64_t r = 0; r < ch; r++)
+            for (int q = -128; q < 128; q++) xin[r * 256 + q + 128] = (float)q * sx;
     }
     c->lut_src[y] = xq;
-    int8_t table[256];
-    Q8_TRY(lut_table(c, n, xi, xin, sy, table, yout));
-    int tt = table_tensor(c, g->tensors[y]->name, "_lut", table);
+    q8_status s = lut_table(c, n, xi, xin, ch, sy, table, yout);
+    int it = -1, tt = s != Q8_OK ? -1 : channel_tables(c, g->tensors[y]->name, "_lut", table, ch, &it);
+    free(xin);
+    free(table);
+    if (s != Q8_OK) return s;
     int out = tt < 0 ? -1 : add_tensor(c, g->tensors[y]->name, "_q8");
     if (tt < 0 || out < 0) return c->err->status;
     Q8_TRY(set_scale(g->tensors[out], sy, c->err));
+    n = g->nodes[ni];
     Q8_TRY(make_qlut(c, n, sy));
-    int in[2] = {xq, tt};
-    Q8_TRY(q8_node_set_io(n, in, 2, &out, 1, c->err));
+    int in[3] = {xq, tt, it};
+    Q8_TRY(q8_node_set_io(n, in, it >= 0 ? 3 : 2, &out, 1, c->err));
     c->q8ver[y] = out;
     c->order[c->n_order++] = ni;
     return dequant_if_needed(c, y, out);
@@ -1317,6 +1421,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     c.wq_of = calloc((size_t)nt + 1, sizeof *c.wq_of);
     c.lut_f = calloc((size_t)nt + 1, sizeof *c.lut_f);
     c.lut_src = calloc((size_t)nt + 1, sizeof *c.lut_src);
+    c.lut_c = calloc((size_t)nt + 1, sizeof *c.lut_c);
     /* every original node, plus at most a quantize per tensor and a
      * dequantize per node output */
     int64_t edges = 0; /* a Concat's inputs may each get a rescale */
@@ -1324,7 +1429,7 @@ q8_status q8_quantize_graph(q8_graph *g, const q8_calibration *cal, const q8_qua
     c.order = malloc(sizeof(int) * ((size_t)nn * 4 + (size_t)nt * 2 + (size_t)edges + 8));
     q8_status s = Q8_OK;
     if (!c.kind || !c.q8ver || !c.need_f32 || !c.consumers || !c.order || !c.forced ||
-        !c.wq_of || !c.lut_f || !c.lut_src) {
+        !c.wq_of || !c.lut_f || !c.lut_src || !c.lut_c) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto out;
     }
@@ -1430,6 +1535,7 @@ out:
     for (int t = 0; c.lut_f && t < nt; t++) free(c.lut_f[t]);
     free(c.lut_f);
     free(c.lut_src);
+    free(c.lut_c);
     free(c.order);
     return s;
 }

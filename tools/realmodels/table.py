@@ -60,6 +60,7 @@ VARIANTS = {
     "tails-fp32": ("--int8-tails off", ["--int8-tails", "off"]),
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
+    "equalize-relu": ("--equalize relu", ["--equalize", "relu"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
     # the INT8 weights rounded with error compensation (GPTQ), or nearest
     "gptq": ("--weight-rounding gptq", ["--weight-rounding", "gptq"]),

@@ -58,6 +58,8 @@ typedef struct qlut_args {
     q8_qlut_path path;
     const int8_t *x, *t;
     int8_t *y;
+    const uint8_t *index;    /* per-channel tables: plane p reads table index[p % channels] */
+    int64_t channels, inner;
 } qlut_args;
 
 static void qlut_range(void *p, int64_t b, int64_t e, int tid) {
@@ -65,13 +67,34 @@ static void qlut_range(void *p, int64_t b, int64_t e, int tid) {
     q8_qlut_apply(a->path, a->x + b, a->t, a->y + b, e - b);
 }
 
+/* Planes b..e of a per-channel table lookup. */
+static void qlut_planes(void *p, int64_t b, int64_t e, int tid) {
+    const qlut_args *a = p;
+    for (int64_t pl = b; pl < e; pl++)
+        q8_qlut_apply(a->path, a->x + pl * a->inner, a->t + a->index[pl % a->channels] * 256,
+                      a->y + pl * a->inner, a->inner);
+}
+
 static void qlut_run(const q8_exec *x, const q8_node *n) {
     const qlut_prep *c = x->prep;
-    qlut_args a = {c->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
+    const q8_tensor *xt = q8_in(x->g, n, 0);
+    qlut_args a = {c->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0), NULL,
+                   1, 1};
+    int64_t total = q8_tensor_numel(xt);
     /* SIMD paths: ~20x the scalar rate, so threads only pay off on large
      * tensors; chunks of whole 64-byte vectors */
     int64_t grain = a.path == Q8_QLUT_C ? 32768 : 1 << 18;
-    q8_parallel_for(x->pool, q8_tensor_numel(q8_in(x->g, n, 0)), grain, qlut_range, &a);
+    if (n->n_inputs > 2 && n->inputs[2] >= 0) {
+        a.index = Q8_IN_PTR(x, n, 2);
+        a.channels = xt->dims[1];
+        for (int d = 2; d < xt->ndim; d++) a.inner *= xt->dims[d];
+        int64_t planes = total / (a.inner ? a.inner : 1);
+        if (planes > 0)
+            q8_parallel_for(x->pool, planes, (grain + a.inner - 1) / (a.inner ? a.inner : 1),
+                            qlut_planes, &a);
+        return;
+    }
+    q8_parallel_for(x->pool, total, grain, qlut_range, &a);
 }
 
 const q8_cpu_op q8_cpu_qlut = {.prepare = qlut_prepare, .run = qlut_run};
