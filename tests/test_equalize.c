@@ -38,7 +38,7 @@ static void output(q8_graph *g, const char *name) {
     g->outputs[g->n_outputs++] = T(g, name);
 }
 
-typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, SIGMOID_CLIP } shape;
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, HSWISH_CLIP, HSWISH_EVEN } shape;
 
 /* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
  * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
@@ -50,7 +50,10 @@ static q8_graph *make(shape sh) {
     q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 4);
     g->inputs = malloc(sizeof(int));
     g->inputs[g->n_inputs++] = x;
-    weight(g, "pw", 4, pd, (const float[]){20, -12, 0.06f, 0.09f});
+    if (sh == HSWISH_EVEN) /* channel ranges within 2x: nothing to gain */
+        weight(g, "pw", 4, pd, (const float[]){20, -12, 14, 9});
+    else
+        weight(g, "pw", 4, pd, (const float[]){20, -12, 0.06f, 0.09f});
     weight(g, "pb", 1, bd, (const float[]){1, 0.02f});
     float dw[18];
     for (int i = 0; i < 9; i++) {
@@ -69,14 +72,14 @@ static q8_graph *make(shape sh) {
         weight(g, "hi", 1, one, (const float[]){6});
         node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
         into_d = "r";
-    } else if (sh == HSWISH) {
+    } else if (sh == HSWISH || sh == HSWISH_EVEN) {
         node(g, "HardSwish", 1, (const char *[]){"y"}, "r");
         into_d = "r";
-    } else if (sh == SIGMOID_CLIP) { /* two activations, the second with bounds */
+    } else if (sh == HSWISH_CLIP) { /* two activations, the second with bounds */
         int64_t one[1] = {1};
-        weight(g, "lo", 1, one, (const float[]){0.1f});
-        weight(g, "hi", 1, one, (const float[]){0.9f});
-        node(g, "Sigmoid", 1, (const char *[]){"y"}, "r0");
+        weight(g, "lo", 1, one, (const float[]){-0.2f});
+        weight(g, "hi", 1, one, (const float[]){30.0f});
+        node(g, "HardSwish", 1, (const char *[]){"y"}, "r0");
         node(g, "Clip", 3, (const char *[]){"r0", "lo", "hi"}, "r");
         into_d = "r";
     }
@@ -318,7 +321,7 @@ Test(equalize, through_a_hardswish) {
     q8_graph_free(g);
 }
 
-Test(equalize, through_a_sigmoid_and_a_clip) { equalizes(SIGMOID_CLIP); }
+Test(equalize, through_a_hardswish_and_a_clip) { equalizes(HSWISH_CLIP); }
 
 /* A fresh import gets the same nodes and weights: the same FP32 outputs and
  * the same tables. */
@@ -335,5 +338,15 @@ Test(equalize, through_copies_to_a_fresh_import) {
     cr_assert(q8_graph_find(again, "y_eq_scale") >= 0 && q8_graph_find(again, "r_eq_scale") >= 0);
     run_all(again, got);
     for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 0, 0, "same FP32 z");
+    q8_graph_free(g);
+}
+
+/* Channels whose ranges are within 2x gain less than 2 bits: the pair is
+ * left as it is (its tables would cost bytes for nothing). */
+Test(equalize, through_only_where_it_gains) {
+    q8_graph *g = make(HSWISH_EVEN);
+    int nodes = g->n_nodes;
+    cr_assert_eq(prepare(g, true, false), 0);
+    cr_assert_eq(g->n_nodes, nodes, "no scale nodes added");
     q8_graph_free(g);
 }

@@ -16,6 +16,20 @@
  * it is (nearly) dead, and dividing by ~0 would blow up P's weights. */
 #define Q8_EQ_MIN_SHARE 1e-3
 
+/* A pair through activations is rescaled only when its two int8 tensors
+ * gain this many bits together, averaged over the channels (sum of
+ * -log2 u_c and -log2 v_c over C): each distinct channel table costs 256
+ * bytes in the file. Measured on the kit (docs/accuracy.md, "Equalization
+ * through activations"): CenterNet's pairs gain 4.7-6.5 bits, Selfie's
+ * 2.1-4.6, the angle classifier's 0.7-3.3 (one pair of eight over 2). */
+#define Q8_EQ_THROUGH_MIN_BITS 2.0
+
+/* ... and its factors are powers of two no smaller than this: at most 4 x 4
+ * distinct tables per pair (4 KiB), where channels 1/8 of the largest and
+ * smaller gain 3 bits (on the kit, tables to 1/1024 gave no better
+ * results: docs/accuracy.md). */
+#define Q8_EQ_MIN_POW2 0.125
+
 typedef struct eq_pair {
     int p, d;       /* node indices: the producing Conv, the depthwise Conv */
     int x;          /* the tensor D reads (P's output, or its Relu's) */
@@ -149,9 +163,10 @@ static void scale_rows(q8_tensor *t, int64_t ch, int64_t rows_per_ch, double f) 
 
 /* Per-channel factors that bring each channel's range to the largest:
  * s_c = amax_c / top, 1 where the channel is (nearly) dead or the largest;
- * false when nothing was measured. pow2: s_c rounded up to a power of two
- * (the channel then spans more than half the range; scaling by it is exact
- * in float, and channels share factors, so their tables too). */
+ * false when nothing was measured. pow2: s_c rounded up to a power of two,
+ * at least Q8_EQ_MIN_POW2 (the channel then spans more than half the range,
+ * or 1/8 of it; scaling by it is exact in float, and channels share
+ * factors, so their tables too). */
 static bool factors(const float *amax, int64_t c, bool pow2, double *s) {
     float top = 0;
     for (int64_t ch = 0; ch < c; ch++) top = fmaxf(top, amax[ch]);
@@ -159,7 +174,7 @@ static bool factors(const float *amax, int64_t c, bool pow2, double *s) {
     for (int64_t ch = 0; ch < c; ch++) {
         s[ch] = amax[ch] / top;
         if (!(s[ch] >= Q8_EQ_MIN_SHARE) || s[ch] >= 1) s[ch] = 1;
-        else if (pow2) s[ch] = exp2(ceil(log2(s[ch])));
+        else if (pow2) s[ch] = fmax(exp2(ceil(log2(s[ch]))), Q8_EQ_MIN_POW2);
     }
     return true;
 }
@@ -255,6 +270,13 @@ static q8_status insert_through(q8_graph *g, const eq_pair *pr, const float *ku,
     return Q8_OK;
 }
 
+/* Bits the two tensors of a through pair gain, averaged over the channels. */
+static double bits_gained(const double *u, const double *v, int64_t c) {
+    double b = 0;
+    for (int64_t ch = 0; ch < c; ch++) b -= log2(u[ch]) + log2(v[ch]);
+    return b / (double)c;
+}
+
 static q8_status apply(q8_graph *g, const eq_pair *pr, int *done, q8_error *err) {
     double *u = malloc(sizeof(double) * 2 * (size_t)pr->c), *v = u + pr->c;
     float *ku = malloc(sizeof(float) * 2 * (size_t)pr->c), *kv = ku + pr->c;
@@ -263,7 +285,7 @@ static q8_status apply(q8_graph *g, const eq_pair *pr, int *done, q8_error *err)
         if (!pr->through) {
             scale_weights(g, pr, v, v);
             ++*done;
-        } else if (factors(pr->zmax, pr->c, true, u)) {
+        } else if (factors(pr->zmax, pr->c, true, u) && bits_gained(u, v, pr->c) >= Q8_EQ_THROUGH_MIN_BITS) {
             for (int64_t ch = 0; ch < pr->c; ch++) ku[ch] = (float)u[ch], kv[ch] = (float)(1 / v[ch]);
             scale_weights(g, pr, u, v);
             st = insert_through(g, pr, ku, kv, err);
