@@ -1523,6 +1523,18 @@ CU_TEST(qlut) {
         snprintf(what, sizeof what, "QLut %lldx%lldx%lld", (long long)shapes[c][0],
                  (long long)shapes[c][1], (long long)shapes[c][2]);
         check_spec(&sp, in, k_exact, what);
+        /* one table per channel: the table of index[c] (quantize --equalize
+         * through an activation) */
+        int8_t tables[3 * 256];
+        for (int i = 0; i < 3 * 256; i++) tables[i] = (int8_t)(q8t_next(&r) & 0xff);
+        uint8_t index[64];
+        for (int i = 0; i < 64; i++) index[i] = (uint8_t)(q8t_next(&r) % 3);
+        sp.n_in = 3;
+        sp.in[1] = (qin){"t", Q8_I8, 2, {3, 256}, tables, NULL, 0};
+        sp.in[2] = (qin){"i", Q8_U8, 1, {shapes[c][1]}, index, NULL, 0};
+        snprintf(what, sizeof what, "QLut per channel %lldx%lldx%lld", (long long)shapes[c][0],
+                 (long long)shapes[c][1], (long long)shapes[c][2]);
+        check_spec(&sp, in, k_exact, what);
         free(x);
     }
 }
