@@ -38,7 +38,7 @@ static void output(q8_graph *g, const char *name) {
     g->outputs[g->n_outputs++] = T(g, name);
 }
 
-typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, HSWISH_CLIP, HSWISH_EVEN } shape;
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, HSWISH_CLIP, HSWISH_EVEN, HSWISH_RES } shape;
 
 /* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
  * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
@@ -72,7 +72,7 @@ static q8_graph *make(shape sh) {
         weight(g, "hi", 1, one, (const float[]){6});
         node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
         into_d = "r";
-    } else if (sh == HSWISH || sh == HSWISH_EVEN) {
+    } else if (sh == HSWISH || sh == HSWISH_EVEN || sh == HSWISH_RES) {
         node(g, "HardSwish", 1, (const char *[]){"y"}, "r");
         into_d = "r";
     } else if (sh == HSWISH_CLIP) { /* two activations, the second with bounds */
@@ -89,7 +89,12 @@ static q8_graph *make(shape sh) {
     a->n = 4;
     a->ints = malloc(4 * sizeof(int64_t));
     for (int i = 0; i < 4; i++) a->ints[i] = 1;
-    output(g, "z");
+    if (sh == HSWISH_RES) { /* r is read by a residual sum too */
+        node(g, "Add", 2, (const char *[]){"z", "r"}, "o");
+        output(g, "o");
+    } else {
+        output(g, "z");
+    }
     if (sh == SHARED) output(g, "y");
     q8_error err = {0};
     cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
@@ -191,7 +196,9 @@ static void equalizes(shape sh) {
     prepare(g, true, true);
     run_all(g, eq);
     double d_plain = sqnr_db(ref, plain), d_eq = sqnr_db(ref, eq);
-    cr_assert(d_eq > d_plain + 10, "INT8 output SQNR: equalized %.1f dB, not %.1f dB", d_eq,
+    /* with the residual sum the output carries r's own error too */
+    double gain = sh == HSWISH_RES ? 6 : 10;
+    cr_assert(d_eq > d_plain + gain, "INT8 output SQNR: equalized %.1f dB, not %.1f dB", d_eq,
               d_plain);
 }
 
@@ -348,5 +355,17 @@ Test(equalize, through_only_where_it_gains) {
     int nodes = g->n_nodes;
     cr_assert_eq(prepare(g, true, false), 0);
     cr_assert_eq(g->n_nodes, nodes, "no scale nodes added");
+    q8_graph_free(g);
+}
+
+/* Through an activation whose output a residual sum reads too: the sum
+ * keeps reading it as it was, the depthwise conv reads a rescaled copy made
+ * from the table's source (two tables, both per channel). */
+Test(equalize, through_with_a_residual_reader) {
+    equalizes(HSWISH_RES);
+    q8_graph *g = make(HSWISH_RES);
+    cr_assert_eq(prepare(g, true, true), 1);
+    int64_t k = 0;
+    cr_assert_eq(luts(g, &k), 2, "the activation for the sum, its rescaled copy for D");
     q8_graph_free(g);
 }

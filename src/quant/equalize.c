@@ -80,9 +80,9 @@ static bool own_const(const q8_graph *g, const int *cons, const q8_node *n, int 
 }
 
 /* D: a depthwise Conv (one input channel per group) on NCHW x with
- * constant weights of its own; its producer chain (Relu optional) ends at
- * a Conv P with constant weights (and bias) of its own, every link read by
- * the next node alone. */
+ * constant weights of its own; its producer chain (activations) ends at a
+ * Conv P with constant weights (and bias) of its own, every link read by
+ * the next node alone (x itself too, unless through). */
 static bool find_pair(const q8_graph *g, const int *cons, int di, bool through, eq_pair *pr) {
     const q8_node *d = g->nodes[di];
     if (!is_conv(d) || d->n_inputs < 2 || !own_const(g, cons, d, 1)) return false;
@@ -94,7 +94,7 @@ static bool find_pair(const q8_graph *g, const int *cons, int di, bool through, 
     int64_t c = x->dims[1], group = q8_attr_int(d, "group", 1);
     if (c < 2 || group != c || w->dims[1] != 1 || w->dims[0] % c) return false;
     int xt = d->inputs[0];
-    if (cons[xt] != 1 || q8_graph_is_output(g, xt) || x->producer < 0) return false;
+    if (q8_graph_is_output(g, xt) || x->producer < 0) return false;
     /* back through single-reader activations to P */
     const q8_node *p = g->nodes[x->producer];
     int links = 0;
@@ -113,6 +113,10 @@ static bool find_pair(const q8_graph *g, const int *cons, int di, bool through, 
         return false;
     pr->through = !(relu_only && links <= 1);
     if (pr->through && !through) return false;
+    /* x rescaled in place needs D as its only reader; through an activation
+     * x keeps its value and D alone reads the rescaled copy, so others may
+     * read x too (a residual sum: MobileNetV3's first block) */
+    if (!pr->through && cons[xt] != 1) return false;
     pr->z = p->outputs[0];
     if (p->n_inputs > 2 && p->inputs[2] >= 0 && !own_const(g, cons, p, 2)) return false;
     const q8_tensor *pw = q8_in(g, p, 1);

@@ -970,8 +970,12 @@ static q8_status rewrite_lut(qctx *c, int ni) {
     q8_node *n = g->nodes[ni];
     int xi = lut_input(g, n), x = n->inputs[xi], y = n->outputs[0];
     int xq = c->q8ver[x];
-    bool compose = c->lut_f[x] && c->consumers[x] == 1 && !c->need_f32[x] &&
-                   !q8_graph_is_output(g, x);
+    /* equalize.c's Mul after an activation that others read as well
+     * composes anyway: the rescaled copy for the depthwise conv is computed
+     * from the table's source, not from x rounded at its own scale */
+    bool eq_copy = q8_attr_int(n, "_eq", 0) && c->lut_f[x];
+    bool compose = c->lut_f[x] && ((c->consumers[x] == 1 && !c->need_f32[x] &&
+                                    !q8_graph_is_output(g, x)) || eq_copy);
     int64_t cin = compose ? c->lut_c[x] : 1, ch = lut_channels(c, n, xi, cin);
     float sy = act_scale(c, y);
     float *xin = malloc(sizeof(float) * 256 * (size_t)ch);
