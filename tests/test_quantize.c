@@ -225,6 +225,66 @@ Test(quantize, fp32_tails_leave_the_outputs_float) {
     q8_graph_free(d);
 }
 
+/* The output scale of the node named `node` (y_scale) in quantized g. */
+static float y_scale_of(const q8_graph *g, const char *node) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (!strcmp(g->nodes[i]->name, node)) return q8_attr_float(g->nodes[i], "y_scale", 0);
+    cr_assert_fail("no node %s", node);
+    return 0;
+}
+
+/* --output-ranges full: the conv and the table whose int8 reaches the
+ * output through a table only take the extremes seen in calibration as
+ * their ranges (percentile clips them); conv1, which feeds conv2 (an INT8
+ * layer), keeps the percentile range. */
+Test(quantize, output_ranges_from_the_extremes) {
+    float scale[2][3];
+    for (int full = 0; full < 2; full++) {
+        q8_graph *h = q8_graph_new();
+        q8t_rng r = q8t_seed(4);
+        int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
+        input_x(h);
+        weight(h, "w1", 4, w1, &r);
+        weight(h, "w2", 4, w2, &r);
+        pads1(node(h, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
+        pads1(node(h, "conv2", "Conv", 2, (const char *[]){"c1", "w2"}, "c2"));
+        node(h, "act", "Sigmoid", 1, (const char *[]){"c2"}, "y");
+        h->outputs = malloc(sizeof(int));
+        h->outputs[h->n_outputs++] = T(h, "y");
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run_for_quantize(h, NULL, &err), Q8_OK, "%s", err.msg);
+        char *dir = sample_dir(8, 1);
+        q8_sample_set s;
+        cr_assert_eq(q8_samples_from_dir(dir, h, &s, &err), Q8_OK, "%s", err.msg);
+        q8_calib_options co = {.method = Q8_CALIB_PERCENTILE, .percentile = 90, .n_threads = 1};
+        q8_calibration cal;
+        cr_assert_eq(q8_calibrate(h, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
+        float amax[3];
+        const char *names[3] = {"c1", "c2", "y"};
+        for (int k = 0; k < 3; k++) {
+            const q8_hist *hs = cal.hist[q8_graph_find(h, names[k])];
+            amax[k] = (float)fmax(fabs(hs->min), fabs(hs->max));
+        }
+        q8_quant_options qo = {.output_ranges_full = full};
+        q8_meta meta = {0};
+        cr_assert_eq(q8_quantize_graph(h, &cal, &qo, &meta, &err), Q8_OK, "%s", err.msg);
+        scale[full][0] = y_scale_of(h, "conv1");
+        scale[full][1] = y_scale_of(h, "conv2");
+        scale[full][2] = y_scale_of(h, "act");
+        if (full) {
+            cr_assert_float_eq(scale[1][1], amax[1] / 127, 1e-6 * amax[1], "conv2: its extremes");
+            cr_assert_float_eq(scale[1][2], amax[2] / 127, 1e-6 * amax[2], "the table: its extremes");
+        }
+        q8_meta_free(&meta);
+        q8_calibration_free(&cal);
+        q8_samples_free(&s);
+        rm_dir(dir, 8);
+        q8_graph_free(h);
+    }
+    cr_assert(scale[0][1] < scale[1][1] && scale[0][2] < scale[1][2], "percentile clipped them");
+    cr_assert_float_eq(scale[0][0], scale[1][0], 0, "conv1 feeds an INT8 layer: as calibrated");
+}
+
 Test(quantize, smooth_activations_become_tables) {
     const char *acts[] = {"HardSwish", "Sigmoid", "Gelu", "Tanh"};
     for (int i = 0; i < 4; i++) {

@@ -8,6 +8,7 @@
  *            [--prune-measure output|layer]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|relu|off]
  *            [--scalar-tables on|off|auto] [--int8-gates on|off] [--int8-tails on|off]
+ *            [--output-ranges full|calibrated]
  *            [--int8-embeddings on|off] [--weight-rounding nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
@@ -34,7 +35,7 @@ static void usage(FILE *f) {
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|relu|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
-            "                [--int8-tails on|off]\n"
+            "                [--int8-tails on|off] [--output-ranges full|calibrated]\n"
             "                [--weight-rounding nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr auto|off|DB [--data DIR] [--max-trials N]]\n"
@@ -56,6 +57,9 @@ static void usage(FILE *f) {
             "  outputs) run in FP32, so the last INT8 layers write float, not int8\n"
             "  (heat maps, offsets, scores keep their peaks and steps); on (the default):\n"
             "  int8 as far as it flows.\n"
+            "  --output-ranges full (the default): int8 tensors that reach an output\n"
+            "  through tables and views only take the extremes seen in calibration as\n"
+            "  range (rare peaks kept); calibrated: the calibration method's ranges.\n"
             "  --int8-embeddings on (the default): a Gather from a float constant table\n"
             "  (token or position embeddings) reads an int8 copy with one scale per row,\n"
             "  and so does an Add of such a table to an activation (a position embedding);\n"
@@ -316,6 +320,7 @@ int main(int argc, char **argv) {
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
         {"int8-tails", required_argument, 0, 'Z'},
+        {"output-ranges", required_argument, 0, 'O' + 256},
         {"prune-measure", required_argument, 0, 'O'},
         {"weight-rounding", required_argument, 0, 'W'},
         {"wide-range", required_argument, 0, 'r'},
@@ -334,7 +339,7 @@ int main(int argc, char **argv) {
     q8_quantize_options o = {.method = Q8_CALIB_AUTO, .percentile = 99.99,
                              .prune = {.sensitivity = true, .protect_ends = true, .refit = true,
                                        .refit_dense = true},
-                             .quant = {.equalize = true, .equalize_through = true, .int8_embeddings = true,
+                             .quant = {.equalize = true, .equalize_through = true, .output_ranges_full = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
                                        .small_alone_fp32 = true,
                                        .weight_rounding = Q8_WROUND_SUMS}};
@@ -435,6 +440,12 @@ int main(int argc, char **argv) {
             int v = two_way("int8-tails", optarg, "on", "off");
             if (v < 0) return 2;
             o.quant.fp32_tails = v == 1;
+            break;
+        }
+        case 'O' + 256: {
+            int v = two_way("output-ranges", optarg, "full", "calibrated");
+            if (v < 0) return 2;
+            o.quant.output_ranges_full = v == 0;
             break;
         }
         case 'b': {

@@ -145,6 +145,12 @@ typedef struct q8_quant_options {
      * default: false, int8 as far as the int8 flow goes; docs/accuracy.md,
      * "Outputs in int8") */
     bool fp32_tails;
+    /* int8 tensors that reach a graph output through tables and views only
+     * (and feed no INT8 layer) take their observed extremes as range, not
+     * the calibration method's, so the outputs keep their rare peaks
+     * (quantize --output-ranges full, the default; calibrated: the method's
+     * ranges; docs/accuracy.md, "Output ranges from the extremes") */
+    bool output_ranges_full;
 } q8_quant_options;
 
 struct q8_meta;

@@ -61,6 +61,8 @@ VARIANTS = {
     # quantize's defaults without the Conv -> depthwise equalization
     "equalize-off": ("--equalize off", ["--equalize", "off"]),
     "equalize-relu": ("--equalize relu", ["--equalize", "relu"]),
+    # the calibration method's ranges for the int8 tensors toward the outputs
+    "output-calibrated": ("--output-ranges calibrated", ["--output-ranges", "calibrated"]),
     "prune": ("--prune 0.5", ["--prune", "0.5"]),
     # the INT8 weights rounded with error compensation (GPTQ), or nearest
     "gptq": ("--weight-rounding gptq", ["--weight-rounding", "gptq"]),
