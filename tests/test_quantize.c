@@ -48,20 +48,29 @@ static void input_x(q8_graph *g) {
     g->inputs[g->n_inputs++] = x;
 }
 
+static const int64_t k_w2[4] = {8, 8, 3, 3};
+
+/* A graph with input x[1,3,8,8] and two conv weights from r, w1 [8,3,3,3]
+ * and w2 [8,8,3,3]. */
+static q8_graph *x_and_two_weights(q8t_rng *r) {
+    q8_graph *g = q8_graph_new();
+    int64_t w1[4] = {8, 3, 3, 3};
+    input_x(g);
+    weight(g, "w1", 4, w1, r);
+    weight(g, "w2", 4, k_w2, r);
+    return g;
+}
+
 /* x[1,3,8,8] -> conv1 -> act -> conv2 [-> more] -> y */
 static q8_graph *conv_chain(const char *act, bool concat) {
-    q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
-    int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-    input_x(g);
-    weight(g, "w1", 4, w1, &r);
-    weight(g, "w2", 4, w2, &r);
+    q8_graph *g = x_and_two_weights(&r);
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
     node(g, "act", act, 1, (const char *[]){"c1"}, "a1");
     pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
     const char *last = "c2";
     if (concat) {
-        weight(g, "w3", 4, w2, &r);
+        weight(g, "w3", 4, k_w2, &r);
         pads1(node(g, "conv3", "Conv", 2, (const char *[]){"a1", "w3"}, "c3"));
         q8_node *cc = node(g, "cat", "Concat", 2, (const char *[]){"c2", "c3"}, "cat_out");
         q8_node_set_attr(cc, "axis", Q8_ATTR_INT)->i = 1;
@@ -240,12 +249,8 @@ static float y_scale_of(const q8_graph *g, const char *node) {
 Test(quantize, output_ranges_from_the_extremes) {
     float scale[2][3];
     for (int full = 0; full < 2; full++) {
-        q8_graph *h = q8_graph_new();
         q8t_rng r = q8t_seed(4);
-        int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
-        input_x(h);
-        weight(h, "w1", 4, w1, &r);
-        weight(h, "w2", 4, w2, &r);
+        q8_graph *h = x_and_two_weights(&r);
         pads1(node(h, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
         pads1(node(h, "conv2", "Conv", 2, (const char *[]){"c1", "w2"}, "c2"));
         node(h, "act", "Sigmoid", 1, (const char *[]){"c2"}, "y");
