@@ -136,6 +136,10 @@ static void print_written(const char *out, const q8_quantize_result *r) {
         printf("scalar tables %s (output SQNR of the INT8 model on %d calibration samples: "
                "off %.1f dB, on %.1f dB)\n", r->tables_chosen ? "on" : "off", r->tables_scored,
                r->tables_db[0], r->tables_db[1]);
+    if (r->n_equalized > 0)
+        printf("equalized %d conv -> depthwise pair%s, %d through activations (per-channel "
+               "tables)\n", r->n_equalized, r->n_equalized > 1 ? "s" : "",
+               r->n_equalized_through);
     if (r->n_int8_tables > 0)
         printf("int8 embedding tables: %d lookup%s (--int8-embeddings off: FP32)\n",
                r->n_int8_tables, r->n_int8_tables > 1 ? "s" : "");

@@ -201,6 +201,8 @@ typedef struct q8_quantize_result {
     double tables_db[2];            /* off, on */
     int n_int8_tables;              /* embedding lookups reading int8 tables */
     int n_int8_added_tables;        /* tables added to activations, in int8 */
+    int n_equalized;                /* Conv -> depthwise pairs equalized ... */
+    int n_equalized_through;        /* ... of them through activations (per-channel tables) */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

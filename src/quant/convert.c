@@ -325,6 +325,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     r->n_int8_tables = tables && tables->type == Q8_META_INT ? (int)tables->i : 0;
     const q8_meta_entry *added = q8_meta_get(&meta, "quant.int8_added_tables");
     r->n_int8_added_tables = added && added->type == Q8_META_INT ? (int)added->i : 0;
+    const q8_meta_entry *eq = q8_meta_get(&meta, "equalize.pairs");
+    const q8_meta_entry *eqt = q8_meta_get(&meta, "equalize.through");
+    r->n_equalized = eq && eq->type == Q8_META_INT ? (int)eq->i : 0;
+    r->n_equalized_through = eqt && eqt->type == Q8_META_INT ? (int)eqt->i : 0;
     if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, err);
     if (s == Q8_OK) {
         struct stat st;

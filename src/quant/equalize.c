@@ -344,10 +344,16 @@ q8_status q8_equalize(q8_graph *g, bool through, const q8_sample_set *s, int n_t
         n_through += pr->through;
     }
     if (st == Q8_OK && e.n) st = q8_run_samples(g, s, n_threads, observe, &e, err);
-    int done = 0;
-    for (int k = 0; st == Q8_OK && k < e.n; k++) st = apply(g, &e.pairs[k], &done, err);
+    int done = 0, done_through = 0;
+    for (int k = 0; st == Q8_OK && k < e.n; k++) {
+        int before = done;
+        st = apply(g, &e.pairs[k], &done, err);
+        done_through += e.pairs[k].through && done > before;
+    }
     if (st == Q8_OK && n_through) st = reorder(g, err);
     if (st == Q8_OK) st = q8_meta_set_int(meta, "equalize.pairs", done, err);
+    if (st == Q8_OK && done_through)
+        st = q8_meta_set_int(meta, "equalize.through", done_through, err);
     free_all(&e);
     return st;
 }
