@@ -38,7 +38,7 @@ static void output(q8_graph *g, const char *name) {
     g->outputs[g->n_outputs++] = T(g, name);
 }
 
-typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, HSWISH_CLIP, HSWISH_EVEN, HSWISH_RES } shape;
+typedef enum shape { PLAIN, RELU, LEAKY, CLIP6, SHARED, HSWISH, HSWISH_CLIP, HSWISH_EVEN, HSWISH_RES, HSWISH_TWO_D } shape;
 
 /* x[1,2,6,6] -> Conv P 1x1 (+bias) -> y [-> activation -> r] -> depthwise
  * 3x3 D -> z. The passes fuse the activation into P. SHARED: y is a graph
@@ -72,7 +72,7 @@ static q8_graph *make(shape sh) {
         weight(g, "hi", 1, one, (const float[]){6});
         node(g, "Clip", 3, (const char *[]){"y", "lo", "hi"}, "r");
         into_d = "r";
-    } else if (sh == HSWISH || sh == HSWISH_EVEN || sh == HSWISH_RES) {
+    } else if (sh == HSWISH || sh == HSWISH_EVEN || sh == HSWISH_RES || sh == HSWISH_TWO_D) {
         node(g, "HardSwish", 1, (const char *[]){"y"}, "r");
         into_d = "r";
     } else if (sh == HSWISH_CLIP) { /* two activations, the second with bounds */
@@ -91,6 +91,16 @@ static q8_graph *make(shape sh) {
     for (int i = 0; i < 4; i++) a->ints[i] = 1;
     if (sh == HSWISH_RES) { /* r is read by a residual sum too */
         node(g, "Add", 2, (const char *[]){"z", "r"}, "o");
+        output(g, "o");
+    } else if (sh == HSWISH_TWO_D) { /* and by a second depthwise conv */
+        weight(g, "dw2", 4, dd, dw);
+        q8_node *d2 = node(g, "Conv", 2, (const char *[]){into_d, "dw2"}, "z2");
+        q8_node_set_attr(d2, "group", Q8_ATTR_INT)->i = 2;
+        q8_attr *a2 = q8_node_set_attr(d2, "pads", Q8_ATTR_INTS);
+        a2->n = 4;
+        a2->ints = malloc(4 * sizeof(int64_t));
+        for (int i = 0; i < 4; i++) a2->ints[i] = 1;
+        node(g, "Add", 2, (const char *[]){"z", "z2"}, "o");
         output(g, "o");
     } else {
         output(g, "z");
@@ -368,4 +378,17 @@ Test(equalize, through_with_a_residual_reader) {
     int64_t k = 0;
     cr_assert_eq(luts(g, &k), 2, "the activation for the sum, its rescaled copy for D");
     q8_graph_free(g);
+}
+
+/* Two depthwise convs reading one activation: P is rescaled for the first
+ * (one pair), the second reads the activation as it is; the same FP32
+ * function. */
+Test(equalize, two_depthwise_readers) {
+    static float ref[S][72], got[S][72];
+    fill_samples();
+    run_all(make(HSWISH_TWO_D), ref);
+    q8_graph *g = make(HSWISH_TWO_D);
+    cr_assert_eq(prepare(g, true, false), 1);
+    run_all(g, got);
+    for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 1e-5f, 1e-5f, "FP32 o");
 }

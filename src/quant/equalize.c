@@ -282,9 +282,11 @@ static double bits_gained(const double *u, const double *v, int64_t c) {
 }
 
 static q8_status apply(q8_graph *g, const eq_pair *pr, int *done, q8_error *err) {
-    double *u = malloc(sizeof(double) * 2 * (size_t)pr->c), *v = u + pr->c;
-    float *ku = malloc(sizeof(float) * 2 * (size_t)pr->c), *kv = ku + pr->c;
+    double *u = malloc(sizeof(double) * 2 * (size_t)pr->c);
+    float *ku = malloc(sizeof(float) * 2 * (size_t)pr->c);
     q8_status st = u && ku ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    double *v = st == Q8_OK ? u + pr->c : NULL;
+    float *kv = st == Q8_OK ? ku + pr->c : NULL;
     if (st == Q8_OK && factors(pr->amax, pr->c, pr->through, v)) {
         if (!pr->through) {
             scale_weights(g, pr, v, v);
@@ -309,8 +311,14 @@ static q8_status find_all(const q8_graph *g, bool through, eq_ctx *e, q8_error *
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
     q8_graph_consumers(g, cons);
-    for (int i = 0; i < g->n_nodes; i++)
-        if (find_pair(g, cons, i, through, &e->pairs[e->n])) e->n++;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (!find_pair(g, cons, i, through, &e->pairs[e->n])) continue;
+        /* two depthwise convs reading one activation: P is rescaled for the
+         * first only */
+        bool again = false;
+        for (int k = 0; k < e->n; k++) again |= e->pairs[k].p == e->pairs[e->n].p;
+        if (!again) e->n++;
+    }
     free(cons);
     return Q8_OK;
 }
