@@ -136,6 +136,13 @@ static int counterpart(const q8_graph *f, const q8_tensor *t) {
         return -1;
     }
     int i = q8_graph_find(f, name);
+    size_t len = strlen(name);
+    if (i < 0 && len > 3 && !strcmp(name + len - 3, "_eq")) {
+        /* rescaled by equalize.c through an activation: compared with the
+         * FP32 tensor NAME only once its factors are known (setup_qmodel) */
+        name[len - 3] = 0;
+        i = q8_graph_find(f, name);
+    }
     if (i < 0) return -1;
     const q8_tensor *ft = f->tensors[i];
     if (ft->dtype != Q8_F32 || !ft->shape_known || q8_tensor_numel(ft) != q8_tensor_numel(t))
@@ -320,6 +327,13 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
     const q8_meta_entry *eq = q8_meta_get(&c->m->meta, "equalize.pairs");
     if (eq && eq->type == Q8_META_INT && eq->i > 0)
         Q8_TRY(q8_report_channel_factors(g, f, c->fmap, c->factor, err));
+    for (int t = 0; t < g->n_tensors; t++) /* a NAME_eq whose factors are not known */
+        if (c->fmap[t] >= 0 && !c->factor[t] &&
+            strcmp(g->tensors[t]->name, f->tensors[c->fmap[t]]->name) &&
+            strncmp(g->tensors[t]->name, f->tensors[c->fmap[t]]->name,
+                    strlen(f->tensors[c->fmap[t]]->name)) == 0 &&
+            !strncmp(g->tensors[t]->name + strlen(f->tensors[c->fmap[t]]->name), "_eq", 3))
+            c->fmap[t] = -1;
     int64_t most = 0;
     for (int t = 0; t < g->n_tensors; t++)
         if (c->factor[t] && q8_tensor_numel(g->tensors[t]) > most)

@@ -49,6 +49,46 @@ static bool channel_ratios(const q8_tensor *w, const void *v, const q8_tensor *w
     return true;
 }
 
+/* Through an activation (equalize.c), P's output is stored as NAME_eq,
+ * divided per channel by u, and P's weights and bias are FP32's divided by
+ * u: the output's factors are P's weights against FP32's, per output
+ * channel. */
+static q8_status conv_output_factors(const q8_graph *g, const q8_graph *f, const int *fmap,
+                                     float **k, q8_error *err) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *p = g->nodes[i];
+        bool conv = p->op == Q8_OP_QCONV || (!*p->domain && !strcmp(p->op_type, "Conv"));
+        int t = p->n_outputs > 0 ? p->outputs[0] : -1;
+        if (p->dead || !conv || p->n_inputs < 2 || t < 0 || fmap[t] < 0 || k[t]) continue;
+        const char *nm = g->tensors[t]->name;
+        size_t len = strlen(nm);
+        bool eq = (len > 3 && !strcmp(nm + len - 3, "_eq")) ||
+                  (len > 6 && !strcmp(nm + len - 6, "_eq_q8"));
+        const q8_node *fp = q8_graph_find_node(f, p->name);
+        const q8_tensor *w = q8_in(g, p, 1), *wf = fp && fp->n_inputs >= 2 ? q8_in(f, fp, 1) : NULL;
+        const q8_tensor *y = g->tensors[t];
+        if (!eq || !w || !w->data || !wf || !wf->data || wf->dtype != Q8_F32 || y->ndim < 3 ||
+            q8_tensor_numel(w) != q8_tensor_numel(wf) || w->ndim < 2 || w->dims[0] != y->dims[1])
+            continue;
+        if (w->dtype != Q8_F32 &&
+            (w->dtype != Q8_I8 || (w->q.n != 1 && w->q.n != w->dims[0])))
+            continue;
+        const void *v;
+        void *tmp = NULL;
+        Q8_TRY(q8_tensor_plain(w, &v, &tmp, err));
+        float *s = malloc(sizeof(float) * (size_t)w->dims[0]);
+        if (!s) {
+            q8_aligned_free(tmp);
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        }
+        bool ok = channel_ratios(w, v, wf, w->dims[0], s);
+        q8_aligned_free(tmp);
+        if (ok) k[t] = s; /* the tensor is FP32's times the weights' ratio */
+        else free(s);
+    }
+    return Q8_OK;
+}
+
 q8_status q8_report_channel_factors(const q8_graph *g, const q8_graph *f, const int *fmap,
                                     float **k, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
@@ -85,7 +125,7 @@ q8_status q8_report_channel_factors(const q8_graph *g, const q8_graph *f, const 
         if (any) k[xt] = s;
         else free(s);
     }
-    return Q8_OK;
+    return conv_output_factors(g, f, fmap, k, err);
 }
 
 void q8_report_apply_factors(const q8_tensor *t, const float *k, const float *ref, float *out) {
