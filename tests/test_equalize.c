@@ -33,6 +33,16 @@ static q8_node *node(q8_graph *g, const char *op, int n_in, const char **in, con
     return g->nodes[k];
 }
 
+/* out = the 2-channel 3x3 depthwise Conv (pads 1) of in with weights w. */
+static void depthwise(q8_graph *g, const char *in, const char *w, const char *out) {
+    q8_node *d = node(g, "Conv", 2, (const char *[]){in, w}, out);
+    q8_node_set_attr(d, "group", Q8_ATTR_INT)->i = 2;
+    q8_attr *a = q8_node_set_attr(d, "pads", Q8_ATTR_INTS);
+    a->n = 4;
+    a->ints = malloc(4 * sizeof(int64_t));
+    for (int i = 0; i < 4; i++) a->ints[i] = 1;
+}
+
 static void output(q8_graph *g, const char *name) {
     g->outputs = realloc(g->outputs, sizeof(int) * (size_t)(g->n_outputs + 1));
     g->outputs[g->n_outputs++] = T(g, name);
@@ -83,23 +93,13 @@ static q8_graph *make(shape sh) {
         node(g, "Clip", 3, (const char *[]){"r0", "lo", "hi"}, "r");
         into_d = "r";
     }
-    q8_node *d = node(g, "Conv", 2, (const char *[]){into_d, "dw"}, "z");
-    q8_node_set_attr(d, "group", Q8_ATTR_INT)->i = 2;
-    q8_attr *a = q8_node_set_attr(d, "pads", Q8_ATTR_INTS);
-    a->n = 4;
-    a->ints = malloc(4 * sizeof(int64_t));
-    for (int i = 0; i < 4; i++) a->ints[i] = 1;
+    depthwise(g, into_d, "dw", "z");
     if (sh == HSWISH_RES) { /* r is read by a residual sum too */
         node(g, "Add", 2, (const char *[]){"z", "r"}, "o");
         output(g, "o");
     } else if (sh == HSWISH_TWO_D) { /* and by a second depthwise conv */
         weight(g, "dw2", 4, dd, dw);
-        q8_node *d2 = node(g, "Conv", 2, (const char *[]){into_d, "dw2"}, "z2");
-        q8_node_set_attr(d2, "group", Q8_ATTR_INT)->i = 2;
-        q8_attr *a2 = q8_node_set_attr(d2, "pads", Q8_ATTR_INTS);
-        a2->n = 4;
-        a2->ints = malloc(4 * sizeof(int64_t));
-        for (int i = 0; i < 4; i++) a2->ints[i] = 1;
+        depthwise(g, into_d, "dw2", "z2");
         node(g, "Add", 2, (const char *[]){"z", "z2"}, "o");
         output(g, "o");
     } else {
