@@ -176,6 +176,16 @@ static double sqnr_db(float a[S][72], float b[S][72]) {
     return 10 * log10(sig / noise);
 }
 
+/* The FP32 output of shape sh's graph on every sample before (ref) and
+ * after (got) equalization, which must take one pair. */
+static void fp32_before_after(shape sh, float ref[S][72], float got[S][72]) {
+    fill_samples();
+    run_all(make(sh), ref);
+    q8_graph *g = make(sh);
+    cr_assert_eq(prepare(g, true, false), 1);
+    run_all(g, got);
+}
+
 /* The q8.QLut nodes of g: how many, and the distinct tables of the last
  * one (1 for one [256] table; else [K, 256] and a channel index). */
 static int luts(const q8_graph *g, int64_t *tables) {
@@ -333,13 +343,9 @@ Test(equalize, through_a_hardswish) {
     equalizes(HSWISH);
     /* the factors are powers of two: the FP32 function is the same bits */
     static float ref[S][72], same[S][72];
-    fill_samples();
-    run_all(make(HSWISH), ref);
-    q8_graph *g = make(HSWISH);
-    cr_assert_eq(prepare(g, true, false), 1);
-    run_all(g, same);
+    fp32_before_after(HSWISH, ref, same);
     cr_assert(memcmp(ref, same, sizeof ref) == 0, "equalized FP32: the same bits");
-    g = make(HSWISH);
+    q8_graph *g = make(HSWISH);
     cr_assert_eq(prepare(g, true, true), 1);
     int64_t ch = 0;
     cr_assert_eq(luts(g, &ch), 1, "Mul, HardSwish, Mul: one table");
@@ -399,10 +405,6 @@ Test(equalize, through_with_a_residual_reader) {
  * function. */
 Test(equalize, two_depthwise_readers) {
     static float ref[S][72], got[S][72];
-    fill_samples();
-    run_all(make(HSWISH_TWO_D), ref);
-    q8_graph *g = make(HSWISH_TWO_D);
-    cr_assert_eq(prepare(g, true, false), 1);
-    run_all(g, got);
+    fp32_before_after(HSWISH_TWO_D, ref, got);
     for (int i = 0; i < S; i++) q8t_assert_close(got[i], ref[i], 72, 1e-5f, 1e-5f, "FP32 o");
 }
