@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "onnx_import.h"
+#include "passes.h"
 #include "q8file.h"
 #include "report.h"
 #include "sha256.h"
@@ -99,6 +100,24 @@ static int file_kind(const char *path, q8_error *err) {
     size_t got;
     if (q8_read_head(path, head, 8, &got, err) != Q8_OK) return -1;
     return got == 8 && q8_file_is_q8(head, 8);
+}
+
+/* The FP32 reference of the per-layer comparison: an ONNX model as the
+ * quantizer sees it (src/passes: smooth activations kept as nodes, not
+ * fused into the conv before them), so that the output of a conv whose
+ * activation became a table in INT8 has an FP32 value to compare with; a
+ * .q8 as it is. */
+static q8_status open_reference(const char *path, const q8_load_options *lo, q8_model **m,
+                                q8_error *err) {
+    int kind = file_kind(path, err);
+    if (kind < 0) return err->status;
+    if (kind == 1) return q8_model_open(path, lo, m, err);
+    q8_graph *g = NULL;
+    q8_status st = q8_onnx_load(path, &g, err);
+    if (st == Q8_OK) st = q8_passes_run_for_quantize(g, lo, err);
+    if (st == Q8_OK) return q8_model_from_graph(g, path, m, err); /* takes g */
+    q8_graph_free(g);
+    return st;
 }
 
 void q8_report_free(q8_report *r) {
@@ -255,7 +274,8 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     char sha[65] = {0};
     if (!models && st == Q8_OK) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
-    for (int i = 0; i < n && st == Q8_OK; i++) st = q8_model_open(paths[i], &lo, &models[i], err);
+    if (st == Q8_OK) st = open_reference(paths[0], &lo, &models[0], err);
+    for (int i = 1; i < n && st == Q8_OK; i++) st = q8_model_open(paths[i], &lo, &models[i], err);
     if (st == Q8_OK && o->labels_path) {
         st = q8_tensor_file_load(o->labels_path, &labels, err);
         if (st != Q8_OK) q8_fail_prefix(err, "--labels");
