@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "passes.h"
+#include "quantize.h"
 #include "sample_run.h"
 
 /* A channel whose range is below this share of the largest is left alone:
@@ -40,25 +41,19 @@ typedef struct eq_pair {
     float *zmax;    /* through: of z */
 } eq_pair;
 
-/* Elementwise activations a pair may pass through (each becomes part of one
- * per-channel table in INT8): the rewrite's table ops, Relu, Clip, and
- * Add/Sub/Mul/Div of the activation (input 0) by a scalar constant. */
-static const char *const chain_ops[] = {"HardSwish", "HardSigmoid", "Sigmoid", "Tanh", "Gelu",
-                                        "LeakyRelu", "Elu",         "Selu",    "Softplus",
-                                        "Softsign",  "Relu",        "Clip",    "Add",
-                                        "Sub",       "Mul",         "Div"};
-
+/* An elementwise activation a pair may pass through (each becomes part of
+ * one per-channel table in INT8): the rewrite's table ops, Relu and Clip,
+ * the activation input 0 and any other input a scalar constant (Clip's
+ * bounds, the scalar of an Add/Sub/Mul/Div). */
 static bool chain_op(const q8_graph *g, const q8_node *n) {
     if (*n->domain || n->n_outputs != 1 || n->n_inputs < 1) return false;
-    for (size_t i = 0; i < sizeof chain_ops / sizeof chain_ops[0]; i++)
-        if (!strcmp(n->op_type, chain_ops[i])) {
-            for (int k = 1; k < n->n_inputs; k++) { /* scalar constants (Clip's bounds) */
-                const q8_tensor *t = q8_in(g, n, k);
-                if (t && (!t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != 1)) return false;
-            }
-            return true;
-        }
-    return false;
+    if (!q8_is_table_op(n) && strcmp(n->op_type, "Relu") && strcmp(n->op_type, "Clip"))
+        return false;
+    for (int k = 1; k < n->n_inputs; k++) {
+        const q8_tensor *t = q8_in(g, n, k);
+        if (t && (!t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != 1)) return false;
+    }
+    return true;
 }
 
 static bool is_conv(const q8_node *n) { return !*n->domain && !strcmp(n->op_type, "Conv"); }
@@ -199,11 +194,16 @@ static void scale_weights(q8_graph *g, const eq_pair *pr, const double *u, const
     }
 }
 
+/* The name of the per-channel factors stored for rescaled tensor base. */
+static void eq_scale_name(char *name, size_t size, const char *base) {
+    snprintf(name, size, "%s_eq_scale", base);
+}
+
 /* A float constant [1, C, 1, ...] (the rank of tensor like) named base +
  * "_eq_scale" holding k; -1 on failure. */
 static int channel_const(q8_graph *g, int like, const char *base, const float *k, int64_t c) {
     char name[512];
-    snprintf(name, sizeof name, "%s_eq_scale", base);
+    eq_scale_name(name, sizeof name, base);
     if (q8_graph_find(g, name) >= 0) return -1;
     int t = q8_graph_add_tensor(g, name, NULL);
     if (t < 0) return -1;
@@ -380,12 +380,16 @@ static q8_status copy_data(q8_graph *dst, const q8_graph *src, int t, q8_error *
     return Q8_OK;
 }
 
-/* The per-channel constant src stored for tensor base of a through pair. */
-static const float *src_factors(const q8_graph *src, const char *base, int64_t c, q8_error *err) {
+/* The per-channel constant src stored for tensor base of a through pair,
+ * or NULL: with absent, *absent says src has none (not an error); else an
+ * error is set in err. */
+static const float *src_factors(const q8_graph *src, const char *base, int64_t c, bool *absent,
+                                q8_error *err) {
     char name[512];
-    snprintf(name, sizeof name, "%s_eq_scale", base);
+    eq_scale_name(name, sizeof name, base);
     int k = q8_graph_find(src, name);
     const q8_tensor *t = k >= 0 ? src->tensors[k] : NULL;
+    if (absent && (*absent = !t)) return NULL;
     if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != c) {
         q8_fail(err, Q8_ERR_UNSUPPORTED,
                 "equalization: '%s' differs between the calibration shapes and --input-shape",
@@ -403,12 +407,12 @@ q8_status q8_equalize_copy(q8_graph *dst, const q8_graph *src, bool through, q8_
         const eq_pair *pr = &e.pairs[k];
         const q8_node *p = dst->nodes[pr->p], *d = dst->nodes[pr->d];
         if (pr->through) {
-            /* the same pair in src was rescaled only if it had ranges */
-            char name[512];
-            snprintf(name, sizeof name, "%s_eq_scale", dst->tensors[pr->z]->name);
-            if (q8_graph_find(src, name) < 0) continue;
-            const float *ku = src_factors(src, dst->tensors[pr->z]->name, pr->c, err);
-            const float *kv = ku ? src_factors(src, dst->tensors[pr->x]->name, pr->c, err) : NULL;
+            /* the same pair in src was rescaled only if it gained enough */
+            bool absent;
+            const float *ku = src_factors(src, dst->tensors[pr->z]->name, pr->c, &absent, err);
+            if (absent) continue;
+            const float *kv = ku ? src_factors(src, dst->tensors[pr->x]->name, pr->c, NULL, err)
+                                 : NULL;
             st = kv ? insert_through(dst, pr, ku, kv, err) : err->status;
             n_through++;
         }

@@ -95,6 +95,11 @@ q8_status q8_quantize_added_tables(q8_graph *g, q8_meta *meta, q8_error *err);
  * scalar_tables may run as a table)? */
 bool q8_has_scalar_ops(const q8_graph *g);
 
+/* Ops the rewrite can run as an int8 table: the smooth activations
+ * (HardSwish, Sigmoid, ...) and Add/Sub/Mul/Div (by a constant scalar; the
+ * caller checks the inputs). */
+bool q8_is_table_op(const q8_node *n);
+
 /* The nodes --fp32-layers can keep in FP32: Conv, ConvTranspose, Gemm,
  * MatMul and the elementwise ops the rewrite runs as int8 tables. */
 bool q8_is_quant_layer(const q8_node *n);

@@ -116,6 +116,14 @@ static int qmul_a(const q8_graph *g, const q8_node *n) {
 
 /* ---- classification ---- */
 
+bool q8_is_table_op(const q8_node *n) {
+    for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
+        if (is_op(n, lut_ops[i])) return true;
+    for (size_t i = 0; i < sizeof lut_scalar_ops / sizeof lut_scalar_ops[0]; i++)
+        if (is_op(n, lut_scalar_ops[i])) return true;
+    return false;
+}
+
 bool q8_is_quant_layer(const q8_node *n) {
     if (is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul") ||
         is_op(n, "Gather")) /* Gather: an embedding table (gather_tables.c) */

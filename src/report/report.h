@@ -30,6 +30,9 @@ void q8_report_inputs_free(q8_tensor_info *inputs, int n);
  * the arrays are malloc'd. */
 q8_status q8_report_channel_factors(const q8_graph *g, const q8_graph *f, const int *fmap,
                                     float **k, q8_error *err);
+/* Is quantized tensor q the rescaled twin of FP32 tensor f: f's name plus
+ * "_eq" (float) or "_eq_q8" (its int8 version)? equalize.c names them so. */
+bool q8_report_is_eq_twin(const char *q, const char *f);
 /* out[i] = ref[i] x k[channel of i] for tensor t's layout [N, C, ...]. */
 void q8_report_apply_factors(const q8_tensor *t, const float *k, const float *ref, float *out);
 

@@ -329,10 +329,7 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
         Q8_TRY(q8_report_channel_factors(g, f, c->fmap, c->factor, err));
     for (int t = 0; t < g->n_tensors; t++) /* a NAME_eq whose factors are not known */
         if (c->fmap[t] >= 0 && !c->factor[t] &&
-            strcmp(g->tensors[t]->name, f->tensors[c->fmap[t]]->name) &&
-            strncmp(g->tensors[t]->name, f->tensors[c->fmap[t]]->name,
-                    strlen(f->tensors[c->fmap[t]]->name)) == 0 &&
-            !strncmp(g->tensors[t]->name + strlen(f->tensors[c->fmap[t]]->name), "_eq", 3))
+            q8_report_is_eq_twin(g->tensors[t]->name, f->tensors[c->fmap[t]]->name))
             c->fmap[t] = -1;
     int64_t most = 0;
     for (int t = 0; t < g->n_tensors; t++)

@@ -49,6 +49,11 @@ static bool channel_ratios(const q8_tensor *w, const void *v, const q8_tensor *w
     return true;
 }
 
+bool q8_report_is_eq_twin(const char *q, const char *f) {
+    size_t n = strlen(f);
+    return !strncmp(q, f, n) && (!strcmp(q + n, "_eq") || !strcmp(q + n, "_eq_q8"));
+}
+
 /* Through an activation (equalize.c), P's output is stored as NAME_eq,
  * divided per channel by u, and P's weights and bias are FP32's divided by
  * u: the output's factors are P's weights against FP32's, per output
@@ -60,10 +65,7 @@ static q8_status conv_output_factors(const q8_graph *g, const q8_graph *f, const
         bool conv = p->op == Q8_OP_QCONV || (!*p->domain && !strcmp(p->op_type, "Conv"));
         int t = p->n_outputs > 0 ? p->outputs[0] : -1;
         if (p->dead || !conv || p->n_inputs < 2 || t < 0 || fmap[t] < 0 || k[t]) continue;
-        const char *nm = g->tensors[t]->name;
-        size_t len = strlen(nm);
-        bool eq = (len > 3 && !strcmp(nm + len - 3, "_eq")) ||
-                  (len > 6 && !strcmp(nm + len - 6, "_eq_q8"));
+        bool eq = q8_report_is_eq_twin(g->tensors[t]->name, f->tensors[fmap[t]]->name);
         const q8_node *fp = q8_graph_find_node(f, p->name);
         const q8_tensor *w = q8_in(g, p, 1), *wf = fp && fp->n_inputs >= 2 ? q8_in(f, fp, 1) : NULL;
         const q8_tensor *y = g->tensors[t];
