@@ -902,82 +902,10 @@ Test(edges, prune_refit_default_kind, .timeout = 900) {
  * 1 / 127) round -0.995 to -126 / 127: y comes out 0.0079 x (output SQNR
  * about 5 dB), and that Conv in FP32 gets it back for 6 bytes of weights. */
 static void cancelling_model(const char *path, int c, bool any_size) {
-    int64_t d1[4] = {c, 1, 1, 1}, d2[4] = {1, c, 1, 1};
     float w1[64], w2[64] = {1.0f, -0.995f};
     cr_assert(c >= 2 && c <= 64);
     for (int i = 0; i < c; i++) w1[i] = 1.0f;
-    Onnx__TensorProto t1 = ONNX__TENSOR_PROTO__INIT, t2 = ONNX__TENSOR_PROTO__INIT;
-    t1.name = "w1", t1.n_dims = 4, t1.dims = d1, t1.has_data_type = 1;
-    t1.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, t1.n_float_data = (size_t)c;
-    t1.float_data = w1;
-    t2 = t1;
-    t2.name = "w2", t2.dims = d2, t2.float_data = w2;
-    Onnx__TensorProto *inits[2] = {&t1, &t2};
-    static char *in1[2] = {"x", "w1"}, *in2[2] = {"h", "w2"}, *o1[1] = {"h"}, *o2[1] = {"y"};
-    Onnx__NodeProto n1 = ONNX__NODE_PROTO__INIT, n2 = ONNX__NODE_PROTO__INIT;
-    n1.name = "c1", n1.op_type = "Conv", n1.n_input = 2, n1.input = in1;
-    n1.n_output = 1, n1.output = o1;
-    n2 = n1;
-    n2.name = "c2", n2.input = in2, n2.output = o2;
-    Onnx__NodeProto *nodes[2] = {&n1, &n2};
-    Onnx__TensorShapeProto__Dimension dims[4], *dp[4];
-    int64_t xd[4] = {1, 1, 8, 8};
-    for (int i = 0; i < 4; i++) {
-        Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-        if (any_size && i >= 2) { /* symbolic H and W */
-            d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-            d.dim_param = i == 2 ? "h" : "w";
-        } else {
-            d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-            d.dim_value = xd[i];
-        }
-        dims[i] = d;
-        dp[i] = &dims[i];
-    }
-    Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
-    shape.n_dim = 4, shape.dim = dp;
-    Onnx__TypeProto__Tensor tx = ONNX__TYPE_PROTO__TENSOR__INIT, ty;
-    tx.has_elem_type = 1, tx.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, tx.shape = &shape;
-    ty = tx;
-    ty.shape = NULL;
-    Onnx__TypeProto px = ONNX__TYPE_PROTO__INIT, py;
-    px.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, px.tensor_type = &tx;
-    py = px;
-    py.tensor_type = &ty;
-    Onnx__ValueInfoProto vx = ONNX__VALUE_INFO_PROTO__INIT, vy;
-    vx.name = "x", vx.type = &px;
-    vy = vx;
-    vy.name = "y", vy.type = &py;
-    Onnx__ValueInfoProto *ins[1] = {&vx}, *outs[1] = {&vy};
-    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-    g.name = "cancel", g.n_node = 2, g.node = nodes, g.n_initializer = 2, g.initializer = inits;
-    g.n_input = 1, g.input = ins, g.n_output = 1, g.output = outs;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[1] = {&op};
-    op.domain = "", op.has_version = 1, op.version = 13;
-    Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-    mp.has_ir_version = 1, mp.ir_version = 8, mp.n_opset_import = 1, mp.opset_import = ops;
-    mp.graph = &g;
-    size_t n = onnx__model_proto__get_packed_size(&mp);
-    uint8_t *buf = malloc(n);
-    onnx__model_proto__pack(&mp, buf);
-    q8t_write_file(path, buf, n);
-    free(buf);
-}
-
-/* n samples [1, 1, side, side] of uniform [-1, 1) values from seed, in dir
- * (made), named s0.npy, s1.npy, ... */
-static void square_samples(const char *dir, int n, int64_t side, uint64_t seed) {
-    mkdir(dir, 0755);
-    q8t_rng rng = q8t_seed(seed);
-    float *x = malloc(sizeof(float) * (size_t)(side * side));
-    for (int i = 0; i < n; i++) {
-        q8t_fill(&rng, x, side * side, -1, 1);
-        char p[600], name[32];
-        snprintf(name, sizeof name, "s%d.npy", i);
-        q8t_path(p, sizeof p, dir, name);
-        npy_f32(p, (const int64_t[]){1, 1, side, side}, 4, x);
-    }
-    free(x);
+    q8t_two_conv_model(path, c, w1, w2, any_size);
 }
 
 static bool has_meta(const char *q8, const char *key) {
@@ -997,7 +925,7 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     q8t_path(calib, sizeof calib, tmp, "calib");
     q8t_path(out, sizeof out, tmp, "o.q8");
     cancelling_model(onnx, 2, false);
-    square_samples(calib, 8, 8, 5);
+    q8t_square_samples(calib, 8, 8, 5);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);
@@ -1041,7 +969,7 @@ Test(edges, min_sqnr_auto_skips_models_too_large_to_compare, .timeout = 600) {
     q8t_path(calib, sizeof calib, tmp, "calib");
     q8t_path(out, sizeof out, tmp, "o.q8");
     cancelling_model(onnx, 64, true);
-    square_samples(calib, 2, 1024, 6);
+    q8t_square_samples(calib, 2, 1024, 6);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);

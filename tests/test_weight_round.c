@@ -17,6 +17,7 @@
 #include "quantize.h"
 #include "testutil.h"
 #include "weight_round.h"
+#include "wround_choose.h"
 
 #define MNIST Q8_SOURCE_DIR "/models/mnist"
 
@@ -474,7 +475,7 @@ Test(weight_round, cli_option, .timeout = 600) {
     unlink(out_n);
     r = q8t_run_cmd(tmp, 20, bad);
     cr_assert(r.exited && r.code == 2, "exit %d", r.code);
-    cr_assert(!strncmp(r.err, "quantize: --weight-rounding must be nearest, sums or gptq\n",
+    cr_assert(!strncmp(r.err, "quantize: --weight-rounding must be auto, nearest, sums or gptq\n",
                        strlen(r.err) + 1), "%s", r.err);
     cr_assert(access(out_n, F_OK) != 0, "nothing written");
     q8t_cmd_free(&r);
@@ -549,4 +550,98 @@ Test(weight_round, sums_leaves_fp32_layers_as_trained, .timeout = 300) {
 
 Test(weight_round, gptq_gives_fp32_layers_their_weights_back, .timeout = 300) {
     fp32_layers_as_trained("gptq");
+}
+
+/* --weight-rounding auto (wround_choose.c). x -> Conv 1x1 to 16 equal
+ * channels -> Conv 1x1 (w2) -> y. With w2's signs alternating its sum
+ * cancels to 0.02: each weight's rounding error is a large share of y, and
+ * the 16 inputs are one value, so GPTQ moves every error onto the inputs
+ * not yet rounded and y comes out nearly exact; with w2 all positive nothing
+ * cancels and the roundings give about the same y. */
+static void auto_model(const char *dir, bool cancel, char *onnx, char *calib) {
+    float w1[16], w2[16];
+    q8t_rng rng = q8t_seed(cancel ? 41 : 42);
+    float sum = 0;
+    for (int i = 0; i < 16; i++) {
+        w1[i] = 1.0f;
+        w2[i] = q8t_uniform(&rng, 0.3f, 1.0f) * (cancel && i % 2 ? -1.0f : 1.0f);
+        sum += i < 15 ? w2[i] : 0;
+    }
+    if (cancel) w2[15] = 0.02f - sum; /* y = 0.02 x */
+    q8t_path(onnx, 512, dir, cancel ? "cancel.onnx" : "plain.onnx");
+    q8t_path(calib, 512, dir, "calib");
+    q8t_two_conv_model(onnx, 16, w1, w2, false);
+    q8t_square_samples(calib, 16, 8, 7);
+}
+
+static q8_quantize_result quantize_rounding(const char *onnx, const char *calib, const char *out,
+                                            q8_weight_rounding wr) {
+    q8_quantize_options o = {.calib_dir = calib, .method = Q8_CALIB_MINMAX, .n_threads = 1,
+                             .quant = {.weight_rounding = wr}};
+    q8_quantize_result r;
+    q8_error err = {0};
+    cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
+    return r;
+}
+
+static const char *rounding_of(const char *q8) {
+    static char s[32];
+    q8_model *m;
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(q8, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    const q8_meta_entry *e = q8_meta_get(&m->meta, "quant.weight_rounding");
+    snprintf(s, sizeof s, "%s", e && e->type == Q8_META_STR ? e->s : "-");
+    q8_model_free(m);
+    return s;
+}
+
+Test(weight_round, auto_takes_gptq_where_it_gains, .timeout = 300) {
+    char *tmp = q8t_tmpdir("wrauto");
+    char onnx[512], calib[512], out[512];
+    auto_model(tmp, true, onnx, calib);
+    q8t_path(out, sizeof out, tmp, "a.q8");
+    q8_quantize_result r = quantize_rounding(onnx, calib, out, Q8_WROUND_AUTO);
+    cr_log_info("cancelling w2: sums %.1f dB, gptq %.1f dB on %d samples", r.wround_db[0],
+                r.wround_db[1], r.wround_scored);
+    cr_assert_eq(r.wround_scored, 4, "the last quarter of 16 samples is held out");
+    cr_assert_eq(r.wround_chosen, Q8_WROUND_GPTQ);
+    cr_assert_gt(r.wround_db[1], r.wround_db[0] + 6, "gptq %.1f vs sums %.1f", r.wround_db[1],
+                 r.wround_db[0]);
+    cr_assert_str_eq(rounding_of(out), "gptq");
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* Where gptq gains less than the margin, auto's model is sums' byte for
+ * byte (the weights rounded again from the trained ones, the ranges those
+ * sums measured); and so it is with too few samples to hold some out. */
+Test(weight_round, auto_keeps_sums_otherwise, .timeout = 300) {
+    char *tmp = q8t_tmpdir("wrauto");
+    char onnx[512], calib[512], out_a[512], out_s[512];
+    auto_model(tmp, false, onnx, calib);
+    q8t_path(out_a, sizeof out_a, tmp, "a.q8");
+    q8t_path(out_s, sizeof out_s, tmp, "s.q8");
+    q8_quantize_result r = quantize_rounding(onnx, calib, out_a, Q8_WROUND_AUTO);
+    cr_log_info("plain w2: sums %.1f dB, gptq %.1f dB", r.wround_db[0], r.wround_db[1]);
+    cr_assert_eq(r.wround_scored, 4);
+    cr_assert_eq(r.wround_chosen, Q8_WROUND_SUMS);
+    cr_assert_lt(r.wround_db[1], r.wround_db[0] + Q8_WROUND_AUTO_MARGIN_DB);
+    quantize_rounding(onnx, calib, out_s, Q8_WROUND_SUMS);
+    size_t na, ns;
+    char *a = q8t_slurp(out_a, &na), *s = q8t_slurp(out_s, &ns);
+    cr_assert(a && s && na == ns && !memcmp(a, s, na), "auto's file differs from sums'");
+    free(a);
+    free(s);
+    /* three samples: nothing held out, sums, said why */
+    char few[512];
+    q8t_path(few, sizeof few, tmp, "few");
+    q8t_square_samples(few, 3, 8, 9);
+    auto_model(tmp, true, onnx, calib);
+    r = quantize_rounding(onnx, few, out_a, Q8_WROUND_AUTO);
+    cr_assert_eq(r.wround_scored, 0);
+    cr_assert_eq(r.wround_chosen, Q8_WROUND_SUMS);
+    cr_assert(strstr(r.wround_note, "3 calibration samples"), "%s", r.wround_note);
+    cr_assert_str_eq(rounding_of(out_a), "sums");
+    q8t_rm_rf(tmp);
+    free(tmp);
 }

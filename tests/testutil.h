@@ -112,4 +112,11 @@ void q8t_assert_shape(const q8_tensor_info *in, const int64_t *dims, int nd);
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,
                       const char *what);
 
+/* ONNX model x[1,1,8,8] -> Conv 1x1 (c output channels, weights w1) ->
+ * Conv 1x1 (one output, weights w2) -> y (H, W symbolic with any_size). */
+void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w2, bool any_size);
+/* n samples [1, 1, side, side] of uniform [-1, 1) values from seed, in dir
+ * (made), named s0.npy, s1.npy, ... */
+void q8t_square_samples(const char *dir, int n, int64_t side, uint64_t seed);
+
 #endif

@@ -89,6 +89,10 @@ typedef enum q8_weight_rounding {
      * filters are zero-sum edge detectors; docs/accuracy.md, PoseNet). The
      * quantize tool's default; zero-initialized options: nearest */
     Q8_WROUND_SUMS = 2,
+    /* q8_quantize_model: sums or gptq, whichever gives the INT8 model the
+     * better output SQNR on calibration samples the GPTQ fit did not see
+     * (wround_choose.h; the quantize tool's default); anywhere else, sums */
+    Q8_WROUND_AUTO = 3,
 } q8_weight_rounding;
 
 /* q8_quant_options.scalar_tables */
@@ -203,6 +207,13 @@ typedef struct q8_quantize_result {
     int n_int8_added_tables;        /* tables added to activations, in int8 */
     int n_equalized;                /* Conv -> depthwise pairs equalized ... */
     int n_equalized_through;        /* ... of them through activations (per-channel tables) */
+    /* Q8_WROUND_AUTO: the rounding taken, and the output SQNR of the INT8
+     * model with each (sums, gptq) on wround_scored held-out calibration
+     * samples (0 samples: not compared, sums taken; wround_note says why) */
+    q8_weight_rounding wround_chosen;
+    int wround_scored;
+    double wround_db[2];
+    char wround_note[160];
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

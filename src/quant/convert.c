@@ -15,6 +15,7 @@
 #include "convert.h"
 #include "sha256.h"
 #include "tables_choose.h"
+#include "wround_choose.h"
 #include "weight_round.h"
 
 static double now_s(void) {
@@ -122,6 +123,13 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     return s;
 }
 
+/* Q8_WROUND_AUTO's builder: the graph at the chosen ranges and tables, of
+ * gcal's weights as they are rounded now. */
+static q8_status build_rounded(void *arg, q8_graph **out, q8_error *err) {
+    const build_ctx *b = arg;
+    return build_int8(arg, b->thr, out, err);
+}
+
 /* Q8_SCALAR_TABLES_AUTO's builder: the graph at the chosen ranges, with the
  * tables or without. */
 static q8_status build_tables(void *arg, bool on, q8_graph **out, q8_error *err) {
@@ -214,8 +222,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         s = q8_equalize(gcal, o->quant.equalize_through, &samples, o->n_threads, &meta, err);
     /* on the weights as they will be scaled, before the ranges are measured
      * (they are those of the model with its weights rounded) */
-    if (s == Q8_OK)
-        s = q8_round_weights(gcal, &o->quant, &samples, o->n_threads, &meta, &wsaved, err);
+    /* auto: sums now, gptq compared once ranges and tables are chosen */
+    q8_quant_options rq = o->quant;
+    if (rq.weight_rounding == Q8_WROUND_AUTO) rq.weight_rounding = Q8_WROUND_SUMS;
+    if (s == Q8_OK) s = q8_round_weights(gcal, &rq, &samples, o->n_threads, &meta, &wsaved, err);
     q8_calib_options co = {.method = o->method, .percentile = o->percentile,
                            .n_threads = o->n_threads, .keep_wide = o->quant.wide_int8,
                            .warn = o->warn, .warn_arg = o->warn_arg};
@@ -245,13 +255,44 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         if (s == Q8_OK && tc.differ)
             s = q8_meta_set_str(&meta, "quant.scalar_tables", tc.on ? "on" : "off", err);
     }
+    if (s == Q8_OK && o->quant.weight_rounding == Q8_WROUND_AUTO) {
+        q8_wround_choice wc;
+        bc.thr = cal.threshold;
+        s = q8_wround_choose(gcal, &rq, &samples, o->n_threads, build_rounded, &bc, &wsaved,
+                             &meta, &wc, err);
+        if (s == Q8_OK) {
+            rq.weight_rounding = wc.chosen;
+            r->wround_chosen = wc.chosen;
+            r->wround_scored = wc.n_scored;
+            memcpy(r->wround_db, wc.db, sizeof wc.db);
+            snprintf(r->wround_note, sizeof r->wround_note, "%s", wc.note);
+        }
+        /* the ranges of the model as it will compute: measured again, by
+         * the method chosen above */
+        if (s == Q8_OK && wc.chosen == Q8_WROUND_GPTQ) {
+            q8_calibration again = {0};
+            q8_calib_options c2 = co;
+            c2.method = cal.chosen;
+            c2.warn = NULL; /* said on the first measurement */
+            s = q8_calibrate(gcal, &samples, &c2, &again, err);
+            if (s == Q8_OK) {
+                again.chosen = cal.chosen;
+                again.n_scored = cal.n_scored;
+                memcpy(again.score_db, cal.score_db, sizeof cal.score_db);
+                q8_calibration_free(&cal);
+                cal = again;
+            } else {
+                q8_calibration_free(&again);
+            }
+        }
+    }
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
          * longer needed (the thresholds go by tensor name), unless pruning
          * or equalization changed them (they are copied over by name, then
          * freed) */
         bool changed = o->prune.mode != Q8_PRUNE_NONE || o->quant.equalize ||
-                       o->quant.weight_rounding != Q8_WROUND_NEAREST;
+                       rq.weight_rounding != Q8_WROUND_NEAREST;
         if (!changed) free_constant_data(gcal);
         q8_load_options lo = {.input_shapes = o->input_shapes, .n_input_shapes = o->n_input_shapes,
                               .input_values = binds.v, .n_input_values = binds.n};
@@ -261,7 +302,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
          * calibration shapes */
         if (s == Q8_OK) s = q8_prune_copy(g, gcal, &o->prune, &meta, err);
         if (s == Q8_OK && o->quant.equalize) s = q8_equalize_copy(g, gcal, o->quant.equalize_through, err);
-        if (s == Q8_OK) s = q8_round_weights_copy(g, gcal, &o->quant, err);
+        if (s == Q8_OK) s = q8_round_weights_copy(g, gcal, &rq, err);
         if (changed) free_constant_data(gcal);
         if (s == Q8_OK) s = q8_calibration_by_name(&cal, gcal, g, &moved, err);
         if (s == Q8_OK) {

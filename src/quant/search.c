@@ -341,6 +341,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
                        o->n_threads, r->trials == 0, rep, &qr, err);
         if (st != Q8_OK) break;
         if (tro.method == Q8_CALIB_AUTO && qr.calib_scored > 0) tro.method = qr.calib_chosen;
+        /* and so does the weight rounding auto took */
+        if (tro.quant.weight_rounding == Q8_WROUND_AUTO) tro.quant.weight_rounding = qr.wround_chosen;
         if (rep[0].rows <= 0 && !so->by_sqnr) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
                          "float score tensor in this model");

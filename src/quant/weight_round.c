@@ -1,6 +1,7 @@
 /* quantize --weight-rounding gptq|sums over a model (weight_round.h): which
  * layers, their input statistics (prune_fit.h's capture), and each row
  * rounded with its block factors (gptq) or window by window (sums). */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -199,13 +200,13 @@ void q8_wround_saved_free(q8_wround_saved *sv) {
     memset(sv, 0, sizeof *sv);
 }
 
-int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) {
+static int restore(q8_graph *g, const q8_wround_saved *sv, bool only_fp32) {
     int restored = 0;
     for (int i = 0; i < sv->n; i++) {
         int t = q8_graph_find(g, sv->names[i]);
         q8_tensor *w = t >= 0 ? g->tensors[t] : NULL;
         if (!w || !w->data || w->dtype != Q8_F32 || q8_tensor_numel(w) != sv->numel[i]) continue;
-        bool fp32_reader = false;
+        bool fp32_reader = !only_fp32;
         for (int k = 0; k < g->n_nodes && !fp32_reader; k++) {
             const q8_node *n = g->nodes[k];
             for (int j = 0; !n->dead && !*n->domain && j < n->n_inputs; j++)
@@ -222,11 +223,16 @@ int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) {
     return restored;
 }
 
+int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) { return restore(g, sv, true); }
+
+int q8_wround_restore_all(q8_graph *g, const q8_wround_saved *sv) { return restore(g, sv, false); }
+
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_wround_saved *saved,
                            q8_error *err) {
     if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
-    if (o->weight_rounding == Q8_WROUND_SUMS) {
+    /* auto is q8_quantize_model's choice (wround_choose.h); here, sums */
+    if (o->weight_rounding == Q8_WROUND_SUMS || o->weight_rounding == Q8_WROUND_AUTO) {
         q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
         int nt = l ? list_layers(g, o, l) : -1;
         int64_t moved = nt < 0 ? -1 : round_sums(g, l, nt, saved);
@@ -264,6 +270,17 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
     return s;
 }
 
+double q8_wround_gptq_macs(const q8_graph *g, const q8_quant_options *o) {
+    q8_pfit_layer *l = calloc((size_t)g->n_nodes + 1, sizeof *l);
+    int nt = l ? list_layers(g, o, l) : -1;
+    double macs = nt < 0 ? INFINITY : 0;
+    for (int i = 0; i < nt; i++)
+        macs += (double)(l[i].max_rows + l[i].m / l[i].groups + l[i].blk) * (double)l[i].k *
+                (double)l[i].blk * (double)l[i].groups;
+    free(l);
+    return macs;
+}
+
 q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
                                 q8_error *err) {
     if (o->weight_rounding == Q8_WROUND_NEAREST) return Q8_OK;
@@ -277,7 +294,7 @@ q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_qua
         bool same = t && t->data && t->dtype == Q8_F32 && q8_tensor_numel(t) == q8_tensor_numel(d);
         /* sums is the default and needs nothing but the weight: one that
          * does not carry over keeps nearest rounding */
-        if (!same && o->weight_rounding == Q8_WROUND_SUMS) continue;
+        if (!same && o->weight_rounding != Q8_WROUND_GPTQ) continue;
         if (!same)
             s = q8_fail(err, Q8_ERR_UNSUPPORTED,
                         "--weight-rounding gptq: weight '%s' differs between the calibration "

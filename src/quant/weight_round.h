@@ -86,10 +86,19 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
  * its weights as trained); returns how many, -1 if the file could not be
  * read back. */
 int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *saved);
+/* Every saved tensor of g back to its values before rounding (the model's
+ * weights as trained, where sv holds every tensor that was rounded);
+ * returns the count, -1 when the temporary file cannot be read. */
+int q8_wround_restore_all(q8_graph *g, const q8_wround_saved *sv);
 void q8_wround_saved_free(q8_wround_saved *saved);
 
 /* The rounded weights of src into dst (the same model at other input
  * shapes), by tensor name. */
+/* About how many multiply-adds q8_round_weights with gptq would take on g
+ * (each layer's statistics at its row cap, the factors and the rounding):
+ * an upper bound, for deciding whether to try it. */
+double q8_wround_gptq_macs(const q8_graph *g, const q8_quant_options *o);
+
 q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
                                 q8_error *err);
 
