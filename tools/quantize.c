@@ -293,8 +293,10 @@ static int auto_search(const char *onnx, const char *out, const q8_quantize_opti
                        bool trials_given) {
     if (r->calib_scored <= 0 || o->prune.mode != Q8_PRUNE_NONE) return 0;
     double db = r->calib_candidate_db[r->calib_chosen == Q8_CALIB_MSE ? 1 : 0];
-    /* gptq taken: the model written is the one it scored (on fewer samples) */
-    if (r->wround_scored > 0 && r->wround_chosen == Q8_WROUND_GPTQ) db = r->wround_db[1];
+    /* --weight-rounding auto scored the model written against the FP32
+     * model with its weights as trained (auto's ranges score compares with
+     * the rounded ones: optimistic), on fewer samples, held out */
+    if (r->wround_scored > 0) db = r->wround_db[r->wround_chosen == Q8_WROUND_GPTQ ? 1 : 0];
     if (!(db < Q8_AUTO_MIN_SQNR_DB)) return 0;
     if (2 * r->fp32_activation_bytes > Q8_AUTO_MAX_HELD) {
         printf("output SQNR %.1f dB < %g dB, but the search for layers to keep in FP32 would "
