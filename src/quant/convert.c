@@ -123,11 +123,29 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     return s;
 }
 
-/* Q8_WROUND_AUTO's builder: the graph at the chosen ranges and tables, of
- * gcal's weights as they are rounded now. */
-static q8_status build_rounded(void *arg, q8_graph **out, q8_error *err) {
-    const build_ctx *b = arg;
-    return build_int8(arg, b->thr, out, err);
+/* Q8_WROUND_AUTO's builder: the graph at the chosen tables, of gcal's
+ * weights as they are rounded now; by sums at the ranges measured on that
+ * model, by gptq at ranges measured again on the gptq-rounded model (by the
+ * method chosen; its weights move the activations: scored at sums' ranges,
+ * FaceMesh's gptq model lost 7 dB it did not lose at its own). */
+typedef struct wround_ctx {
+    build_ctx *bc;
+    const q8_sample_set *s;
+    q8_calib_options co;        /* the chosen method, no warnings (said once) */
+    const q8_calibration *cal;  /* sums' ranges */
+    q8_calibration again;       /* gptq's */
+} wround_ctx;
+
+static q8_status build_rounded(void *arg, q8_weight_rounding wr, q8_graph **out,
+                               q8_error *err) {
+    wround_ctx *w = arg;
+    w->bc->thr = w->cal->threshold;
+    if (wr == Q8_WROUND_GPTQ) {
+        q8_calibration_free(&w->again);
+        Q8_TRY(q8_calibrate(w->bc->gcal, w->s, &w->co, &w->again, err));
+        w->bc->thr = w->again.threshold;
+    }
+    return build_int8(w->bc, w->bc->thr, out, err);
 }
 
 /* Q8_SCALAR_TABLES_AUTO's builder: the graph at the chosen ranges, with the
@@ -257,8 +275,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     }
     if (s == Q8_OK && o->quant.weight_rounding == Q8_WROUND_AUTO) {
         q8_wround_choice wc;
-        bc.thr = cal.threshold;
-        s = q8_wround_choose(gcal, &rq, &samples, o->n_threads, build_rounded, &bc, &wsaved,
+        wround_ctx wx = {.bc = &bc, .s = &samples, .co = co, .cal = &cal};
+        wx.co.method = cal.chosen;
+        wx.co.warn = NULL;
+        s = q8_wround_choose(gcal, &rq, &samples, o->n_threads, build_rounded, &wx, &wsaved,
                              &meta, &wc, err);
         if (s == Q8_OK) {
             rq.weight_rounding = wc.chosen;
@@ -267,24 +287,16 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
             memcpy(r->wround_db, wc.db, sizeof wc.db);
             snprintf(r->wround_note, sizeof r->wround_note, "%s", wc.note);
         }
-        /* the ranges of the model as it will compute: measured again, by
-         * the method chosen above */
-        if (s == Q8_OK && wc.chosen == Q8_WROUND_GPTQ) {
-            q8_calibration again = {0};
-            q8_calib_options c2 = co;
-            c2.method = cal.chosen;
-            c2.warn = NULL; /* said on the first measurement */
-            s = q8_calibrate(gcal, &samples, &c2, &again, err);
-            if (s == Q8_OK) {
-                again.chosen = cal.chosen;
-                again.n_scored = cal.n_scored;
-                memcpy(again.score_db, cal.score_db, sizeof cal.score_db);
-                q8_calibration_free(&cal);
-                cal = again;
-            } else {
-                q8_calibration_free(&again);
-            }
+        if (s == Q8_OK && wc.chosen == Q8_WROUND_GPTQ) { /* its ranges */
+            wx.again.chosen = cal.chosen;
+            wx.again.n_scored = cal.n_scored;
+            memcpy(wx.again.score_db, cal.score_db, sizeof cal.score_db);
+            q8_calibration_free(&cal);
+            cal = wx.again;
+        } else {
+            q8_calibration_free(&wx.again);
         }
+        bc.thr = cal.threshold;
     }
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no

@@ -22,10 +22,10 @@ static q8_status fail_restore(q8_error *err) {
                    "file");
 }
 
-static q8_status score(q8_out_eval *e, q8_wround_build_fn build, void *arg, double *db,
-                       q8_error *err) {
+static q8_status score(q8_out_eval *e, q8_wround_build_fn build, void *arg,
+                       q8_weight_rounding wr, double *db, q8_error *err) {
     q8_graph *q = NULL;
-    Q8_TRY(build(arg, &q, err));
+    Q8_TRY(build(arg, wr, &q, err));
     return q8_out_eval_score(e, q, db, err);
 }
 
@@ -60,7 +60,7 @@ q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_samp
     q8_quant_options ro = *o;
     ro.weight_rounding = Q8_WROUND_SUMS;
     if (st == Q8_OK) st = q8_round_weights(g, &ro, s, n_threads, meta, NULL, err);
-    if (st == Q8_OK) st = score(&e, build, arg, &out->db[0], err);
+    if (st == Q8_OK) st = score(&e, build, arg, Q8_WROUND_SUMS, &out->db[0], err);
     /* gptq from the weights as trained, fit on the samples not scored */
     q8_wround_saved gsaved = {0};
     q8_sample_set fit = *s;
@@ -74,7 +74,7 @@ q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_samp
             st = Q8_OK;
             out->db[1] = NAN;
         } else if (st == Q8_OK) {
-            st = score(&e, build, arg, &out->db[1], err);
+            st = score(&e, build, arg, Q8_WROUND_GPTQ, &out->db[1], err);
         }
     }
     out->n_scored = e.n_samples;

@@ -4,7 +4,8 @@
  * the calibration samples, so it is scored on samples the fit did not see:
  * the last quarter of the calibration samples (2 to 8 of them) is held out
  * from the fit, and both INT8 models (same ranges, same tables) are compared
- * with the FP32 model, weights as trained, on those. GPTQ is taken only
+ * with the FP32 model, weights as trained, on those, each at the ranges
+ * measured on it. GPTQ is taken only
  * where it gains Q8_WROUND_AUTO_MARGIN_DB: on the kit it gains 1-4 dB on
  * the pose and segmentation models and loses on small classifiers and the
  * MNIST models (docs/accuracy.md, "Weight rounding by measurement"). */
@@ -23,9 +24,11 @@
  * on fewer than three samples, or a score on one, says little). */
 #define Q8_WROUND_AUTO_MIN_SAMPLES 4
 
-/* Makes the INT8 graph of g's weights as they are now, at the ranges
- * chosen (the caller's builder; *out is the caller's to free). */
-typedef q8_status (*q8_wround_build_fn)(void *arg, q8_graph **out, q8_error *err);
+/* Makes the INT8 graph of g's weights as they are now, rounded by wr (the
+ * caller's builder: ranges as measured on that model; *out is the caller's
+ * to free). */
+typedef q8_status (*q8_wround_build_fn)(void *arg, q8_weight_rounding wr, q8_graph **out,
+                                        q8_error *err);
 
 typedef struct q8_wround_choice {
     q8_weight_rounding chosen;  /* Q8_WROUND_SUMS or Q8_WROUND_GPTQ */
@@ -37,7 +40,7 @@ typedef struct q8_wround_choice {
 /* g: the FP32 graph with its weights rounded by sums (q8_round_weights
  * with *saved: what they were before). Rounds them by gptq too (fit on the
  * samples not held out), builds and scores both, and leaves g with the
- * winner's weights and *saved holding every tensor the winner rounded, as
+ * winner's weights (the builder keeps the winner's ranges) and *saved holding every tensor the winner rounded, as
  * it was before (for q8_wround_restore_fp32). meta gets the winner's
  * quant.weight_rounding. */
 q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_sample_set *s,
