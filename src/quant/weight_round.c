@@ -256,7 +256,12 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
         s = q8_pfit_capture(g, l + from, to - from, smp, n_threads, Q8_PFIT_H, err);
         if (s != Q8_OK) q8_fail_prefix(err, "--weight-rounding gptq");
         for (int i = from; i < to && s == Q8_OK; i++) {
-            if (!l[i].h || l[i].n_rows <= 0) continue;
+            /* fewer calibration rows than inputs (a Gemm fed one row a
+             * sample: a wake-word head's 1536 inputs on 24 rows) say
+             * nothing of the other directions: GPTQ fitted to them moved
+             * its held-out score by 0.09 where nearest moves it 0.02; such
+             * a layer keeps nearest rounding */
+            if (!l[i].h || l[i].n_rows <= 0 || !q8_pfit_fit_trusted(&l[i])) continue;
             if ((saved && !save(saved, g->tensors[l[i].wt])) || round_layer(g, &l[i]) < 0)
                 s = q8_fail(err, Q8_ERR_NOMEM, "out of memory rounding weights");
         }
