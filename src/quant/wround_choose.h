@@ -3,10 +3,10 @@
  * to the model's output. GPTQ fits each layer's rounding to the inputs of
  * the calibration samples, so it is scored on samples the fit did not see:
  * the last quarter of the calibration samples (2 to 8 of them) is held out
- * from the fit, and both INT8 models (same ranges, same tables) are compared
- * with the FP32 model, weights as trained, on those, each at the ranges
- * measured on it. GPTQ is taken only
- * where it gains Q8_WROUND_AUTO_MARGIN_DB: on the kit it is taken on the
+ * from the fit, and both INT8 models (same tables, each at the ranges
+ * measured on it) are compared with the FP32 model, weights as trained, on
+ * those. GPTQ is taken only where it gains Q8_WROUND_AUTO_MARGIN_DB: on the
+ * kit it is taken on the
  * pose models, text recognition and a few classifiers, and left where it
  * lost (Selfie, the emotion classifier, the wake word; docs/accuracy.md,
  * "Weight rounding by measurement"). */
