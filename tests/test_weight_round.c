@@ -323,11 +323,6 @@ Test(weight_round, mnist_layer_error_drops, .timeout = 300) {
     for (int i = 0; i < nl; i++) {
         const q8_tensor *wt = ref->tensors[l[i].wt];
         const float *w = wt->data, *v = g->tensors[l[i].wt]->data;
-        float *a = malloc(sizeof(float) * (size_t)l[i].k), *b = malloc(sizeof(float) * (size_t)l[i].k);
-        float *dq = malloc(sizeof(float) * (size_t)l[i].k), sc, sg;
-        int8_t *q = malloc((size_t)l[i].k), *qg = malloc((size_t)l[i].k);
-        double en = 0, eg = 0;
-        int64_t moved = 0;
         if (!q8_pfit_fit_trusted(&l[i])) {
             /* fewer calibration rows than inputs (the FC: 64 rows, 1568
              * inputs): left as trained, for the rewrite's nearest rounding */
@@ -335,14 +330,14 @@ Test(weight_round, mnist_layer_error_drops, .timeout = 300) {
                         (long long)l[i].n_rows, (long long)l[i].k);
             cr_assert(!memcmp(w, v, sizeof(float) * (size_t)l[i].numel), "layer %d changed", i);
             cr_assert_gt(i, 0);
-            free(a);
-            free(b);
-            free(dq);
-            free(q);
-            free(qg);
             free(l[i].h);
             continue;
         }
+        float *a = malloc(sizeof(float) * (size_t)l[i].k), *b = malloc(sizeof(float) * (size_t)l[i].k);
+        float *dq = malloc(sizeof(float) * (size_t)l[i].k), sc, sg;
+        int8_t *q = malloc((size_t)l[i].k), *qg = malloc((size_t)l[i].k);
+        double en = 0, eg = 0;
+        int64_t moved = 0;
         for (int64_t r = 0; r < l[i].m; r++) {
             for (int64_t j = 0; j < l[i].k; j++) { /* row r of both, as the rewrite reads it */
                 int64_t at = l[i].kind == Q8_PFIT_KN ? j * l[i].m + r : r * l[i].k + j;
