@@ -472,17 +472,21 @@ int main(int argc, char **argv) {
             o.quant.int8_embeddings = v == 0;
             break;
         }
-        case 'W':
-            if (strcmp(optarg, "nearest") && strcmp(optarg, "gptq") && strcmp(optarg, "sums") &&
-                strcmp(optarg, "auto")) {
+        case 'W': {
+            static const struct {
+                const char *name;
+                q8_weight_rounding v;
+            } roundings[] = {{"auto", Q8_WROUND_AUTO}, {"nearest", Q8_WROUND_NEAREST},
+                             {"sums", Q8_WROUND_SUMS}, {"gptq", Q8_WROUND_GPTQ}};
+            size_t k = 0, nr = sizeof roundings / sizeof roundings[0];
+            while (k < nr && strcmp(optarg, roundings[k].name)) k++;
+            if (k == nr) {
                 fprintf(stderr, "quantize: --weight-rounding must be auto, nearest, sums or gptq\n");
                 return 2;
             }
-            o.quant.weight_rounding = !strcmp(optarg, "gptq")   ? Q8_WROUND_GPTQ
-                                      : !strcmp(optarg, "sums") ? Q8_WROUND_SUMS
-                                      : !strcmp(optarg, "auto") ? Q8_WROUND_AUTO
-                                                                : Q8_WROUND_NEAREST;
+            o.quant.weight_rounding = roundings[k].v;
             break;
+        }
         case 'r': {
             int v = two_way("wide-range", optarg, "fp32", "int8");
             if (v < 0) return 2;

@@ -123,6 +123,12 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     return s;
 }
 
+/* A count the passes recorded in meta, 0 where they recorded none. */
+static int meta_count(const q8_meta *meta, const char *key) {
+    const q8_meta_entry *e = q8_meta_get(meta, key);
+    return e && e->type == Q8_META_INT ? (int)e->i : 0;
+}
+
 /* Q8_WROUND_AUTO's builder: the graph at the chosen tables, of gcal's
  * weights as they are rounded now; by sums at the ranges measured on that
  * model, by gptq at ranges measured again on the gptq-rounded model (by the
@@ -296,7 +302,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         } else {
             q8_calibration_free(&wx.again);
         }
-        bc.thr = cal.threshold;
+        bc.thr = cal.threshold; /* not the freed gptq ranges the builder last took */
     }
     if (s == Q8_OK && o->n_input_shapes && !same_shapes(o, shapes, samples.n_inputs)) {
         /* the deployment graph is imported again: gcal's weights are no
@@ -374,14 +380,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;
     }
-    const q8_meta_entry *tables = q8_meta_get(&meta, "quant.int8_tables");
-    r->n_int8_tables = tables && tables->type == Q8_META_INT ? (int)tables->i : 0;
-    const q8_meta_entry *added = q8_meta_get(&meta, "quant.int8_added_tables");
-    r->n_int8_added_tables = added && added->type == Q8_META_INT ? (int)added->i : 0;
-    const q8_meta_entry *eq = q8_meta_get(&meta, "equalize.pairs");
-    const q8_meta_entry *eqt = q8_meta_get(&meta, "equalize.through");
-    r->n_equalized = eq && eq->type == Q8_META_INT ? (int)eq->i : 0;
-    r->n_equalized_through = eqt && eqt->type == Q8_META_INT ? (int)eqt->i : 0;
+    r->n_int8_tables = meta_count(&meta, "quant.int8_tables");
+    r->n_int8_added_tables = meta_count(&meta, "quant.int8_added_tables");
+    r->n_equalized = meta_count(&meta, "equalize.pairs");
+    r->n_equalized_through = meta_count(&meta, "equalize.through");
     if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, err);
     if (s == Q8_OK) {
         struct stat st;

@@ -92,13 +92,13 @@ int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *saved);
 int q8_wround_restore_all(q8_graph *g, const q8_wround_saved *sv);
 void q8_wround_saved_free(q8_wround_saved *saved);
 
-/* The rounded weights of src into dst (the same model at other input
- * shapes), by tensor name. */
 /* About how many multiply-adds q8_round_weights with gptq would take on g
  * (each layer's statistics at its row cap, the factors and the rounding):
  * an upper bound, for deciding whether to try it. */
 double q8_wround_gptq_macs(const q8_graph *g, const q8_quant_options *o);
 
+/* The rounded weights of src into dst (the same model at other input
+ * shapes), by tensor name. */
 q8_status q8_round_weights_copy(q8_graph *dst, const q8_graph *src, const q8_quant_options *o,
                                 q8_error *err);
 

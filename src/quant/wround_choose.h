@@ -6,10 +6,9 @@
  * from the fit, and both INT8 models (same tables, each at the ranges
  * measured on it) are compared with the FP32 model, weights as trained, on
  * those. GPTQ is taken only where it gains Q8_WROUND_AUTO_MARGIN_DB: on the
- * kit it is taken on the
- * pose models, text recognition and a few classifiers, and left where it
- * lost (Selfie, the emotion classifier, the wake word; docs/accuracy.md,
- * "Weight rounding by measurement"). */
+ * kit it is taken on the pose models, text recognition and a few
+ * classifiers, and left where it lost (Selfie, the emotion classifier, the
+ * wake word; docs/accuracy.md, "Weight rounding by measurement"). */
 #ifndef Q8_WROUND_CHOOSE_H
 #define Q8_WROUND_CHOOSE_H
 
@@ -41,9 +40,9 @@ typedef struct q8_wround_choice {
 /* g: the FP32 graph with its weights rounded by sums (q8_round_weights
  * with *saved: what they were before). Rounds them by gptq too (fit on the
  * samples not held out), builds and scores both, and leaves g with the
- * winner's weights (the builder keeps the winner's ranges) and *saved holding every tensor the winner rounded, as
- * it was before (for q8_wround_restore_fp32). meta gets the winner's
- * quant.weight_rounding. */
+ * winner's weights (the builder keeps the winner's ranges) and *saved
+ * holding every tensor the winner rounded, as it was before (for
+ * q8_wround_restore_fp32). meta gets the winner's quant.weight_rounding. */
 q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_sample_set *s,
                            int n_threads, q8_wround_build_fn build, void *arg,
                            q8_wround_saved *saved, q8_meta *meta, q8_wround_choice *out,
