@@ -5,7 +5,9 @@
  * lanes, the padding, hold the lowest value and are not read. No copy of the
  * input, no per-output scalar work: the portable loops (ops/pool.c) copy each
  * plane or row with its padding first and ran a mini-Xception's
- * 3x3/s2 pools at 3-4x ONNX Runtime's time.
+ * 3x3/s2 pools at 3-4x ONNX Runtime's time. Float MaxPool takes each input
+ * row's maxima along W once, then those down H (hm_*), checking the rows
+ * for NaN first instead of per tap.
  *
  * Same bits as the portable loops: each output's taps in raster order, the
  * first of equal values staying (maxps is "a > b ? a : b"), and float NaN

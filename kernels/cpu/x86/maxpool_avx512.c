@@ -182,6 +182,121 @@ DEFINE_ROWS(rows_i8_s2, "avx512f,avx512bw,avx512vbmi", int8_t, __m512i, 64, 2,
 DEFINE_ROWS(rows_u8_s2, "avx512f,avx512bw,avx512vbmi", uint8_t, __m512i, 64, 2,
             _mm512_setzero_si512(), B_EVENS, tap_b_s2, max_u8, store_b)
 
+/* Float MaxPool by blocks of output rows of one plane: first the maxima
+ * along W of each input row the block reads, once (rows_f32_* take them
+ * per output row: an input row of a 3x3/2 pool serves 1.5 of them), into
+ * hm; then those down H. No NaN bookkeeping per tap: the block's input rows
+ * are checked first (one compare per 16 inputs) and a block holding a NaN
+ * is redone by rows_f32_*. Each row's maxima and then the rows' are the
+ * composition rows_f32_* computes: the same bits. A 3x3/2 pool on
+ * 128x29x29 (the emotion classifier's): 0.026 -> 0.014 ms, 1 thread. */
+enum { HM_FLOATS = 8192 }; /* 32 KiB of row maxima on the stack */
+
+static bool hm_fits(const q8_pool_params *p) {
+    return p->dtype == Q8_F32 && !p->avg && (p->out[2] + 15) / 16 * 16 * p->k[1] <= HM_FLOATS;
+}
+
+/* A row's maxima along W into hr, and whether its inputs hold a NaN. A
+ * row of up to 16 outputs whose taps lie within 32 inputs (narrow: (OW - 1) SW + KW <= 32,
+ * the planes of up to ~30 columns that small nets pool last) is loaded
+ * once, two vectors, its taps permutes of them; else per tap (tap_f32). */
+__attribute__((target("avx512f"), always_inline)) static inline bool
+hm_row(const q8_pool_params *p, const float *row, float *hr, int sw, bool narrow,
+       const uint64_t (*mk)[2], const __m512i *nidx) {
+    const int64_t W = p->in[2], OW = p->out[2], KW = p->k[2];
+    const __m512 low = F32_LOW;
+    __mmask16 bad = 0;
+    if (narrow) {
+        __m512 a = _mm512_mask_loadu_ps(low, (__mmask16)mk[0][0], row - p->pb[2]);
+        __m512 b = _mm512_mask_loadu_ps(low, (__mmask16)mk[0][1], row - p->pb[2] + 16);
+        bad = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
+        __m512 mr = low;
+        for (int64_t kw = 0; kw < KW; kw++)
+            mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[kw], b), mr);
+        _mm512_store_ps(hr, mr);
+        return bad != 0;
+    }
+    const __mmask16 wtail = (__mmask16)((1u << (W % 16)) - 1);
+    const __m512i evens = F32_EVENS;
+    int64_t j = 0;
+    for (; j + 16 <= W; j += 16) {
+        __m512 v = _mm512_loadu_ps(row + j);
+        bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    if (wtail) {
+        __m512 v = _mm512_maskz_loadu_ps(wtail, row + j);
+        bad |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    const float *rs = row - p->pb[2];
+    for (int64_t c0 = 0, c = 0; c0 < OW; c0 += 16, c++) {
+        const uint64_t(*k)[2] = mk + c * KW;
+        const float *t = rs + c0 * sw;
+        __m512 mr = low;
+        if (KW == 3)
+            for (int64_t kw = 0; kw < 3; kw++)
+                mr = _mm512_max_ps(tap_f32(t + kw, k[kw], sw, low, evens), mr);
+        else
+            for (int64_t kw = 0; kw < KW; kw++)
+                mr = _mm512_max_ps(tap_f32(t + kw, k[kw], sw, low, evens), mr);
+        _mm512_store_ps(hr + c0, mr);
+    }
+    return bad != 0;
+}
+
+#define DEFINE_HM(NAME, SW, ROWS)                                                               \
+    __attribute__((target("avx512f"))) static void NAME(const q8_pool_params *p,               \
+                                                         const float *x, float *y, int64_t b,  \
+                                                         int64_t e, const uint64_t (*mk)[2]) { \
+        const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];              \
+        const int64_t KH = p->k[1], KW = p->k[2], sh = p->s[1], pbh = p->pb[1];                \
+        const int64_t owp = (OW + 15) / 16 * 16, rb = (HM_FLOATS / owp - KH) / sh + 1;         \
+        const bool narrow = OW <= 16 && (OW - 1) * (SW) + KW <= 32;                             \
+        uint64_t nmk[1][2] = {{in_mask(-p->pb[2], W, 16), in_mask(16 - p->pb[2], W, 16)}};      \
+        __m512i nidx[32];                                                                       \
+        for (int64_t kw = 0; narrow && kw < KW; kw++)                                           \
+            nidx[kw] = _mm512_add_epi32(                                                        \
+                _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,  \
+                                                     13, 14, 15),                               \
+                                   _mm512_set1_epi32(SW)),                                      \
+                _mm512_set1_epi32((int)kw));                                                    \
+        const __m512 low = F32_LOW;                                                             \
+        float hm[HM_FLOATS] __attribute__((aligned(64)));                                       \
+        for (int64_t r = b; r < e;) {                                                           \
+            int64_t pl = r / OH, oa = r % OH, ob = oa + rb;                                     \
+            if (ob > OH) ob = OH;                                                               \
+            if (ob - oa > e - r) ob = oa + (e - r);                                             \
+            int64_t ha = oa * sh - pbh, hb = (ob - 1) * sh - pbh + KH;                          \
+            ha = ha < 0 ? 0 : ha;                                                               \
+            hb = hb > H ? H : hb;                                                               \
+            const float *xp = x + pl * H * W;                                                   \
+            bool bad = false;                                                                   \
+            for (int64_t h = ha; h < hb; h++)                                                   \
+                bad |= narrow ? hm_row(p, xp + h * W, hm + (h - ha) * owp, SW, true, nmk, nidx) \
+                              : hm_row(p, xp + h * W, hm + (h - ha) * owp, SW, false, mk, NULL);\
+            if (bad) {                                                                          \
+                ROWS(p, x, y, r, r + (ob - oa), mk);                                            \
+                r += ob - oa;                                                                   \
+                continue;                                                                       \
+            }                                                                                   \
+            for (int64_t oh = oa; oh < ob; oh++) {                                              \
+                int64_t h0 = oh * sh - pbh;                                                     \
+                int64_t hlo = h0 >= 0 ? 0 : -h0, hhi = H - h0 < KH ? H - h0 : KH;               \
+                float *yr = y + (pl * OH + oh) * OW;                                            \
+                for (int64_t c0 = 0; c0 < OW; c0 += 16) {                                       \
+                    __m512 m = low;                                                             \
+                    for (int64_t kh = hlo; kh < hhi; kh++)                                      \
+                        m = _mm512_max_ps(_mm512_load_ps(hm + (h0 + kh - ha) * owp + c0), m);   \
+                    int64_t n = OW - c0 < 16 ? OW - c0 : 16;                                    \
+                    _mm512_mask_storeu_ps(yr + c0, (__mmask16)((1u << n) - 1), m);              \
+                }                                                                               \
+            }                                                                                   \
+            r += ob - oa;                                                                       \
+        }                                                                                       \
+    }
+
+DEFINE_HM(hm_f32_s1, 1, rows_f32_s1)
+DEFINE_HM(hm_f32_s2, 2, rows_f32_s2)
+
 /* int8 / uint8 rows of at most 64 inputs (and outputs): the maxima over
  * the window's rows first (one masked load each), then each tap one byte
  * permute of that vector, lanes outside the row masked to the lowest value.
@@ -302,7 +417,8 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
         (s1 ? avg_f32_s1 : avg_f32_s2)(p, a->x, a->y, begin, end, m, wvalid, wpad);
         return;
     }
-    if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
+    if (hm_fits(p)) (s1 ? hm_f32_s1 : hm_f32_s2)(p, a->x, a->y, begin, end, m);
+    else if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_I8) (s1 ? rows_i8_s1 : rows_i8_s2)(p, a->x, a->y, begin, end, m);
     else (s1 ? rows_u8_s1 : rows_u8_s2)(p, a->x, a->y, begin, end, m);
 }
