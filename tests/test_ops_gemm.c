@@ -1218,6 +1218,10 @@ Test(conv_op, depthwise_channels_in_lanes) {
          true, true, false, "Relu", PLAIN},
         {2, 1, 16, 16, 16, SP2(61, 32), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
          true, true, false, "HardSigmoid", PLAIN},
+        /* 3x3 stride 1 (its unrolled loops) on 29x29, a full block of 16
+         * channels and a partial one */
+        {2, 1, 20, 20, 20, SP2(29, 29), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "Relu", PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         check_conv(specs[i], &r);

@@ -102,9 +102,13 @@ AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t n
             int64_t n = IW - iw0 < 16 ? IW - iw0 : 16;
             __mmask16 m = (__mmask16)((1u << n) - 1);
             __m512 v[16];
-            for (int i = 0; i < 16; i++)
-                v[i] = i < nc ? _mm512_maskz_loadu_ps(m, x + i * p->in_sp + ih * IW + iw0)
-                              : _mm512_setzero_ps();
+            const float *xs = x + ih * IW + iw0;
+            if (nc == 16) /* no per-channel test in the common case */
+                for (int i = 0; i < 16; i++) v[i] = _mm512_maskz_loadu_ps(m, xs + i * p->in_sp);
+            else
+                for (int i = 0; i < 16; i++)
+                    v[i] = i < nc ? _mm512_maskz_loadu_ps(m, xs + i * p->in_sp)
+                                  : _mm512_setzero_ps();
             transpose16(v);
             for (int64_t j = 0; j < n; j++) {
                 int64_t c = iw0 + j + pl;
@@ -115,27 +119,41 @@ AVX512 static void load_block(const q8_conv_params *p, const float *x, int64_t n
 }
 
 /* Outputs (oh, ow0 .. ow0 + nv) of a band (oh from its first row) into
- * out[(oh * OW + ow) * 16]. */
+ * out[(oh * OW + ow) * 16]. KH, KW, SW (stride along W) and DW (dilation
+ * along W) are G's, passed as constants where a caller knows them. */
 AVX512 static inline __attribute__((always_inline)) void
 px_block(const q8_conv_geom *G, const float *buf, int64_t pw, const float *wt, __m512 init,
-         int64_t oh, int64_t ow0, float *out, const int nv) {
-    const int64_t KH = G->k[1], KW = G->k[2];
+         int64_t oh, int64_t ow0, float *out, const int nv, const int64_t KH, const int64_t KW,
+         const int64_t SW, const int64_t DW) {
     __m512 acc[DWC_IN_FLIGHT];
 #pragma GCC unroll 8
     for (int j = 0; j < nv; j++) acc[j] = init;
     for (int64_t kh = 0; kh < KH; kh++) {
-        const float *row = buf + ((oh * G->s[1] + kh * G->d[1]) * pw + ow0 * G->s[2]) * 16;
+        const float *row = buf + ((oh * G->s[1] + kh * G->d[1]) * pw + ow0 * SW) * 16;
         for (int64_t kw = 0; kw < KW; kw++) {
             __m512 wv = _mm512_load_ps(wt + (kh * KW + kw) * 16);
-            const float *src = row + kw * G->d[2] * 16;
+            const float *src = row + kw * DW * 16;
 #pragma GCC unroll 8
             for (int j = 0; j < nv; j++)
-                acc[j] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + j * G->s[2] * 16), acc[j]);
+                acc[j] = _mm512_fmadd_ps(wv, _mm512_load_ps(src + j * SW * 16), acc[j]);
         }
     }
 #pragma GCC unroll 8
     for (int j = 0; j < nv; j++) _mm512_store_ps(out + (oh * G->out[2] + ow0 + j) * 16, acc[j]);
 }
+
+/* px_block for nv = 1 .. 8 outputs, each a constant. */
+#define PX_BLOCKS(NV, KH, KW, SW, DW)                                                           \
+    switch (NV) {                                                                               \
+    case 1: px_block(G, buf, pw, wt, init, oh, ow0, out, 1, KH, KW, SW, DW); break;             \
+    case 2: px_block(G, buf, pw, wt, init, oh, ow0, out, 2, KH, KW, SW, DW); break;             \
+    case 3: px_block(G, buf, pw, wt, init, oh, ow0, out, 3, KH, KW, SW, DW); break;             \
+    case 4: px_block(G, buf, pw, wt, init, oh, ow0, out, 4, KH, KW, SW, DW); break;             \
+    case 5: px_block(G, buf, pw, wt, init, oh, ow0, out, 5, KH, KW, SW, DW); break;             \
+    case 6: px_block(G, buf, pw, wt, init, oh, ow0, out, 6, KH, KW, SW, DW); break;             \
+    case 7: px_block(G, buf, pw, wt, init, oh, ow0, out, 7, KH, KW, SW, DW); break;             \
+    default: px_block(G, buf, pw, wt, init, oh, ow0, out, 8, KH, KW, SW, DW); break;            \
+    }
 
 AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread) {
     const conv_dw_args *a = arg;
@@ -166,17 +184,14 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
                                     a->bias ? _mm512_maskz_loadu_ps(cm, a->bias + c0)
                                             : _mm512_setzero_ps());
         const int64_t pw = b.pw;
+        const bool k3s1 = G->k[1] == 3 && G->k[2] == 3 && G->s[2] == 1 && G->d[2] == 1;
         for (int64_t oh = 0; oh < rows; oh++)
             for (int64_t ow0 = 0; ow0 < OW; ow0 += DWC_IN_FLIGHT) {
-                switch (OW - ow0 < DWC_IN_FLIGHT ? OW - ow0 : DWC_IN_FLIGHT) {
-                case 1: px_block(G, buf, pw, wt, init, oh, ow0, out, 1); break;
-                case 2: px_block(G, buf, pw, wt, init, oh, ow0, out, 2); break;
-                case 3: px_block(G, buf, pw, wt, init, oh, ow0, out, 3); break;
-                case 4: px_block(G, buf, pw, wt, init, oh, ow0, out, 4); break;
-                case 5: px_block(G, buf, pw, wt, init, oh, ow0, out, 5); break;
-                case 6: px_block(G, buf, pw, wt, init, oh, ow0, out, 6); break;
-                case 7: px_block(G, buf, pw, wt, init, oh, ow0, out, 7); break;
-                default: px_block(G, buf, pw, wt, init, oh, ow0, out, 8); break;
+                int nv = OW - ow0 < DWC_IN_FLIGHT ? (int)(OW - ow0) : DWC_IN_FLIGHT;
+                if (k3s1) { /* 3x3 stride 1, the common depthwise: unrolled */
+                    PX_BLOCKS(nv, 3, 3, 1, 1);
+                } else {
+                    PX_BLOCKS(nv, G->k[1], G->k[2], G->s[2], G->d[2]);
                 }
             }
         /* Back to channel rows: 16 output pixels a transpose. */
