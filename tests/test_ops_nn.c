@@ -491,9 +491,9 @@ Test(pool, geometries) {
 
 /* FP32 MaxPool on wide rows (more outputs than one vector chunk) and narrow
  * ones (up to 16 outputs whose taps lie within 32 inputs: 29 and 12 wide),
- * strides 1, 2 and 3: bit for bit the running max in tap order, so NaN
+ * kernels 2-4, strides 1, 2 and 3: bit for bit the running max in tap order, so NaN
  * anywhere in a window gives NaN and the first of +0 / -0 met wins. */
-static void maxpool_f32_nan_and_signed_zeros(int64_t W) {
+static void maxpool_f32_nan_and_signed_zeros(int64_t W, int64_t K) {
     const int64_t H = 5, strides[] = {1, 2, 3};
     /* mostly negative, with +0 and -0 every few values (windows whose max
      * is a tie of zeros), and a few positive values */
@@ -511,21 +511,21 @@ static void maxpool_f32_nan_and_signed_zeros(int64_t W) {
     for (int si = 0; si < 6; si++) {
         int64_t sw = strides[si % 3];
         pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 4, .dims = {1, 2, H, W}, .nk = 2,
-                       .k = {3, 3}, .s = {1, sw}, .has_s = true, .pads = {0, 1, 0, 1},
+                       .k = {K, K}, .s = {1, sw}, .has_s = true, .pads = {0, 1, 0, 1},
                        .has_pads = true, .impl = si < 3 ? "auto" : "portable"};
         const void *data[] = {x};
         void *out[1];
         q8_tensor_info info[1];
         run2((q8t_built){pool_build, &c}, data, 1, out, info);
-        int64_t OH = H - 2, OW = (W + 2 - 3) / sw + 1;
+        int64_t OH = H - K + 1, OW = (W + 2 - K) / sw + 1;
         cr_assert(info[0].dims[2] == OH && info[0].dims[3] == OW);
         for (int64_t ch = 0; ch < 2; ch++)
             for (int64_t oh = 0; oh < OH; oh++)
                 for (int64_t ow = 0; ow < OW; ow++) {
                     float best = -INFINITY;
                     bool nan = false;
-                    for (int64_t kh = 0; kh < 3; kh++)
-                        for (int64_t kw = 0; kw < 3; kw++) {
+                    for (int64_t kh = 0; kh < K; kh++)
+                        for (int64_t kw = 0; kw < K; kw++) {
                             int64_t iw = ow * sw - 1 + kw;
                             if (iw < 0 || iw >= W) continue;
                             float v = x[(ch * H + oh + kh) * W + iw];
@@ -544,9 +544,11 @@ static void maxpool_f32_nan_and_signed_zeros(int64_t W) {
 }
 
 Test(pool, maxpool_f32_nan_and_signed_zeros) {
-    maxpool_f32_nan_and_signed_zeros(150);
-    maxpool_f32_nan_and_signed_zeros(29);
-    maxpool_f32_nan_and_signed_zeros(12);
+    for (int64_t k = 2; k <= 4; k++) { /* 2: taps 0 and 1 only, 4: one past them */
+        maxpool_f32_nan_and_signed_zeros(150, k);
+        maxpool_f32_nan_and_signed_zeros(29, k);
+        maxpool_f32_nan_and_signed_zeros(12, k);
+    }
 }
 
 /* INT8 MaxPool on wide rows (more outputs than one chunk): kernels 2x2 and
