@@ -1595,6 +1595,7 @@ typedef struct rs_case {
     int64_t sizes[5];
     float roi[10];
     float extrap;
+    const char *impl; /* _resize_impl: "portable" keeps the AVX-512 pass along W out */
 } rs_case;
 
 static q8_graph *rs_build(const void *ctx) {
@@ -1631,6 +1632,7 @@ static q8_graph *rs_build(const void *ctx) {
     if (c->has_a) q8t_attr_float(g, "cubic_coeff_a", c->cubic_a);
     if (c->exclude) q8t_attr_int(g, "exclude_outside", 1);
     if (c->extrap != 0) q8t_attr_float(g, "extrapolation_value", c->extrap);
+    if (c->impl) q8t_attr_str(g, "_resize_impl", c->impl);
     return g;
 }
 
@@ -1908,6 +1910,56 @@ Test(resize, linear_and_cubic) {
                                    .has_a = true,
                                    .exclude = 1},
                          400 + (uint64_t)t * 16);
+    }
+}
+
+/* FP32 linear: the AVX-512 pass along W (resize_x86.h: runs of 16 outputs
+ * whose taps lie within 16 inputs) against the portable loops, bit for bit:
+ * random 2-D geometries (up and down by various factors, so some rows take
+ * the runs and some not), every coordinate mode, widths around the 16-lane
+ * runs, -0, infinities and NaN among the inputs (NaN out where NaN out). */
+Test(resize, linear_same_bits_as_portable) {
+    q8t_rng r = q8t_seed(81);
+    const int64_t widths[] = {1, 2, 7, 15, 16, 17, 31, 33, 40, 80};
+    /* 0.97 and 1.03: 16 outputs whose taps span 16 or 17 inputs, the runs' limit */
+    const float factors[] = {2.0f, 1.5f, 3.0f, 1.1f, 4.0f, 1.0f, 0.5f, 0.97f, 1.03f, 2.5f};
+    for (int it = 0; it < 80; it++) {
+        rs_case c = {.op = "Resize", .dt = Q8_F32, .nd = 4, .opset = 13, .mode = "linear",
+                     .ctm = rs_ctms[it % 4]};
+        c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
+        c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
+        c.dims[2] = 1 + (int64_t)(q8t_next(&r) % 9);
+        c.dims[3] = widths[q8t_next(&r) % 10];
+        c.scales[0] = c.scales[1] = 1.0f;
+        c.scales[2] = factors[q8t_next(&r) % 10];
+        c.scales[3] = factors[q8t_next(&r) % 10];
+        if (floorf((float)c.dims[3] * c.scales[3]) < 1 || floorf((float)c.dims[2] * c.scales[2]) < 1)
+            c.scales[2] = c.scales[3] = 2.0f;
+        int64_t n = q8t_numel(c.dims, 4);
+        float *x = rand_buf(900 + (uint64_t)it, n, -10, 10);
+        for (int64_t i = 0; i < n; i += 11) x[i] = (i / 11) % 4 == 0   ? -0.0f
+                                                 : (i / 11) % 4 == 1 ? INFINITY
+                                                 : (i / 11) % 4 == 2 ? -INFINITY
+                                                                     : NAN;
+        const void *data[] = {x};
+        void *out[2][1];
+        q8_tensor_info info[2][1];
+        for (int v = 0; v < 2; v++) {
+            c.impl = v ? "portable" : "auto";
+            run2((q8t_built){rs_build, &c}, data, 1, out[v], info[v]);
+        }
+        int64_t on = q8t_numel(info[0][0].dims, 4);
+        cr_assert_eq(on, q8t_numel(info[1][0].dims, 4));
+        for (int64_t i = 0; i < on; i++) {
+            float a = ((float *)out[0][0])[i], b = ((float *)out[1][0])[i];
+            cr_assert(memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b)),
+                      "case %d (%lld x %lld, factors %g, %g, %s) [%lld]: %a against the "
+                      "portable %a", it, (long long)c.dims[2], (long long)c.dims[3],
+                      c.scales[2], c.scales[3], c.ctm, (long long)i, a, b);
+        }
+        free(out[0][0]);
+        free(out[1][0]);
+        free(x);
     }
 }
 

@@ -10,6 +10,7 @@
 #include "clones.h"
 #include "cpu_op.h"
 #include "ops/resize.h"
+#include "resize_x86.h"
 
 #define MAX_ROW_TAPS Q8_RESIZE_MAX_ROW_TAPS
 
@@ -20,7 +21,16 @@
 typedef struct resize_prep {
     size_t idx_off[Q8_MAX_DIMS], w_off[Q8_MAX_DIMS], ext_off[Q8_MAX_DIMS], wi_off[Q8_MAX_DIMS];
     int shift; /* int8 / uint8 linear: q8_resize_int_shift */
+    /* every dim before the last two has one tap of weight 1 (not resized,
+     * or nearest): a row's taps are its H taps moved by one offset */
+    bool unit_outer;
+    /* FP32 bilinear: q8_resize_hplan's runs for the last dim, 0 if none */
+    size_t hplan_off;
 } resize_prep;
+
+/* Rows of horizontally interpolated values a bilinear pass keeps (two
+ * input rows); wider outputs take the per-element path. */
+#define RESIZE_HROW_MAX 2048
 
 static bool int_linear(const q8_resize_params *p) {
     return p->mode == Q8_RESIZE_LINEAR && (p->dtype == Q8_I8 || p->dtype == Q8_U8);
@@ -46,9 +56,19 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
         }
     }
     h.shift = int_linear(p) ? q8_resize_int_shift(p) : 0;
+    /* The internal attribute _resize_impl, for tests: "portable" keeps
+     * f32_hrow where the AVX-512 pass along W would run (resize_x86.h). */
+    const char *impl = q8_attr_str(n, "_resize_impl", "auto");
+    if (strcmp(impl, "auto") != 0 && strcmp(impl, "portable") != 0)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "_resize_impl '%s' is not auto or portable",
+                            impl);
+    int last = p->rank - 1;
+    bool hplan = p->dtype == Q8_F32 && p->mode == Q8_RESIZE_LINEAR && p->taps[last] == 2 &&
+                 p->out[last] <= RESIZE_HROW_MAX && strcmp(impl, "auto") == 0;
+    size_t hplan_at = off;
+    if (hplan) off += sizeof(q8_resize_hrun) * (size_t)q8_resize_hruns(p->out[last]);
     uint8_t *pk = q8_aligned_alloc(off);
     if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory building Resize tables");
-    memcpy(pk, &h, sizeof h);
     int64_t stride = 1;
     for (int d = p->rank - 1; d >= 0; d--) {
         q8_resize_dim_taps(p, d, stride, (int64_t *)(pk + h.idx_off[d]),
@@ -58,6 +78,17 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
                                   (int32_t *)(pk + h.wi_off[d]));
         stride *= p->in[d];
     }
+    if (hplan && q8_resize_hplan((const int64_t *)(pk + h.idx_off[last]),
+                                 (const float *)(pk + h.w_off[last]), p->out[last], p->in[last],
+                                 (q8_resize_hrun *)(pk + hplan_at)))
+        h.hplan_off = hplan_at;
+    h.unit_outer = !p->extrap && p->rank >= 2;
+    for (int d = 0; h.unit_outer && d < p->rank - 2; d++) {
+        const float *wd = (const float *)(pk + h.w_off[d]);
+        h.unit_outer = p->taps[d] == 1;
+        for (int64_t o = 0; h.unit_outer && o < p->out[d]; o++) h.unit_outer = wd[o] == 1.0f;
+    }
+    memcpy(pk, &h, sizeof h);
     *prep = pk;
     *bytes = off;
     return Q8_OK;
@@ -71,21 +102,58 @@ typedef struct resize_args {
     void *y;
 } resize_args;
 
-/* The combined leading-dim taps of output row `row`; false if the row lies
- * outside the crop (tf_crop_and_resize). */
-static bool row_taps(const resize_args *a, int64_t row, int64_t *off, float *w, int *k_out) {
+/* An output row's index along each leading dim (all but the last), kept
+ * as a counter from row to row: the divisions that found it per row were
+ * a third of a 2x bilinear upsampling's time. */
+static void row_at(const q8_resize_params *p, int64_t row, int64_t *od) {
+    for (int d = p->rank - 2; d >= 0; d--) {
+        od[d] = row % p->out[d];
+        row /= p->out[d];
+    }
+}
+
+static void row_next(const q8_resize_params *p, int64_t *od) {
+    for (int d = p->rank - 2; d >= 0; d--) {
+        if (++od[d] < p->out[d]) return;
+        od[d] = 0;
+    }
+}
+
+/* The combined leading-dim taps of the output row at od (row_at); false if
+ * the row lies outside the crop (tf_crop_and_resize). */
+static bool row_taps(const resize_args *a, const int64_t *od, int64_t *off, float *w,
+                     int *k_out) {
     const q8_resize_params *p = a->p;
+    if (a->h->unit_outer) { /* the loop below, without its combinations */
+        int dh = p->rank - 2, t = p->taps[dh];
+        int64_t base = 0;
+        for (int d = 0; d < dh; d++) base += ((const int64_t *)(a->pk + a->h->idx_off[d]))[od[d]];
+        const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[dh]) + od[dh] * t;
+        const float *wx = (const float *)(a->pk + a->h->w_off[dh]) + od[dh] * t;
+        for (int j = 0; j < t; j++) {
+            off[j] = base + ix[j];
+            w[j] = wx[j]; /* 1 * wx[j] * 1 ...: exact */
+        }
+        *k_out = t;
+        return true;
+    }
     int k = 1;
     off[0] = 0;
     w[0] = 1.0f;
     bool inside = true;
     for (int d = p->rank - 2; d >= 0; d--) {
-        int64_t o = row % p->out[d];
-        row /= p->out[d];
+        int64_t o = od[d];
         int t = p->taps[d];
         const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[d]) + o * t;
         const float *wx = (const float *)(a->pk + a->h->w_off[d]) + o * t;
-        if (a->pk[a->h->ext_off[d] + o]) inside = false;
+        if (p->extrap && a->pk[a->h->ext_off[d] + o]) inside = false;
+        if (t == 1) { /* a dim not resized, or nearest: no new combinations */
+            for (int i = 0; i < k; i++) {
+                off[i] += ix[0];
+                w[i] *= wx[0];
+            }
+            continue;
+        }
         /* expand in place, last combination first */
         for (int i = k - 1; i >= 0; i--)
             for (int j = t - 1; j >= 0; j--) {
@@ -98,9 +166,6 @@ static bool row_taps(const resize_args *a, int64_t row, int64_t *off, float *w, 
     return inside;
 }
 
-/* Rows of horizontally interpolated values a bilinear pass keeps (two
- * input rows); wider outputs take the per-element path. */
-#define RESIZE_HROW_MAX 2048
 
 /* Which of the two kept rows (hoff: the input rows they hold) serves tap j
  * of an output row whose two taps read input rows off[0], off[1]. *fill:
@@ -141,15 +206,19 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
     const int64_t *ixw = (const int64_t *)(a->pk + a->h->idx_off[last]);
     const float *ww = (const float *)(a->pk + a->h->w_off[last]);
     const uint8_t *extw = a->pk + a->h->ext_off[last];
+    const q8_resize_hrun *hplan =
+        a->h->hplan_off ? (const q8_resize_hrun *)(a->pk + a->h->hplan_off) : NULL;
     const float *x = a->x;
     int64_t off[MAX_ROW_TAPS];
     float w[MAX_ROW_TAPS];
     float hbuf[2][RESIZE_HROW_MAX];
     int64_t hoff[2] = {-1, -1}; /* the input rows hbuf holds */
-    for (int64_t row = b; row < e; row++) {
+    int64_t od[Q8_MAX_DIMS];
+    row_at(p, b, od);
+    for (int64_t row = b; row < e; row++, row_next(p, od)) {
         float *y = (float *)a->y + row * ow_n;
         int k;
-        if (!row_taps(a, row, off, w, &k)) {
+        if (!row_taps(a, od, off, w, &k)) {
             for (int64_t o = 0; o < ow_n; o++) y[o] = p->extrap_value;
             continue;
         }
@@ -158,7 +227,10 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
             for (int j = 0; j < 2; j++) {
                 bool fill;
                 int slot = hrow_slot(hoff, off, j, &fill);
-                if (fill) f32_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);
+                if (fill && hplan)
+                    q8_resize_hrow_x86(x + off[j], hplan, ow_n, p->in[last], hbuf[slot]);
+                else if (fill)
+                    f32_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);
                 h[j] = hbuf[slot];
             }
             f32_blend(h[0], h[1], w[0], w[1], y, ow_n);
@@ -219,14 +291,14 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
 
 /* The integer form of row_taps for int8 / uint8 linear: at most two dims
  * interpolate, so the product of the leading dims' weights fits easily. */
-static void row_taps_int(const resize_args *a, int64_t row, int64_t *off, int32_t *w, int *k_out) {
+static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, int32_t *w,
+                         int *k_out) {
     const q8_resize_params *p = a->p;
     int k = 1;
     off[0] = 0;
     w[0] = 1;
     for (int d = p->rank - 2; d >= 0; d--) {
-        int64_t o = row % p->out[d];
-        row /= p->out[d];
+        int64_t o = od[d];
         int t = p->taps[d];
         const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[d]) + o * t;
         const int32_t *wx = (const int32_t *)(a->pk + a->h->wi_off[d]) + o * t;
@@ -268,10 +340,12 @@ static void row_taps_int(const resize_args *a, int64_t row, int64_t *off, int32_
         int32_t w[MAX_ROW_TAPS];                                                                  \
         int32_t hbuf[2][RESIZE_HROW_MAX];                                                         \
         int64_t hoff[2] = {-1, -1}; /* the input rows hbuf holds */                               \
-        for (int64_t row = b; row < e; row++) {                                                   \
+        int64_t od[Q8_MAX_DIMS];                                                                  \
+        row_at(p, b, od);                                                                         \
+        for (int64_t row = b; row < e; row++, row_next(p, od)) {                                  \
             T *y = (T *)a->y + row * ow_n;                                                        \
             int k;                                                                                \
-            row_taps_int(a, row, off, w, &k);                                                     \
+            row_taps_int(a, od, off, w, &k);                                                      \
             if (tw == 2 && k == 2 && ow_n <= RESIZE_HROW_MAX) {                                   \
                 const int32_t *h[2];                                                              \
                 for (int j = 0; j < 2; j++) {                                                     \
@@ -337,10 +411,11 @@ static void resize_gather(void *arg, int64_t b, int64_t e, int tid) {
     float w[MAX_ROW_TAPS];
     size_t es = q8_dtype_size(p->dtype);
     bool twice = (es == 1 || es == 4) && doubles_w(ixw, ow_n);
-    int64_t prev = -1;
-    for (int64_t row = b; row < e; row++) {
+    int64_t prev = -1, od[Q8_MAX_DIMS];
+    row_at(p, b, od);
+    for (int64_t row = b; row < e; row++, row_next(p, od)) {
         int k;
-        row_taps(a, row, off, w, &k);
+        row_taps(a, od, off, w, &k);
         const uint8_t *xr = (const uint8_t *)a->x + (size_t)off[0] * es;
         uint8_t *y = (uint8_t *)a->y + (size_t)(row * ow_n) * es;
         if (off[0] == prev) {
