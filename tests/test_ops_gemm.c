@@ -1222,6 +1222,12 @@ Test(conv_op, depthwise_channels_in_lanes) {
          * channels and a partial one */
         {2, 1, 20, 20, 20, SP2(29, 29), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
          true, true, false, "Relu", PLAIN},
+        /* rows of 56 and 58 outputs (the widest it takes): stride 2 from
+         * 111 columns; 5x5 over 45 rows, two bands */
+        {2, 1, 17, 17, 17, SP2(50, 111), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 33, 33, 33, SP2(45, 58), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
+         true, true, false, "Clip", PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         check_conv(specs[i], &r);
