@@ -526,7 +526,9 @@ Test(passes, clip_written_hardswish_and_hardsigmoid_become_one_op) {
     for (int form = 0; form < 5; form++) {
         q8_graph *g = relu6_form(form);
         q8_error err = {0};
-        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        /* quantize's pipeline: a run's would fuse form 4's two nodes further
+         * (q8.EwChain) */
+        cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
         cr_assert_eq(g->n_nodes, form == 4 ? 2 : 1, "form %d: %d nodes", form, g->n_nodes);
         cr_assert_str_eq(g->nodes[0]->op_type, want[form]);
         if (form == 4) cr_assert_str_eq(g->nodes[1]->op_type, "Mul");
@@ -546,7 +548,8 @@ Test(passes, clip_written_hardswish_with_other_bounds_is_left_alone) {
     q8_graph *g = relu6_form(0);
     *(float *)g->tensors[q8_graph_find(g, "six")]->data = 5.0f; /* Clip(0, 5), / 5 */
     q8_error err = {0};
-    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    /* quantize's pipeline: a run's would fuse the Add and Clip (q8.EwChain) */
+    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(count_op(g, "HardSwish"), 0);
     cr_assert_eq(count_op(g, "Clip"), 1);
     q8_graph_free(g);
@@ -808,4 +811,217 @@ Test(passes, folds_that_would_grow_gigabytes_stay_nodes) {
     cr_assert_eq(g->n_nodes, 1);
     cr_assert_str_eq(g->nodes[0]->op_type, "ConstantOfShape");
     q8_graph_free(g);
+}
+
+/* ---- q8_pass_fuse_ewchains ---- */
+
+static void attr_f(q8_node *n, const char *name, float v) {
+    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_FLOAT);
+    cr_assert_not_null(a);
+    a->f = v;
+}
+
+static void int_input(q8_graph *g, const char *name, q8_dtype dt, const int64_t *dims, int nd) {
+    input(g, name, nd, dims);
+    g->tensors[T(g, name)]->dtype = dt;
+}
+
+static void int_scalar(q8_graph *g, const char *name, q8_dtype dt, int v) {
+    int t = T(g, name);
+    int64_t one = 1;
+    q8_tensor_set_shape(g->tensors[t], dt, &one, 0);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+    if (dt == Q8_I8) *(int8_t *)g->tensors[t]->data = (int8_t)v;
+    else *(uint8_t *)g->tensors[t]->data = (uint8_t)v;
+}
+
+/* The chains of the test below. Variant 0: float32 in and out through every
+ * step kind (both operand orders of Sub and Div, a Clip with one bound);
+ * 1: int8 in (zero point -5) dequantized, PP-OCR's Mul, Add, HardSwish,
+ * Mul, Add, quantized to int8; 2: uint8 in and out (zero points 128, 120)
+ * around Relu, Mul; 3: 18 steps, more than one q8.EwChain holds; 4: Mul,
+ * HardSwish, its -0 for h <= 0 the output (a later step may lose it). all_out:
+ * every intermediate tensor is a graph output too, so nothing fuses (the
+ * nodes one by one: the reference). Output 0 is the chain's end. */
+static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool all_out) {
+    q8_graph *g = q8_graph_new();
+    g->opset = 17;
+    char cur[32] = "x", nxt[32], cn[32];
+    int steps = 0;
+    const char *mids[40];
+    int n_mid = 0;
+#define EW_NEXT() (snprintf(nxt, sizeof nxt, "t%d", steps), snprintf(cn, sizeof cn, "c%d", steps++))
+#define EW_BIN(OP, C, LEFT)                                                              \
+    do {                                                                                 \
+        EW_NEXT();                                                                       \
+        scalar(g, cn, C);                                                                \
+        char ins_[80];                                                                   \
+        snprintf(ins_, sizeof ins_, LEFT ? "%s,%s" : "%2$s,%1$s", cur, cn);              \
+        node(g, OP, ins_, nxt);                                                          \
+        mids[n_mid++] = q8_strdup(nxt);                                                  \
+        snprintf(cur, sizeof cur, "%s", nxt);                                            \
+    } while (0)
+#define EW_UN(OP)                                                                        \
+    (EW_NEXT(), mids[n_mid++] = q8_strdup(nxt), node(g, OP, cur, nxt))
+    if (variant == 1 || variant == 2) {
+        q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
+        int_input(g, "x8", dt, dims, nd);
+        scalar(g, "xs", 0.0421f);
+        int_scalar(g, "xz", dt, variant == 1 ? -5 : 128);
+        node(g, "DequantizeLinear", "x8,xs,xz", "x");
+        mids[n_mid++] = q8_strdup("x");
+    } else {
+        input(g, "x", nd, dims);
+    }
+    if (variant == 0) {
+        EW_BIN("Mul", 1.3841065f, false);
+        EW_BIN("Add", 0.58607715f, true);
+        EW_UN("HardSwish");
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_BIN("Sub", 0.75f, false); /* c - v */
+        EW_BIN("Div", 3.3f, true);
+        EW_UN("Relu");
+        snprintf(cur, sizeof cur, "%s", nxt);
+        attr_f(EW_UN("LeakyRelu"), "alpha", 0.1f);
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_BIN("Sub", 0.25f, true);
+        EW_NEXT();
+        scalar(g, "lo", -0.2f);
+        scalar(g, "hi", 0.9f);
+        char ins[80];
+        snprintf(ins, sizeof ins, "%s,lo,hi", cur);
+        node(g, "Clip", ins, nxt);
+        mids[n_mid++] = q8_strdup(nxt);
+        snprintf(cur, sizeof cur, "%s", nxt);
+        q8_node *hs = EW_UN("HardSigmoid");
+        attr_f(hs, "alpha", 0.3f);
+        attr_f(hs, "beta", 0.45f);
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_BIN("Div", 0.5f, false); /* c / v */
+        EW_NEXT();
+        snprintf(ins, sizeof ins, "%s,lo", cur);
+        node(g, "Clip", ins, nxt);
+        mids[n_mid++] = q8_strdup(nxt);
+        snprintf(cur, sizeof cur, "%s", nxt);
+    } else if (variant == 1) {
+        EW_BIN("Mul", 2.111558f, false);
+        EW_BIN("Add", 1.0563203f, true);
+        EW_UN("HardSwish");
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_BIN("Mul", 0.18280847f, false);
+        EW_BIN("Add", -0.20085478f, true);
+    } else if (variant == 2) {
+        EW_UN("Relu");
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_BIN("Mul", 1.7f, true);
+    } else if (variant == 3) {
+        for (int k = 0; k < 9; k++) {
+            EW_BIN("Mul", 1.01f + 0.01f * (float)k, k % 2);
+            EW_BIN("Add", 0.1f * (float)k - 0.4f, true);
+        }
+    } else {
+        EW_BIN("Mul", 0.9f, true);
+        EW_UN("HardSwish");
+        snprintf(cur, sizeof cur, "%s", nxt);
+    }
+    if (variant == 1 || variant == 2) {
+        q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
+        scalar(g, "ys", 0.0137f);
+        int_scalar(g, "yz", dt, variant == 1 ? 0 : 120);
+        char ins[80];
+        snprintf(ins, sizeof ins, "%s,ys,yz", cur);
+        node(g, "QuantizeLinear", ins, "y");
+        mids[n_mid++] = q8_strdup(cur);
+        output(g, "y");
+    } else {
+        output(g, cur);
+        n_mid--; /* cur is output 0 already */
+    }
+    for (int k = 0; k < n_mid; k++) {
+        if (all_out) output(g, mids[k]);
+        free((void *)mids[k]);
+    }
+#undef EW_NEXT
+#undef EW_BIN
+#undef EW_UN
+    return g;
+}
+
+/* q8_pass_fuse_ewchains (in q8_passes_run): each chain becomes q8.EwChain
+ * with the nodes' bytes, on every backend: a float map whose size leaves
+ * tails of the vector loops and of the 1024-element blocks, with -0, +-inf,
+ * NaN and values near HardSwish's and the Clip's corners; int8 / uint8 at
+ * either end. */
+Test(passes, elementwise_chains_become_one_node) {
+    const int64_t dims[4] = {2, 3, 17, 19};
+    const int64_t n = 2 * 3 * 17 * 19;
+    const int want_chains[5] = {1, 1, 1, 2, 1};
+    q8t_rng r = q8t_seed(17);
+    float *xf = malloc(sizeof(float) * (size_t)n);
+    uint8_t *x8 = malloc((size_t)n);
+    q8t_fill(&r, xf, n, -6, 6);
+    const float specials[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, 1e30f, -1e30f};
+    for (int64_t i = 0; i < n; i += 37) xf[i] = specials[(i / 37) % 9];
+    for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
+    for (int variant = 0; variant < 5; variant++) {
+        const void *in[1] = {variant == 1 || variant == 2 ? (const void *)x8 : (const void *)xf};
+        void *want[40], *got[1];
+        q8_tensor_info wi[40], gi[1];
+        q8_error err = {0};
+        q8_graph *ref = ew_chain_graph(dims, 4, variant, true);
+        int nref = ref->n_outputs;
+        cr_assert_eq(q8t_run(ref, in, 2, want, wi, nref, &err), Q8_OK, "%s", err.msg);
+        q8_graph *g = ew_chain_graph(dims, 4, variant, false);
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(count_op(g, "EwChain"), want_chains[variant], "variant %d", variant);
+        cr_assert_eq(g->n_nodes, want_chains[variant], "variant %d: every node fused", variant);
+        cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s",
+                     err.msg);
+        cr_assert_eq(gi[0].dtype, wi[0].dtype);
+        cr_assert(memcmp(want[0], got[0], q8t_info_bytes(&wi[0])) == 0,
+                  "variant %d: not the nodes' bytes", variant);
+        for (int o = 0; o < nref; o++) free(want[o]);
+        free(got[0]);
+    }
+    free(xf);
+    free(x8);
+}
+
+/* q8.EwChain's infer refuses what a damaged .q8 could hold, with one line:
+ * an unknown step, consts not two a step, a scale on the wrong side, a zero
+ * point outside its type. */
+Test(passes, ewchain_attributes_are_checked) {
+    static const struct {
+        int64_t kind;
+        int n_consts;
+        bool x8, bad_scale, bad_zp;
+        const char *msg;
+    } cases[] = {{99, 2, false, false, false, "unknown kind"},
+                 {1, 3, false, false, false, "consts must be 2 floats"},
+                 {1, 2, true, false, false, "x_scale needs int8"},
+                 {1, 2, false, true, false, "y_scale must be a finite float > 0"},
+                 {1, 2, false, false, true, "y_zero_point 300"}};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        q8_graph *g = q8_graph_new();
+        int64_t d[2] = {2, 3};
+        input(g, "x", 2, d);
+        q8_node *n = node(g, "EwChain", "x", "y");
+        free(n->domain);
+        n->domain = q8_strdup("q8");
+        set_ints(n, "steps", &cases[k].kind, 1);
+        q8_attr *c = q8_node_set_attr(n, "consts", Q8_ATTR_FLOATS);
+        c->floats = calloc(4, sizeof(float));
+        c->n = cases[k].n_consts;
+        if (cases[k].x8) attr_f(n, "x_scale", 0.5f);
+        if (cases[k].bad_scale) attr_f(n, "y_scale", -1.0f);
+        if (cases[k].bad_zp) {
+            attr_f(n, "y_scale", 0.5f);
+            q8_node_set_attr(n, "y_zero_point", Q8_ATTR_INT)->i = 300;
+        }
+        output(g, "y");
+        q8_error err = {0};
+        cr_assert_neq(q8_passes_run(g, NULL, &err), Q8_OK, "case %zu", k);
+        cr_assert(strstr(err.msg, cases[k].msg), "case %zu: %s", k, err.msg);
+        q8_graph_free(g);
+    }
 }

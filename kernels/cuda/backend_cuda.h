@@ -83,6 +83,8 @@ extern const cu_plan_fn q8_cu_plans[Q8_OP_COUNT];
 /* The plan functions, by family (kernels/cuda/ops_<family>.c). */
 q8_status q8_cu_unary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err);
+q8_status q8_cu_ewchain_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err);
 q8_status q8_cu_clip_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err);
 q8_status q8_cu_binary_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

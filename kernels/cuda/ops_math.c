@@ -1,8 +1,8 @@
 /* The CUDA plans of the elementwise ops: unary float32 activations and math
  * (unary.cu), Relu and Clip on int8 too, Add / Sub / Mul / Div / PRelu on
  * float32 with numpy broadcasting (binary.cu), Max / Min / Sum / Mean
- * (variadic.cu), and Cast / CastLike between every
- * numeric dtype and bool (cast.cu). Each reads the params the core's infer
+ * (variadic.cu), Cast / CastLike between every
+ * numeric dtype and bool (cast.cu), and q8.EwChain (ewchain.cu). Each reads the params the core's infer
  * made (src/core/ops/unary.h, clip.h, broadcast.h, cast.h); what is
  * left here is turning them into kernel parameters and refusing the cases
  * the kernels do not cover. */
@@ -12,6 +12,7 @@
 #include "ops/broadcast.h"
 #include "ops/cast.h"
 #include "ops/clip.h"
+#include "ops/ewchain.h"
 #include "ops/unary.h"
 
 static q8_status unary_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
@@ -215,5 +216,32 @@ q8_status q8_cu_cast_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
     p->to = to;
     p->esize = (int)q8_dtype_size(cp->from);
     nd->run = cast_run;
+    return Q8_OK;
+}
+
+/* ---- q8.EwChain ------------------------------------------------------------------------ */
+
+static q8_status ewchain_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err) {
+    return q8_cu_launch_check(q8cu_ewchain(q8_cu_stream(c), p), n, "ewchain", err);
+}
+
+static int cu_int_type(q8_dtype t) {
+    return t == Q8_I8 ? Q8CU_T_I8 : t == Q8_U8 ? Q8CU_T_U8 : 0;
+}
+
+q8_status q8_cu_ewchain_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                             q8_error *err) {
+    const q8_ewchain_params *ep = n->params;
+    q8cu_ewchain_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_ewchain_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                             .y = q8_cu_tensor(pr, g, n->outputs[0]), .n = ep->n,
+                             .xt = cu_int_type(ep->x_dtype), .yt = cu_int_type(ep->y_dtype),
+                             .n_steps = ep->n_steps, .xs = ep->x_scale, .ys = ep->y_scale,
+                             .xz = ep->x_zero_point, .yz = ep->y_zero_point};
+    _Static_assert(Q8CU_EW_MAX_STEPS == Q8_EWCHAIN_MAX_STEPS, "q8cuda.h's step count");
+    for (int k = 0; k < ep->n_steps; k++)
+        p->steps[k] = (q8cu_ew_step){ep->steps[k].kind, ep->steps[k].c0, ep->steps[k].c1};
+    nd->run = ewchain_run;
     return Q8_OK;
 }

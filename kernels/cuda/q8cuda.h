@@ -204,6 +204,26 @@ typedef struct q8cu_qmulf_args {
 } q8cu_qmulf_args;
 cudaError_t q8cu_qmulf(const q8cu_stream *s, const q8cu_qmulf_args *p);
 
+/* q8.EwChain (src/core/ops/ewchain.h): per element, the float value of x
+ * (float32, or (x - xz) * xs for int8 / uint8, xt Q8CU_T_*, 0: float32),
+ * the steps (kind, c0, c1 as the core's q8_ew_step), then y as float32 or
+ * round_sat(v / ys, yz) as int8 / uint8 (yt, 0: float32). */
+#define Q8CU_EW_MAX_STEPS 16
+typedef struct q8cu_ew_step {
+    int32_t kind;
+    float c0, c1;
+} q8cu_ew_step;
+typedef struct q8cu_ewchain_args {
+    const void *x;
+    void *y;
+    int64_t n;
+    int xt, yt, n_steps;
+    float xs, ys;
+    int32_t xz, yz;
+    q8cu_ew_step steps[Q8CU_EW_MAX_STEPS];
+} q8cu_ewchain_args;
+cudaError_t q8cu_ewchain(const q8cu_stream *s, const q8cu_ewchain_args *p);
+
 /* q8.QGlobalAveragePool: y[r] = requantized exact sum of the len int8 values
  * of row r (src/core/ops/qgap.h). */
 typedef struct q8cu_qgap_args {

@@ -171,6 +171,8 @@
     X(QADD, qadd, "q8", "QAdd") \
     X(QMUL, qmul, "q8", "QMul") \
     X(QMUL_F, qmul_f, "q8", "QMulF") \
+    /* elementwise float steps fused into one pass (src/passes/fuse_ewchain.c) */ \
+    X(EWCHAIN, ewchain, "q8", "EwChain") \
     X(QGLOBAL_AVERAGE_POOL, qglobal_average_pool, "q8", "QGlobalAveragePool") \
     /* control flow: an If whose branches are scopes of the graph (src/core/control.h) */ \
     X(IF, if, "q8", "If")

@@ -49,6 +49,11 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);
 /* INT8 graphs: DequantizeLinear -> Mul -> QuantizeLinear of two int8
  * activations as one q8.QMulF, the same bytes (fuse_qmulf.c). */
 q8_status q8_pass_fuse_float_muls(q8_graph *g, q8_error *err);
+/* Chains of elementwise float32 steps (a constant scalar's Mul / Add / Sub /
+ * Div, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish), with a
+ * DequantizeLinear before and a QuantizeLinear after, as one q8.EwChain:
+ * the same bits in one pass (fuse_ewchain.c). */
+q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err);
 /* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */

@@ -114,6 +114,9 @@ static q8_status build_int8(void *arg, const float *thr, q8_graph **out, q8_erro
     q8_calibration cal = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)thr};
     q8_status s = q8_graph_clone(b->gcal, true, &g, err);
     if (s == Q8_OK) s = q8_quantize_graph(g, &cal, &b->quant, &meta, err);
+    /* the float steps left between int8 nodes in one pass each (the same
+     * bits: the candidates score as the written model runs) */
+    if (s == Q8_OK) s = q8_pass_fuse_ewchains(g, err);
     q8_meta_free(&meta);
     if (s != Q8_OK) {
         q8_graph_free(g);
@@ -342,6 +345,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         s = q8_fail(err, Q8_ERR_IO, "cannot read back the FP32 layers' weights from the "
                     "temporary file");
     q8_wround_saved_free(&wsaved);
+    if (s == Q8_OK) s = q8_pass_fuse_ewchains(g, err);
     if (s == Q8_OK) s = q8_plan_build(g, NULL, NULL, &plan, err);
     char shapes_s[1024];
     if (s == Q8_OK) {
@@ -378,7 +382,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         }
     }
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
-        if (!strcmp(g->nodes[i]->domain, "q8")) r->n_quantized++;
+        /* q8.EwChain is float arithmetic (with a quantize at its end) */
+        if (!strcmp(g->nodes[i]->domain, "q8") && strcmp(g->nodes[i]->op_type, "EwChain"))
+            r->n_quantized++;
     }
     r->n_int8_tables = meta_count(&meta, "quant.int8_tables");
     r->n_int8_added_tables = meta_count(&meta, "quant.int8_added_tables");

@@ -1,0 +1,246 @@
+/* Chains of elementwise float32 steps become one q8.EwChain
+ * (src/core/ops/ewchain.h): Mul / Add / Sub / Div by a constant scalar,
+ * Relu, LeakyRelu, Clip with constant bounds, HardSigmoid and HardSwish,
+ * each step's output read only by the next, with the DequantizeLinear that
+ * feeds the first (int8 or uint8, per tensor) and the QuantizeLinear that
+ * reads the last taken in. The op computes the same float operations in
+ * the same order: the same bits, in one pass instead of one per node
+ * (PP-OCR recognition: six passes after most of its convolutions). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "op.h"
+#include "ops/clip.h"
+#include "ops/ewchain.h"
+#include "ops/unary.h"
+#include "passes.h"
+
+static bool is_onnx_op(const q8_node *n, const char *op) {
+    return n && !n->dead && !*n->domain && !strcmp(n->op_type, op);
+}
+
+static bool same_shape(const q8_tensor *a, const q8_tensor *b) {
+    return a->ndim == b->ndim && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* The value of a constant float32 scalar tensor (one element, any rank). */
+static bool const_scalar(const q8_graph *g, int t, float *v) {
+    const q8_tensor *c = t >= 0 ? g->tensors[t] : NULL;
+    if (!c || !c->data || c->dtype != Q8_F32 || q8_tensor_numel(c) != 1) return false;
+    *v = *(const float *)c->data;
+    return true;
+}
+
+/* Node m as a step on its float32 input v (same shape out): *s. */
+static bool as_step(const q8_graph *g, const q8_node *m, int v, q8_ew_step *s) {
+    if (!m || m->dead || m->n_outputs != 1) return false;
+    const q8_tensor *vt = g->tensors[v], *yt = g->tensors[m->outputs[0]];
+    if (vt->dtype != Q8_F32 || yt->dtype != Q8_F32 || !same_shape(vt, yt)) return false;
+    *s = (q8_ew_step){0, 0.0f, 0.0f};
+    static const struct {
+        const char *op;
+        int32_t left, right; /* kind with v as the left / right operand */
+    } bin[] = {{"Mul", Q8_EW_MUL, Q8_EW_MUL}, {"Add", Q8_EW_ADD, Q8_EW_ADD},
+               {"Sub", Q8_EW_SUB, Q8_EW_RSUB}, {"Div", Q8_EW_DIV, Q8_EW_RDIV}};
+    for (size_t b = 0; b < sizeof bin / sizeof bin[0]; b++) {
+        if (!is_onnx_op(m, bin[b].op)) continue;
+        if (m->n_inputs != 2) return false;
+        int vi = m->inputs[0] == v ? 0 : m->inputs[1] == v ? 1 : -1;
+        if (vi < 0 || m->inputs[0] == m->inputs[1] || !const_scalar(g, m->inputs[1 - vi], &s->c0))
+            return false;
+        s->kind = vi == 0 ? bin[b].left : bin[b].right;
+        return true;
+    }
+    if (m->n_inputs < 1 || m->inputs[0] != v) return false;
+    if (is_onnx_op(m, "Clip")) {
+        const q8_clip_params *cp = m->params;
+        s->kind = Q8_EW_CLIP;
+        s->c0 = -INFINITY; /* clip.c's bounds when an input is absent */
+        s->c1 = INFINITY;
+        if (!cp || (cp->has_lo && !const_scalar(g, m->inputs[1], &s->c0)) ||
+            (cp->has_hi && !const_scalar(g, m->inputs[2], &s->c1)))
+            return false;
+        return true;
+    }
+    if (m->n_inputs != 1 || !m->params) return false;
+    const q8_unary_params *up = m->params;
+    if (is_onnx_op(m, "Relu")) s->kind = Q8_EW_RELU;
+    else if (is_onnx_op(m, "LeakyRelu")) s->kind = Q8_EW_LEAKY_RELU;
+    else if (is_onnx_op(m, "HardSigmoid")) s->kind = Q8_EW_HARD_SIGMOID;
+    else if (is_onnx_op(m, "HardSwish")) s->kind = Q8_EW_HARD_SWISH;
+    else return false;
+    s->c0 = up->alpha;
+    s->c1 = up->beta;
+    return true;
+}
+
+/* A constant per-tensor scale > 0 and zero point (absent: 0) of a
+ * DequantizeLinear / QuantizeLinear q whose integer side has dtype dt. */
+static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *s, int32_t *z) {
+    if (q->n_inputs < 2 || !const_scalar(g, q->inputs[1], s) || !(*s > 0) || !isfinite(*s))
+        return false;
+    if (q8_attr_find(q, "axis") && q8_tensor_numel(g->tensors[q->inputs[1]]) != 1) return false;
+    *z = 0;
+    if (q->n_inputs < 3 || q->inputs[2] < 0) return dt == Q8_U8 || dt == Q8_I8;
+    const q8_tensor *zt = g->tensors[q->inputs[2]];
+    if (!zt->data || zt->dtype != dt || q8_tensor_numel(zt) != 1) return false;
+    *z = dt == Q8_I8 ? *(const int8_t *)zt->data : *(const uint8_t *)zt->data;
+    return true;
+}
+
+typedef struct chain {
+    int nodes[Q8_EWCHAIN_MAX_STEPS + 2], n_nodes; /* the nodes replaced, in order */
+    q8_ew_step steps[Q8_EWCHAIN_MAX_STEPS];
+    int n_steps;
+    int x, y;              /* the chain's input and output tensors */
+    bool deq, quant;       /* a DequantizeLinear / QuantizeLinear taken in */
+    float xs, ys;
+    int32_t xz, yz;
+    q8_dtype ydt;
+} chain;
+
+static q8_status set_attr_float(q8_node *n, const char *name, float v, q8_error *err) {
+    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_FLOAT);
+    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    a->f = v;
+    return Q8_OK;
+}
+
+static q8_status set_attr_int(q8_node *n, const char *name, int64_t v, q8_error *err) {
+    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_INT);
+    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    a->i = v;
+    return Q8_OK;
+}
+
+/* The first node of c becomes the q8.EwChain; the others die. */
+static q8_status rewrite(q8_graph *g, const chain *c, q8_error *err) {
+    q8_node *h = g->nodes[c->nodes[0]];
+    char *op = q8_strdup("EwChain"), *dom = q8_strdup("q8");
+    if (!op || !dom) {
+        free(op);
+        free(dom);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    free(h->op_type);
+    free(h->domain);
+    h->op_type = op;
+    h->domain = dom;
+    for (int k = 0; k < h->n_attrs; k++) q8_attr_clear(&h->attrs[k]);
+    h->n_attrs = 0;
+    /* each set_attr may move the attributes: fill one before the next */
+    q8_attr *st = q8_node_set_attr(h, "steps", Q8_ATTR_INTS);
+    if (!st || !(st->ints = malloc(sizeof(int64_t) * (size_t)c->n_steps)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    st->n = c->n_steps;
+    for (int k = 0; k < c->n_steps; k++) st->ints[k] = c->steps[k].kind;
+    q8_attr *cs = q8_node_set_attr(h, "consts", Q8_ATTR_FLOATS);
+    if (!cs || !(cs->floats = malloc(sizeof(float) * 2 * (size_t)c->n_steps)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    cs->n = 2 * c->n_steps;
+    for (int k = 0; k < c->n_steps; k++) {
+        cs->floats[2 * k] = c->steps[k].c0;
+        cs->floats[2 * k + 1] = c->steps[k].c1;
+    }
+    if (c->deq) {
+        Q8_TRY(set_attr_float(h, "x_scale", c->xs, err));
+        if (c->xz) Q8_TRY(set_attr_int(h, "x_zero_point", c->xz, err));
+    }
+    if (c->quant) {
+        Q8_TRY(set_attr_float(h, "y_scale", c->ys, err));
+        Q8_TRY(set_attr_int(h, "y_dtype", c->ydt == Q8_I8 ? 3 : 2, err));
+        if (c->yz) Q8_TRY(set_attr_int(h, "y_zero_point", c->yz, err));
+    }
+    int in[1] = {c->x}, out[1] = {c->y};
+    Q8_TRY(q8_node_set_io(h, in, 1, out, 1, err));
+    for (int k = 1; k < c->n_nodes; k++) {
+        q8_node *d = g->nodes[c->nodes[k]];
+        for (int o = 0; o < d->n_outputs; o++)
+            if (d->outputs[o] >= 0 && d->outputs[o] != c->y) g->tensors[d->outputs[o]]->producer = -1;
+        d->dead = true;
+    }
+    g->tensors[c->y]->producer = c->nodes[0];
+    h->op = q8_op_lookup("q8", "EwChain");
+    Q8_ASSERT(h->op != Q8_OP_NONE);
+    return q8_node_reinfer(g, h, err);
+}
+
+/* The node reading t, when it is t's only reader and t no graph output. */
+static int sole_reader(const q8_graph *g, const int *uses, const int *reader, int t) {
+    return uses[t] == 1 && !q8_graph_is_output(g, t) ? reader[t] : -1;
+}
+
+q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
+    int nt = g->n_tensors;
+    int *uses = calloc((size_t)nt + 1, sizeof(int)), *reader = malloc(sizeof(int) * ((size_t)nt + 1));
+    if (!uses || !reader) {
+        free(uses);
+        free(reader);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    q8_graph_consumers(g, uses);
+    for (int t = 0; t < nt; t++) reader[t] = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; !g->nodes[i]->dead && k < g->nodes[i]->n_inputs; k++)
+            if (g->nodes[i]->inputs[k] >= 0) reader[g->nodes[i]->inputs[k]] = i;
+    q8_status s = Q8_OK;
+    for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
+        q8_node *m = g->nodes[i];
+        if (m->dead || m->n_inputs < 1) continue;
+        chain c = {.n_nodes = 0};
+        /* a head (in graph order: a chain before it would have taken it) */
+        int v = -1;
+        for (int k = 0; k < m->n_inputs && v < 0; k++) {
+            int t = m->inputs[k];
+            if (t >= 0 && !g->tensors[t]->data && as_step(g, m, t, &c.steps[0])) v = t;
+        }
+        if (v < 0) continue;
+        int pv = g->tensors[v]->producer;
+        c.x = v;
+        /* a DequantizeLinear of an int8 / uint8 tensor read only here */
+        const q8_node *d = pv >= 0 ? g->nodes[pv] : NULL;
+        if (is_onnx_op(d, "DequantizeLinear") && d->scope == m->scope &&
+            sole_reader(g, uses, reader, v) == i) {
+            const q8_tensor *xq = g->tensors[d->inputs[0]];
+            if (!xq->data && (xq->dtype == Q8_I8 || xq->dtype == Q8_U8) &&
+                qdq_params(g, d, xq->dtype, &c.xs, &c.xz)) {
+                c.deq = true;
+                c.x = d->inputs[0];
+                c.nodes[c.n_nodes++] = pv;
+            }
+        }
+        c.nodes[c.n_nodes++] = i;
+        c.n_steps = 1;
+        c.y = m->outputs[0];
+        for (;;) {
+            int r = sole_reader(g, uses, reader, c.y);
+            if (r < 0 || g->nodes[r]->scope != m->scope) break;
+            q8_node *nx = g->nodes[r];
+            if (c.n_steps < Q8_EWCHAIN_MAX_STEPS && as_step(g, nx, c.y, &c.steps[c.n_steps])) {
+                c.n_steps++;
+                c.nodes[c.n_nodes++] = r;
+                c.y = nx->outputs[0];
+                continue;
+            }
+            if (is_onnx_op(nx, "QuantizeLinear") && nx->n_outputs == 1 && nx->inputs[0] == c.y) {
+                q8_dtype dt = nx->n_inputs >= 3 && nx->inputs[2] >= 0
+                                  ? g->tensors[nx->inputs[2]]->dtype
+                                  : Q8_U8;
+                if (qdq_params(g, nx, dt, &c.ys, &c.yz)) {
+                    c.quant = true;
+                    c.ydt = dt;
+                    c.nodes[c.n_nodes++] = r;
+                    c.y = nx->outputs[0];
+                }
+            }
+            break;
+        }
+        /* worth a node only where it saves a pass */
+        if (c.n_nodes >= 2) s = rewrite(g, &c, err);
+    }
+    free(uses);
+    free(reader);
+    q8_graph_compact(g);
+    return s == Q8_OK ? q8_pass_dce(g, err) : s;
+}
