@@ -61,7 +61,7 @@ class Model:
 MODELS = [
     Model("ppocr_det", "detection", "x", (1, 3, 640, 640), 16, 16,
           "PP-OCRv4 text detection (DB): rendered pages, BGR, ImageNet mean/std"),
-    Model("ppocr_rec", "recognition", "x", (1, 3, 48, 320), 64, 64,
+    Model("ppocr_rec", "recognition", "x", (1, 3, 48, 320), 64, 256,
           "PP-OCRv4 text recognition (SVTR-LCNet, CTC over 6625 classes): rendered "
           "lines, height 48, (x/255-0.5)/0.5, right-padded",
           extra_heldout=(("heldout_rare", 64),)),
