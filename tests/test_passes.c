@@ -840,7 +840,10 @@ static void int_scalar(q8_graph *g, const char *name, q8_dtype dt, int v) {
  * 1: int8 in (zero point -5) dequantized, PP-OCR's Mul, Add, HardSwish,
  * Mul, Add, quantized to int8; 2: uint8 in and out (zero points 128, 120)
  * around Relu, Mul; 3: 18 steps, more than one q8.EwChain holds; 4: Mul,
- * HardSwish, its -0 for h <= 0 the output (a later step may lose it). all_out:
+ * HardSwish, its -0 for h <= 0 the output (a later step may lose it); 5:
+ * int32 in through a Cast, Sub and Mul by [1, 1, 1, 19] constants of one
+ * value, Sub 1 (MoveNet's image); 6: the same with a Mul by 19 values (not
+ * a step: the Cast and Sub fuse, the Mul and the last Sub stay). all_out:
  * every intermediate tensor is a graph output too, so nothing fuses (the
  * nodes one by one: the reference). Output 0 is the chain's end. */
 static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool all_out) {
@@ -869,6 +872,11 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         scalar(g, "xs", 0.0421f);
         int_scalar(g, "xz", dt, variant == 1 ? -5 : 128);
         node(g, "DequantizeLinear", "x8,xs,xz", "x");
+        mids[n_mid++] = q8_strdup("x");
+    } else if (variant == 5 || variant == 6) {
+        int_input(g, "x32", Q8_I32, dims, nd);
+        q8_node *c = node(g, "Cast", "x32", "x");
+        q8_node_set_attr(c, "to", Q8_ATTR_INT)->i = 1; /* float */
         mids[n_mid++] = q8_strdup("x");
     } else {
         input(g, "x", nd, dims);
@@ -919,10 +927,27 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
             EW_BIN("Mul", 1.01f + 0.01f * (float)k, k % 2);
             EW_BIN("Add", 0.1f * (float)k - 0.4f, true);
         }
-    } else {
+    } else if (variant == 4) {
         EW_BIN("Mul", 0.9f, true);
         EW_UN("HardSwish");
         snprintf(cur, sizeof cur, "%s", nxt);
+    } else {
+        /* MoveNet's image: Sub and Mul by [1, 1, 1, C] constants of one
+         * value (variant 5: a chain), or of several (6: left alone) */
+        float k[19], z[19];
+        for (int i = 0; i < 19; i++) {
+            k[i] = variant == 5 ? 0.00784302f : 0.01f * (float)(i + 1);
+            z[i] = 0.0f;
+        }
+        const int64_t kd[4] = {1, 1, 1, 19};
+        cf(g, "kz", 4, kd, z);
+        cf(g, "kk", 4, kd, k);
+        node(g, "Sub", "x,kz", "xs0");
+        node(g, "Mul", "xs0,kk", "xm");
+        mids[n_mid++] = q8_strdup("xs0");
+        mids[n_mid++] = q8_strdup("xm");
+        snprintf(cur, sizeof cur, "xm");
+        EW_BIN("Sub", 1.0f, true);
     }
     if (variant == 1 || variant == 2) {
         q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
@@ -955,7 +980,8 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
 Test(passes, elementwise_chains_become_one_node) {
     const int64_t dims[4] = {2, 3, 17, 19};
     const int64_t n = 2 * 3 * 17 * 19;
-    const int want_chains[5] = {1, 1, 1, 2, 1};
+    const int want_chains[7] = {1, 1, 1, 2, 1, 1, 1};
+    const int want_nodes[7] = {1, 1, 1, 2, 1, 1, 3};
     q8t_rng r = q8t_seed(17);
     float *xf = malloc(sizeof(float) * (size_t)n);
     uint8_t *x8 = malloc((size_t)n);
@@ -963,8 +989,13 @@ Test(passes, elementwise_chains_become_one_node) {
     const float specials[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, 1e30f, -1e30f};
     for (int64_t i = 0; i < n; i += 37) xf[i] = specials[(i / 37) % 9];
     for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
-    for (int variant = 0; variant < 5; variant++) {
-        const void *in[1] = {variant == 1 || variant == 2 ? (const void *)x8 : (const void *)xf};
+    int32_t *x32 = malloc(sizeof(int32_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) /* image values, and a few past float's 24 bits */
+        x32[i] = i % 53 == 7 ? (int32_t)(q8t_next(&r) >> 33) : (int32_t)(q8t_next(&r) % 256);
+    for (int variant = 0; variant < 7; variant++) {
+        const void *in[1] = {variant == 1 || variant == 2   ? (const void *)x8
+                             : variant == 5 || variant == 6 ? (const void *)x32
+                                                            : (const void *)xf};
         void *want[40], *got[1];
         q8_tensor_info wi[40], gi[1];
         q8_error err = {0};
@@ -974,7 +1005,7 @@ Test(passes, elementwise_chains_become_one_node) {
         q8_graph *g = ew_chain_graph(dims, 4, variant, false);
         cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
         cr_assert_eq(count_op(g, "EwChain"), want_chains[variant], "variant %d", variant);
-        cr_assert_eq(g->n_nodes, want_chains[variant], "variant %d: every node fused", variant);
+        cr_assert_eq(g->n_nodes, want_nodes[variant], "variant %d: nodes left", variant);
         cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s",
                      err.msg);
         cr_assert_eq(gi[0].dtype, wi[0].dtype);
@@ -985,6 +1016,7 @@ Test(passes, elementwise_chains_become_one_node) {
     }
     free(xf);
     free(x8);
+    free(x32);
 }
 
 /* q8.EwChain's infer refuses what a damaged .q8 could hold, with one line:

@@ -10,6 +10,7 @@ __host__ __device__ static inline void ewchain_elem(const q8cu_ewchain_args *p, 
     float v;
     if (p->xt == Q8CU_T_I8) v = (float)((int32_t)((const int8_t *)p->x)[i] - p->xz) * p->xs;
     else if (p->xt == Q8CU_T_U8) v = (float)((int32_t)((const uint8_t *)p->x)[i] - p->xz) * p->xs;
+    else if (p->xt == Q8CU_T_I32) v = (float)((const int32_t *)p->x)[i] * p->xs;
     else v = ((const float *)p->x)[i];
     for (int k = 0; k < p->n_steps; k++)
         v = q8_ew_step_one(p->steps[k].kind, p->steps[k].c0, p->steps[k].c1, v);

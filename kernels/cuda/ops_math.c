@@ -226,7 +226,7 @@ static q8_status ewchain_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err
 }
 
 static int cu_int_type(q8_dtype t) {
-    return t == Q8_I8 ? Q8CU_T_I8 : t == Q8_U8 ? Q8CU_T_U8 : 0;
+    return t == Q8_I8 ? Q8CU_T_I8 : t == Q8_U8 ? Q8CU_T_U8 : t == Q8_I32 ? Q8CU_T_I32 : 0;
 }
 
 q8_status q8_cu_ewchain_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

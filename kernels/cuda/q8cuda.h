@@ -205,7 +205,7 @@ typedef struct q8cu_qmulf_args {
 cudaError_t q8cu_qmulf(const q8cu_stream *s, const q8cu_qmulf_args *p);
 
 /* q8.EwChain (src/core/ops/ewchain.h): per element, the float value of x
- * (float32, or (x - xz) * xs for int8 / uint8, xt Q8CU_T_*, 0: float32),
+ * (float32, or (x - xz) * xs for int8 / uint8 / int32, xt Q8CU_T_*, 0: float32),
  * the steps (kind, c0, c1 as the core's q8_ew_step), then y as float32 or
  * round_sat(v / ys, yz) as int8 / uint8 (yt, 0: float32). */
 #define Q8CU_EW_MAX_STEPS 16

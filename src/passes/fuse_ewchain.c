@@ -1,9 +1,10 @@
 /* Chains of elementwise float32 steps become one q8.EwChain
- * (src/core/ops/ewchain.h): Mul / Add / Sub / Div by a constant scalar,
- * Relu, LeakyRelu, Clip with constant bounds, HardSigmoid and HardSwish,
- * each step's output read only by the next, with the DequantizeLinear that
- * feeds the first (int8 or uint8, per tensor) and the QuantizeLinear that
- * reads the last taken in. The op computes the same float operations in
+ * (src/core/ops/ewchain.h): Mul / Add / Sub / Div by a constant scalar (or
+ * a constant of one value repeated), Relu, LeakyRelu, Clip with constant
+ * bounds, HardSigmoid and HardSwish, each step's output read only by the
+ * next, with the DequantizeLinear (int8 or uint8, per tensor) or the Cast
+ * to float (of int8, uint8 or int32: MoveNet's image) that feeds the first
+ * and the QuantizeLinear that reads the last taken in. The op computes the same float operations in
  * the same order: the same bits, in one pass instead of one per node
  * (PP-OCR recognition: six passes after most of its convolutions). */
 #include <math.h>
@@ -24,11 +25,19 @@ static bool same_shape(const q8_tensor *a, const q8_tensor *b) {
     return a->ndim == b->ndim && !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim);
 }
 
-/* The value of a constant float32 scalar tensor (one element, any rank). */
+/* The value of a constant float32 tensor whose values are all one (a
+ * scalar; or MoveNet's [1, 1, 1, 3] of 0.00784302 three times: each
+ * element then meets that value, as under the broadcast: the same bits).
+ * Values compared as bits: -0 and +0, or two NaNs, are not taken for one. */
 static bool const_scalar(const q8_graph *g, int t, float *v) {
     const q8_tensor *c = t >= 0 ? g->tensors[t] : NULL;
-    if (!c || !c->data || c->dtype != Q8_F32 || q8_tensor_numel(c) != 1) return false;
-    *v = *(const float *)c->data;
+    if (!c || !c->data || c->dtype != Q8_F32) return false;
+    const float *d = c->data;
+    int64_t n = q8_tensor_numel(c);
+    if (n < 1) return false;
+    for (int64_t i = 1; i < n; i++)
+        if (memcmp(&d[i], &d[0], sizeof(float)) != 0) return false;
+    *v = d[0];
     return true;
 }
 
@@ -78,9 +87,9 @@ static bool as_step(const q8_graph *g, const q8_node *m, int v, q8_ew_step *s) {
 /* A constant per-tensor scale > 0 and zero point (absent: 0) of a
  * DequantizeLinear / QuantizeLinear q whose integer side has dtype dt. */
 static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *s, int32_t *z) {
-    if (q->n_inputs < 2 || !const_scalar(g, q->inputs[1], s) || !(*s > 0) || !isfinite(*s))
+    if (q->n_inputs < 2 || q->inputs[1] < 0 || q8_tensor_numel(g->tensors[q->inputs[1]]) != 1 ||
+        !const_scalar(g, q->inputs[1], s) || !(*s > 0) || !isfinite(*s))
         return false;
-    if (q8_attr_find(q, "axis") && q8_tensor_numel(g->tensors[q->inputs[1]]) != 1) return false;
     *z = 0;
     if (q->n_inputs < 3 || q->inputs[2] < 0) return dt == Q8_U8 || dt == Q8_I8;
     const q8_tensor *zt = g->tensors[q->inputs[2]];
@@ -198,14 +207,22 @@ q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
         if (v < 0) continue;
         int pv = g->tensors[v]->producer;
         c.x = v;
-        /* a DequantizeLinear of an int8 / uint8 tensor read only here */
+        /* a DequantizeLinear of an int8 / uint8 tensor, or a Cast to float
+         * of an int8 / uint8 / int32 one (scale 1: exact), read only here */
         const q8_node *d = pv >= 0 ? g->nodes[pv] : NULL;
-        if (is_onnx_op(d, "DequantizeLinear") && d->scope == m->scope &&
-            sole_reader(g, uses, reader, v) == i) {
+        if (d && d->scope == m->scope && sole_reader(g, uses, reader, v) == i) {
             const q8_tensor *xq = g->tensors[d->inputs[0]];
-            if (!xq->data && (xq->dtype == Q8_I8 || xq->dtype == Q8_U8) &&
+            bool ints = !xq->data && (xq->dtype == Q8_I8 || xq->dtype == Q8_U8);
+            if (is_onnx_op(d, "DequantizeLinear") && ints &&
                 qdq_params(g, d, xq->dtype, &c.xs, &c.xz)) {
                 c.deq = true;
+            } else if (is_onnx_op(d, "Cast") && !xq->data && d->n_inputs == 1 &&
+                       (ints || xq->dtype == Q8_I32) && g->tensors[v]->dtype == Q8_F32) {
+                c.deq = true;
+                c.xs = 1.0f;
+                c.xz = 0;
+            }
+            if (c.deq) {
                 c.x = d->inputs[0];
                 c.nodes[c.n_nodes++] = pv;
             }

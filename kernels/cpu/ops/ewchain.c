@@ -55,6 +55,10 @@ Q8_CLONES static void dequant_i8(const int8_t *x, int32_t z, float s, float *v, 
 Q8_CLONES static void dequant_u8(const uint8_t *x, int32_t z, float s, float *v, int64_t n) {
     for (int64_t i = 0; i < n; i++) v[i] = (float)(x[i] - z) * s;
 }
+/* int32: a Cast to float (zero point 0, scale 1: (float)x exactly) */
+Q8_CLONES static void dequant_i32(const int32_t *x, float s, float *v, int64_t n) {
+    for (int64_t i = 0; i < n; i++) v[i] = (float)x[i] * s;
+}
 
 typedef struct ew_args {
     const q8_ewchain_params *p;
@@ -75,8 +79,10 @@ static void ew_range(void *arg, int64_t b, int64_t e, int tid) {
         if (p->x_dtype != Q8_F32) {
             if (p->x_dtype == Q8_I8)
                 dequant_i8((const int8_t *)a->x + i0, p->x_zero_point, p->x_scale, v, n);
-            else
+            else if (p->x_dtype == Q8_U8)
                 dequant_u8((const uint8_t *)a->x + i0, p->x_zero_point, p->x_scale, v, n);
+            else
+                dequant_i32((const int32_t *)a->x + i0, p->x_scale, v, n);
             src = v;
         }
         steps_block(p, src, v, n);

@@ -48,14 +48,18 @@ static q8_status ewchain_infer(q8_graph *g, q8_node *n, q8_error *err) {
                                 (long long)st->ints[k]);
         p->steps[k] = (q8_ew_step){(int32_t)st->ints[k], cs->floats[2 * k], cs->floats[2 * k + 1]};
     }
-    /* X: float32, or int8 / uint8 with x_scale (a DequantizeLinear taken in) */
+    /* X: float32, or int8 / uint8 / int32 with x_scale (a DequantizeLinear
+     * or a Cast to float taken in; int32 only as a Cast: zero point 0) */
     p->x_dtype = x->dtype;
     if (q8_attr_find(n, "x_scale")) {
-        if (x->dtype != Q8_I8 && x->dtype != Q8_U8)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "x '%s' is %s: x_scale needs int8 "
-                                "or uint8", x->name, q8_dtype_name(x->dtype));
+        if (x->dtype != Q8_I8 && x->dtype != Q8_U8 && x->dtype != Q8_I32)
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "x '%s' is %s: x_scale needs int8, "
+                                "uint8 or int32", x->name, q8_dtype_name(x->dtype));
         Q8_TRY(scale_of(n, "x_scale", &p->x_scale, err));
-        Q8_TRY(zero_point_of(n, "x_zero_point", x->dtype, &p->x_zero_point, err));
+        if (x->dtype == Q8_I32 && q8_attr_int(n, "x_zero_point", 0) != 0)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "an int32 x takes no zero point");
+        if (x->dtype != Q8_I32)
+            Q8_TRY(zero_point_of(n, "x_zero_point", x->dtype, &p->x_zero_point, err));
     } else if (x->dtype != Q8_F32) {
         return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "x '%s' is %s, expected float32",
                             x->name, q8_dtype_name(x->dtype));

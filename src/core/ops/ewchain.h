@@ -5,7 +5,10 @@
  * were six passes over each tensor):
  *
  *   v = X                                     float32 X
- *   v = (float)(X - x_zero_point) * x_scale   int8 / uint8 X (DequantizeLinear)
+ *   v = (float)(X - x_zero_point) * x_scale   int8 / uint8 X (DequantizeLinear),
+ *                                             or int8 / uint8 / int32 X with
+ *                                             x_scale 1, zero point 0 (a Cast
+ *                                             to float: (float)X exactly)
  *   v = step(v), for each step in order
  *   Y = v                                     without y_scale
  *   Y = q8_round_sat(v / y_scale, y_zero_point, lo, hi)   int8 / uint8 Y
@@ -39,7 +42,7 @@ typedef struct q8_ew_step {
 typedef struct q8_ewchain_params {
     int n_steps;
     q8_ew_step steps[Q8_EWCHAIN_MAX_STEPS];
-    q8_dtype x_dtype, y_dtype; /* float32, int8 or uint8 */
+    q8_dtype x_dtype, y_dtype; /* float32, int8 or uint8 (X: int32 too) */
     float x_scale, y_scale;    /* the integer sides' scales */
     int32_t x_zero_point, y_zero_point;
     int64_t n;                 /* elements */
