@@ -1057,3 +1057,28 @@ Test(passes, ewchain_attributes_are_checked) {
         q8_graph_free(g);
     }
 }
+
+/* remove_identity: views that end at their first input's shape go (a
+ * Squeeze undone by an Unsqueeze, twice: MoveNet's image); a pair that
+ * moves the axis stays. */
+Test(passes, view_round_trips_are_removed) {
+    for (int moved = 0; moved < 2; moved++) {
+        q8_graph *g = q8_graph_new();
+        g->opset = 13;
+        int64_t d[4] = {1, 5, 6, 3}, a0 = 0, a3 = 3;
+        input(g, "x", 4, d);
+        ci(g, "ax0", 1, &a0);
+        ci(g, "ax3", 1, &a3);
+        node(g, "Squeeze", "x,ax0", "s1");
+        node(g, "Unsqueeze", "s1,ax0", "u1");
+        node(g, "Squeeze", "u1,ax0", "s2");
+        node(g, "Unsqueeze", moved ? "s2,ax3" : "s2,ax0", "u2");
+        node(g, "Relu", "u2", "y");
+        output(g, "y");
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        int views = count_op(g, "Squeeze") + count_op(g, "Unsqueeze");
+        cr_assert_eq(views, moved ? 2 : 0, "moved %d: %d views", moved, views);
+        q8_graph_free(g);
+    }
+}

@@ -6,8 +6,22 @@
 #include "op.h"
 #include "passes.h"
 
+static bool same_shape(const q8_tensor *a, const q8_tensor *b) {
+    return a && b && a->dtype == b->dtype && a->ndim == b->ndim &&
+           !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* A view op (Reshape, Squeeze, Unsqueeze, Flatten: the bytes of input 0). */
+static bool is_view(const q8_node *n) {
+    return n->op != Q8_OP_NONE && (q8_op_flags(n->op) & Q8_OPF_VIEW) && n->n_inputs >= 1 &&
+           n->n_outputs == 1 && n->inputs[0] >= 0;
+}
+
 static bool is_passthrough(const q8_graph *g, const q8_node *n) {
     if (strcmp(n->op_type, "Identity") == 0) return n->n_inputs == 1 && n->n_outputs == 1;
+    /* a view back to its input's shape (a Squeeze undone by an Unsqueeze,
+     * once remove_identity has made the pair one view) */
+    if (!*n->domain && is_view(n)) return same_shape(q8_in(g, n, 0), q8_out(g, n, 0));
     if (strcmp(n->op_type, "Cast") == 0 && n->n_inputs == 1 && n->n_outputs == 1) {
         /* a Cast to the dtype it already has (widened float16 models) */
         const q8_tensor *x = q8_in(g, n, 0), *y = q8_out(g, n, 0);
@@ -53,6 +67,13 @@ void q8_pass_remove_identity(q8_graph *g) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
         for (int j = 0; j < n->n_inputs; j++) n->inputs[j] = resolve(alias, n->inputs[j], nt);
+        /* a view of a view reads the first one's input (MoveNet's image:
+         * Squeeze, Unsqueeze, Squeeze, Unsqueeze, then elementwise ops) */
+        int pv = producer[n->inputs[0] >= 0 ? n->inputs[0] : 0];
+        if (!*n->domain && is_view(n) && n->inputs[0] >= 0 && pv >= 0 && !g->nodes[pv]->dead &&
+            !*g->nodes[pv]->domain && is_view(g->nodes[pv]) &&
+            same_shape(q8_in(g, g->nodes[pv], 0), q8_out(g, n, 0)))
+            n->inputs[0] = g->nodes[pv]->inputs[0];
         if (*n->domain || !is_passthrough(g, n)) continue;
         int x = n->inputs[0], y = n->outputs[0];
         if (x < 0 || y < 0) continue;
