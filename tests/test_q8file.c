@@ -557,6 +557,12 @@ Test(q8file, corrupt_corpus_v4_fails_cleanly) {
     reseal(b);
     expect_fail(b, len, "tensor 'shape': varint 2 is truncated");
     FRESH();
+    /* one byte more, starting one byte earlier (varints are stored last in
+     * DATA: the one after them would be past its end): the byte before
+     * reads as a varint of its own, and the last is left over */
+    cr_assert(shoff >= 1 && orig[l.off[Q8_SECTION_DATA] + shoff - 1] < 0x80);
+    cr_assert(orig[sh + 6] >= 0x80 && (shoff - 1) >> 7 == shoff >> 7, "a 2-byte offset");
+    b[sh + 6] = (uint8_t)(((shoff - 1) & 0x7f) | 0x80);
     b[shsize] = 4;
     reseal(b);
     expect_fail(b, len, "tensor 'shape': 1 bytes after its 3 varints");
