@@ -284,17 +284,19 @@ Test(layouts, version_4_runs_as_version_3) {
     free(dir);
 }
 
-/* Version 7: this q8's seed (tiny.q8) stores its weight scales in 16 bits;
- * written again as version 6 (float32 scales) it gives the
- * same outputs byte for byte: the widened scales are the floats quantize
- * chose. */
+/* Version 7: its seed (tiny_v7.q8, the seed of version 7's time) stores
+ * its weight scales in 16 bits; written again as version 6 (float32
+ * scales) it gives the same outputs byte for byte: the widened scales are
+ * the floats quantize chose. This q8's seed (tiny.q8, version 8) and the
+ * same graph written as version 7 give the same outputs. */
 Test(layouts, scales16_run_as_float32_scales) {
-    const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
+    const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v7.q8";
+    const char *v8 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
     size_t len, len6;
     uint8_t *buf = (uint8_t *)q8t_slurp(now, &len), *b6;
     uint32_t ver;
     memcpy(&ver, buf + 8, 4);
-    cr_assert_eq(ver, Q8_FILE_VERSION);
+    cr_assert_eq(ver, 7);
     q8_graph *g = NULL;
     q8_meta meta = {0};
     q8_error err = {0};
@@ -318,6 +320,28 @@ Test(layouts, scales16_run_as_float32_scales) {
     run_tiny(now, x, y7, &m7);
     cr_assert(memcmp(y6, y7, sizeof y6) == 0);
     cr_assert_eq(m6.weights_bytes, m7.weights_bytes);
+    /* the version 8 seed (this q8's quantize: other numbers) and the same
+     * graph written as version 7 */
+    size_t len8, len7;
+    uint8_t *buf8 = (uint8_t *)q8t_slurp(v8, &len8), *b7;
+    q8_graph *g8 = NULL;
+    q8_meta meta8 = {0};
+    memcpy(&ver, buf8 + 8, 4);
+    cr_assert_eq(ver, Q8_FILE_VERSION);
+    cr_assert_eq(q8_file_parse(buf8, len8, &g8, &meta8, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_file_encode_version(g8, &meta8, 7, &b7, &len7, &err), Q8_OK, "%s", err.msg);
+    char v7[512];
+    snprintf(v7, sizeof v7, "%s/tiny_as_v7.q8", dir);
+    q8t_write_file(v7, b7, len7);
+    float y8[4], y8as7[4];
+    q8_memory_info m8, m87;
+    run_tiny(v8, x, y8, &m8);
+    run_tiny(v7, x, y8as7, &m87);
+    cr_assert(memcmp(y8, y8as7, sizeof y8) == 0, "the version 8 seed as version 7");
+    q8_meta_free(&meta8);
+    q8_graph_free(g8);
+    free(buf8);
+    free(b7);
     q8_meta_free(&meta);
     q8_graph_free(g);
     free(buf);

@@ -15,7 +15,7 @@
  * q8.QConv weights stored rows4 (which a reader before that change refused
  * as a layout mismatch: the bump makes it a version refusal instead), 7
  * quantization scales in 16 bits where they fit (scale16.h) */
-#define Q8_FILE_VERSION 7
+#define Q8_FILE_VERSION 8
 #define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64
@@ -35,6 +35,7 @@ enum {
     Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
     Q8_ENC_VARINT = 3,   /* version 4: int32/int64 elements as zigzag varints, unaligned */
     Q8_ENC_ZEROS = 4,    /* version 4: every byte zero; no data */
+    Q8_ENC_DEFLATE = 5,  /* version 8: a zlib stream of the dense bytes, unaligned */
 };
 
 /* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants

@@ -1,6 +1,8 @@
 /* Deflated META and GRAPH sections (.q8 version 5, docs/format.md): zlib
  * streams, inflated at load into owned memory within fixed bounds. DATA is
- * never deflated: its weights are used in place from the mapping. */
+ * never deflated as a whole (its weights are used in place from the
+ * mapping); since version 8 a constant that is expanded at load anyway
+ * (small tables: QLut's) may be (Q8_ENC_DEFLATE). */
 #ifndef Q8_ZSECTION_H
 #define Q8_ZSECTION_H
 
@@ -25,5 +27,10 @@ bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out);
  * `declared` bytes (*out, freed by the caller). */
 q8_status q8_zsection_inflate(const char *what, const uint8_t *src, size_t n,
                               uint64_t declared, uint8_t **out, q8_error *err);
+
+/* Inflate a deflated constant's n stored bytes into dst: exactly `bytes`
+ * (its dense size), bounded as sections are. */
+q8_status q8_zdata_inflate(const char *name, const uint8_t *src, size_t n, uint8_t *dst,
+                           uint64_t bytes, q8_error *err);
 
 #endif

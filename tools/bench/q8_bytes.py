@@ -10,7 +10,7 @@ dims, fixed tensor fields, quantization scales, data references, node records (o
 attributes (version 4: the attribute table, and the nodes' references).
 DATA: int8 weights by layout (their layout padding apart), int32 data,
 float32 constants (all-zero ones apart), other dtypes, bitmask-encoded data,
-alignment padding (other dtypes counted with it in --table). Plus the
+deflated data (version 8), alignment padding (other dtypes counted with it in --table). Plus the
 header/table and the gaps before sections (DATA's page alignment). With
 --table, one markdown row per file; else a few lines each.
 """
@@ -230,6 +230,8 @@ def data_kinds(consts, data, dk):
         dense = numel * DTYPE_SIZE.get(dt, 1)
         if enc == 2:
             dk["bitmask data"] += size
+        elif enc == 5:
+            dk["deflated data"] += size
         elif lay:
             dk["int8 weights"] += dense
             dk["layout padding"] += size - dense
@@ -269,7 +271,7 @@ def main():
                             "attr values"]}
         dk = {k: 0 for k in ["int8 weights", "layout padding", "int32 data", "fp32 constants",
                              "fp32 zero constants", "other dtypes", "bitmask data",
-                             "alignment padding"]}
+                             "deflated data", "alignment padding"]}
         gs, ds = len(sect[2]), secs[4][1]
         data = sect[4]
         if ver <= 3:
@@ -282,10 +284,10 @@ def main():
     if table:
         print("| model | v | file | ONNX x | header+gaps | META | names | dims+fields+refs "
               "| scales | nodes+attrs | META+GRAPH stored | int8 | layout pad | int32 | fp32 "
-              "| bitmask "
+              "| bitmask | deflated "
               "| align pad |")
         print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
-              "|---:|")
+              "|---:|---:|")
     for q8, ver, size, onnx, ms, gs, ds, gaps, c, dk, stored in rows:
         name = os.path.basename(q8)
         ob = os.path.getsize(onnx) if onnx else 0
@@ -296,7 +298,8 @@ def main():
                      dk["int8 weights"],
                      dk["layout padding"], dk["int32 data"],
                      dk["fp32 constants"] + dk["fp32 zero constants"],
-                     dk["bitmask data"], dk["alignment padding"] + dk["other dtypes"]]
+                     dk["bitmask data"], dk["deflated data"],
+                     dk["alignment padding"] + dk["other dtypes"]]
             ratio = f"{size / ob:.3f}" if ob else "-"
             print(f"| {name[:-3]} | {ver} | {size} | {ratio} | "
                   + " | ".join(map(str, cells)) + " |")
