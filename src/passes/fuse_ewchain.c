@@ -109,35 +109,10 @@ typedef struct chain {
     q8_dtype ydt;
 } chain;
 
-static q8_status set_attr_float(q8_node *n, const char *name, float v, q8_error *err) {
-    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_FLOAT);
-    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    a->f = v;
-    return Q8_OK;
-}
-
-static q8_status set_attr_int(q8_node *n, const char *name, int64_t v, q8_error *err) {
-    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_INT);
-    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    a->i = v;
-    return Q8_OK;
-}
-
 /* The first node of c becomes the q8.EwChain; the others die. */
 static q8_status rewrite(q8_graph *g, const chain *c, q8_error *err) {
     q8_node *h = g->nodes[c->nodes[0]];
-    char *op = q8_strdup("EwChain"), *dom = q8_strdup("q8");
-    if (!op || !dom) {
-        free(op);
-        free(dom);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
-    free(h->op_type);
-    free(h->domain);
-    h->op_type = op;
-    h->domain = dom;
-    for (int k = 0; k < h->n_attrs; k++) q8_attr_clear(&h->attrs[k]);
-    h->n_attrs = 0;
+    Q8_TRY(q8_node_make_q8_op(h, "EwChain", true, err));
     /* each set_attr may move the attributes: fill one before the next */
     q8_attr *st = q8_node_set_attr(h, "steps", Q8_ATTR_INTS);
     if (!st || !(st->ints = malloc(sizeof(int64_t) * (size_t)c->n_steps)))
@@ -153,13 +128,13 @@ static q8_status rewrite(q8_graph *g, const chain *c, q8_error *err) {
         cs->floats[2 * k + 1] = c->steps[k].c1;
     }
     if (c->deq) {
-        Q8_TRY(set_attr_float(h, "x_scale", c->xs, err));
-        if (c->xz) Q8_TRY(set_attr_int(h, "x_zero_point", c->xz, err));
+        Q8_TRY(q8_node_attr_float(h, "x_scale", c->xs, err));
+        if (c->xz) Q8_TRY(q8_node_attr_int(h, "x_zero_point", c->xz, err));
     }
     if (c->quant) {
-        Q8_TRY(set_attr_float(h, "y_scale", c->ys, err));
-        Q8_TRY(set_attr_int(h, "y_dtype", c->ydt == Q8_I8 ? 3 : 2, err));
-        if (c->yz) Q8_TRY(set_attr_int(h, "y_zero_point", c->yz, err));
+        Q8_TRY(q8_node_attr_float(h, "y_scale", c->ys, err));
+        Q8_TRY(q8_node_attr_int(h, "y_dtype", c->ydt == Q8_I8 ? 3 : 2, err));
+        if (c->yz) Q8_TRY(q8_node_attr_int(h, "y_zero_point", c->yz, err));
     }
     int in[1] = {c->x}, out[1] = {c->y};
     Q8_TRY(q8_node_set_io(h, in, 1, out, 1, err));

@@ -48,13 +48,6 @@ static bool dequantized(const q8_graph *g, int t, int *x8, float *scale) {
 }
 
 
-static q8_status set_float(q8_node *n, const char *name, float v, q8_error *err) {
-    q8_attr *a = q8_node_set_attr(n, name, Q8_ATTR_FLOAT);
-    if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    a->f = v;
-    return Q8_OK;
-}
-
 static q8_status try_fuse(q8_graph *g, q8_node *q, const int *uses, q8_error *err) {
     float sy, s[2];
     int x8[2];
@@ -80,21 +73,10 @@ static q8_status try_fuse(q8_graph *g, q8_node *q, const int *uses, q8_error *er
     if (ai < 0) return Q8_OK;
     /* the product is commutative in float: A is the full-shape side */
     int in[2] = {x8[ai], x8[1 - ai]}, out = q->outputs[0];
-    char *op = q8_strdup("QMulF"), *dom = q8_strdup("q8");
-    if (!op || !dom) {
-        free(op);
-        free(dom);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
-    free(m->op_type);
-    free(m->domain);
-    m->op_type = op;
-    m->domain = dom;
-    for (int k = 0; k < m->n_attrs; k++) q8_attr_clear(&m->attrs[k]);
-    m->n_attrs = 0;
-    Q8_TRY(set_float(m, "a_scale", s[ai], err));
-    Q8_TRY(set_float(m, "b_scale", s[1 - ai], err));
-    Q8_TRY(set_float(m, "y_scale", sy, err));
+    Q8_TRY(q8_node_make_q8_op(m, "QMulF", true, err));
+    Q8_TRY(q8_node_attr_float(m, "a_scale", s[ai], err));
+    Q8_TRY(q8_node_attr_float(m, "b_scale", s[1 - ai], err));
+    Q8_TRY(q8_node_attr_float(m, "y_scale", sy, err));
     Q8_TRY(q8_node_set_io(m, in, 2, &out, 1, err));
     g->tensors[out]->producer = vt->producer;
     g->tensors[v]->producer = -1; /* the float product is gone */

@@ -49,6 +49,11 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err);
 /* INT8 graphs: DequantizeLinear -> Mul -> QuantizeLinear of two int8
  * activations as one q8.QMulF, the same bytes (fuse_qmulf.c). */
 q8_status q8_pass_fuse_float_muls(q8_graph *g, q8_error *err);
+/* Node n becomes q8.<op> (its attributes dropped when clear_attrs); one
+ * attribute set (node_edit.c). */
+q8_status q8_node_make_q8_op(q8_node *n, const char *op, bool clear_attrs, q8_error *err);
+q8_status q8_node_attr_float(q8_node *n, const char *name, float v, q8_error *err);
+q8_status q8_node_attr_int(q8_node *n, const char *name, int64_t v, q8_error *err);
 /* Chains of elementwise float32 steps (a constant scalar's Mul / Add / Sub /
  * Div, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish), with a
  * DequantizeLinear before and a QuantizeLinear after, as one q8.EwChain:

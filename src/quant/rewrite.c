@@ -539,17 +539,7 @@ static void drop_attr(q8_node *n, const char *name) {
 }
 
 static q8_status set_op(qctx *c, q8_node *n, const char *op) {
-    char *o = q8_strdup(op), *d = q8_strdup("q8");
-    if (!o || !d) {
-        free(o);
-        free(d);
-        return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-    }
-    free(n->op_type);
-    free(n->domain);
-    n->op_type = o;
-    n->domain = d;
-    return Q8_OK;
+    return q8_node_make_q8_op(n, op, false, c->err);
 }
 
 /* Node n's weights as q8.* ops want them: a float [channels, per...]
