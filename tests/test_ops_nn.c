@@ -1913,8 +1913,9 @@ Test(resize, linear_and_cubic) {
     }
 }
 
-/* FP32 linear: the AVX-512 pass along W (resize_x86.h: runs of 16 outputs
- * whose taps lie within 16 inputs) against the portable loops, bit for bit:
+/* Linear: the AVX-512 pass along W (resize_x86.h: runs of 16 outputs whose
+ * taps lie within 16 inputs), float32 and int8 / uint8, against the
+ * portable loops, bit for bit:
  * random 2-D geometries (up and down by various factors, so some rows take
  * the runs and some not), every coordinate mode, widths around the 16-lane
  * runs, -0, infinities and NaN among the inputs (NaN out where NaN out). */
@@ -1923,8 +1924,10 @@ Test(resize, linear_same_bits_as_portable) {
     const int64_t widths[] = {1, 2, 7, 15, 16, 17, 31, 33, 40, 80};
     /* 0.97 and 1.03: 16 outputs whose taps span 16 or 17 inputs, the runs' limit */
     const float factors[] = {2.0f, 1.5f, 3.0f, 1.1f, 4.0f, 1.0f, 0.5f, 0.97f, 1.03f, 2.5f};
-    for (int it = 0; it < 80; it++) {
-        rs_case c = {.op = "Resize", .dt = Q8_F32, .nd = 4, .opset = 13, .mode = "linear",
+    for (int it = 0; it < 120; it++) {
+        /* float32, then int8 and uint8 (their integer pass along W) */
+        q8_dtype dt = it < 80 ? Q8_F32 : it % 2 ? Q8_I8 : Q8_U8;
+        rs_case c = {.op = "Resize", .dt = dt, .nd = 4, .opset = 13, .mode = "linear",
                      .ctm = rs_ctms[it % 4]};
         c.dims[0] = 1 + (int64_t)(q8t_next(&r) % 2);
         c.dims[1] = 1 + (int64_t)(q8t_next(&r) % 3);
@@ -1941,7 +1944,9 @@ Test(resize, linear_same_bits_as_portable) {
                                                  : (i / 11) % 4 == 1 ? INFINITY
                                                  : (i / 11) % 4 == 2 ? -INFINITY
                                                                      : NAN;
-        const void *data[] = {x};
+        int8_t *x8 = malloc((size_t)(n > 0 ? n : 1));
+        for (int64_t i = 0; i < n; i++) x8[i] = (int8_t)(i * 37 + it); /* every byte value */
+        const void *data[] = {dt == Q8_F32 ? (const void *)x : (const void *)x8};
         void *out[2][1];
         q8_tensor_info info[2][1];
         for (int v = 0; v < 2; v++) {
@@ -1950,7 +1955,12 @@ Test(resize, linear_same_bits_as_portable) {
         }
         int64_t on = q8t_numel(info[0][0].dims, 4);
         cr_assert_eq(on, q8t_numel(info[1][0].dims, 4));
-        for (int64_t i = 0; i < on; i++) {
+        if (dt != Q8_F32)
+            cr_assert(memcmp(out[0][0], out[1][0], (size_t)on) == 0,
+                      "case %d (%s, %lld x %lld, factors %g, %g, %s): not the portable bytes", it,
+                      q8_dtype_name(dt), (long long)c.dims[2], (long long)c.dims[3], c.scales[2],
+                      c.scales[3], c.ctm);
+        for (int64_t i = 0; dt == Q8_F32 && i < on; i++) {
             float a = ((float *)out[0][0])[i], b = ((float *)out[1][0])[i];
             cr_assert(memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b)),
                       "case %d (%lld x %lld, factors %g, %g, %s) [%lld]: %a against the "
@@ -1960,6 +1970,7 @@ Test(resize, linear_same_bits_as_portable) {
         free(out[0][0]);
         free(out[1][0]);
         free(x);
+        free(x8);
     }
 }
 

@@ -63,8 +63,9 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "_resize_impl '%s' is not auto or portable",
                             impl);
     int last = p->rank - 1;
-    bool hplan = p->dtype == Q8_F32 && p->mode == Q8_RESIZE_LINEAR && p->taps[last] == 2 &&
-                 p->out[last] <= RESIZE_HROW_MAX && strcmp(impl, "auto") == 0;
+    bool hplan = (p->dtype == Q8_F32 || int_linear(p)) && p->mode == Q8_RESIZE_LINEAR &&
+                 p->taps[last] == 2 && p->out[last] <= RESIZE_HROW_MAX &&
+                 strcmp(impl, "auto") == 0;
     size_t hplan_at = off;
     if (hplan) off += sizeof(q8_resize_hrun) * (size_t)q8_resize_hruns(p->out[last]);
     uint8_t *pk = q8_aligned_alloc(off);
@@ -79,8 +80,9 @@ static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep
         stride *= p->in[d];
     }
     if (hplan && q8_resize_hplan((const int64_t *)(pk + h.idx_off[last]),
-                                 (const float *)(pk + h.w_off[last]), p->out[last], p->in[last],
-                                 (q8_resize_hrun *)(pk + hplan_at)))
+                                 (const float *)(pk + h.w_off[last]),
+                                 int_linear(p) ? (const int32_t *)(pk + h.wi_off[last]) : NULL,
+                                 p->out[last], p->in[last], (q8_resize_hrun *)(pk + hplan_at)))
         h.hplan_off = hplan_at;
     h.unit_outer = !p->extrap && p->rank >= 2;
     for (int d = 0; h.unit_outer && d < p->rank - 2; d++) {
@@ -294,6 +296,19 @@ static void resize_f32(void *arg, int64_t b, int64_t e, int tid) {
 static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, int32_t *w,
                          int *k_out) {
     const q8_resize_params *p = a->p;
+    if (a->h->unit_outer) { /* as row_taps: a one-tap dim's integer weight is 1 */
+        int dh = p->rank - 2, t = p->taps[dh];
+        int64_t base = 0;
+        for (int d = 0; d < dh; d++) base += ((const int64_t *)(a->pk + a->h->idx_off[d]))[od[d]];
+        const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[dh]) + od[dh] * t;
+        const int32_t *wx = (const int32_t *)(a->pk + a->h->wi_off[dh]) + od[dh] * t;
+        for (int j = 0; j < t; j++) {
+            off[j] = base + ix[j];
+            w[j] = wx[j];
+        }
+        *k_out = t;
+        return;
+    }
     int k = 1;
     off[0] = 0;
     w[0] = 1;
@@ -318,7 +333,7 @@ static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, 
  * an int32 row (w0 x0 + w1 x1 < 2^19), reused by the output rows that read
  * it, and each output row is a vectorizable blend of two such rows. The
  * sums are exact integers, so the order does not change a bit. */
-#define RESIZE_INT_LINEAR(NAME, T)                                                                \
+#define RESIZE_INT_LINEAR(NAME, T, IS_U8)                                                         \
     static void NAME##_hrow(const T *xr, const int64_t *ixw, const int32_t *ww, int64_t n,        \
                             int32_t *h) {                                                         \
         for (int64_t o = 0; o < n; o++)                                                           \
@@ -335,6 +350,8 @@ static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, 
         int64_t ow_n = p->out[last];                                                              \
         const int64_t *ixw = (const int64_t *)(a->pk + a->h->idx_off[last]);                      \
         const int32_t *ww = (const int32_t *)(a->pk + a->h->wi_off[last]);                        \
+        const q8_resize_hrun *hplan =                                                             \
+            a->h->hplan_off ? (const q8_resize_hrun *)(a->pk + a->h->hplan_off) : NULL;           \
         const T *x = a->x;                                                                        \
         int64_t off[MAX_ROW_TAPS];                                                                \
         int32_t w[MAX_ROW_TAPS];                                                                  \
@@ -351,7 +368,11 @@ static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, 
                 for (int j = 0; j < 2; j++) {                                                     \
                     bool fill;                                                                    \
                     int slot = hrow_slot(hoff, off, j, &fill);                                    \
-                    if (fill) NAME##_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);                 \
+                    if (fill && hplan)                                                    \
+                        q8_resize_hrow_int_x86(x + off[j], IS_U8, hplan, ow_n, p->in[last],   \
+                                               hbuf[slot]);                                   \
+                    else if (fill)                                                            \
+                        NAME##_hrow(x + off[j], ixw, ww, ow_n, hbuf[slot]);                   \
                     h[j] = hbuf[slot];                                                            \
                 }                                                                                 \
                 NAME##_blend(h[0], h[1], w[0], w[1], shift, y, ow_n);                             \
@@ -369,8 +390,8 @@ static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, 
             }                                                                                     \
         }                                                                                         \
     }
-RESIZE_INT_LINEAR(resize_i8_linear, int8_t)
-RESIZE_INT_LINEAR(resize_u8_linear, uint8_t)
+RESIZE_INT_LINEAR(resize_i8_linear, int8_t, false)
+RESIZE_INT_LINEAR(resize_u8_linear, uint8_t, true)
 
 /* Upsampling by 2 along W (ixw[o] == o / 2, the common nearest 2x): each
  * element written twice, as one element twice as wide, which the compiler
