@@ -1,11 +1,8 @@
 /* q8.EwChain on the CPU (the op: src/core/ops/ewchain.h): blocks of
- * elements through a stack buffer, each step one loop over the block (one
- * switch a step, not an element: the loops vectorize, cloned per ISA), the
+ * elements through a stack buffer (or Y itself for a float result), the
  * int8 end quantized by QuantizeLinear's own code. The steps' arithmetic is
  * kernels/common/ewchain_eval.h's; this file is built without FMA
  * contraction and trapping math (CMakeLists.txt), as the ops it replaces. */
-#include <string.h>
-
 #include "clones.h"
 #include "cpu_op.h"
 #include "ewchain_eval.h"
