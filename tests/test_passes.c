@@ -960,7 +960,7 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         output(g, "y");
     } else {
         output(g, cur);
-        n_mid--; /* cur is output 0 already */
+        free((void *)mids[--n_mid]); /* cur is output 0 already */
     }
     for (int k = 0; k < n_mid; k++) {
         if (all_out) output(g, mids[k]);
