@@ -121,22 +121,31 @@ static void row_next(const q8_resize_params *p, int64_t *od) {
     }
 }
 
+/* Where every dim before the last two has one tap of weight 1 (unit_outer):
+ * the input offsets of the row at od's taps along H into off; returns their
+ * count, and in *at where their weights start in H's tables. */
+static int unit_outer_offsets(const resize_args *a, const int64_t *od, int64_t *off,
+                              int64_t *at) {
+    const q8_resize_params *p = a->p;
+    int dh = p->rank - 2, t = p->taps[dh];
+    int64_t base = 0;
+    for (int d = 0; d < dh; d++) base += ((const int64_t *)(a->pk + a->h->idx_off[d]))[od[d]];
+    *at = od[dh] * t;
+    const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[dh]) + *at;
+    for (int j = 0; j < t; j++) off[j] = base + ix[j];
+    return t;
+}
+
 /* The combined leading-dim taps of the output row at od (row_at); false if
  * the row lies outside the crop (tf_crop_and_resize). */
 static bool row_taps(const resize_args *a, const int64_t *od, int64_t *off, float *w,
                      int *k_out) {
     const q8_resize_params *p = a->p;
     if (a->h->unit_outer) { /* the loop below, without its combinations */
-        int dh = p->rank - 2, t = p->taps[dh];
-        int64_t base = 0;
-        for (int d = 0; d < dh; d++) base += ((const int64_t *)(a->pk + a->h->idx_off[d]))[od[d]];
-        const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[dh]) + od[dh] * t;
-        const float *wx = (const float *)(a->pk + a->h->w_off[dh]) + od[dh] * t;
-        for (int j = 0; j < t; j++) {
-            off[j] = base + ix[j];
-            w[j] = wx[j]; /* 1 * wx[j] * 1 ...: exact */
-        }
-        *k_out = t;
+        int64_t at;
+        int t = *k_out = unit_outer_offsets(a, od, off, &at);
+        const float *wx = (const float *)(a->pk + a->h->w_off[p->rank - 2]) + at;
+        for (int j = 0; j < t; j++) w[j] = wx[j]; /* 1 * wx[j] * 1 ...: exact */
         return true;
     }
     int k = 1;
@@ -297,16 +306,10 @@ static void row_taps_int(const resize_args *a, const int64_t *od, int64_t *off, 
                          int *k_out) {
     const q8_resize_params *p = a->p;
     if (a->h->unit_outer) { /* as row_taps: a one-tap dim's integer weight is 1 */
-        int dh = p->rank - 2, t = p->taps[dh];
-        int64_t base = 0;
-        for (int d = 0; d < dh; d++) base += ((const int64_t *)(a->pk + a->h->idx_off[d]))[od[d]];
-        const int64_t *ix = (const int64_t *)(a->pk + a->h->idx_off[dh]) + od[dh] * t;
-        const int32_t *wx = (const int32_t *)(a->pk + a->h->wi_off[dh]) + od[dh] * t;
-        for (int j = 0; j < t; j++) {
-            off[j] = base + ix[j];
-            w[j] = wx[j];
-        }
-        *k_out = t;
+        int64_t at;
+        int t = *k_out = unit_outer_offsets(a, od, off, &at);
+        const int32_t *wx = (const int32_t *)(a->pk + a->h->wi_off[p->rank - 2]) + at;
+        for (int j = 0; j < t; j++) w[j] = wx[j];
         return;
     }
     int k = 1;
