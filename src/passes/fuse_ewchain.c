@@ -87,9 +87,7 @@ static bool as_step(const q8_graph *g, const q8_node *m, int v, q8_ew_step *s) {
 /* A constant per-tensor scale > 0 and zero point (absent: 0) of a
  * DequantizeLinear / QuantizeLinear q whose integer side has dtype dt. */
 static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *s, int32_t *z) {
-    if (q->n_inputs < 2 || q->inputs[1] < 0 || q8_tensor_numel(g->tensors[q->inputs[1]]) != 1 ||
-        !const_scalar(g, q->inputs[1], s) || !(*s > 0) || !isfinite(*s))
-        return false;
+    if (q->n_inputs < 2 || !q8_const_scale(g, q->inputs[1], s)) return false;
     *z = 0;
     if (q->n_inputs < 3 || q->inputs[2] < 0) return dt == Q8_U8 || dt == Q8_I8;
     const q8_tensor *zt = g->tensors[q->inputs[2]];

@@ -5,7 +5,6 @@
  * operations in one pass: the same bytes, without the two float tensors
  * written and read back (MobileNetV3's gates: 18% of its INT8 time in the
  * three nodes). The dequantizes stay where something else reads them. */
-#include <math.h>
 #include <string.h>
 
 #include "op.h"
@@ -14,14 +13,6 @@
 
 static bool is_onnx_op(const q8_node *n, const char *op) {
     return n && !n->dead && !*n->domain && !strcmp(n->op_type, op);
-}
-
-/* A constant float32 scalar > 0 (a per-tensor scale). */
-static bool scalar_scale(const q8_graph *g, int t, float *v) {
-    const q8_tensor *s = q8_graph_tensor(g, t);
-    if (!s || !s->data || s->dtype != Q8_F32 || q8_tensor_numel(s) != 1) return false;
-    *v = *(const float *)s->data;
-    return *v > 0 && isfinite(*v); /* q8.QMulF takes no other */
 }
 
 /* Input 2 absent, or a constant int8 zero. */
@@ -37,7 +28,7 @@ static bool dequantized(const q8_graph *g, int t, int *x8, float *scale) {
     int p = g->tensors[t]->producer;
     const q8_node *d = p >= 0 ? g->nodes[p] : NULL;
     if (!is_onnx_op(d, "DequantizeLinear") || d->n_inputs < 2 || !zero_point_0(g, d) ||
-        !scalar_scale(g, d->inputs[1], scale))
+        !q8_const_scale(g, d->inputs[1], scale))
         return false;
     const q8_tensor *x = g->tensors[d->inputs[0]];
     if (x->data || x->dtype != Q8_I8 || x->q.n != 1 || !x->q.scale || x->q.scale[0] != *scale ||
@@ -52,7 +43,7 @@ static q8_status try_fuse(q8_graph *g, q8_node *q, const int *uses, q8_error *er
     float sy, s[2];
     int x8[2];
     if (q->n_inputs < 2 || q->n_outputs != 1 || !zero_point_0(g, q) ||
-        !scalar_scale(g, q->inputs[1], &sy) || q8_out(g, q, 0)->dtype != Q8_I8)
+        !q8_const_scale(g, q->inputs[1], &sy) || q8_out(g, q, 0)->dtype != Q8_I8)
         return Q8_OK;
     int v = q->inputs[0];
     const q8_tensor *vt = g->tensors[v];

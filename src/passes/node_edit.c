@@ -1,5 +1,6 @@
-/* Small edits of a node that the fusion passes and the quantizer's rewrite
- * share (passes.h). */
+/* Small edits of a node, and a constant read, that the fusion passes and
+ * the quantizer's rewrite share (passes.h). */
+#include <math.h>
 #include <stdlib.h>
 
 #include "passes.h"
@@ -32,4 +33,11 @@ q8_status q8_node_attr_int(q8_node *n, const char *name, int64_t v, q8_error *er
     if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     a->i = v;
     return Q8_OK;
+}
+
+bool q8_const_scale(const q8_graph *g, int t, float *v) {
+    const q8_tensor *s = t >= 0 ? q8_graph_tensor(g, t) : NULL;
+    if (!s || !s->data || s->dtype != Q8_F32 || q8_tensor_numel(s) != 1) return false;
+    *v = *(const float *)s->data;
+    return *v > 0 && isfinite(*v);
 }

@@ -54,6 +54,9 @@ q8_status q8_pass_fuse_float_muls(q8_graph *g, q8_error *err);
 q8_status q8_node_make_q8_op(q8_node *n, const char *op, bool clear_attrs, q8_error *err);
 q8_status q8_node_attr_float(q8_node *n, const char *name, float v, q8_error *err);
 q8_status q8_node_attr_int(q8_node *n, const char *name, int64_t v, q8_error *err);
+/* Tensor t is a constant float32 scalar > 0 and finite (a per-tensor
+ * quantization scale): into *v. */
+bool q8_const_scale(const q8_graph *g, int t, float *v);
 /* Chains of elementwise float32 steps (a constant scalar's Mul / Add / Sub /
  * Div, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish), with a
  * DequantizeLinear before and a QuantizeLinear after, as one q8.EwChain:

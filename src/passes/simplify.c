@@ -69,11 +69,12 @@ void q8_pass_remove_identity(q8_graph *g) {
         for (int j = 0; j < n->n_inputs; j++) n->inputs[j] = resolve(alias, n->inputs[j], nt);
         /* a view of a view reads the first one's input (MoveNet's image:
          * Squeeze, Unsqueeze, Squeeze, Unsqueeze, then elementwise ops) */
-        int pv = producer[n->inputs[0] >= 0 ? n->inputs[0] : 0];
-        if (!*n->domain && is_view(n) && n->inputs[0] >= 0 && pv >= 0 && !g->nodes[pv]->dead &&
-            !*g->nodes[pv]->domain && is_view(g->nodes[pv]) &&
-            same_shape(q8_in(g, g->nodes[pv], 0), q8_out(g, n, 0)))
-            n->inputs[0] = g->nodes[pv]->inputs[0];
+        const q8_node *pv = !*n->domain && is_view(n) && producer[n->inputs[0]] >= 0
+                                ? g->nodes[producer[n->inputs[0]]]
+                                : NULL; /* is_view: inputs[0] >= 0 */
+        if (pv && !pv->dead && !*pv->domain && is_view(pv) &&
+            same_shape(q8_in(g, pv, 0), q8_out(g, n, 0)))
+            n->inputs[0] = pv->inputs[0];
         if (*n->domain || !is_passthrough(g, n)) continue;
         int x = n->inputs[0], y = n->outputs[0];
         if (x < 0 || y < 0) continue;
