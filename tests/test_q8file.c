@@ -1133,3 +1133,45 @@ Test(q8file, deflated_tables_round_trip_and_fail_cleanly) {
     q8_graph_free(g);
 }
 
+
+/* A pruned INT8 weight (half its values zero, the rest spread as real
+ * weights are) has few repeats for LZ77: zlib's default strategy stores it
+ * larger than the bitmask form, Huffman codes alone smaller. The writer
+ * tries both: stored deflated, under the bitmask form's size, and read
+ * back exactly. */
+Test(q8file, pruned_weights_deflate_below_the_bitmask_form) {
+    q8_graph *g = q8_graph_new();
+    g->opset = Q8_OPSET_CANONICAL;
+    int64_t wd[2] = {64, 576}, xd[1] = {4};
+    int t = add_const(g, "w", Q8_I8, wd, 2);
+    int8_t *v = g->tensors[t]->data;
+    uint32_t s = 12345, nnz = 0;
+    for (int i = 0; i < 64 * 576; i++) {
+        s = s * 1664525u + 1013904223u;
+        int mag = 1 + (int)((s >> 8) % 64) + (int)((s >> 16) % 64); /* 1..127, peaked */
+        bool kept = (s >> 28) & 1;
+        v[i] = (int8_t)(kept ? ((s >> 27) & 1 ? mag : -mag) : 0);
+        nnz += kept;
+    }
+    int x = q8_graph_add_tensor(g, "x", NULL);
+    q8_tensor_set_shape(g->tensors[x], Q8_I8, xd, 1);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = t;
+    size_t len;
+    uint8_t *b = encode(g, &len);
+    layout_t l = read_layout(b);
+    uint64_t bitmask_form = 64 * 576 / 8 + nnz;
+    cr_assert_lt(l.size[Q8_SECTION_DATA], bitmask_form, "%llu bytes stored, bitmask form %llu",
+                 (unsigned long long)l.size[Q8_SECTION_DATA], (unsigned long long)bitmask_form);
+    q8_graph *h = NULL;
+    q8_error err = {0};
+    cr_assert_eq(q8_file_parse(b, len, &h, NULL, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *ht = h->tensors[q8_graph_find(h, "w")];
+    cr_assert(ht->owns_data, "inflated into memory of its own");
+    cr_assert_eq(memcmp(ht->data, v, 64 * 576), 0);
+    q8_graph_free(h);
+    free(b);
+    q8_graph_free(g);
+}

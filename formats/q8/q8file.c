@@ -118,7 +118,7 @@ static bool put_varints(q8_wbuf *data, const q8_tensor *t, int64_t numel, size_t
 static bool put_deflated(q8_wbuf *data, const q8_tensor *t, size_t sparse, uint8_t *enc,
                          uint64_t *off, uint64_t *size) {
     q8_wbuf z = {0};
-    bool smaller = q8_zsection_deflate(t->data, q8_tensor_nbytes(t), &z) && z.len < sparse;
+    bool smaller = q8_zdata_deflate(t->data, q8_tensor_nbytes(t), &z) && z.len < sparse;
     if (smaller) {
         *enc = Q8_ENC_DEFLATE;
         *off = data->len;

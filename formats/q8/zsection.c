@@ -4,6 +4,21 @@
 #include <stdlib.h>
 #include <zlib.h>
 
+/* One zlib stream of src at level 9 with the given strategy into buf (cap
+ * bytes, compressBound's); its length, or 0 on failure. */
+static size_t deflate_with(const uint8_t *src, size_t n, int strategy, uint8_t *buf, size_t cap) {
+    z_stream z = {0};
+    if (deflateInit2(&z, 9, Z_DEFLATED, 15, 9, strategy) != Z_OK) return 0;
+    z.next_in = (Bytef *)src;
+    z.avail_in = (uInt)n;
+    z.next_out = buf;
+    z.avail_out = (uInt)cap;
+    int rc = deflate(&z, Z_FINISH);
+    size_t len = rc == Z_STREAM_END ? (size_t)z.total_out : 0;
+    deflateEnd(&z);
+    return len;
+}
+
 bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
     if (n > ULONG_MAX) return false;
     uLongf cap = compressBound((uLong)n);
@@ -11,6 +26,19 @@ bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
     if (!buf) return false;
     bool ok = compress2(buf, &cap, src, (uLong)n, 9) == Z_OK && q8_wbuf_put(out, buf, cap);
     free(buf);
+    return ok;
+}
+
+bool q8_zdata_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
+    if (n == 0 || n > UINT32_MAX) return false; /* the reader's bounds */
+    size_t cap = compressBound((uLong)n);
+    uint8_t *a = malloc(cap), *b = malloc(cap);
+    size_t la = a ? deflate_with(src, n, Z_DEFAULT_STRATEGY, a, cap) : 0;
+    size_t lb = b ? deflate_with(src, n, Z_HUFFMAN_ONLY, b, cap) : 0;
+    bool ok = (la || lb) && (lb && (!la || lb < la) ? q8_wbuf_put(out, b, lb)
+                                                     : q8_wbuf_put(out, a, la));
+    free(a);
+    free(b);
     return ok;
 }
 

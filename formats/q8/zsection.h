@@ -23,6 +23,14 @@
 /* Deflate src (level 9) into out; false when out of memory. */
 bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out);
 
+/* Deflate a constant's bytes (level 9), whichever of zlib's default
+ * strategy and Huffman codes alone is smaller: pruned INT8 weights have
+ * few repeats for LZ77 to find, and a Huffman code of their bytes beats
+ * the bitmask form (FaceMesh's head: 9% smaller). One zlib stream either
+ * way, read by q8_zdata_inflate. False when out of memory or over the
+ * reader's bounds (4 GiB). */
+bool q8_zdata_deflate(const uint8_t *src, size_t n, q8_wbuf *out);
+
 /* Inflate section `what`'s stored bytes into a new buffer of exactly
  * `declared` bytes (*out, freed by the caller). */
 q8_status q8_zsection_inflate(const char *what, const uint8_t *src, size_t n,
