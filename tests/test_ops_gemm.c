@@ -1061,6 +1061,21 @@ Test(conv_op, few_input_channels) {
         check_conv(specs[i], &r);
         check_conv_same_bits(specs[i], &r);
     }
+    /* stride 1: runs of 32 pixels, 8 channels at a time (antispoof's
+     * 3 -> 64 unpadded; padded edges; 20 channels: a last block of 4;
+     * widths leaving a 16-pixel tail or none), with a NaN and -0 inputs */
+    const conv_spec s1[] = {
+        {2, 1, 3, 64, 1, SP2(9, 70), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 2, 3, 20, 1, SP2(7, 66), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Clip", PLAIN},
+        {2, 1, 2, 12, 1, SP2(6, 40), SP2(2, 5), SP2(1, 1), SP2(1, 2), {0, 2, 1, 3}, NULL, false,
+         true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof s1 / sizeof s1[0]; i++) {
+        check_conv(s1[i], &r);
+        check_conv_same_bits_x(s1[i], &r, true);
+    }
     /* PoseNet's first conv, smaller (3 -> 24: a last block of 8), with a
      * NaN and -0 inputs, each activation the loops apply in registers */
     const char *acts2[] = {"Relu", "Clip", NULL, "LeakyRelu"};
@@ -1089,6 +1104,16 @@ Test(conv_op, banded_shift) {
          true, true, false, NULL, PLAIN},
         {2, 1, 7, 12, 1, SP2(41, 53), SP2(3, 5), SP2(1, 1), SP2(1, 1), {1, 2, 1, 2}, NULL,
          true, false, false, NULL, PLAIN},
+        /* stride 1, no padding: B rows read from X itself (no planes
+         * built), in bands and whole; dilated; groups; a small map */
+        {2, 2, 9, 14, 1, SP2(45, 63), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, "Relu", PLAIN},
+        {2, 1, 6, 10, 1, SP2(50, 44), SP2(3, 2), SP2(1, 1), SP2(2, 3), {0, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 2, 8, 12, 2, SP2(40, 41), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 5, 7, 1, SP2(9, 11), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         false, true, false, "Clip", PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         check_conv(specs[i], &r);

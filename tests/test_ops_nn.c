@@ -751,6 +751,45 @@ Test(pool, avgpool_same_bits_as_portable) {
     }
 }
 
+/* Float MaxPool 2x2 stride 2 without padding (its own AVX-512 loop):
+ * bit for bit the portable loops' results, on widths around the 16-output
+ * chunks (odd ones leave a column unread), inputs with NaN, +-0 and +-inf,
+ * ceil_mode off and on (a window past the edge takes the general loops). */
+Test(pool, maxpool_2x2_stride2_same_bits_as_portable) {
+    const int64_t widths[] = {2, 3, 31, 32, 33, 34, 63, 126, 127};
+    q8t_rng r = q8t_seed(91);
+    for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+        for (int ceil = 0; ceil < 2; ceil++) {
+            pool_case c = {.op = "MaxPool", .dt = Q8_F32, .nd = 4,
+                           .dims = {2, 3, 5 + (int64_t)wi, widths[wi]}, .nk = 2,
+                           .k = {2, 2}, .s = {2, 2}, .has_s = true, .ceil = ceil};
+            int64_t n = q8t_numel(c.dims, c.nd);
+            float *x = malloc(sizeof(float) * (size_t)n);
+            q8t_fill(&r, x, n, -2, 2);
+            const float special[] = {NAN, 0.0f, -0.0f, INFINITY, -INFINITY};
+            for (int64_t i = 0; i < n; i++) {
+                uint64_t u = q8t_next(&r) % 16;
+                if (u < 5) x[i] = special[u]; /* a third of the inputs */
+                if (u == 5 && i % 7) x[i] = x[i - 1] < 0 ? -0.0f : 0.0f;
+            }
+            /* some rows without NaN, so the fast loop's results are kept */
+            for (int64_t i = 0; i < n / 2; i++)
+                if (x[i] != x[i]) x[i] = -0.0f;
+            const void *data[] = {x};
+            void *fast[2], *port[2];
+            q8_tensor_info info[2];
+            run2((q8t_built){pool_build, &c}, data, 1, fast, info);
+            int64_t on = q8t_numel(info[0].dims, info[0].ndim);
+            c.impl = "portable";
+            run2((q8t_built){pool_build, &c}, data, 1, port, info);
+            cr_assert_eq(memcmp(fast[0], port[0], sizeof(float) * (size_t)on), 0,
+                         "width %lld, ceil %d", (long long)widths[wi], ceil);
+            free(fast[0]);
+            free(port[0]);
+            free(x);
+        }
+}
+
 Test(pool, maxpool_nan) {
     float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
     pool_case c = {.op = "MaxPool",

@@ -28,6 +28,8 @@ typedef struct conv_prep {
                            plane in_sp) */
     bool bands;         /* CONV_SHIFT: bands of output rows may be used (conv.c,
                            "banded shift"); false when the lowering was forced */
+    bool planes_are_x;  /* CONV_SHIFT, stride 1, no padding: the one plane per
+                           channel is X itself, read in place (nothing built) */
     /* CONV_SHIFT, CONV_DEPTHWISE: input padded and split by stride phase
      * into planes of ph[0]*ph[1]*ph[2] floats (nph per channel); output
      * computed on the plane grid, n' = (od*ph[1] + oh)*ph[2] + ow for

@@ -56,6 +56,13 @@ static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t
     return shift <= im2col;
 }
 
+/* Stride 1 and no padding in every dim: the shift mode's planes are X. */
+static bool plain_shift(const q8_conv_geom *G) {
+    bool plain = true;
+    for (int i = 0; i < 3; i++) plain &= G->s[i] == 1 && G->pb[i] == 0 && G->pe[i] == 0;
+    return plain;
+}
+
 /* The lowering for this node and, for a constant W, W packed once. */
 static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                               q8_error *err) {
@@ -119,6 +126,9 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     memset(cp, 0, head);
     cp->mode = mode;
     cp->bands = mode == CONV_SHIFT && !strcmp(impl, "auto");
+    /* Unpadded, stride 1: the planes would be a copy of X (antispoof's
+     * 64-channel 63x63 input: 1 MB copied per run) */
+    cp->planes_are_x = mode == CONV_SHIFT && plain_shift(&geo);
     cp->col_is_x = col_is_x;
     cp->dwc = mode == CONV_DEPTHWISE && on_x && q8_conv_dwc_fits(p);
     cp->dwx = mode == CONV_DEPTHWISE && on_x && !cp->dwc && q8_conv_dwx_fits(p);
@@ -306,13 +316,20 @@ static void band_range(void *arg, int64_t begin, int64_t end, int thread) {
         int64_t img = it / b->n_bands, r0 = it % b->n_bands * b->rows;
         int64_t rows = OH - r0 < b->rows ? OH - r0 : b->rows;
         int64_t r1 = r0 + rows + b->reach;
-        q8_conv_band_planes(p, cp, a->x + img * p->c * p->in_sp, r0, r1 < P1 ? r1 : P1,
-                            b->band_plane, planes);
+        const float *rows_at = planes, *xi = a->x + img * p->c * p->in_sp;
+        if (cp->planes_are_x) {
+            rows_at = xi + r0 * P2; /* the band's rows of X, at X's own offsets */
+            cx.src = rows_at;
+        } else {
+            q8_conv_band_planes(p, cp, xi, r0, r1 < P1 ? r1 : P1, b->band_plane, planes);
+        }
+        const int64_t *ok = cp->planes_are_x ? full : offk;
+        cx.offk = ok;
         float *y = a->y + img * p->m * p->out_sp;
         int64_t cols = (rows - 1) * P2 + OW;
-        q8_sgemm_op op = cp->direct ? band_op(p, cp, a->w, a->bias, planes, offk, &cx,
+        q8_sgemm_op op = cp->direct ? band_op(p, cp, a->w, a->bias, rows_at, ok, &cx,
                                               y + r0 * OW, p->out_sp, cols)
-                                    : band_op(p, cp, a->w, a->bias, planes, offk, &cx, cbuf,
+                                    : band_op(p, cp, a->w, a->bias, rows_at, ok, &cx, cbuf,
                                               cols, cols);
         q8_sgemm_run(&op, NULL, gemm_scratch);
         if (cp->direct) continue;
@@ -371,16 +388,19 @@ static void run_shift(const q8_exec *x, const q8_conv_params *p, const conv_prep
     /* Small inputs: building the planes is cheaper than waking threads. */
     q8_pool *plane_pool = p->c * cp->nph * cp->plane >= (1 << 16) ? x->pool : NULL;
     for (int64_t img = 0; img < p->nb; img++) {
-        conv_planes_args pa = {.p = p, .cp = cp, .x = X + img * p->c * p->in_sp,
-                               .planes = planes};
-        q8_parallel_for(plane_pool, p->c, grain_for(cp->nph * cp->plane), q8_conv_planes_range,
-                        &pa);
+        const float *xi = X + img * p->c * p->in_sp, *rows_at = xi;
+        if (!cp->planes_are_x) {
+            conv_planes_args pa = {.p = p, .cp = cp, .x = xi, .planes = planes};
+            q8_parallel_for(plane_pool, p->c, grain_for(cp->nph * cp->plane),
+                            q8_conv_planes_range, &pa);
+            rows_at = planes;
+        }
         float *yi = Y + img * p->m * p->out_sp;
-        conv_pack_ctx cx = {.p = p, .cp = cp, .src = planes};
+        conv_pack_ctx cx = {.p = p, .cp = cp, .src = rows_at};
         conv_compact_args ca = {.p = p, .cp = cp, .cbuf = cbuf, .y = yi};
         q8_sgemm_op op = conv_op(p, cp, W, NULL, bias, cp->direct ? yi : cbuf);
         op.b_pack_ctx = &cx;
-        op.b_rows = planes;
+        op.b_rows = rows_at;
         if (!cp->direct) {
             /* Each GEMM work item moves its block onto Y while it is hot. */
             op.block_done = q8_conv_compact_block;

@@ -320,6 +320,49 @@ hm_row(const q8_pool_params *p, const float *row, float *hr, int sw, bool narrow
 DEFINE_HM(hm_f32_s1, 1, rows_f32_s1)
 DEFINE_HM(hm_f32_s2, 2, rows_f32_s2)
 
+/* Float 2x2 stride-2 windows all inside the input (no padding, 2-D): no
+ * input row is shared between output rows, so each output row is its two
+ * input rows' pair maxima (the even and odd lanes of two loads each) and
+ * then the larger of the two rows, straight into Y: hm_f32_s2's max
+ * operations in its order, less its identity max with the lowest value and
+ * its row buffer. A row holding a NaN is redone by rows_f32_s2, as hm
+ * does: the same bits. Antispoof's 64x126x126 pool: 0.117 -> 0.074 ms
+ * (1 thread). */
+static bool pool2_fits(const q8_pool_params *p) {
+    bool ok = p->dtype == Q8_F32 && !p->avg && p->in[0] == 1 && p->out[0] == 1 &&
+              p->k[0] == 1 && p->k[1] == 2 && p->k[2] == 2 && p->s[1] == 2 && p->s[2] == 2;
+    for (int i = 0; i < 3; i++) ok &= p->d[i] == 1 && p->pb[i] == 0;
+    return ok && (p->out[1] - 1) * 2 + 2 <= p->in[1] && (p->out[2] - 1) * 2 + 2 <= p->in[2];
+}
+
+__attribute__((target("avx512f"))) static void pool2_f32(const q8_pool_params *p, const float *x,
+                                                         float *y, int64_t b, int64_t e,
+                                                         const uint64_t (*mk)[2]) {
+    const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];
+    const __m512i evens = F32_EVENS;
+    const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+    for (int64_t r = b; r < e; r++) {
+        const float *r0 = x + r / OH * H * W + r % OH * 2 * W, *r1 = r0 + W;
+        float *yr = y + r * OW;
+        __mmask16 bad = 0;
+        for (int64_t c0 = 0; c0 < OW; c0 += 16) {
+            int64_t n = OW - c0 < 16 ? OW - c0 : 16;
+            uint32_t in = n == 16 ? 0xffffffffu : (1u << 2 * n) - 1;
+            __mmask16 ma = (__mmask16)in, mb = (__mmask16)(in >> 16);
+            const float *t0 = r0 + 2 * c0, *t1 = r1 + 2 * c0;
+            __m512 a0 = _mm512_maskz_loadu_ps(ma, t0), b0 = _mm512_maskz_loadu_ps(mb, t0 + 16);
+            __m512 a1 = _mm512_maskz_loadu_ps(ma, t1), b1 = _mm512_maskz_loadu_ps(mb, t1 + 16);
+            bad |= _mm512_cmp_ps_mask(a0, a1, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(b0, b1, _CMP_UNORD_Q);
+            __m512 h0 = _mm512_max_ps(_mm512_permutex2var_ps(a0, odds, b0),
+                                      _mm512_permutex2var_ps(a0, evens, b0));
+            __m512 h1 = _mm512_max_ps(_mm512_permutex2var_ps(a1, odds, b1),
+                                      _mm512_permutex2var_ps(a1, evens, b1));
+            _mm512_mask_storeu_ps(yr + c0, (__mmask16)((1u << n) - 1), _mm512_max_ps(h1, h0));
+        }
+        if (bad) rows_f32_s2(p, x, y, r, r + 1, mk);
+    }
+}
+
 /* int8 / uint8 rows of at most 64 inputs (and outputs): the maxima over
  * the window's rows first (one masked load each), then each tap one byte
  * permute of that vector, lanes outside the row masked to the lowest value.
@@ -440,7 +483,8 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
         (s1 ? avg_f32_s1 : avg_f32_s2)(p, a->x, a->y, begin, end, m, wvalid, wpad);
         return;
     }
-    if (hm_fits(p)) (s1 ? hm_f32_s1 : hm_f32_s2)(p, a->x, a->y, begin, end, m);
+    if (pool2_fits(p)) pool2_f32(p, a->x, a->y, begin, end, m);
+    else if (hm_fits(p)) (s1 ? hm_f32_s1 : hm_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_I8) (s1 ? rows_i8_s1 : rows_i8_s2)(p, a->x, a->y, begin, end, m);
     else (s1 ? rows_u8_s1 : rows_u8_s2)(p, a->x, a->y, begin, end, m);
