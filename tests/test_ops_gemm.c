@@ -119,6 +119,48 @@ Test(sgemm, alpha_beta_and_leading_dims) {
     }
 }
 
+/* A last panel of 1 to 4 columns runs its own kernel (rows in the lanes):
+ * each of its columns bit for bit what a whole panel computes for it (the
+ * same B columns as part of a 64-column GEMM), with alpha, beta, a partial
+ * row tile and K blocks. */
+Test(sgemm, narrow_last_panel_same_bits_as_whole_panels) {
+    q8t_rng r = q8t_seed(4);
+    const int64_t ns[] = {33, 34, 35, 36, 65, 1 + 32 * 3};
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++)
+        for (int v = 0; v < 2; v++) {
+            int64_t m = v ? 13 : 24, k = v ? 700 : 37, n = ns[t], wide = 128;
+            float *a = fmalloc(m * k), *b = fmalloc(k * wide), *c0 = fmalloc(m * wide);
+            float *cn = fmalloc(m * wide), *cw = fmalloc(m * wide);
+            q8t_fill(&r, a, m * k, -1, 1);
+            q8t_fill(&r, b, k * wide, -1, 1);
+            q8t_fill(&r, c0, m * wide, -1, 1);
+            memcpy(cn, c0, sizeof(float) * (size_t)(m * wide));
+            memcpy(cw, c0, sizeof(float) * (size_t)(m * wide));
+            q8_sgemm_op op = {.m = m, .n = n, .k = k, .alpha = v ? 0.75f : 1.0f,
+                              .beta = v ? 0.5f : 0.0f, .a = a, .lda = k, .b = b, .ldb = wide,
+                              .c = cn, .ldc = wide};
+            size_t sb = q8_sgemm_scratch_bytes(&op, 1);
+            void *scratch = q8_aligned_alloc(sb ? sb : 1);
+            q8_sgemm_run(&op, NULL, scratch);
+            q8_aligned_free(scratch);
+            op.n = wide;
+            op.c = cw;
+            sb = q8_sgemm_scratch_bytes(&op, 1);
+            scratch = q8_aligned_alloc(sb ? sb : 1);
+            q8_sgemm_run(&op, NULL, scratch);
+            q8_aligned_free(scratch);
+            for (int64_t i = 0; i < m; i++)
+                cr_assert(memcmp(cn + i * wide, cw + i * wide, sizeof(float) * (size_t)n) == 0,
+                          "n %lld, row %lld (%s)", (long long)n, (long long)i,
+                          q8_sgemm_kernel_name(0));
+            free(a);
+            free(b);
+            free(c0);
+            free(cn);
+            free(cw);
+        }
+}
+
 Test(sgemm, big_enough_to_block_and_thread) {
     q8t_rng r = q8t_seed(3);
     run_case(&r, (gemm_case){130, 1100, 300}, false, false, 1.0f, 0.0f, 0);

@@ -361,7 +361,10 @@ static bool tile(const plan *pl, int64_t kc, const float *pa, const bpanel *b, f
         for (int64_t i = 0; i < mm; i++)
             memcpy(t + i * nr, c + i * ldc, sizeof(float) * (size_t)nn);
     }
-    if (nn <= nr / 2 && kr->ukr_half && !b->rows) kr->ukr_half(kc, pa, b->pb, t, nr, alpha, beta);
+    if (nn <= Q8_SGEMM_NARROW && kr->ukr_narrow && !b->rows)
+        kr->ukr_narrow(kc, (int)nn, pa, b->pb, t, nr, alpha, beta);
+    else if (nn <= nr / 2 && kr->ukr_half && !b->rows)
+        kr->ukr_half(kc, pa, b->pb, t, nr, alpha, beta);
     else run_ukr(kr, kc, pa, b, t, nr, alpha, beta);
     for (int64_t i = 0; i < mm; i++) memcpy(c + i * ldc, t + i * nr, sizeof(float) * (size_t)nn);
     return false;

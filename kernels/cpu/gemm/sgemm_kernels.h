@@ -18,6 +18,13 @@ typedef void (*q8_sgemm_ukr_fn)(int64_t kc, const float *pa, const float *pb, fl
 typedef void (*q8_sgemm_ukr_rows_fn)(int64_t kc, const float *pa, const float *b,
                                      const int64_t *offk, float *c, int64_t ldc, float alpha,
                                      float beta);
+/* The tile's first nn <= Q8_SGEMM_NARROW columns (pb's steps still nr
+ * floats), written at c for those columns only: the rows in the lanes, one
+ * FMA per column and k, where a 16-wide half tile spends mr of them. The
+ * same chain per element as ukr (the results are bit-identical). */
+#define Q8_SGEMM_NARROW 4
+typedef void (*q8_sgemm_ukr_narrow_fn)(int64_t kc, int nn, const float *pa, const float *pb,
+                                       float *c, int64_t ldc, float alpha, float beta);
 /* GEMV, rows form: y[j] = sum_k rows[j*ld + k] * x[k] for j < n. Each y[j]
  * must not depend on n or on its position (threads split n anywhere). */
 typedef void (*q8_sgemm_dots_fn)(int64_t n, int64_t k, const float *rows, int64_t ld,
@@ -52,6 +59,7 @@ typedef struct q8_sgemm_kernel {
     /* optional: ukr's first nr/2 columns only (pb's steps still nr floats),
      * the same bits there; for a last panel of <= nr/2 columns */
     q8_sgemm_ukr_fn ukr_half;
+    q8_sgemm_ukr_narrow_fn ukr_narrow; /* optional; only with mr == 8 */
     bool epi_hswish;                /* ukr_epi applies HardSwish too */
     q8_sgemm_dots_fn dots;
     q8_sgemm_axpys_fn axpys;

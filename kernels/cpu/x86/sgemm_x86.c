@@ -323,10 +323,57 @@ AVX512 static void ukr_half_avx512(int64_t kc, const float *pa, const float *pb,
     ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL, true);
 }
 
+#if A5_MR == 8
+/* A last panel of 1 to 4 columns (225 output pixels: 7 panels and 1
+ * column; a 3x3 conv's 31-wide grid on 29 rows: 28 and 1): the 8 rows of
+ * A in a register, one FMA per column and k (a half tile spends 8); the
+ * same product and sum per element as ukr_avx512_body, then alpha and
+ * beta as it applies them. */
+AVX512 static inline __attribute__((always_inline)) void
+narrow_avx512_body(int64_t kc, const float *pa, const float *pb, float *c, int64_t ldc,
+                   float alpha, float beta, const int nn) {
+    __m256 acc[Q8_SGEMM_NARROW];
+#pragma GCC unroll 4
+    for (int j = 0; j < nn; j++) acc[j] = _mm256_setzero_ps();
+    for (int64_t k = 0; k < kc; k++, pa += A5_MR, pb += A5_NR) {
+        __m256 a = _mm256_loadu_ps(pa);
+#pragma GCC unroll 4
+        for (int j = 0; j < nn; j++) acc[j] = _mm256_fmadd_ps(a, _mm256_set1_ps(pb[j]), acc[j]);
+    }
+    __m256 va = _mm256_set1_ps(alpha), vb = _mm256_set1_ps(beta);
+#pragma GCC unroll 4
+    for (int j = 0; j < nn; j++) {
+        __m256 x = _mm256_mul_ps(acc[j], va);
+        if (beta != 0.0f) {
+            float col[A5_MR];
+            for (int i = 0; i < A5_MR; i++) col[i] = c[i * ldc + j];
+            x = _mm256_fmadd_ps(vb, _mm256_loadu_ps(col), x);
+        }
+        float out[A5_MR];
+        _mm256_storeu_ps(out, x);
+        for (int i = 0; i < A5_MR; i++) c[i * ldc + j] = out[i];
+    }
+}
+
+AVX512 static void ukr_narrow_avx512(int64_t kc, int nn, const float *pa, const float *pb,
+                                     float *c, int64_t ldc, float alpha, float beta) {
+    switch (nn) {
+    case 1: narrow_avx512_body(kc, pa, pb, c, ldc, alpha, beta, 1); break;
+    case 2: narrow_avx512_body(kc, pa, pb, c, ldc, alpha, beta, 2); break;
+    case 3: narrow_avx512_body(kc, pa, pb, c, ldc, alpha, beta, 3); break;
+    default: narrow_avx512_body(kc, pa, pb, c, ldc, alpha, beta, 4); break;
+    }
+}
+#define A5_NARROW ukr_narrow_avx512
+#else
+#define A5_NARROW NULL
+#endif
+
 const q8_sgemm_kernel q8_sgemm_kernel_avx512 = {
     .name = "avx512", .id = 3, .mr = A5_MR, .nr = A5_NR,
     .ukr = ukr_avx512, .ukr_rows = ukr_rows_avx512, .ukr_epi = ukr_epi_avx512,
-    .ukr_half = ukr_half_avx512, .epi_hswish = true,
+    .ukr_half = ukr_half_avx512, .ukr_narrow = A5_NARROW,
+    .epi_hswish = true,
     .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
