@@ -1105,13 +1105,20 @@ Test(conv_op, few_input_channels) {
     }
     /* stride 1: runs of 32 pixels, 8 channels at a time (antispoof's
      * 3 -> 64 unpadded; padded edges; 20 channels: a last block of 4;
-     * widths leaving a 16-pixel tail or none), with a NaN and -0 inputs */
+     * widths leaving a 16-pixel tail, none, or a run of 17-31), with a NaN
+     * and -0 inputs */
     const conv_spec s1[] = {
         {2, 1, 3, 64, 1, SP2(9, 70), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
          true, false, "Relu", PLAIN},
         {2, 2, 3, 20, 1, SP2(7, 66), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
          true, false, "Clip", PLAIN},
         {2, 1, 2, 12, 1, SP2(6, 40), SP2(2, 5), SP2(1, 1), SP2(1, 2), {0, 2, 1, 3}, NULL, false,
+         true, false, NULL, PLAIN},
+        /* runs of 32 that end 17-31 pixels in (20 and 50 wide outputs), the
+         * second register's last loads past the padded right edge */
+        {2, 1, 3, 16, 1, SP2(5, 20), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "Relu", PLAIN},
+        {2, 1, 3, 9, 1, SP2(6, 52), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
          true, false, NULL, PLAIN},
     };
     for (size_t i = 0; i < sizeof s1 / sizeof s1[0]; i++) {

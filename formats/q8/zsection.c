@@ -4,18 +4,26 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-/* One zlib stream of src at level 9 with the given strategy into buf (cap
- * bytes, compressBound's); its length, or 0 on failure. */
-static size_t deflate_with(const uint8_t *src, size_t n, int strategy, uint8_t *buf, size_t cap) {
+/* One zlib stream of src at level 9 with the given strategy: a new buffer
+ * (*out, the caller frees it) and its length, or 0 (and *out NULL) when
+ * out of memory or past what one deflate call can take. */
+static size_t deflate_with(const uint8_t *src, size_t n, int strategy, uint8_t **out) {
+    *out = NULL;
     z_stream z = {0};
     if (deflateInit2(&z, 9, Z_DEFLATED, 15, 9, strategy) != Z_OK) return 0;
-    z.next_in = (Bytef *)src;
-    z.avail_in = (uInt)n;
-    z.next_out = buf;
-    z.avail_out = (uInt)cap;
-    int rc = deflate(&z, Z_FINISH);
-    size_t len = rc == Z_STREAM_END ? (size_t)z.total_out : 0;
+    uLong cap = deflateBound(&z, (uLong)n); /* this stream's settings' bound */
+    uint8_t *buf = cap <= UINT_MAX ? malloc(cap) : NULL;
+    size_t len = 0;
+    if (buf) {
+        z.next_in = (Bytef *)src;
+        z.avail_in = (uInt)n;
+        z.next_out = buf;
+        z.avail_out = (uInt)cap;
+        if (deflate(&z, Z_FINISH) == Z_STREAM_END) len = (size_t)z.total_out;
+    }
     deflateEnd(&z);
+    if (len) *out = buf;
+    else free(buf);
     return len;
 }
 
@@ -31,10 +39,9 @@ bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
 
 bool q8_zdata_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
     if (n == 0 || n > UINT32_MAX) return false; /* the reader's bounds */
-    size_t cap = compressBound((uLong)n);
-    uint8_t *a = malloc(cap), *b = malloc(cap);
-    size_t la = a ? deflate_with(src, n, Z_DEFAULT_STRATEGY, a, cap) : 0;
-    size_t lb = b ? deflate_with(src, n, Z_HUFFMAN_ONLY, b, cap) : 0;
+    uint8_t *a, *b;
+    size_t la = deflate_with(src, n, Z_DEFAULT_STRATEGY, &a);
+    size_t lb = deflate_with(src, n, Z_HUFFMAN_ONLY, &b);
     bool ok = (la || lb) && (lb && (!la || lb < la) ? q8_wbuf_put(out, b, lb)
                                                      : q8_wbuf_put(out, a, la));
     free(a);

@@ -276,7 +276,10 @@ static bool band_plan_of(const q8_conv_params *p, const conv_prep *cp, band_plan
     b->n_bands = (OH + rows - 1) / rows;
     b->band_plane = (rows + b->reach) * P2;
     b->max_cols = (rows - 1) * P2 + OW;
-    b->planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * b->band_plane), 64);
+    b->planes_bytes =
+        cp->planes_are_x
+            ? 0
+            : q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * b->band_plane), 64);
     b->cbuf_bytes =
         cp->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * b->max_cols), 64);
     b->offk_bytes = q8_align_up(sizeof(int64_t) * (size_t)p->kg, 64);
@@ -347,7 +350,9 @@ static size_t pre_bytes(const q8_conv_params *p, const conv_prep *cp, size_t *pl
     if (cp->mode == CONV_COL1 && !cp->col_is_x)
         return q8_align_up(sizeof(float) * (size_t)(p->nb * p->g * p->kg), 64);
     if (cp->mode != CONV_SHIFT) return 0;
-    *planes_bytes = q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * cp->plane), 64);
+    *planes_bytes = cp->planes_are_x
+                        ? 0
+                        : q8_align_up(sizeof(float) * (size_t)(p->c * cp->nph * cp->plane), 64);
     size_t cbuf = cp->direct ? 0 : q8_align_up(sizeof(float) * (size_t)(p->m * cp->nprime), 64);
     return *planes_bytes + cbuf;
 }
