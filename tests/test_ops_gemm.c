@@ -565,6 +565,7 @@ static void apply_ref_act(const char *act, float *y, int64_t n) {
     else if (!strcmp(act, "LeakyRelu")) a = (q8_act){Q8_ACT_LEAKY_RELU, 0.2f, 0};
     else if (!strcmp(act, "Sigmoid")) a.kind = Q8_ACT_SIGMOID;
     else if (!strcmp(act, "HardSigmoid")) a = (q8_act){Q8_ACT_HARD_SIGMOID, 0.3f, 0.4f};
+    else if (!strcmp(act, "HardSwish")) a = (q8_act){Q8_ACT_HARD_SWISH, 1.0f / 6.0f, 0.5f};
     for (int64_t i = 0; i < n; i++) {
         float v = y[i];
         switch (a.kind) {
@@ -573,6 +574,7 @@ static void apply_ref_act(const char *act, float *y, int64_t n) {
         case Q8_ACT_LEAKY_RELU: v = v < 0 ? v * a.p0 : v; break;
         case Q8_ACT_SIGMOID: v = 1.0f / (1.0f + expf(-v)); break;
         case Q8_ACT_HARD_SIGMOID: v = fminf(1.0f, fmaxf(0.0f, a.p0 * v + a.p1)); break;
+        case Q8_ACT_HARD_SWISH: v = v * fminf(1.0f, fmaxf(0.0f, a.p0 * v + a.p1)); break;
         default: break;
         }
         y[i] = v;
@@ -1119,7 +1121,10 @@ Test(conv_op, few_input_channels) {
         {2, 1, 3, 16, 1, SP2(5, 20), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
          true, false, "Relu", PLAIN},
         {2, 1, 3, 9, 1, SP2(6, 52), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
-         true, false, NULL, PLAIN},
+         true, false, "HardSwish", PLAIN},
+        /* MobileNetV3's first conv, smaller: stride 2, HardSwish in registers */
+        {2, 1, 3, 16, 1, SP2(9, 40), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL, true,
+         true, false, "HardSwish", PLAIN},
     };
     for (size_t i = 0; i < sizeof s1 / sizeof s1[0]; i++) {
         check_conv(s1[i], &r);
@@ -1305,6 +1310,9 @@ Test(conv_op, depthwise_channels_in_lanes) {
          true, true, false, NULL, PLAIN},
         {2, 1, 33, 33, 33, SP2(45, 58), SP2(5, 5), SP2(1, 1), SP2(1, 1), {2, 2, 2, 2}, NULL,
          true, true, false, "Clip", PLAIN},
+        /* HardSwish in the registers on the way out (MobileNetV3's) */
+        {2, 1, 24, 24, 24, SP2(14, 14), SP2(3, 3), SP2(1, 1), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "HardSwish", PLAIN},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
         check_conv(specs[i], &r);

@@ -66,6 +66,8 @@ size_t q8_conv_dwc_per_thread(const q8_conv_params *p) {
 #if Q8_FEWC_X86
 #include <immintrin.h>
 
+#include "act_avx512.h"
+
 #include "transpose16_avx512.h"
 
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
@@ -165,10 +167,7 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
     float *out = buf + b.in_rows * b.pw * 16;
     float *wt = out + (b.rows * OW + 15) / 16 * 16 * 16;
     q8_act_span span = {0};
-    const int act = p->act.kind == Q8_ACT_RELU                               ? 1
-                    : p->act.kind == Q8_ACT_CLIP && p->act.p0 <= p->act.p1 ? 2
-                                                                            : 0;
-    const __m512 lo = _mm512_set1_ps(p->act.p0), hi = _mm512_set1_ps(p->act.p1);
+    const int act = q8v_act_code(&p->act);
     int64_t wt_for = -1; /* the channel block whose weights wt holds */
     for (int64_t it = begin; it < end; it++) {
         int64_t band = it % b.n, blk = it / b.n % nblk, img = it / b.n / nblk;
@@ -198,10 +197,10 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
                     PX_BLOCKS(nv, G->k[1], G->k[2], G->s[2], G->d[2]);
                 }
             }
-        /* Back to channel rows: 16 output pixels a transpose; Relu and
-         * Clip on the way, in registers (as conv_fewc_avx512.c applies
-         * them: q8_act_apply's results, NaN and -0 included), where a pass
-         * over Y after was 4% of the hand landmarks' time. */
+        /* Back to channel rows: 16 output pixels a transpose; Relu, Clip
+         * and HardSwish on the way, in registers (act_avx512.h:
+         * q8_act_apply's results), where a pass over Y after was 4% of the
+         * hand landmarks' time. */
         const int64_t npx = rows * OW;
         float *y = a->y + (img * p->m + c0) * p->out_sp + oh0 * OW;
         for (int64_t q0 = 0; q0 < npx; q0 += 16) {
@@ -211,12 +210,9 @@ AVX512 void q8_conv_dwc_range(void *arg, int64_t begin, int64_t end, int thread)
             for (int j = 0; j < 16; j++)
                 v[j] = j < n ? _mm512_load_ps(out + (q0 + j) * 16) : _mm512_setzero_ps();
             transpose16(v);
-            for (int64_t i = 0; i < nc; i++) {
-                __m512 r = v[i];
-                if (act == 1) r = _mm512_max_ps(r, _mm512_setzero_ps());
-                else if (act == 2) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
-                _mm512_mask_storeu_ps(y + i * p->out_sp + q0, m, r);
-            }
+            for (int64_t i = 0; i < nc; i++)
+                _mm512_mask_storeu_ps(y + i * p->out_sp + q0, m,
+                                      q8v_act(v[i], act, p->act.p0, p->act.p1));
         }
         /* A band's channels are not adjacent in Y: one run each, unless
          * the band is the whole map. */

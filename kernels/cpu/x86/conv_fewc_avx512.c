@@ -6,6 +6,7 @@
 #if Q8_FEWC_X86
 #include <immintrin.h>
 
+#include "act_avx512.h"
 #include "conv_px_avx512.h"
 #include "fused_act.h"
 
@@ -40,14 +41,12 @@ AVX512 static inline __m512 load_px(const float *xr, int64_t s, int64_t sw, int6
 }
 
 /* 16 output pixels (from ow0) of nb (a constant where inlined: 4, 8, 12 or
- * 16) output channels of one block, mc of them stored; Relu (act 1) and
- * Clip with lo <= hi (act 2) applied in registers with the scalar forms'
- * results (fused_act.c): max(r, 0) is r > 0 ? r : 0 (NaN and -0 give +0);
- * max(lo, r) is r < lo ? lo : r and min(hi, .) is . > hi ? hi : . (NaN
- * and ties keep r). */
+ * 16) output channels of one block, mc of them stored; Relu, Clip and
+ * HardSwish (act: q8v_act_code) applied in registers with the scalar
+ * forms' results (act_avx512.h). */
 AVX512 static inline __attribute__((always_inline)) void fewc_pixels(
     const q8_conv_params *p, const float *x, const float *wp, const float *bias, float *ym,
-    int64_t oh, int64_t ow0, int64_t mc, int act, __m512 lo, __m512 hi, __m512i evens,
+    int64_t oh, int64_t ow0, int64_t mc, int act, __m512i evens,
     const int nb) {
     const q8_conv_geom *G = &p->geo;
     const int64_t IH = G->in[1], IW = G->in[2], OH = G->out[1], OW = G->out[2];
@@ -79,9 +78,8 @@ AVX512 static inline __attribute__((always_inline)) void fewc_pixels(
         if (i >= mc) break;
         __m512 r = acc[i];
         if (bias) r = _mm512_add_ps(r, _mm512_set1_ps(bias[i]));
-        if (act == 1) r = _mm512_max_ps(r, _mm512_setzero_ps());
-        else if (act == 2) r = _mm512_min_ps(hi, _mm512_max_ps(lo, r));
-        _mm512_mask_storeu_ps(ym + i * OH * OW + ow0, st, r);
+        _mm512_mask_storeu_ps(ym + i * OH * OW + ow0, st,
+                              q8v_act(r, act, p->act.p0, p->act.p1));
     }
 }
 
@@ -95,7 +93,7 @@ AVX512 static inline __attribute__((always_inline)) void fewc_pixels(
  * so the same bits. */
 AVX512 static inline __attribute__((always_inline)) void fewc_pixels32(
     const q8_conv_params *p, const float *x, const float *wp, const float *bias, float *ym,
-    int64_t oh, int64_t ow0, int64_t mc, int act, __m512 lo, __m512 hi, __m512i evens,
+    int64_t oh, int64_t ow0, int64_t mc, int act, __m512i evens,
     const int kw3) {
     const q8_conv_geom *G = &p->geo;
     const int64_t IH = G->in[1], IW = G->in[2], OH = G->out[1], OW = G->out[2];
@@ -141,15 +139,9 @@ AVX512 static inline __attribute__((always_inline)) void fewc_pixels32(
             r0 = _mm512_add_ps(r0, _mm512_set1_ps(bias[i]));
             r1 = _mm512_add_ps(r1, _mm512_set1_ps(bias[i]));
         }
-        if (act == 1) {
-            r0 = _mm512_max_ps(r0, _mm512_setzero_ps());
-            r1 = _mm512_max_ps(r1, _mm512_setzero_ps());
-        } else if (act == 2) {
-            r0 = _mm512_min_ps(hi, _mm512_max_ps(lo, r0));
-            r1 = _mm512_min_ps(hi, _mm512_max_ps(lo, r1));
-        }
-        _mm512_storeu_ps(ym + i * OH * OW + ow0, r0);
-        _mm512_mask_storeu_ps(ym + i * OH * OW + ow0 + 16, st, r1);
+        _mm512_storeu_ps(ym + i * OH * OW + ow0, q8v_act(r0, act, p->act.p0, p->act.p1));
+        _mm512_mask_storeu_ps(ym + i * OH * OW + ow0 + 16, st,
+                              q8v_act(r1, act, p->act.p0, p->act.p1));
     }
 }
 
@@ -162,10 +154,7 @@ AVX512 static void fewc_row(const q8_conv_params *p, const float *x, const float
     const int64_t OH = G->out[1], OW = G->out[2];
     const __m512i evens =
         _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    int act = p->act.kind == Q8_ACT_RELU                               ? 1
-              : p->act.kind == Q8_ACT_CLIP && p->act.p0 <= p->act.p1 ? 2
-                                                                      : 0;
-    __m512 lo = _mm512_set1_ps(p->act.p0), hi = _mm512_set1_ps(p->act.p1);
+    const int act = q8v_act_code(&p->act);
     for (int64_t m0 = 0; m0 < p->m; m0 += Q8_FEWC_MB, wp += p->kg * Q8_FEWC_MB) {
         int64_t mc = p->m - m0 < Q8_FEWC_MB ? p->m - m0 : Q8_FEWC_MB;
         float *ym = y + (m0 * OH + oh) * OW;
@@ -178,19 +167,19 @@ AVX512 static void fewc_row(const q8_conv_params *p, const float *x, const float
             for (int64_t h = 0; h < mc; h += 8)
                 if (G->k[2] == 3)
                     fewc_pixels32(p, x, wp + h, bm ? bm + h : NULL, ym + h * OH * OW, oh, ow0,
-                                  mc - h < 8 ? mc - h : 8, act, lo, hi, evens, 1);
+                                  mc - h < 8 ? mc - h : 8, act, evens, 1);
                 else
                     fewc_pixels32(p, x, wp + h, bm ? bm + h : NULL, ym + h * OH * OW, oh, ow0,
-                                  mc - h < 8 ? mc - h : 8, act, lo, hi, evens, 0);
+                                  mc - h < 8 ? mc - h : 8, act, evens, 0);
         for (; ow0 < OW; ow0 += 16) {
             if (mc > 12)
-                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, lo, hi, evens, 16);
+                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, evens, 16);
             else if (mc > 8)
-                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, lo, hi, evens, 12);
+                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, evens, 12);
             else if (mc > 4)
-                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, lo, hi, evens, 8);
+                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, evens, 8);
             else
-                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, lo, hi, evens, 4);
+                fewc_pixels(p, x, wp, bm, ym, oh, ow0, mc, act, evens, 4);
         }
         if (p->act.kind != Q8_ACT_NONE && !act)
             for (int64_t i = 0; i < mc; i++) q8_act_apply(&p->act, ym + i * OH * OW, OW);

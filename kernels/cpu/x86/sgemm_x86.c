@@ -7,6 +7,8 @@
 #include <immintrin.h>
 #include <math.h>
 
+#include "act_avx512.h"
+
 #define AVX2 __attribute__((target("avx2,fma")))
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 
@@ -227,24 +229,6 @@ const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
 #endif
 #define A5_NR 32
 
-/* As a2_hswish. */
-AVX512 static inline __m512 a5_hswish(__m512 x, float al, float be) {
-    __m512 h = _mm512_mul_ps(_mm512_set1_ps(al), x);
-    __asm__("" : "+v"(h));
-    h = _mm512_add_ps(h, _mm512_set1_ps(be));
-    __m512 r = _mm512_mul_ps(x, h);
-    r = _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(h, _mm512_set1_ps(1.0f), _CMP_GE_OQ), x);
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(h, _mm512_setzero_ps(), _CMP_LE_OQ),
-                              _mm512_set1_ps(-0.0f));
-}
-
-/* As a2_clip. */
-AVX512 static inline __m512 a5_clip(__m512 x, float lo, float hi) {
-    __m512 vl = _mm512_set1_ps(lo), vh = _mm512_set1_ps(hi);
-    __m512 r = _mm512_mask_mov_ps(x, _mm512_cmp_ps_mask(x, vh, _CMP_GT_OQ), vh);
-    return _mm512_mask_mov_ps(r, _mm512_cmp_ps_mask(x, vl, _CMP_LT_OQ), vl);
-}
-
 AVX512 static inline __attribute__((always_inline)) void
 ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *offk, float *c,
                 int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi, bool half) {
@@ -285,11 +269,11 @@ ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *off
                 x0 = _mm512_max_ps(x0, _mm512_setzero_ps());
                 x1 = _mm512_max_ps(x1, _mm512_setzero_ps());
             } else if (epi->clip) {
-                x0 = a5_clip(x0, epi->lo, epi->hi);
-                x1 = a5_clip(x1, epi->lo, epi->hi);
+                x0 = q8v_clip(x0, epi->lo, epi->hi);
+                x1 = q8v_clip(x1, epi->lo, epi->hi);
             } else if (epi->hswish) {
-                x0 = a5_hswish(x0, epi->lo, epi->hi);
-                x1 = a5_hswish(x1, epi->lo, epi->hi);
+                x0 = q8v_hswish(x0, epi->lo, epi->hi);
+                x1 = q8v_hswish(x1, epi->lo, epi->hi);
             }
         }
         _mm512_storeu_ps(ci, x0);
