@@ -19,6 +19,23 @@ static int add_const(q8_graph *g, const char *name, q8_dtype dt, const int64_t *
     return t;
 }
 
+/* A graph whose one output is an int8 [d0, d1] constant (kept by the
+ * writer as an output), beside an unused int8 input: for the encodings of
+ * one constant. Its data is the caller's to fill. */
+static q8_graph *const_output_graph(const char *name, const int64_t d[2]) {
+    q8_graph *g = q8_graph_new();
+    g->opset = Q8_OPSET_CANONICAL;
+    int t = add_const(g, name, Q8_I8, d, 2);
+    int64_t xd[1] = {4};
+    int x = q8_graph_add_tensor(g, "x", NULL);
+    q8_tensor_set_shape(g->tensors[x], Q8_I8, xd, 1);
+    g->inputs = malloc(sizeof(int));
+    g->inputs[g->n_inputs++] = x;
+    g->outputs = malloc(sizeof(int));
+    g->outputs[g->n_outputs++] = t;
+    return g;
+}
+
 /* A graph exercising every record type (not meant to run). */
 static q8_graph *sample_graph(void) {
     q8_graph *g = q8_graph_new();
@@ -1090,22 +1107,14 @@ Test(q8file, scales16_are_smaller_and_exact) {
  * [8, 256] table of runs round-trips; a damaged stream, a stream one byte
  * short and the encoding in a version 7 file are refused with one line. */
 Test(q8file, deflated_tables_round_trip_and_fail_cleanly) {
-    q8_graph *g = q8_graph_new();
-    g->opset = Q8_OPSET_CANONICAL;
-    int64_t td[2] = {8, 256}, xd[1] = {4};
-    int t = add_const(g, "table", Q8_I8, td, 2);
-    int8_t *v = g->tensors[t]->data;
+    int64_t td[2] = {8, 256};
+    q8_graph *g = const_output_graph("table", td);
+    int8_t *v = g->tensors[q8_graph_find(g, "table")]->data;
     for (int r = 0; r < 8; r++) /* a clipped ramp: zeros, a slope, a flat top */
         for (int i = 0; i < 256; i++) {
             int y = (i - 128 - 10 * r) / 3;
             v[r * 256 + i] = (int8_t)(y < 0 ? 0 : y > 100 ? 100 : y);
         }
-    int x = q8_graph_add_tensor(g, "x", NULL);
-    q8_tensor_set_shape(g->tensors[x], Q8_I8, xd, 1);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
-    g->outputs = malloc(sizeof(int));
-    g->outputs[g->n_outputs++] = t; /* the table is the graph's output: kept */
     size_t len;
     uint8_t *orig = encode(g, &len), *b = malloc(len);
     layout_t l = read_layout(orig);
@@ -1140,11 +1149,9 @@ Test(q8file, deflated_tables_round_trip_and_fail_cleanly) {
  * tries both: stored deflated, under the bitmask form's size, and read
  * back exactly. */
 Test(q8file, pruned_weights_deflate_below_the_bitmask_form) {
-    q8_graph *g = q8_graph_new();
-    g->opset = Q8_OPSET_CANONICAL;
-    int64_t wd[2] = {64, 576}, xd[1] = {4};
-    int t = add_const(g, "w", Q8_I8, wd, 2);
-    int8_t *v = g->tensors[t]->data;
+    int64_t wd[2] = {64, 576};
+    q8_graph *g = const_output_graph("w", wd);
+    int8_t *v = g->tensors[q8_graph_find(g, "w")]->data;
     uint32_t s = 12345, nnz = 0;
     for (int i = 0; i < 64 * 576; i++) {
         s = s * 1664525u + 1013904223u;
@@ -1153,12 +1160,6 @@ Test(q8file, pruned_weights_deflate_below_the_bitmask_form) {
         v[i] = (int8_t)(kept ? ((s >> 27) & 1 ? mag : -mag) : 0);
         nnz += kept;
     }
-    int x = q8_graph_add_tensor(g, "x", NULL);
-    q8_tensor_set_shape(g->tensors[x], Q8_I8, xd, 1);
-    g->inputs = malloc(sizeof(int));
-    g->inputs[g->n_inputs++] = x;
-    g->outputs = malloc(sizeof(int));
-    g->outputs[g->n_outputs++] = t;
     size_t len;
     uint8_t *b = encode(g, &len);
     layout_t l = read_layout(b);

@@ -4,13 +4,16 @@
 #include <stdlib.h>
 #include <zlib.h>
 
-/* One zlib stream of src at level 9 with the given strategy: a new buffer
- * (*out, the caller frees it) and its length, or 0 (and *out NULL) when
- * out of memory or past what one deflate call can take. */
-static size_t deflate_with(const uint8_t *src, size_t n, int strategy, uint8_t **out) {
+/* One zlib stream of src at level 9 with the given memory level and
+ * strategy: a new buffer (*out, the caller frees it) and its length, or 0
+ * (and *out NULL) when out of memory or past what one deflate call can
+ * take. */
+static size_t deflate_with(const uint8_t *src, size_t n, int mem_level, int strategy,
+                           uint8_t **out) {
     *out = NULL;
     z_stream z = {0};
-    if (deflateInit2(&z, 9, Z_DEFLATED, 15, 9, strategy) != Z_OK) return 0;
+    if (n > UINT_MAX || deflateInit2(&z, 9, Z_DEFLATED, 15, mem_level, strategy) != Z_OK)
+        return 0;
     uLong cap = deflateBound(&z, (uLong)n); /* this stream's settings' bound */
     uint8_t *buf = cap <= UINT_MAX ? malloc(cap) : NULL;
     size_t len = 0;
@@ -28,11 +31,11 @@ static size_t deflate_with(const uint8_t *src, size_t n, int strategy, uint8_t *
 }
 
 bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
-    if (n > ULONG_MAX) return false;
-    uLongf cap = compressBound((uLong)n);
-    uint8_t *buf = malloc(cap ? cap : 1);
-    if (!buf) return false;
-    bool ok = compress2(buf, &cap, src, (uLong)n, 9) == Z_OK && q8_wbuf_put(out, buf, cap);
+    uint8_t *buf;
+    /* compress2's settings (memory level 8, the default strategy): the
+     * same stream as before this helper */
+    size_t len = deflate_with(src, n, 8, Z_DEFAULT_STRATEGY, &buf);
+    bool ok = len && q8_wbuf_put(out, buf, len);
     free(buf);
     return ok;
 }
@@ -40,8 +43,8 @@ bool q8_zsection_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
 bool q8_zdata_deflate(const uint8_t *src, size_t n, q8_wbuf *out) {
     if (n == 0 || n > UINT32_MAX) return false; /* the reader's bounds */
     uint8_t *a, *b;
-    size_t la = deflate_with(src, n, Z_DEFAULT_STRATEGY, &a);
-    size_t lb = deflate_with(src, n, Z_HUFFMAN_ONLY, &b);
+    size_t la = deflate_with(src, n, 9, Z_DEFAULT_STRATEGY, &a);
+    size_t lb = deflate_with(src, n, 9, Z_HUFFMAN_ONLY, &b);
     bool ok = (la || lb) && (lb && (!la || lb < la) ? q8_wbuf_put(out, b, lb)
                                                      : q8_wbuf_put(out, a, la));
     free(a);

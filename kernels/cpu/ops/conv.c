@@ -56,13 +56,6 @@ static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t
     return shift <= im2col;
 }
 
-/* Stride 1 and no padding in every dim: the shift mode's planes are X. */
-static bool plain_shift(const q8_conv_geom *G) {
-    bool plain = true;
-    for (int i = 0; i < 3; i++) plain &= G->s[i] == 1 && G->pb[i] == 0 && G->pe[i] == 0;
-    return plain;
-}
-
 /* The lowering for this node and, for a constant W, W packed once. */
 static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                               q8_error *err) {
@@ -128,7 +121,7 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     cp->bands = mode == CONV_SHIFT && !strcmp(impl, "auto");
     /* Unpadded, stride 1: the planes would be a copy of X (antispoof's
      * 64-channel 63x63 input: 1 MB copied per run) */
-    cp->planes_are_x = mode == CONV_SHIFT && plain_shift(&geo);
+    cp->planes_are_x = mode == CONV_SHIFT && plain;
     cp->col_is_x = col_is_x;
     cp->dwc = mode == CONV_DEPTHWISE && on_x && q8_conv_dwc_fits(p);
     cp->dwx = mode == CONV_DEPTHWISE && on_x && !cp->dwc && q8_conv_dwx_fits(p);
