@@ -790,6 +790,43 @@ Test(pool, maxpool_2x2_stride2_same_bits_as_portable) {
         }
 }
 
+/* int8 and uint8 MaxPool 2x2 stride 2 without padding on rows wider than
+ * 64 (their own loop: pairs of input rows, then even and odd bytes): the
+ * portable loops' bytes, on widths around the 64-output chunks (the
+ * masks' halves at 32 and 64 outputs; odd widths leave a column unread),
+ * with the types' extremes in the data, ceil_mode off and on. */
+Test(pool, maxpool_2x2_stride2_bytes_same_as_portable) {
+    const int64_t widths[] = {65, 66, 127, 128, 129, 130, 191, 192, 255, 256, 257, 300};
+    q8t_rng r = q8t_seed(93);
+    for (int u8 = 0; u8 < 2; u8++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+            for (int ceil = 0; ceil < 2; ceil++) {
+                pool_case c = {.op = "MaxPool", .dt = u8 ? Q8_U8 : Q8_I8, .nd = 4,
+                               .dims = {2, 3, 4 + (int64_t)wi % 3, widths[wi]}, .nk = 2,
+                               .k = {2, 2}, .s = {2, 2}, .has_s = true, .ceil = ceil};
+                int64_t n = q8t_numel(c.dims, c.nd);
+                uint8_t *x = malloc((size_t)n);
+                for (int64_t i = 0; i < n; i++) {
+                    uint64_t v = q8t_next(&r);
+                    x[i] = v % 11 == 0 ? 0x80 : v % 13 == 0 ? 0x7f : v % 17 == 0 ? 0xff
+                           : v % 19 == 0 ? 0 : (uint8_t)(v >> 56);
+                }
+                const void *data[] = {x};
+                void *fast[1], *port[1];
+                q8_tensor_info info[1];
+                run2((q8t_built){pool_build, &c}, data, 1, fast, info);
+                int64_t on = q8t_numel(info[0].dims, info[0].ndim);
+                cr_assert_eq(info[0].dims[3], (widths[wi] - 2 + (ceil ? 1 : 0)) / 2 + 1);
+                c.impl = "portable";
+                run2((q8t_built){pool_build, &c}, data, 1, port, info);
+                cr_assert_eq(memcmp(fast[0], port[0], (size_t)on), 0, "%s width %lld, ceil %d",
+                             u8 ? "uint8" : "int8", (long long)widths[wi], ceil);
+                free(fast[0]);
+                free(port[0]);
+                free(x);
+            }
+}
+
 Test(pool, maxpool_nan) {
     float x[8] = {1, NAN, 3, 4, 5, 6, 7, 8};
     pool_case c = {.op = "MaxPool",

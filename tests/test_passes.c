@@ -727,6 +727,101 @@ Test(passes, dequantize_mul_quantize_becomes_qmulf) {
     }
 }
 
+/* An int8 tensor named name: a graph input (data NULL) or a constant, with
+ * n scales (per tensor, or along axis 0). */
+static int i8_tensor(q8_graph *g, const char *name, const int64_t *dims, int nd,
+                     const int8_t *data, const float *scales, int n) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_I8, dims, nd);
+    float *sc = malloc(sizeof(float) * (size_t)n);
+    memcpy(sc, scales, sizeof(float) * (size_t)n);
+    g->tensors[t]->q = (q8_qparams){.axis = n > 1 ? 0 : -1, .n = n, .scale = sc};
+    if (data) {
+        cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+        memcpy(g->tensors[t]->data, data, (size_t)q8t_numel(dims, nd));
+    } else {
+        g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
+        g->inputs[g->n_inputs++] = t;
+    }
+    return t;
+}
+
+/* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
+ * an output too (then the Relu cannot move). */
+static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
+                                 const char *conv_act) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {2, 3, 9, 70}, wd[4] = {M, 3, 3, 3};
+    float sx = 0.05f;
+    i8_tensor(g, "x", xd, 4, NULL, &sx, 1);
+    i8_tensor(g, "w", wd, 4, w, ws, (int)M);
+    q8_node *c = node(g, "QConv", "x,w", "c");
+    free(c->domain);
+    c->domain = q8_strdup("q8");
+    int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1}, two[2] = {2, 2};
+    set_ints(c, "kernel_shape", k, 2);
+    set_ints(c, "pads", pads, 4);
+    q8_node_set_attr(c, "y_scale", Q8_ATTR_FLOAT)->f = 0.1f;
+    if (conv_act) {
+        q8_node_set_attr(c, "_act", Q8_ATTR_STRING)->s = q8_strdup(conv_act);
+        q8_node_set_attr(c, "_act_min", Q8_ATTR_FLOAT)->f = -1.0f;
+        q8_node_set_attr(c, "_act_max", Q8_ATTR_FLOAT)->f = 6.0f;
+    }
+    q8_node *mp = node(g, "MaxPool", "c", "p");
+    set_ints(mp, "kernel_shape", two, 2);
+    set_ints(mp, "strides", two, 2);
+    node(g, "Relu", "p", "y");
+    output(g, "y");
+    if (pool_out) output(g, "p");
+    return g;
+}
+
+/* An int8 Relu after a MaxPool of a q8.QConv's output moves into the
+ * conv's clamp: the same bytes (max commutes with the clamp at 0), on every
+ * backend, and one node less; not when the pooled map is read elsewhere or
+ * the conv has an activation already. */
+Test(passes, int8_relu_after_a_pool_moves_into_the_conv) {
+    const int64_t M = 19;
+    int8_t w[19 * 27];
+    float ws[19];
+    q8t_rng r = q8t_seed(17);
+    for (int i = 0; i < 19 * 27; i++) w[i] = (int8_t)(q8t_next(&r) % 255 - 127);
+    for (int i = 0; i < 19; i++) ws[i] = q8t_uniform(&r, 0.002f, 0.01f);
+    int8_t x[2 * 3 * 9 * 70];
+    for (size_t i = 0; i < sizeof x; i++) x[i] = (int8_t)(q8t_next(&r) % 256);
+    const void *in[1] = {x};
+    q8_error err = {0};
+    void *want[2], *got[1];
+    q8_tensor_info wi[2], gi[1];
+    /* the reference: the Relu stays a node (the pooled map is an output) */
+    q8_graph *g = qconv_pool_relu(w, ws, M, true, NULL);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "Relu"), 1, "the pooled map is read: the Relu stays");
+    q8_graph_free(g);
+    cr_assert_eq(q8t_run(qconv_pool_relu(w, ws, M, true, NULL), in, 2, want, wi, 2, &err), Q8_OK,
+                 "%s", err.msg);
+    int64_t n = q8t_numel(wi[0].dims, wi[0].ndim);
+    cr_assert_eq(n, 2 * M * 4 * 35);
+    int neg = 0;
+    for (int64_t i = 0; i < n; i++) neg += ((const int8_t *)want[1])[i] < 0;
+    cr_assert(neg > n / 50, "the pooled map has negative values for the Relu to clamp (%d of %lld)", neg, (long long)n);
+    g = qconv_pool_relu(w, ws, M, false, NULL);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "Relu"), 0);
+    cr_assert_eq(count_op(g, "MaxPool"), 1);
+    int others = -1;
+    cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, &others, &err), Q8_OK, "%s",
+                 err.msg);
+    cr_assert_eq(others, q8t_other_backends());
+    cr_assert(memcmp(want[0], got[0], (size_t)n) == 0, "not the three nodes' bytes");
+    free(want[0]), free(want[1]), free(got[0]);
+    /* a conv with its own activation keeps it, and the Relu stays */
+    g = qconv_pool_relu(w, ws, M, false, "Clip");
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "Relu"), 1);
+    q8_graph_free(g);
+}
+
 /* q8_graph_clone: quantize's --calib-method auto makes each candidate's
  * INT8 graph from a copy of the calibration graph sharing its weights. */
 Test(passes, a_clone_shares_or_copies_constants_and_computes_the_same) {

@@ -4,7 +4,10 @@
  * _act ("Relu", "Clip", "LeakyRelu", and for FP32 graphs "HardSwish",
  * "HardSigmoid", "Sigmoid") with _act_min/_act_max/_act_alpha/_act_beta.
  * In INT8 graphs an int8 Relu after a q8.QAdd (a residual block's sum)
- * moves into the sum's clamp the same way (_act = "Relu"). */
+ * moves into the sum's clamp the same way (_act = "Relu"), and so does an
+ * int8 Relu after a MaxPool of a q8.QConv's output (Conv -> MaxPool -> Relu,
+ * a VGG-style block): max commutes with the clamp at 0, so the conv's
+ * clamp gives the same bytes and the Relu's pass over the pooled map goes. */
 #include <math.h>
 #include <string.h>
 
@@ -13,6 +16,32 @@
 
 static bool is_op(const q8_node *n, const char *op) {
     return !*n->domain && strcmp(n->op_type, op) == 0;
+}
+
+/* The int8 tensor t's per-tensor scale, or 0. */
+static float i8_scale(const q8_graph *g, int t) {
+    const q8_tensor *x = g->tensors[t];
+    return x->dtype == Q8_I8 && x->q.n == 1 && x->q.zero_point == 0 ? x->q.scale[0] : 0.0f;
+}
+
+/* Relu a reads the one output of a MaxPool that reads the one int8 output
+ * of a q8.QConv without an activation, each read only there, all three
+ * tensors on one scale: that QConv, else NULL. */
+static q8_node *qconv_under_pool(const q8_graph *g, const q8_node *a, const int *uses) {
+    int x = a->inputs[0];
+    const q8_node *mp = g->nodes[g->tensors[x]->producer];
+    if (!is_op(a, "Relu") || !is_op(mp, "MaxPool") || mp->dead || mp->outputs[0] != x) return NULL;
+    if (mp->n_outputs > 1 && mp->outputs[1] >= 0) return NULL; /* Indices */
+    int c = mp->inputs[0];
+    if (c < 0 || g->tensors[c]->producer < 0 || uses[c] != 1 || q8_graph_is_output(g, c))
+        return NULL;
+    q8_node *qc = g->nodes[g->tensors[c]->producer];
+    if (qc->dead || strcmp(qc->domain, "q8") || strcmp(qc->op_type, "QConv") ||
+        qc->outputs[0] != c || q8_attr_find(qc, "_act"))
+        return NULL;
+    float s = i8_scale(g, c);
+    if (s <= 0 || i8_scale(g, x) != s || i8_scale(g, a->outputs[0]) != s) return NULL;
+    return qc;
 }
 
 static bool gemm_like(const q8_node *n) {
@@ -66,10 +95,16 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         const q8_tensor *xt = g->tensors[x];
         if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x)) continue;
         q8_node *p = g->nodes[xt->producer];
-        if (p->dead || q8_attr_find(p, "_act") || p->outputs[0] != x) continue;
+        q8_node *pool = NULL;
+        q8_node *qc = xt->dtype == Q8_I8 ? qconv_under_pool(g, a, uses) : NULL;
+        if (qc) { /* the clamp goes to the conv under the pool */
+            pool = p;
+            p = qc;
+        }
+        if (p->dead || q8_attr_find(p, "_act") || (!pool && p->outputs[0] != x)) continue;
         bool qadd_relu = xt->dtype == Q8_I8 && is_op(a, "Relu") && !strcmp(p->domain, "q8") &&
                          !strcmp(p->op_type, "QAdd");
-        if (!qadd_relu && (xt->dtype != Q8_F32 || !gemm_like(p))) continue;
+        if (!pool && !qadd_relu && (xt->dtype != Q8_F32 || !gemm_like(p))) continue;
         /* each set may move the attribute array: use the pointer at once */
         q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
         if (!at || !(at->s = q8_strdup(a->op_type))) {
@@ -84,10 +119,13 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
             else v->f = vals[k];
         }
         if (s != Q8_OK) break;
-        p->outputs[0] = a->outputs[0];
+        /* the Relu's output becomes its producer's (the pool's, if any) */
+        q8_node *last = pool ? pool : p;
+        last->outputs[0] = a->outputs[0];
         g->tensors[a->outputs[0]]->producer = xt->producer;
         a->dead = true;
         s = q8_node_reinfer(g, p, err);
+        if (s == Q8_OK && pool) s = q8_node_reinfer(g, pool, err);
     }
     free(uses);
     q8_graph_compact(g);

@@ -329,7 +329,7 @@ DEFINE_HM(hm_f32_s2, 2, rows_f32_s2)
  * does: the same bits. Antispoof's 64x126x126 pool: 0.117 -> 0.074 ms
  * (1 thread). */
 static bool pool2_fits(const q8_pool_params *p) {
-    bool ok = p->dtype == Q8_F32 && !p->avg && p->in[0] == 1 && p->out[0] == 1 &&
+    bool ok = !p->avg && p->in[0] == 1 && p->out[0] == 1 &&
               p->k[0] == 1 && p->k[1] == 2 && p->k[2] == 2 && p->s[1] == 2 && p->s[2] == 2;
     for (int i = 0; i < 3; i++) ok &= p->d[i] == 1 && p->pb[i] == 0;
     return ok && (p->out[1] - 1) * 2 + 2 <= p->in[1] && (p->out[2] - 1) * 2 + 2 <= p->in[2];
@@ -362,6 +362,39 @@ __attribute__((target("avx512f"))) static void pool2_f32(const q8_pool_params *p
         if (bad) rows_f32_s2(p, x, y, r, r + 1, mk);
     }
 }
+
+/* int8 / uint8 2x2 stride-2 windows all inside the input, as pool2_f32 for
+ * bytes: per 64 outputs, the two input rows' maxima (four loads, two
+ * maxes), then the larger of each pair (the even and odd bytes, one byte
+ * permute each). Integer max is exact in any order: the same bytes as the
+ * tap-by-tap loops (rows_*_s2: two loads and a permute per tap). Antispoof's
+ * INT8 pool on 64x126x126: 0.040 -> 0.0xx ms (1 thread). */
+#define DEFINE_POOL2_B(NAME, T, MAX)                                                            \
+    __attribute__((target("avx512f,avx512bw,avx512vbmi"))) static void NAME(                    \
+        const q8_pool_params *p, const T *x, T *y, int64_t b, int64_t e) {                      \
+        const int64_t H = p->in[1], W = p->in[2], OH = p->out[1], OW = p->out[2];               \
+        const __m512i evens = B_EVENS;                                                          \
+        const __m512i odds = _mm512_add_epi8(evens, _mm512_set1_epi8(1));                       \
+        for (int64_t r = b; r < e; r++) {                                                       \
+            const T *r0 = x + r / OH * H * W + r % OH * 2 * W, *r1 = r0 + W;                    \
+            T *yr = y + r * OW;                                                                 \
+            for (int64_t c0 = 0; c0 < OW; c0 += 64) {                                           \
+                int64_t n = OW - c0 < 64 ? OW - c0 : 64;                                        \
+                __mmask64 ma = n >= 32 ? ~0ull : (1ull << 2 * n) - 1;                           \
+                __mmask64 mb = n >= 64 ? ~0ull : n > 32 ? (1ull << (2 * n - 64)) - 1 : 0;       \
+                const T *t0 = r0 + 2 * c0, *t1 = r1 + 2 * c0;                                   \
+                __m512i a = MAX(_mm512_maskz_loadu_epi8(ma, t0), _mm512_maskz_loadu_epi8(ma, t1)); \
+                __m512i v = MAX(_mm512_maskz_loadu_epi8(mb, t0 + 64),                           \
+                                _mm512_maskz_loadu_epi8(mb, t1 + 64));                          \
+                __m512i m = MAX(_mm512_permutex2var_epi8(a, evens, v),                          \
+                                _mm512_permutex2var_epi8(a, odds, v));                          \
+                _mm512_mask_storeu_epi8(yr + c0, n >= 64 ? ~0ull : (1ull << n) - 1, m);         \
+            }                                                                                   \
+        }                                                                                       \
+    }
+
+DEFINE_POOL2_B(pool2_i8, int8_t, _mm512_max_epi8)
+DEFINE_POOL2_B(pool2_u8, uint8_t, _mm512_max_epu8)
 
 /* int8 / uint8 rows of at most 64 inputs (and outputs): the maxima over
  * the window's rows first (one masked load each), then each tap one byte
@@ -473,6 +506,11 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
         else narrow_u8(p, a->x, a->y, begin, end);
         return;
     }
+    if (p->dtype != Q8_F32 && pool2_fits(p)) {
+        if (p->dtype == Q8_I8) pool2_i8(p, a->x, a->y, begin, end);
+        else pool2_u8(p, a->x, a->y, begin, end);
+        return;
+    }
     uint64_t mk[MP_MAX_MASKS][2];
     masks_of(p, lanes_of(p->dtype), mk);
     const uint64_t(*m)[2] = (const uint64_t(*)[2])mk;
@@ -483,7 +521,7 @@ void q8_maxpool_x86_range(void *arg, int64_t begin, int64_t end, int thread) {
         (s1 ? avg_f32_s1 : avg_f32_s2)(p, a->x, a->y, begin, end, m, wvalid, wpad);
         return;
     }
-    if (pool2_fits(p)) pool2_f32(p, a->x, a->y, begin, end, m);
+    if (p->dtype == Q8_F32 && pool2_fits(p)) pool2_f32(p, a->x, a->y, begin, end, m);
     else if (hm_fits(p)) (s1 ? hm_f32_s1 : hm_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_F32) (s1 ? rows_f32_s1 : rows_f32_s2)(p, a->x, a->y, begin, end, m);
     else if (p->dtype == Q8_I8) (s1 ? rows_i8_s1 : rows_i8_s2)(p, a->x, a->y, begin, end, m);
