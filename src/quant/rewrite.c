@@ -205,6 +205,32 @@ static bool view_op(const q8_node *n) {
     return false;
 }
 
+static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o);
+
+/* Whether the depthwise Conv at the end of the through-activation chain that
+ * equalize.c's node n is part of stays FP32 (--fp32-layers, or the search's
+ * fallback). Then the chain must not become int8 tables: its first table's
+ * output (P's output times u, before the activations) would be rounded at
+ * one scale for all channels, the very rounding the equalization is there to
+ * avoid, and feed the float D (CenterNet with its first such D in FP32:
+ * output SQNR 5.7 -> 2.8 dB). Computed in float from P's equalized int8
+ * output instead. */
+static bool eq_chain_ends_fp32(const qctx *c, const q8_node *n, const q8_quant_options *o) {
+    const q8_graph *g = c->g;
+    int t = n->outputs[0];
+    for (int step = 0; step < g->n_nodes && t >= 0; step++) {
+        int next = -1;
+        for (int i = 0; i < g->n_nodes; i++) {
+            const q8_node *m = g->nodes[i];
+            if (m->dead || m->n_inputs < 1 || m->inputs[0] != t) continue;
+            if (q8_attr_int(m, "_eq", 0)) next = m->outputs[0];
+            else if (is_op(m, "Conv") && classify(c, m, o) != K_QCOMPUTE) return true;
+        }
+        t = next;
+    }
+    return false;
+}
+
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
     if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
@@ -234,6 +260,8 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
             return K_QCOMPUTE;
         return K_FP32;
     }
+    if (q8_attr_int(n, "_eq", 0) && eq_chain_ends_fp32(c, n, o))
+        return K_FP32; /* no table of its own either: it would round the same way */
     if (q8_attr_int(n, "_eq", 0) && f32_act(x) && x->ndim >= 3 && y && y->dtype == Q8_F32 &&
         calibrated(c, n->outputs[0]) && !listed(o, n->name))
         return K_LUT; /* part of a per-channel table (equalize.c) */
