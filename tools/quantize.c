@@ -315,6 +315,8 @@ static int auto_search(const char *onnx, const char *out, const q8_quantize_opti
     q8_quantize_options ao = *o;
     ao.method = r->calib_chosen;
     if (o->quant.weight_rounding == Q8_WROUND_AUTO) ao.quant.weight_rounding = r->wround_chosen;
+    if (o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO && r->tables_scored > 0)
+        ao.quant.scalar_tables = r->tables_chosen ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
     int rc = run_search(onnx, out, &ao, &so);
     if (rc == 1) /* the search writes only at its end: out is the model above */
         q8_cli_warn("quantize", "the FP32 fallback search stopped: the model written above "
