@@ -952,6 +952,44 @@ Test(report, search_keeps_the_ranges_auto_chose_first, .timeout = 300) {
     rm_tree(dir);
 }
 
+/* What the search pins after its first trial: every choice auto made by
+ * measurement, and nothing the user gave (nor a choice auto did not
+ * score: the tables of a model whose two forms are the same). */
+Test(report, search_pins_what_auto_chose) {
+    q8_quantize_options o = {.method = Q8_CALIB_AUTO,
+                             .quant = {.weight_rounding = Q8_WROUND_AUTO,
+                                       .scalar_tables = Q8_SCALAR_TABLES_AUTO}};
+    q8_quantize_result r = {.calib_chosen = Q8_CALIB_MSE, .calib_scored = 32,
+                            .wround_chosen = Q8_WROUND_GPTQ, .wround_scored = 8,
+                            .tables_chosen = true, .tables_scored = 8};
+    q8_quantize_options a = o;
+    q8_quantize_pin_auto(&a, &r);
+    cr_assert_eq(a.method, Q8_CALIB_MSE);
+    cr_assert_eq(a.quant.weight_rounding, Q8_WROUND_GPTQ);
+    cr_assert_eq(a.quant.scalar_tables, Q8_SCALAR_TABLES_ON);
+    r.tables_chosen = false;
+    a = o;
+    q8_quantize_pin_auto(&a, &r);
+    cr_assert_eq(a.quant.scalar_tables, Q8_SCALAR_TABLES_OFF);
+    r.tables_scored = 0; /* the two forms were the same: nothing to pin */
+    r.calib_scored = 0;
+    a = o;
+    q8_quantize_pin_auto(&a, &r);
+    cr_assert_eq(a.quant.scalar_tables, Q8_SCALAR_TABLES_AUTO);
+    cr_assert_eq(a.method, Q8_CALIB_AUTO);
+    q8_quantize_options given = {.method = Q8_CALIB_PERCENTILE,
+                                 .quant = {.weight_rounding = Q8_WROUND_NEAREST,
+                                           .scalar_tables = Q8_SCALAR_TABLES_OFF}};
+    r = (q8_quantize_result){.calib_chosen = Q8_CALIB_MSE, .calib_scored = 32,
+                             .wround_chosen = Q8_WROUND_GPTQ, .tables_chosen = true,
+                             .tables_scored = 8};
+    a = given;
+    q8_quantize_pin_auto(&a, &r);
+    cr_assert_eq(a.method, Q8_CALIB_PERCENTILE);
+    cr_assert_eq(a.quant.weight_rounding, Q8_WROUND_NEAREST);
+    cr_assert_eq(a.quant.scalar_tables, Q8_SCALAR_TABLES_OFF);
+}
+
 Test(report, max_drop_values) {
     double v;
     char msg[400];

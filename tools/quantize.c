@@ -311,12 +311,9 @@ static int auto_search(const char *onnx, const char *out, const q8_quantize_opti
     printf("output SQNR %.1f dB < %g dB: looking for layers to keep in FP32 within %zu bytes "
            "(2%% of the file; --min-sqnr off: not)\n", db, Q8_AUTO_MIN_SQNR_DB,
            so.max_added_bytes);
-    /* the method auto chose, so that trial 1 is the model just written */
+    /* what auto chose, so that trial 1 is the model just written */
     q8_quantize_options ao = *o;
-    ao.method = r->calib_chosen;
-    if (o->quant.weight_rounding == Q8_WROUND_AUTO) ao.quant.weight_rounding = r->wround_chosen;
-    if (o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO && r->tables_scored > 0)
-        ao.quant.scalar_tables = r->tables_chosen ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
+    q8_quantize_pin_auto(&ao, r);
     int rc = run_search(onnx, out, &ao, &so);
     if (rc == 1) /* the search writes only at its end: out is the model above */
         q8_cli_warn("quantize", "the FP32 fallback search stopped: the model written above "

@@ -287,6 +287,11 @@ q8_status q8_quantize_search(const char *onnx_path, const char *out_path,
                              q8_search_progress progress, void *arg, q8_search_result *r,
                              q8_error *err);
 void q8_search_result_free(q8_search_result *r);
+/* The choices q8_quantize_model made by measurement for the options left
+ * to auto (ranges, weight rounding, scalar tables), written into o in place
+ * of auto, so that quantizing again with o makes the same choices without
+ * scoring them again (the search's trials and the model it writes). */
+void q8_quantize_pin_auto(q8_quantize_options *o, const q8_quantize_result *r);
 
 /* quantize --speed-check: time every INT8 layer (with the conversions that
  * exist only for it) against its FP32 form on this machine, on calibration

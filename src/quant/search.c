@@ -80,6 +80,13 @@ void q8_search_result_free(q8_search_result *r) {
     memset(r, 0, sizeof *r);
 }
 
+void q8_quantize_pin_auto(q8_quantize_options *o, const q8_quantize_result *r) {
+    if (o->method == Q8_CALIB_AUTO && r->calib_scored > 0) o->method = r->calib_chosen;
+    if (o->quant.weight_rounding == Q8_WROUND_AUTO) o->quant.weight_rounding = r->wround_chosen;
+    if (o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO && r->tables_scored > 0)
+        o->quant.scalar_tables = r->tables_chosen ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
+}
+
 bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
     char *end;
     errno = 0;
@@ -340,16 +347,12 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         st = run_trial(onnx, trial, &tro, shapes, n_in, &fp32, &dense, fm, &samples, labels,
                        o->n_threads, r->trials == 0, rep, &qr, err);
         if (st != Q8_OK) break;
-        if (tro.method == Q8_CALIB_AUTO && qr.calib_scored > 0) tro.method = qr.calib_chosen;
         /* and so do the weight rounding and the scalar tables auto took:
-         * chosen again per trial (the tables on 8 samples where the ranges,
+         * the tables chosen again per trial (on 8 samples where the ranges,
          * pinned, no longer score 32), the model written at the end was not
          * the best trial (Selfie --min-sqnr 20: tables on, 15.6 -> 13.3 dB
          * on held-out crops against the default's) */
-        if (tro.quant.weight_rounding == Q8_WROUND_AUTO) tro.quant.weight_rounding = qr.wround_chosen;
-        if (tro.quant.scalar_tables == Q8_SCALAR_TABLES_AUTO && qr.tables_scored > 0)
-            tro.quant.scalar_tables = qr.tables_chosen ? Q8_SCALAR_TABLES_ON
-                                                       : Q8_SCALAR_TABLES_OFF;
+        q8_quantize_pin_auto(&tro, &qr);
         if (rep[0].rows <= 0 && !so->by_sqnr) {
             st = q8_fail(err, Q8_ERR_ARG, "--max-drop measures top-1 on output 0, which is not a "
                          "float score tensor in this model");
