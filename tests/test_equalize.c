@@ -131,8 +131,10 @@ static char *write_samples(void) {
 }
 
 /* Equalize g (when eq) on the samples, then calibrate (minmax) and
- * quantize it; returns the equalized pairs recorded in meta. */
-static int64_t prepare_with(q8_graph *g, bool eq, bool through, bool quantize) {
+ * quantize it, the layer named fp32 (if any) kept FP32; returns the
+ * equalized pairs recorded in meta. */
+static int64_t prepare_full(q8_graph *g, bool eq, bool through, bool quantize,
+                            const char *fp32) {
     char *dir = write_samples();
     q8_error err = {0};
     q8_sample_set s;
@@ -143,7 +145,8 @@ static int64_t prepare_with(q8_graph *g, bool eq, bool through, bool quantize) {
         q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
         q8_calibration cal;
         cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
-        q8_quant_options qo = {0};
+        const char *names[1] = {fp32};
+        q8_quant_options qo = {.fp32_layers = names, .n_fp32_layers = fp32 ? 1 : 0};
         cr_assert_eq(q8_quantize_graph(g, &cal, &qo, &meta, &err), Q8_OK, "%s", err.msg);
         q8_calibration_free(&cal);
     }
@@ -156,25 +159,8 @@ static int64_t prepare_with(q8_graph *g, bool eq, bool through, bool quantize) {
     return pairs;
 }
 
-/* The same, quantized with the layer named fp32 kept FP32. */
-static void prepare_keeping(q8_graph *g, const char *fp32) {
-    char *dir = write_samples();
-    q8_error err = {0};
-    q8_sample_set s;
-    cr_assert_eq(q8_samples_from_dir(dir, g, &s, &err), Q8_OK, "%s", err.msg);
-    q8_meta meta = {0};
-    cr_assert_eq(q8_equalize(g, true, &s, 1, &meta, &err), Q8_OK, "%s", err.msg);
-    q8_calib_options co = {.method = Q8_CALIB_MINMAX, .n_threads = 1};
-    q8_calibration cal;
-    cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
-    const char *names[1] = {fp32};
-    q8_quant_options qo = {.fp32_layers = names, .n_fp32_layers = 1};
-    cr_assert_eq(q8_quantize_graph(g, &cal, &qo, &meta, &err), Q8_OK, "%s", err.msg);
-    q8_calibration_free(&cal);
-    q8_meta_free(&meta);
-    q8_samples_free(&s);
-    q8t_rm_rf(dir);
-    free(dir);
+static int64_t prepare_with(q8_graph *g, bool eq, bool through, bool quantize) {
+    return prepare_full(g, eq, through, quantize, NULL);
 }
 
 static int64_t prepare(q8_graph *g, bool eq, bool quantize) {
@@ -396,7 +382,7 @@ Test(equalize, through_pair_with_its_depthwise_conv_kept_fp32) {
     prepare(g, true, true);
     run_all(g, all8);
     g = make(HSWISH);
-    prepare_keeping(g, "z");
+    prepare_full(g, true, true, true, "z");
     int64_t ch = 0;
     cr_assert_eq(luts(g, &ch), 0, "no table before the float depthwise conv");
     run_all(g, keep);

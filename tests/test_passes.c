@@ -650,21 +650,32 @@ Test(passes, whole_map_average_pool_becomes_global) {
 /* a8 [ad] and b8 [bd] int8 inputs -> DequantizeLinear each -> Mul (gate
  * first when swap) -> QuantizeLinear -> y8; with also_float the product is
  * an output too. */
+/* An int8 tensor named name: a graph input (data NULL) or a constant, with
+ * n scales (per tensor, or along axis 0). */
+static int i8_tensor(q8_graph *g, const char *name, const int64_t *dims, int nd,
+                     const int8_t *data, const float *scales, int n) {
+    int t = T(g, name);
+    q8_tensor_set_shape(g->tensors[t], Q8_I8, dims, nd);
+    float *sc = malloc(sizeof(float) * (size_t)n);
+    memcpy(sc, scales, sizeof(float) * (size_t)n);
+    g->tensors[t]->q = (q8_qparams){.axis = n > 1 ? 0 : -1, .n = n, .scale = sc};
+    if (data) {
+        cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
+        memcpy(g->tensors[t]->data, data, (size_t)q8t_numel(dims, nd));
+    } else {
+        g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
+        g->inputs[g->n_inputs++] = t;
+    }
+    return t;
+}
+
 static q8_graph *dq_mul_q(const int64_t *ad, const int64_t *bd, int nd, bool swap,
                           bool also_float) {
     q8_graph *g = q8_graph_new();
     const char *names[2] = {"a8", "b8"};
     const int64_t *dims[2] = {ad, bd};
     float sc[2] = {0.0371f, 0.00391f};
-    for (int k = 0; k < 2; k++) {
-        int t = T(g, names[k]);
-        q8_tensor_set_shape(g->tensors[t], Q8_I8, dims[k], nd);
-        float *s1 = malloc(sizeof(float));
-        s1[0] = sc[k];
-        g->tensors[t]->q = (q8_qparams){.axis = -1, .n = 1, .scale = s1, .zero_point = 0};
-        g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
-        g->inputs[g->n_inputs++] = t;
-    }
+    for (int k = 0; k < 2; k++) i8_tensor(g, names[k], dims[k], nd, NULL, &sc[k], 1);
     scalar(g, "sa", sc[0]);
     scalar(g, "sb", sc[1]);
     scalar(g, "sy", 0.0137f);
@@ -725,25 +736,6 @@ Test(passes, dequantize_mul_quantize_becomes_qmulf) {
         free(a);
         free(b);
     }
-}
-
-/* An int8 tensor named name: a graph input (data NULL) or a constant, with
- * n scales (per tensor, or along axis 0). */
-static int i8_tensor(q8_graph *g, const char *name, const int64_t *dims, int nd,
-                     const int8_t *data, const float *scales, int n) {
-    int t = T(g, name);
-    q8_tensor_set_shape(g->tensors[t], Q8_I8, dims, nd);
-    float *sc = malloc(sizeof(float) * (size_t)n);
-    memcpy(sc, scales, sizeof(float) * (size_t)n);
-    g->tensors[t]->q = (q8_qparams){.axis = n > 1 ? 0 : -1, .n = n, .scale = sc};
-    if (data) {
-        cr_assert_eq(q8_tensor_alloc_data(g->tensors[t], NULL), Q8_OK);
-        memcpy(g->tensors[t]->data, data, (size_t)q8t_numel(dims, nd));
-    } else {
-        g->inputs = realloc(g->inputs, sizeof(int) * (size_t)(g->n_inputs + 1));
-        g->inputs[g->n_inputs++] = t;
-    }
-    return t;
 }
 
 /* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
