@@ -17,20 +17,29 @@
 #include "scale16.h"
 #include "testutil.h"
 
-static void quantize_pruned(const char *name, const char *dir, double prune, char *out,
-                            size_t n) {
+/* prune > 0: that fraction of every layer, or with protect_ends of the
+ * layers between the first and the last (by sensitivity), those dense. */
+static void quantize_with(const char *name, const char *dir, double prune, bool protect_ends,
+                          q8_compress_weights compress, char *out, size_t n) {
     char onnx[512];
     snprintf(onnx, sizeof onnx, Q8_SOURCE_DIR "/models/mnist/%s.onnx", name);
-    snprintf(out, n, "%s/%s%s.q8", dir, name, prune > 0 ? "_pruned" : "");
+    snprintf(out, n, "%s/%s%s_c%d.q8", dir, name, prune > 0 ? "_pruned" : "", (int)compress);
     q8_quantize_options o = {.calib_dir = Q8_SOURCE_DIR "/models/mnist/calib",
-                             .method = Q8_CALIB_PERCENTILE, .percentile = 99.99, .n_threads = 2};
+                             .method = Q8_CALIB_PERCENTILE, .percentile = 99.99, .n_threads = 2,
+                             .compress = compress};
     if (prune > 0) {
         o.prune.mode = Q8_PRUNE_UNSTRUCTURED;
         o.prune.fraction = prune;
+        o.prune.sensitivity = o.prune.protect_ends = protect_ends;
     }
     q8_quantize_result r;
     q8_error err = {0};
     cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
+}
+
+static void quantize_pruned(const char *name, const char *dir, double prune, char *out,
+                            size_t n) {
+    quantize_with(name, dir, prune, false, Q8_COMPRESS_AUTO, out, n);
 }
 
 static void quantize(const char *name, const char *dir, char *out, size_t n) {
@@ -287,11 +296,13 @@ Test(layouts, version_4_runs_as_version_3) {
 /* Version 7: its seed (tiny_v7.q8, the seed of version 7's time) stores
  * its weight scales in 16 bits; written again as version 6 (float32
  * scales) it gives the same outputs byte for byte: the widened scales are
- * the floats quantize chose. This q8's seed (tiny.q8, version 8) and the
- * same graph written as version 7 give the same outputs. */
+ * the floats quantize chose. This q8's seed (tiny.q8, this version) and
+ * the same graph written as version 7 give the same outputs, and so does
+ * version 8's seed (tiny_v8.q8). */
 Test(layouts, scales16_run_as_float32_scales) {
     const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v7.q8";
     const char *v8 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
+    const char *old8 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v8.q8";
     size_t len, len6;
     uint8_t *buf = (uint8_t *)q8t_slurp(now, &len), *b6;
     uint32_t ver;
@@ -337,7 +348,11 @@ Test(layouts, scales16_run_as_float32_scales) {
     q8_memory_info m8, m87;
     run_tiny(v8, x, y8, &m8);
     run_tiny(v7, x, y8as7, &m87);
-    cr_assert(memcmp(y8, y8as7, sizeof y8) == 0, "the version 8 seed as version 7");
+    cr_assert(memcmp(y8, y8as7, sizeof y8) == 0, "this version's seed as version 7");
+    float yold[4];
+    q8_memory_info mold;
+    run_tiny(old8, x, yold, &mold);
+    cr_assert(memcmp(y8, yold, sizeof y8) == 0, "the version 8 seed");
     q8_meta_free(&meta8);
     q8_graph_free(g8);
     free(buf8);
@@ -418,6 +433,45 @@ Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
     free(run_sample(pruned, &np, &mp));
     cr_assert_leq((double)mp.weights_bytes, 1.02 * (double)md.weights_bytes,
                   "pruned: %zu weight bytes, dense: %zu", mp.weights_bytes, md.weights_bytes);
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
+/* --compress-weights: a pruned model's dense weights (its protected first
+ * and last layers) are deflated too by default (auto), a dense model's
+ * only when asked (on); either way the file is smaller than without it,
+ * the outputs are the same bytes, and the session holds the same weight
+ * bytes (inflated into memory instead of mapped). */
+Test(layouts, compressed_weights_same_outputs_smaller_file, .timeout = 300) {
+    char *dir = q8t_tmpdir("layouts");
+    for (int pruned = 0; pruned < 2; pruned++) {
+        char plain[512], small[512];
+        double prune = pruned ? 0.5 : 0;
+        quantize_with("mlp", dir, prune, true, Q8_COMPRESS_OFF, plain, sizeof plain);
+        quantize_with("mlp", dir, prune, true, pruned ? Q8_COMPRESS_AUTO : Q8_COMPRESS_ON, small,
+                      sizeof small);
+        size_t plain_len, small_len, n1, n2;
+        free(q8t_slurp(plain, &plain_len));
+        free(q8t_slurp(small, &small_len));
+        cr_assert_lt(small_len, plain_len * 15 / 16, "pruned %d: %zu bytes compressed, %zu not",
+                     pruned, small_len, plain_len);
+        q8_memory_info m1, m2;
+        void *y1 = run_sample(plain, &n1, &m1), *y2 = run_sample(small, &n2, &m2);
+        cr_assert_eq(n1, n2);
+        cr_assert_eq(memcmp(y1, y2, n1), 0, "pruned %d: outputs differ", pruned);
+        cr_assert_eq(m1.weights_bytes, m2.weights_bytes, "pruned %d: %zu vs %zu", pruned, m1.weights_bytes, m2.weights_bytes);
+        free(y1);
+        free(y2);
+    }
+    char dense[512];
+    quantize_with("mlp", dir, 0, false, Q8_COMPRESS_AUTO, dense, sizeof dense);
+    char off[512];
+    quantize_with("mlp", dir, 0, false, Q8_COMPRESS_OFF, off, sizeof off);
+    size_t a, b;
+    char *da = q8t_slurp(dense, &a), *db = q8t_slurp(off, &b);
+    cr_assert(a == b && !memcmp(da, db, a), "auto on a dense model: as off");
+    free(da);
+    free(db);
     q8t_rm_rf(dir);
     free(dir);
 }

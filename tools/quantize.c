@@ -12,7 +12,7 @@
  *            [--int8-embeddings on|off] [--weight-rounding auto|nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
  *            [--speed-check] [--min-sqnr DB [--data DIR] [--max-trials N]]
- *            [--wide-range fp32|int8]
+ *            [--wide-range fp32|int8] [--compress-weights auto|on|off]
  */
 #include <getopt.h>
 #include <stdlib.h>
@@ -39,7 +39,7 @@ static void usage(FILE *f) {
             "                [--weight-rounding auto|nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
             "                [--speed-check] [--min-sqnr auto|off|DB [--data DIR] [--max-trials N]]\n"
-            "                [--wide-range fp32|int8]\n"
+            "                [--wide-range fp32|int8] [--compress-weights auto|on|off]\n"
             "  Calibrates on the samples in DIR (*.npy / *.pb, one file per sample; one\n"
             "  subfolder per input for multi-input models), prunes and quantizes to INT8.\n"
             "  --calib-method auto (the default): percentile (--percentile P, 99.99) or mse\n"
@@ -102,7 +102,11 @@ static void usage(FILE *f) {
             "  --wide-range fp32 (the default): an activation whose range varies by orders of\n"
             "  magnitude from sample to sample (a tenth of the samples below 1/32 of the\n"
             "  INT8 range: faint and loud audio), and what linear layers compute from it,\n"
-            "  get no static INT8 scale: their layers stay FP32; int8: quantized anyway.\n");
+            "  get no static INT8 scale: their layers stay FP32; int8: quantized anyway.\n"
+            "  --compress-weights on: dense weights are deflated in the .q8 too where that\n"
+            "  is smaller (the smallest file; every weight is then inflated into memory at\n"
+            "  load instead of read in place from the mapped file); off: only pruned\n"
+            "  weights and tables; auto (the default): on when something is pruned.\n");
 }
 
 /* Split "a,b,c" in place into list; returns the count or -1 if too many. */
@@ -341,6 +345,7 @@ int main(int argc, char **argv) {
         {"prune-measure", required_argument, 0, 'O'},
         {"weight-rounding", required_argument, 0, 'W'},
         {"wide-range", required_argument, 0, 'r'},
+        {"compress-weights", required_argument, 0, 'z'},
         {0, 0, 0, 0}};
     static q8_input_value values[64];
     static q8_host_tensor *bound[64];
@@ -500,6 +505,15 @@ int main(int argc, char **argv) {
             o.quant.scalar_tables = !strcmp(optarg, "on")    ? Q8_SCALAR_TABLES_ON
                                     : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
                                                              : Q8_SCALAR_TABLES_AUTO;
+            break;
+        case 'z':
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
+                fprintf(stderr, "quantize: --compress-weights must be auto, on or off\n");
+                return 2;
+            }
+            o.compress = !strcmp(optarg, "on")    ? Q8_COMPRESS_ON
+                         : !strcmp(optarg, "off") ? Q8_COMPRESS_OFF
+                                                  : Q8_COMPRESS_AUTO;
             break;
         case 'O': {
             int v = two_way("prune-measure", optarg, "output", "layer");

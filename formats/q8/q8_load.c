@@ -66,12 +66,14 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
                         "that read it read layout %s", t->name,
                         q8_layout_name((q8_layout)t->layout), q8_layout_name(want));
     }
-    /* Bitmask-encoded (pruned) weights were expanded into memory of their
-     * own: lay them out now as the CPU kernels read them, so a session reads
-     * them in place instead of keeping a packed copy beside the expansion. */
+    /* Bitmask-encoded (pruned) and deflated weights were expanded into
+     * memory of their own: lay them out now as the writer would have stored
+     * them dense, so a session reads them in place instead of keeping a
+     * packed copy beside the expansion, and holds what the dense file's
+     * session holds. */
     for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {
         q8_tensor *t = g->tensors[i];
-        q8_layout want = t->owns_data && t->layout == Q8_LAYOUT_PLAIN ? q8_layout_for_cpu(g, i)
+        q8_layout want = t->owns_data && t->layout == Q8_LAYOUT_PLAIN ? q8_layout_to_store(g, i)
                                                                       : Q8_LAYOUT_PLAIN;
         int64_t wn, wk;
         if (want == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &wn, &wk)) continue;

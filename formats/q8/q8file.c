@@ -113,12 +113,13 @@ static bool put_varints(q8_wbuf *data, const q8_tensor *t, int64_t numel, size_t
 /* Version 8: where the bitmask form would be stored (a constant expanded at
  * load anyway), its dense bytes deflated instead when that is smaller:
  * QLut's per-channel tables, runs of equal values (Selfie: 11.7 -> 5.3
- * KB). Sets *enc, *off, *size; false if not smaller (or out of memory:
- * the bitmask form is written then, and the writer's oom flag stays). */
-static bool put_deflated(q8_wbuf *data, const q8_tensor *t, size_t sparse, uint8_t *enc,
+ * KB); with q8_file_options.deflate_all, dense ones too. Sets *enc,
+ * *off, *size; false if not smaller than `than` bytes (or out of memory:
+ * the other form is written then, and the writer's oom flag stays). */
+static bool put_deflated(q8_wbuf *data, const q8_tensor *t, size_t than, uint8_t *enc,
                          uint64_t *off, uint64_t *size) {
     q8_wbuf z = {0};
-    bool smaller = q8_zdata_deflate(t->data, q8_tensor_nbytes(t), &z) && z.len < sparse;
+    bool smaller = q8_zdata_deflate(t->data, q8_tensor_nbytes(t), &z) && z.len < than;
     if (smaller) {
         *enc = Q8_ENC_DEFLATE;
         *off = data->len;
@@ -129,9 +130,41 @@ static bool put_deflated(q8_wbuf *data, const q8_tensor *t, size_t sparse, uint8
     return smaller;
 }
 
-static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, bool compact,
-                            bool deflate, uint8_t *enc, uint8_t *layout, uint64_t *off,
+/* How constants may be deflated: not before version 8; where the bitmask
+ * form would be stored; every constant (q8_file_options.deflate_all). */
+enum { DEFLATE_NONE, DEFLATE_SPARSE, DEFLATE_ALL };
+
+/* Data stored at any offset in DATA: what is expanded at load, never read
+ * in place (varints and zeros since version 4, deflated data since 8,
+ * bitmask data since 9: its 64-byte alignment cost pruned Selfie 1 KB). */
+static bool stored_unaligned(uint8_t enc, uint32_t version) {
+    return enc == Q8_ENC_VARINT || enc == Q8_ENC_ZEROS ||
+           (enc == Q8_ENC_DEFLATE && version >= 8) || (enc == Q8_ENC_BITMASK && version >= 9);
+}
+
+/* Alignment of a constant's dense data inside DATA (docs/format.md): 64
+ * bytes from 64 bytes on; below that 8, and since version 9 the element's
+ * size (Selfie's 71 scalar scales and zero points: 382 bytes of padding
+ * at 8). Data expanded at load: none (stored_unaligned). */
+static size_t data_align(uint8_t enc, q8_dtype dt, size_t stored, uint32_t version) {
+    if (stored_unaligned(enc, version)) return 1;
+    if (stored >= Q8_FILE_ALIGN) return Q8_FILE_ALIGN;
+    size_t es = q8_dtype_size(dt);
+    return version >= 9 && es >= 1 && es <= 8 ? es : 8;
+}
+
+/* What the file's version (and the writer's options) let it store. */
+typedef struct store_rules {
+    uint32_t version;
+    bool compact; /* version 4: varints, zeros */
+    int deflate;  /* DEFLATE_* */
+} store_rules;
+
+static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want,
+                            const store_rules *r, uint8_t *enc, uint8_t *layout, uint64_t *off,
                             uint64_t *size) {
+    const bool compact = r->compact;
+    const int deflate = r->deflate;
     int64_t numel = q8_tensor_numel(t);
     size_t es = q8_dtype_size(t->dtype), dense = (size_t)numel * es;
     *layout = Q8_LAYOUT_PLAIN;
@@ -152,13 +185,20 @@ static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want, b
         *enc = Q8_ENC_VARINT;
         return put_varints(data, t, numel, vb, off, size);
     }
+    /* a weight read from a .q8 in a kernel layout stays in it */
+    if (deflate == DEFLATE_ALL && numel >= 64 && t->layout == Q8_LAYOUT_PLAIN &&
+        put_deflated(data, t, sparse < dense ? sparse : dense, enc, off, size))
+        return true;
     if (want != Q8_LAYOUT_PLAIN && sparse >= dense) {
         *enc = Q8_ENC_DENSE;
         *layout = (uint8_t)want;
         return put_laid_out(data, t, want, off, size);
     }
-    if (deflate && sparse < dense && put_deflated(data, t, sparse, enc, off, size)) return true;
-    if (!q8_wbuf_align(data, q8_file_data_align(sparse < dense ? sparse : dense))) return false;
+    if (deflate == DEFLATE_SPARSE && sparse < dense && put_deflated(data, t, sparse, enc, off, size))
+        return true;
+    if (!q8_wbuf_align(data, data_align(sparse < dense ? Q8_ENC_BITMASK : Q8_ENC_DENSE,
+                                        t->dtype, sparse < dense ? sparse : dense, r->version)))
+        return false;
     *off = data->len;
     if (sparse < dense) {
         *enc = Q8_ENC_BITMASK;
@@ -322,8 +362,11 @@ static bool put_index(q8_wbuf *gb, bool c, int32_t i) {
 }
 
 static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uint32_t version,
-                              q8_wbuf *gb, q8_wbuf *data, q8_error *err) {
+                              bool deflate_all, q8_wbuf *gb, q8_wbuf *data, q8_error *err) {
     const bool c = version >= 4;
+    const store_rules rules = {
+        .version = version, .compact = c,
+        .deflate = version < 8 ? DEFLATE_NONE : deflate_all ? DEFLATE_ALL : DEFLATE_SPARSE};
     int n_refs = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
@@ -353,11 +396,11 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
         q8_wbuf_free(&tab);
     }
     ok = ok && put_count(gb, c, (uint64_t)n_live);
-    /* DATA holds the 64-byte aligned constants first, then the 8-byte
-     * aligned ones, then those stored unaligned (varints): each small one
-     * between two large ones cost up to 63 bytes of padding (Selfie: 2.7 KB
-     * of its 139). The class of each comes from encoding it once into a
-     * scratch buffer. */
+    /* DATA holds the 64-byte aligned constants first, then the 8-, 4- and
+     * 2-byte aligned ones, then those stored unaligned (varints, bitmask
+     * and deflated data, int8 scalars): each small one between two large
+     * ones cost up to 63 bytes of padding (Selfie: 2.7 KB of its 139). The
+     * class of each comes from encoding it once into a scratch buffer. */
     placed *pl = calloc((size_t)g->n_tensors + 1, sizeof *pl);
     q8_wbuf scratch = {0};
     ok = ok && pl;
@@ -365,21 +408,19 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
         const q8_tensor *t = g->tensors[i];
         if (map[i] < 0 || !t->data) continue;
         scratch.len = 0;
-        ok = put_tensor_data(&scratch, t, q8_layout_to_store(g, i), c, version >= 8, &pl[i].enc,
+        ok = put_tensor_data(&scratch, t, q8_layout_to_store(g, i), &rules, &pl[i].enc,
                              &pl[i].layout, &pl[i].off, &pl[i].size);
-        pl[i].align = pl[i].enc == Q8_ENC_VARINT || pl[i].enc == Q8_ENC_ZEROS ||
-                              pl[i].enc == Q8_ENC_DEFLATE
-                          ? 1
-                      : pl[i].layout != Q8_LAYOUT_PLAIN ? Q8_FILE_ALIGN
-                                                        : q8_file_data_align(pl[i].size);
+        pl[i].align = pl[i].layout != Q8_LAYOUT_PLAIN
+                          ? Q8_FILE_ALIGN
+                          : data_align(pl[i].enc, t->dtype, pl[i].size, version);
     }
     q8_wbuf_free(&scratch);
-    static const size_t classes[3] = {Q8_FILE_ALIGN, 8, 1};
-    for (int k = 0; ok && k < 3; k++)
+    static const size_t classes[5] = {Q8_FILE_ALIGN, 8, 4, 2, 1};
+    for (int k = 0; ok && k < 5; k++)
         for (int i = 0; ok && i < g->n_tensors; i++) {
             const q8_tensor *t = g->tensors[i];
             if (map[i] < 0 || !t->data || pl[i].align != classes[k]) continue;
-            ok = put_tensor_data(data, t, q8_layout_to_store(g, i), c, version >= 8, &pl[i].enc,
+            ok = put_tensor_data(data, t, q8_layout_to_store(g, i), &rules, &pl[i].enc,
                                  &pl[i].layout, &pl[i].off, &pl[i].size);
         }
     const char *prev = NULL;
@@ -455,13 +496,28 @@ static size_t data_start(size_t at, uint32_t version, size_t data_len) {
     return at;
 }
 
+static q8_status encode_file(const q8_graph *g, const q8_meta *meta, uint32_t version,
+                             const q8_file_options *o, uint8_t **out, size_t *out_len,
+                             q8_error *err);
+
 q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **out, size_t *out_len,
                          q8_error *err) {
-    return q8_file_encode_version(g, meta, Q8_FILE_VERSION, out, out_len, err);
+    return encode_file(g, meta, Q8_FILE_VERSION, NULL, out, out_len, err);
+}
+
+q8_status q8_file_encode_opts(const q8_graph *g, const q8_meta *meta, const q8_file_options *o,
+                              uint8_t **out, size_t *out_len, q8_error *err) {
+    return encode_file(g, meta, Q8_FILE_VERSION, o, out, out_len, err);
 }
 
 q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_t version,
                                  uint8_t **out, size_t *out_len, q8_error *err) {
+    return encode_file(g, meta, version, NULL, out, out_len, err);
+}
+
+static q8_status encode_file(const q8_graph *g, const q8_meta *meta, uint32_t version,
+                             const q8_file_options *o, uint8_t **out, size_t *out_len,
+                             q8_error *err) {
     if (version < 3 || version > Q8_FILE_VERSION)
         return q8_fail(err, Q8_ERR_ARG, "cannot write .q8 version %u (3 to %d)", version,
                        Q8_FILE_VERSION);
@@ -470,7 +526,7 @@ q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_
     int *map = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
     if (!map) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int n_live = live_tensors(g, map);
-    q8_status s = encode_graph(g, map, n_live, version, &sec[1], &sec[2], err);
+    q8_status s = encode_graph(g, map, n_live, version, o && o->deflate_all, &sec[1], &sec[2], err);
     if (s == Q8_OK && !encode_meta(meta, version >= 4, &sec[0]))
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory encoding the model");
     free(map);
@@ -529,9 +585,14 @@ q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_
 
 q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta,
                         q8_error *err) {
+    return q8_file_write_opts(path, g, meta, NULL, err);
+}
+
+q8_status q8_file_write_opts(const char *path, const q8_graph *g, const q8_meta *meta,
+                             const q8_file_options *o, q8_error *err) {
     uint8_t *buf;
     size_t len;
-    Q8_TRY(q8_file_encode(g, meta, &buf, &len, err));
+    Q8_TRY(q8_file_encode_opts(g, meta, o, &buf, &len, err));
     q8_status s = q8_write_file_atomic(path, buf, len, err);
     free(buf);
     return s;
@@ -844,11 +905,10 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             return BAD("tensor '%s': data (offset %llu, %llu bytes) runs past the %llu-byte data blob",
                        t->name, (unsigned long long)off, (unsigned long long)size,
                        (unsigned long long)data.size);
-        bool unaligned = enc == Q8_ENC_VARINT || enc == Q8_ENC_ZEROS ||
-                         (enc == Q8_ENC_DEFLATE && version >= 8);
-        if (!unaligned && off % q8_file_data_align((size_t)size))
+        size_t align = data_align(enc, t->dtype, (size_t)size, version);
+        if (off % align)
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
-                       (unsigned long long)off, q8_file_data_align((size_t)size));
+                       (unsigned long long)off, align);
         if (layout != Q8_LAYOUT_PLAIN) {
             Q8_TRY(check_layout(t, layout, enc, off, size, data.p + off, err));
             t->data = (void *)(data.p + off); /* used in place, in the kernels' layout */

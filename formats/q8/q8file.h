@@ -14,8 +14,10 @@
  * and GRAPH deflated (zsection.h), 6 version 5's records with depthwise
  * q8.QConv weights stored rows4 (which a reader before that change refused
  * as a layout mismatch: the bump makes it a version refusal instead), 7
- * quantization scales in 16 bits where they fit (scale16.h) */
-#define Q8_FILE_VERSION 8
+ * quantization scales in 16 bits where they fit (scale16.h), 8 deflated
+ * constants (Q8_ENC_DEFLATE), 9 bitmask data at any offset (expanded at
+ * load, never read in place: its 64-byte alignment bought nothing) */
+#define Q8_FILE_VERSION 9
 #define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64
@@ -32,21 +34,29 @@ enum {
 
 enum {
     Q8_ENC_DENSE = 1,    /* numel * element size bytes */
-    Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zero elements */
+    Q8_ENC_BITMASK = 2,  /* ceil(numel/8) mask bytes, then the non-zeros (v9: unaligned) */
     Q8_ENC_VARINT = 3,   /* version 4: int32/int64 elements as zigzag varints, unaligned */
     Q8_ENC_ZEROS = 4,    /* version 4: every byte zero; no data */
     Q8_ENC_DEFLATE = 5,  /* version 8: a zlib stream of the dense bytes, unaligned */
 };
 
-/* Alignment of a constant's data inside DATA: 64 bytes, 8 for constants
- * smaller than 64 bytes (scales, zero points, shapes). */
-static inline size_t q8_file_data_align(size_t stored_bytes) {
-    return stored_bytes >= Q8_FILE_ALIGN ? Q8_FILE_ALIGN : 8;
-}
 
 /* Write g (ops resolved, no subgraphs) and meta atomically to path.
  * Constants that are sparse enough are stored as bitmask + non-zeros. */
 q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta, q8_error *err);
+
+/* How the writer stores constants (no format change: what it may choose). */
+typedef struct q8_file_options {
+    /* Every constant, dense weights included, deflated where that is
+     * smaller (version 8's encoding 5): the smallest file, but no weight is
+     * then used in place from the mapping; each is inflated into owned
+     * memory at load. For pruned models (quantize --compress-weights). */
+    bool deflate_all;
+} q8_file_options;
+
+/* q8_file_write with options (NULL: the defaults, as q8_file_write). */
+q8_status q8_file_write_opts(const char *path, const q8_graph *g, const q8_meta *meta,
+                             const q8_file_options *o, q8_error *err);
 
 /* Serialize to memory (what q8_file_write writes). */
 q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **buf, size_t *len,
@@ -55,6 +65,10 @@ q8_status q8_file_encode(const q8_graph *g, const q8_meta *meta, uint8_t **buf, 
 /* The same in an older version (3) or this one: for tests of old readers. */
 q8_status q8_file_encode_version(const q8_graph *g, const q8_meta *meta, uint32_t version,
                                  uint8_t **buf, size_t *len, q8_error *err);
+
+/* q8_file_encode with options (NULL: the defaults). */
+q8_status q8_file_encode_opts(const q8_graph *g, const q8_meta *meta, const q8_file_options *o,
+                              uint8_t **buf, size_t *len, q8_error *err);
 
 /* Parse a whole file image. Dense constants point into buf (which must
  * outlive the graph); sparse ones are expanded into owned memory. Nodes come

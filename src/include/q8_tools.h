@@ -159,6 +159,17 @@ typedef struct q8_quant_options {
 
 struct q8_meta;
 
+/* Dense weights deflated in the .q8 too (quantize --compress-weights): the
+ * smallest file, every weight inflated into memory at load instead of used
+ * in place from the mapping. Auto: on when something is pruned (pruned
+ * weights are expanded at load anyway, and a smaller file is why one
+ * prunes), off otherwise. */
+typedef enum q8_compress_weights {
+    Q8_COMPRESS_AUTO = 0,
+    Q8_COMPRESS_OFF,
+    Q8_COMPRESS_ON,
+} q8_compress_weights;
+
 typedef struct q8_quantize_options {
     const q8_input_shape *input_shapes; /* none: from the first calibration sample */
     int n_input_shapes;
@@ -173,6 +184,7 @@ typedef struct q8_quantize_options {
     q8_prune_options prune;
     q8_quant_options quant;
     int n_threads;                      /* for calibration; 0 = all CPUs */
+    q8_compress_weights compress;
     const struct q8_meta *extra_meta;   /* internal (the --max-drop search): NULL */
     /* Called with each warning a person should see (calibration data that
      * looks wrong: non-finite or all-zero activations, outlier samples);

@@ -390,7 +390,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     r->n_int8_added_tables = meta_count(&meta, "quant.int8_added_tables");
     r->n_equalized = meta_count(&meta, "equalize.pairs");
     r->n_equalized_through = meta_count(&meta, "equalize.through");
-    if (s == Q8_OK) s = q8_file_write(out_path, g, &meta, err);
+    q8_file_options fo = {.deflate_all = o->compress == Q8_COMPRESS_ON ||
+                                         (o->compress == Q8_COMPRESS_AUTO && o->prune.mode)};
+    if (s == Q8_OK) s = q8_file_write_opts(out_path, g, &meta, &fo, err);
     if (s == Q8_OK) {
         struct stat st;
         r->q8_bytes = stat(out_path, &st) == 0 ? (size_t)st.st_size : 0;
