@@ -1268,8 +1268,9 @@ Test(q8file, bitmask_data_unaligned_since_version_9) {
 
 /* Version 9: a constant under 64 bytes is aligned to its element's size,
  * not to 8 bytes: two float scalars and two int8 scalars take 10 bytes of
- * DATA (25 in version 8) and read back exactly; the version 9 bytes
- * labelled version 8 are refused (its second float is not 8-aligned). */
+ * DATA (25 in version 8) and read back exactly; a float moved to offset 5
+ * is refused, and so are the version 9 bytes labelled version 8 (its
+ * second float is not 8-aligned). */
 Test(q8file, small_constants_aligned_to_their_element_since_version_9) {
     q8_graph *g = q8_graph_new();
     g->opset = Q8_OPSET_CANONICAL;
@@ -1293,6 +1294,19 @@ Test(q8file, small_constants_aligned_to_their_element_since_version_9) {
         cr_assert_eq(memcmp(h->tensors[q8_graph_find(h, names[i])]->data,
                             g->tensors[q8_graph_find(g, names[i])]->data, i % 2 ? 1 : 4), 0);
     q8_graph_free(h);
+    /* version 9 checks its own rule: s1's data moved to offset 5 (its
+     * record: name, dtype, ndim, flags, encoding, layout, then the offset) */
+    size_t blen;
+    layout_t bl;
+    uint8_t *bad = inflate_graph(orig, &blen, &bl);
+    size_t at = find_in(bad, bl, Q8_SECTION_GRAPH, "s1", 2) + 2 + 5;
+    cr_assert_eq(bad[at], 4, "s1's data offset");
+    cr_assert_eq(q8_file_parse(bad, blen, &h, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_graph_free(h);
+    bad[at] = 5;
+    reseal_with(bad, bl);
+    expect_fail(bad, blen, "tensor 's1': data at offset 5 is not 4-byte aligned");
+    free(bad);
     uint32_t v8 = 8;
     memcpy(orig + 8, &v8, 4);
     reseal_with(orig, l);

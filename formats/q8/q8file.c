@@ -114,8 +114,9 @@ static bool put_varints(q8_wbuf *data, const q8_tensor *t, int64_t numel, size_t
  * load anyway), its dense bytes deflated instead when that is smaller:
  * QLut's per-channel tables, runs of equal values (Selfie: 11.7 -> 5.3
  * KB); with q8_file_options.deflate_all, dense ones too. Sets *enc,
- * *off, *size; false if not smaller than `than` bytes (or out of memory:
- * the other form is written then, and the writer's oom flag stays). */
+ * *off, *size; false if not smaller than `than` bytes, or if deflating
+ * ran out of memory (the other form is written then). Out of memory
+ * appending to data: false, and data's oom flag fails the whole encode. */
 static bool put_deflated(q8_wbuf *data, const q8_tensor *t, size_t than, uint8_t *enc,
                          uint64_t *off, uint64_t *size) {
     q8_wbuf z = {0};
