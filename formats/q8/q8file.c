@@ -355,6 +355,7 @@ typedef struct placed {
     uint8_t enc, layout;
     uint64_t off, size;
     size_t align;
+    uint8_t *z; /* a deflated encoding, kept from the first pass (not made twice) */
 } placed;
 
 /* A tensor index of a node (-1: absent); version 4 stores index + 1. */
@@ -401,7 +402,9 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
      * 2-byte aligned ones, then those stored unaligned (varints, bitmask
      * and deflated data, int8 scalars): each small one between two large
      * ones cost up to 63 bytes of padding (Selfie: 2.7 KB of its 139). The
-     * class of each comes from encoding it once into a scratch buffer. */
+     * class of each comes from encoding it once into a scratch buffer;
+     * deflated ones keep that encoding (deflate at level 9 is the costly
+     * part), the others are encoded again where they go. */
     placed *pl = calloc((size_t)g->n_tensors + 1, sizeof *pl);
     q8_wbuf scratch = {0};
     ok = ok && pl;
@@ -414,6 +417,11 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
         pl[i].align = pl[i].layout != Q8_LAYOUT_PLAIN
                           ? Q8_FILE_ALIGN
                           : data_align(pl[i].enc, t->dtype, pl[i].size, version);
+        if (ok && pl[i].enc == Q8_ENC_DEFLATE) {
+            pl[i].z = malloc(pl[i].size);
+            ok = pl[i].z != NULL;
+            if (ok) memcpy(pl[i].z, scratch.p + pl[i].off, pl[i].size);
+        }
     }
     q8_wbuf_free(&scratch);
     static const size_t classes[5] = {Q8_FILE_ALIGN, 8, 4, 2, 1};
@@ -421,9 +429,15 @@ static q8_status encode_graph(const q8_graph *g, const int *map, int n_live, uin
         for (int i = 0; ok && i < g->n_tensors; i++) {
             const q8_tensor *t = g->tensors[i];
             if (map[i] < 0 || !t->data || pl[i].align != classes[k]) continue;
-            ok = put_tensor_data(data, t, q8_layout_to_store(g, i), &rules, &pl[i].enc,
-                                 &pl[i].layout, &pl[i].off, &pl[i].size);
+            if (pl[i].z) {
+                pl[i].off = data->len;
+                ok = q8_wbuf_put(data, pl[i].z, pl[i].size);
+            } else {
+                ok = put_tensor_data(data, t, q8_layout_to_store(g, i), &rules, &pl[i].enc,
+                                     &pl[i].layout, &pl[i].off, &pl[i].size);
+            }
         }
+    for (int i = 0; pl && i < g->n_tensors; i++) free(pl[i].z);
     const char *prev = NULL;
     for (int i = 0; ok && i < g->n_tensors; i++) {
         if (map[i] < 0) continue;
