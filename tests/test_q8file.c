@@ -1225,6 +1225,14 @@ Test(q8file, dense_weights_deflate_only_when_asked) {
     q8_graph_free(g);
 }
 
+/* buf (of layout l) relabelled as version v and resealed: refused with msg. */
+static void expect_fail_as_version(uint8_t *buf, size_t len, layout_t l, uint32_t v,
+                                   const char *msg) {
+    memcpy(buf + 8, &v, 4);
+    reseal_with(buf, l);
+    expect_fail(buf, len, msg);
+}
+
 /* Version 9: bitmask data (expanded at load, never read in place) is
  * stored at any offset: after a 5-byte varint constant it starts at DATA
  * offset 5 and reads back exactly; the same bytes labelled version 8 are
@@ -1257,10 +1265,7 @@ Test(q8file, bitmask_data_unaligned_since_version_9) {
     cr_assert_eq(memcmp(h->tensors[q8_graph_find(h, "b")]->data, bv, 20), 0);
     q8_graph_free(h);
     memcpy(bb, orig, len);
-    uint32_t v8 = 8;
-    memcpy(bb + 8, &v8, 4);
-    reseal_with(bb, l);
-    expect_fail(bb, len, "tensor 'w': data at offset 5 is not 64-byte aligned");
+    expect_fail_as_version(bb, len, l, 8, "tensor 'w': data at offset 5 is not 64-byte aligned");
     free(orig);
     free(bb);
     q8_graph_free(g);
@@ -1307,10 +1312,7 @@ Test(q8file, small_constants_aligned_to_their_element_since_version_9) {
     reseal_with(bad, bl);
     expect_fail(bad, blen, "tensor 's1': data at offset 5 is not 4-byte aligned");
     free(bad);
-    uint32_t v8 = 8;
-    memcpy(orig + 8, &v8, 4);
-    reseal_with(orig, l);
-    expect_fail(orig, len, "tensor 's1': data at offset 4 is not 8-byte aligned");
+    expect_fail_as_version(orig, len, l, 8, "tensor 's1': data at offset 4 is not 8-byte aligned");
     free(orig);
     free(b8);
     q8_graph_free(g);
