@@ -298,6 +298,15 @@ Test(prune_fit, mnist_cnn_budget_and_ends) {
     }
     cr_assert_eq(z, total / 2, "%lld zeros of %lld", (long long)z, (long long)total);
     cr_assert_gt(moved, total / 4, "kept weights re-fitted");
+    /* what quantize reports: every layer, the ends counted as protected */
+    q8_prune_counts pc;
+    cr_assert_eq(q8_prune_count(g, &po, &pc, &err), Q8_OK, "%s", err.msg);
+    int64_t ends = q8_tensor_numel(g->tensors[layers[0]]) +
+                   q8_tensor_numel(g->tensors[layers[nl - 1]]);
+    cr_assert_eq(pc.layers, nl);
+    cr_assert_eq(pc.weights, total + ends);
+    cr_assert_eq(pc.zeros, z);
+    cr_assert_eq(pc.protected_weights, ends);
     q8_meta_free(&meta);
     q8_samples_free(&s);
     q8_graph_free(g);

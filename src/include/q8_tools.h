@@ -226,6 +226,11 @@ typedef struct q8_quantize_result {
     int wround_scored;
     double wround_db[2];
     char wround_note[160];
+    /* --prune / --prune-mode: over the layers pruning considers, their
+     * weights, the zeros among them, and the weights of the first and last
+     * layers when they were kept dense (--prune-protect ends) */
+    int prune_layers;
+    int64_t prune_weights, prune_zeros, prune_protected_weights;
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

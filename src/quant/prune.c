@@ -410,3 +410,26 @@ q8_status q8_prune_copy(q8_graph *dst, const q8_graph *src, const q8_prune_optio
     if (s == Q8_OK) s = record_sparsity(dst, meta, err);
     return s;
 }
+
+q8_status q8_prune_count(const q8_graph *g, const q8_prune_options *o, q8_prune_counts *c,
+                         q8_error *err) {
+    *c = (q8_prune_counts){0};
+    if (o->mode == Q8_PRUNE_NONE) return Q8_OK;
+    int *nodes, *tensors, nt;
+    Q8_TRY(list_layers(g, o, &nodes, &tensors, &nt, err));
+    c->layers = nt;
+    for (int i = 0; i < nt; i++) {
+        const q8_tensor *t = g->tensors[tensors[i]];
+        int64_t n = q8_tensor_numel(t);
+        c->weights += n;
+        const float *d = t->data;
+        for (int64_t j = 0; j < n; j++) c->zeros += d[j] == 0.0f;
+        /* the ends that scope sensitivity keeps dense (prune_fitted) */
+        if (o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity && o->protect_ends &&
+            (i == 0 || i == nt - 1))
+            c->protected_weights += n;
+    }
+    free(nodes);
+    free(tensors);
+    return Q8_OK;
+}
