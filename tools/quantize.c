@@ -159,19 +159,19 @@ static void print_written(const char *out, const q8_quantize_result *r) {
     if (r->n_int8_added_tables > 0)
         printf("int8 added tables: %d (a constant added to an activation, one scale per row; "
                "--int8-embeddings off: FP32)\n", r->n_int8_added_tables);
-    if (r->prune_layers > 0 && r->prune_weights > 0) {
+    if (r->prune.layers > 0 && r->prune.weights > 0) {
         /* what was asked is a share of the prunable weights; say what it
          * is of all of them (a protected end may hold most: the MNIST
          * MLP's first layer, 85%) */
         printf("pruned: %lld of the %lld weights of %d layer%s are zero (%.1f%%)",
-               (long long)r->prune_zeros, (long long)r->prune_weights, r->prune_layers,
-               r->prune_layers > 1 ? "s" : "",
-               100.0 * (double)r->prune_zeros / (double)r->prune_weights);
-        if (r->prune_protected_weights > 0)
+               (long long)r->prune.zeros, (long long)r->prune.weights, r->prune.layers,
+               r->prune.layers > 1 ? "s" : "",
+               100.0 * (double)r->prune.zeros / (double)r->prune.weights);
+        if (r->prune.protected_weights > 0)
             printf("; the first and last layers, %lld weights (%.0f%%), stay dense "
                    "(--prune-protect none prunes them too)",
-                   (long long)r->prune_protected_weights,
-                   100.0 * (double)r->prune_protected_weights / (double)r->prune_weights);
+                   (long long)r->prune.protected_weights,
+                   100.0 * (double)r->prune.protected_weights / (double)r->prune.weights);
         printf("\n");
     }
     printf("wrote %s: %zu bytes (%.3fx of the %zu-byte ONNX file), %d INT8 nodes, "

@@ -40,7 +40,6 @@ enum {
     Q8_ENC_DEFLATE = 5,  /* version 8: a zlib stream of the dense bytes, unaligned */
 };
 
-
 /* Write g (ops resolved, no subgraphs) and meta atomically to path.
  * Constants that are sparse enough are stored as bitmask + non-zeros. */
 q8_status q8_file_write(const char *path, const q8_graph *g, const q8_meta *meta, q8_error *err);

@@ -193,6 +193,15 @@ typedef struct q8_quantize_options {
     void *warn_arg;
 } q8_quantize_options;
 
+/* What pruning left: over the layers it considers (not the --prune-skip
+ * ones), their weights, the zeros among them, and the weights of the first
+ * and last layers when scope sensitivity kept them dense (--prune-protect
+ * ends). */
+typedef struct q8_prune_counts {
+    int layers;
+    int64_t weights, zeros, protected_weights;
+} q8_prune_counts;
+
 typedef struct q8_quantize_result {
     size_t onnx_bytes, q8_bytes;
     size_t fp32_arena_bytes, q8_arena_bytes;
@@ -226,11 +235,7 @@ typedef struct q8_quantize_result {
     int wround_scored;
     double wround_db[2];
     char wround_note[160];
-    /* --prune / --prune-mode: over the layers pruning considers, their
-     * weights, the zeros among them, and the weights of the first and last
-     * layers when they were kept dense (--prune-protect ends) */
-    int prune_layers;
-    int64_t prune_weights, prune_zeros, prune_protected_weights;
+    q8_prune_counts prune;          /* --prune / --prune-mode: what it came to */
 } q8_quantize_result;
 
 /* ONNX -> FP32 passes -> prune -> calibrate -> INT8 rewrite -> .q8 file,

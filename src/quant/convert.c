@@ -243,12 +243,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
     if (s == Q8_OK) r->fp32_activation_bytes = activation_bytes(gcal);
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
-    q8_prune_counts pc = {0};
-    if (s == Q8_OK) s = q8_prune_count(gcal, &o->prune, &pc, err);
-    r->prune_layers = pc.layers;
-    r->prune_weights = pc.weights;
-    r->prune_zeros = pc.zeros;
-    r->prune_protected_weights = pc.protected_weights;
+    if (s == Q8_OK) s = q8_prune_count(gcal, &o->prune, &r->prune, err);
     /* after pruning (its re-fit wants the weights as trained), before the
      * ranges are measured (they are of the equalized tensors) */
     if (s == Q8_OK && o->quant.equalize)

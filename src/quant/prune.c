@@ -122,11 +122,23 @@ static q8_status kth_magnitude(q8_graph *g, const int *tensors, int nt, int64_t 
     return Q8_OK;
 }
 
-static double zero_fraction(const q8_tensor *t) {
+static int64_t count_zeros(const q8_tensor *t) {
     int64_t n = q8_tensor_numel(t), z = 0;
     const float *d = t->data;
     for (int64_t i = 0; i < n; i++) z += d[i] == 0.0f;
-    return n ? (double)z / (double)n : 0;
+    return z;
+}
+
+static double zero_fraction(const q8_tensor *t) {
+    int64_t n = q8_tensor_numel(t);
+    return n ? (double)count_zeros(t) / (double)n : 0;
+}
+
+/* Whether layer i of nt stays dense as a protected end (scope sensitivity,
+ * --prune-protect ends). */
+static bool kept_dense_end(const q8_prune_options *o, int i, int nt) {
+    return o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity && o->protect_ends &&
+           (i == 0 || i == nt - 1);
 }
 
 /* The magnitude masks of scope layer / global and of 2:4, applied in place. */
@@ -271,7 +283,7 @@ static q8_status prune_fitted(q8_graph *g, const q8_prune_options *o, const q8_s
     } else {
         int64_t total = 0;
         for (int i = 0; i < nt; i++) {
-            l[i].eligible = !(o->protect_ends && (i == 0 || i == nt - 1));
+            l[i].eligible = !kept_dense_end(o, i, nt);
             if (l[i].eligible) total += l[i].numel;
         }
         q8_pfit_probe probe = {0};
@@ -422,12 +434,8 @@ q8_status q8_prune_count(const q8_graph *g, const q8_prune_options *o, q8_prune_
         const q8_tensor *t = g->tensors[tensors[i]];
         int64_t n = q8_tensor_numel(t);
         c->weights += n;
-        const float *d = t->data;
-        for (int64_t j = 0; j < n; j++) c->zeros += d[j] == 0.0f;
-        /* the ends that scope sensitivity keeps dense (prune_fitted) */
-        if (o->mode == Q8_PRUNE_UNSTRUCTURED && o->sensitivity && o->protect_ends &&
-            (i == 0 || i == nt - 1))
-            c->protected_weights += n;
+        c->zeros += count_zeros(t);
+        if (kept_dense_end(o, i, nt)) c->protected_weights += n;
     }
     free(nodes);
     free(tensors);

@@ -22,13 +22,7 @@ q8_status q8_check_weights(const q8_graph *g, q8_error *err);
 q8_status q8_prune(q8_graph *g, const q8_prune_options *o, const q8_sample_set *samples,
                    int n_threads, q8_meta *meta, q8_error *err);
 
-/* What pruning left in g: over the layers it considers (not the
- * --prune-skip ones), their weights, the zeros among them, and the weights
- * of the first and last layers when scope sensitivity protects them. */
-typedef struct q8_prune_counts {
-    int layers;
-    int64_t weights, zeros, protected_weights;
-} q8_prune_counts;
+/* What pruning left in g (q8_prune_counts, q8_tools.h). */
 q8_status q8_prune_count(const q8_graph *g, const q8_prune_options *o, q8_prune_counts *c,
                          q8_error *err);
 
