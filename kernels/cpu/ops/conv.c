@@ -108,8 +108,14 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
     bool pack = w->data && !x->data && pa && out_sp > 1;
     /* 1x1 on the blocked path (W packed): kernels that read B rows in place
      * take whole panels straight from X (row k of a group at k * in_sp)
-     * instead of copying them; the same bits. */
-    bool rows_1x1 = mode == CONV_1X1 && pack && q8_sgemm_reads_rows_in_place(0);
+     * instead of copying them; the same bits. Not when X's rows are not
+     * 64-byte aligned (in_sp % 16) and W has 64 rows or more: every
+     * 64-byte load of the panel then spans two cache lines, once per 8-row
+     * tile, and a packed copy is faster from 8 tiles on (Intel Xeon,
+     * AVX-512, 1 thread: 128 -> 128 on 29x29 0.252 -> 0.216 ms, 256 -> 256
+     * on 15x15 0.277 -> 0.221; 240 -> 40 on 14x14 no faster packed). */
+    bool rows_1x1 = mode == CONV_1X1 && pack && q8_sgemm_reads_rows_in_place(0) &&
+                    (p->in_sp % 16 == 0 || mg < 64);
     int64_t nk = planes || rows_1x1 ? p->kg : 0;
     size_t head = q8_align_up(sizeof(conv_prep) + sizeof(int64_t) * (size_t)(4 * ngemm + nk), 64);
     conv_prep *cp = q8_aligned_alloc(head + (pack ? pa : 0));
