@@ -1,7 +1,8 @@
 /* Fold an inference BatchNormalization into the Conv, ConvTranspose or Gemm
  * that feeds it: y = s*(x - mean) + beta with s = gamma/sqrt(var+eps) becomes
- * new weights W*s and bias (b - mean)*s + beta; and an Add of a per-channel
- * constant into the Conv that feeds it (try_fold_add). */
+ * new weights W*s and bias (b - mean)*s + beta; and a Mul or an Add of a
+ * per-channel constant into the Conv that feeds it (try_fold_mul,
+ * try_fold_add: a BatchNorm that TensorFlow exported as Mul and Add). */
 #include <math.h>
 #include <string.h>
 
@@ -135,6 +136,19 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
     return st;
 }
 
+/* The constant c of a per-channel Mul or Add on x (x's dims: N, C, ...):
+ * one value, or C values along axis 1 once right-aligned against x (a
+ * [C, 1, 1] or [1, C, 1, 1]). */
+static bool channel_const(const q8_tensor *xt, const q8_tensor *c) {
+    if (!const_f32(c) || c->ndim > xt->ndim) return false;
+    int64_t n = q8_tensor_numel(c);
+    if (n == 1) return true;
+    if (n != xt->dims[1]) return false;
+    for (int d = 0; d < c->ndim; d++)
+        if (c->dims[d] != 1 && xt->ndim - c->ndim + d != 1) return false;
+    return true;
+}
+
 /* Fold an Add of a constant that varies along the channel axis only (a
  * per-channel [C, 1, 1] or [1, C, 1, 1], or a scalar: TensorFlow's BiasAdd
  * after a bias-free Conv) into the Conv's bias: the bias then joins the sum
@@ -156,16 +170,7 @@ static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_err
         const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
         int64_t C = xt->dims[1], n = q8_tensor_numel(c);
         if (!const_f32(w) || (b && (!const_f32(b) || q8_tensor_numel(b) != C))) continue;
-        /* c right-aligned against the output: 1 everywhere but the channels */
-        bool per_channel = n == 1;
-        if (!per_channel && n == C) {
-            per_channel = true;
-            for (int d = 0; d < c->ndim; d++) {
-                int od = xt->ndim - c->ndim + d;
-                if (c->dims[d] != 1 && od != 1) per_channel = false;
-            }
-        }
-        if (!per_channel) continue;
+        if (!channel_const(xt, c)) continue;
         int bi = new_vector(g, "bias_addfold", C, err);
         if (bi < 0) return err->status;
         float *nb = g->tensors[bi]->data;
@@ -187,6 +192,56 @@ static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_err
     return Q8_OK;
 }
 
+/* Fold a Mul by a per-channel constant k into the Conv that feeds it:
+ * (X * W + b) * k = X * (W k) + b k per output channel, the folding ONNX
+ * Runtime's FuseConvMul does (other rounding in FP32). A scalar k stays a
+ * Mul (with what follows it, a table of `quantize --scalar-tables`). FaceRes
+ * writes each depthwise conv's BatchNorm as such a Mul and an Add: in INT8
+ * both ran as float ops between a dequantize and a quantize (a fifth of the
+ * model's time), and the conv's int8 output was rounded before the scale
+ * that the weights can carry per channel. Returns Q8_OK whether or not it
+ * folded. */
+static q8_status try_fold_mul(q8_graph *g, q8_node *mul, const int *uses, q8_error *err) {
+    if (mul->n_inputs != 2 || mul->n_outputs != 1) return Q8_OK;
+    for (int side = 0; side < 2; side++) {
+        int x = mul->inputs[side], ci = mul->inputs[1 - side];
+        const q8_tensor *xt = g->tensors[x], *c = g->tensors[ci];
+        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) ||
+            xt->dtype != Q8_F32 || xt->ndim < 3 || !xt->shape_known || !channel_const(xt, c) ||
+            q8_tensor_numel(c) == 1)
+            continue;
+        q8_node *p = g->nodes[xt->producer];
+        if (p->dead || *p->domain || strcmp(p->op_type, "Conv") != 0 || p->n_outputs != 1)
+            continue;
+        const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
+        int64_t C = xt->dims[1];
+        if (!const_f32(w) || w->ndim < 1 || w->dims[0] != C ||
+            (b && (!const_f32(b) || q8_tensor_numel(b) != C)))
+            continue;
+        int wi = clone_const(g, p->inputs[1], "_mulfold", err);
+        int bi = wi < 0 || !b ? -1 : clone_const(g, p->inputs[2], "_mulfold", err);
+        if (wi < 0 || (b && bi < 0)) return err->status;
+        c = g->tensors[ci];
+        const float *k = c->data;
+        float *wn = g->tensors[wi]->data;
+        int64_t per = q8_tensor_numel(g->tensors[wi]) / C;
+        for (int64_t i = 0; i < per * C; i++) wn[i] *= k[i / per];
+        if (bi >= 0) {
+            float *bn = g->tensors[bi]->data;
+            for (int64_t m = 0; m < C; m++) bn[m] *= k[m];
+        }
+        p->inputs[1] = wi;
+        if (bi >= 0) p->inputs[2] = bi;
+        p->outputs[0] = mul->outputs[0];
+        mul->outputs[0] = -1; /* the conv is the producer now (a later Add folds into it) */
+        mul->dead = true;
+        q8_status st = q8_node_reinfer(g, p, err);
+        q8_graph_fix_producers(g);
+        return st;
+    }
+    return Q8_OK;
+}
+
 q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err) {
     int *uses = calloc((size_t)(g->n_tensors ? g->n_tensors : 1), sizeof(int));
     if (!uses) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -196,6 +251,7 @@ q8_status q8_pass_fold_bn(q8_graph *g, q8_error *err) {
         q8_node *n = g->nodes[i];
         if (n->dead || *n->domain) continue;
         if (!strcmp(n->op_type, "BatchNormalization")) s = try_fold(g, n, uses, err);
+        else if (!strcmp(n->op_type, "Mul")) s = try_fold_mul(g, n, uses, err);
         else if (!strcmp(n->op_type, "Add")) s = try_fold_add(g, n, uses, err);
     }
     free(uses);

@@ -44,6 +44,75 @@ static q8_node *qconv_under_pool(const q8_graph *g, const q8_node *a, const int 
     return qc;
 }
 
+/* The int8 value of Clip a's bound input i (1: min, 2: max), or dflt when
+ * absent; false if it is not an int8 constant scalar. */
+static bool i8_bound(const q8_graph *g, const q8_node *a, int i, int32_t dflt, int32_t *v) {
+    *v = dflt;
+    if (a->n_inputs <= i || a->inputs[i] < 0) return true;
+    const q8_tensor *t = g->tensors[a->inputs[i]];
+    if (!t->data || t->dtype != Q8_I8 || q8_tensor_numel(t) != 1) return false;
+    *v = *(const int8_t *)t->data;
+    return true;
+}
+
+/* An int8 Clip with int8 constant bounds that reads, at its own scale s, the
+ * one int8 output of a q8.QConv or q8.QGemm (read only there) whose clamp is
+ * none, Relu or Clip: the producer's clamp becomes the intersection of
+ * both, and the Clip's pass over the map goes: the same bytes. The epilogue
+ * makes its integer bounds as round(bound / s), which does not decrease as
+ * the bound grows, so the larger of two float lower bounds (the smaller of
+ * two upper ones) rounds to the larger of their integers; a Clip's integer
+ * bound k is written as k * s, within k * 2^-24 of k steps, so it rounds
+ * back to k. FaceRes writes its 25 ReLU6 as Relu -> Min(6): in INT8 a
+ * QConv with a Relu clamp and an int8 Clip after it. Returns the producer
+ * (*flo, *fhi: its new bounds), or NULL. */
+static q8_node *i8_clip_into_producer(const q8_graph *g, const q8_node *a, const int *uses,
+                                      float *flo, float *fhi) {
+    if (!is_op(a, "Clip") || a->n_outputs != 1) return NULL;
+    int x = a->inputs[0];
+    const q8_tensor *xt = g->tensors[x];
+    float sc = i8_scale(g, x);
+    if (sc <= 0 || i8_scale(g, a->outputs[0]) != sc || xt->producer < 0 || uses[x] != 1 ||
+        q8_graph_is_output(g, x))
+        return NULL;
+    int32_t clo, chi;
+    if (!i8_bound(g, a, 1, -128, &clo) || !i8_bound(g, a, 2, 127, &chi) || clo > chi)
+        return NULL;
+    q8_node *p = g->nodes[xt->producer];
+    if (p->dead || strcmp(p->domain, "q8") ||
+        (strcmp(p->op_type, "QConv") && strcmp(p->op_type, "QGemm")) || p->outputs[0] != x)
+        return NULL;
+    const char *act = q8_attr_str(p, "_act", NULL);
+    float lo = -INFINITY, hi = INFINITY;
+    if (act && !strcmp(act, "Relu")) {
+        lo = 0;
+    } else if (act && !strcmp(act, "Clip")) {
+        lo = q8_attr_float(p, "_act_min", -INFINITY);
+        hi = q8_attr_float(p, "_act_max", INFINITY);
+    } else if (act) {
+        return NULL;
+    }
+    float l = (float)clo * sc, h = (float)chi * sc;
+    *flo = l > lo ? l : lo;
+    *fhi = h < hi ? h : hi;
+    return *flo <= *fhi ? p : NULL; /* false too for a NaN bound */
+}
+
+/* p's fused activation: _act = op, _act_min/_act_max/_act_alpha/_act_beta
+ * = v[0..3]. */
+static q8_status set_act(q8_node *p, const char *op, const float v[4], q8_error *err) {
+    /* each set may move the attribute array: use the pointer at once */
+    q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
+    if (!at || !(at->s = q8_strdup(op))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    static const char *const names[4] = {"_act_min", "_act_max", "_act_alpha", "_act_beta"};
+    for (int k = 0; k < 4; k++) {
+        q8_attr *a = q8_node_set_attr(p, names[k], Q8_ATTR_FLOAT);
+        if (!a) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        a->f = v[k];
+    }
+    return Q8_OK;
+}
+
 static bool gemm_like(const q8_node *n) {
     return is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul");
 }
@@ -90,6 +159,16 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         q8_node *a = g->nodes[i];
         if (a->dead || a->n_inputs < 1 || a->inputs[0] < 0 || a->n_outputs < 1) continue;
         float lo, hi, alpha, beta;
+        q8_node *qp = i8_clip_into_producer(g, a, uses, &lo, &hi);
+        if (qp) {
+            s = set_act(qp, "Clip", (float[4]){lo, hi, 0, 0}, err);
+            if (s != Q8_OK) break;
+            qp->outputs[0] = a->outputs[0];
+            g->tensors[a->outputs[0]]->producer = g->tensors[a->inputs[0]]->producer;
+            a->dead = true;
+            s = q8_node_reinfer(g, qp, err);
+            continue;
+        }
         if (!act_params(g, a, smooth, &lo, &hi, &alpha, &beta)) continue;
         int x = a->inputs[0];
         const q8_tensor *xt = g->tensors[x];
@@ -101,23 +180,20 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
             pool = p;
             p = qc;
         }
-        if (p->dead || q8_attr_find(p, "_act") || (!pool && p->outputs[0] != x)) continue;
+        /* quantize's graph: a Clip after a GEMM-like node with a fused Relu
+         * joins it as one Clip(max(lo, 0), hi), so that calibration ranges
+         * the clipped map (FaceRes writes ReLU6 as Relu -> Min(6): the int8
+         * map took the unclipped range's coarser step). Not in a run's
+         * graph, where the fused Relu makes a NaN 0 and a Clip keeps it. */
+        bool relu_clip = !smooth && !pool && is_op(a, "Clip") &&
+                         !strcmp(q8_attr_str(p, "_act", ""), "Relu") && (lo > 0 ? lo : 0) <= hi;
+        if (relu_clip) lo = lo > 0 ? lo : 0;
+        if (p->dead || (q8_attr_find(p, "_act") && !relu_clip) || (!pool && p->outputs[0] != x))
+            continue;
         bool qadd_relu = xt->dtype == Q8_I8 && is_op(a, "Relu") && !strcmp(p->domain, "q8") &&
                          !strcmp(p->op_type, "QAdd");
         if (!pool && !qadd_relu && (xt->dtype != Q8_F32 || !gemm_like(p))) continue;
-        /* each set may move the attribute array: use the pointer at once */
-        q8_attr *at = q8_node_set_attr(p, "_act", Q8_ATTR_STRING);
-        if (!at || !(at->s = q8_strdup(a->op_type))) {
-            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            break;
-        }
-        const char *names[4] = {"_act_min", "_act_max", "_act_alpha", "_act_beta"};
-        float vals[4] = {lo, hi, alpha, beta};
-        for (int k = 0; k < 4 && s == Q8_OK; k++) {
-            q8_attr *v = q8_node_set_attr(p, names[k], Q8_ATTR_FLOAT);
-            if (!v) s = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            else v->f = vals[k];
-        }
+        s = set_act(p, a->op_type, (float[4]){lo, hi, alpha, beta}, err);
         if (s != Q8_OK) break;
         /* the Relu's output becomes its producer's (the pool's, if any) */
         q8_node *last = pool ? pool : p;

@@ -371,6 +371,32 @@ static q8_status try_relu6_forms(pctx *c, q8_node *last, bool *hit, q8_error *er
     return Q8_OK;
 }
 
+static bool same_dims(const q8_tensor *a, const q8_tensor *b) {
+    return a && b && a->shape_known && b->shape_known && a->ndim == b->ndim &&
+           !memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->ndim);
+}
+
+/* Whether no value of float tensor t is below 0 (NaN may be): a Relu's
+ * output, a Clip of such a tensor whose upper bound is a constant >= +0, or
+ * a Clip whose lower bound is above 0; depth bounds the walk. Max(t, 0) is
+ * then t but for a -0, which it makes +0: the same value (q8's Relu itself
+ * gives -0 for -0 as a node and +0 fused into a conv). */
+static bool never_below_zero(const pctx *c, int t, int depth) {
+    const q8_node *p = producer(c, t);
+    const q8_tensor *tt = q8_graph_tensor(c->g, t);
+    if (!p || depth <= 0 || !tt || tt->dtype != Q8_F32 || p->n_outputs != 1) return false;
+    if (is_op(p, "Relu")) return p->n_inputs == 1;
+    if (!is_op(p, "Clip") || p->n_inputs < 1) return false;
+    float lo = -INFINITY, hi = INFINITY;
+    if (p->n_inputs > 1 && p->inputs[1] >= 0 && !const_scalar(c->g, p->inputs[1], &lo))
+        return false;
+    if (p->n_inputs > 2 && p->inputs[2] >= 0 && !const_scalar(c->g, p->inputs[2], &hi))
+        return false;
+    if (!(hi >= 0) || signbit(hi) || lo != lo) return false; /* NaN, -0 or negative bound */
+    if (lo > 0 && hi >= lo) return true;
+    return never_below_zero(c, p->inputs[0], depth - 1);
+}
+
 /* Max(X, c) / Min(X, c) with a constant scalar c and X's shape: Clip(X,
  * min = c) / Clip(X, max = c) (TensorFlow exports write a clamp so: the
  * speech embedding's 19 Max(LeakyRelu(.), -0.4)). In INT8 a Clip runs on
@@ -386,6 +412,15 @@ static q8_status try_bound(pctx *c, q8_node *n, bool *hit, q8_error *err) {
         float v;
         int x = n->inputs[1 - k], ct = n->inputs[k];
         const q8_tensor *xt = q8_graph_tensor(c->g, x), *yt = q8_out(c->g, n, 0);
+        if (max && k == 1 && const_scalar(c->g, ct, &v) && v == 0 && xt && same_dims(xt, yt) &&
+            never_below_zero(c, x, 8)) {
+            /* Max(X, 0) of an X never below 0: X itself (FaceRes's 27
+             * Relu -> Min(6) -> Max(0), in INT8 a float Max between a
+             * dequantize and a quantize each) */
+            Q8_TRY(rewrite(c->g, n, "Identity", &x, 1, err));
+            *hit = true;
+            return Q8_OK;
+        }
         if (!const_scalar(c->g, ct, &v) || v != v || (k == 1 && v == 0) || !xt || xt->data ||
             xt->dtype != Q8_F32 || !yt || !xt->shape_known || !yt->shape_known ||
             xt->ndim != yt->ndim ||

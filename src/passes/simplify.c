@@ -151,6 +151,7 @@ static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth,
     Q8_TRY(q8_pass_fold_layout(g, err));
     Q8_TRY(q8_pass_dce(g, err));
     Q8_TRY(q8_pass_fuse_patterns(g, err));
+    q8_pass_remove_identity(g); /* the patterns' no-op Max nodes */
     Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
     /* a run's graph only: quantize observes and rewrites the single steps */
     if (smooth) Q8_TRY(q8_pass_fuse_ewchains(g, err));
