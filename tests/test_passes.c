@@ -1424,3 +1424,69 @@ Test(passes, relu_then_clip_after_a_conv_is_one_clip_for_quantize) {
         q8_graph_free(g);
     }
 }
+
+/* x -> Mul(k) -> Add(b) -> Conv(3x3, pads p, groups g) -> y, k and b of
+ * shape [C, 1, 1] (per channel) or a scalar: PP-OCR's scaled hard-swish
+ * before a conv, a Keras BatchNorm after an activation. */
+static q8_graph *mul_add_conv(bool scalar, int64_t pad, int64_t groups) {
+    q8_graph *g = q8_graph_new();
+    int64_t xd[4] = {2, 4, 9, 7}, wd[4] = {6, 4 / groups, 3, 3}, kd[3] = {4, 1, 1}, one = 1;
+    input(g, "x", 4, xd);
+    float w[6 * 4 * 9], bias[6], k[4], b[4];
+    q8t_rng r = q8t_seed(36);
+    q8t_fill(&r, w, 6 * 4 * 9, -0.5f, 0.5f);
+    q8t_fill(&r, bias, 6, -0.2f, 0.2f);
+    q8t_fill(&r, k, 4, 0.5f, 2);
+    q8t_fill(&r, b, 4, -1, 1);
+    cf(g, "w", 4, wd, w);
+    cf(g, "bias", 1, wd, bias);
+    cf(g, "k", scalar ? 0 : 3, scalar ? &one : kd, k);
+    cf(g, "b", scalar ? 0 : 3, scalar ? &one : kd, b);
+    node(g, "Mul", "k,x", "m");
+    node(g, "Add", "m,b", "a");
+    int64_t pads[4] = {pad, pad, pad, pad};
+    q8_node *c = node(g, "Conv", "a,w,bias", "y");
+    set_ints(c, "pads", pads, 4);
+    if (groups > 1) q8_node_set_attr(c, "group", Q8_ATTR_INT)->i = groups;
+    output(g, "y");
+    return g;
+}
+
+/* A Mul and an Add of per-channel or scalar constants that only a one-group
+ * Conv reads fold into its weights and bias (the Add only when the conv is
+ * unpadded: its border would add 0, not b): the same values within
+ * rounding. */
+Test(passes, mul_and_add_before_a_conv_fold_into_it) {
+    struct {
+        bool scalar;
+        int64_t pad, groups;
+        int nodes; /* after the passes */
+    } cases[] = {{false, 0, 1, 1}, {true, 0, 1, 1}, {false, 1, 1, 3}, {false, 0, 2, 3}};
+    float x[504];
+    q8t_rng r = q8t_seed(37);
+    q8t_fill(&r, x, 504, -2, 2);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        q8_graph *g = mul_add_conv(cases[i].scalar, cases[i].pad, cases[i].groups);
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(g->n_nodes, cases[i].nodes, "case %zu: %d nodes", i, g->n_nodes);
+        cr_assert_eq(count_op(g, "Mul") + count_op(g, "Add"), cases[i].nodes - 1, "case %zu", i);
+        q8_graph_free(g);
+        /* reference: the same graph with the affine's output also an output
+         * (read twice: nothing folds) */
+        q8_graph *h = mul_add_conv(cases[i].scalar, cases[i].pad, cases[i].groups);
+        output(h, "a");
+        void *want[2], *got[1];
+        q8_tensor_info wi[2], gi[1];
+        const void *in[1] = {x};
+        cr_assert_eq(q8t_run(h, in, 1, want, wi, 2, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8t_run(mul_add_conv(cases[i].scalar, cases[i].pad, cases[i].groups), in, 1,
+                             got, gi, 1, &err),
+                     Q8_OK, "%s", err.msg);
+        int64_t n = q8t_numel(wi[0].dims, wi[0].ndim);
+        char what[32];
+        snprintf(what, sizeof what, "mul+add+conv case %zu", i);
+        q8t_assert_close(got[0], want[0], n, 1e-4f, 1e-5f, what);
+        free(want[0]), free(want[1]), free(got[0]);
+    }
+}
