@@ -738,10 +738,19 @@ Test(passes, dequantize_mul_quantize_becomes_qmulf) {
     }
 }
 
-/* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
- * an output too (then the Relu cannot move). */
-static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
-                                 const char *conv_act) {
+/* Random int8 weights w [19, 3, 3, 3] with scales ws [19] and an int8
+ * input x [2, 3, 9, 70] for the q8.QConv graphs below. */
+static void qconv_data(uint64_t seed, int8_t *w, float *ws, int8_t *x) {
+    q8t_rng r = q8t_seed(seed);
+    for (int i = 0; i < 19 * 27; i++) w[i] = (int8_t)(q8t_next(&r) % 255 - 127);
+    for (int i = 0; i < 19; i++) ws[i] = q8t_uniform(&r, 0.002f, 0.01f);
+    for (int i = 0; i < 2 * 3 * 9 * 70; i++) x[i] = (int8_t)(q8t_next(&r) % 256);
+}
+
+/* x int8 [2, 3, 9, 70] at 0.05 -> q8.QConv (3x3, pad 1, W [M, 3, 3, 3]
+ * with per-channel scales ws) -> c, int8 at 0.1, with conv_act (if any) as
+ * its clamp, bounds -1 and 6. */
+static q8_graph *qconv_graph(const int8_t *w, const float *ws, int64_t M, const char *conv_act) {
     q8_graph *g = q8_graph_new();
     int64_t xd[4] = {2, 3, 9, 70}, wd[4] = {M, 3, 3, 3};
     float sx = 0.05f;
@@ -750,7 +759,7 @@ static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bo
     q8_node *c = node(g, "QConv", "x,w", "c");
     free(c->domain);
     c->domain = q8_strdup("q8");
-    int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1}, two[2] = {2, 2};
+    int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
     set_ints(c, "kernel_shape", k, 2);
     set_ints(c, "pads", pads, 4);
     q8_node_set_attr(c, "y_scale", Q8_ATTR_FLOAT)->f = 0.1f;
@@ -759,6 +768,15 @@ static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bo
         q8_node_set_attr(c, "_act_min", Q8_ATTR_FLOAT)->f = -1.0f;
         q8_node_set_attr(c, "_act_max", Q8_ATTR_FLOAT)->f = 6.0f;
     }
+    return g;
+}
+
+/* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
+ * an output too (then the Relu cannot move). */
+static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
+                                 const char *conv_act) {
+    q8_graph *g = qconv_graph(w, ws, M, conv_act);
+    int64_t two[2] = {2, 2};
     q8_node *mp = node(g, "MaxPool", "c", "p");
     set_ints(mp, "kernel_shape", two, 2);
     set_ints(mp, "strides", two, 2);
@@ -774,13 +792,9 @@ static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bo
  * the conv has an activation already. */
 Test(passes, int8_relu_after_a_pool_moves_into_the_conv) {
     const int64_t M = 19;
-    int8_t w[19 * 27];
+    int8_t w[19 * 27], x[2 * 3 * 9 * 70];
     float ws[19];
-    q8t_rng r = q8t_seed(17);
-    for (int i = 0; i < 19 * 27; i++) w[i] = (int8_t)(q8t_next(&r) % 255 - 127);
-    for (int i = 0; i < 19; i++) ws[i] = q8t_uniform(&r, 0.002f, 0.01f);
-    int8_t x[2 * 3 * 9 * 70];
-    for (size_t i = 0; i < sizeof x; i++) x[i] = (int8_t)(q8t_next(&r) % 256);
+    qconv_data(17, w, ws, x);
     const void *in[1] = {x};
     q8_error err = {0};
     void *want[2], *got[1];
@@ -1306,23 +1320,8 @@ Test(passes, max_zero_after_a_relu_is_removed) {
 enum { NO_BOUND = 1000 };
 static q8_graph *qconv_clip(const int8_t *w, const float *ws, int64_t M, bool conv_out,
                             const char *conv_act, int lo, int hi) {
-    q8_graph *g = q8_graph_new();
-    int64_t xd[4] = {2, 3, 9, 70}, wd[4] = {M, 3, 3, 3};
-    float sx = 0.05f, sy = 0.1f;
-    i8_tensor(g, "x", xd, 4, NULL, &sx, 1);
-    i8_tensor(g, "w", wd, 4, w, ws, (int)M);
-    q8_node *c = node(g, "QConv", "x,w", "c");
-    free(c->domain);
-    c->domain = q8_strdup("q8");
-    int64_t k[2] = {3, 3}, pads[4] = {1, 1, 1, 1};
-    set_ints(c, "kernel_shape", k, 2);
-    set_ints(c, "pads", pads, 4);
-    q8_node_set_attr(c, "y_scale", Q8_ATTR_FLOAT)->f = sy;
-    if (conv_act) {
-        q8_node_set_attr(c, "_act", Q8_ATTR_STRING)->s = q8_strdup(conv_act);
-        q8_node_set_attr(c, "_act_min", Q8_ATTR_FLOAT)->f = -1.0f;
-        q8_node_set_attr(c, "_act_max", Q8_ATTR_FLOAT)->f = 6.0f;
-    }
+    q8_graph *g = qconv_graph(w, ws, M, conv_act);
+    float sy = 0.1f;
     int_scalar(g, "lo", Q8_I8, lo == NO_BOUND ? 0 : lo);
     int_scalar(g, "hi", Q8_I8, hi == NO_BOUND ? 0 : hi);
     node(g, "Clip", lo == NO_BOUND ? "c,,hi" : hi == NO_BOUND ? "c,lo" : "c,lo,hi", "y");
@@ -1340,13 +1339,9 @@ static q8_graph *qconv_clip(const int8_t *w, const float *ws, int64_t M, bool co
  * not when the conv's map is read elsewhere. */
 Test(passes, int8_clip_after_a_qconv_moves_into_its_clamp) {
     const int64_t M = 19;
-    int8_t w[19 * 27];
+    int8_t w[19 * 27], x[2 * 3 * 9 * 70];
     float ws[19];
-    q8t_rng r = q8t_seed(34);
-    for (int i = 0; i < 19 * 27; i++) w[i] = (int8_t)(q8t_next(&r) % 255 - 127);
-    for (int i = 0; i < 19; i++) ws[i] = q8t_uniform(&r, 0.002f, 0.01f);
-    int8_t x[2 * 3 * 9 * 70];
-    for (size_t i = 0; i < sizeof x; i++) x[i] = (int8_t)(q8t_next(&r) % 256);
+    qconv_data(34, w, ws, x);
     const void *in[1] = {x};
     struct {
         const char *act;

@@ -137,6 +137,18 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
     return st;
 }
 
+/* Conv p's bias input becomes tensor bi (a third input added if needed). */
+static q8_status set_bias(q8_node *p, int bi, q8_error *err) {
+    if (p->n_inputs < 3) {
+        int *in = realloc(p->inputs, sizeof(int) * 3);
+        if (!in) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        p->inputs = in;
+        p->n_inputs = 3;
+    }
+    p->inputs[2] = bi;
+    return Q8_OK;
+}
+
 /* The constant c of a per-channel Mul or Add on x (x's dims: N, C, ...):
  * one value, or C values along axis 1 once right-aligned against x (a
  * [C, 1, 1] or [1, C, 1, 1]). */
@@ -177,13 +189,7 @@ static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_err
         float *nb = g->tensors[bi]->data;
         const float *cv = c->data, *bv = b ? b->data : NULL;
         for (int64_t k = 0; k < C; k++) nb[k] = (bv ? bv[k] : 0.0f) + cv[n == 1 ? 0 : k];
-        if (p->n_inputs < 3) {
-            int *in = realloc(p->inputs, sizeof(int) * 3);
-            if (!in) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-            p->inputs = in;
-            p->n_inputs = 3;
-        }
-        p->inputs[2] = bi;
+        Q8_TRY(set_bias(p, bi, err));
         p->outputs[0] = add->outputs[0];
         add->dead = true;
         q8_status st = q8_node_reinfer(g, p, err);
@@ -313,13 +319,7 @@ static q8_status try_fold_into_conv(q8_graph *g, q8_node *conv, const int *uses,
                     acc += (double)wv[m * C * taps + i] * k[one ? 0 : i / taps];
                 nb[m] = (float)acc;
             }
-            if (conv->n_inputs < 3) {
-                int *ins = realloc(conv->inputs, sizeof(int) * 3);
-                if (!ins) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-                conv->inputs = ins;
-                conv->n_inputs = 3;
-            }
-            conv->inputs[2] = bi;
+            Q8_TRY(set_bias(conv, bi, err));
         }
         conv->inputs[0] = in;
         p->outputs[0] = -1;
