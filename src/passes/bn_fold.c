@@ -84,7 +84,6 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
         free(s);
         return err->status;
     }
-    w = g->tensors[p->inputs[1]];
     float *wn = g->tensors[wi]->data, *bn_new = g->tensors[bi]->data;
     int64_t wnum = q8_tensor_numel(w);
     float beta_g = gemm ? q8_attr_float(p, "beta", 1.0f) : 1.0f;
@@ -131,6 +130,7 @@ static q8_status try_fold(q8_graph *g, q8_node *bn, const int *uses, q8_error *e
     /* The producer now writes the BN's output. */
     for (int k = 0; k < p->n_outputs; k++)
         if (p->outputs[k] == x) p->outputs[k] = bn->outputs[0];
+    bn->outputs[0] = -1;
     bn->dead = true;
     q8_status st = q8_node_reinfer(g, p, err);
     q8_graph_fix_producers(g);
@@ -169,34 +169,62 @@ static bool channel_const(const q8_tensor *xt, const q8_tensor *c) {
  * FuseConvAdd), and in INT8 the conv, its activation and its int8 output
  * are one node instead of a float Add and Clip between a dequantize and a
  * quantize. Returns Q8_OK whether or not it folded. */
-static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_error *err) {
-    if (add->n_inputs != 2 || add->n_outputs != 1) return Q8_OK;
-    for (int side = 0; side < 2; side++) {
-        int x = add->inputs[side], ci = add->inputs[1 - side];
-        const q8_tensor *xt = g->tensors[x], *c = g->tensors[ci];
-        if (!const_f32(c) || xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x))
+/* The one-output Conv whose float output x only node n reads, with the
+ * per-channel (or scalar) constant on n's other side: *side is x's input
+ * index in n. NULL when n is not such a node. */
+static q8_node *sole_conv_producer(q8_graph *g, const q8_node *n, const int *uses, int *side) {
+    if (n->n_inputs != 2 || n->n_outputs != 1) return NULL;
+    for (int s = 0; s < 2; s++) {
+        int x = n->inputs[s];
+        const q8_tensor *xt = g->tensors[x];
+        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) || xt->dtype != Q8_F32 ||
+            xt->ndim < 3 || !xt->shape_known || !channel_const(xt, g->tensors[n->inputs[1 - s]]))
             continue;
         q8_node *p = g->nodes[xt->producer];
-        if (p->dead || *p->domain || strcmp(p->op_type, "Conv") != 0 || p->n_outputs != 1 ||
-            xt->dtype != Q8_F32 || xt->ndim < 3 || c->ndim > xt->ndim)
+        if (p->dead || *p->domain || strcmp(p->op_type, "Conv") != 0 || p->n_outputs != 1)
             continue;
         const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
-        int64_t C = xt->dims[1], n = q8_tensor_numel(c);
-        if (!const_f32(w) || (b && (!const_f32(b) || q8_tensor_numel(b) != C))) continue;
-        if (!channel_const(xt, c)) continue;
-        int bi = new_vector(g, "bias_addfold", C, err);
-        if (bi < 0) return err->status;
-        float *nb = g->tensors[bi]->data;
-        const float *cv = c->data, *bv = b ? b->data : NULL;
-        for (int64_t k = 0; k < C; k++) nb[k] = (bv ? bv[k] : 0.0f) + cv[n == 1 ? 0 : k];
-        Q8_TRY(set_bias(p, bi, err));
-        p->outputs[0] = add->outputs[0];
-        add->dead = true;
-        q8_status st = q8_node_reinfer(g, p, err);
-        q8_graph_fix_producers(g);
-        return st;
+        int64_t C = xt->dims[1];
+        if (!const_f32(w) || w->ndim < 1 || w->dims[0] != C ||
+            (b && (!const_f32(b) || q8_tensor_numel(b) != C)))
+            continue;
+        *side = s;
+        return p;
     }
-    return Q8_OK;
+    return NULL;
+}
+
+/* Conv p now writes n's output and n is gone: n's output slot is cleared so
+ * that p stays its producer (a later fold of the next node finds it). */
+static q8_status absorb(q8_graph *g, q8_node *p, q8_node *n, q8_error *err) {
+    p->outputs[0] = n->outputs[0];
+    n->outputs[0] = -1;
+    n->dead = true;
+    q8_status st = q8_node_reinfer(g, p, err);
+    q8_graph_fix_producers(g);
+    return st;
+}
+
+/* Fold an Add of a constant that varies along the channel axis only (a
+ * per-channel [C, 1, 1] or [1, C, 1, 1], or a scalar: TensorFlow's BiasAdd
+ * after a bias-free Conv) into the Conv's bias: the bias then joins the sum
+ * first instead of after it (other rounding in FP32, as ONNX Runtime's
+ * FuseConvAdd), and in INT8 the conv, its activation and its int8 output
+ * are one node instead of a float Add and Clip between a dequantize and a
+ * quantize. Returns Q8_OK whether or not it folded. */
+static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_error *err) {
+    int side;
+    q8_node *p = sole_conv_producer(g, add, uses, &side);
+    if (!p) return Q8_OK;
+    const q8_tensor *c = g->tensors[add->inputs[1 - side]], *b = q8_in(g, p, 2);
+    int64_t C = g->tensors[p->outputs[0]]->dims[1], n = q8_tensor_numel(c);
+    int bi = new_vector(g, "bias_addfold", C, err);
+    if (bi < 0) return err->status;
+    float *nb = g->tensors[bi]->data;
+    const float *cv = c->data, *bv = b ? b->data : NULL;
+    for (int64_t k = 0; k < C; k++) nb[k] = (bv ? bv[k] : 0.0f) + cv[n == 1 ? 0 : k];
+    Q8_TRY(set_bias(p, bi, err));
+    return absorb(g, p, add, err);
 }
 
 /* Fold a Mul by a per-channel constant k into the Conv that feeds it:
@@ -212,44 +240,26 @@ static q8_status try_fold_add(q8_graph *g, q8_node *add, const int *uses, q8_err
  * that the weights can carry per channel. Returns Q8_OK whether or not it
  * folded. */
 static q8_status try_fold_mul(q8_graph *g, q8_node *mul, const int *uses, q8_error *err) {
-    if (mul->n_inputs != 2 || mul->n_outputs != 1) return Q8_OK;
-    for (int side = 0; side < 2; side++) {
-        int x = mul->inputs[side], ci = mul->inputs[1 - side];
-        const q8_tensor *xt = g->tensors[x], *c = g->tensors[ci];
-        if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x) ||
-            xt->dtype != Q8_F32 || xt->ndim < 3 || !xt->shape_known || !channel_const(xt, c) ||
-            q8_tensor_numel(c) == 1)
-            continue;
-        q8_node *p = g->nodes[xt->producer];
-        if (p->dead || *p->domain || strcmp(p->op_type, "Conv") != 0 || p->n_outputs != 1)
-            continue;
-        const q8_tensor *w = q8_in(g, p, 1), *b = q8_in(g, p, 2);
-        int64_t C = xt->dims[1];
-        if (!const_f32(w) || w->ndim < 1 || w->dims[0] != C ||
-            (b && (!const_f32(b) || q8_tensor_numel(b) != C)))
-            continue;
-        int wi = clone_const(g, p->inputs[1], "_mulfold", err);
-        int bi = wi < 0 || !b ? -1 : clone_const(g, p->inputs[2], "_mulfold", err);
-        if (wi < 0 || (b && bi < 0)) return err->status;
-        c = g->tensors[ci];
-        const float *k = c->data;
-        float *wn = g->tensors[wi]->data;
-        int64_t per = q8_tensor_numel(g->tensors[wi]) / C;
-        for (int64_t i = 0; i < per * C; i++) wn[i] *= k[i / per];
-        if (bi >= 0) {
-            float *bn = g->tensors[bi]->data;
-            for (int64_t m = 0; m < C; m++) bn[m] *= k[m];
-        }
-        p->inputs[1] = wi;
-        if (bi >= 0) p->inputs[2] = bi;
-        p->outputs[0] = mul->outputs[0];
-        mul->outputs[0] = -1; /* the conv is the producer now (a later Add folds into it) */
-        mul->dead = true;
-        q8_status st = q8_node_reinfer(g, p, err);
-        q8_graph_fix_producers(g);
-        return st;
+    int side;
+    q8_node *p = sole_conv_producer(g, mul, uses, &side);
+    const q8_tensor *c = p ? g->tensors[mul->inputs[1 - side]] : NULL;
+    if (!p || q8_tensor_numel(c) == 1) return Q8_OK;
+    int64_t C = g->tensors[p->outputs[0]]->dims[1];
+    bool has_b = q8_in(g, p, 2) != NULL;
+    int wi = clone_const(g, p->inputs[1], "_mulfold", err);
+    int bi = wi < 0 || !has_b ? -1 : clone_const(g, p->inputs[2], "_mulfold", err);
+    if (wi < 0 || (has_b && bi < 0)) return err->status;
+    const float *k = c->data;
+    float *wn = g->tensors[wi]->data;
+    int64_t per = q8_tensor_numel(g->tensors[wi]) / C;
+    for (int64_t i = 0; i < per * C; i++) wn[i] *= k[i / per];
+    if (bi >= 0) {
+        float *bn = g->tensors[bi]->data;
+        for (int64_t m = 0; m < C; m++) bn[m] *= k[m];
     }
-    return Q8_OK;
+    p->inputs[1] = wi;
+    if (bi >= 0) p->inputs[2] = bi;
+    return absorb(g, p, mul, err);
 }
 
 /* Whether every pad of Conv n is 0 (explicit pads, no SAME auto_pad). */
@@ -307,10 +317,6 @@ static q8_status try_fold_into_conv(q8_graph *g, q8_node *conv, const int *uses,
         } else {
             int bi = new_vector(g, "bias_addfold", M, err);
             if (bi < 0) return err->status;
-            w = q8_in(g, conv, 1);
-            b = q8_in(g, conv, 2);
-            c = g->tensors[p->inputs[side]];
-            k = c->data;
             const float *wv = w->data, *bv = b ? b->data : NULL;
             float *nb = g->tensors[bi]->data;
             for (int64_t m = 0; m < M; m++) {

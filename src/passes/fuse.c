@@ -113,6 +113,15 @@ static q8_status set_act(q8_node *p, const char *op, const float v[4], q8_error 
     return Q8_OK;
 }
 
+/* Activation a is gone: `last`, the producer of a's input, writes a's
+ * output instead. */
+static void take_output(q8_graph *g, q8_node *last, q8_node *a) {
+    int producer = g->tensors[a->inputs[0]]->producer;
+    last->outputs[0] = a->outputs[0];
+    g->tensors[a->outputs[0]]->producer = producer;
+    a->dead = true;
+}
+
 static bool gemm_like(const q8_node *n) {
     return is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul");
 }
@@ -163,9 +172,7 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         if (qp) {
             s = set_act(qp, "Clip", (float[4]){lo, hi, 0, 0}, err);
             if (s != Q8_OK) break;
-            qp->outputs[0] = a->outputs[0];
-            g->tensors[a->outputs[0]]->producer = g->tensors[a->inputs[0]]->producer;
-            a->dead = true;
+            take_output(g, qp, a);
             s = q8_node_reinfer(g, qp, err);
             continue;
         }
@@ -196,10 +203,7 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         s = set_act(p, a->op_type, (float[4]){lo, hi, alpha, beta}, err);
         if (s != Q8_OK) break;
         /* the Relu's output becomes its producer's (the pool's, if any) */
-        q8_node *last = pool ? pool : p;
-        last->outputs[0] = a->outputs[0];
-        g->tensors[a->outputs[0]]->producer = xt->producer;
-        a->dead = true;
+        take_output(g, pool ? pool : p, a);
         s = q8_node_reinfer(g, p, err);
         if (s == Q8_OK && pool) s = q8_node_reinfer(g, pool, err);
     }

@@ -422,9 +422,7 @@ static q8_status try_bound(pctx *c, q8_node *n, bool *hit, q8_error *err) {
             return Q8_OK;
         }
         if (!const_scalar(c->g, ct, &v) || v != v || (k == 1 && v == 0) || !xt || xt->data ||
-            xt->dtype != Q8_F32 || !yt || !xt->shape_known || !yt->shape_known ||
-            xt->ndim != yt->ndim ||
-            memcmp(xt->dims, yt->dims, sizeof(int64_t) * (size_t)xt->ndim) != 0)
+            xt->dtype != Q8_F32 || !same_dims(xt, yt))
             continue;
         int in[3] = {x, max ? ct : -1, max ? -1 : ct};
         Q8_TRY(rewrite(c->g, n, "Clip", in, 3, err));
