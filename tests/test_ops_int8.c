@@ -2022,6 +2022,88 @@ Test(qlut, per_channel_index_is_checked) {
     }
 }
 
+/* ---- q8.QPRelu ----------------------------------------------------------- */
+
+/* DequantizeLinear -> PRelu -> QuantizeLinear in plain C: round half to
+ * even (nearbyintf in the default mode), NaN to 0, saturated. */
+static int8_t qprelu_ref(int8_t x, float sx, float slope, float sy) {
+    float v = (float)x * sx;
+    if (v < 0) v = v * slope;
+    float q = v / sy;
+    if (q != q) return 0;
+    q = nearbyintf(q);
+    return (int8_t)(q < -128 ? -128 : q > 127 ? 127 : q);
+}
+
+typedef struct qprelu_case {
+    int ndim;
+    int64_t dims[3];
+    int64_t ns;             /* slope values: 1 or dims[1] */
+    const float *slope;
+    float sx, sy;
+} qprelu_case;
+
+static q8_graph *qprelu_build(const void *ctx, const char *path) {
+    const qprelu_case *c = ctx;
+    qin ins[2] = {{"x", Q8_I8, c->ndim, {c->dims[0], c->dims[1], c->dims[2]}, NULL, &c->sx, 1},
+                  {"s", Q8_F32, 3, {c->ns, 1, 1}, c->slope, NULL, 0}};
+    qattrs qa = {.y_scale = c->sy};
+    return qgraph("QPRelu", "q8", ins, 2, &qa, path);
+}
+
+/* Against the float definition on every lookup path, 1 and 3 threads (and
+ * the other backends through q8t_run): per-channel slopes (negative, 0,
+ * above 1, NaN, infinite) on planes of 1, odd, just under and at the size
+ * from which a table is made (512), and large; one slope for the whole
+ * tensor; output scales that saturate. */
+Test(qprelu, matches_dequantize_prelu_quantize) {
+    static const int64_t inner[] = {1, 37, 511, 512, 40000};
+    static const float slopes[6] = {0.25f, -0.5f, 0.0f, 3.0f, NAN, INFINITY};
+    static const float ys[2] = {0.1f, 0.013f};
+    q8t_rng r = q8t_seed(316);
+    for (int k = 0; k < 5; k++)
+        for (int sc = 0; sc < 2; sc++) {
+            qprelu_case c = {3, {2, 6, inner[k]}, 6, slopes, 0.05f, ys[sc]};
+            int64_t total = 2 * 6 * inner[k];
+            int8_t *x = rand_i8(&r, total, -128), *want = malloc((size_t)total);
+            for (int64_t i = 0; i < total; i++)
+                want[i] = qprelu_ref(x[i], c.sx, slopes[(i / inner[k]) % 6], c.sy);
+            const void *in[1] = {x};
+            check_op(qprelu_build, &c, in, Q8_I8, c.dims, 3, want, "QPRelu per channel");
+            free(x);
+            free(want);
+        }
+    static const int64_t sizes[] = {1, 300, 100000};
+    static const float one = -0.3f;
+    for (int k = 0; k < 3; k++) {
+        qprelu_case c = {2, {3, sizes[k], 0}, 1, &one, 0.02f, 0.01f};
+        int64_t total = 3 * sizes[k];
+        int8_t *x = rand_i8(&r, total, -128), *want = malloc((size_t)total);
+        for (int64_t i = 0; i < total; i++) want[i] = qprelu_ref(x[i], c.sx, one, c.sy);
+        const void *in[1] = {x};
+        check_op(qprelu_build, &c, in, Q8_I8, c.dims, 2, want, "QPRelu one slope");
+        free(x);
+        free(want);
+    }
+}
+
+/* A slope that is neither one value nor one per channel, or not a float32
+ * constant, is a format error at load. */
+Test(qprelu, slope_is_checked) {
+    static const float s4[4] = {1, 2, 3, 4};
+    qprelu_case c = {3, {1, 5, 3}, 4, s4, 0.1f, 0.1f};
+    q8_graph *g = qprelu_build(&c, NULL);
+    q8_error err = {0};
+    cr_assert_eq(q8_pass_infer(g, &err), Q8_ERR_FORMAT);
+    cr_assert(strstr(err.msg, "the slope must be"), "%s", err.msg);
+    q8_graph_free(g);
+    c.sy = 0;
+    g = qprelu_build((qprelu_case[]){{3, {1, 4, 3}, 4, s4, 0.1f, 0}}, NULL);
+    cr_assert_eq(q8_pass_infer(g, &err), Q8_ERR_FORMAT);
+    cr_assert(strstr(err.msg, "y_scale"), "%s", err.msg);
+    q8_graph_free(g);
+}
+
 /* ---- q8.QAdd ------------------------------------------------------------- */
 
 #include "qadd_kern.h"

@@ -505,9 +505,9 @@ Test(quantize, scalar_op_before_an_output_stays_fp32) {
 }
 
 /* x -> conv1 -> Relu -> a1 -> conv2 -> c2; c2 + a1 -> s (a residual sum);
- * then (tail false) Relu -> conv3 -> MaxPool -> y, or (tail true) s is the
- * output y. */
-static q8_graph *residual_chain(bool tail) {
+ * then (tail false) Relu (PRelu with a slope per channel if prelu) ->
+ * conv3 -> MaxPool -> y, or (tail true) s is the output y. */
+static q8_graph *residual_chain_act(bool tail, bool prelu) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(5);
     int64_t w1[4] = {8, 3, 3, 3}, w2[4] = {8, 8, 3, 3};
@@ -520,7 +520,13 @@ static q8_graph *residual_chain(bool tail) {
     pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
     node(g, "sum", "Add", 2, (const char *[]){"c2", "a1"}, tail ? "y" : "s");
     if (!tail) {
-        node(g, "relu2", "Relu", 1, (const char *[]){"s"}, "r");
+        if (prelu) {
+            int64_t sd[3] = {8, 1, 1};
+            weight(g, "slope", 3, sd, &r);
+            node(g, "prelu", "PRelu", 2, (const char *[]){"s", "slope"}, "r");
+        } else {
+            node(g, "relu2", "Relu", 1, (const char *[]){"s"}, "r");
+        }
         pads1(node(g, "conv3", "Conv", 2, (const char *[]){"r", "w3"}, "c3"));
         q8_node *p = node(g, "pool", "MaxPool", 1, (const char *[]){"c3"}, "y");
         q8_attr *ks = q8_node_set_attr(p, "kernel_shape", Q8_ATTR_INTS);
@@ -531,6 +537,27 @@ static q8_graph *residual_chain(bool tail) {
     g->outputs = malloc(sizeof(int));
     g->outputs[g->n_outputs++] = T(g, "y");
     return g;
+}
+
+static q8_graph *residual_chain(bool tail) { return residual_chain_act(tail, false); }
+
+/* Output SQNR of quantized graph g against the FP32 chain f on sample 0 of
+ * sample_dir (both consumed: run's model takes them). */
+static double sqnr_vs(q8_graph *f, q8_graph *g) {
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < 8 * 4 * 4; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    free(want);
+    free(got);
+    return 10 * log10(num / (den + 1e-30));
 }
 
 /* A residual sum that an int8 layer reads is q8.QAdd of the two int8
@@ -547,21 +574,26 @@ Test(quantize, residual_sum_between_int8_layers_is_qadd) {
             cr_assert_str_eq(q8_attr_str(g->nodes[i], "_act", ""), "Relu");
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
     cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = residual_chain(false);
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 4 * 4; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-    }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
+    cr_assert_gt(sqnr_vs(residual_chain(false), g), 25.0, "SQNR against FP32");
+}
+
+/* --int8-prelu on: a PRelu after the sum is q8.QPRelu and the sum q8.QAdd
+ * (the stream int8 from conv2 to conv3); off: both stay FP32 between a
+ * dequantize and a quantize. */
+Test(quantize, prelu_after_a_residual_sum_is_qprelu) {
+    q8_quant_options on = {.int8_prelu = Q8_INT8_PRELU_ON};
+    q8_graph *g = quantized(residual_chain_act(false, true), &on);
+    cr_assert_eq(count(g, "QPRelu"), 1);
+    cr_assert_eq(count(g, "QAdd"), 1);
+    cr_assert_eq(count(g, "PRelu") + count(g, "Add"), 0);
+    cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
+    cr_assert_gt(sqnr_vs(residual_chain_act(false, true), g), 25.0, "SQNR against FP32");
+    q8_quant_options off = {.int8_prelu = Q8_INT8_PRELU_OFF};
+    g = quantized(residual_chain_act(false, true), &off);
+    cr_assert_eq(count(g, "QPRelu") + count(g, "QAdd"), 0);
+    cr_assert_eq(count(g, "PRelu"), 1);
+    cr_assert_eq(count(g, "Add"), 1);
+    q8_graph_free(g);
 }
 
 /* A sum only a float reader (here the graph output) reads stays FP32: int8

@@ -1,7 +1,8 @@
 /* Q8_SCALAR_TABLES_AUTO (src/quant/tables_choose.c): scalar ops between
  * INT8 layers run as tables when that costs the output little, and stay
  * FP32 when the extra rounding (at the first layer's output, before the
- * chain) costs more than Q8_TABLES_MAX_LOSS_DB. */
+ * chain) costs more than Q8_TABLES_MAX_LOSS_DB. The same chooser decides
+ * Q8_INT8_PRELU_AUTO at fixed ranges (q8.QPRelu). */
 #include <math.h>
 #include <string.h>
 
@@ -29,14 +30,14 @@ static void constant(q8_graph *g, const char *name, int nd, const int64_t *d, fl
     q8t_fill(r, g->tensors[t]->data, q8_tensor_numel(g->tensors[t]), lo, hi);
 }
 
-typedef enum chain { AFFINE, STEEP } chain;
+typedef enum chain { AFFINE, STEEP, PRELU } chain;
 
 /* x[1,8,8,8] -> 1x1 conv -> ... -> 1x1 conv -> y. AFFINE: 0.75 * c1 - 2
  * between the convs (the table's extra rounding, at c1's step times 0.75,
  * is small against the step of its output, whose range the shift widens);
  * STEEP:
  * Tanh(40 * c1) (the table rounds c1 first, where a step is worth 0.3 of
- * tanh's argument). */
+ * tanh's argument); PRELU: PRelu with a slope per channel. */
 static q8_graph *make(chain ch) {
     q8_graph *g = q8_graph_new();
     q8t_rng r = q8t_seed(4);
@@ -51,7 +52,10 @@ static q8_graph *make(chain ch) {
     constant(g, "shift", 0, NULL, 2.0f, 2.0f, &r);
     node(g, "Conv", "x", "w1", "c1");
     node(g, "Mul", "c1", "k", "m");
+    int64_t sd[3] = {8, 1, 1};
+    constant(g, "slope", 3, sd, -0.5f, 0.5f, &r);
     if (ch == STEEP) node(g, "Tanh", "m", NULL, "a");
+    else if (ch == PRELU) node(g, "PRelu", "c1", "slope", "a");
     else node(g, "Sub", "m", "shift", "a");
     node(g, "Conv", "a", "w2", "y");
     g->outputs = malloc(sizeof(int));
@@ -74,7 +78,10 @@ static q8_status build(void *arg, bool on, q8_graph **out, q8_error *err) {
     q8_calibration from = {.n_tensors = b->gcal->n_tensors, .threshold = (float *)b->thr}, cal;
     Q8_TRY(q8_calibration_by_name(&from, b->gcal, g, &cal, err));
     q8_meta meta = {0};
-    q8_quant_options qo = {.scalar_tables = on ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF};
+    bool prelu = b->ch == PRELU;
+    q8_quant_options qo = {
+        .scalar_tables = on && !prelu ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF,
+        .int8_prelu = on && prelu ? Q8_INT8_PRELU_ON : Q8_INT8_PRELU_OFF};
     q8_status st = q8_quantize_graph(g, &cal, &qo, &meta, err);
     q8_meta_free(&meta);
     q8_calibration_free(&cal);
@@ -102,7 +109,9 @@ static q8_tables_choice choose(chain ch) {
     cr_assert_eq(q8_calibrate(g, &s, &co, &cal, &err), Q8_OK, "%s", err.msg);
     builder b = {.ch = ch, .gcal = g, .thr = cal.threshold};
     q8_tables_choice tc;
-    cr_assert_eq(q8_tables_choose(g, &s, S, 1, build, &b, &tc, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_tables_choose(g, &s, S, 1, build, &b, ch == PRELU ? "QPRelu" : "QLut",
+                                  ch == PRELU ? 0.0 : Q8_TABLES_MAX_LOSS_DB, &tc, &err),
+                 Q8_OK, "%s", err.msg);
     q8_calibration_free(&cal);
     q8_samples_free(&s);
     q8_graph_free(g);
@@ -126,4 +135,14 @@ Test(tables_choose, keeps_fp32_when_the_tables_cost_accuracy) {
     cr_assert(!tc.on, "off %.1f dB, on %.1f dB", tc.db[0], tc.db[1]);
     cr_assert(tc.db[0] > tc.db[1] + Q8_TABLES_MAX_LOSS_DB, "off %.1f, on %.1f", tc.db[0],
               tc.db[1]);
+}
+
+/* PRelu: the two forms differ (q8.QPRelu, its conv writing int8) and are
+ * both scored; "on" only where it loses nothing. */
+Test(tables_choose, int8_prelu_is_scored_and_taken_without_loss) {
+    q8_tables_choice tc = choose(PRELU);
+    cr_assert(tc.differ);
+    cr_assert_eq(tc.n_scored, S);
+    cr_assert(tc.db[0] > 25 && tc.db[1] > 25, "off %.1f, on %.1f", tc.db[0], tc.db[1]);
+    cr_assert_eq(tc.on, tc.db[1] >= tc.db[0], "off %.1f, on %.1f", tc.db[0], tc.db[1]);
 }

@@ -7,7 +7,8 @@
  *            [--prune-refit on|dense|layer|off] [--prune-protect ends|none]
  *            [--prune-measure output|layer]
  *            [--fp32-layers NAME,...] [--threads N] [--equalize on|relu|off]
- *            [--scalar-tables on|off|auto] [--int8-gates on|off] [--int8-tails on|off]
+ *            [--scalar-tables on|off|auto] [--int8-prelu on|off|auto] [--int8-gates on|off]
+ *            [--int8-tails on|off]
  *            [--output-ranges full|calibrated]
  *            [--int8-embeddings on|off] [--weight-rounding auto|nearest|sums|gptq]
  *            [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]
@@ -34,7 +35,8 @@ static void usage(FILE *f) {
             "                [--prune-measure output|layer]\n"
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|relu|off] [--scalar-tables on|off|auto]\n"
-            "                [--int8-gates on|off] [--int8-embeddings on|off]\n"
+            "                [--int8-prelu on|off|auto] [--int8-gates on|off]\n"
+            "                [--int8-embeddings on|off]\n"
             "                [--int8-tails on|off] [--output-ranges full|calibrated]\n"
             "                [--weight-rounding auto|nearest|sums|gptq]\n"
             "                [--max-drop POINTS --data DIR [--labels FILE.npy] [--max-trials N]]\n"
@@ -76,6 +78,9 @@ static void usage(FILE *f) {
             "  run as int8 tables (faster, one more rounding); off: FP32; auto (the\n"
             "  default): on unless it costs more than 1.5 dB of output SQNR on the\n"
             "  calibration samples.\n"
+            "  --int8-prelu on: a PRelu between int8 nodes runs in int8 (q8.QPRelu), and the\n"
+            "  residual sum before it as q8.QAdd; off: FP32; auto (the default): on unless\n"
+            "  the output SQNR on the calibration samples is lower with it.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -149,6 +154,10 @@ static void print_written(const char *out, const q8_quantize_result *r) {
         printf("scalar tables %s (output SQNR of the INT8 model on %d calibration samples: "
                "off %.1f dB, on %.1f dB)\n", r->tables_chosen ? "on" : "off", r->tables_scored,
                r->tables_db[0], r->tables_db[1]);
+    if (r->prelu_scored > 0)
+        printf("int8 prelu %s (output SQNR of the INT8 model on %d calibration samples: "
+               "off %.1f dB, on %.1f dB)\n", r->prelu_chosen ? "on" : "off", r->prelu_scored,
+               r->prelu_db[0], r->prelu_db[1]);
     if (r->n_equalized > 0)
         printf("equalized %d conv -> depthwise pair%s, %d through activations (per-channel "
                "tables)\n", r->n_equalized, r->n_equalized > 1 ? "s" : "",
@@ -355,6 +364,7 @@ int main(int argc, char **argv) {
         {"min-sqnr", required_argument, 0, 'Q'},     {"equalize", required_argument, 0, 'e'},
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
+        {"int8-prelu", required_argument, 0, 'u' + 256},
         {"int8-tails", required_argument, 0, 'Z'},
         {"output-ranges", required_argument, 0, 'O' + 256},
         {"prune-measure", required_argument, 0, 'O'},
@@ -378,6 +388,7 @@ int main(int argc, char **argv) {
                                        .refit_dense = true},
                              .quant = {.equalize = true, .equalize_through = true, .output_ranges_full = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
+                                       .int8_prelu = Q8_INT8_PRELU_AUTO,
                                        .small_alone_fp32 = true,
                                        .weight_rounding = Q8_WROUND_AUTO}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
@@ -520,6 +531,15 @@ int main(int argc, char **argv) {
             o.quant.scalar_tables = !strcmp(optarg, "on")    ? Q8_SCALAR_TABLES_ON
                                     : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
                                                              : Q8_SCALAR_TABLES_AUTO;
+            break;
+        case 'u' + 256:
+            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
+                fprintf(stderr, "quantize: --int8-prelu must be on, off or auto\n");
+                return 2;
+            }
+            o.quant.int8_prelu = !strcmp(optarg, "on")    ? Q8_INT8_PRELU_ON
+                                 : !strcmp(optarg, "off") ? Q8_INT8_PRELU_OFF
+                                                          : Q8_INT8_PRELU_AUTO;
             break;
         case 'z':
             if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {

@@ -181,6 +181,7 @@ static const uint16_t op_codes[Q8_OP_COUNT] = {
     [Q8_OP_TFIDF_VECTORIZER] = 169,
     [Q8_OP_QMUL_F] = 170,
     [Q8_OP_EWCHAIN] = 171,
+    [Q8_OP_QPRELU] = 172,
 };
 
 uint8_t q8_code_of_dtype(q8_dtype t) {

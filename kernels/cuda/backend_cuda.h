@@ -131,6 +131,8 @@ q8_status q8_cu_qmul_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_n
                           q8_error *err);
 q8_status q8_cu_qmulf_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                            q8_error *err);
+q8_status q8_cu_qprelu_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err);
 q8_status q8_cu_qgap_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                           q8_error *err);
 q8_status q8_cu_view_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,

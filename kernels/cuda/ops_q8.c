@@ -24,6 +24,7 @@
 #include "ops/qconv.h"
 #include "ops/qgap.h"
 #include "ops/qmul.h"
+#include "ops/qprelu.h"
 #include "ops/qconvtranspose.h"
 #include "ops/qgemm.h"
 #include "ops/qmatmul.h"
@@ -515,6 +516,26 @@ q8_status q8_cu_qmulf_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_
                            .y = q8_cu_tensor(pr, g, n->outputs[0]), .sa = qp->sa, .sb = qp->sb,
                            .sy = qp->sy, .n = qp->outer * qp->inner, .inner = qp->inner};
     nd->run = qmulf_run;
+    return Q8_OK;
+}
+
+/* ---- q8.QPRelu ------------------------------------------------------------------------- */
+
+static q8_status qprelu_run(cu_ctx *c, const q8_node *n, void *pp, q8_error *err) {
+    return q8_cu_launch_check(q8cu_qprelu(q8_cu_stream(c), pp), n, "qprelu", err);
+}
+
+q8_status q8_cu_qprelu_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
+                            q8_error *err) {
+    const q8_qprelu_params *qp = n->params;
+    q8cu_qprelu_args *p = q8_cu_params(nd, sizeof *p);
+    if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    *p = (q8cu_qprelu_args){.x = q8_cu_tensor(pr, g, n->inputs[0]),
+                            .slope = q8_cu_tensor(pr, g, n->inputs[1]),
+                            .y = q8_cu_tensor(pr, g, n->outputs[0]), .sx = qp->sx,
+                            .sy = qp->sy, .n = qp->planes * qp->inner, .inner = qp->inner,
+                            .channels = qp->channels};
+    nd->run = qprelu_run;
     return Q8_OK;
 }
 

@@ -60,6 +60,7 @@ const cu_plan_fn q8_cu_plans[Q8_OP_COUNT] = {
     [Q8_OP_QADD] = q8_cu_qadd_plan,
     [Q8_OP_QMUL] = q8_cu_qmul_plan,
     [Q8_OP_QMUL_F] = q8_cu_qmulf_plan,
+    [Q8_OP_QPRELU] = q8_cu_qprelu_plan,
     [Q8_OP_EWCHAIN] = q8_cu_ewchain_plan,
     [Q8_OP_QGLOBAL_AVERAGE_POOL] = q8_cu_qgap_plan,
     [Q8_OP_RESHAPE] = q8_cu_view_plan,

@@ -204,6 +204,17 @@ typedef struct q8cu_qmulf_args {
 } q8cu_qmulf_args;
 cudaError_t q8cu_qmulf(const q8cu_stream *s, const q8cu_qmulf_args *p);
 
+/* q8.QPRelu: v = (float)x[i] * sx, v < 0 ? v * slope[c] : v, then
+ * round_sat(v / sy); c = (i / inner) % channels (channels 1: slope[0]). */
+typedef struct q8cu_qprelu_args {
+    const int8_t *x;
+    const float *slope;
+    int8_t *y;
+    float sx, sy;
+    int64_t n, inner, channels;
+} q8cu_qprelu_args;
+cudaError_t q8cu_qprelu(const q8cu_stream *s, const q8cu_qprelu_args *p);
+
 /* q8.EwChain (src/core/ops/ewchain.h): per element, the float value of x
  * (float32, or (x - xz) * xs for int8 / uint8 / int32, xt Q8CU_T_*, 0: float32),
  * the steps (kind, c0, c1 as the core's q8_ew_step), then y as float32 or

@@ -171,6 +171,7 @@
     X(QADD, qadd, "q8", "QAdd") \
     X(QMUL, qmul, "q8", "QMul") \
     X(QMUL_F, qmul_f, "q8", "QMulF") \
+    X(QPRELU, qprelu, "q8", "QPRelu") \
     /* elementwise float steps fused into one pass (src/passes/fuse_ewchain.c) */ \
     X(EWCHAIN, ewchain, "q8", "EwChain") \
     X(QGLOBAL_AVERAGE_POOL, qglobal_average_pool, "q8", "QGlobalAveragePool") \

@@ -108,6 +108,16 @@ typedef enum q8_scalar_tables {
 /* Output SQNR that Q8_SCALAR_TABLES_AUTO gives up for the tables' speed */
 #define Q8_TABLES_MAX_LOSS_DB 1.5
 
+/* q8_quant_options.int8_prelu */
+typedef enum q8_int8_prelu {
+    Q8_INT8_PRELU_OFF = 0,      /* PRelu stays FP32 */
+    Q8_INT8_PRELU_ON = 1,
+    /* q8_quantize_model: on unless the INT8 model's output SQNR on the
+     * calibration samples is lower with it (the quantize tool's default);
+     * anywhere else, off */
+    Q8_INT8_PRELU_AUTO = 2,
+} q8_int8_prelu;
+
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
     int n_fp32_layers;
@@ -127,6 +137,10 @@ typedef struct q8_quant_options {
      * it cost PP-OCR's angle classifier held-out output SQNR, 44.3 -> 39.9
      * dB; docs/performance.md) */
     bool int8_gates;
+    /* a PRelu with a constant slope between int8 nodes runs as q8.QPRelu,
+     * and with it the residual sum before it as q8.QAdd (MediaPipe's face
+     * and iris nets: the sum -> PRelu stream in int8 instead of float) */
+    q8_int8_prelu int8_prelu;
     /* Gather lookups of float constant tables (token / position embeddings)
      * read an int8 copy with one scale per row (quantize's default: on;
      * docs/accuracy.md, "Embedding tables in INT8") */
@@ -224,6 +238,10 @@ typedef struct q8_quantize_result {
     bool tables_chosen;
     int tables_scored;
     double tables_db[2];            /* off, on */
+    /* Q8_INT8_PRELU_AUTO: the same for q8.QPRelu */
+    bool prelu_chosen;
+    int prelu_scored;
+    double prelu_db[2];             /* off, on */
     int n_int8_tables;              /* embedding lookups reading int8 tables */
     int n_int8_added_tables;        /* tables added to activations, in int8 */
     int n_equalized;                /* Conv -> depthwise pairs equalized ... */

@@ -1,5 +1,6 @@
 /* quantize, end to end: ONNX -> FP32 passes -> prune -> calibrate ->
  * INT8 rewrite -> memory plan -> .q8 file (atomically). */
+#include <math.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -165,9 +166,67 @@ static q8_status build_tables(void *arg, bool on, q8_graph **out, q8_error *err)
     return build_int8(b, b->thr, out, err);
 }
 
+/* Q8_INT8_PRELU_AUTO's builder: with q8.QPRelu or without. */
+static q8_status build_prelu(void *arg, bool on, q8_graph **out, q8_error *err) {
+    build_ctx *b = arg;
+    b->quant.int8_prelu = on ? Q8_INT8_PRELU_ON : Q8_INT8_PRELU_OFF;
+    return build_int8(b, b->thr, out, err);
+}
+
 /* Samples the tables are scored on: those calibration auto scored, else
  * the first few. */
 #define Q8_TABLES_SAMPLES 8
+
+/* The better output SQNR of calibration auto's candidates (NAN: none). */
+static double best_db(const q8_calibration *c) {
+    double b = NAN;
+    for (int k = 0; k < 2; k++)
+        if (!isnan(c->score_db[k]) && (isnan(b) || c->score_db[k] > b)) b = c->score_db[k];
+    return b;
+}
+
+/* Q8_INT8_PRELU_AUTO, cal made with PRelu in FP32. The residual stream in
+ * int8 rounds each block's sum and conv output, so the ranges that suit
+ * it differ: with calibration auto, the model is calibrated again with
+ * q8.QPRelu and the better of the two (ranges and form) is kept (FaceMesh:
+ * at the FP32 form's MSE ranges q8.QPRelu lost 3 dB, at its own percentile
+ * ranges it gained 6; the iris model lost either way). With a fixed range
+ * method both forms are scored at the same ranges. */
+static q8_status choose_prelu(build_ctx *b, const q8_sample_set *s, const q8_calib_options *co,
+                              q8_calibration *cal, q8_quantize_result *r, q8_meta *meta,
+                              q8_error *err) {
+    q8_tables_choice pc = {.db = {NAN, NAN}};
+    if (cal->n_scored > 0) {
+        q8_calib_options c2 = *co;
+        c2.warn = NULL; /* said once already */
+        q8_calibration on = {0};
+        b->quant.int8_prelu = Q8_INT8_PRELU_ON;
+        q8_status st = q8_calibrate(b->gcal, s, &c2, &on, err);
+        b->quant.int8_prelu = Q8_INT8_PRELU_OFF;
+        if (st != Q8_OK) return st;
+        pc.db[0] = best_db(cal);
+        pc.db[1] = best_db(&on);
+        pc.n_scored = on.n_scored;
+        pc.differ = true;
+        pc.on = !isnan(pc.db[1]) && !(pc.db[1] < pc.db[0]);
+        if (pc.on) {
+            q8_calibration_free(cal);
+            *cal = on;
+        } else {
+            q8_calibration_free(&on);
+        }
+    } else {
+        b->thr = cal->threshold;
+        Q8_TRY(q8_tables_choose(b->gcal, s, Q8_TABLES_SAMPLES, co->n_threads, build_prelu, b,
+                                "QPRelu", 0.0, &pc, err));
+    }
+    b->quant.int8_prelu = pc.on ? Q8_INT8_PRELU_ON : Q8_INT8_PRELU_OFF;
+    r->prelu_chosen = pc.on;
+    r->prelu_scored = pc.n_scored;
+    memcpy(r->prelu_db, pc.db, sizeof pc.db);
+    return pc.differ ? q8_meta_set_str(meta, "quant.int8_prelu", pc.on ? "on" : "off", err)
+                     : Q8_OK;
+}
 
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                             const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
@@ -261,19 +320,24 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     build_ctx bc = {.o = o, .quant = o->quant, .gcal = gcal};
     bool tables_auto = o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO;
     if (tables_auto) bc.quant.scalar_tables = Q8_SCALAR_TABLES_OFF;
+    bool prelu_auto = o->quant.int8_prelu == Q8_INT8_PRELU_AUTO;
+    if (prelu_auto) bc.quant.int8_prelu = Q8_INT8_PRELU_OFF;
     co.build = build_int8;
     co.build_arg = &bc;
     if (s == Q8_OK) s = q8_calibrate(gcal, &samples, &co, &cal, err);
+    if (s == Q8_OK && prelu_auto && q8_has_prelu(gcal))
+        s = choose_prelu(&bc, &samples, &co, &cal, r, &meta, err);
     if (s == Q8_OK) {
         r->calib_chosen = cal.chosen;
         r->calib_scored = cal.n_scored;
         memcpy(r->calib_candidate_db, cal.score_db, sizeof cal.score_db);
     }
-    if (s == Q8_OK && tables_auto) {
+    if (s == Q8_OK && tables_auto && q8_has_scalar_ops(gcal)) {
         q8_tables_choice tc;
         bc.thr = cal.threshold;
         s = q8_tables_choose(gcal, &samples, cal.n_scored > 0 ? cal.n_scored : Q8_TABLES_SAMPLES,
-                             o->n_threads, build_tables, &bc, &tc, err);
+                             o->n_threads, build_tables, &bc, "QLut", Q8_TABLES_MAX_LOSS_DB, &tc,
+                             err);
         if (s == Q8_OK) {
             bc.quant.scalar_tables = tc.on ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
             r->tables_chosen = tc.on;

@@ -98,6 +98,8 @@ q8_status q8_quantize_added_tables(q8_graph *g, q8_meta *meta, q8_error *err);
 /* Has g an Add/Sub/Mul/Div of a float activation by a constant scalar (what
  * scalar_tables may run as a table)? */
 bool q8_has_scalar_ops(const q8_graph *g);
+/* Has g a PRelu (what int8_prelu may run as q8.QPRelu)? */
+bool q8_has_prelu(const q8_graph *g);
 
 /* Ops the rewrite can run as an int8 table: the smooth activations
  * (HardSwish, Sigmoid, ...) and Add/Sub/Mul/Div (by a constant scalar; the

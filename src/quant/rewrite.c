@@ -139,13 +139,19 @@ static int lut_input(const q8_graph *g, const q8_node *n) {
     /* equalize.c's per-channel Muls and the activations it put between
      * them: input 0, the other inputs constants */
     if (q8_attr_int(n, "_eq", 0)) return 0;
-    if (n->n_inputs == 1) return 0;
+    if (n->n_inputs == 1 || is_op(n, "PRelu")) return 0;
     if (n->n_inputs != 2) return -1;
     for (int k = 0; k < 2; k++) {
         const q8_tensor *a = q8_in(g, n, k), *b = q8_in(g, n, 1 - k);
         if (f32_act(a) && const_f32(b) && q8_tensor_numel(b) == 1) return k;
     }
     return -1;
+}
+
+bool q8_has_prelu(const q8_graph *g) {
+    for (int i = 0; i < g->n_nodes; i++)
+        if (is_op(g->nodes[i], "PRelu")) return true;
+    return false;
 }
 
 bool q8_has_scalar_ops(const q8_graph *g) {
@@ -206,6 +212,18 @@ static bool view_op(const q8_node *n) {
 }
 
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o);
+
+/* A PRelu slope q8.QPRelu takes: a float32 constant of one value, or of one
+ * value per channel of x (dim 1) that broadcasts along that dim only. */
+static bool prelu_slope(const q8_tensor *x, const q8_tensor *s) {
+    if (!const_f32(s) || s->ndim > x->ndim) return false;
+    int64_t n = q8_tensor_numel(s);
+    if (n == 1) return true;
+    if (x->ndim < 2 || n != x->dims[1]) return false;
+    for (int d = 0; d < s->ndim; d++)
+        if (s->dims[d] != 1 && x->ndim - s->ndim + d != 1) return false;
+    return true;
+}
 
 /* Whether the depthwise Conv at the end of the through-activation chain that
  * equalize.c's node n is part of stays FP32 (--fp32-layers, or the search's
@@ -269,6 +287,10 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
             calibrated(c, n->outputs[0]) && !listed(o, n->name) && !from_folded(g, n->inputs[0]))
             return K_LUT;
+    bool prelu = o && o->int8_prelu == Q8_INT8_PRELU_ON; /* AUTO is decided before */
+    if (prelu && is_op(n, "PRelu") && n->n_inputs == 2 && ok_io && prelu_slope(x, w) && !listed(o, n->name) &&
+        !from_folded(g, n->inputs[0]))
+        return K_LUT; /* q8.QPRelu: rewrite_lut */
     if (is_op(n, "GlobalAveragePool") && ok_io && x->ndim >= 2 && !listed(o, n->name))
         return K_QPOOL;
     bool gates = o && o->int8_gates;
@@ -994,9 +1016,12 @@ static int64_t lut_channels(const qctx *c, const q8_node *n, int xi, int64_t cin
 
 /* LUT node with an int8 input: becomes q8.QLut (one table per channel when
  * a per-channel constant is involved, equalize.c's). */
+static q8_status rewrite_qprelu(qctx *c, int ni);
+
 static q8_status rewrite_lut(qctx *c, int ni) {
     q8_graph *g = c->g;
     q8_node *n = g->nodes[ni];
+    if (is_op(n, "PRelu")) return rewrite_qprelu(c, ni);
     int xi = lut_input(g, n), x = n->inputs[xi], y = n->outputs[0];
     int xq = c->q8ver[x];
     /* equalize.c's Mul after an activation that others read as well
@@ -1047,9 +1072,41 @@ static q8_status rewrite_lut(qctx *c, int ni) {
     return dequant_if_needed(c, y, out);
 }
 
+/* Node ni becomes the q8 op `op` of int8 inputs in[] (its attributes
+ * replaced by y_scale), writing int8 at its result's calibrated scale. */
+static q8_status make_int8_node(qctx *c, int ni, const char *op, const int *in, int n_in) {
+    q8_graph *g = c->g;
+    int y = g->nodes[ni]->outputs[0];
+    int out = add_tensor(c, g->tensors[y]->name, "_q8");
+    if (out < 0) return c->err->status;
+    q8_node *n = g->nodes[ni];
+    float sy = act_scale(c, y);
+    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
+    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
+    n->n_attrs = 0;
+    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
+    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
+    ys->f = sy;
+    Q8_TRY(set_op(c, n, op));
+    Q8_TRY(q8_node_set_io(n, in, n_in, &out, 1, c->err));
+    c->q8ver[y] = out;
+    c->order[c->n_order++] = ni;
+    return dequant_if_needed(c, y, out);
+}
+
+/* A PRelu with an int8 input: q8.QPRelu (its slope input kept as it is).
+ * No table: a channel's table is made at run time where its plane is large
+ * enough to pay for it (kernels/cpu/ops/qprelu.c), so the file keeps only
+ * the slopes (FaceMesh: 2,192 channels of PRelu, 548 KB as tables). A
+ * table reading its output does not compose with it (lut_f stays NULL). */
+static q8_status rewrite_qprelu(qctx *c, int ni) {
+    const q8_node *n = c->g->nodes[ni];
+    int in[2] = {c->q8ver[n->inputs[0]], n->inputs[1]};
+    return make_int8_node(c, ni, "QPRelu", in, 2);
+}
+
 /* QBIN node: q8.QAdd or q8.QMul (A: the full-shape side) of the int8
- * versions of both inputs (a float input gets a quantize), writing int8 at
- * the result's calibrated scale. */
+ * versions of both inputs (a float input gets a quantize). */
 static q8_status rewrite_qbin(qctx *c, int ni) {
     q8_graph *g = c->g;
     bool mul = is_op(g->nodes[ni], "Mul");
@@ -1057,47 +1114,14 @@ static q8_status rewrite_qbin(qctx *c, int ni) {
     int aq = int8_of(c, g->nodes[ni]->inputs[ai]);
     int bq = aq < 0 ? -1 : int8_of(c, g->nodes[ni]->inputs[1 - ai]);
     if (aq < 0 || bq < 0) return c->err->status;
-    q8_node *n = g->nodes[ni];
-    int y = n->outputs[0];
-    int out = add_tensor(c, g->tensors[y]->name, "_q8");
-    if (out < 0) return c->err->status;
-    n = g->nodes[ni];
-    float sy = act_scale(c, y);
-    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
-    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
-    n->n_attrs = 0;
-    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
-    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-    ys->f = sy;
-    Q8_TRY(set_op(c, n, mul ? "QMul" : "QAdd"));
     int in[2] = {aq, bq};
-    Q8_TRY(q8_node_set_io(n, in, 2, &out, 1, c->err));
-    c->q8ver[y] = out;
-    c->order[c->n_order++] = ni;
-    return dequant_if_needed(c, y, out);
+    return make_int8_node(c, ni, mul ? "QMul" : "QAdd", in, 2);
 }
 
-/* QPOOL node whose input is int8: q8.QGlobalAveragePool writing int8 at the
- * result's calibrated scale. */
+/* QPOOL node whose input is int8: q8.QGlobalAveragePool. */
 static q8_status rewrite_qpool(qctx *c, int ni) {
-    q8_graph *g = c->g;
-    q8_node *n = g->nodes[ni];
-    int xq = c->q8ver[n->inputs[0]], y = n->outputs[0];
-    int out = add_tensor(c, g->tensors[y]->name, "_q8");
-    if (out < 0) return c->err->status;
-    n = g->nodes[ni];
-    float sy = act_scale(c, y);
-    Q8_TRY(set_scale(g->tensors[out], sy, c->err));
-    for (int k = 0; k < n->n_attrs; k++) q8_attr_clear(&n->attrs[k]);
-    n->n_attrs = 0;
-    q8_attr *ys = q8_node_set_attr(n, "y_scale", Q8_ATTR_FLOAT);
-    if (!ys) return q8_fail(c->err, Q8_ERR_NOMEM, "out of memory");
-    ys->f = sy;
-    Q8_TRY(set_op(c, n, "QGlobalAveragePool"));
-    Q8_TRY(q8_node_set_io(n, &xq, 1, &out, 1, c->err));
-    c->q8ver[y] = out;
-    c->order[c->n_order++] = ni;
-    return dequant_if_needed(c, y, out);
+    int xq = c->q8ver[c->g->nodes[ni]->inputs[0]];
+    return make_int8_node(c, ni, "QGlobalAveragePool", &xq, 1);
 }
 
 static bool all_zero(const q8_tensor *t) {

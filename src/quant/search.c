@@ -85,6 +85,8 @@ void q8_quantize_pin_auto(q8_quantize_options *o, const q8_quantize_result *r) {
     if (o->quant.weight_rounding == Q8_WROUND_AUTO) o->quant.weight_rounding = r->wround_chosen;
     if (o->quant.scalar_tables == Q8_SCALAR_TABLES_AUTO && r->tables_scored > 0)
         o->quant.scalar_tables = r->tables_chosen ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
+    if (o->quant.int8_prelu == Q8_INT8_PRELU_AUTO && r->prelu_scored > 0)
+        o->quant.int8_prelu = r->prelu_chosen ? Q8_INT8_PRELU_ON : Q8_INT8_PRELU_OFF;
 }
 
 bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {

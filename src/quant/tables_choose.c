@@ -7,27 +7,24 @@
 #include "output_eval.h"
 #include "quantize.h"
 
-static int count_luts(const q8_graph *g) {
+static int count_op(const q8_graph *g, const char *op) {
     int n = 0;
-    for (int i = 0; i < g->n_nodes; i++) n += !strcmp(g->nodes[i]->op_type, "QLut");
+    for (int i = 0; i < g->n_nodes; i++) n += !strcmp(g->nodes[i]->op_type, op);
     return n;
 }
 
-/* Nothing is built for a model without scalar ops (each build imports the
- * model again: a second copy of its weights while it lasts). The tables'
- * graph first; when the other has as many tables, the two are the same and
+/* The "on" graph first; when the other has as many tables, the two are the same and
  * nothing is scored; else the other is built again after the first is
  * scored (one scored graph held at a time). */
 q8_status q8_tables_choose(const q8_graph *fp32, const q8_sample_set *s, int max_samples,
-                           int n_threads, q8_tables_build_fn build, void *arg,
-                           q8_tables_choice *out, q8_error *err) {
+                           int n_threads, q8_tables_build_fn build, void *arg, const char *op,
+                           double max_loss, q8_tables_choice *out, q8_error *err) {
     *out = (q8_tables_choice){.on = false, .db = {NAN, NAN}};
-    if (!q8_has_scalar_ops(fp32)) return Q8_OK;
     q8_graph *on = NULL, *off = NULL;
     Q8_TRY(build(arg, true, &on, err));
-    int n_on = count_luts(on);
+    int n_on = count_op(on, op);
     q8_status st = build(arg, false, &off, err);
-    if (st == Q8_OK && count_luts(off) == n_on) {
+    if (st == Q8_OK && count_op(off, op) == n_on) {
         q8_graph_free(on);
         q8_graph_free(off);
         return Q8_OK;
@@ -48,6 +45,6 @@ q8_status q8_tables_choose(const q8_graph *fp32, const q8_sample_set *s, int max
     q8_out_eval_close(&e);
     /* no float output to compare (NAN): keep the more accurate form */
     if (st == Q8_OK)
-        out->on = !isnan(out->db[1]) && out->db[1] >= out->db[0] - Q8_TABLES_MAX_LOSS_DB;
+        out->on = !isnan(out->db[1]) && out->db[1] >= out->db[0] - max_loss;
     return st;
 }

@@ -1,4 +1,5 @@
-/* Q8_SCALAR_TABLES_AUTO: whether Add/Sub/Mul/Div by a constant scalar
+/* Q8_SCALAR_TABLES_AUTO (and, the same way, Q8_INT8_PRELU_AUTO: whether
+ * PRelu runs as q8.QPRelu): whether Add/Sub/Mul/Div by a constant scalar
  * between INT8 layers run as int8 tables, decided by what the tables do to
  * the model's output. The INT8 model is built both ways (same ranges, by the
  * caller's builder), run on calibration samples and compared with FP32's
@@ -25,9 +26,13 @@ typedef struct q8_tables_choice {
 } q8_tables_choice;
 
 /* fp32 (not consumed) is the graph the builder rewrites, at the samples'
- * shapes. Scores at most max_samples samples (the first ones). */
+ * shapes. The two graphs differ when they have other counts of the q8 op
+ * `op` ("QLut", "QPRelu"); "on" is taken unless it loses more than max_loss
+ * dB. Scores at most max_samples samples (the first ones). The caller
+ * checks that the model has candidates at all (each build imports the
+ * model again). */
 q8_status q8_tables_choose(const q8_graph *fp32, const q8_sample_set *s, int max_samples,
-                           int n_threads, q8_tables_build_fn build, void *arg,
-                           q8_tables_choice *out, q8_error *err);
+                           int n_threads, q8_tables_build_fn build, void *arg, const char *op,
+                           double max_loss, q8_tables_choice *out, q8_error *err);
 
 #endif
