@@ -171,6 +171,26 @@ static float *run(q8_graph *g, const float *x) {
     return r;
 }
 
+/* Output SQNR of quantized graph g against the FP32 chain f (its first n
+ * outputs) on sample 0 of sample_dir (both consumed: run's model takes
+ * them). */
+static double sqnr_vs(q8_graph *f, q8_graph *g, int n) {
+    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
+    float x[192];
+    q8t_fill(&r, x, 192, -1, 1);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
+    float *want = run(f, x), *got = run(g, x);
+    double num = 0, den = 0;
+    for (int i = 0; i < n; i++) {
+        num += (double)want[i] * want[i];
+        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
+    }
+    free(want);
+    free(got);
+    return 10 * log10(num / (den + 1e-30));
+}
+
 static void compare_to_fp32(const char *act, bool concat, q8_graph *q, int n_out) {
     q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
     float x[192];
@@ -470,21 +490,7 @@ Test(quantize, scalar_ops_between_int8_layers_become_tables) {
     cr_assert_eq(count(g, "Mul") + count(g, "Sub"), 0);
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
     cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = conv_scalar_chain(false);
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 4 * 4; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-    }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
+    cr_assert_gt(sqnr_vs(conv_scalar_chain(false), g, 8 * 4 * 4), 25.0, "SQNR against FP32");
 }
 
 /* Off by default (it cost PP-OCR recognition accuracy): the ops stay FP32. */
@@ -541,25 +547,6 @@ static q8_graph *residual_chain_act(bool tail, bool prelu) {
 
 static q8_graph *residual_chain(bool tail) { return residual_chain_act(tail, false); }
 
-/* Output SQNR of quantized graph g against the FP32 chain f on sample 0 of
- * sample_dir (both consumed: run's model takes them). */
-static double sqnr_vs(q8_graph *f, q8_graph *g) {
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 4 * 4; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-    }
-    free(want);
-    free(got);
-    return 10 * log10(num / (den + 1e-30));
-}
-
 /* A residual sum that an int8 layer reads is q8.QAdd of the two int8
  * tensors: no dequantize, float Add and quantize around it; the Relu after
  * it is its clamp (_act). */
@@ -574,7 +561,7 @@ Test(quantize, residual_sum_between_int8_layers_is_qadd) {
             cr_assert_str_eq(q8_attr_str(g->nodes[i], "_act", ""), "Relu");
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
     cr_assert_eq(count(g, "DequantizeLinear"), 1, "only the output is dequantized");
-    cr_assert_gt(sqnr_vs(residual_chain(false), g), 25.0, "SQNR against FP32");
+    cr_assert_gt(sqnr_vs(residual_chain(false), g, 8 * 4 * 4), 25.0, "SQNR against FP32");
 }
 
 /* --int8-prelu on: a PRelu after the sum is q8.QPRelu and the sum q8.QAdd
@@ -587,7 +574,8 @@ Test(quantize, prelu_after_a_residual_sum_is_qprelu) {
     cr_assert_eq(count(g, "QAdd"), 1);
     cr_assert_eq(count(g, "PRelu") + count(g, "Add"), 0);
     cr_assert_eq(count(g, "QuantizeLinear"), 1, "only the graph input is quantized");
-    cr_assert_gt(sqnr_vs(residual_chain_act(false, true), g), 25.0, "SQNR against FP32");
+    cr_assert_gt(sqnr_vs(residual_chain_act(false, true), g, 8 * 4 * 4), 25.0,
+                 "SQNR against FP32");
     q8_quant_options off = {.int8_prelu = Q8_INT8_PRELU_OFF};
     g = quantized(residual_chain_act(false, true), &off);
     cr_assert_eq(count(g, "QPRelu") + count(g, "QAdd"), 0);
@@ -658,21 +646,7 @@ Test(quantize, squeeze_excite_scale_is_qmul) {
     for (int i = 0; i < g->n_nodes; i++)
         if (strcmp(g->nodes[i]->op_type, "QMul") == 0)
             cr_assert_eq(g->tensors[g->nodes[i]->inputs[1]]->dims[2], 1, "B is the gate");
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = se_chain(true);
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 4 * 4; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-    }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
+    cr_assert_gt(sqnr_vs(se_chain(true), g, 8 * 4 * 4), 25.0, "SQNR against FP32");
 }
 
 /* Where the block output is an INT8 layer's that only the Mul and the float
@@ -704,21 +678,8 @@ Test(quantize, squeeze_of_an_int8_block_output_is_qgap) {
                         if (g->nodes[j]->inputs[k] == y)
                             cr_assert_str_eq(g->nodes[j]->op_type, "QConv", "its reader");
             }
-        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-        float x[192];
-        q8t_fill(&r, x, 192, -1, 1);
-        q8_graph *f = se_chain(true);
-        q8_error err = {0};
-        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-        float *want = run(f, x), *got = run(g, x);
-        double num = 0, den = 0;
-        for (int i = 0; i < 8 * 4 * 4; i++) {
-            num += (double)want[i] * want[i];
-            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-        }
-        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32, gates %d", gates);
-        free(want);
-        free(got);
+        cr_assert_gt(sqnr_vs(se_chain(true), g, 8 * 4 * 4), 25.0, "SQNR against FP32, gates %d",
+                     gates);
     }
 }
 
@@ -783,21 +744,8 @@ Test(quantize, resize_carries_int8) {
         for (int i = 0; i < g->n_nodes; i++)
             if (strcmp(g->nodes[i]->op_type, "Resize") == 0)
                 cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8, "%s", mode);
-        q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-        float x[192];
-        q8t_fill(&r, x, 192, -1, 1);
-        q8_graph *f = upsample_graph(mode, shape);
-        q8_error err = {0};
-        cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-        float *want = run(f, x), *got = run(g, x);
-        double num = 0, den = 0;
-        for (int i = 0; i < 8 * 16 * 16; i++) {
-            num += (double)want[i] * want[i];
-            den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-        }
-        cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "%s: SQNR against FP32", mode);
-        free(want);
-        free(got);
+        cr_assert_gt(sqnr_vs(upsample_graph(mode, shape), g, 8 * 16 * 16), 25.0,
+                     "%s: SQNR against FP32", mode);
     }
 }
 
@@ -888,21 +836,7 @@ Test(quantize, concat_of_a_shared_tensor_stays_int8) {
     for (int i = 0; i < g->n_nodes; i++)
         if (strcmp(g->nodes[i]->op_type, "Concat") == 0)
             cr_assert_eq(g->tensors[g->nodes[i]->outputs[0]]->dtype, Q8_I8);
-    q8t_rng r = q8t_seed(9); /* sample 0 of sample_dir */
-    float x[192];
-    q8t_fill(&r, x, 192, -1, 1);
-    q8_graph *f = skip_concat_graph();
-    q8_error err = {0};
-    cr_assert_eq(q8_passes_run(f, NULL, &err), Q8_OK, "%s", err.msg);
-    float *want = run(f, x), *got = run(g, x);
-    double num = 0, den = 0;
-    for (int i = 0; i < 8 * 8 * 8; i++) {
-        num += (double)want[i] * want[i];
-        den += (double)(want[i] - got[i]) * (want[i] - got[i]);
-    }
-    cr_assert_gt(10 * log10(num / (den + 1e-30)), 25.0, "SQNR against FP32");
-    free(want);
-    free(got);
+    cr_assert_gt(sqnr_vs(skip_concat_graph(), g, 8 * 8 * 8), 25.0, "SQNR against FP32");
 }
 
 /* x -> conv1 (+ a bias of 5 that lifts its range) -> Relu -> conv2 ->

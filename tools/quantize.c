@@ -132,6 +132,15 @@ static int two_way(const char *opt, const char *arg, const char *a, const char *
     return -1;
 }
 
+/* on, off or auto: 1, 0, 2; -1 (message printed) for anything else. */
+static int on_off_auto(const char *opt, const char *arg) {
+    if (!strcmp(arg, "on")) return 1;
+    if (!strcmp(arg, "off")) return 0;
+    if (!strcmp(arg, "auto")) return 2;
+    fprintf(stderr, "quantize: --%s must be on, off or auto\n", opt);
+    return -1;
+}
+
 static void print_warning(void *arg, const char *msg) {
     (void)arg;
     q8_cli_warn("quantize", msg);
@@ -524,32 +533,24 @@ int main(int argc, char **argv) {
             break;
         }
         case 'u':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
-                fprintf(stderr, "quantize: --scalar-tables must be on, off or auto\n");
-                return 2;
-            }
-            o.quant.scalar_tables = !strcmp(optarg, "on")    ? Q8_SCALAR_TABLES_ON
-                                    : !strcmp(optarg, "off") ? Q8_SCALAR_TABLES_OFF
-                                                             : Q8_SCALAR_TABLES_AUTO;
-            break;
         case 'u' + 256:
-            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
-                fprintf(stderr, "quantize: --int8-prelu must be on, off or auto\n");
-                return 2;
-            }
-            o.quant.int8_prelu = !strcmp(optarg, "on")    ? Q8_INT8_PRELU_ON
-                                 : !strcmp(optarg, "off") ? Q8_INT8_PRELU_OFF
-                                                          : Q8_INT8_PRELU_AUTO;
+        case 'z': {
+            const char *opt = c == 'u' ? "scalar-tables" : c == 'z' ? "compress-weights"
+                                                                    : "int8-prelu";
+            int v = on_off_auto(opt, optarg);
+            if (v < 0) return 2;
+            if (c == 'u')
+                o.quant.scalar_tables = v == 1 ? Q8_SCALAR_TABLES_ON
+                                        : v == 0 ? Q8_SCALAR_TABLES_OFF
+                                                 : Q8_SCALAR_TABLES_AUTO;
+            else if (c == 'z')
+                o.compress = v == 1 ? Q8_COMPRESS_ON : v == 0 ? Q8_COMPRESS_OFF : Q8_COMPRESS_AUTO;
+            else
+                o.quant.int8_prelu = v == 1 ? Q8_INT8_PRELU_ON
+                                     : v == 0 ? Q8_INT8_PRELU_OFF
+                                              : Q8_INT8_PRELU_AUTO;
             break;
-        case 'z':
-            if (strcmp(optarg, "on") && strcmp(optarg, "off") && strcmp(optarg, "auto")) {
-                fprintf(stderr, "quantize: --compress-weights must be auto, on or off\n");
-                return 2;
-            }
-            o.compress = !strcmp(optarg, "on")    ? Q8_COMPRESS_ON
-                         : !strcmp(optarg, "off") ? Q8_COMPRESS_OFF
-                                                  : Q8_COMPRESS_AUTO;
-            break;
+        }
         case 'O': {
             int v = two_way("prune-measure", optarg, "output", "layer");
             if (v < 0) return 2;

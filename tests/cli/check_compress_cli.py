@@ -58,7 +58,7 @@ def main():
                  os.path.join(d, "bad.q8"), "--calib", os.path.join(m, "calib"),
                  "--compress-weights", "maybe"])
         err = p.stderr.decode()
-        if p.returncode != 2 or "--compress-weights must be auto, on or off" not in err \
+        if p.returncode != 2 or "--compress-weights must be on, off or auto" not in err \
                 or err.count("\n") != 1 or os.path.exists(os.path.join(d, "bad.q8")):
             fails.append(f"a bad value: exit {p.returncode}, stderr {err!r}")
     for f in fails:
