@@ -901,11 +901,15 @@ Test(edges, prune_refit_default_kind, .timeout = 900) {
  * (1, -0.995) -> y = 0.005 x. The second Conv's INT8 weights (one scale,
  * 1 / 127) round -0.995 to -126 / 127: y comes out 0.0079 x (output SQNR
  * about 5 dB), and that Conv in FP32 gets it back for 6 bytes of weights. */
-static void cancelling_model(const char *path, int c, bool any_size) {
-    float w1[64], w2[64] = {1.0f, -0.995f};
+static void cancelling_model_w(const char *path, int c, bool any_size, float w) {
+    float w1[64], w2[64] = {1.0f, w};
     cr_assert(c >= 2 && c <= 64);
     for (int i = 0; i < c; i++) w1[i] = 1.0f;
     q8t_two_conv_model(path, c, w1, w2, any_size);
+}
+
+static void cancelling_model(const char *path, int c, bool any_size) {
+    cancelling_model_w(path, c, any_size, -0.995f);
 }
 
 static bool has_meta(const char *q8, const char *key) {
@@ -953,6 +957,36 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     char *d[] = {QUANTIZE, MNIST "/mlp.onnx", "-o", out, "--calib", MNIST "/calib", NULL};
     expect_ok(tmp, d, &r);
     cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    q8t_rm_rf(tmp);
+    free(tmp);
+}
+
+/* Above the floor and under 20 dB, one step is tried if its layer gains
+ * the output 3 dB or more: with -0.99 the second Conv's int8 weight is
+ * -126 / 127, y = 0.0079 x for 0.01 x (about 13-14 dB), and that Conv in
+ * FP32 gains far more than 3 dB: kept so, the search recorded. */
+Test(edges, min_sqnr_auto_probes_one_large_step_above_the_floor, .timeout = 600) {
+    char *tmp = q8t_tmpdir("edges");
+    char onnx[512], calib[512], out[512];
+    q8t_path(onnx, sizeof onnx, tmp, "cancel99.onnx");
+    q8t_path(calib, sizeof calib, tmp, "calib");
+    q8t_path(out, sizeof out, tmp, "o.q8");
+    cancelling_model_w(onnx, 2, false, -0.99f);
+    q8t_square_samples(calib, 8, 8, 5);
+    q8t_cmd r;
+    char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
+    expect_ok(tmp, a, &r);
+    cr_expect(strstr(r.out, "< 20 dB: trying one layer in FP32 if it gains the output 3 dB"),
+              "%s", r.out);
+    cr_expect_not(strstr(r.out, "< 12 dB"), "%s", r.out);
+    cr_expect(strstr(r.out, "layers kept in FP32 (1): c2"), "%s", r.out);
+    q8t_cmd_free(&r);
+    cr_expect(has_meta(out, "search.min_sqnr_db"));
+    char *b[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "off", NULL};
+    expect_ok(tmp, b, &r);
+    cr_expect_not(strstr(r.out, "trying one layer"), "%s", r.out);
     q8t_cmd_free(&r);
     cr_expect_not(has_meta(out, "search.min_sqnr_db"));
     q8t_rm_rf(tmp);

@@ -316,9 +316,51 @@ static int run_search(const char *onnx, const char *out, const q8_quantize_optio
 #endif
 #define Q8_AUTO_BUDGET 0.02
 #define Q8_AUTO_TRIALS 4
+/* From the floor up to Q8_AUTO_PROBE_DB, one step is tried, and only for a
+ * layer whose exact outputs gained the model's at least
+ * Q8_AUTO_PROBE_GAIN_DB in the analysis of the model written (FaceRes:
+ * its first depthwise conv, +5.5 dB; the steps other kit models offered
+ * there gained 0.1-1.3 dB and their searches to 20 dB cost PP-OCR
+ * recognition 7x its quantize time: docs/accuracy.md, "One large step
+ * above the floor"). */
+#define Q8_AUTO_PROBE_DB 20.0
+#define Q8_AUTO_PROBE_GAIN_DB 3.0
 /* The search compares every layer with FP32: it holds each activation of
  * one run twice (docs/cli.md). A model past this is left to --min-sqnr. */
 #define Q8_AUTO_MAX_HELD ((size_t)512 << 20)
+
+/* --min-sqnr auto between the floor and Q8_AUTO_PROBE_DB: the model just
+ * written (trial 1, analysed layer by layer) and, if its most damaging
+ * layer gains the output Q8_AUTO_PROBE_GAIN_DB or more when exact and fits
+ * the byte budget, the model with that layer in FP32, kept if better. */
+static int auto_probe(const char *onnx, const char *out, const q8_quantize_options *o,
+                      const q8_quantize_result *r, double db) {
+    q8_search_options so = {.max_drop = -1, .by_sqnr = true, .min_sqnr_db = Q8_AUTO_PROBE_DB,
+                            .max_trials = 2,
+                            .max_added_bytes = (size_t)(Q8_AUTO_BUDGET * (double)r->q8_bytes),
+                            .min_step_gain_db = Q8_AUTO_PROBE_GAIN_DB, .out_is_first = true};
+    printf("output SQNR %.1f dB < %g dB: trying one layer in FP32 if it gains the output "
+           "%g dB or more (--min-sqnr off: not)\n", db, Q8_AUTO_PROBE_DB, Q8_AUTO_PROBE_GAIN_DB);
+    q8_quantize_options ao = *o;
+    q8_quantize_pin_auto(&ao, r);
+    q8_error err = {0};
+    q8_search_result sr;
+    if (q8_quantize_search(onnx, out, &ao, &so, print_trial, (void *)&so, &sr, &err) != Q8_OK) {
+        q8_cli_warn("quantize", err.msg);
+        q8_cli_warn("quantize", "the FP32 fallback probe stopped: the model written above stays");
+        return 0;
+    }
+    if (!sr.written) {
+        printf("no step taken (%s): the model above stays\n",
+               sr.no_large_step ? "no layer gains that much" : "none better");
+    } else {
+        printf("output SQNR %.1f -> %.1f dB\n", sr.first.sqnr_db, sr.best.sqnr_db);
+        print_list("layers kept in FP32", sr.fp32_layers, sr.n_fp32_layers);
+        print_written(out, &sr.q);
+    }
+    q8_search_result_free(&sr);
+    return 0;
+}
 
 /* Only --calib-method auto measures the output SQNR while quantizing; a
  * model at or above the floor is left as written. A pruned model is too:
@@ -334,7 +376,10 @@ static int auto_search(const char *onnx, const char *out, const q8_quantize_opti
      * model with its weights as trained (auto's ranges score compares with
      * the rounded ones: optimistic), on fewer samples, held out */
     if (r->wround_scored > 0) db = r->wround_db[r->wround_chosen == Q8_WROUND_GPTQ ? 1 : 0];
-    if (!(db < Q8_AUTO_MIN_SQNR_DB)) return 0;
+    bool probe = !(db < Q8_AUTO_MIN_SQNR_DB);
+    if (probe && !(db < Q8_AUTO_PROBE_DB)) return 0;
+    if (probe && 2 * r->fp32_activation_bytes > Q8_AUTO_MAX_HELD) return 0;
+    if (probe) return auto_probe(onnx, out, o, r, db);
     if (2 * r->fp32_activation_bytes > Q8_AUTO_MAX_HELD) {
         printf("output SQNR %.1f dB < %g dB, but the search for layers to keep in FP32 would "
                "hold %zu MiB of activations (over %zu MiB): not run (--min-sqnr %g runs it)\n",

@@ -280,6 +280,13 @@ typedef struct q8_search_options {
      * a layer whose step would exceed it is not a candidate (quantize's
      * default search, --min-sqnr auto, gives it 2% of the INT8 file). */
     size_t max_added_bytes;
+    /* 0: any step. Otherwise a step is taken only if its layer, made exact
+     * in the trial before, gained the float outputs at least this many dB
+     * (quantize's probe above its --min-sqnr auto floor: one large step) */
+    double min_step_gain_db;
+    /* out already holds trial 1's model (quantize wrote it): when no later
+     * trial is better, out is left as it is (no search record added) */
+    bool out_is_first;
 } q8_search_options;
 
 typedef enum q8_search_action {
@@ -315,6 +322,8 @@ typedef struct q8_search_result {
     char **dense_layers;
     int n_dense_layers;
     bool exhausted;             /* stopped because no layer was left to fall back on */
+    bool no_large_step;         /* stopped: the next step would gain < min_step_gain_db */
+    bool written;               /* out was written (not with out_is_first and trial 1 best) */
     q8_quantize_result q;       /* the model written */
 } q8_search_result;
 

@@ -115,6 +115,21 @@ bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
     return true;
 }
 
+/* The model quantize just wrote at out, opened at the samples' shapes as
+ * trial 1 (out_is_first), or NULL where it does not open so (other
+ * deployment shapes): then trial 1 is quantized again. */
+static q8_model *open_first(const char *out, const q8_input_shape *shapes, int n_shapes,
+                            q8_quantize_result *qr) {
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+    q8_model *qm = NULL;
+    q8_error e = {0};
+    struct stat sb;
+    if (stat(out, &sb) != 0 || q8_model_open(out, &lo, &qm, &e) != Q8_OK) return NULL;
+    memset(qr, 0, sizeof *qr); /* the caller pinned auto's choices already */
+    qr->q8_bytes = (size_t)sb.st_size;
+    return qm;
+}
+
 /* Quantize with the current fallbacks and measure it. rep[0..1] are filled
  * (the caller frees them). The trial file is removed as soon as it is
  * mapped, so that a search stopped by a signal leaves (almost) nothing;
@@ -124,22 +139,25 @@ static q8_status run_trial(const char *onnx, const char *path, const q8_quantize
                            const q8_input_shape *shapes, int n_shapes, const name_list *fp32,
                            const name_list *dense, const q8_model *fm, const q8_sample_set *s,
                            const q8_tensor *labels, int n_threads, bool first,
-                           q8_report_model rep[2], q8_quantize_result *qr, q8_error *err) {
-    q8_quantize_options o = *base;
-    o.input_shapes = shapes;
-    o.n_input_shapes = n_shapes;
-    o.prune.skip = (const char *const *)dense->v;
-    o.prune.n_skip = dense->n;
-    o.quant.fp32_layers = (const char *const *)fp32->v;
-    o.quant.n_fp32_layers = fp32->n;
-    o.extra_meta = NULL;
-    if (!first) o.warn = NULL;
-    Q8_TRY(q8_quantize_model(onnx, path, &o, qr, err));
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
-    q8_model *qm = NULL;
-    q8_status os = q8_model_open(path, &lo, &qm, err);
-    unlink(path);
-    Q8_TRY(os);
+                           const char *reuse, q8_report_model rep[2], q8_quantize_result *qr,
+                           q8_error *err) {
+    q8_model *qm = first && reuse ? open_first(reuse, shapes, n_shapes, qr) : NULL;
+    if (!qm) {
+        q8_quantize_options o = *base;
+        o.input_shapes = shapes;
+        o.n_input_shapes = n_shapes;
+        o.prune.skip = (const char *const *)dense->v;
+        o.prune.n_skip = dense->n;
+        o.quant.fp32_layers = (const char *const *)fp32->v;
+        o.quant.n_fp32_layers = fp32->n;
+        o.extra_meta = NULL;
+        if (!first) o.warn = NULL;
+        Q8_TRY(q8_quantize_model(onnx, path, &o, qr, err));
+        q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_shapes};
+        q8_status os = q8_model_open(path, &lo, &qm, err);
+        unlink(path);
+        Q8_TRY(os);
+    }
     memset(rep, 0, 2 * sizeof *rep);
     q8_compare_options co = {.labels = labels, .per_layer = true, .per_layer_gain = true,
                              .gain_samples = Q8_SEARCH_GAIN_SAMPLES, .n_threads = n_threads};
@@ -347,7 +365,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     while (st == Q8_OK && r->trials < so->max_trials) {
         q8_quantize_result qr;
         st = run_trial(onnx, trial, &tro, shapes, n_in, &fp32, &dense, fm, &samples, labels,
-                       o->n_threads, r->trials == 0, rep, &qr, err);
+                       o->n_threads, r->trials == 0, so->out_is_first ? out : NULL, rep, &qr,
+                       err);
         if (st != Q8_OK) break;
         /* and so do the weight rounding and the scalar tables auto took:
          * the tables chosen again per trial (on 8 samples where the ranges,
@@ -391,6 +410,12 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
             r->exhausted = true;
             break;
         }
+        double gain = has_gains(&rep[1])
+            ? q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base) : NAN;
+        if (so->min_step_gain_db > 0 && !(gain >= so->min_step_gain_db)) {
+            r->no_large_step = true;
+            break;
+        }
         added += step_bytes(L, &dense);
         if (L->sparsity > 0 && !nl_has(&dense, L->node)) {
             action = Q8_SEARCH_DENSE;
@@ -404,17 +429,19 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
             ? (action == Q8_SEARCH_DENSE ? dense.v[dense.n - 1] : fp32.v[fp32.n - 1])
             : NULL;
         changed_db = q8_err_sqnr_db(&L->alone);
-        changed_gain = has_gains(&rep[1])
-            ? q8_err_sqnr_db(&L->exact_out) - q8_err_sqnr_db(&L->exact_base) : NAN;
+        changed_gain = gain;
         q8_report_model_free(&rep[0]);
         q8_report_model_free(&rep[1]);
     }
     q8_report_model_free(&rep[0]);
     q8_report_model_free(&rep[1]);
     r->met = st == Q8_OK && r->best.drop <= (so->by_sqnr ? 0 : so->max_drop);
-    /* The best trial, at the deployment shapes, with the search's record. */
-    if (st == Q8_OK) st = search_meta(r, so, &meta, err);
-    if (st == Q8_OK) {
+    /* The best trial, at the deployment shapes, with the search's record
+     * (unless out holds it already). */
+    bool write = !(so->out_is_first && r->best.index == 1);
+    if (st == Q8_OK && write) st = search_meta(r, so, &meta, err);
+    if (st == Q8_OK && write) {
+        r->written = true;
         q8_quantize_options fo = tro;
         name_list bf = {0}, bd = {0};
         for (int i = 0; st == Q8_OK && i < r->n_fp32_layers; i++)
