@@ -922,14 +922,21 @@ static bool has_meta(const char *q8, const char *key) {
     return has;
 }
 
-Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 600) {
+/* A temporary folder with the two-channel cancelling model (second weight
+ * w) at onnx and 8 calibration samples at calib; out: where to write. */
+static char *cancel_setup(float w, char *onnx, char *calib, char *out) {
     char *tmp = q8t_tmpdir("edges");
-    char onnx[512], calib[512], out[512];
-    q8t_path(onnx, sizeof onnx, tmp, "cancel.onnx");
-    q8t_path(calib, sizeof calib, tmp, "calib");
-    q8t_path(out, sizeof out, tmp, "o.q8");
-    cancelling_model(onnx, 2, false);
+    q8t_path(onnx, 512, tmp, "cancel.onnx");
+    q8t_path(calib, 512, tmp, "calib");
+    q8t_path(out, 512, tmp, "o.q8");
+    cancelling_model_w(onnx, 2, false, w);
     q8t_square_samples(calib, 8, 8, 5);
+    return tmp;
+}
+
+Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 600) {
+    char onnx[512], calib[512], out[512];
+    char *tmp = cancel_setup(-0.995f, onnx, calib, out);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);
@@ -968,13 +975,8 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
  * -126 / 127, y = 0.0079 x for 0.01 x (about 13-14 dB), and that Conv in
  * FP32 gains far more than 3 dB: kept so, the search recorded. */
 Test(edges, min_sqnr_auto_probes_one_large_step_above_the_floor, .timeout = 600) {
-    char *tmp = q8t_tmpdir("edges");
     char onnx[512], calib[512], out[512];
-    q8t_path(onnx, sizeof onnx, tmp, "cancel99.onnx");
-    q8t_path(calib, sizeof calib, tmp, "calib");
-    q8t_path(out, sizeof out, tmp, "o.q8");
-    cancelling_model_w(onnx, 2, false, -0.99f);
-    q8t_square_samples(calib, 8, 8, 5);
+    char *tmp = cancel_setup(-0.99f, onnx, calib, out);
     q8t_cmd r;
     char *a[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, NULL};
     expect_ok(tmp, a, &r);
