@@ -12,4 +12,10 @@
  * tests run every op on every path. */
 q8_status q8_qop_path(const q8_node *n, q8_igemm_path *path, q8_error *err);
 
+/* The prepare step of the ops that look bytes up in tables (q8.QLut,
+ * q8.QPRelu; kernels/cpu/ops/qlut.c): the blob is the q8_qlut_path for
+ * this node's GEMM path (qlut.h). */
+q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                          q8_error *err);
+
 #endif

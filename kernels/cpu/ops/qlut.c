@@ -37,18 +37,14 @@ void q8_qlut_apply(q8_qlut_path p, const int8_t *x, const int8_t *t, int8_t *y, 
     }
 }
 
-/* The prepared blob. */
-typedef struct qlut_prep {
-    q8_qlut_path path;
-} qlut_prep;
-
-static q8_status qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
+                          q8_error *err) {
+    (void)g;
     q8_igemm_path path;
     Q8_TRY(q8_qop_path(n, &path, err));
-    qlut_prep *c = q8_aligned_alloc(sizeof *c);
+    q8_qlut_path *c = q8_aligned_alloc(sizeof *c);
     if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    c->path = q8_qlut_resolve(path);
+    *c = q8_qlut_resolve(path);
     *prep = c;
     *bytes = sizeof *c;
     return Q8_OK;
@@ -76,9 +72,9 @@ static void qlut_planes(void *p, int64_t b, int64_t e, int tid) {
 }
 
 static void qlut_run(const q8_exec *x, const q8_node *n) {
-    const qlut_prep *c = x->prep;
+    const q8_qlut_path *path = x->prep;
     const q8_tensor *xt = q8_in(x->g, n, 0);
-    qlut_args a = {c->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0), NULL,
+    qlut_args a = {*path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0), NULL,
                    1, 1};
     int64_t total = q8_tensor_numel(xt);
     /* SIMD paths: ~20x the scalar rate, so threads only pay off on large
@@ -97,4 +93,4 @@ static void qlut_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, total, grain, qlut_range, &a);
 }
 
-const q8_cpu_op q8_cpu_qlut = {.prepare = qlut_prepare, .run = qlut_run};
+const q8_cpu_op q8_cpu_qlut = {.prepare = q8_qlut_prepare, .run = qlut_run};

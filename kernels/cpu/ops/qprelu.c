@@ -87,27 +87,10 @@ static void qprelu_range(void *arg, int64_t b, int64_t e, int tid) {
     qprelu_span(a, a->x + i0, a->slope[0], a->y + i0, i1 - i0);
 }
 
-typedef struct qprelu_prep {
-    q8_qlut_path path;
-} qprelu_prep;
-
-static q8_status qprelu_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                                q8_error *err) {
-    (void)g;
-    q8_igemm_path path;
-    Q8_TRY(q8_qop_path(n, &path, err));
-    qprelu_prep *c = q8_aligned_alloc(sizeof *c);
-    if (!c) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    c->path = q8_qlut_resolve(path);
-    *prep = c;
-    *bytes = sizeof *c;
-    return Q8_OK;
-}
-
 static void qprelu_run(const q8_exec *x, const q8_node *n) {
     const q8_qprelu_params *p = n->params;
-    const qprelu_prep *c = x->prep;
-    qprelu_args a = {p, c->path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
+    const q8_qlut_path *path = x->prep;
+    qprelu_args a = {p, *path, Q8_IN_PTR(x, n, 0), Q8_IN_PTR(x, n, 1), Q8_OUT_PTR(x, n, 0)};
     if (p->channels > 1) {
         q8_parallel_for(x->pool, p->planes, 1 + 32768 / (p->inner + 1), qprelu_range, &a);
         return;
@@ -116,4 +99,4 @@ static void qprelu_run(const q8_exec *x, const q8_node *n) {
     q8_parallel_for(x->pool, (p->inner + QP_BLOCK - 1) / QP_BLOCK, 32, qprelu_range, &a);
 }
 
-const q8_cpu_op q8_cpu_qprelu = {.prepare = qprelu_prepare, .run = qprelu_run};
+const q8_cpu_op q8_cpu_qprelu = {.prepare = q8_qlut_prepare, .run = qprelu_run};
