@@ -161,34 +161,37 @@ Test(layouts, cpu_sessions_read_weights_in_place, .timeout = 300) {
     free(dir);
 }
 
-/* Packing and unpacking are inverse, padding is zero, and a row reads back. */
+/* Packing and unpacking are inverse, padding is zero, and a row reads back
+ * (taps: a conv weight's kernel size, which taps4 arranges by). */
 Test(layouts, pack_unpack_round_trip) {
-    const int64_t shapes[][2] = {{1, 1}, {3, 5}, {16, 4}, {17, 27}, {40, 64}};
+    const int64_t shapes[][3] = {{1, 1, 1},  {3, 5, 1},  {16, 4, 1}, {17, 27, 9},
+                                 {40, 64, 1}, {5, 30, 3}, {4, 18, 9}, {2, 64, 4}};
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-        int64_t n = shapes[s][0], k = shapes[s][1];
+        q8_wshape ws = {shapes[s][0], shapes[s][1], shapes[s][2]};
+        int64_t n = ws.n, k = ws.k;
         int8_t *src = malloc((size_t)(n * k)), *back = malloc((size_t)(n * k)), row[64];
         for (int64_t i = 0; i < n * k; i++) src[i] = (int8_t)(i * 37 % 255 - 127);
         for (int l = Q8_LAYOUT_PLAIN; l < Q8_LAYOUT_COUNT; l++) {
-            size_t bytes = q8_layout_bytes((q8_layout)l, n, k);
+            size_t bytes = q8_layout_bytes((q8_layout)l, ws);
             cr_assert_geq(bytes, (size_t)(n * k));
             int8_t *packed = malloc(bytes);
-            q8_layout_pack((q8_layout)l, src, n, k, packed);
-            cr_assert(q8_layout_padding_zero((q8_layout)l, packed, n, k));
-            q8_layout_unpack((q8_layout)l, packed, n, k, back);
+            q8_layout_pack((q8_layout)l, src, ws, packed);
+            cr_assert(q8_layout_padding_zero((q8_layout)l, packed, ws));
+            q8_layout_unpack((q8_layout)l, packed, ws, back);
             cr_assert(memcmp(src, back, (size_t)(n * k)) == 0, "%s %lldx%lld",
                       q8_layout_name((q8_layout)l), (long long)n, (long long)k);
-            q8_layout_row((q8_layout)l, packed, n, k, n - 1, row);
+            q8_layout_row((q8_layout)l, packed, ws, n - 1, row);
             cr_assert(memcmp(row, src + (n - 1) * k, (size_t)k) == 0);
             if (bytes > (size_t)(n * k)) { /* a padding byte set is seen */
                 int8_t *u = malloc((size_t)(n * k));
                 memset(u, 0, (size_t)(n * k));
-                q8_layout_unpack((q8_layout)l, packed, n, k, u);
+                q8_layout_unpack((q8_layout)l, packed, ws, u);
                 bool found = false;
                 for (size_t b = 0; b < bytes && !found; b++) {
                     packed[b] ^= 1;
-                    q8_layout_unpack((q8_layout)l, packed, n, k, back);
+                    q8_layout_unpack((q8_layout)l, packed, ws, back);
                     if (memcmp(u, back, (size_t)(n * k)) == 0) {
-                        cr_assert(!q8_layout_padding_zero((q8_layout)l, packed, n, k));
+                        cr_assert(!q8_layout_padding_zero((q8_layout)l, packed, ws));
                         found = true;
                     }
                     packed[b] ^= 1;
@@ -297,12 +300,13 @@ Test(layouts, version_4_runs_as_version_3) {
  * its weight scales in 16 bits; written again as version 6 (float32
  * scales) it gives the same outputs byte for byte: the widened scales are
  * the floats quantize chose. This q8's seed (tiny.q8, this version) and
- * the same graph written as version 7 give the same outputs, and so does
- * version 8's seed (tiny_v8.q8). */
+ * the same graph written as version 7 give the same outputs, and so do
+ * version 8's and 9's seeds (tiny_v8.q8, tiny_v9.q8). */
 Test(layouts, scales16_run_as_float32_scales) {
     const char *now = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v7.q8";
     const char *v8 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny.q8";
     const char *old8 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v8.q8";
+    const char *old9 = Q8_SOURCE_DIR "/tests/fuzz/seeds_q8/tiny_v9.q8";
     size_t len, len6;
     uint8_t *buf = (uint8_t *)q8t_slurp(now, &len), *b6;
     uint32_t ver;
@@ -353,6 +357,8 @@ Test(layouts, scales16_run_as_float32_scales) {
     q8_memory_info mold;
     run_tiny(old8, x, yold, &mold);
     cr_assert(memcmp(y8, yold, sizeof y8) == 0, "the version 8 seed");
+    run_tiny(old9, x, yold, &mold);
+    cr_assert(memcmp(y8, yold, sizeof y8) == 0, "the version 9 seed");
     q8_meta_free(&meta8);
     q8_graph_free(g8);
     free(buf8);

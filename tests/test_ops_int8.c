@@ -1760,6 +1760,7 @@ Test(igemm, epilogue_every_shift) {
 #include "layout.h"
 #include "model.h"
 #include "qconv_im2col.h"
+#include "q8file.h"
 
 /* check_conv with the given activations (y_scale 0: float32 output). */
 static void check_conv_acts(conv_case c, uint64_t seed, const qattrs *acts, int n_acts) {
@@ -2771,10 +2772,10 @@ static void *conv_session_own(conv_case *c, const char *path, q8_layout l, bool 
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     for (int i = 0; l != Q8_LAYOUT_PLAIN && i < g->n_tensors; i++) {
         q8_tensor *t = g->tensors[i];
-        int64_t n, k;
-        if (strcmp(t->name, "w") || !q8_layout_nk(t, &n, &k)) continue;
-        int8_t *laid = q8_aligned_alloc(q8_layout_bytes(l, n, k));
-        q8_layout_pack(l, t->data, n, k, laid);
+        q8_wshape ws;
+        if (strcmp(t->name, "w") || !q8_layout_shape(t, &ws)) continue;
+        int8_t *laid = q8_aligned_alloc(q8_layout_bytes(l, ws));
+        q8_layout_pack(l, t->data, ws, laid);
         q8_tensor_free_data(t);
         t->data = laid;
         t->owns_data = true;
@@ -2949,6 +2950,148 @@ Test(qconv, depthwise_rows4_read_in_place) {
     conv_free(&c);
 }
 
+/* Stride-1 convs whose weights taps4 pads by at most 1/8 run as the
+ * implicit conv (kernels/cpu/qconv_implicit.h): a padded, 4-channel
+ * interleaved copy of X read in place by the AVX-512 tile (packed block by
+ * block for the other kernels), the padded width computed and dropped.
+ * Awkward shapes: rows narrower than a vector (a 16-lane vector spans up to
+ * 16 grid rows), one output column, channels not a multiple of 4, groups,
+ * dilation, asymmetric and all-padding rows, 1-D, two images. */
+Test(qconv, implicit_stride_one) {
+    const conv_case cases[] = {
+        {.what = "implicit 9x1 pad 4, C=16 M=13, 14x5 (grid rows of 5)", .nsp = 2, .N = 2,
+         .C = 16, .H = 14, .W = 5, .M = 13, .KH = 9, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .group = 1, .pads = {4, 0, 4, 0}, .bias = true},
+        {.what = "implicit 3x3 valid, C=20 M=7, 19x35", .nsp = 2, .N = 1, .C = 20, .H = 19,
+         .W = 35, .M = 7, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1},
+        {.what = "implicit 9x1 one output column, C=8 M=6, 12x1", .nsp = 2, .N = 1, .C = 8,
+         .H = 12, .W = 1, .M = 6, .KH = 9, .KW = 1, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .group = 1, .bias = true},
+        {.what = "implicit 5x5 asymmetric pads, C=12 M=40, 9x60", .nsp = 2, .N = 1, .C = 12,
+         .H = 9, .W = 60, .M = 40, .KH = 5, .KW = 5, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .group = 1, .pads = {2, 1, 1, 3}, .bias = true},
+        {.what = "implicit group 2, Cg=18 (cp 20), 3x3 pad (5,1), 4x33", .nsp = 2, .N = 2,
+         .C = 36, .H = 4, .W = 33, .M = 10, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1,
+         .group = 2, .pads = {5, 1, 5, 1}, .bias = true},
+        {.what = "implicit 1-D k9 pad 4, C=8 M=9, 130", .nsp = 1, .N = 1, .C = 8, .W = 130,
+         .M = 9, .KW = 9, .sw = 1, .dw = 1, .group = 1, .pads = {0, 4, 0, 4}, .bias = true},
+        {.what = "implicit 3x3 pad 1, C=64 M=70, 33x61 (many panels)", .nsp = 2, .N = 1,
+         .C = 64, .H = 33, .W = 61, .M = 70, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1,
+         .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        conv_case c = cases[i];
+        conv_setup(&c, 40 + i);
+        cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_TAPS4, "%s", c.what);
+        conv_free(&c);
+        check_conv(cases[i], 40 + i);
+    }
+    /* not the implicit conv (stored and run as before): taps4 would pad C=10
+     * by a fifth; rows of 64 (the im2col's panels fit them); 3 taps; rows
+     * of 19 for 17 outputs (2/19 of the work dropped); a dilation */
+    const conv_case others[] = {
+        {.what = "C=10", .nsp = 2, .N = 1, .C = 10, .H = 6, .W = 33, .M = 4, .KH = 3, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1},
+        {.what = "OW=64", .nsp = 2, .N = 1, .C = 16, .H = 6, .W = 64, .M = 4, .KH = 3, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}},
+        {.what = "3 taps", .nsp = 2, .N = 1, .C = 16, .H = 6, .W = 33, .M = 4, .KH = 1, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {0, 1, 0, 1}},
+        {.what = "W=17", .nsp = 2, .N = 1, .C = 16, .H = 6, .W = 17, .M = 4, .KH = 3, .KW = 3,
+         .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}},
+        {.what = "dilation 2", .nsp = 2, .N = 1, .C = 16, .H = 9, .W = 90, .M = 4, .KH = 3,
+         .KW = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2, .group = 1, .pads = {2, 2, 2, 2}},
+    };
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        conv_case c = others[i];
+        conv_setup(&c, 50 + i);
+        q8_layout l = conv_stored_layout(&c);
+        cr_assert(l == Q8_LAYOUT_PLAIN || l == Q8_LAYOUT_ROWS4, "%s: %s", c.what,
+                  q8_layout_name(l));
+        conv_free(&c);
+    }
+}
+
+/* The implicit conv reads taps4 weights in place: its session holds fewer
+ * weight bytes than one given plain weights (which it packs into taps4),
+ * and every kernel gives the same bytes from either. */
+Test(qconv, implicit_reads_taps4_in_place) {
+    conv_case c = {.what = "imp", .nsp = 2, .N = 1, .C = 32, .H = 12, .W = 33, .M = 24, .KH = 3,
+                   .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1,
+                   .pads = {1, 1, 1, 1}, .bias = true};
+    conv_setup(&c, 61);
+    c.qa = k_acts[1]; /* int8 output */
+    size_t n = (size_t)(c.M * c.OH * c.OW), wb_plain, wb_taps;
+    void *y_plain = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb_plain);
+    void *y_taps = conv_session(&c, NULL, Q8_LAYOUT_TAPS4, &wb_taps);
+    cr_assert(memcmp(y_plain, y_taps, n) == 0);
+    for (int p = 0; p < N_PATHS; p++) {
+        if (!q8_igemm_path_supported(k_paths[p])) continue;
+        size_t wb;
+        void *y = conv_session(&c, q8_igemm_path_name(k_paths[p]), Q8_LAYOUT_TAPS4, &wb);
+        cr_assert(memcmp(y_plain, y, n) == 0, "path %s", q8_igemm_path_name(k_paths[p]));
+        cr_assert_eq(wb, wb_taps, "path %s: a packed copy", q8_igemm_path_name(k_paths[p]));
+        free(y);
+    }
+    cr_assert_geq(wb_plain, wb_taps + (size_t)(c.M * c.C * 9), "plain %zu, taps4 %zu", wb_plain,
+                  wb_taps);
+    free(y_plain);
+    free(y_taps);
+    conv_free(&c);
+}
+
+/* A file from before version 10 stores an implicit conv's weight as the
+ * old rule said (rows4 here: K = 162): it loads, laid out again as taps4,
+ * and gives the bytes of a session on taps4 weights. */
+Test(qconv, version_9_rows4_weight_is_laid_out_again) {
+    conv_case c = {.what = "v9", .nsp = 2, .N = 1, .C = 18, .H = 9, .W = 33, .M = 5, .KH = 3,
+                   .KW = 3, .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1,
+                   .pads = {1, 1, 1, 1}, .bias = true};
+    conv_setup(&c, 62);
+    c.qa = k_acts[1];
+    size_t wb_taps;
+    void *want = conv_session(&c, NULL, Q8_LAYOUT_TAPS4, &wb_taps);
+    q8_graph *g = conv_build(&c, NULL);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_tensor *w = g->tensors[q8_graph_find(g, "w")];
+    q8_wshape ws;
+    cr_assert(q8_layout_shape(w, &ws));
+    int8_t *rows = q8_aligned_alloc(q8_layout_bytes(Q8_LAYOUT_ROWS4, ws));
+    q8_layout_pack(Q8_LAYOUT_ROWS4, w->data, ws, rows);
+    q8_tensor_free_data(w);
+    w->data = rows;
+    w->owns_data = true;
+    w->layout = Q8_LAYOUT_ROWS4;
+    uint8_t *buf;
+    size_t len;
+    cr_assert_eq(q8_file_encode_version(g, NULL, 9, &buf, &len, &err), Q8_OK, "%s", err.msg);
+    q8_graph_free(g);
+    char *dir = q8t_tmpdir("implicit"), path[512];
+    snprintf(path, sizeof path, "%s/v9.q8", dir);
+    q8t_write_file(path, buf, len);
+    free(buf);
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_session_options so = {.n_threads = 2, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_model_load(path, NULL, &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(m->g->tensors[q8_graph_find(m->g, "w")]->layout, Q8_LAYOUT_TAPS4);
+    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *x = m->g->tensors[m->g->inputs[0]];
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, c.x, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_tensor_info info;
+    const void *y;
+    cr_assert_eq(q8_session_output(s, 0, &info, &y, &err), Q8_OK, "%s", err.msg);
+    cr_assert(memcmp(y, want, (size_t)(c.M * c.OH * c.OW)) == 0);
+    q8_session_free(s);
+    q8_model_free(m);
+    free(want);
+    conv_free(&c);
+    q8t_rm_rf(dir);
+    free(dir);
+}
+
 /* A 1x1 conv on one pixel with few output channels (squeeze-excite): the
  * GEMM reads its plain weights in place as rows instead of packing a copy
  * padded to 16 lanes (which the file would not store: > 1/8 padding). */
@@ -2959,7 +3102,7 @@ Test(qconv, few_channels_one_pixel_reads_plain_rows) {
     c.qa = k_acts[1]; /* int8 output */
     size_t wb;
     void *y = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb);
-    size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, c.M, c.C);
+    size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, (q8_wshape){c.M, c.C, 1});
     cr_assert_lt(wb - plain - 4 * (size_t)c.M, lanes, "%zu weight bytes: a packed copy", wb);
     cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_PLAIN);
     free(y);

@@ -107,9 +107,9 @@ static q8_graph *sample_graph(void) {
     q8_tensor_set_shape(lt, Q8_I8, ld, 2);
     int8_t plain[15];
     for (int i = 0; i < 15; i++) plain[i] = (int8_t)(i - 7);
-    lt->data = q8_aligned_alloc(q8_layout_bytes(Q8_LAYOUT_LANES16, 3, 5));
+    lt->data = q8_aligned_alloc(q8_layout_bytes(Q8_LAYOUT_LANES16, (q8_wshape){3, 5, 1}));
     lt->owns_data = true;
-    q8_layout_pack(Q8_LAYOUT_LANES16, plain, 3, 5, lt->data);
+    q8_layout_pack(Q8_LAYOUT_LANES16, plain, (q8_wshape){3, 5, 1}, lt->data);
     lt->layout = Q8_LAYOUT_LANES16;
     int in6[6] = {x, w, -1, s8, ii, lw};
     q8_node_set_io(n, in6, 6, out, 1, NULL);

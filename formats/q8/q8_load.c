@@ -11,6 +11,27 @@
 #include "q8file.h"
 #include "shapes.h"
 
+/* t's values in layout l, in memory of their own. */
+static q8_status relayout(q8_tensor *t, q8_layout l, q8_error *err) {
+    q8_wshape ws;
+    if (!q8_layout_shape(t, &ws)) return Q8_OK;
+    const void *plain;
+    void *tmp;
+    Q8_TRY(q8_tensor_plain(t, &plain, &tmp, err));
+    int8_t *laid = q8_aligned_alloc(q8_layout_bytes(l, ws));
+    if (!laid) {
+        q8_aligned_free(tmp);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory laying out '%s'", t->name);
+    }
+    q8_layout_pack(l, plain, ws, laid);
+    q8_aligned_free(tmp);
+    q8_tensor_free_data(t);
+    t->data = laid;
+    t->owns_data = true;
+    t->layout = (uint8_t)l;
+    return Q8_OK;
+}
+
 /* A .q8 file: map it, parse, then resolve ops and check every shape again;
  * the shapes the file states must agree with what inference derives. */
 static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model **out,
@@ -57,11 +78,15 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
         }
     }
     /* A weight stored in a kernel layout must be read by kernels that read
-     * that layout (everything else reads constants plain). */
+     * that layout (everything else reads constants plain). One exception:
+     * files from before version 10 store rows4 for the convs that read
+     * taps4 now; those are laid out again, into memory of their own. */
     for (int i = 0; s == Q8_OK && i < g->n_tensors; i++) {
-        const q8_tensor *t = g->tensors[i];
+        q8_tensor *t = g->tensors[i];
         q8_layout want = t->layout != Q8_LAYOUT_PLAIN ? q8_layout_for_cpu(g, i) : Q8_LAYOUT_PLAIN;
-        if (want != t->layout)
+        if (want == Q8_LAYOUT_TAPS4 && t->layout == Q8_LAYOUT_ROWS4)
+            s = relayout(t, want, err);
+        else if (want != t->layout)
             s = q8_fail(err, Q8_ERR_FORMAT, "tensor '%s': stored in layout %s, but the nodes "
                         "that read it read layout %s", t->name,
                         q8_layout_name((q8_layout)t->layout), q8_layout_name(want));
@@ -75,18 +100,7 @@ static q8_status load_q8(const char *path, const q8_load_options *opts, q8_model
         q8_tensor *t = g->tensors[i];
         q8_layout want = t->owns_data && t->layout == Q8_LAYOUT_PLAIN ? q8_layout_to_store(g, i)
                                                                       : Q8_LAYOUT_PLAIN;
-        int64_t wn, wk;
-        if (want == Q8_LAYOUT_PLAIN || !q8_layout_nk(t, &wn, &wk)) continue;
-        int8_t *laid = q8_aligned_alloc(q8_layout_bytes(want, wn, wk));
-        if (!laid) {
-            s = q8_fail(err, Q8_ERR_NOMEM, "out of memory laying out '%s'", t->name);
-            break;
-        }
-        q8_layout_pack(want, t->data, wn, wk, laid);
-        q8_tensor_free_data(t);
-        t->data = laid;
-        t->owns_data = true;
-        t->layout = (uint8_t)want;
+        if (want != Q8_LAYOUT_PLAIN) s = relayout(t, want, err);
     }
     free(dims);
     free(ndim);

@@ -66,16 +66,16 @@ static int64_t count_nonzero(const uint8_t *d, int64_t numel, size_t es) {
  * bitmask-encoded; the loader lays them out (counted in weights_bytes). */
 static bool put_laid_out(q8_wbuf *data, const q8_tensor *t, q8_layout l, uint64_t *off,
                          uint64_t *size) {
-    int64_t n, k;
-    bool ok = q8_layout_nk(t, &n, &k);
+    q8_wshape ws;
+    bool ok = q8_layout_shape(t, &ws);
     Q8_ASSERT(ok);
-    size_t bytes = q8_layout_bytes(l, n, k);
+    size_t bytes = q8_layout_bytes(l, ws);
     if (!q8_wbuf_align(data, Q8_FILE_ALIGN)) return false;
     *off = data->len;
     *size = bytes;
     if (!q8_wbuf_zeros(data, bytes)) return false;
     if (t->layout == l) memcpy(data->p + *off, t->data, bytes);
-    else q8_layout_pack(l, t->data, n, k, (int8_t *)data->p + *off);
+    else q8_layout_pack(l, t->data, ws, (int8_t *)data->p + *off);
     return true;
 }
 
@@ -164,6 +164,17 @@ typedef struct store_rules {
 static bool put_tensor_data(q8_wbuf *data, const q8_tensor *t, q8_layout want,
                             const store_rules *r, uint8_t *enc, uint8_t *layout, uint64_t *off,
                             uint64_t *size) {
+    q8_layout as = t->layout != Q8_LAYOUT_PLAIN ? (q8_layout)t->layout : want;
+    if (r->version < 10 && as == Q8_LAYOUT_TAPS4) {
+        /* taps4 is version 10's: an older file gets the weight plain */
+        q8_tensor plain = *t;
+        void *tmp;
+        if (q8_tensor_plain(t, (const void **)&plain.data, &tmp, NULL) != Q8_OK) return false;
+        plain.layout = Q8_LAYOUT_PLAIN;
+        bool ok = put_tensor_data(data, &plain, Q8_LAYOUT_PLAIN, r, enc, layout, off, size);
+        q8_aligned_free(tmp);
+        return ok;
+    }
     const bool compact = r->compact;
     const int deflate = r->deflate;
     int64_t numel = q8_tensor_numel(t);
@@ -811,21 +822,23 @@ static q8_status expand_varints(q8_tensor *t, const uint8_t *src, uint64_t size,
 
 /* A weight stored in a kernel layout (version 3): int8, dense, 64-byte
  * aligned, of that layout's size, padding zero. */
-static q8_status check_layout(const q8_tensor *t, uint8_t layout, uint8_t enc, uint64_t off,
+static q8_status check_layout(const q8_tensor *t, uint32_t version, uint8_t layout, uint8_t enc, uint64_t off,
                               uint64_t size, const uint8_t *p, q8_error *err) {
-    int64_t n, k;
-    if (layout >= Q8_LAYOUT_COUNT) return BAD("tensor '%s': unknown layout %u", t->name, layout);
-    if (t->dtype != Q8_I8 || enc != Q8_ENC_DENSE || !q8_layout_nk(t, &n, &k))
+    q8_wshape ws;
+    /* taps4 is version 10's */
+    if (layout >= Q8_LAYOUT_COUNT || (layout == Q8_LAYOUT_TAPS4 && version < 10))
+        return BAD("tensor '%s': unknown layout %u", t->name, layout);
+    if (t->dtype != Q8_I8 || enc != Q8_ENC_DENSE || !q8_layout_shape(t, &ws))
         return BAD("tensor '%s': layout %s needs dense int8 data of at least one element",
                    t->name, q8_layout_name((q8_layout)layout));
     if (off % Q8_FILE_ALIGN)
         return BAD("tensor '%s': %s data at offset %llu is not 64-byte aligned", t->name,
                    q8_layout_name((q8_layout)layout), (unsigned long long)off);
-    if (size != q8_layout_bytes((q8_layout)layout, n, k))
+    if (size != q8_layout_bytes((q8_layout)layout, ws))
         return BAD("tensor '%s': %llu data bytes, its shape in layout %s needs %zu", t->name,
                    (unsigned long long)size, q8_layout_name((q8_layout)layout),
-                   q8_layout_bytes((q8_layout)layout, n, k));
-    if (!q8_layout_padding_zero((q8_layout)layout, (const int8_t *)p, n, k))
+                   q8_layout_bytes((q8_layout)layout, ws));
+    if (!q8_layout_padding_zero((q8_layout)layout, (const int8_t *)p, ws))
         return BAD("tensor '%s': non-zero padding in layout %s", t->name,
                    q8_layout_name((q8_layout)layout));
     return Q8_OK;
@@ -925,7 +938,7 @@ static q8_status read_tensor(q8_rbuf *r, q8_graph *g, section data, uint32_t ver
             return BAD("tensor '%s': data at offset %llu is not %zu-byte aligned", t->name,
                        (unsigned long long)off, align);
         if (layout != Q8_LAYOUT_PLAIN) {
-            Q8_TRY(check_layout(t, layout, enc, off, size, data.p + off, err));
+            Q8_TRY(check_layout(t, version, layout, enc, off, size, data.p + off, err));
             t->data = (void *)(data.p + off); /* used in place, in the kernels' layout */
             t->owns_data = false;
             t->layout = layout;

@@ -16,8 +16,9 @@
  * as a layout mismatch: the bump makes it a version refusal instead), 7
  * quantization scales in 16 bits where they fit (scale16.h), 8 deflated
  * constants (Q8_ENC_DEFLATE), 9 bitmask data at any offset (expanded at
- * load, never read in place: its 64-byte alignment bought nothing) */
-#define Q8_FILE_VERSION 9
+ * load, never read in place: its 64-byte alignment bought nothing), 10
+ * the taps4 layout (implicit INT8 convs' weights) */
+#define Q8_FILE_VERSION 10
 #define Q8_FILE_VERSION_MIN 2 /* read; 1: before explicit codes (2026-11-23), refused */
 #define Q8_FILE_HEADER_SIZE 64
 #define Q8_FILE_ALIGN 64

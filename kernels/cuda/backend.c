@@ -454,11 +454,15 @@ static size_t plan_scratch(const q8_graph *g, int i, void *ctx) {
 static q8_status upload_rows(cu_ctx *c, const cu_upload *u, q8_error *err) {
     int64_t step = (int64_t)(c->chunk_max / (size_t)u->kp);
     Q8_ASSERT(step >= 1);
+    /* the tensor's own shape (taps4 reads its taps) when the rows are it */
+    q8_wshape ws;
+    if (!q8_layout_shape(u->rows, &ws) || ws.n != u->n || ws.k != u->k)
+        ws = (q8_wshape){u->n, u->k, 1};
     for (int64_t j0 = 0; j0 < u->n_pad; j0 += step) {
         int64_t j1 = j0 + step < u->n_pad ? j0 + step : u->n_pad;
         memset(c->chunk, 0, (size_t)((j1 - j0) * u->kp));
         for (int64_t j = j0; j < j1 && j < u->n; j++)
-            q8_layout_row(u->rows->layout, u->rows->data, u->n, u->k, j,
+            q8_layout_row(u->rows->layout, u->rows->data, ws, j,
                           c->chunk + (j - j0) * u->kp);
         Q8_TRY(copy_h2d(c, c->weights + u->dev_off + j0 * u->kp, c->chunk,
                         (size_t)((j1 - j0) * u->kp), err));

@@ -3,7 +3,7 @@
 # quantize: a tiny Conv + Relu + Gemm model (python3-onnx), dense and 50%
 # pruned, a wider pruned MLP (compressed weight encodings), and an If model,
 # calibrated on 4 seeded random samples. Run after a format change.
-# tiny_v2.q8, tiny_v3.q8, tiny_v4.q8, tiny_v6.q8, tiny_v7.q8 and tiny_v8.q8 are older versions of tiny.q8, kept (not made
+# tiny_v2.q8, tiny_v3.q8, tiny_v4.q8, tiny_v6.q8, tiny_v7.q8, tiny_v8.q8 and tiny_v9.q8 are older versions of tiny.q8, kept (not made
 # here) so that old files stay tested (tests/test_layouts.c).
 #   tests/fuzz/make_q8_seeds.sh [BUILD_DIR]
 set -euo pipefail

@@ -64,19 +64,22 @@ static q8_ig_kernel kernel_for(q8_igemm_path p) {
     switch (q8_igemm_resolve(p)) {
 #if defined(__x86_64__) || defined(__i386__)
     case Q8_IGEMM_AVX2:
-        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2};
+        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2, NULL, NULL};
     case Q8_IGEMM_AVXVNNI:
-        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni};
+        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni, NULL,
+                              NULL};
     case Q8_IGEMM_AVX512VNNI:
         return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
-                              q8_ig_tile_epi_avx512vnni};
+                              q8_ig_tile_epi_avx512vnni, q8_ig_tile_imp_avx512vnni,
+                              q8_ig_tile_imp_epi_avx512vnni};
 #endif
 #if defined(__aarch64__)
-    case Q8_IGEMM_NEONDOT: return (q8_ig_kernel){4, 1, q8_ig_tile_neondot, q8_ig_epi_neon, NULL};
+    case Q8_IGEMM_NEONDOT:
+        return (q8_ig_kernel){4, 1, q8_ig_tile_neondot, q8_ig_epi_neon, NULL, NULL, NULL};
     case Q8_IGEMM_NEONI8MM:
-        return (q8_ig_kernel){4, 1, q8_ig_tile_neoni8mm, q8_ig_epi_neon, NULL};
+        return (q8_ig_kernel){4, 1, q8_ig_tile_neoni8mm, q8_ig_epi_neon, NULL, NULL, NULL};
 #endif
-    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL};
+    default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL, NULL, NULL};
     }
 }
 
@@ -354,16 +357,39 @@ typedef struct ig_ctx {
     size_t esize;
 } ig_ctx;
 
+/* Row i's columns [j0, j0 + nj) of a grid of rows of vrow (q8_igemm_args):
+ * each grid row's first vcols columns to their output, one epilogue call
+ * per grid row. */
+static void vrow_epi(const ig_ctx *c, int64_t i, const int32_t *row, int64_t j0, int64_t nj,
+                     int64_t ch0) {
+    const q8_igemm_args *a = c->a;
+    for (int64_t j = j0; j < j0 + nj;) {
+        int64_t gr = j / a->vrow, col = j % a->vrow, end = j0 + nj - j;
+        int64_t n = a->vcols - col < end ? a->vcols - col : end;
+        if (n > 0) {
+            char *out = (char *)a->out + (i * a->ldo + gr * a->vcols + col) * (int64_t)c->esize;
+            c->k.epi(a->epi, row + (j - j0), n, ch0, out);
+        }
+        j += a->vrow - col;
+    }
+}
+
 static void ig_range(void *p, int64_t b, int64_t e, int t) {
     const ig_ctx *c = p;
     q8_igemm_args la = *c->a; /* lanes repointed at this thread's block */
     const q8_igemm_args *a = &la;
     const q8_epilogue *ep = a->epi;
     _Alignas(64) int32_t tile[MAX_MR * 64];
-    bool fused = c->k.tile_epi && !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL;
+    /* lanes in place (the implicit conv) where the kernel reads them so */
+    bool imp = a->lane_off && c->k.tile_imp;
+    bool fused = !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL &&
+                 (imp ? c->k.tile_imp_epi != NULL : c->k.tile_epi && !a->vrow);
+    q8_ig_tile_fn tile_fn = imp ? c->k.tile_imp : c->k.tile;
+    q8_ig_tile_epi_fn epi_fn = imp ? c->k.tile_imp_epi : c->k.tile_epi;
     /* this thread's block, behind a header saying which one it holds (kept
      * across the chunks the thread takes: a block is made once per thread) */
-    uint8_t *head = a->lanes_pack ? a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K) : NULL;
+    uint8_t *head = a->lanes_pack && !imp ? a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)
+                                          : NULL;
     uint8_t *block = head ? head + 64 : NULL;
     int64_t have = head ? *(const int64_t *)head : -1;
     for (int64_t it = b; it < e; it++) {
@@ -384,10 +410,10 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
             la.lanes = (const uint8_t *)((uintptr_t)block -
                                          (uintptr_t)p0 * Q8_IG_LANES * (uintptr_t)q8_ig_kpad(a->K));
         if (fused) {
-            c->k.tile_epi(a, i0, mr, p0, np);
+            epi_fn(a, i0, mr, p0, np);
             continue;
         }
-        c->k.tile(a, i0, mr, p0, np, tile);
+        tile_fn(a, i0, mr, p0, np, tile);
         int64_t j0 = p0 * Q8_IG_LANES;
         int64_t nj = a->J - j0 < np * Q8_IG_LANES ? a->J - j0 : np * Q8_IG_LANES;
         for (int r = 0; r < mr; r++) {
@@ -400,6 +426,10 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
                 for (int64_t j = 0; j < nj; j++) row[j] = (int32_t)((uint32_t)row[j] + ir);
             int64_t ch0 = q8_epi_ch0(ep, i0 + r, j0);
             if (ep->chan != Q8_CH_ONE) ch0 += a->chan_offset;
+            if (a->vrow) {
+                vrow_epi(c, i0 + r, row, j0, nj, ch0);
+                continue;
+            }
             char *out = (char *)a->out + ((i0 + r) * a->ldo + j0) * (int64_t)c->esize;
             c->k.epi(ep, row, nj, ch0, out);
         }
@@ -414,7 +444,8 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
     c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
     int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
-    for (int t = 0; a->lanes_pack && t < q8_pool_size(pool); t++) /* no block made yet */
+    for (int t = 0; a->lanes_pack && !(a->lane_off && c.k.tile_imp) && t < q8_pool_size(pool);
+         t++) /* no block made yet */
         *(int64_t *)(a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)) = -1;
     q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
 }

@@ -107,6 +107,17 @@ typedef struct q8_igemm_args {
     void (*lanes_pack)(const void *ctx, int64_t p0, int64_t np, uint8_t *dst);
     const void *lanes_pack_ctx;
     uint8_t *lanes_scratch;
+    /* Optional (vrow > 0): the columns are a grid of rows of vrow, of which
+     * the first vcols are outputs; column j goes to out + i * ldo +
+     * (j / vrow) * vcols + j % vrow and the others are dropped (the
+     * implicit conv computes its padded width, qconv_implicit.h). Rows must
+     * be channels (Q8_CH_ROW or Q8_CH_ONE) and init_col NULL. */
+    int64_t vrow, vcols;
+    /* Optional: the lanes read in place, chunk g of panel p at lanes + p x
+     * 64 + lane_off[g] (the implicit conv's copy of X), by the kernels that
+     * have such a tile (q8_ig_kernel.tile_imp); the others get them packed
+     * by lanes_pack, which must then be set too. */
+    const int64_t *lane_off;
 } q8_igemm_args;
 
 /* Bytes of one thread's block of lanes for lanes_pack: a 64-byte header
@@ -152,6 +163,10 @@ typedef struct q8_ig_kernel {
     q8_ig_tile_fn tile;
     q8_ig_epi_fn epi;
     q8_ig_tile_epi_fn tile_epi;     /* optional */
+    /* optional: the same two reading lanes in place (lane_off); tile_imp_epi
+     * also maps the columns when vrow is set */
+    q8_ig_tile_fn tile_imp;
+    q8_ig_tile_epi_fn tile_imp_epi;
 } q8_ig_kernel;
 
 void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np, int32_t *tile);
@@ -172,6 +187,10 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
 void q8_ig_epi_avx512(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0,
                       void *out);
 void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np);
+void q8_ig_tile_imp_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                               int32_t *tile);
+void q8_ig_tile_imp_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0,
+                                   int np);
 #endif
 #if defined(__aarch64__)
 void q8_ig_tile_neondot(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,

@@ -14,6 +14,7 @@
 #include "ops/qconv.h"
 #include "qconv_dw.h"
 #include "qconv_im2col.h"
+#include "qconv_implicit.h"
 #include "qepi.h"
 #include "qop_util.h"
 
@@ -30,6 +31,8 @@ typedef struct qconv_prep {
     bool lanes_blocks;          /* lanes_vbmi / lanes_sub made block by block in the GEMM */
     bool gemv;                  /* one output pixel, direct, one group: the images are the
                                  * GEMM rows and the weights (packed as lanes) its columns */
+    bool implicit;              /* stride 1: lanes from a padded NC4HW4 copy of X
+                                 * (qconv_implicit.h), weights TAPS4 */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
     q8_qepi epi;
@@ -38,9 +41,17 @@ typedef struct qconv_prep {
     size_t off_w, off_init;     /* weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
     size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
+    size_t off_ioff;            /* implicit: imp.G chunk offsets (int64) */
     size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
                                  * fits; 0: none (every other conv leaves it out) */
 } qconv_prep;
+
+/* Bytes of a weight row as the GEMM reads it: kpad(K), or taps x cp for
+ * the implicit conv (TAPS4). */
+static int64_t row_bytes(const q8_qconv_params *p, bool implicit) {
+    if (!implicit) return q8_ig_kpad(p->K);
+    return p->geo.KH * p->geo.KW * q8_ig_kpad(p->Cg);
+}
 
 static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                                q8_error *err) {
@@ -71,12 +82,17 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     }
     c.direct = geo->KH == 1 && geo->KW == 1 && geo->sh == 1 && geo->sw == 1 && !geo->pt &&
                !geo->pl && !geo->pb && !geo->pr;
+    c.gemv = !c.depthwise && q8_qconv_gemv(p);
+    c.implicit = !c.depthwise && !c.gemv && q8_qconv_implicit(p);
+    q8_qimp imp;
+    q8_qimp_plan(&imp, geo, p->Cg);
+    int64_t kw_rows = row_bytes(p, c.implicit);
     /* the packed lanes made straight from X: AVX-512 VNNI's GEMM, VBMI's permutes */
-    bool from_x = !c.depthwise && !c.direct &&
+    bool from_x = !c.depthwise && !c.direct && !c.implicit &&
                   q8_igemm_resolve(c.path) == Q8_IGEMM_AVX512VNNI && q8_qdw_has_vbmi();
     c.lanes_vbmi = from_x && q8_qconv_lanes_vbmi_ok(geo);
     c.lanes_sub = from_x && !c.lanes_vbmi && q8_qconv_lanes_sub_ok(geo);
-    c.lanes_runs = !c.depthwise && !c.direct && !c.lanes_vbmi && !c.lanes_sub &&
+    c.lanes_runs = !c.depthwise && !c.direct && !c.implicit && !c.lanes_vbmi && !c.lanes_sub &&
                    q8_qconv_lanes_runs_ok(geo);
     /* An im2col larger than a core's L2 is written to memory and read back
      * by the GEMM: made one block at a time inside the GEMM instead, where
@@ -86,7 +102,6 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
      * 7x7 layers) would make them twice. */
     c.lanes_blocks = (c.lanes_vbmi || c.lanes_sub) &&
                      q8_ig_lanes_bytes(p->P, p->K) > LANES_BLOCKS_MIN;
-    c.gemv = !c.depthwise && q8_qconv_gemv(p);
     c.Hp = geo->H + geo->pt + geo->pb;
     c.Wp = geo->W + geo->pl + geo->pr;
     q8_qepi_init(&c.epi, &p->q.act, p->q.out_i8, p->q.sy, geo->M);
@@ -102,13 +117,14 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     bool dw_kernel = c.off_dw != 0;
     q8_layout mine = c.depthwise ? (ldw == K ? (q8_layout)wt->layout : Q8_LAYOUT_PLAIN)
                      : c.gemv    ? Q8_LAYOUT_LANES16
+                     : c.implicit ? Q8_LAYOUT_TAPS4
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
     size_t w_bytes = in_place || dw_kernel ? 0
                      : c.depthwise          ? (size_t)(geo->M * K)
                      : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
-                                            : q8_ig_rows_bytes(geo->M, K);
+                                            : (size_t)(geo->M * kw_rows);
     /* 64-aligned only where there is something (a header padded to 64 for
      * nothing is most of a small conv's blob) */
     c.off_w = w_bytes ? q8_qop_reserve(&off, w_bytes) : 0;
@@ -118,6 +134,7 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                                                ? sizeof(int64_t) * (size_t)K
                                                : 0);
     c.off_ltab = c.lanes_vbmi ? q8_qop_reserve(&off, (size_t)geo->KW * 64) : 0;
+    c.off_ioff = c.implicit ? q8_qop_reserve(&off, sizeof(int64_t) * (size_t)imp.G) : 0;
     q8_qepi_place(&c.epi, &off);
     const void *wd = wt->data;
     void *tmp = NULL;
@@ -146,10 +163,15 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
     } else {
         /* The im2col side carries the +128: subtract 128 * sum of each row. */
         if (in_place && c.gemv) q8_ig_lanes_sums((const uint8_t *)w, geo->M, K, init);
-        else if (in_place) q8_ig_rows_sums((const uint8_t *)w, geo->M, K, init);
+        else if (in_place) q8_ig_rows_sums((const uint8_t *)w, geo->M, kw_rows, init);
         else if (c.gemv)
             q8_ig_pack_lanes_jk(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init);
-        else q8_ig_pack_rows(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init, NULL);
+        else if (c.implicit) {
+            q8_layout_pack(Q8_LAYOUT_TAPS4, w, (q8_wshape){geo->M, K, geo->KH * geo->KW},
+                           (int8_t *)pk + c.off_w);
+            q8_ig_rows_sums((const uint8_t *)pk + c.off_w, geo->M, kw_rows, init);
+        } else q8_ig_pack_rows(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init, NULL);
+        if (c.implicit) q8_qimp_offsets(&imp, geo, (int64_t *)(pk + c.off_ioff));
         if (c.lanes_vbmi) q8_qconv_lanes_tab(geo, (uint8_t *)pk + c.off_ltab);
         for (int64_t m = 0; m < geo->M; m++)
             init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
@@ -177,6 +199,12 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
         return (size_t)n_threads * (q8_align_up((size_t)(c->Hp * c->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
     if (c->gemv) return q8_ig_rows_bytes(p->geo.N, p->K);
+    if (c->implicit) {
+        q8_qimp imp;
+        q8_qimp_plan(&imp, &p->geo, p->Cg);
+        return q8_align_up(q8_qimp_xbytes(&imp), 64) +
+               (size_t)n_threads * q8_ig_block_bytes(row_bytes(p, true));
+    }
     if (c->lanes_blocks) return (size_t)n_threads * q8_ig_block_bytes(p->K);
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
     return lanes +
@@ -206,6 +234,52 @@ static void sub_block(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
     q8_qconv_lanes_sub_block(v->q, v->Cg, v->x, p0, np, dst);
 }
 #endif
+
+/* The implicit conv's lanes, a block of panels at a time. */
+typedef struct imp_block_ctx {
+    const q8_qimp *m;
+    const uint8_t *xp;
+    const int64_t *off;
+} imp_block_ctx;
+
+static void imp_block(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
+    const imp_block_ctx *v = ctx;
+    q8_qimp_lanes(v->m, v->xp, v->off, p0, np, dst);
+}
+
+/* Each (image, group): X copied padded and 4-channel interleaved, then one
+ * GEMM over OH x Wp columns whose lanes are chunks of it: read in place by
+ * the AVX-512 kernel, copied block by block for the others. */
+static void qconv_implicit_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
+    const q8_qconv_params *p = n->params;
+    const qconv_prep *c = x->prep;
+    const q8_qconv_geom *q = &p->geo;
+    const char *pk = x->prep;
+    size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
+    uint8_t *xp = x->scratch;
+    q8_qimp imp;
+    q8_qimp_plan(&imp, q, p->Cg);
+    int64_t kw_rows = row_bytes(p, true);
+    imp_block_ctx v = {&imp, xp, (const int64_t *)(pk + c->off_ioff)};
+    for (int64_t img = 0; img < q->N; img++)
+        for (int64_t grp = 0; grp < q->group; grp++) {
+            q8_qimp_copy(&imp, q, p->Cg,
+                         (const int8_t *)Q8_IN_PTR(x, n, 0) + (img * q->C + grp * p->Cg) * q->H * q->W,
+                         xp, x->pool);
+            q8_igemm_args a = {
+                .I = p->Mg, .J = imp.J, .K = kw_rows,
+                .rows = qconv_w(c) + (size_t)(grp * p->Mg * kw_rows),
+                .rows_u8 = false,
+                .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg,
+                .epi = e, .chan_offset = grp * p->Mg,
+                .out = (char *)Q8_OUT_PTR(x, n, 0) + (size_t)((img * q->M + grp * p->Mg) * p->P) * es,
+                .ldo = p->P, .lanes = xp, .lane_off = v.off,
+                .lanes_pack = imp_block, .lanes_pack_ctx = &v,
+                .lanes_scratch = xp + q8_align_up(q8_qimp_xbytes(&imp), 64),
+                .vrow = imp.Wp, .vcols = q->OW};
+            q8_igemm(&a, x->pool, c->path);
+        }
+}
 
 static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue *e) {
     const q8_qconv_params *p = n->params;
@@ -333,6 +407,10 @@ static void qconv_run(const q8_exec *x, const q8_node *n) {
     q8_qepi_view(&c->epi, x->prep, c->gemv ? Q8_CH_COL : Q8_CH_ROW, &e);
     if (c->gemv) {
         qconv_gemv_run(x, n, &e);
+        return;
+    }
+    if (c->implicit) {
+        qconv_implicit_run(x, n, &e);
         return;
     }
     if (!c->depthwise) {

@@ -45,12 +45,55 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 #define EPI_UNROLL _Pragma("GCC unroll 4")
 #endif
 
+/* Where the lanes of a vector of columns [j, j + 16) go on a grid of rows
+ * of vrow columns (q8_igemm_args.vrow): a run per grid row they touch (16
+ * at most), each a mask and the element offset of lane 0 from row i's
+ * start; lanes past valid (a mask) are dropped. */
+typedef struct vr_runs {
+    int n;
+    __mmask16 m[16];
+    int64_t at[16];
+} vr_runs;
+
+static inline vr_runs vr_map(const q8_igemm_args *a, int64_t j, __mmask16 valid) {
+    vr_runs v = {0};
+    int64_t gr = j / a->vrow, col = j % a->vrow;
+    for (int64_t l = 0; l < 16; gr++, col = 0) {
+        int64_t len = a->vrow - col; /* lanes to this grid row's end */
+        if (len > 16 - l) len = 16 - l;
+        int64_t n = a->vcols - col < len ? a->vcols - col : len;
+        if (n > 0) {
+            v.m[v.n] = (__mmask16)((((1u << n) - 1) << l) & valid);
+            v.at[v.n++] = gr * a->vcols + col - l;
+        }
+        l += len;
+    }
+    return v;
+}
+
+/* Vector v of a tile row's results to row i of the output: at column j0 +
+ * 16 v under mask m, or mapped (VR). es: element size; store(p, m, y). */
+#define PUT(VR, base, es, v, mv, store)                                                   \
+    do {                                                                                  \
+        if (!(VR)) {                                                                      \
+            store((base) + (j0 + 16 * (v)) * (es), mv);                                   \
+        } else {                                                                          \
+            const vr_runs *vr_ = &vr[v];                                                  \
+            for (int u_ = 0; u_ < vr_->n; u_++)                                           \
+                store((char *)((uintptr_t)(base) + (uintptr_t)(vr_->at[u_] * (es))),      \
+                      vr_->m[u_]);                                                        \
+        }                                                                                 \
+    } while (0)
+
 /* The epilogue of one tile row (output row i = i0 + r, columns from
  * j0 = 16 * p0, nj of them valid) from its accumulators, without a trip
  * through memory: the init_row add, then the per-row requantization / float
- * scale (rows are channels: Q8_CH_ROW, or Q8_CH_ONE). */
+ * scale (rows are channels: Q8_CH_ROW, or Q8_CH_ONE). VR: the columns are
+ * mapped (q8_igemm_args.vrow) as vr[v] says for vector v (the same for every
+ * row: made once a tile; its masks already exclude columns past nj). */
 static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a, int64_t i,
                                                           int64_t j0, int64_t nj, int NP,
+                                                          bool VR, const vr_runs *vr,
                                                           __m512i c0, __m512i c1, __m512i c2,
                                                           __m512i c3) {
     const q8_epilogue *e = a->epi;
@@ -64,7 +107,8 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
     }
     int64_t ch = e->chan == Q8_CH_ONE ? 0 : i + a->chan_offset;
     if (e->kind == Q8_EPI_I8) {
-        int8_t *o = (int8_t *)a->out + i * a->ldo + j0;
+        char *o8 = (char *)a->out + i * a->ldo; /* row i's start */
+        int8_t *o = (int8_t *)o8 + j0;
         int32_t sh = e->shift[ch];
         __m512i y[4];
         if (sh >= 33 && !e->leaky_lut) {
@@ -75,11 +119,14 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
                 if (e->lo > -128) y[v] = _mm512_max_epi32(y[v], r.lo);
                 if (e->hi < 127) y[v] = _mm512_min_epi32(y[v], r.hi);
             }
-            if (NP == 4 && m[3] == 0xffff) {
+            if (!VR && NP == 4 && m[3] == 0xffff) {
                 _mm512_storeu_si512((void *)o, q8v16_pack4_sat(y[0], y[1], y[2], y[3]));
             } else {
-                EPI_UNROLL for (int v = 0; v < NP; v++)
-                    _mm512_mask_cvtsepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
+                EPI_UNROLL for (int v = 0; v < NP; v++) {
+#define ST(p, mk) _mm512_mask_cvtsepi32_storeu_epi8(p, mk, y[v])
+                    PUT(VR, o8, 1, v, m[v], ST);
+#undef ST
+                }
             }
             return;
         }
@@ -95,10 +142,13 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
         }
         if (e->leaky_lut)
             EPI_UNROLL for (int v = 0; v < NP; v++) y[v] = q8v16_leaky(y[v], e->leaky_lut);
-        EPI_UNROLL for (int v = 0; v < NP; v++)
-            _mm512_mask_cvtepi32_storeu_epi8(o + 16 * v, m[v], y[v]);
+        EPI_UNROLL for (int v = 0; v < NP; v++) {
+#define ST(p, mk) _mm512_mask_cvtepi32_storeu_epi8(p, mk, y[v])
+            PUT(VR, o8, 1, v, m[v], ST);
+#undef ST
+        }
     } else if (e->kind == Q8_EPI_F32) {
-        float *o = (float *)a->out + i * a->ldo + j0;
+        char *of = (char *)((float *)a->out + i * a->ldo);
         const __m512 scale = _mm512_set1_ps(e->scale[ch]);
         EPI_UNROLL for (int v = 0; v < NP; v++) {
             __m512 y = _mm512_mul_ps(_mm512_cvtepi32_ps(acc[v]), scale);
@@ -107,33 +157,43 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
             if (e->leaky)
                 y = _mm512_mask_mul_ps(y, _mm512_cmp_ps_mask(y, _mm512_setzero_ps(), _CMP_LT_OQ),
                                        y, _mm512_set1_ps(e->alpha));
-            _mm512_mask_storeu_ps(o + 16 * v, m[v], y);
+#define ST(p, mk) _mm512_mask_storeu_ps(p, mk, y)
+            PUT(VR, of, 4, v, m[v], ST);
+#undef ST
         }
     } else {
-        int32_t *o = (int32_t *)a->out + i * a->ldo + j0;
-        EPI_UNROLL for (int v = 0; v < NP; v++) _mm512_mask_storeu_epi32(o + 16 * v, m[v], acc[v]);
+        char *oi = (char *)((int32_t *)a->out + i * a->ldo);
+        EPI_UNROLL for (int v = 0; v < NP; v++) {
+#define ST(p, mk) _mm512_mask_storeu_epi32(p, mk, acc[v])
+            PUT(VR, oi, 4, v, m[v], ST);
+#undef ST
+        }
     }
 }
 
 #define EPI(r, c0, c1, c2, c3)                                                              \
-    if (MR > r) epi_row(a, i0 + (r), j0, nj, NP, c0, c1, c2, c3);
+    if (MR > r) epi_row(a, i0 + (r), j0, nj, NP, VR, vr, c0, c1, c2, c3);
 
 /* FUSED: the epilogue straight from the accumulators (epi_row) instead of
- * storing them to tile. */
+ * storing them to tile. IMP: the lanes read in place (lane_off), panels 64
+ * bytes apart; the fused epilogue then maps the columns if vrow is set. */
 static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args *a, int64_t i0,
                                                             int64_t p0, int32_t *tile, int MR,
-                                                            int NP, bool U, bool FUSED) {
-    size_t kp = (size_t)q8_ig_kpad(a->K), ps = kp * Q8_IG_LANES;
+                                                            int NP, bool U, bool FUSED,
+                                                            bool IMP) {
+    size_t kp = (size_t)q8_ig_kpad(a->K), ps = IMP ? 64 : kp * Q8_IG_LANES;
     const uint8_t *L = a->lanes + (size_t)p0 * ps, *R = a->rows + (size_t)i0 * kp;
+    const int64_t *off = a->lane_off;
     __m512i c00 = _mm512_setzero_si512(), c01 = c00, c02 = c00, c03 = c00;
     __m512i c10 = c00, c11 = c00, c12 = c00, c13 = c00, c20 = c00, c21 = c00, c22 = c00;
     __m512i c23 = c00, c30 = c00, c31 = c00, c32 = c00, c33 = c00, c40 = c00, c41 = c00;
     __m512i c42 = c00, c43 = c00, c50 = c00, c51 = c00, c52 = c00, c53 = c00;
-    for (size_t k4 = 0; k4 < kp / 4; k4++, L += 64, R += 4) {
-        __m512i l0 = _mm512_loadu_si512((const void *)L), l1 = l0, l2 = l0, l3 = l0;
-        if (NP > 1) l1 = _mm512_loadu_si512((const void *)(L + ps));
-        if (NP > 2) l2 = _mm512_loadu_si512((const void *)(L + 2 * ps));
-        if (NP > 3) l3 = _mm512_loadu_si512((const void *)(L + 3 * ps));
+    for (size_t k4 = 0; k4 < kp / 4; k4++, R += 4) {
+        const uint8_t *Lk = IMP ? L + off[k4] : L + k4 * 64;
+        __m512i l0 = _mm512_loadu_si512((const void *)Lk), l1 = l0, l2 = l0, l3 = l0;
+        if (NP > 1) l1 = _mm512_loadu_si512((const void *)(Lk + ps));
+        if (NP > 2) l2 = _mm512_loadu_si512((const void *)(Lk + 2 * ps));
+        if (NP > 3) l3 = _mm512_loadu_si512((const void *)(Lk + 3 * ps));
         ROW(0, c00, c01, c02, c03)
         ROW(1, c10, c11, c12, c13)
         ROW(2, c20, c21, c22, c23)
@@ -143,6 +203,13 @@ static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args 
     }
     if (FUSED) {
         int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
+        const bool VR = IMP && a->vrow;
+        vr_runs vr[4];
+        for (int v = 0; VR && v < NP; v++) {
+            int64_t n = nj - 16 * v;
+            vr[v] = vr_map(a, j0 + 16 * v,
+                           n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1));
+        }
         EPI(0, c00, c01, c02, c03)
         EPI(1, c10, c11, c12, c13)
         EPI(2, c20, c21, c22, c23)
@@ -161,8 +228,8 @@ static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args 
 
 #define TILE_CASE(MR, NP)                                                                   \
     case MR * 8 + NP:                                                                       \
-        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true, false);                    \
-        else tile_vnni(a, i0, p0, tile, MR, NP, false, false);                              \
+        if (a->rows_u8) tile_vnni(a, i0, p0, tile, MR, NP, true, false, false);             \
+        else tile_vnni(a, i0, p0, tile, MR, NP, false, false, false);                       \
         break;
 #define TILE_ROW(MR) TILE_CASE(MR, 1) TILE_CASE(MR, 2) TILE_CASE(MR, 3) TILE_CASE(MR, 4)
 
@@ -177,12 +244,38 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
 /* The tile with its epilogue: rows are channels (Q8_CH_ROW or Q8_CH_ONE),
  * no init_col, R signed (the QConv / QMatMul orientation). */
 #define FUSED_CASE(MR, NP)                                                                  \
-    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true); break;
+    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true, false); break;
 #define FUSED_ROW(MR) FUSED_CASE(MR, 1) FUSED_CASE(MR, 2) FUSED_CASE(MR, 3) FUSED_CASE(MR, 4)
 
 void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
     switch (mr * 8 + np) {
         FUSED_ROW(1) FUSED_ROW(2) FUSED_ROW(3) FUSED_ROW(4) FUSED_ROW(5) FUSED_ROW(6)
+    default: __builtin_unreachable();
+    }
+}
+
+/* The implicit conv's tiles: lanes in place, R signed (its weights). */
+#define IMP_CASE(MR, NP)                                                                    \
+    case MR * 8 + NP: tile_vnni(a, i0, p0, tile, MR, NP, false, false, true); break;
+#define IMP_ROW(MR) IMP_CASE(MR, 1) IMP_CASE(MR, 2) IMP_CASE(MR, 3) IMP_CASE(MR, 4)
+
+void q8_ig_tile_imp_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                               int32_t *tile) {
+    switch (mr * 8 + np) {
+        IMP_ROW(1) IMP_ROW(2) IMP_ROW(3) IMP_ROW(4) IMP_ROW(5) IMP_ROW(6)
+    default: __builtin_unreachable();
+    }
+}
+
+#define IMP_EPI_CASE(MR, NP)                                                                \
+    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true, true); break;
+#define IMP_EPI_ROW(MR)                                                                     \
+    IMP_EPI_CASE(MR, 1) IMP_EPI_CASE(MR, 2) IMP_EPI_CASE(MR, 3) IMP_EPI_CASE(MR, 4)
+
+void q8_ig_tile_imp_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0,
+                                   int np) {
+    switch (mr * 8 + np) {
+        IMP_EPI_ROW(1) IMP_EPI_ROW(2) IMP_EPI_ROW(3) IMP_EPI_ROW(4) IMP_EPI_ROW(5) IMP_EPI_ROW(6)
     default: __builtin_unreachable();
     }
 }
