@@ -40,8 +40,8 @@ typedef struct qconv_prep {
                                  * core/layout.h), or NULL: packed at off_w */
     size_t off_w, off_init;     /* weights, init[M] (bias and +128 correction) */
     size_t off_taps;            /* depthwise: tap offsets [KH*KW] in the padded plane */
-    size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes */
-    size_t off_ioff;            /* implicit: imp.G chunk offsets (int64) */
+    size_t off_ltab;            /* lanes_vbmi: KW x 64 index bytes; implicit: its G chunk
+                                 * offsets (int64, qconv_implicit.h) */
     size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
                                  * fits; 0: none (every other conv leaves it out) */
 } qconv_prep;
@@ -134,7 +134,7 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                                                ? sizeof(int64_t) * (size_t)K
                                                : 0);
     c.off_ltab = c.lanes_vbmi ? q8_qop_reserve(&off, (size_t)geo->KW * 64) : 0;
-    c.off_ioff = c.implicit ? q8_qop_reserve(&off, sizeof(int64_t) * (size_t)imp.G) : 0;
+    if (c.implicit) c.off_ltab = q8_qop_reserve(&off, sizeof(int64_t) * (size_t)imp.G);
     q8_qepi_place(&c.epi, &off);
     const void *wd = wt->data;
     void *tmp = NULL;
@@ -171,7 +171,7 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                            (int8_t *)pk + c.off_w);
             q8_ig_rows_sums((const uint8_t *)pk + c.off_w, geo->M, kw_rows, init);
         } else q8_ig_pack_rows(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init, NULL);
-        if (c.implicit) q8_qimp_offsets(&imp, geo, (int64_t *)(pk + c.off_ioff));
+        if (c.implicit) q8_qimp_offsets(&imp, geo, (int64_t *)(pk + c.off_ltab));
         if (c.lanes_vbmi) q8_qconv_lanes_tab(geo, (uint8_t *)pk + c.off_ltab);
         for (int64_t m = 0; m < geo->M; m++)
             init[m] = (int32_t)((bias ? (uint32_t)bias[m] : 0u) - 128u * (uint32_t)init[m]);
@@ -260,7 +260,7 @@ static void qconv_implicit_run(const q8_exec *x, const q8_node *n, const q8_epil
     q8_qimp imp;
     q8_qimp_plan(&imp, q, p->Cg);
     int64_t kw_rows = row_bytes(p, true);
-    imp_block_ctx v = {&imp, xp, (const int64_t *)(pk + c->off_ioff)};
+    imp_block_ctx v = {&imp, xp, (const int64_t *)(pk + c->off_ltab)};
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {
             q8_qimp_copy(&imp, q, p->Cg,
