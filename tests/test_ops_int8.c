@@ -2950,13 +2950,21 @@ Test(qconv, depthwise_rows4_read_in_place) {
     conv_free(&c);
 }
 
-/* Stride-1 convs whose weights taps4 pads by at most 1/8 run as the
- * implicit conv (kernels/cpu/qconv_implicit.h): a padded, 4-channel
- * interleaved copy of X read in place by the AVX-512 tile (packed block by
- * block for the other kernels), the padded width computed and dropped.
- * Awkward shapes: rows narrower than a vector (a 16-lane vector spans up to
- * 16 grid rows), one output column, channels not a multiple of 4, groups,
- * dilation, asymmetric and all-padding rows, 1-D, two images. */
+/* The layout quantize stores conv c's weight in. */
+static q8_layout layout_of_case(conv_case c, uint64_t seed) {
+    conv_setup(&c, seed);
+    q8_layout l = conv_stored_layout(&c);
+    conv_free(&c);
+    return l;
+}
+
+/* The convs q8_qconv_implicit takes run as the implicit conv
+ * (kernels/cpu/qconv_implicit.h): a padded, 4-channel interleaved copy of X
+ * read in place by the AVX-512 tile (packed block by block for the other
+ * kernels), the padded width computed and dropped. Awkward shapes: rows
+ * narrower than a vector (a 9x1 kernel on rows of 5: a 16-lane vector spans
+ * 4 grid rows), one output column, channels not a multiple of 4, groups,
+ * asymmetric and all-padding rows, 1-D, two images. */
 Test(qconv, implicit_stride_one) {
     const conv_case cases[] = {
         {.what = "implicit 9x1 pad 4, C=16 M=13, 14x5 (grid rows of 5)", .nsp = 2, .N = 2,
@@ -2980,10 +2988,7 @@ Test(qconv, implicit_stride_one) {
          .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        conv_case c = cases[i];
-        conv_setup(&c, 40 + i);
-        cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_TAPS4, "%s", c.what);
-        conv_free(&c);
+        cr_assert_eq(layout_of_case(cases[i], 40 + i), Q8_LAYOUT_TAPS4, "%s", cases[i].what);
         check_conv(cases[i], 40 + i);
     }
     /* not the implicit conv (stored and run as before): taps4 would pad C=10
@@ -3002,12 +3007,9 @@ Test(qconv, implicit_stride_one) {
          .KW = 3, .sh = 1, .sw = 1, .dh = 2, .dw = 2, .group = 1, .pads = {2, 2, 2, 2}},
     };
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
-        conv_case c = others[i];
-        conv_setup(&c, 50 + i);
-        q8_layout l = conv_stored_layout(&c);
-        cr_assert(l == Q8_LAYOUT_PLAIN || l == Q8_LAYOUT_ROWS4, "%s: %s", c.what,
+        q8_layout l = layout_of_case(others[i], 50 + i);
+        cr_assert(l == Q8_LAYOUT_PLAIN || l == Q8_LAYOUT_ROWS4, "%s: %s", others[i].what,
                   q8_layout_name(l));
-        conv_free(&c);
     }
 }
 

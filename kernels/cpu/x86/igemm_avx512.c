@@ -241,43 +241,34 @@ void q8_ig_tile_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p
     }
 }
 
+/* Every MR x NP instance of tile_vnni with R signed, FUSED and IMP fixed. */
+#define SIGNED_CASE(MR, NP, T, FUSED, IMP)                                                  \
+    case MR * 8 + NP: tile_vnni(a, i0, p0, T, MR, NP, false, FUSED, IMP); break;
+#define SIGNED_ROW(MR, T, F, I)                                                             \
+    SIGNED_CASE(MR, 1, T, F, I) SIGNED_CASE(MR, 2, T, F, I) SIGNED_CASE(MR, 3, T, F, I)     \
+    SIGNED_CASE(MR, 4, T, F, I)
+#define SIGNED_SWITCH(T, F, I)                                                              \
+    switch (mr * 8 + np) {                                                                  \
+        SIGNED_ROW(1, T, F, I) SIGNED_ROW(2, T, F, I) SIGNED_ROW(3, T, F, I)                \
+        SIGNED_ROW(4, T, F, I) SIGNED_ROW(5, T, F, I) SIGNED_ROW(6, T, F, I)                \
+    default: __builtin_unreachable();                                                       \
+    }
+
 /* The tile with its epilogue: rows are channels (Q8_CH_ROW or Q8_CH_ONE),
  * no init_col, R signed (the QConv / QMatMul orientation). */
-#define FUSED_CASE(MR, NP)                                                                  \
-    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true, false); break;
-#define FUSED_ROW(MR) FUSED_CASE(MR, 1) FUSED_CASE(MR, 2) FUSED_CASE(MR, 3) FUSED_CASE(MR, 4)
-
 void q8_ig_tile_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np) {
-    switch (mr * 8 + np) {
-        FUSED_ROW(1) FUSED_ROW(2) FUSED_ROW(3) FUSED_ROW(4) FUSED_ROW(5) FUSED_ROW(6)
-    default: __builtin_unreachable();
-    }
+    SIGNED_SWITCH(NULL, true, false)
 }
 
 /* The implicit conv's tiles: lanes in place, R signed (its weights). */
-#define IMP_CASE(MR, NP)                                                                    \
-    case MR * 8 + NP: tile_vnni(a, i0, p0, tile, MR, NP, false, false, true); break;
-#define IMP_ROW(MR) IMP_CASE(MR, 1) IMP_CASE(MR, 2) IMP_CASE(MR, 3) IMP_CASE(MR, 4)
-
 void q8_ig_tile_imp_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                                int32_t *tile) {
-    switch (mr * 8 + np) {
-        IMP_ROW(1) IMP_ROW(2) IMP_ROW(3) IMP_ROW(4) IMP_ROW(5) IMP_ROW(6)
-    default: __builtin_unreachable();
-    }
+    SIGNED_SWITCH(tile, false, true)
 }
-
-#define IMP_EPI_CASE(MR, NP)                                                                \
-    case MR * 8 + NP: tile_vnni(a, i0, p0, NULL, MR, NP, false, true, true); break;
-#define IMP_EPI_ROW(MR)                                                                     \
-    IMP_EPI_CASE(MR, 1) IMP_EPI_CASE(MR, 2) IMP_EPI_CASE(MR, 3) IMP_EPI_CASE(MR, 4)
 
 void q8_ig_tile_imp_epi_avx512vnni(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0,
                                    int np) {
-    switch (mr * 8 + np) {
-        IMP_EPI_ROW(1) IMP_EPI_ROW(2) IMP_EPI_ROW(3) IMP_EPI_ROW(4) IMP_EPI_ROW(5) IMP_EPI_ROW(6)
-    default: __builtin_unreachable();
-    }
+    SIGNED_SWITCH(NULL, true, true)
 }
 
 /* ---- depthwise row ------------------------------------------------------- */
