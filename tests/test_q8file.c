@@ -435,6 +435,10 @@ Test(q8file, corrupt_corpus_fails_cleanly) {
     reseal(b);
     expect_fail(b, len, "unknown layout 9");
     FRESH();
+    b[lrec + 4] = Q8_LAYOUT_TAPS4; /* version 10's layout in a version 3 file */
+    reseal(b);
+    expect_fail(b, len, "unknown layout 3");
+    FRESH();
     b[t0 + 4] = Q8_LAYOUT_LANES16; /* on the float32 tensor */
     reseal(b);
     expect_fail(b, len, "needs dense int8");
