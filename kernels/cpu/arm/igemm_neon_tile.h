@@ -51,9 +51,11 @@ static inline int8x16_t load4(const uint8_t *p) {
 
 /* One step of k (4 bytes per lane) for rows r < mr, with the row bytes in
  * element S of rv[r]. DOT: SDOT with the flip and the sums of the text
- * above; else USDOT / SUDOT. */
+ * above; else USDOT / SUDOT. IMP: the step's lanes read in place
+ * (q8_igemm_args.lane_off, the implicit conv). */
 #define STEP(S)                                                                                 \
     do {                                                                                        \
+        if (IMP) L = Lb + off[k4 + (S)];                                                        \
         for (int v = 0; v < 4; v++) {                                                           \
             int8x16_t l = vld1q_s8((const int8_t *)L + 16 * v);                                 \
             if (DOT && !rows_u8) l = veorq_s8(l, flip);                                         \
@@ -65,8 +67,10 @@ static inline int8x16_t load4(const uint8_t *p) {
 
 static inline __attribute__((always_inline)) void tile(const q8_igemm_args *a, int64_t i0,
                                                        int mr, int64_t p0, int32_t *out,
-                                                       bool rows_u8) {
+                                                       bool rows_u8, bool IMP) {
     int64_t kp = q8_ig_kpad(a->K), n4 = kp / 4;
+    const uint8_t *Lb = a->lanes + (size_t)p0 * 64; /* IMP: panel p0's start in place */
+    const int64_t *off = a->lane_off;
     const uint8_t *L = a->lanes + (size_t)p0 * (size_t)kp * Q8_IG_LANES;
     const uint8_t *R = a->rows + (size_t)i0 * (size_t)kp;
     const int8x16_t flip = vdupq_n_s8(-128), ones = vdupq_n_s8(1);
@@ -112,18 +116,22 @@ static inline __attribute__((always_inline)) void tile(const q8_igemm_args *a, i
         }
 }
 
-/* Instances for each row count (the loops over rows unrolled). */
-#define TILE_MR(m)                                                                              \
-    (a->rows_u8 ? tile(a, i0, m, p0, t, true) : tile(a, i0, m, p0, t, false))
-#define TILE_FN(name)                                                                           \
+/* Instances for each row count (the loops over rows unrolled); IMP: the
+ * implicit conv's tile (lanes in place, rows signed). */
+#define TILE_MR(m, IMP)                                                                         \
+    (a->rows_u8 && !(IMP) ? tile(a, i0, m, p0, t, true, false)                                  \
+                          : tile(a, i0, m, p0, t, false, IMP))
+#define TILE_FN_OF(name, IMP)                                                                   \
     void name(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np, int32_t *t) {     \
         (void)np; /* one panel per tile */                                                      \
         switch (mr) {                                                                           \
-        case 1: TILE_MR(1); break;                                                              \
-        case 2: TILE_MR(2); break;                                                              \
-        case 3: TILE_MR(3); break;                                                              \
-        default: TILE_MR(4);                                                                    \
+        case 1: TILE_MR(1, IMP); break;                                                         \
+        case 2: TILE_MR(2, IMP); break;                                                         \
+        case 3: TILE_MR(3, IMP); break;                                                         \
+        default: TILE_MR(4, IMP);                                                               \
         }                                                                                       \
     }
+#define TILE_FN(name) TILE_FN_OF(name, false)
+#define TILE_IMP_FN(name) TILE_FN_OF(name, true)
 
 #endif

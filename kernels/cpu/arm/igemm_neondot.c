@@ -11,6 +11,7 @@
 #include "igemm_neon_tile.h"
 
 TILE_FN(q8_ig_tile_neondot)
+TILE_IMP_FN(q8_ig_tile_imp_neondot)
 
 #if defined(__clang__)
 #pragma clang attribute pop

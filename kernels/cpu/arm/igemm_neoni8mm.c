@@ -11,6 +11,7 @@
 #include "igemm_neon_tile.h"
 
 TILE_FN(q8_ig_tile_neoni8mm)
+TILE_IMP_FN(q8_ig_tile_imp_neoni8mm)
 
 #if defined(__clang__)
 #pragma clang attribute pop

@@ -75,9 +75,11 @@ static q8_ig_kernel kernel_for(q8_igemm_path p) {
 #endif
 #if defined(__aarch64__)
     case Q8_IGEMM_NEONDOT:
-        return (q8_ig_kernel){4, 1, q8_ig_tile_neondot, q8_ig_epi_neon, NULL, NULL, NULL};
+        return (q8_ig_kernel){4, 1, q8_ig_tile_neondot, q8_ig_epi_neon, NULL,
+                              q8_ig_tile_imp_neondot, NULL};
     case Q8_IGEMM_NEONI8MM:
-        return (q8_ig_kernel){4, 1, q8_ig_tile_neoni8mm, q8_ig_epi_neon, NULL, NULL, NULL};
+        return (q8_ig_kernel){4, 1, q8_ig_tile_neoni8mm, q8_ig_epi_neon, NULL,
+                              q8_ig_tile_imp_neoni8mm, NULL};
 #endif
     default: return (q8_ig_kernel){4, 1, q8_ig_tile_c, q8_epilogue_row_c, NULL, NULL, NULL};
     }

@@ -197,6 +197,10 @@ void q8_ig_tile_neondot(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, 
                         int32_t *tile);
 void q8_ig_tile_neoni8mm(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
                          int32_t *tile);
+void q8_ig_tile_imp_neondot(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                            int32_t *tile);
+void q8_ig_tile_imp_neoni8mm(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np,
+                             int32_t *tile);
 void q8_ig_epi_neon(const q8_epilogue *e, const int32_t *acc, int64_t n, int64_t ch0, void *out);
 void q8_dw_row_neon(const int8_t *x, const int64_t *off, const int8_t *w, int64_t taps,
                     int32_t init, int64_t n, int32_t *out);
