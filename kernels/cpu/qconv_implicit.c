@@ -7,6 +7,8 @@
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <emmintrin.h>
+#elif defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 void q8_qimp_plan(q8_qimp *m, const q8_qconv_geom *q, int64_t Cg) {
@@ -53,6 +55,14 @@ static void interleave(const int8_t *const r[4], int64_t W, uint8_t *dst) {
         _mm_storeu_si128(o + 1, _mm_unpackhi_epi16(ab0, cd0));
         _mm_storeu_si128(o + 2, _mm_unpacklo_epi16(ab1, cd1));
         _mm_storeu_si128(o + 3, _mm_unpackhi_epi16(ab1, cd1));
+    }
+#elif defined(__aarch64__)
+    const uint8x16_t x80 = vdupq_n_u8(0x80);
+    for (; w + 16 <= W; w += 16) { /* st4 interleaves the four rows byte by byte */
+        uint8x16x4_t v;
+        for (int i = 0; i < 4; i++)
+            v.val[i] = r[i] ? veorq_u8(vld1q_u8((const uint8_t *)r[i] + w), x80) : x80;
+        vst4q_u8(dst + w * 4, v);
     }
 #endif
     for (; w < W; w++)
