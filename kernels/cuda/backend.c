@@ -456,8 +456,10 @@ static q8_status upload_rows(cu_ctx *c, const cu_upload *u, q8_error *err) {
     Q8_ASSERT(step >= 1);
     /* the tensor's own shape (taps4 reads its taps) when the rows are it */
     q8_wshape ws;
-    if (!q8_layout_shape(u->rows, &ws) || ws.n != u->n || ws.k != u->k)
+    if (!q8_layout_shape(u->rows, &ws) || ws.n != u->n || ws.k != u->k) {
+        Q8_ASSERT(u->rows->layout != Q8_LAYOUT_TAPS4); /* its taps come from its own shape */
         ws = (q8_wshape){u->n, u->k, 1};
+    }
     for (int64_t j0 = 0; j0 < u->n_pad; j0 += step) {
         int64_t j1 = j0 + step < u->n_pad ? j0 + step : u->n_pad;
         memset(c->chunk, 0, (size_t)((j1 - j0) * u->kp));

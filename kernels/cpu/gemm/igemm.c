@@ -438,6 +438,8 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
     }
 }
 
+bool q8_igemm_lanes_in_place(q8_igemm_path path) { return kernel_for(path).tile_imp != NULL; }
+
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     if (a->I <= 0 || a->J <= 0) return;
     ig_ctx c = {.a = a, .k = kernel_for(path), .n_panels = q8_ig_panels(a->J)};

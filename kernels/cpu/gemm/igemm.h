@@ -127,6 +127,9 @@ static inline size_t q8_ig_block_bytes(int64_t K) {
 }
 
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);
+/* The path's kernel reads lanes in place (lane_off): lanes_pack and its
+ * scratch are then unused. */
+bool q8_igemm_lanes_in_place(q8_igemm_path path);
 
 /* One output row segment through the epilogue on the given path (depthwise
  * and transposed conv); ch0 as in q8_epilogue_row_c. */

@@ -84,8 +84,11 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                !geo->pl && !geo->pb && !geo->pr;
     c.gemv = !c.depthwise && q8_qconv_gemv(p);
     c.implicit = !c.depthwise && !c.gemv && q8_qconv_implicit(p);
-    q8_qimp imp;
-    q8_qimp_plan(&imp, geo, p->Cg);
+    /* planned only for the implicit conv: stride 1, no dilation, so Hp x Wp is
+     * bounded by the output's and the weight's sizes (a crafted file's huge pads
+     * and dilations on other convs would overflow it) */
+    q8_qimp imp = {0};
+    if (c.implicit) q8_qimp_plan(&imp, geo, p->Cg);
     int64_t kw_rows = row_bytes(p, c.implicit);
     /* the packed lanes made straight from X: AVX-512 VNNI's GEMM, VBMI's permutes */
     bool from_x = !c.depthwise && !c.direct && !c.implicit &&
@@ -202,8 +205,11 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
     if (c->implicit) {
         q8_qimp imp;
         q8_qimp_plan(&imp, &p->geo, p->Cg);
-        return q8_align_up(q8_qimp_xbytes(&imp), 64) +
-               (size_t)n_threads * q8_ig_block_bytes(row_bytes(p, true));
+        /* lanes blocks only for the kernels that do not read the copy in place */
+        size_t blocks = q8_igemm_lanes_in_place(c->path)
+                            ? 0
+                            : (size_t)n_threads * q8_ig_block_bytes(row_bytes(p, true));
+        return q8_align_up(q8_qimp_xbytes(&imp), 64) + blocks;
     }
     if (c->lanes_blocks) return (size_t)n_threads * q8_ig_block_bytes(p->K);
     size_t lanes = q8_align_up(q8_ig_lanes_bytes(p->P, p->K), 64);
