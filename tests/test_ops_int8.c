@@ -3104,7 +3104,8 @@ Test(qconv, few_channels_one_pixel_reads_plain_rows) {
     c.qa = k_acts[1]; /* int8 output */
     size_t wb;
     void *y = conv_session(&c, NULL, Q8_LAYOUT_PLAIN, &wb);
-    size_t plain = (size_t)(c.M * c.C), lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, (q8_wshape){c.M, c.C, 1});
+    size_t plain = (size_t)(c.M * c.C);
+    size_t lanes = q8_layout_bytes(Q8_LAYOUT_LANES16, (q8_wshape){c.M, c.C, 1});
     cr_assert_lt(wb - plain - 4 * (size_t)c.M, lanes, "%zu weight bytes: a packed copy", wb);
     cr_assert_eq(conv_stored_layout(&c), Q8_LAYOUT_PLAIN);
     free(y);

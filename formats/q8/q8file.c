@@ -822,8 +822,8 @@ static q8_status expand_varints(q8_tensor *t, const uint8_t *src, uint64_t size,
 
 /* A weight stored in a kernel layout (version 3): int8, dense, 64-byte
  * aligned, of that layout's size, padding zero. */
-static q8_status check_layout(const q8_tensor *t, uint32_t version, uint8_t layout, uint8_t enc, uint64_t off,
-                              uint64_t size, const uint8_t *p, q8_error *err) {
+static q8_status check_layout(const q8_tensor *t, uint32_t version, uint8_t layout, uint8_t enc,
+                              uint64_t off, uint64_t size, const uint8_t *p, q8_error *err) {
     q8_wshape ws;
     /* taps4 is version 10's */
     if (layout >= Q8_LAYOUT_COUNT || (layout == Q8_LAYOUT_TAPS4 && version < 10))

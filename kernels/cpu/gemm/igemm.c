@@ -64,10 +64,11 @@ static q8_ig_kernel kernel_for(q8_igemm_path p) {
     switch (q8_igemm_resolve(p)) {
 #if defined(__x86_64__) || defined(__i386__)
     case Q8_IGEMM_AVX2:
-        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2, NULL, NULL};
-    case Q8_IGEMM_AVXVNNI:
-        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni, NULL,
+        return (q8_ig_kernel){2, 1, q8_ig_tile_avx2, q8_ig_epi_avx2, q8_ig_tile_epi_avx2, NULL,
                               NULL};
+    case Q8_IGEMM_AVXVNNI:
+        return (q8_ig_kernel){6, 1, q8_ig_tile_avxvnni, q8_ig_epi_avx2, q8_ig_tile_epi_avxvnni,
+                              NULL, NULL};
     case Q8_IGEMM_AVX512VNNI:
         return (q8_ig_kernel){6, 4, q8_ig_tile_avx512vnni, q8_ig_epi_avx512,
                               q8_ig_tile_epi_avx512vnni, q8_ig_tile_imp_avx512vnni,
@@ -357,6 +358,7 @@ typedef struct ig_ctx {
     q8_ig_kernel k;
     int64_t n_ib, n_panels;
     size_t esize;
+    bool imp; /* the lanes read in place (lane_off) by this kernel: no blocks packed */
 } ig_ctx;
 
 /* Row i's columns [j0, j0 + nj) of a grid of rows of vrow (q8_igemm_args):
@@ -382,8 +384,7 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
     const q8_igemm_args *a = &la;
     const q8_epilogue *ep = a->epi;
     _Alignas(64) int32_t tile[MAX_MR * 64];
-    /* lanes in place (the implicit conv) where the kernel reads them so */
-    bool imp = a->lane_off && c->k.tile_imp;
+    bool imp = c->imp;
     bool fused = !a->init_col && !a->rows_u8 && ep->chan != Q8_CH_COL &&
                  (imp ? c->k.tile_imp_epi != NULL : c->k.tile_epi && !a->vrow);
     q8_ig_tile_fn tile_fn = imp ? c->k.tile_imp : c->k.tile;
@@ -443,13 +444,13 @@ bool q8_igemm_lanes_in_place(q8_igemm_path path) { return kernel_for(path).tile_
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     if (a->I <= 0 || a->J <= 0) return;
     ig_ctx c = {.a = a, .k = kernel_for(path), .n_panels = q8_ig_panels(a->J)};
+    c.imp = a->lane_off && c.k.tile_imp; /* the implicit conv, where the kernel reads so */
     Q8_ASSERT(c.k.mr <= MAX_MR && c.k.np <= 4);
     c.n_ib = (a->I + c.k.mr - 1) / c.k.mr;
     int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
     c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
     int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
-    for (int t = 0; a->lanes_pack && !(a->lane_off && c.k.tile_imp) && t < q8_pool_size(pool);
-         t++) /* no block made yet */
+    for (int t = 0; a->lanes_pack && !c.imp && t < q8_pool_size(pool); t++) /* no block yet */
         *(int64_t *)(a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)) = -1;
     q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
 }

@@ -269,16 +269,17 @@ static void qconv_implicit_run(const q8_exec *x, const q8_node *n, const q8_epil
     imp_block_ctx v = {&imp, xp, (const int64_t *)(pk + c->off_ltab)};
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {
-            q8_qimp_copy(&imp, q, p->Cg,
-                         (const int8_t *)Q8_IN_PTR(x, n, 0) + (img * q->C + grp * p->Cg) * q->H * q->W,
-                         xp, x->pool);
+            const int8_t *src = (const int8_t *)Q8_IN_PTR(x, n, 0) +
+                                (img * q->C + grp * p->Cg) * q->H * q->W;
+            q8_qimp_copy(&imp, q, p->Cg, src, xp, x->pool);
             q8_igemm_args a = {
                 .I = p->Mg, .J = imp.J, .K = kw_rows,
                 .rows = qconv_w(c) + (size_t)(grp * p->Mg * kw_rows),
                 .rows_u8 = false,
                 .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg,
                 .epi = e, .chan_offset = grp * p->Mg,
-                .out = (char *)Q8_OUT_PTR(x, n, 0) + (size_t)((img * q->M + grp * p->Mg) * p->P) * es,
+                .out = (char *)Q8_OUT_PTR(x, n, 0) +
+                       (size_t)((img * q->M + grp * p->Mg) * p->P) * es,
                 .ldo = p->P, .lanes = xp, .lane_off = v.off,
                 .lanes_pack = imp_block, .lanes_pack_ctx = &v,
                 .lanes_scratch = xp + q8_align_up(q8_qimp_xbytes(&imp), 64),

@@ -45,6 +45,11 @@ typedef int32_t __attribute__((may_alias, aligned(1))) i32u;
 #define EPI_UNROLL _Pragma("GCC unroll 4")
 #endif
 
+/* The first n of 16 lanes (none for n <= 0, all for n >= 16). */
+static inline __mmask16 lanes16(int64_t n) {
+    return n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
+}
+
 /* Where the lanes of a vector of columns [j, j + 16) go on a grid of rows
  * of vrow columns (q8_igemm_args.vrow): a run per grid row they touch (16
  * at most), each a mask and the element offset of lane 0 from row i's
@@ -101,10 +106,7 @@ static inline __attribute__((always_inline)) void epi_row(const q8_igemm_args *a
     __m512i acc[4] = {_mm512_add_epi32(c0, init), _mm512_add_epi32(c1, init),
                       _mm512_add_epi32(c2, init), _mm512_add_epi32(c3, init)};
     __mmask16 m[4];
-    EPI_UNROLL for (int v = 0; v < NP; v++) {
-        int64_t n = nj - 16 * v;
-        m[v] = n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1);
-    }
+    EPI_UNROLL for (int v = 0; v < NP; v++) m[v] = lanes16(nj - 16 * v);
     int64_t ch = e->chan == Q8_CH_ONE ? 0 : i + a->chan_offset;
     if (e->kind == Q8_EPI_I8) {
         char *o8 = (char *)a->out + i * a->ldo; /* row i's start */
@@ -205,11 +207,7 @@ static inline __attribute__((always_inline)) void tile_vnni(const q8_igemm_args 
         int64_t j0 = p0 * Q8_IG_LANES, nj = a->J - j0;
         const bool VR = IMP && a->vrow;
         vr_runs vr[4];
-        for (int v = 0; VR && v < NP; v++) {
-            int64_t n = nj - 16 * v;
-            vr[v] = vr_map(a, j0 + 16 * v,
-                           n >= 16 ? 0xffff : n <= 0 ? 0 : (__mmask16)((1u << n) - 1));
-        }
+        for (int v = 0; VR && v < NP; v++) vr[v] = vr_map(a, j0 + 16 * v, lanes16(nj - 16 * v));
         EPI(0, c00, c01, c02, c03)
         EPI(1, c10, c11, c12, c13)
         EPI(2, c20, c21, c22, c23)
