@@ -82,6 +82,22 @@ static inline __attribute__((always_inline)) void epi_store(const dw_epi *E, __m
     }
 }
 
+/* epi_store with the epilogue's kind known at compile time: EK 1 is the
+ * int8 epilogue with shift >= 33 and no LeakyRelu (the common one, chosen
+ * per channel, so no test per block); EK 0 any (epi_store's tests). */
+static inline __attribute__((always_inline)) void epi_store_k(const dw_epi *E, __m512i acc,
+                                                              void *out, __mmask16 m, bool cmp,
+                                                              __m128i cidx, const int EK) {
+    if (EK != 1) {
+        epi_store(E, acc, out, m, cmp, cidx);
+        return;
+    }
+    __m128i b = _mm512_cvtepi32_epi8(
+        q8v16_requant_fast(acc, E->mult, E->mult, E->rnd, E->sh, E->lo, E->hi));
+    if (cmp) b = _mm_permutexvar_epi8(cidx, b);
+    _mm_mask_storeu_epi8(out, m, b);
+}
+
 /* Bits i < sb of the bytes c0 + i that lie in [0, w). */
 static inline uint64_t col_mask(int64_t c0, int64_t w, int sb) {
     int64_t lo = c0 < 0 ? -c0 : 0, hi = w - c0;
@@ -136,7 +152,8 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
                                                              const q8_epilogue *e, int64_t m,
                                                              const int8_t *x, void *y,
                                                              const int KH_, const int KW_,
-                                                             const int R, const int S) {
+                                                             const int R, const int S,
+                                                             const int EK) {
     const q8_qconv_geom *q = &d->geo;
     const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
     const int SB = 64 / R;
@@ -166,8 +183,8 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
             acc = _mm512_dpbusd_epi32(acc, _mm512_permutex2var_epi8(V[ra], idx, V[rb]), wv[g]);
         }
         int64_t rows = OH - oh < R ? OH - oh : R, n = rows * OW;
-        epi_store(&E, acc, (char *)y + (size_t)(oh * OW) * es, (__mmask16)((1u << n) - 1), true,
-                  cidx);
+        epi_store_k(&E, acc, (char *)y + (size_t)(oh * OW) * es, (__mmask16)((1u << n) - 1), true,
+                    cidx, EK);
         if (oh + R >= OH) break;
         if (S) {
             UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
@@ -179,93 +196,117 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
 #undef LOAD_VEC
 }
 
-/* R = 1: blocks of NB x 16 outputs along a row. The loop runs down the
- * output rows of one column block, so the column mask is computed once and,
- * with vertical stride S (1 or 2; 0: reload every row), the row vectors of
- * the next output row are those of this one moved up by S, plus S new
- * loads. */
+/* R = 1: the output rows of one column block of nb x 16 outputs (nb <= NB
+ * a constant here, so the accumulators stay in registers and no block is
+ * tested for). The loop runs down the output rows, so the column mask is
+ * computed once and, with vertical stride S (1 or 2; 0: reload every row),
+ * the row vectors of the next output row are those of this one moved up by
+ * S, plus S new loads. EK 1: the int8 epilogue with shift >= 33 and no
+ * LeakyRelu, chosen per channel (no test per block). */
+static inline __attribute__((always_inline)) void
+cols_block(const q8_qdw *d, const uint8_t *tab, const __m512i *wv, __m512i vinit,
+           const dw_epi *E, size_t es, const int8_t *x, void *y, int64_t o0, const int KH,
+           const int KW_, const int G, const int nb, const int S, const int EK) {
+    const q8_qconv_geom *q = &d->geo;
+    const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW;
+    const __m128i cidx = _mm_setzero_si128();
+    int64_t c0 = o0 * q->sw - q->pl;
+    uint64_t cm = col_mask(c0, W, 64);
+    int64_t nlast = OW - (o0 + 16 * (nb - 1));
+    __mmask16 mlast = (__mmask16)((1u << (nlast < 16 ? nlast : 16)) - 1);
+    /* column c0 of input row 0, as an integer: it may lie outside the
+     * plane (then only masked loads use it) */
+    uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
+#define LOAD_ROW(ih) load_row(at, ih, H, W, cm)
+    __m512i V[Q8_QDW_MAX_KH];
+    UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(kh * q->dh - q->pt);
+    char *yo = (char *)y + (size_t)o0 * es;
+    for (int64_t oh = 0;; oh++) {
+        __m512i acc[3];
+        UNROLL for (int b = 0; b < nb; b++) acc[b] = vinit;
+        UNROLL for (int g = 0; g < G; g++) {
+            int ra = KW_ ? 4 * g / KW_ : d->ra[g];
+            int rb = KW_ ? (4 * g + 3 < KH * KW_ ? 4 * g + 3 : KH * KW_ - 1) / KW_ : d->rb[g];
+            UNROLL for (int b = 0; b < nb; b++) {
+                __m512i idx = _mm512_loadu_si512((const void *)(tab + (b * G + g) * 64));
+                acc[b] = _mm512_dpbusd_epi32(acc[b], _mm512_permutex2var_epi8(V[ra], idx, V[rb]),
+                                             wv[g]);
+            }
+        }
+        UNROLL for (int b = 0; b < nb; b++) {
+            void *out = yo + (size_t)(oh * OW + 16 * b) * es;
+            __mmask16 mk = b == nb - 1 ? mlast : (__mmask16)0xFFFF;
+            epi_store_k(E, acc[b], out, mk, false, cidx, EK);
+        }
+        if (oh + 1 == OH) break;
+        int64_t ih0 = (oh + 1) * q->sh - q->pt; /* kernel row 0 of the next output row */
+        if (S) {
+            UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
+            UNROLL for (int kh = KH - S; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh);
+        } else {
+            UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh * q->dh);
+        }
+    }
+#undef LOAD_ROW
+}
+
+/* R = 1: blocks of NB x 16 outputs along a row (cols_block per column
+ * block). */
 static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, const void *packed,
                                                             const q8_epilogue *e, int64_t m,
                                                             const int8_t *x, void *y,
                                                             const int KH_, const int KW_,
-                                                            const int NB, const int S) {
+                                                            const int NB, const int S,
+                                                            const int EK) {
     const q8_qconv_geom *q = &d->geo;
     const int KH = KH_ ? KH_ : (int)q->KH, G = KH_ ? (KH_ * KW_ + 3) / 4 : d->G;
     const uint8_t *tab = (const uint8_t *)packed + d->off_tab;
     const int32_t *wq = dw_weights(d, packed) + m * G;
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
-    const __m128i cidx = _mm_setzero_si128();
     const __m512i vinit = _mm512_set1_epi32(init[m]);
     __m512i wv[Q8_QDW_MAX_GROUPS];
     for (int g = 0; g < G; g++) wv[g] = _mm512_set1_epi32(wq[g]);
     const dw_epi E = epi_setup(e, m);
     size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
-    const int64_t H = q->H, W = q->W, OH = q->OH, OW = q->OW;
+    const int64_t OW = q->OW;
     for (int64_t o0 = 0; o0 < OW; o0 += NB * 16) {
-        int64_t c0 = o0 * q->sw - q->pl;
-        int nb = NB == 1 ? 1 : (int)((OW - o0 + 15) / 16 < NB ? (OW - o0 + 15) / 16 : NB);
-        uint64_t cm = col_mask(c0, W, 64);
-        /* column c0 of input row 0, as an integer: it may lie outside the
-         * plane (then only masked loads use it) */
-        uintptr_t at = (uintptr_t)x + (uintptr_t)c0;
-#define LOAD_ROW(ih) load_row(at, ih, H, W, cm)
-        __m512i V[Q8_QDW_MAX_KH];
-        UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(kh * q->dh - q->pt);
-        for (int64_t oh = 0;; oh++) {
-            __m512i acc[3] = {vinit, vinit, vinit};
-            UNROLL for (int g = 0; g < G; g++) {
-                int ra = KH_ ? 4 * g / KW_ : d->ra[g];
-                int rb = KH_ ? (4 * g + 3 < KH_ * KW_ ? 4 * g + 3 : KH_ * KW_ - 1) / KW_ : d->rb[g];
-                UNROLL for (int b = 0; b < NB; b++) {
-                    if (b >= nb) break;
-                    __m512i idx = _mm512_loadu_si512((const void *)(tab + (b * G + g) * 64));
-                    acc[b] = _mm512_dpbusd_epi32(acc[b],
-                                                 _mm512_permutex2var_epi8(V[ra], idx, V[rb]),
-                                                 wv[g]);
-                }
-            }
-            UNROLL for (int b = 0; b < NB; b++) {
-                if (b >= nb) break;
-                int64_t ob = o0 + 16 * b, n = OW - ob < 16 ? OW - ob : 16;
-                epi_store(&E, acc[b], (char *)y + (size_t)(oh * OW + ob) * es,
-                          (__mmask16)((1u << n) - 1), false, cidx);
-            }
-            if (oh + 1 == OH) break;
-            int64_t ih0 = (oh + 1) * q->sh - q->pt; /* kernel row 0 of the next output row */
-            if (S) {
-                UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
-                UNROLL for (int kh = KH - S; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh);
-            } else {
-                UNROLL for (int kh = 0; kh < KH; kh++) V[kh] = LOAD_ROW(ih0 + kh * q->dh);
-            }
-        }
-#undef LOAD_ROW
+        int64_t left = (OW - o0 + 15) / 16;
+        if (NB == 1 || left == 1)
+            cols_block(d, tab, wv, vinit, &E, es, x, y, o0, KH, KW_, G, 1, S, EK);
+        else if (left == 2)
+            cols_block(d, tab, wv, vinit, &E, es, x, y, o0, KH, KW_, G, 2, S, EK);
+        else
+            cols_block(d, tab, wv, vinit, &E, es, x, y, o0, KH, KW_, G, 3, S, EK);
     }
 }
 
-#define CHAN_NB(A, B)                                                                     \
+#define CHAN_NB(A, B, EK)                                                                 \
     do {                                                                                    \
         int64_t S = d->geo.dh == 1 && d->geo.sh < d->geo.KH ? d->geo.sh : 0;                \
         int64_t SM = d->geo.dh == 1 && d->R * d->geo.sh < d->geo.KH ? d->R * d->geo.sh : 0; \
-        if (d->R == 4 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 4);            \
-        else if (d->R == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 0);                  \
-        else if (d->R == 2 && SM == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 2);       \
-        else if (d->R == 2 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 2, 4);       \
-        else if (d->R == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 0);                  \
-        else if (d->NB == 3 && S == 1) chan_cols(d, packed, e, m, x, y, A, B, 3, 1);      \
-        else if (d->NB == 3) chan_cols(d, packed, e, m, x, y, A, B, 3, 0);                \
-        else if (S == 1) chan_cols(d, packed, e, m, x, y, A, B, 1, 1);                    \
-        else if (S == 2) chan_cols(d, packed, e, m, x, y, A, B, 1, 2);                    \
-        else chan_cols(d, packed, e, m, x, y, A, B, 1, 0);                                \
+        if (d->R == 4 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 4, EK);            \
+        else if (d->R == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 0, EK);                  \
+        else if (d->R == 2 && SM == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 2, EK);       \
+        else if (d->R == 2 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 2, 4, EK);       \
+        else if (d->R == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 0, EK);                  \
+        else if (d->NB == 3 && S == 1) chan_cols(d, packed, e, m, x, y, A, B, 3, 1, EK);      \
+        else if (d->NB == 3) chan_cols(d, packed, e, m, x, y, A, B, 3, 0, EK);                \
+        else if (S == 1) chan_cols(d, packed, e, m, x, y, A, B, 1, 1, EK);                    \
+        else if (S == 2) chan_cols(d, packed, e, m, x, y, A, B, 1, 2, EK);                    \
+        else chan_cols(d, packed, e, m, x, y, A, B, 1, 0, EK);                                \
     } while (0)
 
 void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e, int64_t m,
                         const int8_t *x, void *y) {
     int64_t KH = d->geo.KH, KW = d->geo.KW;
-    if (KH == 3 && KW == 3) CHAN_NB(3, 3);
-    else if (KH == 5 && KW == 5) CHAN_NB(5, 5);
-    else if (KH == 7 && KW == 7) CHAN_NB(7, 7);
-    else CHAN_NB(0, 0);
+    /* the common epilogue without a test per block */
+    bool fast = e->kind == Q8_EPI_I8 && e->shift[m] >= 33 && !e->leaky_lut;
+    if (KH == 3 && KW == 3 && fast) CHAN_NB(3, 3, 1);
+    else if (KH == 3 && KW == 3) CHAN_NB(3, 3, 0);
+    else if (KH == 5 && KW == 5 && fast) CHAN_NB(5, 5, 1);
+    else if (KH == 5 && KW == 5) CHAN_NB(5, 5, 0);
+    else if (KH == 7 && KW == 7) CHAN_NB(7, 7, 0);
+    else CHAN_NB(0, 0, 0);
 }
 
 #if defined(__clang__)
