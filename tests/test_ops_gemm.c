@@ -39,7 +39,10 @@ typedef struct gemm_case {
     int64_t m, n, k;
 } gemm_case;
 
-static const unsigned kernel_flags[] = {0, Q8_SGEMM_NO_AVX512, Q8_SGEMM_PORTABLE};
+/* 0 takes the 12-row AVX-512 kernel where M suits it; Q8_SGEMM_MR8 the
+ * 8-row one always. */
+static const unsigned kernel_flags[] = {0, Q8_SGEMM_MR8, Q8_SGEMM_NO_AVX512, Q8_SGEMM_PORTABLE};
+#define N_KERNEL_FLAGS (sizeof kernel_flags / sizeof kernel_flags[0])
 
 /* Runs op on copies of c0 with 1 and 3 threads and every kernel; checks
  * against the reference, the guard columns past n, and that 1 and 3
@@ -51,7 +54,7 @@ static void check_sgemm(q8_sgemm_op op, const float *c0, int64_t c_rows, const c
     ref_gemm(&op, c0, want);
     q8_pool *pool = q8_pool_create(3);
     cr_assert(pool);
-    for (size_t f = 0; f < sizeof kernel_flags / sizeof kernel_flags[0]; f++) {
+    for (size_t f = 0; f < N_KERNEL_FLAGS; f++) {
         op.flags = kernel_flags[f];
         size_t sb = q8_sgemm_scratch_bytes(&op, 3);
         void *scratch = q8_aligned_alloc(sb ? sb : 1);
@@ -283,13 +286,74 @@ Test(fused_act, block_matches_rows) {
         }
 }
 
+/* The 12-row AVX-512 tiles (M a multiple of 12, or >= 128: full and
+ * partial row tiles) give the 8-row kernel's bits: the same product and
+ * sum per element. K blocks, beta, the fused epilogues, a pre-packed A,
+ * narrow and half last panels, 1 and 3 threads. */
+Test(sgemm, rows12_same_bits_as_rows8) {
+    q8t_rng r = q8t_seed(9);
+    const int64_t ms[] = {12, 24, 36, 128, 131, 144, 200};
+    const int64_t ns[] = {3, 17, 33, 100};
+    const int64_t ks[] = {1, 7, 257, 600};
+    const q8_act acts[] = {{Q8_ACT_NONE, 0, 0}, {Q8_ACT_RELU, 0, 0}, {Q8_ACT_CLIP, -0.25f, 6},
+                           {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
+    q8_pool *pool = q8_pool_create(3);
+    cr_assert(pool);
+    for (size_t mi = 0; mi < sizeof ms / sizeof ms[0]; mi++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof ns[0]; ni++)
+            for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++) {
+                int64_t m = ms[mi], n = ns[ni], k = ks[ki];
+                int v = (int)(mi + ni + ki);
+                float *a = fmalloc(m * k), *b = fmalloc(k * n), *bias = fmalloc(m);
+                float *c0 = fmalloc(m * n), *c8 = fmalloc(m * n), *c12 = fmalloc(m * n);
+                q8t_fill(&r, a, m * k, -1, 1);
+                q8t_fill(&r, b, k * n, -1, 1);
+                q8t_fill(&r, bias, m, -1, 1);
+                q8t_fill(&r, c0, m * n, -1, 1);
+                q8_sgemm_op op = {.m = m, .n = n, .k = k, .alpha = 1.25f,
+                                  .beta = v & 1 ? 0.5f : 0.0f, .a = a, .lda = k, .b = b,
+                                  .ldb = n, .ldc = n, .bias = v & 2 ? bias : NULL,
+                                  .act = acts[v % 4]};
+                void *pa = NULL;
+                for (int pass = 0; pass < 2; pass++) {
+                    op.flags = pass ? 0 : Q8_SGEMM_MR8;
+                    float *c = pass ? c12 : c8;
+                    memcpy(c, c0, sizeof(float) * (size_t)(m * n));
+                    op.c = c;
+                    op.a = a;
+                    op.a_packed = NULL;
+                    if (v & 4) { /* A pre-packed for the kernel the flags pick */
+                        pa = q8_aligned_alloc(q8_sgemm_packed_a_bytes(m, k, 1, op.flags));
+                        q8_sgemm_pack_a(pa, false, m, k, a, k, 1, 0, op.flags);
+                        op.a_packed = pa;
+                        op.a = NULL;
+                    }
+                    void *sc = q8_aligned_alloc(q8_sgemm_scratch_bytes(&op, 3) + 64);
+                    q8_sgemm_run(&op, v & 8 ? pool : NULL, sc);
+                    q8_aligned_free(sc);
+                    q8_aligned_free(pa);
+                    pa = NULL;
+                }
+                cr_assert(memcmp(c8, c12, sizeof(float) * (size_t)(m * n)) == 0,
+                          "12-row tiles differ from 8-row ones: %lldx%lldx%lld v=%d",
+                          (long long)m, (long long)n, (long long)k, v);
+                free(a);
+                free(b);
+                free(bias);
+                free(c0);
+                free(c8);
+                free(c12);
+            }
+    q8_pool_free(pool);
+}
+
 /* Pre-packed operands give the very same bits as packing on the fly. */
 Test(sgemm, prepacked_matches_unpacked) {
     q8t_rng r = q8t_seed(6);
     const gemm_case shapes[] = {{13, 7, 9}, {97, 65, 300}, {200, 1030, 20}, {2, 3, 600}};
     for (size_t s = 0; s < 4; s++)
         for (int t = 0; t < 4; t++)
-            for (size_t f = 0; f < 3; f++) {
+            for (size_t f = 0; f < N_KERNEL_FLAGS; f++) {
                 gemm_case gc = shapes[s];
                 bool ta = t & 1, tb = t & 2;
                 unsigned flags = kernel_flags[f];
@@ -380,7 +444,7 @@ Test(sgemm, fused_epilogue_same_bits) {
                            {Q8_ACT_CLIP, 0, 0.5f},    {Q8_ACT_CLIP, -0.25f, 6},
                            {Q8_ACT_HARD_SWISH, 1, 0}, {Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}};
     for (size_t s = 0; s < 4; s++)
-        for (size_t f = 0; f < 3; f++)
+        for (size_t f = 0; f < N_KERNEL_FLAGS; f++)
             for (int v = 0; v < 24; v++) {
                 gemm_case gc = shapes[s];
                 bool per_col = (v / 6) & 1, beta = (v / 12) & 1;
@@ -454,7 +518,7 @@ Test(sgemm, b_rows_in_place_matches_packing) {
                                 {17, 33, 600}, {64, 8300, 16}};
     int64_t batch = 2;
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (size_t f = 0; f < 3; f++)
+        for (size_t f = 0; f < N_KERNEL_FLAGS; f++)
             for (int pre = 0; pre < 2; pre++) {
                 gemm_case gc = shapes[s];
                 unsigned flags = kernel_flags[f];

@@ -117,7 +117,7 @@ static void axpys_neon(int64_t n, int64_t k, const float *b, int64_t ld, const f
 }
 
 const q8_sgemm_kernel q8_sgemm_kernel_neon = {
-    .name = "neon", .id = 4, .mr = N_MR, .nr = N_NR,
+    .name = "neon", .id = 4, .b_id = 4, .mr = N_MR, .nr = N_NR,
     .ukr = ukr_neon, .dots = dots_neon, .axpys = axpys_neon,
 };
 #endif

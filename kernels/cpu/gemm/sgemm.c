@@ -100,28 +100,39 @@ static void axpys_portable(int64_t n, int64_t k, const float *b, int64_t ld, con
 }
 
 static const q8_sgemm_kernel kernel_portable = {
-    .name = "portable", .id = 1, .mr = P_MR, .nr = P_NR,
+    .name = "portable", .id = 1, .b_id = 1, .mr = P_MR, .nr = P_NR,
     .ukr = ukr_portable, .ukr_rows = ukr_rows_portable, .dots = dots_portable,
     .axpys = axpys_portable,
 };
 
-static const q8_sgemm_kernel *pick_kernel(unsigned flags) {
+/* AVX-512 takes 12-row tiles where M is a multiple of 12 or large (its
+ * partial tile, through a local copy, a small share): 24 accumulators
+ * spread each k's broadcasts of A and loads of B over 24 FMAs instead of
+ * 16. Elsewhere (M = 16, 32, 40, 64, ...) a partial tile of 4 or 8 rows in
+ * every few cost more than that saved (docs/performance.md, "FP32 GEMM
+ * tiles of 12 rows"). Same arithmetic per element either way. m: the
+ * GEMM's M, or 0 where only B's layout matters (the kernels share it). */
+static bool rows12(int64_t m) { return m > 0 && (m % 12 == 0 || m >= 128); }
+
+static const q8_sgemm_kernel *pick_kernel(unsigned flags, int64_t m) {
 #ifdef Q8_SGEMM_X86
     if (!(flags & Q8_SGEMM_PORTABLE) && q8_cpu()->avx2 && q8_cpu()->fma) {
         if (!(flags & Q8_SGEMM_NO_AVX512) && q8_cpu()->avx512f)
-            return &q8_sgemm_kernel_avx512;
+            return !(flags & Q8_SGEMM_MR8) && rows12(m) ? &q8_sgemm_kernel_avx512_12
+                                                        : &q8_sgemm_kernel_avx512;
         return &q8_sgemm_kernel_avx2;
     }
 #endif
 #ifdef Q8_SGEMM_NEON
     if (!(flags & Q8_SGEMM_PORTABLE)) return &q8_sgemm_kernel_neon;
 #endif
+    (void)m;
     return &kernel_portable;
 }
 
-const char *q8_sgemm_kernel_name(unsigned flags) { return pick_kernel(flags)->name; }
+const char *q8_sgemm_kernel_name(unsigned flags) { return pick_kernel(flags, 0)->name; }
 
-bool q8_sgemm_reads_rows_in_place(unsigned flags) { return pick_kernel(flags)->ukr_rows != NULL; }
+bool q8_sgemm_reads_rows_in_place(unsigned flags) { return pick_kernel(flags, 0)->ukr_rows != NULL; }
 
 /* ---- K blocking: ceil(K / KC_MAX) blocks of (almost) equal size ---- */
 
@@ -255,22 +266,22 @@ static bool gemv_shape(int64_t m, int64_t n) { return m == 1 || n == 1; }
 
 size_t q8_sgemm_packed_a_bytes(int64_t m, int64_t k, int64_t count, unsigned flags) {
     if (gemv_shape(m, 2) || m <= 0 || k <= 0 || count <= 0) return 0;
-    return packed_bytes(m, k, count, pick_kernel(flags)->mr);
+    return packed_bytes(m, k, count, pick_kernel(flags, m)->mr);
 }
 
 size_t q8_sgemm_packed_b_bytes(int64_t k, int64_t n, int64_t count, unsigned flags) {
     if (gemv_shape(2, n) || n <= 0 || k <= 0 || count <= 0) return 0;
-    return packed_bytes(n, k, count, pick_kernel(flags)->nr);
+    return packed_bytes(n, k, count, pick_kernel(flags, 0)->nr);
 }
 
 static void pack_all(void *dst, bool is_b, bool trans, int64_t rows, int64_t k, const float *src,
                      int64_t ld, int64_t count, int64_t stride, unsigned flags) {
-    const q8_sgemm_kernel *kr = pick_kernel(flags);
+    const q8_sgemm_kernel *kr = pick_kernel(flags, is_b ? 0 : rows);
     int r = is_b ? kr->nr : kr->mr;
     packed_hdr *h = dst;
     memset(h, 0, PACKED_HDR_BYTES);
     h->magic = PACKED_MAGIC;
-    h->kernel_id = kr->id;
+    h->kernel_id = is_b ? kr->b_id : kr->id;
     h->r = r;
     h->is_b = is_b;
     h->rows = rows;
@@ -303,7 +314,7 @@ void q8_sgemm_pack_b(void *dst, bool trans, int64_t k, int64_t n, const float *s
 static const packed_hdr *usable_packed(const void *p, bool is_b, int64_t rows, int64_t k,
                                        const q8_sgemm_kernel *kr) {
     const packed_hdr *h = p;
-    if (!h || h->magic != PACKED_MAGIC || h->kernel_id != kr->id || h->is_b != is_b ||
+    if (!h || h->magic != PACKED_MAGIC || h->kernel_id != (is_b ? kr->b_id : kr->id) || h->is_b != is_b ||
         h->rows != rows || h->k != k || h->count < 1)
         return NULL;
     return h;
@@ -631,7 +642,7 @@ size_t q8_sgemm_scratch_bytes(const q8_sgemm_op *op, int n_threads) {
     if (use_gemv(op)) {
         per = gemv_per_thread(op);
     } else {
-        const q8_sgemm_kernel *kr = pick_kernel(op->flags);
+        const q8_sgemm_kernel *kr = pick_kernel(op->flags, op->m);
         size_t fa, fb;
         blocked_bufs(op, kr, usable_packed(op->a_packed, false, op->m, op->k, kr) != NULL,
                      usable_packed(op->b_packed, true, op->n, op->k, kr) != NULL, &fa, &fb);
@@ -647,7 +658,7 @@ void q8_sgemm_run(const q8_sgemm_op *op, q8_pool *pool, void *scratch) {
     double flops = 2.0 * (double)op->m * (double)op->n * (double)(op->k ? op->k : 1) *
                    (double)batch;
     int64_t target = nt > 1 && flops >= PAR_MIN_FLOPS ? (int64_t)nt * 4 : 1;
-    const q8_sgemm_kernel *kr = pick_kernel(op->flags);
+    const q8_sgemm_kernel *kr = pick_kernel(op->flags, op->m);
     if (use_gemv(op)) {
         gemv gv = {.op = op, .kr = kr, .scratch = scratch};
         gv.len = op->m == 1 ? op->n : op->m;

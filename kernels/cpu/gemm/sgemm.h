@@ -28,6 +28,9 @@ enum {
     /* Bias and ReLU / Clip as a pass after each tile, never in the
      * kernel's stores (tests compare both). */
     Q8_SGEMM_NO_FUSED_EPI = 1u << 3,
+    /* The AVX-512 kernel of 8 rows whatever M (tests compare it with the
+     * 12-row one that pick_kernel takes for some M). */
+    Q8_SGEMM_MR8 = 1u << 4,
 };
 
 /* Produces packed B panels for rows [k0, k0+kc) and columns [n0, n0+nc) of

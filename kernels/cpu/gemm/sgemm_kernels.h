@@ -51,7 +51,8 @@ typedef void (*q8_sgemm_ukr_epi_fn)(int64_t kc, const float *pa, const float *pb
 
 typedef struct q8_sgemm_kernel {
     const char *name;
-    int id;             /* identifies the packed layout */
+    int id;             /* identifies the packed layout of A */
+    int b_id;           /* ... and of B (kernels of one nr share it) */
     int mr, nr;
     q8_sgemm_ukr_fn ukr;
     q8_sgemm_ukr_rows_fn ukr_rows;  /* optional */
@@ -69,6 +70,7 @@ typedef struct q8_sgemm_kernel {
 #define Q8_SGEMM_X86 1
 extern const q8_sgemm_kernel q8_sgemm_kernel_avx2;
 extern const q8_sgemm_kernel q8_sgemm_kernel_avx512;
+extern const q8_sgemm_kernel q8_sgemm_kernel_avx512_12;
 #endif
 #if defined(__aarch64__)
 #define Q8_SGEMM_NEON 1

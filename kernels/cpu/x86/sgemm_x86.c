@@ -215,41 +215,40 @@ AVX2 static void axpys_avx2(int64_t n, int64_t k, const float *b, int64_t ld, co
 }
 
 const q8_sgemm_kernel q8_sgemm_kernel_avx2 = {
-    .name = "avx2", .id = 2, .mr = A2_MR, .nr = A2_NR,
+    .name = "avx2", .id = 2, .b_id = 2, .mr = A2_MR, .nr = A2_NR,
     .ukr = ukr_avx2, .ukr_rows = ukr_rows_avx2, .ukr_epi = ukr_epi_avx2,
     .epi_hswish = true,
     .dots = dots_avx2, .axpys = axpys_avx2,
 };
 
-/* ---- AVX-512: 8 rows x 32 columns, 16 accumulators (8 divides the usual
- * channel counts, so conv GEMMs have no partial row tiles) ---- */
+/* ---- AVX-512: 8 or 12 rows x 32 columns, 16 or 24 accumulators (8
+ * divides the usual channel counts, so conv GEMMs have no partial row
+ * tiles; 12 where M suits it, see pick_kernel in sgemm.c) ---- */
 
-#ifndef A5_MR
-#define A5_MR 8
-#endif
 #define A5_NR 32
 
 AVX512 static inline __attribute__((always_inline)) void
 ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *offk, float *c,
-                int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi, bool half) {
-    __m512 acc[A5_MR][2];
+                int64_t ldc, float alpha, float beta, const q8_sgemm_epi *epi, bool half,
+                const int MR) {
+    __m512 acc[12][2];
 #pragma GCC unroll 16
-    for (int i = 0; i < A5_MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
 #pragma GCC unroll 2
     for (int64_t k = 0; k < kc; k++) {
         const float *r = offk ? pb + offk[k] : pb + k * A5_NR;
         __m512 b0 = _mm512_loadu_ps(r), b1 = half ? b0 : _mm512_loadu_ps(r + 16);
 #pragma GCC unroll 16
-        for (int i = 0; i < A5_MR; i++) {
+        for (int i = 0; i < MR; i++) {
             __m512 a = _mm512_set1_ps(pa[i]);
             acc[i][0] = _mm512_fmadd_ps(a, b0, acc[i][0]);
             if (!half) acc[i][1] = _mm512_fmadd_ps(a, b1, acc[i][1]);
         }
-        pa += A5_MR;
+        pa += MR;
     }
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 16
-    for (int i = 0; i < A5_MR; i++) {
+    for (int i = 0; i < MR; i++) {
         float *ci = c + i * ldc;
         __m512 x0 = _mm512_mul_ps(acc[i][0], va), x1 = _mm512_mul_ps(acc[i][1], va);
         if (beta != 0.0f) {
@@ -281,33 +280,32 @@ ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *off
     }
 }
 
-AVX512 static void ukr_avx512(int64_t kc, const float *pa, const float *pb, float *c,
-                              int64_t ldc, float alpha, float beta) {
-    ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL, false);
-}
+/* The tile's rows: 8 (16 accumulators) or 12 (24: the broadcasts of A
+ * and the loads of B spread over more FMAs; chosen by the GEMM's M in
+ * sgemm.c, pick_kernel). */
+#define A5_WRAPPERS(R)                                                                       \
+    AVX512 static void ukr_avx512_##R(int64_t kc, const float *pa, const float *pb, float *c, \
+                                      int64_t ldc, float alpha, float beta) {                \
+        ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL, false, R);              \
+    }                                                                                        \
+    AVX512 static void ukr_rows_avx512_##R(int64_t kc, const float *pa, const float *b,       \
+                                           const int64_t *offk, float *c, int64_t ldc,       \
+                                           float alpha, float beta) {                        \
+        ukr_avx512_body(kc, pa, b, offk, c, ldc, alpha, beta, NULL, false, R);               \
+    }                                                                                        \
+    AVX512 static void ukr_epi_avx512_##R(int64_t kc, const float *pa, const float *pb,       \
+                                          const int64_t *offk, float *c, int64_t ldc,        \
+                                          float alpha, float beta, const q8_sgemm_epi *epi) { \
+        if (offk) ukr_avx512_body(kc, pa, pb, offk, c, ldc, alpha, beta, epi, false, R);      \
+        else ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, epi, false, R);          \
+    }                                                                                        \
+    AVX512 static void ukr_half_avx512_##R(int64_t kc, const float *pa, const float *pb,      \
+                                           float *c, int64_t ldc, float alpha, float beta) { \
+        ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL, true, R);               \
+    }
+A5_WRAPPERS(8)
+A5_WRAPPERS(12)
 
-AVX512 static void ukr_rows_avx512(int64_t kc, const float *pa, const float *b,
-                                   const int64_t *offk, float *c, int64_t ldc, float alpha,
-                                   float beta) {
-    ukr_avx512_body(kc, pa, b, offk, c, ldc, alpha, beta, NULL, false);
-}
-
-AVX512 static void ukr_epi_avx512(int64_t kc, const float *pa, const float *pb,
-                                  const int64_t *offk, float *c, int64_t ldc, float alpha,
-                                  float beta, const q8_sgemm_epi *epi) {
-    if (offk) ukr_avx512_body(kc, pa, pb, offk, c, ldc, alpha, beta, epi, false);
-    else ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, epi, false);
-}
-
-/* The tile's first 16 columns only (a last panel of <= 16 columns: 225
- * output pixels are 7 panels and 1 column, a 32-wide tile for it was 12% of
- * a 1x1 conv's work); the same arithmetic per element. */
-AVX512 static void ukr_half_avx512(int64_t kc, const float *pa, const float *pb, float *c,
-                                   int64_t ldc, float alpha, float beta) {
-    ukr_avx512_body(kc, pa, pb, NULL, c, ldc, alpha, beta, NULL, true);
-}
-
-#if A5_MR == 8
 /* A last panel of 1 to 4 columns (225 output pixels: 7 panels and 1
  * column; a 3x3 conv's 31-wide grid on 29 rows: 28 and 1): the 8 rows of
  * A in a register, one FMA per column and k (a half tile spends 8); the
@@ -319,7 +317,7 @@ narrow_avx512_body(int64_t kc, const float *pa, const float *pb, float *c, int64
     __m256 acc[Q8_SGEMM_NARROW];
 #pragma GCC unroll 4
     for (int j = 0; j < nn; j++) acc[j] = _mm256_setzero_ps();
-    for (int64_t k = 0; k < kc; k++, pa += A5_MR, pb += A5_NR) {
+    for (int64_t k = 0; k < kc; k++, pa += 8, pb += A5_NR) {
         __m256 a = _mm256_loadu_ps(pa);
 #pragma GCC unroll 4
         for (int j = 0; j < nn; j++) acc[j] = _mm256_fmadd_ps(a, _mm256_set1_ps(pb[j]), acc[j]);
@@ -329,13 +327,13 @@ narrow_avx512_body(int64_t kc, const float *pa, const float *pb, float *c, int64
     for (int j = 0; j < nn; j++) {
         __m256 x = _mm256_mul_ps(acc[j], va);
         if (beta != 0.0f) {
-            float col[A5_MR];
-            for (int i = 0; i < A5_MR; i++) col[i] = c[i * ldc + j];
+            float col[8];
+            for (int i = 0; i < 8; i++) col[i] = c[i * ldc + j];
             x = _mm256_fmadd_ps(vb, _mm256_loadu_ps(col), x);
         }
-        float out[A5_MR];
+        float out[8];
         _mm256_storeu_ps(out, x);
-        for (int i = 0; i < A5_MR; i++) c[i * ldc + j] = out[i];
+        for (int i = 0; i < 8; i++) c[i * ldc + j] = out[i];
     }
 }
 
@@ -348,15 +346,20 @@ AVX512 static void ukr_narrow_avx512(int64_t kc, int nn, const float *pa, const 
     default: narrow_avx512_body(kc, pa, pb, c, ldc, alpha, beta, 4); break;
     }
 }
-#define A5_NARROW ukr_narrow_avx512
-#else
-#define A5_NARROW NULL
-#endif
 
 const q8_sgemm_kernel q8_sgemm_kernel_avx512 = {
-    .name = "avx512", .id = 3, .mr = A5_MR, .nr = A5_NR,
-    .ukr = ukr_avx512, .ukr_rows = ukr_rows_avx512, .ukr_epi = ukr_epi_avx512,
-    .ukr_half = ukr_half_avx512, .ukr_narrow = A5_NARROW,
+    .name = "avx512", .id = 3, .b_id = 3, .mr = 8, .nr = A5_NR,
+    .ukr = ukr_avx512_8, .ukr_rows = ukr_rows_avx512_8, .ukr_epi = ukr_epi_avx512_8,
+    .ukr_half = ukr_half_avx512_8, .ukr_narrow = ukr_narrow_avx512,
+    .epi_hswish = true,
+    .dots = dots_avx2, .axpys = axpys_avx2,
+};
+
+/* B panels as the 8-row kernel's (b_id): a pre-packed B serves both. */
+const q8_sgemm_kernel q8_sgemm_kernel_avx512_12 = {
+    .name = "avx512x12", .id = 5, .b_id = 3, .mr = 12, .nr = A5_NR,
+    .ukr = ukr_avx512_12, .ukr_rows = ukr_rows_avx512_12, .ukr_epi = ukr_epi_avx512_12,
+    .ukr_half = ukr_half_avx512_12,
     .epi_hswish = true,
     .dots = dots_avx2, .axpys = axpys_avx2,
 };
