@@ -112,7 +112,9 @@ static const q8_sgemm_kernel kernel_portable = {
  * every few cost more than that saved (docs/performance.md, "FP32 GEMM
  * tiles of 12 rows"). Same arithmetic per element either way. m: the
  * GEMM's M, or 0 where only B's layout matters (the kernels share it). */
+#ifdef Q8_SGEMM_X86
 static bool rows12(int64_t m) { return m > 0 && (m % 12 == 0 || m >= 128); }
+#endif
 
 static const q8_sgemm_kernel *pick_kernel(unsigned flags, int64_t m) {
 #ifdef Q8_SGEMM_X86
