@@ -36,6 +36,7 @@ static void usage(FILE *f) {
             "                [--fp32-layers NAME,...] [--threads N] [--bind NAME=FILE]...\n"
             "                [--equalize on|relu|off] [--scalar-tables on|off|auto]\n"
             "                [--int8-prelu on|off|auto] [--int8-gates on|off]\n"
+            "                [--fp32-heads on|off|auto]\n"
             "                [--int8-embeddings on|off]\n"
             "                [--int8-tails on|off] [--output-ranges full|calibrated]\n"
             "                [--weight-rounding auto|nearest|sums|gptq]\n"
@@ -81,6 +82,10 @@ static void usage(FILE *f) {
             "  --int8-prelu on: a PRelu between int8 nodes runs in int8 (q8.QPRelu), and the\n"
             "  residual sum before it as q8.QAdd; off: FP32; auto (the default): on unless\n"
             "  the output SQNR on the calibration samples is lower with it.\n"
+            "  --fp32-heads on: the layers that write the outputs (and those that feed them)\n"
+            "  stay FP32 when they hold at most 2%% of the weights; off: INT8 like the rest;\n"
+            "  auto (the default): on when it gains 0.25 dB of output SQNR on the\n"
+            "  calibration samples.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -167,6 +172,12 @@ static void print_written(const char *out, const q8_quantize_result *r) {
         printf("int8 prelu %s (output SQNR of the INT8 model on %d calibration samples: "
                "off %.1f dB, on %.1f dB)\n", r->prelu_chosen ? "on" : "off", r->prelu_scored,
                r->prelu_db[0], r->prelu_db[1]);
+    if (r->heads_scored > 0)
+        printf("fp32 heads %s (%d layers; output SQNR of the INT8 model on %d calibration "
+               "samples: INT8 %.1f dB, FP32 %.1f dB)\n", r->heads_chosen ? "on" : "off",
+               r->n_heads, r->heads_scored, r->heads_db[0], r->heads_db[1]);
+    else if (r->n_heads > 0 && r->heads_chosen)
+        printf("fp32 heads on (%d layers)\n", r->n_heads);
     if (r->n_equalized > 0)
         printf("equalized %d conv -> depthwise pair%s, %d through activations (per-channel "
                "tables)\n", r->n_equalized, r->n_equalized > 1 ? "s" : "",
@@ -419,6 +430,7 @@ int main(int argc, char **argv) {
         {"scalar-tables", required_argument, 0, 'u'}, {"int8-gates", required_argument, 0, 'g'},
         {"int8-embeddings", required_argument, 0, 'b'},
         {"int8-prelu", required_argument, 0, 'u' + 256},
+        {"fp32-heads", required_argument, 0, 'u' + 512},
         {"int8-tails", required_argument, 0, 'Z'},
         {"output-ranges", required_argument, 0, 'O' + 256},
         {"prune-measure", required_argument, 0, 'O'},
@@ -443,6 +455,7 @@ int main(int argc, char **argv) {
                              .quant = {.equalize = true, .equalize_through = true, .output_ranges_full = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
                                        .int8_prelu = Q8_INT8_PRELU_AUTO,
+                                       .fp32_heads = Q8_FP32_HEADS_AUTO,
                                        .small_alone_fp32 = true,
                                        .weight_rounding = Q8_WROUND_AUTO}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};
@@ -575,6 +588,14 @@ int main(int argc, char **argv) {
             int v = two_way("wide-range", optarg, "fp32", "int8");
             if (v < 0) return 2;
             o.quant.wide_int8 = v == 1;
+            break;
+        }
+        case 'u' + 512: {
+            int v = on_off_auto("fp32-heads", optarg);
+            if (v < 0) return 2;
+            o.quant.fp32_heads = v == 1 ? Q8_FP32_HEADS_ON
+                                 : v == 0 ? Q8_FP32_HEADS_OFF
+                                          : Q8_FP32_HEADS_AUTO;
             break;
         }
         case 'u':

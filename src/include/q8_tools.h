@@ -118,6 +118,22 @@ typedef enum q8_int8_prelu {
     Q8_INT8_PRELU_AUTO = 2,
 } q8_int8_prelu;
 
+/* q8_quant_options.fp32_heads */
+typedef enum q8_fp32_heads {
+    Q8_FP32_HEADS_OFF = 0,      /* the heads are quantized like any layer */
+    /* the layers that write the model's outputs (src/quant/quantize.h,
+     * q8_head_layers) stay FP32 when they hold at most 2% of its weights */
+    Q8_FP32_HEADS_ON = 1,
+    /* q8_quantize_model: on when it gains the INT8 model Q8_HEADS_MIN_GAIN_DB
+     * of output SQNR on the calibration samples (the quantize tool's
+     * default); anywhere else, off */
+    Q8_FP32_HEADS_AUTO = 2,
+} q8_fp32_heads;
+
+/* Output SQNR FP32 heads must gain for Q8_FP32_HEADS_AUTO to keep them
+ * (they cost file bytes and FP32 time) */
+#define Q8_HEADS_MIN_GAIN_DB 0.25
+
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
     int n_fp32_layers;
@@ -169,6 +185,7 @@ typedef struct q8_quant_options {
      * (quantize --output-ranges full, the default; calibrated: the method's
      * ranges; docs/accuracy.md, "Output ranges from the extremes") */
     bool output_ranges_full;
+    q8_fp32_heads fp32_heads;
 } q8_quant_options;
 
 struct q8_meta;
@@ -242,6 +259,11 @@ typedef struct q8_quantize_result {
     bool prelu_chosen;
     int prelu_scored;
     double prelu_db[2];             /* off, on */
+    /* Q8_FP32_HEADS_AUTO: the same for the heads in FP32 (n_heads of them
+     * under the size bound; 0: none, not scored) */
+    bool heads_chosen;
+    int heads_scored, n_heads;
+    double heads_db[2];             /* off, on */
     int n_int8_tables;              /* embedding lookups reading int8 tables */
     int n_int8_added_tables;        /* tables added to activations, in int8 */
     int n_equalized;                /* Conv -> depthwise pairs equalized ... */

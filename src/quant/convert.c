@@ -228,6 +228,72 @@ static q8_status choose_prelu(build_ctx *b, const q8_sample_set *s, const q8_cal
                      : Q8_OK;
 }
 
+/* Q8_FP32_HEADS_AUTO's builder: the heads FP32 (on) or as asked. */
+typedef struct heads_ctx {
+    build_ctx *bc;
+    const char *const *with, *const *without;
+    int n_with, n_without;
+} heads_ctx;
+
+static q8_status build_heads(void *arg, bool on, q8_graph **out, q8_error *err) {
+    heads_ctx *h = arg;
+    h->bc->quant.fp32_layers = on ? h->with : h->without;
+    h->bc->quant.n_fp32_layers = on ? h->n_with : h->n_without;
+    return build_int8(h->bc, h->bc->thr, out, err);
+}
+
+/* Q8_FP32_HEADS_ON / AUTO, at the chosen ranges and tables: the heads
+ * (q8_head_layers) join the layers kept FP32 (*with: those asked for, then
+ * the heads; the caller frees it and heads). Auto scores the INT8 model
+ * both ways on the calibration samples, as the tables' choice does, and
+ * keeps the heads FP32 only for a gain of Q8_HEADS_MIN_GAIN_DB (MoveNet's
+ * heat maps gained, CenterNet's detections lost: docs/accuracy.md, "FP32
+ * heads"). The comparison builds see the heads' weights as the rounding
+ * left them; the model written gets them back as trained. */
+static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_calibration *cal,
+                              q8_quantize_result *r, q8_meta *meta, q8_name_list *heads,
+                              const char ***with, q8_error *err) {
+    const q8_quantize_options *o = b->o;
+    Q8_TRY(q8_head_layers(b->gcal, Q8_HEADS_MAX_SHARE, heads, err));
+    r->n_heads = heads->n;
+    if (heads->n == 0) return Q8_OK;
+    int nu = b->quant.n_fp32_layers;
+    const char **w = calloc((size_t)(nu + heads->n), sizeof *w);
+    if (!w) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < nu; i++) w[i] = b->quant.fp32_layers[i];
+    for (int i = 0; i < heads->n; i++) w[nu + i] = heads->v[i];
+    *with = w;
+    bool on = o->quant.fp32_heads == Q8_FP32_HEADS_ON;
+    if (o->quant.fp32_heads == Q8_FP32_HEADS_AUTO) {
+        /* the two graphs differ in their count of the heads' INT8 op */
+        const q8_node *h0 = q8_graph_find_node(b->gcal, heads->v[0]);
+        char op[32];
+        snprintf(op, sizeof op, "Q%s", h0 ? h0->op_type : "Conv");
+        heads_ctx hx = {.bc = b, .with = w, .n_with = nu + heads->n,
+                        .without = b->quant.fp32_layers, .n_without = nu};
+        q8_tables_choice hc;
+        b->thr = cal->threshold;
+        q8_status st = q8_tables_choose(b->gcal, s, cal->n_scored > 0 ? cal->n_scored
+                                                                       : Q8_TABLES_SAMPLES,
+                                        o->n_threads, build_heads, &hx, op,
+                                        -Q8_HEADS_MIN_GAIN_DB, &hc, err);
+        b->quant.fp32_layers = hx.without;
+        b->quant.n_fp32_layers = hx.n_without;
+        Q8_TRY(st);
+        on = hc.on;
+        r->heads_scored = hc.n_scored;
+        memcpy(r->heads_db, hc.db, sizeof hc.db);
+        if (hc.differ)
+            Q8_TRY(q8_meta_set_str(meta, "quant.fp32_heads", on ? "on" : "off", err));
+    }
+    r->heads_chosen = on;
+    if (on) {
+        b->quant.fp32_layers = w;
+        b->quant.n_fp32_layers = nu + heads->n;
+    }
+    return Q8_OK;
+}
+
 q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
                             const q8_quantize_options *o, q8_quantize_result *r, q8_error *err) {
     double t0 = now_s();
@@ -347,6 +413,10 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         if (s == Q8_OK && tc.differ)
             s = q8_meta_set_str(&meta, "quant.scalar_tables", tc.on ? "on" : "off", err);
     }
+    q8_name_list heads = {0};
+    const char **with_heads = NULL;
+    if (s == Q8_OK && o->quant.fp32_heads != Q8_FP32_HEADS_OFF)
+        s = choose_heads(&bc, &samples, &cal, r, &meta, &heads, &with_heads, err);
     if (s == Q8_OK && o->quant.weight_rounding == Q8_WROUND_AUTO) {
         q8_wround_choice wc;
         wround_ctx wx = {.bc = &bc, .s = &samples, .co = co, .cal = &cal};
@@ -465,6 +535,8 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     }
     q8_plan_free(&plan);
     q8_calibration_free(&cal);
+    free(with_heads);
+    q8_name_list_free(&heads);
     q8_binds_free(&binds); /* before the samples: it names their inputs */
     q8_samples_free(&samples);
     q8_meta_free(&meta);

@@ -110,6 +110,23 @@ bool q8_is_table_op(const q8_node *n);
  * MatMul and the elementwise ops the rewrite runs as int8 tables. */
 bool q8_is_quant_layer(const q8_node *n);
 
+/* A list of names, owned. */
+typedef struct q8_name_list {
+    char **v;
+    int n;
+} q8_name_list;
+void q8_name_list_free(q8_name_list *l);
+
+/* The model's heads (quantize --fp32-heads): the layers with constant
+ * weights (Conv, ConvTranspose, Gemm, MatMul) that write its outputs
+ * through no other such layer, and the layers their inputs come from the
+ * same way (a head is often two: MoveNet's 24 -> 96 -> 17 heat map, a
+ * detector's box and class branches). Empty unless they hold at most
+ * max_share of all such layers' weights: kept FP32, they cost that much
+ * more file and FP32 time. */
+#define Q8_HEADS_MAX_SHARE 0.02
+q8_status q8_head_layers(const q8_graph *g, double max_share, q8_name_list *out, q8_error *err);
+
 /* Every name in --prune-skip and --fp32-layers must name a layer of the
  * model: a typo would quietly drop the protection it asks for. raw: the
  * graph as imported (the name must be a node of it); then, after the

@@ -87,6 +87,8 @@ void q8_quantize_pin_auto(q8_quantize_options *o, const q8_quantize_result *r) {
         o->quant.scalar_tables = r->tables_chosen ? Q8_SCALAR_TABLES_ON : Q8_SCALAR_TABLES_OFF;
     if (o->quant.int8_prelu == Q8_INT8_PRELU_AUTO && r->prelu_scored > 0)
         o->quant.int8_prelu = r->prelu_chosen ? Q8_INT8_PRELU_ON : Q8_INT8_PRELU_OFF;
+    if (o->quant.fp32_heads == Q8_FP32_HEADS_AUTO)
+        o->quant.fp32_heads = r->heads_chosen ? Q8_FP32_HEADS_ON : Q8_FP32_HEADS_OFF;
 }
 
 bool q8_parse_max_drop(const char *s, double *points, char *msg, size_t n) {
