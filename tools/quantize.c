@@ -178,6 +178,10 @@ static void print_written(const char *out, const q8_quantize_result *r) {
                r->n_heads, r->heads_scored, r->heads_db[0], r->heads_db[1]);
     else if (r->n_heads > 0 && r->heads_chosen)
         printf("fp32 heads on (%d layers)\n", r->n_heads);
+    else if (r->n_heads > 0 && r->heads_arena[1] > 0)
+        printf("fp32 heads off (%d layers; the activation arena would grow from %.1f to %.1f "
+               "MiB, over 1.5x)\n", r->n_heads, (double)r->heads_arena[0] / 1048576.0,
+               (double)r->heads_arena[1] / 1048576.0);
     if (r->n_equalized > 0)
         printf("equalized %d conv -> depthwise pair%s, %d through activations (per-channel "
                "tables)\n", r->n_equalized, r->n_equalized > 1 ? "s" : "",

@@ -264,6 +264,9 @@ typedef struct q8_quantize_result {
     bool heads_chosen;
     int heads_scored, n_heads;
     double heads_db[2];             /* off, on */
+    /* the INT8 model's activation arena without and with them (auto: not
+     * scored, off, when it would grow by more than half) */
+    size_t heads_arena[2];
     int n_int8_tables;              /* embedding lookups reading int8 tables */
     int n_int8_added_tables;        /* tables added to activations, in int8 */
     int n_equalized;                /* Conv -> depthwise pairs equalized ... */

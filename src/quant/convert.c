@@ -242,6 +242,18 @@ static q8_status build_heads(void *arg, bool on, q8_graph **out, q8_error *err) 
     return build_int8(h->bc, h->bc->thr, out, err);
 }
 
+/* The activation arena of the INT8 graph with the heads FP32 or not. */
+static q8_status heads_arena(heads_ctx *h, bool on, size_t *bytes, q8_error *err) {
+    q8_graph *g = NULL;
+    Q8_TRY(build_heads(h, on, &g, err));
+    q8_plan plan = {0};
+    q8_status st = q8_plan_build(g, NULL, NULL, &plan, err);
+    *bytes = st == Q8_OK ? plan.arena_bytes : 0;
+    q8_plan_free(&plan);
+    q8_graph_free(g);
+    return st;
+}
+
 /* Q8_FP32_HEADS_ON / AUTO, at the chosen ranges and tables: the heads
  * (q8_head_layers) join the layers kept FP32 (*with: those asked for, then
  * the heads; the caller frees it and heads). Auto scores the INT8 model
@@ -271,19 +283,25 @@ static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_cal
         snprintf(op, sizeof op, "Q%s", h0 ? h0->op_type : "Conv");
         heads_ctx hx = {.bc = b, .with = w, .n_with = nu + heads->n,
                         .without = b->quant.fp32_layers, .n_without = nu};
-        q8_tables_choice hc;
+        q8_tables_choice hc = {.db = {NAN, NAN}};
         b->thr = cal->threshold;
-        q8_status st = q8_tables_choose(b->gcal, s, cal->n_scored > 0 ? cal->n_scored
-                                                                       : Q8_TABLES_SAMPLES,
-                                        o->n_threads, build_heads, &hx, op,
-                                        -Q8_HEADS_MIN_GAIN_DB, &hc, err);
+        /* Float heads at full resolution can take the INT8 model's arena
+         * to its FP32 size (ISNet's side outputs at 1024 x 1024: 164 ->
+         * 281 MB for 0.5 dB): not by default. */
+        q8_status st = heads_arena(&hx, false, &r->heads_arena[0], err);
+        if (st == Q8_OK) st = heads_arena(&hx, true, &r->heads_arena[1], err);
+        bool cheap = r->heads_arena[1] <= r->heads_arena[0] + r->heads_arena[0] / 2;
+        int n_score = cal->n_scored > 0 ? cal->n_scored : Q8_TABLES_SAMPLES;
+        if (st == Q8_OK && cheap)
+            st = q8_tables_choose(b->gcal, s, n_score, o->n_threads, build_heads, &hx, op,
+                                  -Q8_HEADS_MIN_GAIN_DB, &hc, err);
         b->quant.fp32_layers = hx.without;
         b->quant.n_fp32_layers = hx.n_without;
         Q8_TRY(st);
         on = hc.on;
         r->heads_scored = hc.n_scored;
         memcpy(r->heads_db, hc.db, sizeof hc.db);
-        if (hc.differ)
+        if (hc.differ || !cheap)
             Q8_TRY(q8_meta_set_str(meta, "quant.fp32_heads", on ? "on" : "off", err));
     }
     r->heads_chosen = on;
