@@ -85,7 +85,8 @@ static void usage(FILE *f) {
             "  --fp32-heads on: the layers that write the outputs (and those that feed them)\n"
             "  stay FP32 when they hold at most 2%% of the weights; off: INT8 like the rest;\n"
             "  auto (the default): on when it gains 0.25 dB of output SQNR on the\n"
-            "  calibration samples.\n"
+            "  calibration samples and grows the activation arena by at most half; not\n"
+            "  with --prune.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -178,6 +179,9 @@ static void print_written(const char *out, const q8_quantize_result *r) {
                r->n_heads, r->heads_scored, r->heads_db[0], r->heads_db[1]);
     else if (r->n_heads > 0 && r->heads_chosen)
         printf("fp32 heads on (%d layers)\n", r->n_heads);
+    else if (r->n_heads > 0 && r->heads_arena[1] == 0)
+        printf("fp32 heads off (%d layers; pruned: INT8 for the smaller file, --fp32-heads on "
+               "takes them)\n", r->n_heads);
     else if (r->n_heads > 0 && r->heads_arena[1] > 0)
         printf("fp32 heads off (%d layers; the activation arena would grow from %.1f to %.1f "
                "MiB, over 1.5x)\n", r->n_heads, (double)r->heads_arena[0] / 1048576.0,

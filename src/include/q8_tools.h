@@ -125,7 +125,8 @@ typedef enum q8_fp32_heads {
      * q8_head_layers) stay FP32 when they hold at most 2% of its weights */
     Q8_FP32_HEADS_ON = 1,
     /* q8_quantize_model: on when it gains the INT8 model Q8_HEADS_MIN_GAIN_DB
-     * of output SQNR on the calibration samples (the quantize tool's
+     * of output SQNR on the calibration samples and grows its activation
+     * arena by at most half, and nothing is pruned (the quantize tool's
      * default); anywhere else, off */
     Q8_FP32_HEADS_AUTO = 2,
 } q8_fp32_heads;

@@ -260,7 +260,7 @@ static q8_status heads_arena(heads_ctx *h, bool on, size_t *bytes, q8_error *err
  * both ways on the calibration samples, as the tables' choice does, and
  * keeps the heads FP32 only for a gain of Q8_HEADS_MIN_GAIN_DB (MoveNet's
  * heat maps gained, CenterNet's detections lost: docs/accuracy.md, "FP32
- * heads"). The comparison builds see the heads' weights as the rounding
+ * heads"), not in a pruned model. The comparison builds see the heads' weights as the rounding
  * left them; the model written gets them back as trained. */
 static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_calibration *cal,
                               q8_quantize_result *r, q8_meta *meta, q8_name_list *heads,
@@ -276,7 +276,9 @@ static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_cal
     for (int i = 0; i < heads->n; i++) w[nu + i] = heads->v[i];
     *with = w;
     bool on = o->quant.fp32_heads == Q8_FP32_HEADS_ON;
-    if (o->quant.fp32_heads == Q8_FP32_HEADS_AUTO) {
+    /* pruned: the smaller file is why one prunes (Selfie's 0.199x would be
+     * 0.201x); --fp32-heads on still takes them */
+    if (o->quant.fp32_heads == Q8_FP32_HEADS_AUTO && o->prune.mode == Q8_PRUNE_NONE) {
         /* the two graphs differ in their count of the heads' INT8 op */
         const q8_node *h0 = q8_graph_find_node(b->gcal, heads->v[0]);
         char op[32];
