@@ -84,7 +84,7 @@ static void usage(FILE *f) {
             "  the output SQNR on the calibration samples is lower with it.\n"
             "  --fp32-heads on: the layers that write the outputs (and those that feed them)\n"
             "  stay FP32 when they hold at most 2%% of the weights; off: INT8 like the rest;\n"
-            "  auto (the default): on when it gains 0.25 dB of output SQNR on the\n"
+            "  auto (the default): on when it gains 1 dB of output SQNR on the\n"
             "  calibration samples and grows the activation arena by at most half; not\n"
             "  with --prune.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"

@@ -131,9 +131,11 @@ typedef enum q8_fp32_heads {
     Q8_FP32_HEADS_AUTO = 2,
 } q8_fp32_heads;
 
-/* Output SQNR FP32 heads must gain for Q8_FP32_HEADS_AUTO to keep them
- * (they cost file bytes and FP32 time) */
-#define Q8_HEADS_MIN_GAIN_DB 0.25
+/* Output SQNR FP32 heads must gain for Q8_FP32_HEADS_AUTO to keep them:
+ * they work at the outputs' resolution, in float (MoveNet's cost 13% of its
+ * INT8 time for 1.1 dB, Selfie's 9% for 0.4; docs/accuracy.md, "FP32
+ * heads") */
+#define Q8_HEADS_MIN_GAIN_DB 1.0
 
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
