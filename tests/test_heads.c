@@ -1,12 +1,18 @@
 /* The model's heads (src/quant/heads.c, quantize --fp32-heads): the
  * weighted layers that write the outputs, and those that feed them. */
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model.h"
+#include "onnx.pb-c.h"
+#include "q8_tools.h"
 #include "quantize.h"
 #include "testutil.h"
 
 #define T q8t_tensor
+#define Q8RUN Q8_BINARY_DIR "/q8run"
 
 static void weight(q8_graph *g, const char *name, int64_t m, int64_t c) {
     int t = T(g, name);
@@ -110,4 +116,143 @@ Test(heads, none_when_no_layer_or_all_layers) {
     cr_assert_eq(l.n, 4);
     q8_name_list_free(&l);
     q8_graph_free(g);
+}
+
+/* An ONNX chain of n <= 8 1x1 Convs c0, c1, ... with a Relu after each
+ * but the last: layer i maps ch[i] channels to ch[i + 1] (weights
+ * 0.1 sin(k + i): nothing special), on x [1, ch[0], 8, 8] -> y. */
+static void chain_model(const char *path, int n, const int64_t *ch) {
+    char w[8][8], c[8][8], a[8][8], r[8][8];
+    char *cin[8][2], *cout[8][1], *rin[8][1], *rout[8][1];
+    int64_t dims[8][4];
+    float *ws[8];
+    Onnx__TensorProto ts[8], *inits[8];
+    Onnx__NodeProto nodes[16], *np[16];
+    int nn = 0;
+    cr_assert(n >= 1 && n <= 8);
+    for (int i = 0; i < n; i++) {
+        int64_t m = ch[i + 1], k = ch[i];
+        snprintf(w[i], 8, "w%d", i);
+        snprintf(c[i], 8, "c%d", i);
+        snprintf(a[i], 8, i == n - 1 ? "y" : "a%d", i);
+        snprintf(r[i], 8, "r%d", i);
+        ws[i] = malloc(sizeof(float) * (size_t)(m * k));
+        for (int64_t j = 0; j < m * k; j++) ws[i][j] = 0.1f * sinf((float)(j + i));
+        Onnx__TensorProto t = ONNX__TENSOR_PROTO__INIT;
+        dims[i][0] = m, dims[i][1] = k, dims[i][2] = dims[i][3] = 1;
+        t.name = w[i], t.n_dims = 4, t.dims = dims[i], t.has_data_type = 1;
+        t.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, t.n_float_data = (size_t)(m * k);
+        t.float_data = ws[i];
+        ts[i] = t;
+        inits[i] = &ts[i];
+        cin[i][0] = i == 0 ? "x" : r[i - 1];
+        cin[i][1] = w[i];
+        cout[i][0] = a[i];
+        Onnx__NodeProto cv = ONNX__NODE_PROTO__INIT;
+        cv.name = c[i], cv.op_type = "Conv", cv.n_input = 2, cv.input = cin[i];
+        cv.n_output = 1, cv.output = cout[i];
+        nodes[nn] = cv;
+        np[nn] = &nodes[nn];
+        nn++;
+        if (i == n - 1) break;
+        rin[i][0] = a[i];
+        rout[i][0] = r[i];
+        Onnx__NodeProto re = ONNX__NODE_PROTO__INIT;
+        re.name = r[i], re.op_type = "Relu", re.n_input = 1, re.input = rin[i];
+        re.n_output = 1, re.output = rout[i];
+        nodes[nn] = re;
+        np[nn] = &nodes[nn];
+        nn++;
+    }
+    Onnx__TensorShapeProto__Dimension dd[4], *dp[4];
+    int64_t xd[4] = {1, ch[0], 8, 8};
+    for (int i = 0; i < 4; i++) {
+        Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
+        d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+        d.dim_value = xd[i];
+        dd[i] = d;
+        dp[i] = &dd[i];
+    }
+    Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
+    shape.n_dim = 4, shape.dim = dp;
+    Onnx__TypeProto__Tensor tx = ONNX__TYPE_PROTO__TENSOR__INIT, ty;
+    tx.has_elem_type = 1, tx.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, tx.shape = &shape;
+    ty = tx;
+    ty.shape = NULL;
+    Onnx__TypeProto px = ONNX__TYPE_PROTO__INIT, py;
+    px.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, px.tensor_type = &tx;
+    py = px;
+    py.tensor_type = &ty;
+    Onnx__ValueInfoProto vx = ONNX__VALUE_INFO_PROTO__INIT, vy;
+    vx.name = "x", vx.type = &px;
+    vy = vx;
+    vy.name = "y", vy.type = &py;
+    Onnx__ValueInfoProto *ins[1] = {&vx}, *outs[1] = {&vy};
+    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
+    g.name = "chain", g.n_node = (size_t)nn, g.node = np, g.n_initializer = (size_t)n;
+    g.initializer = inits, g.n_input = 1, g.input = ins, g.n_output = 1, g.output = outs;
+    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[1] = {&op};
+    op.domain = "", op.has_version = 1, op.version = 13;
+    Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
+    mp.has_ir_version = 1, mp.ir_version = 8, mp.n_opset_import = 1, mp.opset_import = ops;
+    mp.graph = &g;
+    size_t len = onnx__model_proto__get_packed_size(&mp);
+    uint8_t *buf = malloc(len);
+    onnx__model_proto__pack(&mp, buf);
+    q8t_write_file(path, buf, len);
+    free(buf);
+    for (int i = 0; i < n; i++) free(ws[i]);
+}
+
+static bool has_meta(const char *q8, const char *key) {
+    q8_model *m = NULL;
+    q8_load_options lo = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(q8, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    bool has = q8_meta_get(&m->meta, key) != NULL;
+    q8_model_free(m);
+    return has;
+}
+
+/* quantize --fp32-heads on a chain 1 -> 512 -> 64 -> 1 -> 2: the heads
+ * are c3 and c2 (66 of 33346 weights, 0.2%); on keeps both FP32 (recorded per
+ * layer), off none, auto records its choice; every form runs. */
+Test(heads, quantize_keeps_the_heads_fp32, .timeout = 120) {
+    char *tmp = q8t_tmpdir("heads");
+    char onnx[512], calib[512], out[512];
+    q8t_path(onnx, sizeof onnx, tmp, "chain.onnx");
+    q8t_path(calib, sizeof calib, tmp, "calib");
+    q8t_path(out, sizeof out, tmp, "chain.q8");
+    const int64_t ch[5] = {1, 512, 64, 1, 2};
+    chain_model(onnx, 4, ch);
+    q8t_square_samples(calib, 8, 8, 5);
+    const q8_fp32_heads modes[3] = {Q8_FP32_HEADS_OFF, Q8_FP32_HEADS_ON, Q8_FP32_HEADS_AUTO};
+    for (int k = 0; k < 3; k++) {
+        q8_quantize_options o = {.calib_dir = calib, .method = Q8_CALIB_PERCENTILE,
+                                 .percentile = 99.99, .n_threads = 2,
+                                 .quant = {.fp32_heads = modes[k]}};
+        q8_quantize_result r;
+        q8_error err = {0};
+        cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(r.n_heads, k == 0 ? 0 : 2, "mode %d: %d heads", k, r.n_heads);
+        bool fp32 = k == 1 || (k == 2 && r.heads_chosen);
+        cr_assert_eq(has_meta(out, "layer.c3.fp32"), fp32, "mode %d", k);
+        cr_assert_eq(has_meta(out, "layer.c2.fp32"), fp32, "mode %d", k);
+        cr_assert(!has_meta(out, "layer.c1.fp32") && !has_meta(out, "layer.c0.fp32"));
+        cr_assert_eq(has_meta(out, "quant.fp32_heads"), k == 2, "mode %d", k);
+        if (k == 2) /* scored (the arena grows by less than half) */
+            cr_assert(r.heads_scored > 0 && r.heads_arena[0] > 0 &&
+                          r.heads_arena[1] <= r.heads_arena[0] + r.heads_arena[0] / 2,
+                      "auto: scored %d, arena %zu -> %zu", r.heads_scored, r.heads_arena[0],
+                      r.heads_arena[1]);
+        char s0[600], yo[600];
+        q8t_path(s0, sizeof s0, calib, "s0.npy");
+        snprintf(yo, sizeof yo, "x=%s", s0);
+        char *argv[] = {Q8RUN, out, "--input", yo, NULL};
+        q8t_cmd c = q8t_run_cmd(tmp, 60, argv);
+        cr_assert(c.exited && c.code == 0, "q8run mode %d: %s", k, c.err ? c.err : "");
+        q8t_cmd_free(&c);
+    }
+    q8t_rm_rf(tmp);
+    free(tmp);
 }

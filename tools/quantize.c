@@ -83,10 +83,10 @@ static void usage(FILE *f) {
             "  residual sum before it as q8.QAdd; off: FP32; auto (the default): on unless\n"
             "  the output SQNR on the calibration samples is lower with it.\n"
             "  --fp32-heads on: the layers that write the outputs (and those that feed them)\n"
-            "  stay FP32 when they hold at most 2%% of the weights; off: INT8 like the rest;\n"
-            "  auto (the default): on when it gains 1 dB of output SQNR on the\n"
-            "  calibration samples and grows the activation arena by at most half; not\n"
-            "  with --prune.\n"
+            "  stay FP32 when they hold at most 2%% of the weights (more accurate, slower);\n"
+            "  off (the default): INT8 like the rest; auto: on when it gains 1 dB of output\n"
+            "  SQNR on the calibration samples and grows the activation arena by at most\n"
+            "  half; not with --prune.\n"
             "  --prune F: F of the prunable weights, shared out over the layers by their\n"
             "  measured sensitivity (scope sensitivity; layer: F of each layer; global: one\n"
             "  threshold), first and last layers dense (--prune-protect none: pruned too);\n"
@@ -463,7 +463,6 @@ int main(int argc, char **argv) {
                              .quant = {.equalize = true, .equalize_through = true, .output_ranges_full = true, .int8_embeddings = true,
                                        .scalar_tables = Q8_SCALAR_TABLES_AUTO,
                                        .int8_prelu = Q8_INT8_PRELU_AUTO,
-                                       .fp32_heads = Q8_FP32_HEADS_AUTO,
                                        .small_alone_fp32 = true,
                                        .weight_rounding = Q8_WROUND_AUTO}};
     q8_search_options so = {.max_drop = -1, .max_trials = 12};

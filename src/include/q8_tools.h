@@ -126,8 +126,10 @@ typedef enum q8_fp32_heads {
     Q8_FP32_HEADS_ON = 1,
     /* q8_quantize_model: on when it gains the INT8 model Q8_HEADS_MIN_GAIN_DB
      * of output SQNR on the calibration samples and grows its activation
-     * arena by at most half, and nothing is pruned (the quantize tool's
-     * default); anywhere else, off */
+     * arena by at most half, and nothing is pruned; anywhere else, off.
+     * Not the quantize tool's default: the float heads cost MoveNet 13% of
+     * its INT8 time, over issue 11's speed target (docs/accuracy.md, "FP32
+     * heads") */
     Q8_FP32_HEADS_AUTO = 2,
 } q8_fp32_heads;
 
