@@ -100,6 +100,10 @@ VARIANTS = {
     "prune-output-noprotect": ("--prune 0.5 --prune-measure output --prune-protect none",
                                ["--prune", "0.5", "--prune-measure", "output",
                                 "--prune-protect", "none"]),
+    # the layers that write the outputs kept FP32 (docs/accuracy.md, "FP32 heads")
+    "heads": ("--fp32-heads on", ["--fp32-heads", "on"]),
+    "heads-auto": ("--fp32-heads auto", ["--fp32-heads", "auto"]),
+    "prune-heads": ("--prune 0.5 --fp32-heads on", ["--prune", "0.5", "--fp32-heads", "on"]),
     # not q8: the peer. The QDQ model ONNX Runtime's quantize_static makes
     # (per-channel int8 weights, int8 asymmetric activations, MinMax;
     # tools/bench/ort_qdq.py), calibrated on the same split, run by ORT
