@@ -912,16 +912,6 @@ static void cancelling_model(const char *path, int c, bool any_size) {
     cancelling_model_w(path, c, any_size, -0.995f);
 }
 
-static bool has_meta(const char *q8, const char *key) {
-    q8_model *m = NULL;
-    q8_load_options lo = {0};
-    q8_error err = {0};
-    cr_assert_eq(q8_model_open(q8, &lo, &m, &err), Q8_OK, "%s", err.msg);
-    bool has = q8_meta_get(&m->meta, key) != NULL;
-    q8_model_free(m);
-    return has;
-}
-
 /* A temporary folder with the two-channel cancelling model (second weight
  * w) at onnx and 8 calibration samples at calib; out: where to write. */
 static char *cancel_setup(float w, char *onnx, char *calib, char *out) {
@@ -943,12 +933,12 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     cr_expect(strstr(r.out, "< 12 dB: looking for layers to keep in FP32 within"), "%s", r.out);
     cr_expect(strstr(r.out, "layers kept in FP32 (1): c2"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect(has_meta(out, "search.max_added_bytes"));
+    cr_expect(q8t_has_meta(out, "search.max_added_bytes"));
     char *b[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "off", NULL};
     expect_ok(tmp, b, &r);
     cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    cr_expect_not(q8t_has_meta(out, "search.min_sqnr_db"));
     /* the last --min-sqnr given wins: off after a target runs no search */
     char *b2[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "30",
                   "--min-sqnr", "off", NULL};
@@ -965,7 +955,7 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     expect_ok(tmp, d, &r);
     cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    cr_expect_not(q8t_has_meta(out, "search.min_sqnr_db"));
     q8t_rm_rf(tmp);
     free(tmp);
 }
@@ -985,12 +975,12 @@ Test(edges, min_sqnr_auto_probes_one_large_step_above_the_floor, .timeout = 600)
     cr_expect_not(strstr(r.out, "< 12 dB"), "%s", r.out);
     cr_expect(strstr(r.out, "layers kept in FP32 (1): c2"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect(has_meta(out, "search.min_sqnr_db"));
+    cr_expect(q8t_has_meta(out, "search.min_sqnr_db"));
     char *b[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "off", NULL};
     expect_ok(tmp, b, &r);
     cr_expect_not(strstr(r.out, "trying one layer"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    cr_expect_not(q8t_has_meta(out, "search.min_sqnr_db"));
     q8t_rm_rf(tmp);
     free(tmp);
 }
@@ -1013,7 +1003,7 @@ Test(edges, min_sqnr_auto_skips_models_too_large_to_compare, .timeout = 600) {
               r.out);
     cr_expect_not(strstr(r.out, "searching:"), "%s", r.out);
     q8t_cmd_free(&r);
-    cr_expect_not(has_meta(out, "search.min_sqnr_db"));
+    cr_expect_not(q8t_has_meta(out, "search.min_sqnr_db"));
     q8t_rm_rf(tmp);
     free(tmp);
 }

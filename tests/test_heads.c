@@ -118,6 +118,15 @@ Test(heads, none_when_no_layer_or_all_layers) {
     q8_graph_free(g);
 }
 
+static void onnx_node(Onnx__NodeProto *nd, Onnx__NodeProto **p, char *name, char *op,
+                      char **in, int n_in, char **out) {
+    Onnx__NodeProto z = ONNX__NODE_PROTO__INIT;
+    *nd = z;
+    nd->name = name, nd->op_type = op, nd->n_input = (size_t)n_in, nd->input = in;
+    nd->n_output = 1, nd->output = out;
+    *p = nd;
+}
+
 /* An ONNX chain of n <= 8 1x1 Convs c0, c1, ... with a Relu after each
  * but the last: layer i maps ch[i] channels to ch[i + 1] (weights
  * 0.1 sin(k + i): nothing special), on x [1, ch[0], 8, 8] -> y. */
@@ -148,70 +157,16 @@ static void chain_model(const char *path, int n, const int64_t *ch) {
         cin[i][0] = i == 0 ? "x" : r[i - 1];
         cin[i][1] = w[i];
         cout[i][0] = a[i];
-        Onnx__NodeProto cv = ONNX__NODE_PROTO__INIT;
-        cv.name = c[i], cv.op_type = "Conv", cv.n_input = 2, cv.input = cin[i];
-        cv.n_output = 1, cv.output = cout[i];
-        nodes[nn] = cv;
-        np[nn] = &nodes[nn];
+        onnx_node(&nodes[nn], &np[nn], c[i], "Conv", cin[i], 2, cout[i]);
         nn++;
         if (i == n - 1) break;
         rin[i][0] = a[i];
         rout[i][0] = r[i];
-        Onnx__NodeProto re = ONNX__NODE_PROTO__INIT;
-        re.name = r[i], re.op_type = "Relu", re.n_input = 1, re.input = rin[i];
-        re.n_output = 1, re.output = rout[i];
-        nodes[nn] = re;
-        np[nn] = &nodes[nn];
+        onnx_node(&nodes[nn], &np[nn], r[i], "Relu", rin[i], 1, rout[i]);
         nn++;
     }
-    Onnx__TensorShapeProto__Dimension dd[4], *dp[4];
-    int64_t xd[4] = {1, ch[0], 8, 8};
-    for (int i = 0; i < 4; i++) {
-        Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
-        d.value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-        d.dim_value = xd[i];
-        dd[i] = d;
-        dp[i] = &dd[i];
-    }
-    Onnx__TensorShapeProto shape = ONNX__TENSOR_SHAPE_PROTO__INIT;
-    shape.n_dim = 4, shape.dim = dp;
-    Onnx__TypeProto__Tensor tx = ONNX__TYPE_PROTO__TENSOR__INIT, ty;
-    tx.has_elem_type = 1, tx.elem_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, tx.shape = &shape;
-    ty = tx;
-    ty.shape = NULL;
-    Onnx__TypeProto px = ONNX__TYPE_PROTO__INIT, py;
-    px.value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, px.tensor_type = &tx;
-    py = px;
-    py.tensor_type = &ty;
-    Onnx__ValueInfoProto vx = ONNX__VALUE_INFO_PROTO__INIT, vy;
-    vx.name = "x", vx.type = &px;
-    vy = vx;
-    vy.name = "y", vy.type = &py;
-    Onnx__ValueInfoProto *ins[1] = {&vx}, *outs[1] = {&vy};
-    Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-    g.name = "chain", g.n_node = (size_t)nn, g.node = np, g.n_initializer = (size_t)n;
-    g.initializer = inits, g.n_input = 1, g.input = ins, g.n_output = 1, g.output = outs;
-    Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[1] = {&op};
-    op.domain = "", op.has_version = 1, op.version = 13;
-    Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
-    mp.has_ir_version = 1, mp.ir_version = 8, mp.n_opset_import = 1, mp.opset_import = ops;
-    mp.graph = &g;
-    size_t len = onnx__model_proto__get_packed_size(&mp);
-    uint8_t *buf = malloc(len);
-    onnx__model_proto__pack(&mp, buf);
-    q8t_write_file(path, buf, len);
-    free(buf);
+    q8t_write_xy_model(path, "chain", np, nn, inits, n, (const int64_t[]){1, ch[0], 8, 8}, false);
     for (int i = 0; i < n; i++) free(ws[i]);
-}
-
-static bool has_meta(const char *q8, const char *key) {
-    q8_model *m = NULL;
-    q8_load_options lo = {0};
-    q8_error err = {0};
-    cr_assert_eq(q8_model_open(q8, &lo, &m, &err), Q8_OK, "%s", err.msg);
-    bool has = q8_meta_get(&m->meta, key) != NULL;
-    q8_model_free(m);
-    return has;
 }
 
 /* quantize --fp32-heads on a chain 1 -> 512 -> 64 -> 1 -> 2: the heads
@@ -236,10 +191,10 @@ Test(heads, quantize_keeps_the_heads_fp32, .timeout = 120) {
         cr_assert_eq(q8_quantize_model(onnx, out, &o, &r, &err), Q8_OK, "%s", err.msg);
         cr_assert_eq(r.n_heads, k == 0 ? 0 : 2, "mode %d: %d heads", k, r.n_heads);
         bool fp32 = k == 1 || (k == 2 && r.heads_chosen);
-        cr_assert_eq(has_meta(out, "layer.c3.fp32"), fp32, "mode %d", k);
-        cr_assert_eq(has_meta(out, "layer.c2.fp32"), fp32, "mode %d", k);
-        cr_assert(!has_meta(out, "layer.c1.fp32") && !has_meta(out, "layer.c0.fp32"));
-        cr_assert_eq(has_meta(out, "quant.fp32_heads"), k == 2, "mode %d", k);
+        cr_assert_eq(q8t_has_meta(out, "layer.c3.fp32"), fp32, "mode %d", k);
+        cr_assert_eq(q8t_has_meta(out, "layer.c2.fp32"), fp32, "mode %d", k);
+        cr_assert(!q8t_has_meta(out, "layer.c1.fp32") && !q8t_has_meta(out, "layer.c0.fp32"));
+        cr_assert_eq(q8t_has_meta(out, "quant.fp32_heads"), k == 2, "mode %d", k);
         if (k == 2) /* scored (the arena grows by less than half) */
             cr_assert(r.heads_scored > 0 && r.heads_arena[0] > 0 &&
                           r.heads_arena[1] <= r.heads_arena[0] + r.heads_arena[0] / 2,

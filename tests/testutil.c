@@ -401,26 +401,10 @@ void q8t_run_each(q8_graph *g, const int64_t *dims, int ndim, const float *xs,
     q8_model_free(m);
 }
 
-/* x[1,1,8,8] (H and W symbolic with any_size) -> Conv 1x1 to c channels
- * (weights w1) -> Conv 1x1 back to one (weights w2) -> y, written to path. */
-void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w2, bool any_size) {
-    int64_t d1[4] = {c, 1, 1, 1}, d2[4] = {1, c, 1, 1};
-    Onnx__TensorProto t1 = ONNX__TENSOR_PROTO__INIT, t2 = ONNX__TENSOR_PROTO__INIT;
-    t1.name = "w1", t1.n_dims = 4, t1.dims = d1, t1.has_data_type = 1;
-    t1.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, t1.n_float_data = (size_t)c;
-    t1.float_data = (float *)w1;
-    t2 = t1;
-    t2.name = "w2", t2.dims = d2, t2.float_data = (float *)w2;
-    Onnx__TensorProto *inits[2] = {&t1, &t2};
-    static char *in1[2] = {"x", "w1"}, *in2[2] = {"h", "w2"}, *o1[1] = {"h"}, *o2[1] = {"y"};
-    Onnx__NodeProto n1 = ONNX__NODE_PROTO__INIT, n2 = ONNX__NODE_PROTO__INIT;
-    n1.name = "c1", n1.op_type = "Conv", n1.n_input = 2, n1.input = in1;
-    n1.n_output = 1, n1.output = o1;
-    n2 = n1;
-    n2.name = "c2", n2.input = in2, n2.output = o2;
-    Onnx__NodeProto *nodes[2] = {&n1, &n2};
+void q8t_write_xy_model(const char *path, const char *name, Onnx__NodeProto **nodes, int n_nodes,
+                        Onnx__TensorProto **inits, int n_inits, const int64_t xd[4],
+                        bool any_size) {
     Onnx__TensorShapeProto__Dimension dims[4], *dp[4];
-    int64_t xd[4] = {1, 1, 8, 8};
     for (int i = 0; i < 4; i++) {
         Onnx__TensorShapeProto__Dimension d = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__INIT;
         if (any_size && i >= 2) { /* symbolic H and W */
@@ -449,7 +433,8 @@ void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w
     vy.name = "y", vy.type = &py;
     Onnx__ValueInfoProto *ins[1] = {&vx}, *outs[1] = {&vy};
     Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
-    g.name = "cancel", g.n_node = 2, g.node = nodes, g.n_initializer = 2, g.initializer = inits;
+    g.name = (char *)name, g.n_node = (size_t)n_nodes, g.node = nodes;
+    g.n_initializer = (size_t)n_inits, g.initializer = inits;
     g.n_input = 1, g.input = ins, g.n_output = 1, g.output = outs;
     Onnx__OperatorSetIdProto op = ONNX__OPERATOR_SET_ID_PROTO__INIT, *ops[1] = {&op};
     op.domain = "", op.has_version = 1, op.version = 13;
@@ -461,6 +446,37 @@ void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w
     onnx__model_proto__pack(&mp, buf);
     q8t_write_file(path, buf, n);
     free(buf);
+}
+
+/* x[1,1,8,8] (H and W symbolic with any_size) -> Conv 1x1 to c channels
+ * (weights w1) -> Conv 1x1 back to one (weights w2) -> y, written to path. */
+void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w2, bool any_size) {
+    int64_t d1[4] = {c, 1, 1, 1}, d2[4] = {1, c, 1, 1};
+    Onnx__TensorProto t1 = ONNX__TENSOR_PROTO__INIT, t2 = ONNX__TENSOR_PROTO__INIT;
+    t1.name = "w1", t1.n_dims = 4, t1.dims = d1, t1.has_data_type = 1;
+    t1.data_type = ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, t1.n_float_data = (size_t)c;
+    t1.float_data = (float *)w1;
+    t2 = t1;
+    t2.name = "w2", t2.dims = d2, t2.float_data = (float *)w2;
+    Onnx__TensorProto *inits[2] = {&t1, &t2};
+    static char *in1[2] = {"x", "w1"}, *in2[2] = {"h", "w2"}, *o1[1] = {"h"}, *o2[1] = {"y"};
+    Onnx__NodeProto n1 = ONNX__NODE_PROTO__INIT, n2 = ONNX__NODE_PROTO__INIT;
+    n1.name = "c1", n1.op_type = "Conv", n1.n_input = 2, n1.input = in1;
+    n1.n_output = 1, n1.output = o1;
+    n2 = n1;
+    n2.name = "c2", n2.input = in2, n2.output = o2;
+    Onnx__NodeProto *nodes[2] = {&n1, &n2};
+    q8t_write_xy_model(path, "cancel", nodes, 2, inits, 2, (const int64_t[]){1, 1, 8, 8}, any_size);
+}
+
+bool q8t_has_meta(const char *q8, const char *key) {
+    q8_model *m = NULL;
+    q8_load_options lo = {0};
+    q8_error err = {0};
+    cr_assert_eq(q8_model_open(q8, &lo, &m, &err), Q8_OK, "%s", err.msg);
+    bool has = q8_meta_get(&m->meta, key) != NULL;
+    q8_model_free(m);
+    return has;
 }
 
 /* n samples [1, 1, side, side] of uniform [-1, 1) values from seed, in dir

@@ -115,6 +115,16 @@ void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol
 /* ONNX model x[1,1,8,8] -> Conv 1x1 (c output channels, weights w1) ->
  * Conv 1x1 (one output, weights w2) -> y (H, W symbolic with any_size). */
 void q8t_two_conv_model(const char *path, int c, const float *w1, const float *w2, bool any_size);
+/* An ONNX model of these nodes and initializers (opset 13), float input x
+ * of dims xd (H and W symbolic with any_size) and float output y, written
+ * to path. */
+struct Onnx__NodeProto;
+struct Onnx__TensorProto;
+void q8t_write_xy_model(const char *path, const char *name, struct Onnx__NodeProto **nodes,
+                        int n_nodes, struct Onnx__TensorProto **inits, int n_inits,
+                        const int64_t xd[4], bool any_size);
+/* Has the .q8 at path this metadata key? */
+bool q8t_has_meta(const char *q8, const char *key);
 /* n samples [1, 1, side, side] of uniform [-1, 1) values from seed, in dir
  * (made), named s0.npy, s1.npy, ... */
 void q8t_square_samples(const char *dir, int n, int64_t side, uint64_t seed);
