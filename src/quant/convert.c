@@ -260,8 +260,9 @@ static q8_status heads_arena(heads_ctx *h, bool on, size_t *bytes, q8_error *err
  * both ways on the calibration samples, as the tables' choice does, and
  * keeps the heads FP32 only for a gain of Q8_HEADS_MIN_GAIN_DB (MoveNet's
  * heat maps gained, CenterNet's detections lost: docs/accuracy.md, "FP32
- * heads"), not in a pruned model. The comparison builds see the heads' weights as the rounding
- * left them; the model written gets them back as trained. */
+ * heads"), not in a pruned model. The comparison builds see the heads'
+ * weights as the rounding left them; the model written gets them back as
+ * trained (q8_wround_restore_fp32: every rounded tensor was saved). */
 static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_calibration *cal,
                               q8_quantize_result *r, q8_meta *meta, q8_name_list *heads,
                               const char ***with, q8_error *err) {
@@ -288,8 +289,8 @@ static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_cal
         q8_tables_choice hc = {.db = {NAN, NAN}};
         b->thr = cal->threshold;
         /* Float heads at full resolution can take the INT8 model's arena
-         * to its FP32 size (ISNet's side outputs at 1024 x 1024: 164 ->
-         * 281 MB for 0.5 dB): not by default. */
+         * to its FP32 size (ISNet's side outputs at 1024 x 1024: 156 ->
+         * 268 MiB for 0.5 dB): not taken then. */
         q8_status st = heads_arena(&hx, false, &r->heads_arena[0], err);
         if (st == Q8_OK) st = heads_arena(&hx, true, &r->heads_arena[1], err);
         bool cheap = r->heads_arena[1] <= r->heads_arena[0] + r->heads_arena[0] / 2;
