@@ -182,7 +182,7 @@ static void print_written(const char *out, const q8_quantize_result *r) {
     else if (r->n_heads > 0 && r->heads_arena[1] == 0)
         printf("fp32 heads off (%d layers; pruned: INT8 for the smaller file, --fp32-heads on "
                "takes them)\n", r->n_heads);
-    else if (r->n_heads > 0 && r->heads_arena[1] > 0)
+    else if (r->n_heads > 0 && !q8_heads_arena_fits(r->heads_arena[0], r->heads_arena[1]))
         printf("fp32 heads off (%d layers; the activation arena would grow from %.1f to %.1f "
                "MiB, over 1.5x)\n", r->n_heads, (double)r->heads_arena[0] / 1048576.0,
                (double)r->heads_arena[1] / 1048576.0);

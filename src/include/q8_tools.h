@@ -139,6 +139,10 @@ typedef enum q8_fp32_heads {
  * heads") */
 #define Q8_HEADS_MIN_GAIN_DB 1.0
 
+/* Q8_FP32_HEADS_AUTO's other bound: the INT8 model's activation arena with
+ * the heads FP32 (on) at most half more than without (off). */
+static inline bool q8_heads_arena_fits(size_t off, size_t on) { return on <= off + off / 2; }
+
 typedef struct q8_quant_options {
     const char *const *fp32_layers; /* node names kept in FP32 */
     int n_fp32_layers;

@@ -293,7 +293,7 @@ static q8_status choose_heads(build_ctx *b, const q8_sample_set *s, const q8_cal
          * 268 MiB for 0.5 dB): not taken then. */
         q8_status st = heads_arena(&hx, false, &r->heads_arena[0], err);
         if (st == Q8_OK) st = heads_arena(&hx, true, &r->heads_arena[1], err);
-        bool cheap = r->heads_arena[1] <= r->heads_arena[0] + r->heads_arena[0] / 2;
+        bool cheap = q8_heads_arena_fits(r->heads_arena[0], r->heads_arena[1]);
         int n_score = cal->n_scored > 0 ? cal->n_scored : Q8_TABLES_SAMPLES;
         if (st == Q8_OK && cheap)
             st = q8_tables_choose(b->gcal, s, n_score, o->n_threads, build_heads, &hx, op,

@@ -134,7 +134,9 @@ static const q8_sgemm_kernel *pick_kernel(unsigned flags, int64_t m) {
 
 const char *q8_sgemm_kernel_name(unsigned flags) { return pick_kernel(flags, 0)->name; }
 
-bool q8_sgemm_reads_rows_in_place(unsigned flags) { return pick_kernel(flags, 0)->ukr_rows != NULL; }
+bool q8_sgemm_reads_rows_in_place(unsigned flags) {
+    return pick_kernel(flags, 0)->ukr_rows != NULL;
+}
 
 /* ---- K blocking: ceil(K / KC_MAX) blocks of (almost) equal size ---- */
 
@@ -316,8 +318,8 @@ void q8_sgemm_pack_b(void *dst, bool trans, int64_t k, int64_t n, const float *s
 static const packed_hdr *usable_packed(const void *p, bool is_b, int64_t rows, int64_t k,
                                        const q8_sgemm_kernel *kr) {
     const packed_hdr *h = p;
-    if (!h || h->magic != PACKED_MAGIC || h->kernel_id != (is_b ? kr->b_id : kr->id) || h->is_b != is_b ||
-        h->rows != rows || h->k != k || h->count < 1)
+    if (!h || h->magic != PACKED_MAGIC || h->kernel_id != (is_b ? kr->b_id : kr->id) ||
+        h->is_b != is_b || h->rows != rows || h->k != k || h->count < 1)
         return NULL;
     return h;
 }

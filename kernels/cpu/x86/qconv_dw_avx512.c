@@ -56,16 +56,19 @@ static inline __attribute__((always_inline)) dw_epi epi_setup(const q8_epilogue 
     return E;
 }
 
-/* 16 accumulators -> the lanes of m at out (compacted first when cmp). */
+/* 16 accumulators -> the lanes of m at out (compacted first when cmp).
+ * EK 1: the epilogue is known at compile time to be int8 with shift >= 33
+ * and no LeakyRelu (the common one, chosen per channel: no test per
+ * block); EK 0: any, tested here. */
 static inline __attribute__((always_inline)) void epi_store(const dw_epi *E, __m512i acc,
                                                             void *out, __mmask16 m, bool cmp,
-                                                            __m128i cidx) {
-    if (E->kind != 2) {
-        __m512i y = E->kind == 0
+                                                            __m128i cidx, const int EK) {
+    if (EK == 1 || E->kind != 2) {
+        __m512i y = EK == 1 || E->kind == 0
                         ? q8v16_requant_fast(acc, E->mult, E->mult, E->rnd, E->sh, E->lo, E->hi)
                         : q8v16_requant_any(acc, E->mult, E->sh, E->lo, E->hi);
         __m128i b = _mm512_cvtepi32_epi8(y);
-        if (E->leaky) { /* negative y -> lut[y + 128]: the low 7 bits of y's byte */
+        if (EK != 1 && E->leaky) { /* negative y -> lut[y + 128]: the low 7 bits of y's byte */
             __m512i t = _mm512_permutex2var_epi8(E->lut0, _mm512_castsi128_si512(b), E->lut1);
             b = _mm_mask_mov_epi8(b, _mm_movepi8_mask(b), _mm512_castsi512_si128(t));
         }
@@ -80,22 +83,6 @@ static inline __attribute__((always_inline)) void epi_store(const dw_epi *E, __m
         if (cmp) y = _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(cidx), y);
         _mm512_mask_storeu_ps(out, m, y);
     }
-}
-
-/* epi_store with the epilogue's kind known at compile time: EK 1 is the
- * int8 epilogue with shift >= 33 and no LeakyRelu (the common one, chosen
- * per channel, so no test per block); EK 0 any (epi_store's tests). */
-static inline __attribute__((always_inline)) void epi_store_k(const dw_epi *E, __m512i acc,
-                                                              void *out, __mmask16 m, bool cmp,
-                                                              __m128i cidx, const int EK) {
-    if (EK != 1) {
-        epi_store(E, acc, out, m, cmp, cidx);
-        return;
-    }
-    __m128i b = _mm512_cvtepi32_epi8(
-        q8v16_requant_fast(acc, E->mult, E->mult, E->rnd, E->sh, E->lo, E->hi));
-    if (cmp) b = _mm_permutexvar_epi8(cidx, b);
-    _mm_mask_storeu_epi8(out, m, b);
 }
 
 /* Bits i < sb of the bytes c0 + i that lie in [0, w). */
@@ -183,8 +170,8 @@ static inline __attribute__((always_inline)) void chan_multi(const q8_qdw *d,
             acc = _mm512_dpbusd_epi32(acc, _mm512_permutex2var_epi8(V[ra], idx, V[rb]), wv[g]);
         }
         int64_t rows = OH - oh < R ? OH - oh : R, n = rows * OW;
-        epi_store_k(&E, acc, (char *)y + (size_t)(oh * OW) * es, (__mmask16)((1u << n) - 1), true,
-                    cidx, EK);
+        epi_store(&E, acc, (char *)y + (size_t)(oh * OW) * es, (__mmask16)((1u << n) - 1), true,
+                  cidx, EK);
         if (oh + R >= OH) break;
         if (S) {
             UNROLL for (int kh = 0; kh < KH - S; kh++) V[kh] = V[kh + S];
@@ -236,7 +223,7 @@ cols_block(const q8_qdw *d, const uint8_t *tab, const __m512i *wv, __m512i vinit
         UNROLL for (int b = 0; b < nb; b++) {
             void *out = yo + (size_t)(oh * OW + 16 * b) * es;
             __mmask16 mk = b == nb - 1 ? mlast : (__mmask16)0xFFFF;
-            epi_store_k(E, acc[b], out, mk, false, cidx, EK);
+            epi_store(E, acc[b], out, mk, false, cidx, EK);
         }
         if (oh + 1 == OH) break;
         int64_t ih0 = (oh + 1) * q->sh - q->pt; /* kernel row 0 of the next output row */
@@ -280,20 +267,20 @@ static inline __attribute__((always_inline)) void chan_cols(const q8_qdw *d, con
     }
 }
 
-#define CHAN_NB(A, B, EK)                                                                 \
-    do {                                                                                    \
-        int64_t S = d->geo.dh == 1 && d->geo.sh < d->geo.KH ? d->geo.sh : 0;                \
-        int64_t SM = d->geo.dh == 1 && d->R * d->geo.sh < d->geo.KH ? d->R * d->geo.sh : 0; \
-        if (d->R == 4 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 4, EK);            \
-        else if (d->R == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 0, EK);                  \
-        else if (d->R == 2 && SM == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 2, EK);       \
-        else if (d->R == 2 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 2, 4, EK);       \
-        else if (d->R == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 0, EK);                  \
-        else if (d->NB == 3 && S == 1) chan_cols(d, packed, e, m, x, y, A, B, 3, 1, EK);      \
-        else if (d->NB == 3) chan_cols(d, packed, e, m, x, y, A, B, 3, 0, EK);                \
-        else if (S == 1) chan_cols(d, packed, e, m, x, y, A, B, 1, 1, EK);                    \
-        else if (S == 2) chan_cols(d, packed, e, m, x, y, A, B, 1, 2, EK);                    \
-        else chan_cols(d, packed, e, m, x, y, A, B, 1, 0, EK);                                \
+#define CHAN_NB(A, B, EK)                                                                         \
+    do {                                                                                          \
+        int64_t S = d->geo.dh == 1 && d->geo.sh < d->geo.KH ? d->geo.sh : 0;                      \
+        int64_t SM = d->geo.dh == 1 && d->R * d->geo.sh < d->geo.KH ? d->R * d->geo.sh : 0;       \
+        if (d->R == 4 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 4, EK);              \
+        else if (d->R == 4) chan_multi(d, packed, e, m, x, y, A, B, 4, 0, EK);                    \
+        else if (d->R == 2 && SM == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 2, EK);         \
+        else if (d->R == 2 && SM == 4) chan_multi(d, packed, e, m, x, y, A, B, 2, 4, EK);         \
+        else if (d->R == 2) chan_multi(d, packed, e, m, x, y, A, B, 2, 0, EK);                    \
+        else if (d->NB == 3 && S == 1) chan_cols(d, packed, e, m, x, y, A, B, 3, 1, EK);          \
+        else if (d->NB == 3) chan_cols(d, packed, e, m, x, y, A, B, 3, 0, EK);                    \
+        else if (S == 1) chan_cols(d, packed, e, m, x, y, A, B, 1, 1, EK);                        \
+        else if (S == 2) chan_cols(d, packed, e, m, x, y, A, B, 1, 2, EK);                        \
+        else chan_cols(d, packed, e, m, x, y, A, B, 1, 0, EK);                                    \
     } while (0)
 
 void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e, int64_t m,
