@@ -1384,6 +1384,31 @@ Test(conv_op, depthwise_channels_in_lanes) {
     }
 }
 
+/* Depthwise with stride 1 and the output as wide as the input, rows of up
+ * to 64 (conv_dwr.h, AVX-512: input rows shared in registers; 3x3 from
+ * rows of 7, the others from 14): kernels 3, 5 and 7, widths around the
+ * 16-lane vectors (1 to 4 of them), heights that leave a partial block of
+ * output rows, pads along H of 0 to k - 1 on either side (rows of padding
+ * read as zeros), every activation (in the registers, or as a pass), no
+ * bias, W as a graph input, two images; the bits of the planes loops. */
+Test(conv_op, depthwise_rows_in_registers) {
+    q8t_rng r = q8t_seed(43);
+    const int64_t widths[] = {7, 14, 16, 17, 29, 32, 33, 48, 50, 64};
+    const char *acts[] = {NULL, "Relu", "Clip", "HardSwish", "HardSigmoid"};
+    for (int t = 0; t < 30; t++) {
+        int64_t k = 3 + 2 * (t % 3), w = widths[t % 10], h = 1 + (int64_t)(q8t_next(&r) % 19);
+        int64_t c = 1 + (int64_t)(q8t_next(&r) % 5);
+        int64_t pt = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        int64_t pb = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        if (h + pt + pb < k) pb = k - 1; /* at least one output row */
+        conv_spec s = {2, 1 + t % 2, c, c, c, SP2(h, w), SP2(k, k), SP2(1, 1), SP2(1, 1),
+                       {pt, (k - 1) / 2, pb, (k - 1) / 2}, NULL, t % 4 != 1, t % 5 != 2, false,
+                       acts[t % 5], PLAIN};
+        check_conv(s, &r);
+        check_dw_same_bits(s, &r);
+    }
+}
+
 /* Random 2-D geometries (fixed seed): every lowering the automatic choice
  * can take (bands of rows, whole-map planes, im2col, the depthwise loops,
  * channels in the lanes) against the reference and, for depthwise, the

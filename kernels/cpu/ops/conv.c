@@ -9,7 +9,8 @@
  * output pixel gathers its column into scratch (GEMV); depthwise convs (one
  * input channel per group, a few outputs each) run direct loops on the
  * planes; few-input-channel convs (a network's first) run direct loops on
- * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h).
+ * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h;
+ * stride 1 on rows of up to 64: conv_dwr.h).
  * Large 2-D shift-mode maps run in bands of output rows (see "banded
  * shift"). The internal attribute _conv_impl ("im2col", "shift": the
  * whole map's planes, no bands) forces a GEMM lowering, for tests;
@@ -18,6 +19,7 @@
 #include <string.h>
 
 #include "conv_dwc.h"
+#include "conv_dwr.h"
 #include "conv_dwx.h"
 #include "conv_fewc.h"
 #include "conv_impl.h"
@@ -129,8 +131,9 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, 
      * 64-channel 63x63 input: 1 MB copied per run) */
     cp->planes_are_x = mode == CONV_SHIFT && plain;
     cp->col_is_x = col_is_x;
-    cp->dwc = mode == CONV_DEPTHWISE && on_x && q8_conv_dwc_fits(p);
-    cp->dwx = mode == CONV_DEPTHWISE && on_x && !cp->dwc && q8_conv_dwx_fits(p);
+    cp->dwr = mode == CONV_DEPTHWISE && on_x && q8_conv_dwr_fits(p);
+    cp->dwc = mode == CONV_DEPTHWISE && on_x && !cp->dwr && q8_conv_dwc_fits(p);
+    cp->dwx = mode == CONV_DEPTHWISE && on_x && !cp->dwr && !cp->dwc && q8_conv_dwx_fits(p);
     cp->ngemm = ngemm;
     int64_t *offs = cp->tail;
     if (planes) {
@@ -369,7 +372,9 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
     const q8_conv_params *p = n->params;
     const conv_prep *cp = prep;
     if (cp->mode == CONV_DEPTHWISE)
-        return (cp->dwc ? q8_conv_dwc_per_thread(p) : dw_per_thread(cp)) * (size_t)n_threads;
+        return cp->dwr ? 0
+                       : (cp->dwc ? q8_conv_dwc_per_thread(p) : dw_per_thread(cp)) *
+                             (size_t)n_threads;
     if (cp->mode == CONV_FEWC) return 0;
     band_plan b;
     if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)n_threads;
@@ -428,6 +433,7 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
         q8_range_fn fn = q8_conv_dw_range;
 #if Q8_FEWC_X86
         if (cp->dwx) fn = q8_conv_dwx_range;
+        if (cp->dwr) fn = q8_conv_dwr_range;
         if (cp->dwc) {
             a.per_thread = q8_conv_dwc_per_thread(p);
             q8_parallel_for(x->pool, q8_conv_dwc_items(p), 1, q8_conv_dwc_range, &a);

@@ -1,0 +1,157 @@
+/* Depthwise FP32 Conv, stride 1, input rows shared in registers, on
+ * AVX-512F: see conv_dwr.h. Compiled for AVX-512F whatever the build
+ * flags; only called when the CPU has it (q8_conv_dwr_fits checks). */
+#include "conv_dwr.h"
+
+#include "cpu_features.h"
+
+bool q8_conv_dwr_fits(const q8_conv_params *p) {
+#if Q8_FEWC_X86
+    const q8_conv_geom *G = &p->geo;
+    if (!q8_cpu()->avx512f || p->cg != 1 || p->mg != 1) return false;
+    if (G->in[0] != 1 || G->k[0] != 1 || G->pb[0] != 0 || G->pe[0] != 0) return false;
+    int64_t K = G->k[2];
+    if (K != 3 && K != 5 && K != 7) return false;
+    if (G->k[1] != K || G->s[1] != 1 || G->s[2] != 1 || G->d[1] != 1 || G->d[2] != 1)
+        return false;
+    if (G->pb[2] != (K - 1) / 2 || G->pe[2] != (K - 1) / 2) return false;
+    /* pads along H below the kernel: every output row reads an input row */
+    if (G->pb[1] >= K || G->pe[1] >= K) return false;
+    /* Narrower rows fill few lanes of a vector: the loops with channels in
+     * the lanes were faster there (1 thread: 5x5 on 576x7x7 0.037 against
+     * 0.049 ms, on 192x12x12 0.028 / 0.032; 3x3 on 96x4x4 0.002 / 0.003;
+     * 3x3 from 7x7 up and 5x5 from 14x14 up, these won) */
+    int64_t min_w = K == 3 ? 7 : 14;
+    return G->in[2] >= min_w && G->in[2] <= 64 && G->out[2] == G->in[2] && G->out[1] >= 1;
+#else
+    (void)p;
+    return false;
+#endif
+}
+
+#if Q8_FEWC_X86
+#include <immintrin.h>
+
+#include "act_avx512.h"
+
+#define AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define DWR_INLINE AVX512 static inline __attribute__((always_inline))
+
+/* Lane i of the result: row element 16 v + i + D (zero outside the row);
+ * c[] are the row's vectors, zero past its end. */
+DWR_INLINE __m512 shifted(const __m512 *c, int v, const int NV, const int D) {
+    const __m512i zero = _mm512_setzero_si512();
+    if (D == 0) return c[v];
+    __m512i cur = _mm512_castps_si512(c[v]);
+    if (D > 0) {
+        __m512i next = v + 1 < NV ? _mm512_castps_si512(c[v + 1]) : zero;
+        return _mm512_castsi512_ps(_mm512_alignr_epi32(next, cur, D & 15));
+    }
+    __m512i prev = v > 0 ? _mm512_castps_si512(c[v - 1]) : zero;
+    return _mm512_castsi512_ps(_mm512_alignr_epi32(cur, prev, (16 + D) & 15));
+}
+
+/* One channel: output rows in blocks of B, NV vectors a row, kernel K x K.
+ * For a block, input rows t = 0 .. B + K - 2 (row o0 - pt + t) are loaded
+ * once and shifted K ways; output row b of the block takes row t as its
+ * tap row kh = t - b. Rows increase with t, so each output's taps go in
+ * (kh, kw) order. Rows outside the input are zeros (their taps are w * +0,
+ * as in the planes loops); rows past the output's end are computed from
+ * whatever rows the block reads and not stored. */
+DWR_INLINE void dwr_channel(const float *x, const float *w, __m512 init, float *y, int64_t IH,
+                            int64_t W, int64_t OH, int64_t pt, int act, float a0, float a1,
+                            const int K, const int NV, const int B) {
+    __mmask16 lm[4];
+    for (int v = 0; v < NV; v++) {
+        int64_t n = W - 16 * v;
+        lm[v] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
+    }
+    /* 3x3: the taps' weights broadcast once, in registers (a broadcast
+     * from a register per FMA took the FMAs' second port) */
+    __m512 wk[9];
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) wk[i] = _mm512_set1_ps(K == 3 ? w[i] : 0.0f);
+    for (int64_t o0 = 0; o0 < OH; o0 += B) {
+        __m512 acc[8][4];
+#pragma GCC unroll 8
+        for (int b = 0; b < B; b++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[b][v] = init;
+#pragma GCC unroll 14
+        for (int t = 0; t < B + K - 1; t++) {
+            int64_t ih = o0 - pt + t;
+            bool in = ih >= 0 && ih < IH;
+            const float *row = x + (in ? ih : 0) * W;
+            __m512 c[4];
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                c[v] = _mm512_maskz_loadu_ps(in ? lm[v] : 0, row + 16 * v);
+#pragma GCC unroll 7
+            for (int kw = 0; kw < K; kw++) {
+                __m512 s[4];
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) s[v] = shifted(c, v, NV, kw - (K - 1) / 2);
+#pragma GCC unroll 8
+                for (int b = 0; b < B; b++) {
+                    int kh = t - b;
+                    if (kh < 0 || kh >= K) continue;
+                    __m512 wv = K == 3 ? wk[kh * K + kw] : _mm512_set1_ps(w[kh * K + kw]);
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; v++) acc[b][v] = _mm512_fmadd_ps(wv, s[v], acc[b][v]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int b = 0; b < B; b++) {
+            if (o0 + b >= OH) break;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                _mm512_mask_storeu_ps(y + (o0 + b) * W + 16 * v, lm[v],
+                                      q8v_act(acc[b][v], act, a0, a1));
+        }
+    }
+}
+
+/* Rows of NV vectors in blocks of B: about 8 accumulators (a 4-cycle FMA
+ * on two pipes), fewer where the kernel's shifted rows need the registers. */
+#define DWR_CASE(K, NV, B)                                                                     \
+    dwr_channel(x, w, init, y, G->in[1], G->in[2], G->out[1], G->pb[1], act, a0, a1, K, NV, B)
+
+AVX512 static void dwr_dispatch(const q8_conv_geom *G, const float *x, const float *w,
+                                __m512 init, float *y, int act, float a0, float a1) {
+    int nv = (int)((G->in[2] + 15) / 16);
+    switch (G->k[2] * 10 + nv) {
+    case 31: DWR_CASE(3, 1, 8); break;
+    case 32: DWR_CASE(3, 2, 4); break;
+    case 33: DWR_CASE(3, 3, 3); break;
+    case 34: DWR_CASE(3, 4, 2); break;
+    case 51: DWR_CASE(5, 1, 8); break;
+    case 52: DWR_CASE(5, 2, 4); break;
+    case 53: DWR_CASE(5, 3, 2); break;
+    case 54: DWR_CASE(5, 4, 2); break;
+    case 71: DWR_CASE(7, 1, 6); break;
+    case 72: DWR_CASE(7, 2, 3); break;
+    case 73: DWR_CASE(7, 3, 2); break;
+    default: DWR_CASE(7, 4, 1); break;
+    }
+}
+
+AVX512 void q8_conv_dwr_range(void *arg, int64_t begin, int64_t end, int thread) {
+    (void)thread;
+    const conv_dw_args *a = arg;
+    const q8_conv_params *p = a->p;
+    const int act = q8v_act_code(&p->act);
+    q8_act_span span = {0};
+    for (int64_t it = begin; it < end; it++) {
+        int64_t img = it / p->c, ch = it % p->c; /* one output per channel */
+        float *y = a->y + (img * p->m + ch) * p->out_sp;
+        /* The planes loops start from 0 + bias (+0 where the bias is -0). */
+        __m512 init = _mm512_set1_ps(0.0f + (a->bias ? a->bias[ch] : 0.0f));
+        dwr_dispatch(&p->geo, a->x + (img * p->c + ch) * p->in_sp, a->w + ch * p->kprod, init, y,
+                     act, p->act.p0, p->act.p1);
+        if (!act) q8_conv_act_span(&p->act, &span, y, p->out_sp);
+    }
+    q8_conv_act_span(&p->act, &span, NULL, 0);
+}
+
+#endif
