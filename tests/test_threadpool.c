@@ -217,6 +217,28 @@ Test(adapt, follows_a_change_once_old_times_age_out) {
     cr_assert(b.serial);
 }
 
+/* A pool slow only at first (the other vCPU waking after another
+ * process's run) ties with the caller in the warm measurements: a tie is
+ * measured again every Q8_ADAPT_SOON runs, so once the pool is fast the
+ * session moves to it within a few such measurements, not after
+ * Q8_ADAPT_KEEP periods. Apart (not close), the period is the long one. */
+Test(adapt, a_tie_is_measured_again_soon) {
+    q8_adapt a;
+    q8_adapt_init(&a);
+    bool serial;
+    prime(&a, 0.42);
+    for (int r = 0; r < Q8_ADAPT_FIRST; r++) adapt_step(&a, 0.42, 0.41, &serial);
+    cr_assert(a.serial);
+    int r = 0;
+    for (; r < 4 * Q8_ADAPT_SOON && a.serial; r++) adapt_step(&a, 0.30, 0.42, &serial);
+    cr_assert(!a.serial, "still on the caller after %d runs", r);
+    /* now apart: the next measurement a whole period on */
+    int timed = 0;
+    for (int i = 0; i < Q8_ADAPT_PERIOD - 3; i++)
+        timed += adapt_step(&a, 0.30, 0.42, &serial) == Q8_ADAPT_TIME_POOL;
+    cr_assert_leq(timed, 1);
+}
+
 /* Chosen by the typical time, not the best: a pool that is fast now and
  * then but slow in most runs loses to the steady caller. */
 Test(adapt, a_pool_fast_only_now_and_then_loses) {

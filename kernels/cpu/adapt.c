@@ -7,21 +7,18 @@ void q8_adapt_init(q8_adapt *a) {
     for (int k = 0; k < Q8_ADAPT_KEEP; k++) a->pool_ms[k] = a->serial_ms[k] = INFINITY;
 }
 
-static q8_adapt_run kind_of(long long r) {
+static q8_adapt_run kind_of(const q8_adapt *a, long long r) {
     /* each measurement: a pool run that wakes the workers, a timed pool
      * run, a timed caller run (after which the workers may sleep again) */
-    if (r < 3 * Q8_ADAPT_WARM)
-        return r % 3 == 0 ? Q8_ADAPT_WAKE_POOL : r % 3 == 1 ? Q8_ADAPT_TIME_POOL
-                                                           : Q8_ADAPT_TIME_SERIAL;
-    long long k = (r - 3 * Q8_ADAPT_WARM) % Q8_ADAPT_PERIOD;
-    if (k == Q8_ADAPT_PERIOD - 3) return Q8_ADAPT_WAKE_POOL;
-    if (k == Q8_ADAPT_PERIOD - 2) return Q8_ADAPT_TIME_POOL;
-    if (k == Q8_ADAPT_PERIOD - 1) return Q8_ADAPT_TIME_SERIAL;
-    return Q8_ADAPT_DECIDED;
+    long long k = r < 3 * Q8_ADAPT_WARM ? r % 3 : r - a->probe_at;
+    return k == 0   ? Q8_ADAPT_WAKE_POOL
+           : k == 1 ? Q8_ADAPT_TIME_POOL
+           : k == 2 ? Q8_ADAPT_TIME_SERIAL
+                    : Q8_ADAPT_DECIDED;
 }
 
 q8_adapt_run q8_adapt_begin(q8_adapt *a) {
-    a->current = a->primed ? kind_of(a->runs++) : Q8_ADAPT_PRIME_POOL;
+    a->current = a->primed ? kind_of(a, a->runs++) : Q8_ADAPT_PRIME_POOL;
     return a->current;
 }
 
@@ -65,4 +62,10 @@ void q8_adapt_end(q8_adapt *a, double ms) {
     double p = typical(a->pool_ms), s = typical(a->serial_ms);
     /* Not measured both ways yet: the pool, as without measurements. */
     a->serial = isfinite(p) && isfinite(s) && s <= p;
+    /* A measurement ends with its caller run: when the next one begins
+     * (its triple ends Q8_ADAPT_PERIOD or Q8_ADAPT_SOON runs after this). */
+    if (a->current == Q8_ADAPT_TIME_SERIAL && a->runs >= 3 * Q8_ADAPT_WARM) {
+        bool close = fabs(p - s) <= Q8_ADAPT_CLOSE * fmin(p, s);
+        a->probe_at = a->runs + (close ? Q8_ADAPT_SOON : Q8_ADAPT_PERIOD) - 3;
+    }
 }
