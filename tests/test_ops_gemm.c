@@ -1384,13 +1384,13 @@ Test(conv_op, depthwise_channels_in_lanes) {
     }
 }
 
-/* Depthwise with stride 1 and the output as wide as the input, rows of up
- * to 64 (conv_dwr.h, AVX-512: input rows shared in registers; 3x3 from
- * rows of 7, the others from 14): kernels 3, 5 and 7, widths around the
- * 16-lane vectors (1 to 4 of them), heights that leave a partial block of
- * output rows, pads along H of 0 to k - 1 on either side (rows of padding
- * read as zeros), every activation (in the registers, or as a pass), no
- * bias, W as a graph input, two images; the bits of the planes loops. */
+/* Depthwise on rows of up to 64 outputs (conv_dwr.h, AVX-512: input rows
+ * shared in registers). Stride 1 with the output as wide as the input (3x3
+ * from rows of 7, 5x5 and 7x7 from 14): widths around the 16-lane vectors
+ * (1 to 4 of them), heights that leave a partial block of output rows,
+ * pads along H of 0 to k - 1 on either side (rows of padding read as
+ * zeros), every activation (in the registers, or as a pass), no bias, W as
+ * a graph input, two images; then stride 2. The bits of the planes loops. */
 Test(conv_op, depthwise_rows_in_registers) {
     q8t_rng r = q8t_seed(43);
     const int64_t widths[] = {7, 14, 16, 17, 29, 32, 33, 48, 50, 64};
@@ -1404,6 +1404,26 @@ Test(conv_op, depthwise_rows_in_registers) {
         conv_spec s = {2, 1 + t % 2, c, c, c, SP2(h, w), SP2(k, k), SP2(1, 1), SP2(1, 1),
                        {pt, (k - 1) / 2, pb, (k - 1) / 2}, NULL, t % 4 != 1, t % 5 != 2, false,
                        acts[t % 5], PLAIN};
+        check_conv(s, &r);
+        check_dw_same_bits(s, &r);
+    }
+    /* Stride 2 (3x3 from 16 outputs a row, 5x5 from 24, up to 64): pads of
+     * 0 to k - 1 on each side (TensorFlow's at the end only among them),
+     * an input column past the last window or not, rows split into even
+     * and odd columns across 1-4 vectors and the one after. */
+    const int64_t owidths[] = {16, 17, 24, 31, 33, 48, 50, 64};
+    for (int t = 0; t < 24; t++) {
+        int64_t k = t % 2 ? 5 : 3, ow = owidths[t % 8];
+        if (k == 5 && ow < 24) ow = 24 + t % 3;
+        int64_t pl = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        int64_t pr = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        int64_t w = 2 * (ow - 1) + k - pl - pr + (int64_t)(q8t_next(&r) % 2);
+        int64_t h = 1 + (int64_t)(q8t_next(&r) % 30), c = 1 + (int64_t)(q8t_next(&r) % 4);
+        int64_t pt = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        int64_t pb = (int64_t)(q8t_next(&r) % (uint64_t)k);
+        if (h + pt + pb < k) pb = k - 1;
+        conv_spec s = {2, 1 + t % 2, c, c, c, SP2(h, w), SP2(k, k), SP2(2, 2), SP2(1, 1),
+                       {pt, pl, pb, pr}, NULL, t % 4 != 1, t % 5 != 2, false, acts[t % 5], PLAIN};
         check_conv(s, &r);
         check_dw_same_bits(s, &r);
     }

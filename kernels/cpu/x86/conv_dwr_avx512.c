@@ -5,24 +5,35 @@
 
 #include "cpu_features.h"
 
+/* Stride 2: outputs a row at least, 3x3 and 5x5; narrower rows take the
+ * loops with channels in the lanes, faster there (1 thread, against them:
+ * 3x3 160x32x32 0.041 -> 0.020 ms, 144x48x48 0.104 -> 0.055, 96x96x96
+ * 0.272 -> 0.171; but 128x26x26 0.026 -> 0.030, 576x12x12 0.025 -> 0.082;
+ * 5x5 160x48x48 0.154 -> 0.118, 96x56x56 0.116 -> 0.085; 160x40x40 as
+ * fast, 240x28x28 0.074 -> 0.085). */
+#define DWR_S2_MIN_OW3 16
+#define DWR_S2_MIN_OW5 24
+
 bool q8_conv_dwr_fits(const q8_conv_params *p) {
 #if Q8_FEWC_X86
     const q8_conv_geom *G = &p->geo;
     if (!q8_cpu()->avx512f || p->cg != 1 || p->mg != 1) return false;
     if (G->in[0] != 1 || G->k[0] != 1 || G->pb[0] != 0 || G->pe[0] != 0) return false;
-    int64_t K = G->k[2];
-    if (K != 3 && K != 5 && K != 7) return false;
-    if (G->k[1] != K || G->s[1] != 1 || G->s[2] != 1 || G->d[1] != 1 || G->d[2] != 1)
-        return false;
-    if (G->pb[2] != (K - 1) / 2 || G->pe[2] != (K - 1) / 2) return false;
+    int64_t K = G->k[2], S = G->s[2];
+    if (G->k[1] != K || G->s[1] != S || G->d[1] != 1 || G->d[2] != 1) return false;
     /* pads along H below the kernel: every output row reads an input row */
-    if (G->pb[1] >= K || G->pe[1] >= K) return false;
+    if (G->pb[1] >= K || G->pe[1] >= K || G->out[1] < 1) return false;
+    if (S == 2) /* any pads below the kernel (TensorFlow's: at the end only) */
+        return (K == 3 || K == 5) && G->pb[2] < K && G->pe[2] < K &&
+               G->out[2] >= (K == 3 ? DWR_S2_MIN_OW3 : DWR_S2_MIN_OW5) && G->out[2] <= 64;
+    if (S != 1 || (K != 3 && K != 5 && K != 7)) return false;
+    if (G->pb[2] != (K - 1) / 2 || G->pe[2] != (K - 1) / 2) return false;
     /* Narrower rows fill few lanes of a vector: the loops with channels in
      * the lanes were faster there (1 thread: 5x5 on 576x7x7 0.037 against
      * 0.049 ms, on 192x12x12 0.028 / 0.032; 3x3 on 96x4x4 0.002 / 0.003;
      * 3x3 from 7x7 up and 5x5 from 14x14 up, these won) */
     int64_t min_w = K == 3 ? 7 : 14;
-    return G->in[2] >= min_w && G->in[2] <= 64 && G->out[2] == G->in[2] && G->out[1] >= 1;
+    return G->in[2] >= min_w && G->in[2] <= 64 && G->out[2] == G->in[2];
 #else
     (void)p;
     return false;
@@ -51,14 +62,15 @@ DWR_INLINE __m512 shifted(const __m512 *c, int v, const int NV, const int D) {
     return _mm512_castsi512_ps(_mm512_alignr_epi32(cur, prev, (16 + D) & 15));
 }
 
-/* One channel: output rows in blocks of B, NV vectors a row, kernel K x K.
+/* Stride 1, one channel: output rows in blocks of B, NV vectors a row,
+ * kernel K x K.
  * For a block, input rows t = 0 .. B + K - 2 (row o0 - pt + t) are loaded
  * once and shifted K ways; output row b of the block takes row t as its
  * tap row kh = t - b. Rows increase with t, so each output's taps go in
  * (kh, kw) order. Rows outside the input are zeros (their taps are w * +0,
  * as in the planes loops); rows past the output's end are computed from
  * whatever rows the block reads and not stored. */
-DWR_INLINE void dwr_channel(const float *x, const float *w, __m512 init, float *y, int64_t IH,
+DWR_INLINE void dwr_channel_s1(const float *x, const float *w, __m512 init, float *y, int64_t IH,
                             int64_t W, int64_t OH, int64_t pt, int act, float a0, float a1,
                             const int K, const int NV, const int B) {
     __mmask16 lm[4];
@@ -112,27 +124,132 @@ DWR_INLINE void dwr_channel(const float *x, const float *w, __m512 init, float *
     }
 }
 
+/* Bits i < 16 of the columns c0 + i inside [0, W). */
+static inline __mmask16 cols_in(int64_t c0, int64_t W) {
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < 16 ? W - c0 : 16;
+    if (lo >= hi) return 0;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* Stride 2: input row `row` (NULL: outside the input, all zeros) split
+ * into e and o, the inputs 32 v - pl + 2 i and the next (v <= NV); mk: the
+ * columns of each of its 2 (NV + 1) 16-float pieces from column -pl that
+ * lie inside the row (cols_in). */
+DWR_INLINE void dwr_load2(__m512 *e, __m512 *o, const float *row, const __mmask16 *mk, int64_t pl,
+                          const int NV) {
+    const __m512i evens =
+        _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odds = _mm512_add_epi32(evens, _mm512_set1_epi32(1));
+    for (int v = 0; v <= NV; v++) {
+        __m512 h[2];
+        for (int j = 0; j < 2; j++) {
+            /* columns 32 v + 16 j - pl ..., as an integer address: it may
+             * lie before the row (only lanes inside it are read) */
+            int64_t c0 = 32 * v + 16 * j - pl;
+            h[j] = _mm512_maskz_loadu_ps(row ? mk[2 * v + j] : 0,
+                                         (const void *)((uintptr_t)row + (uintptr_t)(c0 * 4)));
+        }
+        e[v] = _mm512_permutex2var_ps(h[0], evens, h[1]);
+        o[v] = _mm512_permutex2var_ps(h[0], odds, h[1]);
+    }
+}
+
+/* Stride 2: tap kw of output vector v, the inputs 2 (16 v + i) + kw - pl. */
+DWR_INLINE __m512 dwr_tap2(const __m512 *e, const __m512 *o, int v, int kw) {
+    const __m512 *b = kw & 1 ? o : e;
+    const int q = kw / 2;
+    if (q == 0) return b[v];
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(b[v + 1]), _mm512_castps_si512(b[v]), q & 15));
+}
+
+/* Stride 2, one channel: as dwr_channel_s1, each input row split into its
+ * even and odd columns once, a tap one of them or one of them moved by
+ * kw / 2 lanes; output row b of a block takes input row t (row
+ * 2 o0 - pt + t) as its tap row kh = t - 2 b. */
+DWR_INLINE void dwr_channel_s2(const float *x, const float *w, __m512 init, float *y, int64_t IH,
+                            int64_t W, int64_t OH, int64_t OW, int64_t pt, int64_t pl, int act,
+                            float a0, float a1, const int K, const int NV, const int B) {
+    const int S = 2;
+    __mmask16 lm[4], mk[10];
+    for (int v = 0; v < NV; v++) lm[v] = cols_in(16 * v, OW);
+    for (int i = 0; i < 2 * NV + 2; i++) mk[i] = cols_in(16 * i - pl, W);
+    /* 3x3: the taps' weights broadcast once, in registers (a broadcast
+     * from a register per FMA took the FMAs' second port) */
+    __m512 wk[9];
+#pragma GCC unroll 9
+    for (int i = 0; i < 9; i++) wk[i] = _mm512_set1_ps(K == 3 ? w[i] : 0.0f);
+    for (int64_t o0 = 0; o0 < OH; o0 += B) {
+        __m512 acc[8][4];
+#pragma GCC unroll 8
+        for (int b = 0; b < B; b++)
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++) acc[b][v] = init;
+#pragma GCC unroll 16
+        for (int t = 0; t < S * (B - 1) + K; t++) {
+            int64_t ih = S * o0 - pt + t;
+            __m512 e[5], o[5];
+            dwr_load2(e, o, ih >= 0 && ih < IH ? x + ih * W : NULL, mk, pl, NV);
+#pragma GCC unroll 7
+            for (int kw = 0; kw < K; kw++) {
+                __m512 s[4];
+#pragma GCC unroll 4
+                for (int v = 0; v < NV; v++) s[v] = dwr_tap2(e, o, v, kw);
+#pragma GCC unroll 8
+                for (int b = 0; b < B; b++) {
+                    int kh = t - S * b;
+                    if (kh < 0 || kh >= K) continue;
+                    __m512 wv = K == 3 ? wk[kh * K + kw] : _mm512_set1_ps(w[kh * K + kw]);
+#pragma GCC unroll 4
+                    for (int v = 0; v < NV; v++) acc[b][v] = _mm512_fmadd_ps(wv, s[v], acc[b][v]);
+                }
+            }
+        }
+#pragma GCC unroll 8
+        for (int b = 0; b < B; b++) {
+            if (o0 + b >= OH) break;
+#pragma GCC unroll 4
+            for (int v = 0; v < NV; v++)
+                _mm512_mask_storeu_ps(y + (o0 + b) * OW + 16 * v, lm[v],
+                                      q8v_act(acc[b][v], act, a0, a1));
+        }
+    }
+}
+
 /* Rows of NV vectors in blocks of B: about 8 accumulators (a 4-cycle FMA
- * on two pipes), fewer where the kernel's shifted rows need the registers. */
-#define DWR_CASE(K, NV, B)                                                                     \
-    dwr_channel(x, w, init, y, G->in[1], G->in[2], G->out[1], G->pb[1], act, a0, a1, K, NV, B)
+ * on two pipes), fewer where the kernel's rows need the registers. */
+#define DWR_CASE(K, NV, B, S)                                                                  \
+    if (S == 1)                                                                                \
+        dwr_channel_s1(x, w, init, y, G->in[1], G->in[2], G->out[1], G->pb[1], act, a0, a1, K, \
+                       NV, B);                                                                 \
+    else                                                                                       \
+        dwr_channel_s2(x, w, init, y, G->in[1], G->in[2], G->out[1], G->out[2], G->pb[1],      \
+                       G->pb[2], act, a0, a1, K, NV, B)
 
 AVX512 static void dwr_dispatch(const q8_conv_geom *G, const float *x, const float *w,
                                 __m512 init, float *y, int act, float a0, float a1) {
-    int nv = (int)((G->in[2] + 15) / 16);
-    switch (G->k[2] * 10 + nv) {
-    case 31: DWR_CASE(3, 1, 8); break;
-    case 32: DWR_CASE(3, 2, 4); break;
-    case 33: DWR_CASE(3, 3, 3); break;
-    case 34: DWR_CASE(3, 4, 2); break;
-    case 51: DWR_CASE(5, 1, 8); break;
-    case 52: DWR_CASE(5, 2, 4); break;
-    case 53: DWR_CASE(5, 3, 2); break;
-    case 54: DWR_CASE(5, 4, 2); break;
-    case 71: DWR_CASE(7, 1, 6); break;
-    case 72: DWR_CASE(7, 2, 3); break;
-    case 73: DWR_CASE(7, 3, 2); break;
-    default: DWR_CASE(7, 4, 1); break;
+    int nv = (int)((G->out[2] + 15) / 16);
+    switch (G->s[2] * 100 + G->k[2] * 10 + nv) {
+    case 131: DWR_CASE(3, 1, 8, 1); break;
+    case 132: DWR_CASE(3, 2, 4, 1); break;
+    case 133: DWR_CASE(3, 3, 3, 1); break;
+    case 134: DWR_CASE(3, 4, 2, 1); break;
+    case 151: DWR_CASE(5, 1, 8, 1); break;
+    case 152: DWR_CASE(5, 2, 4, 1); break;
+    case 153: DWR_CASE(5, 3, 2, 1); break;
+    case 154: DWR_CASE(5, 4, 2, 1); break;
+    case 171: DWR_CASE(7, 1, 6, 1); break;
+    case 172: DWR_CASE(7, 2, 3, 1); break;
+    case 173: DWR_CASE(7, 3, 2, 1); break;
+    case 174: DWR_CASE(7, 4, 1, 1); break;
+    case 231: DWR_CASE(3, 1, 4, 2); break;
+    case 232: DWR_CASE(3, 2, 3, 2); break;
+    case 233: DWR_CASE(3, 3, 2, 2); break;
+    case 234: DWR_CASE(3, 4, 1, 2); break;
+    case 251: DWR_CASE(5, 1, 4, 2); break;
+    case 252: DWR_CASE(5, 2, 2, 2); break;
+    case 253: DWR_CASE(5, 3, 2, 2); break;
+    default: DWR_CASE(5, 4, 1, 2); break;
     }
 }
 
