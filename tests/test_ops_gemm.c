@@ -1390,7 +1390,8 @@ Test(conv_op, depthwise_channels_in_lanes) {
  * (1 to 4 of them), heights that leave a partial block of output rows,
  * pads along H of 0 to k - 1 on either side (rows of padding read as
  * zeros), every activation (in the registers, or as a pass), no bias, W as
- * a graph input, two images; then stride 2. The bits of the planes loops. */
+ * a graph input, two images; then stride 2, and rows wider than 64. The
+ * bits of the planes loops. */
 Test(conv_op, depthwise_rows_in_registers) {
     q8t_rng r = q8t_seed(43);
     const int64_t widths[] = {7, 14, 16, 17, 29, 32, 33, 48, 50, 64};
@@ -1424,6 +1425,17 @@ Test(conv_op, depthwise_rows_in_registers) {
         if (h + pt + pb < k) pb = k - 1;
         conv_spec s = {2, 1 + t % 2, c, c, c, SP2(h, w), SP2(k, k), SP2(2, 2), SP2(1, 1),
                        {pt, pl, pb, pr}, NULL, t % 4 != 1, t % 5 != 2, false, acts[t % 5], PLAIN};
+        check_conv(s, &r);
+        check_dw_same_bits(s, &r);
+    }
+    /* Stride 1 on rows wider than 64 (3x3, 5x5): chunks of 64 columns and
+     * a last one of 1-64, each with the vectors either side of it. */
+    const int64_t wide[] = {65, 79, 96, 112, 128, 129, 150, 200};
+    for (int t = 0; t < 16; t++) {
+        int64_t k = t % 2 ? 5 : 3, w = wide[t % 8], p = (k - 1) / 2;
+        int64_t h = 1 + (int64_t)(q8t_next(&r) % 9), c = 1 + (int64_t)(q8t_next(&r) % 3);
+        conv_spec s = {2, 1, c, c, c, SP2(h + p, w), SP2(k, k), SP2(1, 1), SP2(1, 1),
+                       {p, p, p, p}, NULL, t % 4 != 1, t % 5 != 2, false, acts[t % 5], PLAIN};
         check_conv(s, &r);
         check_dw_same_bits(s, &r);
     }

@@ -33,7 +33,8 @@ bool q8_conv_dwr_fits(const q8_conv_params *p) {
      * 0.049 ms, on 192x12x12 0.028 / 0.032; 3x3 on 96x4x4 0.002 / 0.003;
      * 3x3 from 7x7 up and 5x5 from 14x14 up, these won) */
     int64_t min_w = K == 3 ? 7 : 14;
-    return G->in[2] >= min_w && G->in[2] <= 64 && G->out[2] == G->in[2];
+    /* wider than 64: chunks of 64 columns (3x3 and 5x5) */
+    return G->in[2] >= min_w && (G->in[2] <= 64 || K < 7) && G->out[2] == G->in[2];
 #else
     (void)p;
     return false;
@@ -48,36 +49,43 @@ bool q8_conv_dwr_fits(const q8_conv_params *p) {
 #define AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define DWR_INLINE AVX512 static inline __attribute__((always_inline))
 
-/* Lane i of the result: row element 16 v + i + D (zero outside the row);
- * c[] are the row's vectors, zero past its end. */
-DWR_INLINE __m512 shifted(const __m512 *c, int v, const int NV, const int D) {
-    const __m512i zero = _mm512_setzero_si512();
+/* Lane i of the result: chunk element 16 v + i + D; c[] are the chunk's
+ * vectors, hl and hr the vectors left and right of it (zero outside the
+ * row, and past its end within c). */
+DWR_INLINE __m512 shifted(const __m512 *c, __m512 hl, __m512 hr, int v, const int NV,
+                          const int D) {
     if (D == 0) return c[v];
     __m512i cur = _mm512_castps_si512(c[v]);
     if (D > 0) {
-        __m512i next = v + 1 < NV ? _mm512_castps_si512(c[v + 1]) : zero;
+        __m512i next = _mm512_castps_si512(v + 1 < NV ? c[v + 1] : hr);
         return _mm512_castsi512_ps(_mm512_alignr_epi32(next, cur, D & 15));
     }
-    __m512i prev = v > 0 ? _mm512_castps_si512(c[v - 1]) : zero;
+    __m512i prev = _mm512_castps_si512(v > 0 ? c[v - 1] : hl);
     return _mm512_castsi512_ps(_mm512_alignr_epi32(cur, prev, (16 + D) & 15));
 }
 
-/* Stride 1, one channel: output rows in blocks of B, NV vectors a row,
- * kernel K x K.
- * For a block, input rows t = 0 .. B + K - 2 (row o0 - pt + t) are loaded
+/* Bits i < 16 of the columns c0 + i inside [0, W). */
+static inline __mmask16 cols_in(int64_t c0, int64_t W) {
+    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < 16 ? W - c0 : 16;
+    if (lo >= hi) return 0;
+    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
+}
+
+/* Stride 1, one channel, the columns col0 .. col0 + 16 NV - 1 of the rows
+ * (HALO: with the vectors either side, for rows wider than 64; else col0
+ * is 0 and the chunk the whole row): output rows in blocks of B, kernel
+ * K x K. For a block, input rows t = 0 .. B + K - 2 (row o0 - pt + t) are loaded
  * once and shifted K ways; output row b of the block takes row t as its
  * tap row kh = t - b. Rows increase with t, so each output's taps go in
  * (kh, kw) order. Rows outside the input are zeros (their taps are w * +0,
  * as in the planes loops); rows past the output's end are computed from
  * whatever rows the block reads and not stored. */
 DWR_INLINE void dwr_channel_s1(const float *x, const float *w, __m512 init, float *y, int64_t IH,
-                            int64_t W, int64_t OH, int64_t pt, int act, float a0, float a1,
-                            const int K, const int NV, const int B) {
+                               int64_t W, int64_t OH, int64_t pt, int64_t col0, int act, float a0,
+                               float a1, const int K, const int NV, const int B, const int HALO) {
     __mmask16 lm[4];
-    for (int v = 0; v < NV; v++) {
-        int64_t n = W - 16 * v;
-        lm[v] = n >= 16 ? (__mmask16)0xffff : n > 0 ? (__mmask16)((1u << n) - 1) : 0;
-    }
+    for (int v = 0; v < NV; v++) lm[v] = cols_in(col0 + 16 * v, W);
+    const __mmask16 ml = HALO ? cols_in(col0 - 16, W) : 0, mr = HALO ? cols_in(col0 + 16 * NV, W) : 0;
     /* 3x3: the taps' weights broadcast once, in registers (a broadcast
      * from a register per FMA took the FMAs' second port) */
     __m512 wk[9];
@@ -93,16 +101,20 @@ DWR_INLINE void dwr_channel_s1(const float *x, const float *w, __m512 init, floa
         for (int t = 0; t < B + K - 1; t++) {
             int64_t ih = o0 - pt + t;
             bool in = ih >= 0 && ih < IH;
-            const float *row = x + (in ? ih : 0) * W;
-            __m512 c[4];
+            const float *row = x + (in ? ih : 0) * W + col0;
+            __m512 c[4], hl = _mm512_setzero_ps(), hr = hl;
 #pragma GCC unroll 4
             for (int v = 0; v < NV; v++)
                 c[v] = _mm512_maskz_loadu_ps(in ? lm[v] : 0, row + 16 * v);
+            if (HALO) { /* the address as an integer: left of the row at col0 = 0 */
+                hl = _mm512_maskz_loadu_ps(in ? ml : 0, (const void *)((uintptr_t)row - 64));
+                hr = _mm512_maskz_loadu_ps(in ? mr : 0, row + 16 * NV);
+            }
 #pragma GCC unroll 7
             for (int kw = 0; kw < K; kw++) {
                 __m512 s[4];
 #pragma GCC unroll 4
-                for (int v = 0; v < NV; v++) s[v] = shifted(c, v, NV, kw - (K - 1) / 2);
+                for (int v = 0; v < NV; v++) s[v] = shifted(c, hl, hr, v, NV, kw - (K - 1) / 2);
 #pragma GCC unroll 8
                 for (int b = 0; b < B; b++) {
                     int kh = t - b;
@@ -118,17 +130,10 @@ DWR_INLINE void dwr_channel_s1(const float *x, const float *w, __m512 init, floa
             if (o0 + b >= OH) break;
 #pragma GCC unroll 4
             for (int v = 0; v < NV; v++)
-                _mm512_mask_storeu_ps(y + (o0 + b) * W + 16 * v, lm[v],
+                _mm512_mask_storeu_ps(y + (o0 + b) * W + col0 + 16 * v, lm[v],
                                       q8v_act(acc[b][v], act, a0, a1));
         }
     }
-}
-
-/* Bits i < 16 of the columns c0 + i inside [0, W). */
-static inline __mmask16 cols_in(int64_t c0, int64_t W) {
-    int64_t lo = c0 < 0 ? -c0 : 0, hi = W - c0 < 16 ? W - c0 : 16;
-    if (lo >= hi) return 0;
-    return (__mmask16)(((1u << hi) - 1) & ~((1u << lo) - 1));
 }
 
 /* Stride 2: input row `row` (NULL: outside the input, all zeros) split
@@ -216,44 +221,94 @@ DWR_INLINE void dwr_channel_s2(const float *x, const float *w, __m512 init, floa
     }
 }
 
-/* Rows of NV vectors in blocks of B: about 8 accumulators (a 4-cycle FMA
- * on two pipes), fewer where the kernel's rows need the registers. */
-#define DWR_CASE(K, NV, B, S)                                                                  \
-    if (S == 1)                                                                                \
-        dwr_channel_s1(x, w, init, y, G->in[1], G->in[2], G->out[1], G->pb[1], act, a0, a1, K, \
-                       NV, B);                                                                 \
-    else                                                                                       \
-        dwr_channel_s2(x, w, init, y, G->in[1], G->in[2], G->out[1], G->out[2], G->pb[1],      \
-                       G->pb[2], act, a0, a1, K, NV, B)
+/* One function per shape of the loops (kernel, vectors a row, rows a
+ * block, stride, halo), out of line: in one dispatcher GCC spilled their
+ * accumulators and masks (3x3 on 128x29x29: 0.028 -> 0.037 ms). Rows of
+ * NV vectors in blocks of B: about 8 accumulators (a 4-cycle FMA on two
+ * pipes), fewer where the kernel's rows need the registers. */
+typedef struct dwr_call {
+    const q8_conv_geom *G;
+    const float *x, *w;
+    float bias, a0, a1;
+    float *y;
+    int act;
+    int64_t col0;
+} dwr_call;
 
-AVX512 static void dwr_dispatch(const q8_conv_geom *G, const float *x, const float *w,
-                                __m512 init, float *y, int act, float a0, float a1) {
-    int nv = (int)((G->out[2] + 15) / 16);
-    switch (G->s[2] * 100 + G->k[2] * 10 + nv) {
-    case 131: DWR_CASE(3, 1, 8, 1); break;
-    case 132: DWR_CASE(3, 2, 4, 1); break;
-    case 133: DWR_CASE(3, 3, 3, 1); break;
-    case 134: DWR_CASE(3, 4, 2, 1); break;
-    case 151: DWR_CASE(5, 1, 8, 1); break;
-    case 152: DWR_CASE(5, 2, 4, 1); break;
-    case 153: DWR_CASE(5, 3, 2, 1); break;
-    case 154: DWR_CASE(5, 4, 2, 1); break;
-    case 171: DWR_CASE(7, 1, 6, 1); break;
-    case 172: DWR_CASE(7, 2, 3, 1); break;
-    case 173: DWR_CASE(7, 3, 2, 1); break;
-    case 174: DWR_CASE(7, 4, 1, 1); break;
-    case 231: DWR_CASE(3, 1, 4, 2); break;
-    case 232: DWR_CASE(3, 2, 3, 2); break;
-    case 233: DWR_CASE(3, 3, 2, 2); break;
-    case 234: DWR_CASE(3, 4, 1, 2); break;
-    case 251: DWR_CASE(5, 1, 4, 2); break;
-    case 252: DWR_CASE(5, 2, 2, 2); break;
-    case 253: DWR_CASE(5, 3, 2, 2); break;
-    default: DWR_CASE(5, 4, 1, 2); break;
+#define DWR_FN(K, NV, B, S, H)                                                                  \
+    AVX512 __attribute__((noinline)) static void dwr_##K##_##NV##_##S##_##H(const dwr_call *c) { \
+        const q8_conv_geom *G = c->G;                                                           \
+        __m512 init = _mm512_set1_ps(c->bias);                                                  \
+        if (S == 1)                                                                             \
+            dwr_channel_s1(c->x, c->w, init, c->y, G->in[1], G->in[2], G->out[1], G->pb[1],     \
+                           c->col0, c->act, c->a0, c->a1, K, NV, B, H);                         \
+        else                                                                                    \
+            dwr_channel_s2(c->x, c->w, init, c->y, G->in[1], G->in[2], G->out[1], G->out[2],    \
+                           G->pb[1], G->pb[2], c->act, c->a0, c->a1, K, NV, B);                 \
     }
+
+DWR_FN(3, 1, 8, 1, 0)
+DWR_FN(3, 2, 4, 1, 0)
+DWR_FN(3, 3, 3, 1, 0)
+DWR_FN(3, 4, 2, 1, 0)
+DWR_FN(5, 1, 8, 1, 0)
+DWR_FN(5, 2, 4, 1, 0)
+DWR_FN(5, 3, 2, 1, 0)
+DWR_FN(5, 4, 2, 1, 0)
+DWR_FN(7, 1, 6, 1, 0)
+DWR_FN(7, 2, 3, 1, 0)
+DWR_FN(7, 3, 2, 1, 0)
+DWR_FN(7, 4, 1, 1, 0)
+/* rows wider than 64: chunks of 64 columns (the last 16-64) with halos */
+DWR_FN(3, 1, 7, 1, 1)
+DWR_FN(3, 2, 3, 1, 1)
+DWR_FN(3, 3, 2, 1, 1)
+DWR_FN(3, 4, 2, 1, 1)
+DWR_FN(5, 1, 7, 1, 1)
+DWR_FN(5, 2, 3, 1, 1)
+DWR_FN(5, 3, 2, 1, 1)
+DWR_FN(5, 4, 2, 1, 1)
+DWR_FN(3, 1, 4, 2, 0)
+DWR_FN(3, 2, 3, 2, 0)
+DWR_FN(3, 3, 2, 2, 0)
+DWR_FN(3, 4, 1, 2, 0)
+DWR_FN(5, 1, 4, 2, 0)
+DWR_FN(5, 2, 2, 2, 0)
+DWR_FN(5, 3, 2, 2, 0)
+DWR_FN(5, 4, 1, 2, 0)
+
+typedef void (*dwr_fn)(const dwr_call *c);
+
+/* [stride 1 no halo, stride 1 halo, stride 2][kernel 3, 5, 7][vectors - 1] */
+static const dwr_fn dwr_fns[3][3][4] = {
+    {{dwr_3_1_1_0, dwr_3_2_1_0, dwr_3_3_1_0, dwr_3_4_1_0},
+     {dwr_5_1_1_0, dwr_5_2_1_0, dwr_5_3_1_0, dwr_5_4_1_0},
+     {dwr_7_1_1_0, dwr_7_2_1_0, dwr_7_3_1_0, dwr_7_4_1_0}},
+    {{dwr_3_1_1_1, dwr_3_2_1_1, dwr_3_3_1_1, dwr_3_4_1_1},
+     {dwr_5_1_1_1, dwr_5_2_1_1, dwr_5_3_1_1, dwr_5_4_1_1},
+     {NULL, NULL, NULL, NULL}},
+    {{dwr_3_1_2_0, dwr_3_2_2_0, dwr_3_3_2_0, dwr_3_4_2_0},
+     {dwr_5_1_2_0, dwr_5_2_2_0, dwr_5_3_2_0, dwr_5_4_2_0},
+     {NULL, NULL, NULL, NULL}},
+};
+
+/* One channel: the whole row, or chunks of 64 columns of a wider one. */
+static void dwr_run(dwr_call *c) {
+    const q8_conv_geom *G = c->G;
+    int k = (int)(G->k[2] - 3) / 2;
+    int64_t ow = G->out[2];
+    if (G->s[2] == 2 || ow <= 64) {
+        dwr_fns[G->s[2] == 2 ? 2 : 0][k][(ow + 15) / 16 - 1](c);
+        return;
+    }
+    for (c->col0 = 0; c->col0 < ow; c->col0 += 64) {
+        int64_t left = ow - c->col0;
+        dwr_fns[1][k][left >= 64 ? 3 : (left + 15) / 16 - 1](c);
+    }
+    c->col0 = 0;
 }
 
-AVX512 void q8_conv_dwr_range(void *arg, int64_t begin, int64_t end, int thread) {
+void q8_conv_dwr_range(void *arg, int64_t begin, int64_t end, int thread) {
     (void)thread;
     const conv_dw_args *a = arg;
     const q8_conv_params *p = a->p;
@@ -263,9 +318,10 @@ AVX512 void q8_conv_dwr_range(void *arg, int64_t begin, int64_t end, int thread)
         int64_t img = it / p->c, ch = it % p->c; /* one output per channel */
         float *y = a->y + (img * p->m + ch) * p->out_sp;
         /* The planes loops start from 0 + bias (+0 where the bias is -0). */
-        __m512 init = _mm512_set1_ps(0.0f + (a->bias ? a->bias[ch] : 0.0f));
-        dwr_dispatch(&p->geo, a->x + (img * p->c + ch) * p->in_sp, a->w + ch * p->kprod, init, y,
-                     act, p->act.p0, p->act.p1);
+        dwr_call c = {.G = &p->geo, .x = a->x + (img * p->c + ch) * p->in_sp,
+                      .w = a->w + ch * p->kprod, .bias = 0.0f + (a->bias ? a->bias[ch] : 0.0f),
+                      .a0 = p->act.p0, .a1 = p->act.p1, .y = y, .act = act};
+        dwr_run(&c);
         if (!act) q8_conv_act_span(&p->act, &span, y, p->out_sp);
     }
     q8_conv_act_span(&p->act, &span, NULL, 0);
