@@ -24,7 +24,7 @@ typedef struct conv_prep {
     bool col_is_x;      /* CONV_COL1: the column is X (window = whole input) */
     bool dwx;           /* CONV_DEPTHWISE: the AVX-512 loops on X (conv_dwx.h) */
     bool dwc;           /* CONV_DEPTHWISE: 16 channels in the lanes (conv_dwc.h) */
-    bool dwr;           /* CONV_DEPTHWISE: stride 1, rows in registers (conv_dwr.h) */
+    bool dwr;           /* CONV_DEPTHWISE: input rows shared in registers (conv_dwr.h) */
     bool rows_1x1;      /* CONV_1X1: B panels read in place from X (offk, nph 1,
                            plane in_sp) */
     bool bands;         /* CONV_SHIFT: bands of output rows may be used (conv.c,

@@ -10,7 +10,7 @@
  * input channel per group, a few outputs each) run direct loops on the
  * planes; few-input-channel convs (a network's first) run direct loops on
  * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h;
- * rows of up to 64 outputs: conv_dwr.h).
+ * conv_dwr.h: stride 1 or 2, each input row loaded once).
  * Large 2-D shift-mode maps run in bands of output rows (see "banded
  * shift"). The internal attribute _conv_impl ("im2col", "shift": the
  * whole map's planes, no bands) forces a GEMM lowering, for tests;

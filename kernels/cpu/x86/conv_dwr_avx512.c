@@ -1,4 +1,4 @@
-/* Depthwise FP32 Conv, stride 1, input rows shared in registers, on
+/* Depthwise FP32 Conv, stride 1 or 2, input rows shared in registers, on
  * AVX-512F: see conv_dwr.h. Compiled for AVX-512F whatever the build
  * flags; only called when the CPU has it (q8_conv_dwr_fits checks). */
 #include "conv_dwr.h"
