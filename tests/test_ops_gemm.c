@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "fused_act.h"
+#include "vmath.h"
 #include "sgemm.h"
 #include "testutil.h"
 
@@ -226,6 +227,7 @@ static float act_ref(const q8_act *a, float v, bool fma) {
         return h <= 0.0f ? -0.0f : h >= 1.0f ? v : v * h;
     }
     case Q8_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case Q8_ACT_SIGMOID: return q8_vsigmoid(v); /* the Sigmoid op's bits */
     default: return v;
     }
 }
@@ -236,15 +238,20 @@ static bool same_float(float a, float b) {
 
 Test(fused_act, vectors_and_tails_match_the_formula) {
     const q8_act acts[] = {{Q8_ACT_HARD_SWISH, 1.0f / 6, 0.5f}, {Q8_ACT_HARD_SWISH, 0.25f, 0.0f},
-                           {Q8_ACT_LEAKY_RELU, 0.1f, 0}, {Q8_ACT_RELU, 0, 0}};
-    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, -2.9999998f,
-                             2.9999998f, 1e-30f, -1e-30f, 4.0f, -4.0f, 1.5f, -1.5f, 0.75f};
+                           {Q8_ACT_LEAKY_RELU, 0.1f, 0}, {Q8_ACT_RELU, 0, 0},
+                           {Q8_ACT_SIGMOID, 0, 0}};
+    /* +-87.5 and beyond: Sigmoid's results turn subnormal, or 1 */
+    const float special[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f,
+                             -2.9999998f, 2.9999998f, 1e-30f, -1e-30f, 4.0f, -4.0f,
+                             1.5f, -1.5f, 0.75f, -87.5f, 100.0f, -95.0f, -103.0f};
+    const int n_special = (int)(sizeof special / sizeof special[0]);
     q8t_rng r = q8t_seed(7);
     float x[41], y[41];
     for (size_t ai = 0; ai < sizeof acts / sizeof acts[0]; ai++)
         for (int64_t len = 0; len <= 41; len++) {
             for (int64_t i = 0; i < len; i++)
-                x[i] = (i * 7 + len) % 3 ? special[(i * 5 + len) % 16] : q8t_uniform(&r, -4, 4);
+                x[i] = (i * 7 + len) % 3 ? special[(i * 5 + len) % n_special]
+                                         : q8t_uniform(&r, -4, 4);
             memcpy(y, x, sizeof x);
             q8_act_apply(&acts[ai], y, len);
             for (int64_t i = 0; i < len; i++) {

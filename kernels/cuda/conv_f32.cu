@@ -5,18 +5,14 @@
  * first and the last), which are few; sums run in another order than the
  * CPU's GEMM, so values agree to rounding, not bit for bit. */
 #include "common.cuh"
+#include "vmath.h"
 
 __host__ __device__ static inline float act_apply(const q8cu_conv_f32_args *p, float v) {
     switch (p->act) { /* the CPU's fused_act.c formulas */
     case Q8CU_ACT_RELU: return v > 0.0f ? v : 0.0f;
     case Q8CU_ACT_CLIP: return v < p->p0 ? p->p0 : v > p->p1 ? p->p1 : v;
     case Q8CU_ACT_LEAKY_RELU: return v < 0.0f ? v * p->p0 : v;
-    case Q8CU_ACT_SIGMOID:
-        if (v >= 0) return q8cu_div(1.0f, 1.0f + expf(-v));
-        else {
-            float e = expf(v);
-            return q8cu_div(e, 1.0f + e);
-        }
+    case Q8CU_ACT_SIGMOID: return q8_vsigmoid(v);
     case Q8CU_ACT_HARD_SIGMOID: {
         float h = p->p0 * v + p->p1;
         return h < 0.0f ? 0.0f : h > 1.0f ? 1.0f : h;
