@@ -43,14 +43,15 @@ static void bench(int64_t M, int64_t N, int64_t K, int threads, bool conv) {
     for (int64_t i = 0; i < N * K; i++) B[i] = (int8_t)((s = s * 6364136223846793005ull + 1) >> 56);
     uint8_t *rows = q8_aligned_alloc(q8_ig_rows_bytes(M, K));
     uint8_t *lanes = q8_aligned_alloc(q8_ig_lanes_bytes(N, K));
-    int32_t *init = calloc((size_t)N, sizeof(int32_t)), *mult = malloc(sizeof(int32_t) * N),
-            *shift = malloc(sizeof(int32_t) * N);
+    /* per-channel requantization: channels are columns (gemm) or rows (conv) */
+    int64_t nch = conv ? M : N;
+    int32_t *init = calloc((size_t)N, sizeof(int32_t)), *mult = malloc(sizeof(int32_t) * nch),
+            *shift = malloc(sizeof(int32_t) * nch);
     int32_t *init_m = calloc((size_t)M, sizeof(int32_t));
     if (conv) q8_ig_pack_rows(A, K, M, K, false, rows, init_m, NULL);
     else q8_ig_pack_lanes_jk(B, K, N, K, false, lanes, init);
     for (int64_t n = 0; n < N; n++) init[n] *= -128;
     for (int64_t m = 0; m < M; m++) init_m[m] *= -128;
-    int64_t nch = conv ? M : N;
     for (int64_t c = 0; c < nch; c++) {
         q8_requant r = q8_requant_make(0.001 + 1e-6 * (double)c);
         mult[c] = r.mult, shift[c] = r.shift;

@@ -315,160 +315,70 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
 /* ---- depthwise: per channel, the planes of the shift mode and a direct
  * multiply-add over the plane grid, all taps accumulated in registers ---- */
 
-/* GCC vector extension: one AVX-512 register, or 2 / 4 narrower ones;
- * v16u is the unaligned view used for loads. */
-typedef float v16f __attribute__((vector_size(64)));
-typedef float v16u __attribute__((vector_size(64), aligned(4), may_alias));
-#define LD16(p) (*(const v16u *)(p))
-
-/* Always inlined into each clone of q8_conv_dw_range: GCC kept dw_block64
- * out of line, compiled for baseline x86-64, where a v16f is four SSE
- * registers spilled to the stack (half of MobileNetV3's FP32 time). */
+/* Always inlined into each instance of the range function: GCC kept the
+ * block function out of line, compiled for baseline x86-64, where a
+ * 16-float vector is four SSE registers spilled to the stack (half of
+ * MobileNetV3's FP32 time). */
 #define DW_INLINE static inline __attribute__((always_inline))
 
-/* Four vectors per step: independent add chains hide the FP latency. */
+/* Four units of 16 outputs per step: independent add chains hide the FP
+ * latency. */
 #define DW_BLOCK 64
 /* With AVX-512's 32 registers, eight: a 4-cycle FMA on two pipes needs 8
  * chains in flight, and four left MobileNetV3's 14x14 and 7x7 depthwise
- * layers latency-bound (AVX2 and NEON would spill 8 v16f). */
+ * layers latency-bound (AVX2 and NEON would spill 8 units). */
 #define DW_BLOCK_WIDE 128
 /* Rows at least this wide are computed row by row (they have a long
  * block); narrower ones as one grid, garbage columns included: in long
  * blocks rather than a row's 1 to 3 vectors (a 28-wide row took two
  * single-vector chains). */
 #define DW_ROWS_MIN 64
-/* A narrow grid's last outputs, computed as one block of up to 5 vectors:
+/* A narrow grid's last outputs, computed as one block of up to 5 units:
  * 5 chains fill the AVX-512 FMA pipes; more would spill on AVX2 / NEON
- * (5 v16f are 10 ymm or 20 q registers). */
+ * (5 units are 10 ymm or 20 q registers). */
 #define DW_TAIL_MAX 80
 
-/* 64 outputs at grid offset g: bias + sum over taps, into out[0..63]. */
-DW_INLINE void dw_block64(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
-                              const float *w, float bv, float *out) {
-    v16f a0 = (v16f){0} + bv, a1 = a0, a2 = a0, a3 = a0;
-    const float *base = planes + g;
-    for (int64_t t = 0; t < taps; t++) {
-        const float *src = base + offk[t];
-        float wv = w[t];
-        a0 += wv * LD16(src);
-        a1 += wv * LD16(src + 16);
-        a2 += wv * LD16(src + 32);
-        a3 += wv * LD16(src + 48);
+/* 16-float vectors: AVX-512, NEON (4 q registers each) and baseline x86 */
+#define DW_VL 16
+#define DW_SFX(n) n##_v16
+#define DW_RANGE conv_dw_range_v16
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__linux__)
+/* (Q8_CLONES less its AVX2 clone, which the 8-float instance replaces) */
+#define DW_RANGE_ATTR static __attribute__((target_clones("avx512f", "default")))
+#else
+#define DW_RANGE_ATTR static Q8_CLONES
+#endif
+#define DW_WIDE q8_cpu()->avx512f
+#include "conv_dw_loops.h"
+#undef DW_VL
+#undef DW_SFX
+#undef DW_RANGE
+#undef DW_RANGE_ATTR
+#undef DW_WIDE
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* 8-float vectors for AVX2, without FMA: the bits of the AVX2 clone it
+ * replaces (with FMA, 4 units of chains ran 20% slower on Zen 3: latency) */
+#define Q8_DW_AVX2 1
+#define DW_VL 8
+#define DW_SFX(n) n##_v8
+#define DW_RANGE conv_dw_range_v8
+#define DW_RANGE_ATTR static __attribute__((target("avx2")))
+#define DW_WIDE false
+#include "conv_dw_loops.h"
+#undef DW_VL
+#undef DW_SFX
+#undef DW_RANGE
+#undef DW_RANGE_ATTR
+#undef DW_WIDE
+#endif
+
+void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
+#ifdef Q8_DW_AVX2
+    if (!q8_cpu()->avx512f && q8_cpu()->avx2) {
+        conv_dw_range_v8(arg, begin, end, thread);
+        return;
     }
-    memcpy(out, &a0, 64);
-    memcpy(out + 16, &a1, 64);
-    memcpy(out + 32, &a2, 64);
-    memcpy(out + 48, &a3, 64);
-}
-
-DW_INLINE void dw_block16(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
-                              const float *w, float bv, float *out) {
-    v16f a0 = (v16f){0} + bv;
-    const float *base = planes + g;
-    for (int64_t t = 0; t < taps; t++) a0 += w[t] * LD16(base + offk[t]);
-    memcpy(out, &a0, 64);
-}
-
-/* nv (1..8, a constant where inlined) vectors of outputs in independent
- * chains: a narrow grid's tail in one block, or (8) an AVX-512 block. */
-DW_INLINE void dw_blockn(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
-                         const float *w, float bv, float *out, const int nv) {
-    v16f acc[8];
-#pragma GCC unroll 8
-    for (int v = 0; v < nv; v++) acc[v] = (v16f){0} + bv;
-    const float *base = planes + g;
-    for (int64_t t = 0; t < taps; t++) {
-        const float *src = base + offk[t];
-        float wv = w[t];
-#pragma GCC unroll 8
-        for (int v = 0; v < nv; v++) acc[v] += wv * LD16(src + 16 * v);
-    }
-#pragma GCC unroll 8
-    for (int v = 0; v < nv; v++) memcpy(out + 16 * v, &acc[v], 64);
-}
-
-/* The last n <= 128 outputs from g as one block (n <= DW_TAIL_MAX
- * unless `wide`). */
-DW_INLINE void dw_tail(const float *planes, int64_t g, int64_t n, const int64_t *offk,
-                       int64_t taps, const float *w, float bv, float *out) {
-    switch ((n + 15) / 16) {
-    case 1: dw_blockn(planes, g, offk, taps, w, bv, out, 1); break;
-    case 2: dw_blockn(planes, g, offk, taps, w, bv, out, 2); break;
-    case 3: dw_blockn(planes, g, offk, taps, w, bv, out, 3); break;
-    case 4: dw_blockn(planes, g, offk, taps, w, bv, out, 4); break;
-    case 5: dw_blockn(planes, g, offk, taps, w, bv, out, 5); break;
-    case 6: dw_blockn(planes, g, offk, taps, w, bv, out, 6); break;
-    case 7: dw_blockn(planes, g, offk, taps, w, bv, out, 7); break;
-    case 8: dw_blockn(planes, g, offk, taps, w, bv, out, 8); break;
-    default: break;
-    }
-}
-
-/* One long block: 8 vectors where `wide`, else 4. */
-DW_INLINE void dw_block(const float *planes, int64_t g, const int64_t *offk, int64_t taps,
-                        const float *w, float bv, float *out, bool wide) {
-    if (wide) dw_blockn(planes, g, offk, taps, w, bv, out, 8);
-    else dw_block64(planes, g, offk, taps, w, bv, out);
-}
-
-Q8_CLONES void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
-    const conv_dw_args *a = arg;
-    const q8_conv_params *p = a->p;
-    const conv_prep *cp = a->cp;
-    const q8_conv_geom *G = &p->geo;
-    const int64_t *offk = conv_offk(cp);
-    int64_t OH = G->out[1], OW = G->out[2], P1 = cp->ph[1], P2 = cp->ph[2], taps = p->kprod;
-    float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
-    float *ybuf = planes + a->ybuf_at;
-    q8_act_span span = {0};
-    /* The same FMA chain per output either way: the same bits. */
-    const bool wide = q8_cpu()->avx512f;
-    const int64_t blk = wide ? DW_BLOCK_WIDE : DW_BLOCK, tmax = wide ? DW_BLOCK_WIDE : DW_TAIL_MAX;
-    for (int64_t it = begin; it < end; it++) {
-        int64_t img = it / p->c, ic = it % p->c;
-        build_planes(p, cp, a->x + (img * p->c + ic) * p->in_sp, planes);
-        memset(planes + cp->nph * cp->plane, 0, DW_BLOCK * sizeof(float));
-        for (int64_t oc = ic * p->mg; oc < (ic + 1) * p->mg; oc++) {
-            const float *w = a->w + oc * taps;
-            float bv = a->bias ? a->bias[oc] : 0.0f;
-            float *y = a->y + (img * p->m + oc) * p->out_sp;
-            if (OW >= DW_ROWS_MIN) {
-                /* Row by row, straight into Y; a row's whole vectors after
-                 * its long blocks as one block; its last partial vector
-                 * goes through ybuf. */
-                for (int64_t od = 0; od < G->out[0]; od++)
-                    for (int64_t oh = 0; oh < OH; oh++) {
-                        int64_t g = (od * P1 + oh) * P2, j = 0;
-                        float *yr = y + (od * OH + oh) * OW;
-                        for (; j + blk <= OW; j += blk)
-                            dw_block(planes, g + j, offk, taps, w, bv, yr + j, wide);
-                        if (j + 16 <= OW) {
-                            int64_t whole = (OW - j) / 16 * 16;
-                            dw_tail(planes, g + j, whole, offk, taps, w, bv, yr + j);
-                            j += whole;
-                        }
-                        if (j < OW) {
-                            dw_block16(planes, g + j, offk, taps, w, bv, ybuf);
-                            copy_floats(yr + j, ybuf, OW - j);
-                        }
-                    }
-            } else {
-                /* Narrow rows: the whole grid (garbage columns included) in
-                 * long blocks, the last <= 80 in one block of as many
-                 * vectors as they need (a 7x7 map's grid of 73 took two long
-                 * blocks, 128 lanes; now 5 vectors), then only the real
-                 * outputs into Y. */
-                int64_t gi = 0;
-                for (; cp->nprime - gi > tmax; gi += blk)
-                    dw_block(planes, gi, offk, taps, w, bv, ybuf + gi, wide);
-                dw_tail(planes, gi, cp->nprime - gi, offk, taps, w, bv, ybuf + gi);
-                float *yr = y;
-                for (int64_t od = 0; od < G->out[0]; od++)
-                    for (int64_t oh = 0; oh < OH; oh++, yr += OW)
-                        copy_floats(yr, ybuf + (od * P1 + oh) * P2, OW);
-            }
-            q8_conv_act_span(&p->act, &span, y, p->out_sp);
-        }
-    }
-    q8_conv_act_span(&p->act, &span, NULL, 0);
+#endif
+    conv_dw_range_v16(arg, begin, end, thread);
 }
