@@ -4,10 +4,12 @@
 #include <string.h>
 
 #include "common.h"
+#include "conv_impl.h"
+#include "cpu_features.h"
 #include "fused_act.h"
-#include "vmath.h"
 #include "sgemm.h"
 #include "testutil.h"
+#include "vmath.h"
 
 /* ---------------------------------------------------------------- sgemm */
 
@@ -1483,7 +1485,19 @@ Test(conv_op, random_geometries) {
     }
 }
 
-Test(conv_op, depthwise) {
+/* The depthwise loops come in 16- and 8-float instances (conv_impl.c;
+ * 8 on AVX2 machines without AVX-512): f runs once with each forced. */
+static void on_each_dw_width(void (*f)(void)) {
+    const int lanes[] = {16, 8};
+    for (int i = 0; i < 2; i++) {
+        if (lanes[i] == 8 && !q8_cpu()->avx2) continue;
+        q8_conv_dw_lanes = lanes[i];
+        f();
+    }
+    q8_conv_dw_lanes = 0;
+}
+
+static void depthwise_cases(void) {
     q8t_rng r = q8t_seed(32);
     check_conv((conv_spec){2, 2, 13, 13, 13, SP2(9, 7), SP2(3, 3), SP2(1, 1), SP2(1, 1),
                            {1, 1, 1, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
@@ -1496,12 +1510,14 @@ Test(conv_op, depthwise) {
                            {2, 1}, NULL, true, true, false, NULL, PLAIN}, &r);
 }
 
+Test(conv_op, depthwise) { on_each_dw_width(depthwise_cases); }
+
 /* Depthwise on narrow maps (rows < 64 outputs: one grid, garbage columns
  * included; rows <= 32 floats: the planes zeroed in one go), the grid's
  * last <= 80 outputs one block of 1 to 5 vectors, wide rows with their
  * whole vectors after the long blocks as one block, and the activation
  * over adjacent channels at once. */
-Test(conv_op, depthwise_narrow) {
+static void depthwise_narrow_cases(void) {
     q8t_rng r = q8t_seed(38);
     conv_spec specs[] = {
         /* MobileNetV3's 7x7 5x5: a grid of 73, 5 vectors */
@@ -1541,6 +1557,8 @@ Test(conv_op, depthwise_narrow) {
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) check_conv(specs[i], &r);
 }
+
+Test(conv_op, depthwise_narrow) { on_each_dw_width(depthwise_narrow_cases); }
 
 Test(conv_op, conv1d_and_3d) {
     q8t_rng r = q8t_seed(33);

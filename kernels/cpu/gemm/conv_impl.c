@@ -373,9 +373,12 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
 #undef DW_WIDE
 #endif
 
+int q8_conv_dw_lanes = 0;
+
 void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread) {
 #ifdef Q8_DW_AVX2
-    if (!q8_cpu()->avx512f && q8_cpu()->avx2) {
+    int lanes = q8_conv_dw_lanes ? q8_conv_dw_lanes : q8_cpu()->avx512f ? 16 : 8;
+    if (lanes == 8 && q8_cpu()->avx2) {
         conv_dw_range_v8(arg, begin, end, thread);
         return;
     }

@@ -111,6 +111,10 @@ typedef struct conv_dw_args {
 } conv_dw_args;
 /* Items: (image, input channel). */
 void q8_conv_dw_range(void *arg, int64_t begin, int64_t end, int thread);
+/* Which instance of those loops runs: 0, the CPU's (8-float vectors on
+ * AVX2 without AVX-512, else 16); 8 or 16 forces one (tests: both on any
+ * AVX2 machine; 8 is ignored without AVX2). */
+extern int q8_conv_dw_lanes;
 
 /* The depthwise loops' activation, one call per run of adjacent outputs
  * (consecutive channels' outputs are adjacent in Y): per 7x7 channel the
