@@ -15,8 +15,8 @@
  * not contracted where the scalar tail was, so a value depended on its
  * position; now every clone and position rounds a*x + b twice, as AVX2
  * always did. File options rather than an optimize attribute, which kept
- * vmath.h's functions from being inlined (unary.c). */
-/* Inlined into each clone below. */
+ * vmath.h's functions from being inlined (unary.c). act_row is inlined
+ * into each clone below. */
 static inline __attribute__((always_inline)) void act_row(const q8_act *a, float *x, int64_t len) {
     switch (a->kind) {
     case Q8_ACT_NONE: break;

@@ -71,7 +71,7 @@ DW_RANGE_ATTR void DW_RANGE(void *arg, int64_t begin, int64_t end, int thread) {
     float *planes = (float *)((char *)a->scratch + (size_t)thread * a->per_thread);
     float *ybuf = planes + a->ybuf_at;
     q8_act_span span = {0};
-    /* The same FMA chain per output either way: the same bits. */
+    /* The same chain per output whatever the block size: the same bits. */
     const bool wide = DW_WIDE;
     const int64_t blk = wide ? DW_BLOCK_WIDE : DW_BLOCK, tmax = wide ? DW_BLOCK_WIDE : DW_TAIL_MAX;
     for (int64_t it = begin; it < end; it++) {
