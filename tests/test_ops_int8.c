@@ -346,6 +346,7 @@ Test(igemm, epilogues_bit_identical_on_every_path) {
     check_epilogues(64, 255, 300, true, pool);
     check_epilogues(65, 127, 64, false, pool);
     check_epilogues(1, 1000, 17, false, pool);
+    check_epilogues(17, 33, 40, true, pool); /* fused conv tiles with a partial last row tile */
     q8_pool_free(pool);
 }
 

@@ -10,9 +10,6 @@
 #pragma GCC target("avx2")
 /* no-tree-pre: with it GCC 12 copies every accumulator each iteration */
 #pragma GCC optimize("fp-contract=off", "no-tree-pre")
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
 #endif
 
 #include <immintrin.h>
