@@ -124,3 +124,9 @@ DW_RANGE_ATTR void DW_RANGE(void *arg, int64_t begin, int64_t end, int thread) {
 }
 
 #undef DW_U
+/* the parameters too: the next instance defines its own */
+#undef DW_VL
+#undef DW_SFX
+#undef DW_RANGE
+#undef DW_RANGE_ATTR
+#undef DW_WIDE

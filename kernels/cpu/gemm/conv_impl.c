@@ -350,11 +350,6 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
 #endif
 #define DW_WIDE q8_cpu()->avx512f
 #include "conv_dw_loops.h"
-#undef DW_VL
-#undef DW_SFX
-#undef DW_RANGE
-#undef DW_RANGE_ATTR
-#undef DW_WIDE
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 /* 8-float vectors for AVX2, without FMA: the bits of the AVX2 clone it
@@ -366,11 +361,6 @@ Q8_CLONES void q8_conv_compact_block(const void *ctx, int64_t grp, int64_t m0, i
 #define DW_RANGE_ATTR static __attribute__((target("avx2")))
 #define DW_WIDE false
 #include "conv_dw_loops.h"
-#undef DW_VL
-#undef DW_SFX
-#undef DW_RANGE
-#undef DW_RANGE_ATTR
-#undef DW_WIDE
 #endif
 
 int q8_conv_dw_lanes = 0;
