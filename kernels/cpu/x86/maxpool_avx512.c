@@ -214,8 +214,14 @@ hm_row(const q8_pool_params *p, const float *row, float *hr, int sw, bool narrow
         __m512 b = _mm512_mask_loadu_ps(low, (__mmask16)mk[0][1], row - p->pb[2] + 16);
         bad = _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q) | _mm512_cmp_ps_mask(b, b, _CMP_UNORD_Q);
         __m512 mr = low;
-        for (int64_t kw = 0; kw < KW; kw++)
-            mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[kw], b), mr);
+        if (KW == 3) { /* the common window unrolled: the loop's same steps */
+            mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[0], b), mr);
+            mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[1], b), mr);
+            mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[2], b), mr);
+        } else {
+            for (int64_t kw = 0; kw < KW; kw++)
+                mr = _mm512_max_ps(_mm512_permutex2var_ps(a, nidx[kw], b), mr);
+        }
         _mm512_store_ps(hr, mr);
         return bad != 0;
     }
@@ -307,10 +313,17 @@ hm_row(const q8_pool_params *p, const float *row, float *hr, int sw, bool narrow
                 int64_t h0 = oh * sh - pbh;                                                     \
                 int64_t hlo = h0 >= 0 ? 0 : -h0, hhi = H - h0 < KH ? H - h0 : KH;               \
                 float *yr = y + (pl * OH + oh) * OW;                                            \
+                const float *hr0 = hm + (h0 + hlo - ha) * owp;                                  \
                 for (int64_t c0 = 0; c0 < OW; c0 += 16) {                                       \
                     __m512 m = low;                                                             \
-                    for (int64_t kh = hlo; kh < hhi; kh++)                                      \
-                        m = _mm512_max_ps(_mm512_load_ps(hm + (h0 + kh - ha) * owp + c0), m);   \
+                    if (hhi - hlo == 3) { /* unrolled: the loop's same steps */                 \
+                        m = _mm512_max_ps(_mm512_load_ps(hr0 + c0), m);                         \
+                        m = _mm512_max_ps(_mm512_load_ps(hr0 + owp + c0), m);                   \
+                        m = _mm512_max_ps(_mm512_load_ps(hr0 + 2 * owp + c0), m);               \
+                    } else {                                                                    \
+                        for (int64_t kh = 0; kh < hhi - hlo; kh++)                              \
+                            m = _mm512_max_ps(_mm512_load_ps(hr0 + kh * owp + c0), m);          \
+                    }                                                                           \
                     int64_t n = OW - c0 < 16 ? OW - c0 : 16;                                    \
                     _mm512_mask_storeu_ps(yr + c0, (__mmask16)((1u << n) - 1), m);              \
                 }                                                                               \
