@@ -50,14 +50,17 @@ if [ ! -e $binfmt/qemu-aarch64 ]; then
         $SUDO tee $binfmt/register >/dev/null
 fi
 
-echo "=== [$SECONDS s into aarch64.sh] aarch64 cross build (Release, -Werror)"
+# each step says when it starts (seconds since this script began)
+step() { echo "=== [$SECONDS s into aarch64.sh] $*"; }
+
+step "aarch64 cross build (Release, -Werror)"
 cmake -S . -B "$B" -DCMAKE_TOOLCHAIN_FILE=tools/cmake/aarch64-linux-gnu.cmake \
     -DQ8_AARCH64_SYSROOT="$sysroot" -DQ8_WERROR=ON
 cmake --build "$B" -j"$(nproc)"
 file "$B/q8run" | grep -q 'ARM aarch64' || { echo "q8run is not an aarch64 binary"; exit 1; }
 
 libs=$sysroot/usr/lib/aarch64-linux-gnu
-echo "=== [$SECONDS s into aarch64.sh] the test suite under qemu-aarch64 (-cpu max: SDOT and I8MM, each INT8 path forced)"
+step "the test suite under qemu-aarch64 (-cpu max: SDOT and I8MM, each INT8 path forced)"
 # The two peak-memory tests are left out: under qemu-user a process's peak
 # counts the emulator and its translated code, not only q8's memory.
 # A test that hangs is stopped at 600 s (the slowest passes in ~150 s) and run
@@ -77,16 +80,16 @@ qemu-aarch64 -E LD_LIBRARY_PATH="$libs" "$B/tests/test_report" --jobs 2 \
 # The automatic choice on other CPUs: cortex-a76 has SDOT but not I8MM
 # (like Orin's Cortex-A78AE), cortex-a72 neither (the C INT8 path).
 for cpu in cortex-a76 cortex-a72; do
-    echo "=== [$SECONDS s into aarch64.sh] INT8 and GEMM tests under qemu-aarch64 -cpu $cpu"
+    step "INT8 and GEMM tests under qemu-aarch64 -cpu $cpu"
     for t in test_ops_int8 test_ops_gemm test_quantize_e2e; do
         QEMU_CPU=$cpu qemu-aarch64 -E LD_LIBRARY_PATH="$libs" "$B/tests/$t" --jobs "$(nproc)"
     done
 done
 
-echo "=== [$SECONDS s into aarch64.sh] the same answers as x86: MNIST models quantized by the x86 tools"
+step "the same answers as x86: MNIST models quantized by the x86 tools"
 if [ ! -x "$X/quantize" ] || [ ! -x "$X/q8run" ]; then
     cmake -S . -B "$X" -DQ8_WERROR=ON
     cmake --build "$X" -j"$(nproc)" --target quantize q8run
 fi
 /usr/bin/python3 tools/check/same_bytes_aarch64.py --x86 "$X" --arm "$B"
-echo "=== [$SECONDS s into aarch64.sh] aarch64 passed"
+step "aarch64 passed"
