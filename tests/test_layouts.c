@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "crc32c.h"
+#include "igemv_sparse.h"
 #include "layout.h"
 #include "npy.h"
 #include "q8.h"
@@ -46,8 +47,10 @@ static void quantize(const char *name, const char *dir, char *out, size_t n) {
     quantize_pruned(name, dir, 0, out, n);
 }
 
-/* Runs path on the shipped sample: output 0's bytes (malloc'd) and memory. */
-static void *run_sample(const char *path, size_t *nbytes, q8_memory_info *mi) {
+/* Runs path on the shipped sample: output 0's bytes (malloc'd) and memory.
+ * owning: the session owns the model, as q8run's does, and releases the
+ * constants it reads only through what prepare made. */
+static void *run_sample_as(const char *path, bool owning, size_t *nbytes, q8_memory_info *mi) {
     q8_tensor *x = NULL;
     q8_error err = {0};
     cr_assert_eq(q8_npy_read(Q8_SOURCE_DIR "/models/mnist/sample.npy", &x, &err), Q8_OK, "%s",
@@ -58,7 +61,8 @@ static void *run_sample(const char *path, size_t *nbytes, q8_memory_info *mi) {
     q8_tensor_info info;
     const void *y;
     cr_assert_eq(q8_model_load(path, NULL, &m, &err), Q8_OK, "%s: %s", path, err.msg);
-    cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    if (owning) cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    else cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(q8_session_set_input(s, NULL, Q8_F32, x->dims, x->ndim, x->data, &err), Q8_OK,
                  "%s", err.msg);
     cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
@@ -70,9 +74,13 @@ static void *run_sample(const char *path, size_t *nbytes, q8_memory_info *mi) {
     memcpy(copy, y, *nbytes);
     q8_session_memory(s, mi);
     q8_session_free(s);
-    q8_model_free(m);
+    if (!owning) q8_model_free(m);
     q8_tensor_free(x);
     return copy;
+}
+
+static void *run_sample(const char *path, size_t *nbytes, q8_memory_info *mi) {
+    return run_sample_as(path, false, nbytes, mi);
 }
 
 /* How many tensors of the file at path are stored in layout l. */
@@ -422,9 +430,13 @@ Test(layouts, wrong_layout_for_the_readers_is_refused, .timeout = 300) {
     free(dir);
 }
 
-/* Pruned weights stay bitmask-encoded in the file and are expanded once at
- * load straight into the kernels' layout: the session holds one copy, no
- * more than the dense model's (before: the expansion plus a packed copy). */
+/* Pruned weights stay compact in the file (bitmask-encoded or deflated) and
+ * are expanded once at load straight into the kernels' layout: a session
+ * that owns its model, as q8run's, holds no more than the dense model's
+ * weights (before: the expansion plus a packed copy). Where the CPU has the
+ * compressed GEMV (igemv_sparse.h: AVX-512 VBMI2), the pruned q8.QGemm
+ * layers run on one row are kept compressed instead, and the session holds
+ * less than the dense model (the MNIST MLP at 50%: about 0.65). */
 Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
     char *dir = q8t_tmpdir("layouts");
     char dense[512], pruned[512];
@@ -435,9 +447,10 @@ Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
     free(q8t_slurp(pruned, &pruned_len));
     cr_assert_lt(pruned_len, dense_len * 3 / 4, "the pruned file is not smaller");
     q8_memory_info md, mp;
-    free(run_sample(dense, &nd, &md));
-    free(run_sample(pruned, &np, &mp));
-    cr_assert_leq((double)mp.weights_bytes, 1.02 * (double)md.weights_bytes,
+    free(run_sample_as(dense, true, &nd, &md));
+    free(run_sample_as(pruned, true, &np, &mp));
+    double most = q8_isp_fast(Q8_IGEMM_AUTO) ? 0.75 : 1.02;
+    cr_assert_leq((double)mp.weights_bytes, most * (double)md.weights_bytes,
                   "pruned: %zu weight bytes, dense: %zu", mp.weights_bytes, md.weights_bytes);
     q8t_rm_rf(dir);
     free(dir);

@@ -827,7 +827,10 @@ static q8_graph *qgemm_build(const void *ctx, const char *path) {
     return qgraph("QGemm", "q8", ins, c->bias ? 3 : 2, &c->qa, path);
 }
 
-static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, uint64_t seed) {
+/* density < 1: that share of W's weights nonzero (a pruned W, which the
+ * CPU keeps compressed for few rows where it can: igemv_sparse.h) */
+static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, uint64_t seed,
+                        double density) {
     gemm_op_case c = {.ndim = ndim, .N = N, .bias = bias};
     memcpy(c.adims, adims, sizeof(int64_t) * (size_t)ndim);
     q8t_rng g = q8t_seed(seed);
@@ -835,6 +838,8 @@ static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, ui
     for (int i = 0; i < ndim - 1; i++) M *= adims[i];
     c.a = rand_i8(&g, M * K, -128);
     c.w = rand_i8(&g, N * K, -127);
+    for (int64_t i = 0; density < 1 && i < N * K; i++)
+        if (q8t_uniform(&g, 0, 1) >= density) c.w[i] = 0;
     c.b = bias ? rand_bias(&g, N) : NULL;
     c.sa = q8t_uniform(&g, 0.01f, 0.1f);
     c.sw = rand_scales(&g, N, 0.001f, 0.01f);
@@ -855,8 +860,8 @@ static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, ui
         for (int64_t i = 0; i < M * N; i++)
             spec_out(want, i, acc[i], (double)c.sa * c.sw[i % N], &c.qa);
         char what[128];
-        snprintf(what, sizeof what, "QGemm M=%lld N=%lld K=%lld act %s %s", (long long)M,
-                 (long long)N, (long long)K, c.qa.act ? c.qa.act : "none",
+        snprintf(what, sizeof what, "QGemm M=%lld N=%lld K=%lld density %g act %s %s",
+                 (long long)M, (long long)N, (long long)K, density, c.qa.act ? c.qa.act : "none",
                  c.qa.y_scale > 0 ? "int8" : "float32");
         check_op(qgemm_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, ndim, want, what);
     }
@@ -869,12 +874,22 @@ static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, ui
 }
 
 Test(qgemm, shapes_and_activations) {
-    check_qgemm(2, (int64_t[]){13, 77}, 65, true, 31);
-    check_qgemm(2, (int64_t[]){1, 1000}, 17, true, 32);
-    check_qgemm(3, (int64_t[]){2, 3, 64}, 10, false, 33);
-    check_qgemm(1, (int64_t[]){255}, 3, true, 34);
-    check_qgemm(2, (int64_t[]){65, 3}, 129, true, 35);
-    check_qgemm(2, (int64_t[]){0, 16}, 8, true, 36); /* no rows */
+    check_qgemm(2, (int64_t[]){13, 77}, 65, true, 31, 1);
+    check_qgemm(2, (int64_t[]){1, 1000}, 17, true, 32, 1);
+    check_qgemm(3, (int64_t[]){2, 3, 64}, 10, false, 33, 1);
+    check_qgemm(1, (int64_t[]){255}, 3, true, 34, 1);
+    check_qgemm(2, (int64_t[]){65, 3}, 129, true, 35, 1);
+    check_qgemm(2, (int64_t[]){0, 16}, 8, true, 36, 1); /* no rows */
+}
+
+/* Sparse W: compressed for one row (the GEMV), dense for more. */
+Test(qgemm, sparse_weights) {
+    check_qgemm(2, (int64_t[]){1, 200}, 37, true, 37, 0.3);
+    check_qgemm(1, (int64_t[]){64}, 9, false, 38, 0.5);
+    check_qgemm(3, (int64_t[]){1, 1, 3136}, 20, true, 39, 0.05);
+    check_qgemm(2, (int64_t[]){1, 65}, 16, true, 40, 0);  /* all zero */
+    check_qgemm(2, (int64_t[]){4, 130}, 33, true, 41, 0.4);
+    check_qgemm(2, (int64_t[]){0, 70}, 8, true, 42, 0.3); /* no rows */
 }
 
 /* ---- q8.QMatMul ---------------------------------------------------------- */

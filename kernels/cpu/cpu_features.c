@@ -23,6 +23,7 @@ static void detect(void) {
     f->avx512vl = __builtin_cpu_supports("avx512vl");
     f->avx512vnni = __builtin_cpu_supports("avx512vnni");
     f->avx512vbmi = __builtin_cpu_supports("avx512vbmi");
+    f->avx512vbmi2 = __builtin_cpu_supports("avx512vbmi2");
     /* AVX-VNNI is CPUID.(EAX=7,ECX=1):EAX[4]; older compilers lack the
      * __builtin_cpu_supports name. The OS saves ymm state if AVX2 is usable. */
     unsigned a, b, c, d;

@@ -8,7 +8,7 @@
 typedef struct q8_cpu_features {
     /* x86-64 */
     bool avx2, fma;
-    bool avx512f, avx512bw, avx512vl, avx512vnni, avx512vbmi;
+    bool avx512f, avx512bw, avx512vl, avx512vnni, avx512vbmi, avx512vbmi2;
     bool avxvnni;           /* 256-bit VNNI (VEX), Alder Lake and later */
     /* aarch64 */
     bool asimddp;           /* SDOT / UDOT (ARMv8.2 dot product) */

@@ -1,10 +1,14 @@
 /* q8.QGemm on the CPU (params: src/core/ops/qgemm.h). A's leading dims are
  * batch rows; W (one row per output channel) is packed once in prepare as
  * the GEMM's lanes operand, so outputs are written row-major with the
- * channel along the contiguous index. */
+ * channel along the contiguous index. A sparse W that the loader expanded
+ * (pruned, or published mostly zeros) is kept compressed instead when few
+ * rows run against it and the CPU has the kernel for it (igemv_sparse.h):
+ * the dense copy is then released. */
 #include <string.h>
 
 #include "cpu_op.h"
+#include "igemv_sparse.h"
 #include "layout.h"
 #include "ops/qgemm.h"
 #include "qepi.h"
@@ -18,7 +22,26 @@ typedef struct qgemm_prep {
     q8_qepi epi;
     const uint8_t *w;       /* W lanes in place (a .q8 stores them so), or NULL */
     size_t off_w, off_init; /* W lanes (when w is NULL), init[N] (bias and +128 correction) */
+    bool sparse;            /* W compressed at off_w: isp */
+    q8_isp isp;
 } qgemm_prep;
+
+/* The compressed form is kept when it takes at most this share of the
+ * dense lanes: at 50% density it takes 0.625 of them (the masks cost 1/8),
+ * and past about 60% it saves too little to give up the dense kernels. */
+#define SPARSE_MAX_SHARE 0.75
+
+/* Plan W compressed when it pays (the header says when); *off is advanced
+ * only then. w: W's plain view. */
+static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const int8_t *w,
+                        q8_igemm_path path, q8_isp *isp, size_t *off) {
+    if (!wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path)) return false;
+    size_t o = *off, at = o;
+    q8_isp_plan(isp, w, p->N, p->K, &o);
+    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)q8_ig_lanes_bytes(p->N, p->K)) return false;
+    *off = o;
+    return true;
+}
 
 static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
                                q8_error *err) {
@@ -29,12 +52,16 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     const q8_tensor *w = q8_in(g, n, 1);
     bool in_place = w->layout == q8_layout_for_reader(n, 1);
     size_t off = sizeof c;
-    c.off_w = in_place ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
-    c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);
-    q8_qepi_place(&c.epi, &off);
     const void *wd = w->data;
     void *tmp = NULL;
-    if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
+    /* only a weight the loader expanded can be given up for the compressed form */
+    bool try_sparse = w->owns_data && p->M <= Q8_ISP_MAX_ROWS && q8_isp_fast(c.path);
+    if (!in_place || try_sparse) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
+    c.sparse = try_sparse && plan_sparse(p, w, wd, c.path, &c.isp, &off);
+    in_place = in_place && !c.sparse;
+    c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
+    c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);
+    q8_qepi_place(&c.epi, &off);
     char *pk = q8_aligned_alloc(off + 64);
     if (!pk) {
         q8_aligned_free(tmp);
@@ -43,13 +70,12 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     /* A carries the +128: subtract 128 * sum of each weight row. */
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    if (in_place) {
-        c.w = wd;
+    if (c.sparse) q8_isp_pack(&c.isp, wd, pk, init);
+    else if (in_place) {
+        c.w = w->data;
         q8_ig_lanes_sums(c.w, p->N, p->K, init);
-    } else {
-        q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
-        q8_aligned_free(tmp);
-    }
+    } else q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
+    q8_aligned_free(tmp);
     for (int64_t ch = 0; ch < p->N; ch++)
         init[ch] = (int32_t)((bias ? (uint32_t)bias[ch] : 0u) - 128u * (uint32_t)init[ch]);
     q8_qepi_fill(&c.epi, pk, p->q.sx, w->q.scale, 0, p->q.sy);
@@ -62,6 +88,8 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
 static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *prep,
                             int n_threads) {
     const q8_qgemm_params *p = n->params;
+    const qgemm_prep *c = prep;
+    if (c->sparse) return (size_t)(p->M * q8_isp_ldx(p->K));
     return q8_ig_rows_bytes(p->M, p->K);
 }
 
@@ -72,6 +100,12 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     q8_epilogue e;
     q8_qepi_view(&c->epi, pk, Q8_CH_COL, &e);
     uint8_t *rows = x->scratch;
+    if (c->sparse) {
+        q8_isp_pack_x(Q8_IN_PTR(x, n, 0), p->M, p->K, rows);
+        q8_isp_run(&c->isp, pk, rows, p->M, (const int32_t *)(pk + c->off_init), &e,
+                   Q8_OUT_PTR(x, n, 0), p->N, c->path, x->pool);
+        return;
+    }
     q8_ig_pack_rows(Q8_IN_PTR(x, n, 0), p->K, p->M, p->K, true, rows, NULL, x->pool);
     q8_igemm_args a = {.I = p->M, .J = p->N, .K = p->K, .rows = rows,
                        .lanes = c->w ? c->w : (const uint8_t *)pk + c->off_w, .rows_u8 = true,
