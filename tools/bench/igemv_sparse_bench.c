@@ -4,7 +4,8 @@
  * Build and run from the repository root after a Release build:
  *   cc -O2 -Isrc/include -Isrc/core -Ikernels/cpu -Ikernels/cpu/gemm -Ikernels/common \
  *      tools/bench/igemv_sparse_bench.c build/libq8.a -lpthread -lm -lz -o build/igemv_sparse_bench
- *   build/igemv_sparse_bench [N K density [threads]]   (default: 128 3136 0.3 1)
+ *   build/igemv_sparse_bench [N K density [threads [c]]]   (default: 128 3136 0.3 1)
+ * (c: the compressed side on the C kernel)
  * Prints, for M = 1..4 rows, the median microseconds per call of each and
  * their ratio, and the bytes each holds. */
 #include <stdio.h>
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
     int64_t N = argc > 1 ? atoll(argv[1]) : 128, K = argc > 2 ? atoll(argv[2]) : 3136;
     double density = argc > 3 ? atof(argv[3]) : 0.3;
     int threads = argc > 4 ? atoi(argv[4]) : 1;
+    q8_igemm_path sp = argc > 5 && !strcmp(argv[5], "c") ? Q8_IGEMM_C : Q8_IGEMM_AUTO;
     q8_pool *pool = threads > 1 ? q8_pool_create(threads) : NULL;
     uint64_t s = 88172645463325252ull;
     int8_t *W = malloc((size_t)(N * K)), *A = malloc((size_t)(4 * K));
@@ -73,14 +75,14 @@ int main(int argc, char **argv) {
             q8_igemm(&a, pool, Q8_IGEMM_AUTO);
             double t1 = now();
             q8_isp_pack_x(A, M, K, xs);
-            q8_isp_run(&isp, blob, xs, M, init, &e, C2, N, Q8_IGEMM_AUTO, pool);
+            q8_isp_run(&isp, blob, xs, M, init, &e, C2, N, sp, pool);
             double t2 = now();
             td[r] = 1e6 * (t1 - t0), ts[r] = 1e6 * (t2 - t1);
         }
         qsort(td, RUNS, sizeof *td, cmp_d);
         qsort(ts, RUNS, sizeof *ts, cmp_d);
         printf("M %lld: dense %.2f us, compressed %.2f us (%s), ratio %.2f%s\n", (long long)M,
-               td[RUNS / 2], ts[RUNS / 2], q8_isp_fast(Q8_IGEMM_AUTO) ? "avx512" : "C",
+               td[RUNS / 2], ts[RUNS / 2], q8_isp_fast(sp) ? "avx512" : "C",
                ts[RUNS / 2] / td[RUNS / 2], memcmp(C1, C2, (size_t)(M * N)) ? " DIFFERENT" : "");
     }
     q8_pool_free(pool);
