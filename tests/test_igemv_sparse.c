@@ -31,7 +31,7 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
         x[i] = mode ? (int8_t)(mode == 1 ? -128 : 127) : (int8_t)(q8t_next(&g) >> 56);
     size_t off = 0;
     q8_isp s;
-    q8_isp_plan(&s, w, N, K, &off);
+    q8_isp_plan(&s, N, K, q8_isp_nonzeros(w, (size_t)(N * K)), &off);
     size_t nnz = 0;
     for (int64_t i = 0; i < N * K; i++) nnz += w[i] != 0;
     cr_assert_eq(s.nnz, nnz);
@@ -102,7 +102,7 @@ Test(igemv_sparse, run_through_each_epilogue) {
     for (int64_t i = 0; i < M * K; i++) x[i] = (int8_t)(q8t_next(&g) >> 56);
     size_t off = 0;
     q8_isp s;
-    q8_isp_plan(&s, w, N, K, &off);
+    q8_isp_plan(&s, N, K, q8_isp_nonzeros(w, (size_t)(N * K)), &off);
     void *blob = q8_aligned_alloc(off);
     int32_t init[70], mult[70], shift[70], acc[70];
     float scale[70];

@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
     q8_ig_pack_lanes_jk(W, K, N, K, false, lanes, NULL);
     size_t off = 0;
     q8_isp isp;
-    q8_isp_plan(&isp, W, N, K, &off);
+    q8_isp_plan(&isp, N, K, q8_isp_nonzeros(W, (size_t)(N * K)), &off);
     void *blob = q8_aligned_alloc(off);
     q8_isp_pack(&isp, W, blob, NULL);
     uint8_t *rows = q8_aligned_alloc(q8_ig_rows_bytes(4, K));

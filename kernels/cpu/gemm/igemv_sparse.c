@@ -21,10 +21,17 @@ static inline const int8_t *isp_vals(const q8_isp *s, const void *blob) {
     return (const int8_t *)((const char *)blob + s->off_vals);
 }
 
-void q8_isp_plan(q8_isp *s, const int8_t *w, int64_t N, int64_t K, size_t *off) {
+size_t q8_isp_nonzeros(const void *w, size_t n) {
+    const uint8_t *b = w;
+    size_t nnz = 0;
+    for (size_t i = 0; i < n; i++) nnz += b[i] != 0;
+    return nnz;
+}
+
+void q8_isp_plan(q8_isp *s, int64_t N, int64_t K, size_t nnz, size_t *off) {
     memset(s, 0, sizeof *s);
     s->N = N, s->K = K, s->KC = (K + 63) / 64;
-    for (int64_t i = 0; i < N * K; i++) s->nnz += w[i] != 0;
+    s->nnz = nnz;
     s->off_mask = q8_qop_reserve(off, sizeof(uint64_t) * (size_t)(N * s->KC));
     s->off_start = q8_qop_reserve(off, sizeof(uint64_t) * (size_t)(N + 1));
     /* the AVX-512 kernel's expand reads no byte past a chunk's stored ones;

@@ -44,9 +44,12 @@ typedef struct q8_isp {
     size_t nnz;
 } q8_isp;
 
-/* Plan the form of w [N][K] (row-major, int8) at *off in a blob (see
- * q8_qop_reserve): counts the nonzero weights. */
-void q8_isp_plan(q8_isp *s, const int8_t *w, int64_t N, int64_t K, size_t *off);
+/* The nonzero bytes of n bytes at w: a weight's in any of the layouts of
+ * core/layout.h, whose padding is 0, without its plain view. */
+size_t q8_isp_nonzeros(const void *w, size_t n);
+/* Plan the form of an [N][K] int8 weight with nnz nonzero values at *off
+ * in a blob (see q8_qop_reserve). */
+void q8_isp_plan(q8_isp *s, int64_t N, int64_t K, size_t nnz, size_t *off);
 /* Fill the planned form in blob; rowsum (optional) gets sum_k W[n][k]. */
 void q8_isp_pack(const q8_isp *s, const int8_t *w, void *blob, int32_t *rowsum);
 

@@ -32,12 +32,13 @@ typedef struct qgemm_prep {
 #define SPARSE_MAX_SHARE 0.75
 
 /* Plan W compressed when it pays (the header says when); *off is advanced
- * only then. w: W's plain view. */
-static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const int8_t *w,
-                        q8_igemm_path path, q8_isp *isp, size_t *off) {
+ * only then. Counted on W as stored (its layout's padding is 0), so that a
+ * dense W costs no plain copy at load. */
+static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, q8_igemm_path path,
+                        q8_isp *isp, size_t *off) {
     if (!wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path)) return false;
     size_t o = *off, at = o;
-    q8_isp_plan(isp, w, p->N, p->K, &o);
+    q8_isp_plan(isp, p->N, p->K, q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
     if ((double)(o - at) > SPARSE_MAX_SHARE * (double)q8_ig_lanes_bytes(p->N, p->K)) return false;
     *off = o;
     return true;
@@ -55,10 +56,9 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     const void *wd = w->data;
     void *tmp = NULL;
     /* only a weight the loader expanded can be given up for the compressed form */
-    bool try_sparse = w->owns_data && p->M <= Q8_ISP_MAX_ROWS && q8_isp_fast(c.path);
-    if (!in_place || try_sparse) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
-    c.sparse = try_sparse && plan_sparse(p, w, wd, c.path, &c.isp, &off);
+    c.sparse = plan_sparse(p, w, c.path, &c.isp, &off);
     in_place = in_place && !c.sparse;
+    if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
     c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);
     q8_qepi_place(&c.epi, &off);
@@ -72,7 +72,7 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     int32_t *init = (int32_t *)(pk + c.off_init);
     if (c.sparse) q8_isp_pack(&c.isp, wd, pk, init);
     else if (in_place) {
-        c.w = w->data;
+        c.w = wd;
         q8_ig_lanes_sums(c.w, p->N, p->K, init);
     } else q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
     q8_aligned_free(tmp);
