@@ -773,9 +773,9 @@ static q8_graph *qconv_graph(const int8_t *w, const float *ws, int64_t M, const 
 
 /* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
  * an output too (then the Relu cannot move). */
-static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
-                                 const char *conv_act) {
-    q8_graph *g = qconv_graph(w, ws, M, conv_act);
+/* c -> MaxPool(2x2, stride 2) -> p -> Relu -> y (outputs y, and p too when
+ * pool_out) */
+static q8_graph *pool_relu_after(q8_graph *g, bool pool_out) {
     int64_t two[2] = {2, 2};
     q8_node *mp = node(g, "MaxPool", "c", "p");
     set_ints(mp, "kernel_shape", two, 2);
@@ -784,6 +784,11 @@ static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bo
     output(g, "y");
     if (pool_out) output(g, "p");
     return g;
+}
+
+static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
+                                 const char *conv_act) {
+    return pool_relu_after(qconv_graph(w, ws, M, conv_act), pool_out);
 }
 
 /* An int8 Relu after a MaxPool of a q8.QConv's output moves into the
@@ -840,15 +845,9 @@ static q8_graph *conv_pool_relu(bool pool_out) {
     q8t_fill(&r, b, 6, -0.3f, 0.3f);
     cf(g, "w", 4, wd, w);
     cf(g, "b", 1, cd, b);
-    int64_t pads[4] = {1, 1, 1, 1}, two[2] = {2, 2};
+    int64_t pads[4] = {1, 1, 1, 1};
     set_ints(node(g, "Conv", "x,w,b", "c"), "pads", pads, 4);
-    q8_node *mp = node(g, "MaxPool", "c", "p");
-    set_ints(mp, "kernel_shape", two, 2);
-    set_ints(mp, "strides", two, 2);
-    node(g, "Relu", "p", "y");
-    output(g, "y");
-    if (pool_out) output(g, "p");
-    return g;
+    return pool_relu_after(g, pool_out);
 }
 
 /* A float Relu after a MaxPool of a Conv moves into the conv's epilogue in

@@ -13,21 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "common.h"
 #include "igemm.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 /* What each call packs: the activations. B is read as [K][N] for conv. */
 static void pack(bool conv, const int8_t *A, const int8_t *B, int64_t M, int64_t N, int64_t K,
@@ -69,18 +58,18 @@ static void bench(int64_t M, int64_t N, int64_t K, int threads, bool conv) {
                            .init_row = conv ? init_m : NULL, .epi = &e, .out = C, .ldo = N};
         double ops = 2.0 * (double)M * (double)N * (double)K, t[64];
         int runs = 0;
-        double t_end = now() + (p == Q8_IGEMM_C ? 3.0 : 1.0);
+        double t_end = bench_now() + (p == Q8_IGEMM_C ? 3.0 : 1.0);
         for (int w = 0; w < 2; w++) {
             pack(conv, A, B, M, N, K, rows, lanes, pool);
             q8_igemm(&a, pool, p);
         }
-        while (runs < 64 && (runs < 5 || now() < t_end)) {
-            double t0 = now();
+        while (runs < 64 && (runs < 5 || bench_now() < t_end)) {
+            double t0 = bench_now();
             pack(conv, A, B, M, N, K, rows, lanes, pool);
             q8_igemm(&a, pool, p);
-            t[runs++] = now() - t0;
+            t[runs++] = bench_now() - t0;
         }
-        qsort(t, (size_t)runs, sizeof t[0], cmp_d);
+        qsort(t, (size_t)runs, sizeof t[0], bench_cmp_double);
         printf("  %-11s %8.1f GOP/s  (median %.3f ms of %d runs)\n", q8_igemm_path_name(p),
                ops / t[runs / 2] * 1e-9, t[runs / 2] * 1e3, runs);
     }

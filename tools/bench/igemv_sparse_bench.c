@@ -11,21 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "common.h"
 #include "igemv_sparse.h"
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 #define RUNS 301
 
@@ -67,20 +56,20 @@ int main(int argc, char **argv) {
     for (int64_t M = 1; M <= 4; M++) {
         double td[RUNS], ts[RUNS];
         for (int r = 0; r < RUNS; r++) {
-            double t0 = now();
+            double t0 = bench_now();
             q8_ig_pack_rows(A, K, M, K, true, rows, NULL, pool);
             q8_igemm_args a = {.I = M, .J = N, .K = K, .rows = rows, .lanes = lanes,
                                .rows_u8 = true, .init_col = init, .epi = &e, .out = C1,
                                .ldo = N};
             q8_igemm(&a, pool, Q8_IGEMM_AUTO);
-            double t1 = now();
+            double t1 = bench_now();
             q8_isp_pack_x(A, M, K, xs);
             q8_isp_run(&isp, blob, xs, M, init, &e, C2, N, sp, pool);
-            double t2 = now();
+            double t2 = bench_now();
             td[r] = 1e6 * (t1 - t0), ts[r] = 1e6 * (t2 - t1);
         }
-        qsort(td, RUNS, sizeof *td, cmp_d);
-        qsort(ts, RUNS, sizeof *ts, cmp_d);
+        qsort(td, RUNS, sizeof *td, bench_cmp_double);
+        qsort(ts, RUNS, sizeof *ts, bench_cmp_double);
         printf("M %lld: dense %.2f us, compressed %.2f us (%s), ratio %.2f%s\n", (long long)M,
                td[RUNS / 2], ts[RUNS / 2], q8_isp_fast(sp) ? "avx512" : "C",
                ts[RUNS / 2] / td[RUNS / 2], memcmp(C1, C2, (size_t)(M * N)) ? " DIFFERENT" : "");

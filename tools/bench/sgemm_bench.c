@@ -7,16 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_clock.h"
 #include "common.h"
 #include "sgemm.h"
-
-static double now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static void bench(q8_pool *pool, int nt, int64_t m, int64_t n, int64_t k, bool tb,
                   unsigned flags, bool prepack) {
@@ -43,9 +37,9 @@ static void bench(q8_pool *pool, int nt, int64_t m, int64_t n, int64_t k, bool t
     int reps = (int)(3e9 / flops) + 20;
     if (reps > 3000) reps = 3000;
     for (int i = 0; i < reps; i++) {
-        double t0 = now();
+        double t0 = bench_now();
         q8_sgemm_run(&op, pool, s);
-        double t = now() - t0;
+        double t = bench_now() - t0;
         if (t < best) best = t;
     }
     printf("%-9s %s%lldx%lldx%lld%s threads=%d: %8.3f ms  %7.1f GFLOP/s\n",
