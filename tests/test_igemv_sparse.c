@@ -19,8 +19,9 @@ static int8_t rnd_w(q8t_rng *g, double density, int mode) {
     return v ? v : 1;
 }
 
-/* Build the form of a random W; check it against W; run each kernel on
- * rows [0, M) x channels [n0, n1) and compare with int64 sums. */
+/* Build the form of a random W; check it against W and expanded back; run
+ * each kernel on rows [0, M) x channels [n0, n1) and compare with int64
+ * sums. */
 static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mode,
                         uint64_t seed) {
     q8t_rng g = q8t_seed(seed);
@@ -43,6 +44,19 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
         for (int64_t k = 0; k < K; k++) want += w[n * K + k];
         cr_assert_eq(rowsum[n], want, "rowsum[%lld]", (long long)n);
     }
+    /* the rows expanded back (the GEMM's R made from the form) */
+    uint8_t *rows = malloc((size_t)(N * K + 1));
+    for (int fast = 0; fast < 2; fast++) {
+        if (fast && !q8_isp_fast(Q8_IGEMM_AUTO)) continue;
+        int64_t r0 = N > 5 ? 2 : 0;
+        memset(rows, 0x5a, (size_t)(N * K + 1));
+        q8_isp_rows(&s, blob, r0, N - r0, rows, fast);
+        cr_assert(memcmp(rows, w + r0 * K, (size_t)((N - r0) * K)) == 0,
+                  "rows (fast %d): N %lld K %lld density %g", fast, (long long)N, (long long)K,
+                  density);
+        cr_assert_eq(rows[(N - r0) * K], 0x5a, "rows (fast %d): wrote past the end", fast);
+    }
+    free(rows);
     int64_t ldx = q8_isp_ldx(K);
     uint8_t *xs = q8_aligned_alloc((size_t)(M * ldx + 1));
     q8_isp_pack_x(x, M, K, xs);

@@ -572,6 +572,7 @@ typedef struct conv_case {
     int64_t oph, opw;       /* transpose: output_padding */
     bool give_oshape;       /* transpose: output_shape instead of pads */
     bool bias;
+    double keep;            /* > 0: that share of W nonzero (pruned), else dense; < 0: none */
     /* filled by conv_setup */
     qattrs qa;
     int8_t *x, *w;
@@ -586,6 +587,8 @@ static void conv_setup(conv_case *c, uint64_t seed) {
     int64_t Cg = c->C / c->group;
     c->x = rand_i8(&g, c->N * c->C * c->H * c->W, -128);
     c->w = rand_i8(&g, c->M * Cg * c->KH * c->KW, -127);
+    for (int64_t i = 0; c->keep != 0 && i < c->M * Cg * c->KH * c->KW; i++)
+        if (q8t_uniform(&g, 0, 1) >= c->keep) c->w[i] = 0;
     c->b = c->bias ? rand_bias(&g, c->M) : NULL;
     c->sx = q8t_uniform(&g, 0.01f, 0.05f);
     c->swc = rand_scales(&g, c->M, 0.001f, 0.02f);
@@ -728,6 +731,46 @@ Test(qconv, im2col_and_direct) {
     check_conv((conv_case){.what = "3x1 pad 4 (rows of only padding)", .nsp = 2, .N = 1,
                            .C = 4, .H = 3, .W = 7, .M = 5, .KH = 3, .KW = 1, .sh = 1, .sw = 1,
                            .dh = 1, .dw = 1, .group = 1, .pads = {4, 0, 4, 0}}, 9);
+}
+
+/* Pruned W: where the CPU keeps it compressed (AVX-512 VBMI2), every GEMM
+ * lowering makes the weight rows as its items need them (one row block:
+ * M <= 6; several: M = 65; groups; the implicit conv; lanes made block by
+ * block; the long-kernel runs), on 1 and 3 threads, against the definition. */
+Test(qconv, pruned_weights_every_lowering) {
+    check_conv((conv_case){.what = "pruned 3x3 pad 1, C=32 M=17", .nsp = 2, .N = 2, .C = 32,
+                           .H = 9, .W = 7, .M = 17, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true, .keep = 0.3},
+               61);
+    check_conv((conv_case){.what = "pruned 1x1 direct, C=64 M=65", .nsp = 2, .N = 1, .C = 64,
+                           .H = 5, .W = 7, .M = 65, .KH = 1, .KW = 1, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 1, .bias = true, .keep = 0.3}, 62);
+    check_conv((conv_case){.what = "pruned 1x1 stride 2, C=64 M=24", .nsp = 2, .N = 1, .C = 64,
+                           .H = 9, .W = 8, .M = 24, .KH = 1, .KW = 1, .sh = 2, .sw = 2, .dh = 1,
+                           .dw = 1, .group = 1, .keep = 0.3}, 63);
+    check_conv((conv_case){.what = "pruned 5x3 stride (2,3) dilation (2,1), C=24", .nsp = 2,
+                           .N = 1, .C = 24, .H = 17, .W = 13, .M = 16, .KH = 5, .KW = 3, .sh = 2,
+                           .sw = 3, .dh = 2, .dw = 1, .group = 1, .pads = {2, 0, 1, 3},
+                           .bias = true, .keep = 0.3}, 64);
+    check_conv((conv_case){.what = "pruned grouped 3x3, C=64 group 4", .nsp = 2, .N = 2, .C = 64,
+                           .H = 11, .W = 10, .M = 32, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
+                           .dh = 2, .dw = 2, .group = 4, .pads = {1, 0, 2, 1}, .bias = true,
+                           .keep = 0.3}, 65);
+    check_conv((conv_case){.what = "pruned implicit 3x3, C=32 M=20 12x62", .nsp = 2, .N = 1,
+                           .C = 32, .H = 12, .W = 62, .M = 20, .KH = 3, .KW = 3, .sh = 1,
+                           .sw = 1, .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1},
+                           .bias = true, .keep = 0.3}, 66);
+    check_conv((conv_case){.what = "pruned 3x3 lanes in blocks, C=64 M=9 48x48", .nsp = 2,
+                           .N = 1, .C = 64, .H = 50, .W = 50, .M = 9, .KH = 3, .KW = 3, .sh = 1,
+                           .sw = 1, .dh = 1, .dw = 1, .group = 1, .bias = true, .keep = 0.3},
+               67);
+    check_conv((conv_case){.what = "pruned 1-D k31 stride 8 (runs), M=40", .nsp = 1, .N = 1,
+                           .C = 2, .W = 400, .M = 40, .KW = 31, .sw = 8, .dw = 1, .group = 1,
+                           .bias = true, .keep = 0.3}, 68);
+    check_conv((conv_case){.what = "pruned to nothing, 3x3 C=8 M=16", .nsp = 2, .N = 1, .C = 8,
+                           .H = 6, .W = 20, .M = 16, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
+                           .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true,
+                           .keep = -1}, 69);
 }
 
 Test(qconv, depthwise_direct_kernel) {

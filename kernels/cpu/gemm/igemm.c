@@ -351,14 +351,17 @@ void q8_ig_tile_c(const q8_igemm_args *a, int64_t i0, int mr, int64_t p0, int np
 
 /* ---- driver ------------------------------------------------------------- */
 
-#define MAX_MR 8
+#define MAX_MR Q8_IG_MAX_MR
 
 typedef struct ig_ctx {
     const q8_igemm_args *a;
     q8_ig_kernel k;
-    int64_t n_ib, n_panels;
+    int64_t n_ib, n_jb, n_panels;
     size_t esize;
     bool imp; /* the lanes read in place (lane_off) by this kernel: no blocks packed */
+    /* items walk the lanes blocks for each row block (R made per row block
+     * by rows_unpack and no lanes made per block), not the other way */
+    bool rows_major;
 } ig_ctx;
 
 /* Row i's columns [j0, j0 + nj) of a grid of rows of vrow (q8_igemm_args):
@@ -395,9 +398,17 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
                                           : NULL;
     uint8_t *block = head ? head + 64 : NULL;
     int64_t have = head ? *(const int64_t *)head : -1;
+    /* and its rows, when R is made as items need it (kept while the row
+     * block stays the same) */
+    uint8_t *rhead = a->rows_unpack ? a->rows_scratch + (size_t)t * q8_ig_rows_block_bytes(a->K)
+                                    : NULL;
+    uint8_t *rblock = rhead ? rhead + 64 : NULL;
+    int64_t rhave = rhead ? *(const int64_t *)rhead : -1;
     for (int64_t it = b; it < e; it++) {
-        /* Consecutive items share a lanes block, which stays in cache. */
-        int64_t jb = it / c->n_ib, ib = it % c->n_ib;
+        /* Consecutive items share a lanes block, which stays in cache (or,
+         * rows_major, a row block, made once for them). */
+        int64_t jb = c->rows_major ? it % c->n_jb : it / c->n_ib;
+        int64_t ib = c->rows_major ? it / c->n_jb : it % c->n_ib;
         int64_t i0 = ib * c->k.mr, p0 = jb * c->k.np;
         int mr = (int)(a->I - i0 < c->k.mr ? a->I - i0 : c->k.mr);
         int np = (int)(c->n_panels - p0 < c->k.np ? c->n_panels - p0 : c->k.np);
@@ -412,6 +423,14 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
         if (block)
             la.lanes = (const uint8_t *)((uintptr_t)block -
                                          (uintptr_t)p0 * Q8_IG_LANES * (uintptr_t)q8_ig_kpad(a->K));
+        if (rblock && ib != rhave) {
+            a->rows_unpack(a->rows_unpack_ctx, i0, mr, rblock);
+            rhave = ib;
+            *(int64_t *)rhead = ib;
+        }
+        if (rblock) /* as lanes: row i0 is the block's first */
+            la.rows = (const uint8_t *)((uintptr_t)rblock -
+                                        (uintptr_t)i0 * (uintptr_t)q8_ig_kpad(a->K));
         if (fused) {
             epi_fn(a, i0, mr, p0, np);
             continue;
@@ -448,9 +467,13 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     Q8_ASSERT(c.k.mr <= MAX_MR && c.k.np <= 4);
     c.n_ib = (a->I + c.k.mr - 1) / c.k.mr;
     int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
+    c.n_jb = n_jb;
+    c.rows_major = a->rows_unpack && !(a->lanes_pack && !c.imp);
     c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
     int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
     for (int t = 0; a->lanes_pack && !c.imp && t < q8_pool_size(pool); t++) /* no block yet */
         *(int64_t *)(a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)) = -1;
+    for (int t = 0; a->rows_unpack && t < q8_pool_size(pool); t++) /* no rows yet */
+        *(int64_t *)(a->rows_scratch + (size_t)t * q8_ig_rows_block_bytes(a->K)) = -1;
     q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
 }

@@ -118,12 +118,29 @@ typedef struct q8_igemm_args {
      * have such a tile (q8_ig_kernel.tile_imp); the others get them packed
      * by lanes_pack, which must then be set too. */
     const int64_t *lane_off;
+    /* Optional: R kept compressed (pruned weights, igemv_sparse.h), its
+     * rows [i0, i0 + mr) made when a work item needs them: rows_unpack
+     * (ctx, i0, mr, dst) writes them at dst, mr x kpad(K) bytes; thread t's
+     * go to rows_scratch + t * q8_ig_rows_block_bytes(K). rows is then
+     * unused. */
+    void (*rows_unpack)(const void *ctx, int64_t i0, int mr, uint8_t *dst);
+    const void *rows_unpack_ctx;
+    uint8_t *rows_scratch;
 } q8_igemm_args;
 
 /* Bytes of one thread's block of lanes for lanes_pack: a 64-byte header
  * (which block it holds), then the most panels a work item reads. */
 static inline size_t q8_ig_block_bytes(int64_t K) {
     return 64 + (((size_t)4 * Q8_IG_LANES * (size_t)q8_ig_kpad(K) + 63) & ~(size_t)63);
+}
+
+/* The most rows of a tile on any path. */
+#define Q8_IG_MAX_MR 8
+
+/* Bytes of one thread's rows for rows_unpack: a 64-byte header (which rows
+ * it holds), then the most rows a work item reads. */
+static inline size_t q8_ig_rows_block_bytes(int64_t K) {
+    return 64 + (((size_t)Q8_IG_MAX_MR * (size_t)q8_ig_kpad(K) + 63) & ~(size_t)63);
 }
 
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);

@@ -96,6 +96,28 @@ void q8_isp_block_c(const q8_isp *s, const void *blob, const uint8_t *x, int64_t
         }
 }
 
+void q8_isp_rows(const q8_isp *s, const void *blob, int64_t r0, int64_t nr, uint8_t *dst,
+                 bool fast) {
+#if defined(__x86_64__) || defined(__i386__)
+    if (fast) {
+        q8_isp_rows_avx512(s, blob, r0, nr, dst);
+        return;
+    }
+#else
+    (void)fast;
+#endif
+    const uint64_t *mask = isp_masks(s, blob), *start = isp_starts(s, blob);
+    const int8_t *vals = isp_vals(s, blob);
+    memset(dst, 0, (size_t)(nr * s->K));
+    for (int64_t r = 0; r < nr; r++) {
+        const int8_t *v = vals + start[r0 + r];
+        uint8_t *d = dst + r * s->K;
+        for (int64_t c = 0; c < s->KC; c++)
+            for (uint64_t m = mask[(r0 + r) * s->KC + c]; m; m &= m - 1)
+                d[64 * c + __builtin_ctzll(m)] = (uint8_t)*v++;
+    }
+}
+
 typedef struct run_args {
     const q8_isp *s;
     const void *blob;

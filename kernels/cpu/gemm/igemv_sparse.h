@@ -66,6 +66,12 @@ void q8_isp_run(const q8_isp *s, const void *blob, const uint8_t *x, int64_t M,
                 const int32_t *init, const q8_epilogue *e, void *out, int64_t ldo,
                 q8_igemm_path path, q8_pool *pool);
 
+/* Rows [r0, r0 + nr) expanded to their K dense bytes each, at dst + r * K
+ * (the GEMM's R operand kept compressed: q8_igemm_args.rows_unpack). fast:
+ * the AVX-512 expand (where q8_isp_fast), else the C loop. */
+void q8_isp_rows(const q8_isp *s, const void *blob, int64_t r0, int64_t nr, uint8_t *dst,
+                 bool fast);
+
 /* ---- internal: the kernels. Rows [0, M) x channels [n0, n1) into
  * acc[r * (n1 - n0) + n - n0], init not added. */
 void q8_isp_block_c(const q8_isp *s, const void *blob, const uint8_t *x, int64_t ldx,
@@ -73,6 +79,8 @@ void q8_isp_block_c(const q8_isp *s, const void *blob, const uint8_t *x, int64_t
 #if defined(__x86_64__) || defined(__i386__)
 void q8_isp_block_avx512(const q8_isp *s, const void *blob, const uint8_t *x, int64_t ldx,
                          int64_t M, int64_t n0, int64_t n1, int32_t *acc);
+void q8_isp_rows_avx512(const q8_isp *s, const void *blob, int64_t r0, int64_t nr,
+                        uint8_t *dst);
 #endif
 
 #endif

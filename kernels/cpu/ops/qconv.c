@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu_op.h"
+#include "igemv_sparse.h"
 #include "layout.h"
 #include "ops/qconv.h"
 #include "qconv_dw.h"
@@ -44,7 +45,14 @@ typedef struct qconv_prep {
                                  * offsets (int64, qconv_implicit.h) */
     size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
                                  * fits; 0: none (every other conv leaves it out) */
+    size_t off_isp;             /* the GEMM's weight rows kept compressed: their q8_isp in
+                                 * the blob (rows made as the GEMM's items need them); 0:
+                                 * dense (the header stays small without it) */
 } qconv_prep;
+
+/* The compressed rows are kept when they take at most this share of the
+ * dense ones (a pruned conv at 50%: 0.625), as q8.QGemm's (qgemm.c). */
+#define SPARSE_MAX_SHARE 0.75
 
 /* Bytes of a weight row as the GEMM reads it: kpad(K), or taps x cp for
  * the implicit conv (TAPS4). */
@@ -124,7 +132,19 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
-    size_t w_bytes = in_place || dw_kernel ? 0
+    /* A pruned weight the loader expanded (it owns it) stays compressed
+     * where the CPU expands chunks fast, for the GEMM lowerings; counted as
+     * stored (layouts pad with 0). */
+    q8_isp isp;
+    bool sparse = false;
+    if (!c.depthwise && !c.gemv && wt->owns_data && q8_isp_fast(c.path)) {
+        size_t o = off, at = q8_qop_reserve(&o, sizeof isp);
+        q8_isp_plan(&isp, geo->M, kw_rows,
+                    q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
+        sparse = (double)(o - at) <= SPARSE_MAX_SHARE * (double)(geo->M * kw_rows);
+        if (sparse) off = o, c.off_isp = at;
+    }
+    size_t w_bytes = sparse || in_place || dw_kernel ? 0
                      : c.depthwise          ? (size_t)(geo->M * K)
                      : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
                                             : (size_t)(geo->M * kw_rows);
@@ -148,7 +168,15 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
     }
     const int8_t *w = wd;
-    if (in_place) c.w = w;
+    if (in_place && !sparse) c.w = w;
+    /* the dense rows, packed into the blob or (sparse) into a temporary that
+     * is then compressed into the blob */
+    uint8_t *wrows = (uint8_t *)pk + c.off_w;
+    if (sparse && !in_place && !(wrows = q8_aligned_alloc((size_t)(geo->M * kw_rows)))) {
+        q8_aligned_free(tmp);
+        q8_aligned_free(pk);
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+    }
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
     if (dw_kernel) {
@@ -168,12 +196,17 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
         if (in_place && c.gemv) q8_ig_lanes_sums((const uint8_t *)w, geo->M, K, init);
         else if (in_place) q8_ig_rows_sums((const uint8_t *)w, geo->M, kw_rows, init);
         else if (c.gemv)
-            q8_ig_pack_lanes_jk(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init);
+            q8_ig_pack_lanes_jk(w, K, geo->M, K, false, wrows, init);
         else if (c.implicit) {
             q8_layout_pack(Q8_LAYOUT_TAPS4, w, (q8_wshape){geo->M, K, geo->KH * geo->KW},
-                           (int8_t *)pk + c.off_w);
-            q8_ig_rows_sums((const uint8_t *)pk + c.off_w, geo->M, kw_rows, init);
-        } else q8_ig_pack_rows(w, K, geo->M, K, false, (uint8_t *)pk + c.off_w, init, NULL);
+                           (int8_t *)wrows);
+            q8_ig_rows_sums(wrows, geo->M, kw_rows, init);
+        } else q8_ig_pack_rows(w, K, geo->M, K, false, wrows, init, NULL);
+        if (sparse) {
+            q8_isp_pack(&isp, in_place ? w : (const int8_t *)wrows, pk, NULL);
+            memcpy(pk + c.off_isp, &isp, sizeof isp);
+            if (!in_place) q8_aligned_free(wrows);
+        }
         if (c.implicit) q8_qimp_offsets(&imp, geo, (int64_t *)(pk + c.off_ltab));
         if (c.lanes_vbmi) q8_qconv_lanes_tab(geo, (uint8_t *)pk + c.off_ltab);
         for (int64_t m = 0; m < geo->M; m++)
@@ -192,12 +225,11 @@ static const uint8_t *qconv_w(const qconv_prep *c) {
     return c->w ? (const uint8_t *)c->w : (const uint8_t *)c + c->off_w;
 }
 
-static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
-                            int n_threads) {
-    const q8_qconv_params *p = n->params;
-    const qconv_prep *c = prep;
+/* The scratch of the lowering; the compressed weights' rows blocks follow
+ * it (rows_scratch). */
+static size_t scratch_base(const q8_qconv_params *p, const qconv_prep *c, int n_threads) {
     if (c->off_dw)
-        return ((const q8_qdw *)((const char *)prep + c->off_dw))->per_thread * (size_t)n_threads;
+        return ((const q8_qdw *)((const char *)c + c->off_dw))->per_thread * (size_t)n_threads;
     if (c->depthwise)
         return (size_t)n_threads * (q8_align_up((size_t)(c->Hp * c->Wp), 64) +
                                     q8_align_up(sizeof(int32_t) * (size_t)p->geo.OW, 64));
@@ -216,6 +248,40 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
     return lanes +
            (c->direct || c->lanes_vbmi || c->lanes_sub || c->lanes_runs ? 0
                                                                           : (size_t)(p->K * p->P));
+}
+
+static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *prep,
+                            int n_threads) {
+    (void)g;
+    const q8_qconv_params *p = n->params;
+    const qconv_prep *c = prep;
+    size_t base = q8_align_up(scratch_base(p, c, n_threads), 64);
+    return base + (c->off_isp ? (size_t)n_threads *
+                                    q8_ig_rows_block_bytes(row_bytes(p, c->implicit))
+                              : 0);
+}
+
+/* The compressed weight rows of one group, for q8_igemm_args.rows_unpack. */
+typedef struct rows_ctx {
+    const qconv_prep *c;
+    int64_t row0;               /* the group's first output channel */
+} rows_ctx;
+
+static void unpack_rows(const void *ctx, int64_t i0, int mr, uint8_t *dst) {
+    const rows_ctx *r = ctx;
+    q8_isp_rows((const q8_isp *)((const char *)r->c + r->c->off_isp), r->c, r->row0 + i0, mr,
+                dst, true);
+}
+
+/* Point the GEMM at the compressed rows, when the weights are kept so. */
+static void sparse_rows(const q8_exec *x, const q8_node *n, const rows_ctx *r,
+                        q8_igemm_args *a) {
+    if (!r->c->off_isp) return;
+    a->rows = NULL;
+    a->rows_unpack = unpack_rows;
+    a->rows_unpack_ctx = r;
+    a->rows_scratch = (uint8_t *)x->scratch +
+                      q8_align_up(scratch_base(n->params, r->c, q8_pool_size(x->pool)), 64);
 }
 
 /* ---- im2col GEMM ---------------------------------------------------------- */
@@ -284,6 +350,8 @@ static void qconv_implicit_run(const q8_exec *x, const q8_node *n, const q8_epil
                 .lanes_pack = imp_block, .lanes_pack_ctx = &v,
                 .lanes_scratch = xp + q8_align_up(q8_qimp_xbytes(&imp), 64),
                 .vrow = imp.Wp, .vcols = q->OW};
+            rows_ctx rc = {c, grp * p->Mg};
+            sparse_rows(x, n, &rc, &a);
             q8_igemm(&a, x->pool, c->path);
         }
 }
@@ -337,6 +405,8 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
                 a.lanes_scratch = x->scratch;
             }
 #endif
+            rows_ctx rc = {c, grp * p->Mg};
+            sparse_rows(x, n, &rc, &a);
             q8_igemm(&a, x->pool, c->path);
         }
 }

@@ -77,6 +77,30 @@ void q8_isp_block_avx512(const q8_isp *s, const void *blob, const uint8_t *x, in
     }
 }
 
+/* Each row's chunks expanded in order; the last one of a row stores only
+ * its K % 64 bytes (the next row, or the end of dst, follows). */
+void q8_isp_rows_avx512(const q8_isp *s, const void *blob, int64_t r0, int64_t nr,
+                        uint8_t *dst) {
+    const char *b = blob;
+    const uint64_t *mask = (const uint64_t *)(b + s->off_mask);
+    const uint64_t *start = (const uint64_t *)(b + s->off_start);
+    const int8_t *vals = (const int8_t *)(b + s->off_vals);
+    if (s->KC == 0) return;
+    int64_t tail = s->K - 64 * (s->KC - 1); /* 1..64 */
+    __mmask64 last = tail == 64 ? ~(__mmask64)0 : ((__mmask64)1 << tail) - 1;
+    for (int64_t r = 0; r < nr; r++) {
+        const int8_t *p = vals + start[r0 + r];
+        const uint64_t *mk = mask + (r0 + r) * s->KC;
+        uint8_t *d = dst + r * s->K;
+        int64_t c = 0;
+        for (; c + 1 < s->KC; c++) {
+            _mm512_storeu_si512(d + 64 * c, _mm512_maskz_expandloadu_epi8(mk[c], p));
+            p += _mm_popcnt_u64(mk[c]);
+        }
+        _mm512_mask_storeu_epi8(d + 64 * c, last, _mm512_maskz_expandloadu_epi8(mk[c], p));
+    }
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
