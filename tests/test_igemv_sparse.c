@@ -11,10 +11,12 @@
 typedef void (*block_fn)(const q8_isp *, const void *, const uint8_t *, int64_t, int64_t,
                          int64_t, int64_t, int32_t *);
 
+/* mode 0: random values; 1..4: every nonzero weight and every x at the
+ * extremes (w, x) = (-128, -128), (127, 127), (-128, 127), (127, -128) */
 static int8_t rnd_w(q8t_rng *g, double density, int mode) {
     if (q8t_uniform(g, 0, 1) >= density) return 0;
-    if (mode == 1) return -128;
-    if (mode == 2) return 127;
+    if (mode == 1 || mode == 3) return -128;
+    if (mode == 2 || mode == 4) return 127;
     int8_t v = (int8_t)(q8t_next(g) >> 56);
     return v ? v : 1;
 }
@@ -29,7 +31,7 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
     for (int64_t i = 0; i < N * K; i++) w[i] = rnd_w(&g, density, mode);
     if (N > 2) memset(w + K, 0, (size_t)K); /* an all-zero row */
     for (int64_t i = 0; i < M * K; i++)
-        x[i] = mode ? (int8_t)(mode == 1 ? -128 : 127) : (int8_t)(q8t_next(&g) >> 56);
+        x[i] = mode ? (int8_t)(mode == 1 || mode == 4 ? -128 : 127) : (int8_t)(q8t_next(&g) >> 56);
     size_t off = 0;
     q8_isp s;
     q8_isp_plan(&s, N, K, q8_isp_nonzeros(w, (size_t)(N * K)), &off);
@@ -101,16 +103,17 @@ Test(igemv_sparse, exact_on_awkward_shapes) {
 }
 
 Test(igemv_sparse, extreme_values) {
-    for (int mode = 1; mode <= 2; mode++) {
+    for (int mode = 1; mode <= 4; mode++) {
         check_shape(9, 4097, 2, 1, mode, 90 + mode);
         check_shape(33, 131071, 1, 0.7, mode, 95 + mode); /* the longest K infer allows */
     }
 }
 
-/* The run (pack X, kernels, init, epilogue) against the scalar epilogue. */
-Test(igemv_sparse, run_through_each_epilogue) {
-    int64_t N = 70, K = 300, M = 3;
-    q8t_rng g = q8t_seed(7);
+/* The run (pack X, kernels, init, epilogue) against the scalar epilogue;
+ * the second shape's blocks are split over the threads (K long enough that
+ * one block of 32 channels is a task). */
+static void check_run(int64_t N, int64_t K, int64_t M, uint64_t seed) {
+    q8t_rng g = q8t_seed(seed);
     int8_t *w = malloc((size_t)(N * K)), *x = malloc((size_t)(M * K));
     for (int64_t i = 0; i < N * K; i++) w[i] = rnd_w(&g, 0.35, 0);
     for (int64_t i = 0; i < M * K; i++) x[i] = (int8_t)(q8t_next(&g) >> 56);
@@ -118,8 +121,10 @@ Test(igemv_sparse, run_through_each_epilogue) {
     q8_isp s;
     q8_isp_plan(&s, N, K, q8_isp_nonzeros(w, (size_t)(N * K)), &off);
     void *blob = q8_aligned_alloc(off);
-    int32_t init[70], mult[70], shift[70], acc[70];
-    float scale[70];
+    int32_t *init = malloc(sizeof(int32_t) * (size_t)N), *mult = malloc(sizeof(int32_t) * (size_t)N);
+    int32_t *shift = malloc(sizeof(int32_t) * (size_t)N), *acc = malloc(sizeof(int32_t) * (size_t)N);
+    float *scale = malloc(sizeof(float) * (size_t)N), *out = malloc(sizeof(float) * (size_t)(M * N));
+    float *want = malloc(sizeof(float) * (size_t)N);
     q8_isp_pack(&s, w, blob, init);
     for (int64_t n = 0; n < N; n++) {
         int32_t bias = (int32_t)(q8t_next(&g) >> 48) - 32768;
@@ -135,10 +140,10 @@ Test(igemv_sparse, run_through_each_epilogue) {
         {.kind = Q8_EPI_I8, .chan = Q8_CH_COL, .mult = mult, .shift = shift, .lo = -100, .hi = 90},
         {.kind = Q8_EPI_F32, .chan = Q8_CH_COL, .scale = scale, .flo = -1, .fhi = 1, .clip = true}};
     const q8_igemm_path paths[] = {Q8_IGEMM_C, Q8_IGEMM_AUTO};
-    float out[3 * 70], want[70];
     for (int e = 0; e < 3; e++)
         for (int p = 0; p < 2; p++)
             for (int th = 1; th <= 3; th += 2) {
+                memset(out, 0x7f, sizeof(float) * (size_t)(M * N)); /* no stale outputs */
                 q8_pool *pool = q8_pool_create(th);
                 q8_isp_run(&s, blob, xs, M, init, &es[e], out, N, paths[p], pool);
                 q8_pool_free(pool);
@@ -161,4 +166,10 @@ Test(igemv_sparse, run_through_each_epilogue) {
     q8_aligned_free(blob);
     free(w);
     free(x);
+    free(init), free(mult), free(shift), free(acc), free(scale), free(out), free(want);
+}
+
+Test(igemv_sparse, run_through_each_epilogue) {
+    check_run(70, 300, 3, 7);
+    check_run(100, 8200, 1, 8);
 }

@@ -419,8 +419,10 @@ static q8_graph *qgraph(const char *op, const char *domain, const qin *ins, int 
 typedef q8_graph *(*qbuild_fn)(const void *ctx, const char *path);
 
 /* Run with 1 and 3 threads on every supported GEMM path (or once, without
- * choosing one: paths false); the output must equal want exactly (int8 and
- * uint8: bytes; float32: ==, so -0 matches +0). */
+ * choosing one: paths false), in a session that shares the model and in
+ * one that owns it (where pruned weights may stay compressed); the output
+ * must equal want exactly (int8 and uint8: bytes; float32: ==, so -0
+ * matches +0). */
 static void check_op_paths(qbuild_fn build, const void *ctx, const void *const *in, q8_dtype dt,
                            const int64_t *dims, int ndim, const void *want, const char *what,
                            bool paths) {
@@ -428,12 +430,15 @@ static void check_op_paths(qbuild_fn build, const void *ctx, const void *const *
     for (int d = 0; d < ndim; d++) numel *= dims[d];
     for (int p = 0; p < (paths ? N_PATHS : 1); p++) {
         if (!q8_igemm_path_supported(k_paths[p])) continue;
-        for (int th = 1; th <= 3; th += 2) {
+        for (int run = 0; run < 4; run++) {
+            int th = run & 1 ? 3 : 1;
+            bool owning = run >= 2;
             q8_graph *g = build(ctx, paths ? q8_igemm_path_name(k_paths[p]) : NULL);
             void *out[1] = {0};
             q8_tensor_info info[1];
             q8_error err = {0};
-            q8_status s = q8t_run(g, in, th, out, info, 1, &err);
+            q8_status s = owning ? q8t_run_owning(g, in, th, out, info, 1, &err)
+                                 : q8t_run(g, in, th, out, info, 1, &err);
             cr_assert_eq(s, Q8_OK, "%s: %s", what, err.msg);
             cr_assert_eq(info[0].dtype, dt, "%s: output is %s", what,
                          q8_dtype_name(info[0].dtype));
@@ -458,8 +463,9 @@ static void check_op_paths(qbuild_fn build, const void *ctx, const void *const *
                     wv = ((const uint8_t *)want)[i];
                     ok = gv == wv;
                 }
-                cr_assert(ok, "%s (%s, %d threads): [%lld] = %.9g, want %.9g", what,
-                          q8_igemm_path_name(k_paths[p]), th, (long long)i, gv, wv);
+                cr_assert(ok, "%s (%s, %d threads%s): [%lld] = %.9g, want %.9g", what,
+                          q8_igemm_path_name(k_paths[p]), th, owning ? ", owning" : "",
+                          (long long)i, gv, wv);
             }
             free(out[0]);
         }

@@ -76,7 +76,7 @@ static q8_status run_direct(q8_graph *g, const void *const *in, int n_threads, v
         const q8_cpu_op *op = q8_cpu_ops[n->op];
         void *prep = NULL;
         size_t prep_bytes;
-        if (op->prepare) cr_assert_eq(op->prepare(g, n, &prep, &prep_bytes, err), Q8_OK);
+        if (op->prepare) cr_assert_eq(op->prepare(g, n, &(q8_prep_env){0}, &prep, &prep_bytes, err), Q8_OK);
         size_t sb = op->scratch ? op->scratch(g, n, prep, n_threads) : 0;
         void *scratch = sb ? q8_aligned_alloc(sb) : NULL;
         q8_exec x = {.g = g, .ptr = ptr, .pool = pool, .scratch = scratch, .prep = prep};

@@ -773,9 +773,9 @@ static q8_graph *qconv_graph(const int8_t *w, const float *ws, int64_t M, const 
 
 /* q8.QConv (int8 out) -> MaxPool -> Relu; with pool_out the pooled map is
  * an output too (then the Relu cannot move). */
-/* c -> MaxPool(2x2, stride 2) -> p -> Relu -> y (outputs y, and p too when
- * pool_out) */
-static q8_graph *pool_relu_after(q8_graph *g, bool pool_out) {
+static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
+                                 const char *conv_act) {
+    q8_graph *g = qconv_graph(w, ws, M, conv_act);
     int64_t two[2] = {2, 2};
     q8_node *mp = node(g, "MaxPool", "c", "p");
     set_ints(mp, "kernel_shape", two, 2);
@@ -784,11 +784,6 @@ static q8_graph *pool_relu_after(q8_graph *g, bool pool_out) {
     output(g, "y");
     if (pool_out) output(g, "p");
     return g;
-}
-
-static q8_graph *qconv_pool_relu(const int8_t *w, const float *ws, int64_t M, bool pool_out,
-                                 const char *conv_act) {
-    return pool_relu_after(qconv_graph(w, ws, M, conv_act), pool_out);
 }
 
 /* An int8 Relu after a MaxPool of a q8.QConv's output moves into the
@@ -831,62 +826,6 @@ Test(passes, int8_relu_after_a_pool_moves_into_the_conv) {
     cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     cr_assert_eq(count_op(g, "Relu"), 1);
     q8_graph_free(g);
-}
-
-/* x -> Conv(3x3, pad 1) -> MaxPool(2x2, stride 2) -> Relu -> y; with
- * pool_out the pooled map is an output too. */
-static q8_graph *conv_pool_relu(bool pool_out) {
-    q8_graph *g = q8_graph_new();
-    int64_t xd[4] = {2, 3, 10, 9}, wd[4] = {6, 3, 3, 3}, cd[1] = {6};
-    input(g, "x", 4, xd);
-    float w[162], b[6];
-    q8t_rng r = q8t_seed(23);
-    q8t_fill(&r, w, 162, -0.5f, 0.5f);
-    q8t_fill(&r, b, 6, -0.3f, 0.3f);
-    cf(g, "w", 4, wd, w);
-    cf(g, "b", 1, cd, b);
-    int64_t pads[4] = {1, 1, 1, 1};
-    set_ints(node(g, "Conv", "x,w,b", "c"), "pads", pads, 4);
-    return pool_relu_after(g, pool_out);
-}
-
-/* A float Relu after a MaxPool of a Conv moves into the conv's epilogue in
- * a run's graph (max commutes with max(x, 0)): the same floats, one node
- * and one pass over the pooled map less. quantize's graph keeps the Relu
- * (the pooled map's own range is calibrated), and so does a run's graph
- * whose pooled map is read elsewhere. */
-Test(passes, float_relu_after_a_pool_moves_into_the_conv) {
-    q8_error err = {0};
-    q8_graph *g = conv_pool_relu(false);
-    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(count_op(g, "Relu"), 0);
-    cr_assert_eq(count_op(g, "MaxPool"), 1);
-    cr_assert_str_eq(q8_attr_str(g->nodes[0], "_act", ""), "Relu");
-    q8_graph_free(g);
-    g = conv_pool_relu(false);
-    cr_assert_eq(q8_passes_run_for_quantize(g, NULL, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(count_op(g, "Relu"), 1, "quantize's graph keeps the Relu");
-    q8_graph_free(g);
-    g = conv_pool_relu(true);
-    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(count_op(g, "Relu"), 1, "the pooled map is read: the Relu stays");
-    q8_graph_free(g);
-    float x[2 * 3 * 10 * 9];
-    q8t_rng r = q8t_seed(24);
-    q8t_fill(&r, x, 540, -2, 2);
-    const void *in[1] = {x};
-    void *want[2], *got[1];
-    q8_tensor_info wi[2], gi[1];
-    cr_assert_eq(q8t_run(conv_pool_relu(true), in, 2, want, wi, 2, &err), Q8_OK, "%s", err.msg);
-    cr_assert_eq(q8t_run(conv_pool_relu(false), in, 2, got, gi, 1, &err), Q8_OK, "%s", err.msg);
-    int64_t n = q8t_numel(wi[0].dims, wi[0].ndim);
-    cr_assert_eq(n, 2 * 6 * 5 * 4);
-    int neg = 0;
-    for (int64_t i = 0; i < n; i++) neg += ((const float *)want[1])[i] < 0;
-    cr_assert(neg > n / 20, "the pooled map has negative values for the Relu (%d of %lld)", neg,
-              (long long)n);
-    cr_assert(memcmp(want[0], got[0], sizeof(float) * (size_t)n) == 0, "not the three nodes' floats");
-    free(want[0]), free(want[1]), free(got[0]);
 }
 
 /* q8_graph_clone: quantize's --calib-method auto makes each candidate's

@@ -95,12 +95,16 @@ void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n) {
     if (n) memcpy(a->floats, v, sizeof(float) * (size_t)n);
 }
 
-/* Run the model on one session of the given device; outputs copied out. */
-static q8_status run_on(q8_model *m, q8_device dev, const void *const *in_data, int n_threads,
-                        int runs, void **outs, q8_tensor_info *infos, int max_out, q8_error *err) {
+/* Run the model on one session of the given device; outputs copied out.
+ * owning: the session takes the model (freed with it, or at once if the
+ * session fails). */
+static q8_status run_on(q8_model *m, bool owning, q8_device dev, const void *const *in_data,
+                        int n_threads, int runs, void **outs, q8_tensor_info *infos, int max_out,
+                        q8_error *err) {
     q8_session *sess;
     q8_session_options so = {.n_threads = n_threads, .device = dev};
-    Q8_TRY(q8_session_create(m, &so, &sess, err));
+    Q8_TRY(owning ? q8_session_create_owning(m, &so, &sess, err)
+                  : q8_session_create(m, &so, &sess, err));
     q8_status s = Q8_OK;
     for (int i = 0; i < m->g->n_inputs && s == Q8_OK; i++) {
         const q8_tensor *t = m->g->tensors[m->g->inputs[i]];
@@ -167,7 +171,7 @@ static int check_other_backends(q8_model *m, const void *const *in_data, void *c
         void *got[8] = {0};
         q8_tensor_info ginfo[8];
         q8_error err = {0};
-        q8_status s = run_on(m, be->device, in_data, 2, 2, got, ginfo, n_out, &err);
+        q8_status s = run_on(m, false, be->device, in_data, 2, 2, got, ginfo, n_out, &err);
         if (s == Q8_ERR_UNSUPPORTED) continue;
         cr_assert_eq(s, Q8_OK, "%s backend: %s", be->name, err.msg);
         ran++;
@@ -213,7 +217,7 @@ q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_thread
     q8_model *m;
     Q8_TRY(q8_model_from_graph(g, "test", &m, err));
     int n_out = m->g->n_outputs < max_out ? m->g->n_outputs : max_out;
-    s = run_on(m, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
+    s = run_on(m, false, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
     int ran = 0;
     if (s == Q8_OK && n_out <= 8) ran = check_other_backends(m, in_data, outs, infos, n_out, gpu_exact);
     if (others) *others = ran;
@@ -226,6 +230,19 @@ int q8t_other_backends(void) { return q8_backend_count() - 1; }
 q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                   q8_tensor_info *infos, int max_out, q8_error *err) {
     return q8t_run_backends(g, in_data, n_threads, outs, infos, max_out, false, NULL, err);
+}
+
+q8_status q8t_run_owning(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                         q8_tensor_info *infos, int max_out, q8_error *err) {
+    q8_status s = q8_passes_run(g, NULL, err);
+    if (s != Q8_OK) {
+        q8_graph_free(g);
+        return s;
+    }
+    q8_model *m;
+    Q8_TRY(q8_model_from_graph(g, "test", &m, err));
+    int n_out = m->g->n_outputs < max_out ? m->g->n_outputs : max_out;
+    return run_on(m, true, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
 }
 
 void q8t_assert_close(const float *got, const float *want, int64_t n, float rtol, float atol,

@@ -48,6 +48,11 @@ void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n);
  * one way to test every op on every backend. */
 q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                   q8_tensor_info *infos, int max_out, q8_error *err);
+/* The same on the CPU alone, in a session that owns the model (as q8run's):
+ * constants read only through what prepare made are released, and kernels
+ * that keep a compact copy of a weight instead (pruned weights) run. */
+q8_status q8t_run_owning(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                         q8_tensor_info *infos, int max_out, q8_error *err);
 /* The same; gpu_exact: float outputs must match the CPU's bits on a GPU too
  * (kernels that follow the CPU's operation order); *others (may be NULL):
  * how many other backends ran the graph (those that do not support it are

@@ -113,10 +113,11 @@ static q8_status cpu_create(const q8_graph *g, const q8_session_options *o,
         }
     /* Each op's data for this backend (packed weights), once. Weights count
      * the constants nodes read plus what prepare made of them. */
+    const q8_prep_env env = {.releases = rel != NULL};
     for (int i = 0; s == Q8_OK && i < g->n_nodes; i++) {
         const q8_cpu_op *op = q8_cpu_ops[g->nodes[i]->op];
         size_t bytes = 0;
-        if (op->prepare) s = op->prepare(g, g->nodes[i], &c->prep[i], &bytes, err);
+        if (op->prepare) s = op->prepare(g, g->nodes[i], &env, &c->prep[i], &bytes, err);
         c->weights_bytes += bytes;
         if (s == Q8_OK && use) release_packed(g, i, c->prep[i], rel, use);
     }

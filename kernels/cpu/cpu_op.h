@@ -17,6 +17,15 @@ typedef struct q8_exec {
     const void *prep;       /* what prepare made (NULL without prepare) */
 } q8_exec;
 
+/* What prepare knows of the session it prepares for. */
+typedef struct q8_prep_env {
+    /* The session frees the constants each node reads only through prep
+     * (packed_input) once every reader is prepared (a session that owns
+     * its model, as q8run's): a compact copy made in prep then replaces
+     * the loader's rather than adding to it. */
+    bool releases;
+} q8_prep_env;
+
 typedef struct q8_cpu_op {
     /* Optional, once per session: derive the kernel's data from the node's
      * constants (packed weights, the kernel chosen for this CPU) into one
@@ -24,8 +33,8 @@ typedef struct q8_cpu_op {
      * owned and freed by the session. A weight already in the layout the
      * kernel reads (t->layout, core/layout.h: a .q8 stores them so) is
      * pointed at, not copied; the blob may hold that pointer. */
-    q8_status (*prepare)(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                         q8_error *err);
+    q8_status (*prepare)(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                         void **prep, size_t *bytes, q8_error *err);
     /* Compute; never fails (the schema's infer checked the node). NULL for
      * views (Q8_OPF_VIEW), which the planner aliases. */
     void (*run)(const q8_exec *x, const q8_node *n);

@@ -21,7 +21,9 @@ static q8_status prepare(const q8_graph *g, const q8_node *n, int n_threads, voi
                          size_t *bytes, size_t *scratch, q8_error *err) {
     const q8_cpu_op *op = q8_cpu_ops[n->op];
     *scratch = 0;
-    q8_status s = op->prepare ? op->prepare(g, n, prep, bytes, err) : Q8_OK;
+    /* host nodes never release the model's constants */
+    const q8_prep_env env = {.releases = false};
+    q8_status s = op->prepare ? op->prepare(g, n, &env, prep, bytes, err) : Q8_OK;
     if (s == Q8_OK && op->scratch) *scratch = op->scratch(g, n, *prep, n_threads);
     return s;
 }

@@ -4,6 +4,7 @@
 #ifndef Q8_KERNELS_CPU_QOP_UTIL_H
 #define Q8_KERNELS_CPU_QOP_UTIL_H
 
+#include "cpu_op.h"
 #include "graph.h"
 #include "igemm.h"
 
@@ -15,7 +16,7 @@ q8_status q8_qop_path(const q8_node *n, q8_igemm_path *path, q8_error *err);
 /* The prepare step of the ops that look bytes up in tables (q8.QLut,
  * q8.QPRelu; kernels/cpu/ops/qlut.c): the blob is the q8_qlut_path for
  * this node's GEMM path (qlut.h). */
-q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                          q8_error *err);
+q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                          void **prep, size_t *bytes, q8_error *err);
 
 #endif

@@ -7,8 +7,7 @@
  * moves into the sum's clamp the same way (_act = "Relu"), and so does an
  * int8 Relu after a MaxPool of a q8.QConv's output (Conv -> MaxPool -> Relu,
  * a VGG-style block): max commutes with the clamp at 0, so the conv's
- * clamp gives the same bytes and the Relu's pass over the pooled map goes;
- * in a run's FP32 graph a float Relu after such a MaxPool of a Conv too. */
+ * clamp gives the same bytes and the Relu's pass over the pooled map goes. */
 #include <math.h>
 #include <string.h>
 
@@ -25,11 +24,10 @@ static float i8_scale(const q8_graph *g, int t) {
     return x->dtype == Q8_I8 && x->q.n == 1 && x->q.zero_point == 0 ? x->q.scale[0] : 0.0f;
 }
 
-/* Relu a reads the one output of a MaxPool that reads the one output of a
- * conv without an activation, each read only there: that conv, else NULL.
- * INT8: a q8.QConv, all three tensors int8 on one scale. FP32 (f32): a
- * Conv, all three float32 (max commutes with max(x, 0) in float too). */
-static q8_node *conv_under_pool(const q8_graph *g, const q8_node *a, const int *uses, bool f32) {
+/* Relu a reads the one output of a MaxPool that reads the one int8 output
+ * of a q8.QConv without an activation, each read only there, all three
+ * tensors on one scale: that QConv, else NULL. */
+static q8_node *qconv_under_pool(const q8_graph *g, const q8_node *a, const int *uses) {
     int x = a->inputs[0];
     const q8_node *mp = g->nodes[g->tensors[x]->producer];
     if (!is_op(a, "Relu") || !is_op(mp, "MaxPool") || mp->dead || mp->outputs[0] != x) return NULL;
@@ -38,13 +36,9 @@ static q8_node *conv_under_pool(const q8_graph *g, const q8_node *a, const int *
     if (c < 0 || g->tensors[c]->producer < 0 || uses[c] != 1 || q8_graph_is_output(g, c))
         return NULL;
     q8_node *qc = g->nodes[g->tensors[c]->producer];
-    if (qc->dead || qc->outputs[0] != c || q8_attr_find(qc, "_act")) return NULL;
-    if (f32)
-        return is_op(qc, "Conv") && g->tensors[c]->dtype == Q8_F32 &&
-                       g->tensors[x]->dtype == Q8_F32 && g->tensors[a->outputs[0]]->dtype == Q8_F32
-                   ? qc
-                   : NULL;
-    if (strcmp(qc->domain, "q8") || strcmp(qc->op_type, "QConv")) return NULL;
+    if (qc->dead || strcmp(qc->domain, "q8") || strcmp(qc->op_type, "QConv") ||
+        qc->outputs[0] != c || q8_attr_find(qc, "_act"))
+        return NULL;
     float s = i8_scale(g, c);
     if (s <= 0 || i8_scale(g, x) != s || i8_scale(g, a->outputs[0]) != s) return NULL;
     return qc;
@@ -188,11 +182,7 @@ q8_status q8_pass_fuse_activations(q8_graph *g, bool smooth, q8_error *err) {
         if (xt->producer < 0 || uses[x] != 1 || q8_graph_is_output(g, x)) continue;
         q8_node *p = g->nodes[xt->producer];
         q8_node *pool = NULL;
-        /* FP32 only in a run's graph (smooth): quantize's keeps the pooled
-         * map's own range for calibration */
-        q8_node *qc = xt->dtype == Q8_I8                 ? conv_under_pool(g, a, uses, false)
-                      : xt->dtype == Q8_F32 && smooth ? conv_under_pool(g, a, uses, true)
-                                                       : NULL;
+        q8_node *qc = xt->dtype == Q8_I8 ? qconv_under_pool(g, a, uses) : NULL;
         if (qc) { /* the clamp goes to the conv under the pool */
             pool = p;
             p = qc;

@@ -18,8 +18,8 @@ static bool all_zero(const q8_tensor *t) {
     return nb > 0;
 }
 
-static q8_status concat_prepare(const q8_graph *g, const q8_node *n, void **prep,
-                                size_t *bytes, q8_error *err) {
+static q8_status concat_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                                void **prep, size_t *bytes, q8_error *err) {
     bool any = false;
     for (int j = 0; j < n->n_inputs && !any; j++)
         any = q8_in(g, n, j)->data && all_zero(q8_in(g, n, j));

@@ -59,8 +59,8 @@ static bool shift_pays(int64_t m, int64_t g, int64_t kg, int64_t out_sp, int64_t
 }
 
 /* The lowering for this node and, for a constant W, W packed once. */
-static q8_status conv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+static q8_status conv_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                              void **prep, size_t *bytes, q8_error *err) {
     const q8_conv_params *p = n->params;
     const q8_conv_geom geo = p->geo;
     const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);

@@ -24,8 +24,8 @@ typedef struct qlc_prep {
     size_t off_w, off_init, off_sw, off_alpha, off_ws, off_bias;
 } qlc_prep;
 
-static q8_status qlc_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                             q8_error *err) {
+static q8_status qlc_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                             void **prep, size_t *bytes, q8_error *err) {
     const q8_conv_integer_params *p = n->params;
     const q8_qconv_geom *geo = &p->geo;
     qlc_prep c = {0};

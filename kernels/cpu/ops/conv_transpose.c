@@ -18,8 +18,8 @@ typedef struct convt_prep {
     int64_t offs[];         /* 4 per group: a, b, c, bias */
 } convt_prep;
 
-static q8_status convt_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                               q8_error *err) {
+static q8_status convt_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                               void **prep, size_t *bytes, q8_error *err) {
     const q8_conv_transpose_params *p = n->params;
     const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1);
     size_t head = q8_align_up(sizeof(convt_prep) + sizeof(int64_t) * 4 * (size_t)p->g, 64);

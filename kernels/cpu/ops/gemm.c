@@ -7,8 +7,8 @@
 /* B packed for q8_sgemm (only when B is a constant and A is not: a node
  * with both constant folds away; and not for one row of A, which
  * q8_sgemm runs as a GEMV straight from B). */
-static q8_status gemm_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+static q8_status gemm_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                              void **prep, size_t *bytes, q8_error *err) {
     const q8_gemm_params *p = n->params;
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     size_t pb = q8_sgemm_packed_b_bytes(p->k, p->n, 1, 0);

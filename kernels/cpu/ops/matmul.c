@@ -13,8 +13,8 @@ typedef struct matmul_prep {
     int64_t offs[];         /* batch > 1: a, b, c, (unused) per GEMM */
 } matmul_prep;
 
-static q8_status matmul_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                                q8_error *err) {
+static q8_status matmul_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                                void **prep, size_t *bytes, q8_error *err) {
     const q8_matmul_params *p = n->params;
     const q8_tensor *a = q8_in(g, n, 0), *b = q8_in(g, n, 1);
     int64_t ngemm = p->batch;

@@ -20,8 +20,8 @@ typedef struct mmi_prep {
 
 /* The zero points as the GEMM's values see them (alpha: A's, beta: B's) and,
  * for QLinearMatMul, the scales. */
-static q8_status mmi_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                             q8_error *err) {
+static q8_status mmi_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                             void **prep, size_t *bytes, q8_error *err) {
     const q8_matmul_integer_params *p = n->params;
     mmi_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));

@@ -309,8 +309,8 @@ static size_t pool_scratch(const q8_graph *gr, const q8_node *n, const void *pre
     return plane_geom_of(p, &g) ? g.bytes * (size_t)n_threads : 0;
 }
 
-static q8_status pool_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+static q8_status pool_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                              void **prep, size_t *bytes, q8_error *err) {
     (void)g;
     *prep = NULL;
     *bytes = 0;

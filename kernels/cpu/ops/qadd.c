@@ -33,8 +33,8 @@ typedef struct qadd_prep {
     q8_qadd_path path;
 } qadd_prep;
 
-static q8_status qadd_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+static q8_status qadd_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                              void **prep, size_t *bytes, q8_error *err) {
     (void)g;
     q8_igemm_path path;
     Q8_TRY(q8_qop_path(n, &path, err));

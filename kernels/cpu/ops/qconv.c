@@ -61,8 +61,8 @@ static int64_t row_bytes(const q8_qconv_params *p, bool implicit) {
     return p->geo.KH * p->geo.KW * q8_ig_kpad(p->Cg);
 }
 
-static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                               q8_error *err) {
+static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                               void **prep, size_t *bytes, q8_error *err) {
     const q8_qconv_params *p = n->params;
     const q8_qconv_geom *geo = &p->geo;
     int64_t K = p->K;
@@ -132,12 +132,12 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, void **prep,
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
-    /* A pruned weight the loader expanded (it owns it) stays compressed
-     * where the CPU expands chunks fast, for the GEMM lowerings; counted as
-     * stored (layouts pad with 0). */
+    /* A pruned weight the loader expanded (it owns it) and the session
+     * releases stays compressed where the CPU expands chunks fast, for the
+     * GEMM lowerings; counted as stored (layouts pad with 0). */
     q8_isp isp;
     bool sparse = false;
-    if (!c.depthwise && !c.gemv && wt->owns_data && q8_isp_fast(c.path)) {
+    if (!c.depthwise && !c.gemv && env->releases && wt->owns_data && q8_isp_fast(c.path)) {
         size_t o = off, at = q8_qop_reserve(&o, sizeof isp);
         q8_isp_plan(&isp, geo->M, kw_rows,
                     q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);

@@ -20,8 +20,8 @@ typedef struct qconvt_prep {
     size_t off_w, off_init, off_bias; /* rows [M*KH*KW][Cg], their init, bias[M] */
 } qconvt_prep;
 
-static q8_status qconvt_prepare(const q8_graph *g, const q8_node *n, void **prep,
-                                size_t *bytes, q8_error *err) {
+static q8_status qconvt_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                                void **prep, size_t *bytes, q8_error *err) {
     const q8_qconvtranspose_params *p = n->params;
     const q8_qconv_geom *geo = &p->geo;
     int64_t Cg = p->Cg, taps = geo->KH * geo->KW;

@@ -26,26 +26,29 @@ typedef struct qgemm_prep {
     q8_isp isp;
 } qgemm_prep;
 
-/* The compressed form is kept when it takes at most this share of the
- * dense lanes: at 50% density it takes 0.625 of them (the masks cost 1/8),
- * and past about 60% it saves too little to give up the dense kernels. */
+/* The compressed form is kept when it takes at most this share of W's N x
+ * K bytes: at 50% density it takes about 0.625 of them (the masks cost
+ * 1/8); past about 60% it saves too little to give up the dense kernels.
+ * (Small weights pay the form's fixed 100-200 bytes too.) */
 #define SPARSE_MAX_SHARE 0.75
 
 /* Plan W compressed when it pays (the header says when); *off is advanced
  * only then. Counted on W as stored (its layout's padding is 0), so that a
  * dense W costs no plain copy at load. */
-static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, q8_igemm_path path,
-                        q8_isp *isp, size_t *off) {
-    if (!wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path)) return false;
+static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_prep_env *env,
+                        q8_igemm_path path, q8_isp *isp, size_t *off) {
+    if (!env->releases || !wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path))
+        return false;
     size_t o = *off, at = o;
     q8_isp_plan(isp, p->N, p->K, q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
-    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)q8_ig_lanes_bytes(p->N, p->K)) return false;
+    /* against N x K, not the padded lanes: a dense W keeps the dense kernels */
+    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)(p->N * p->K)) return false;
     *off = o;
     return true;
 }
 
-static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                               q8_error *err) {
+static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                               void **prep, size_t *bytes, q8_error *err) {
     const q8_qgemm_params *p = n->params;
     qgemm_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));
@@ -55,8 +58,9 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, void **prep,
     size_t off = sizeof c;
     const void *wd = w->data;
     void *tmp = NULL;
-    /* only a weight the loader expanded can be given up for the compressed form */
-    c.sparse = plan_sparse(p, w, c.path, &c.isp, &off);
+    /* only a weight the loader expanded, and the session releases, can be
+     * given up for the compressed form */
+    c.sparse = plan_sparse(p, w, env, c.path, &c.isp, &off);
     in_place = in_place && !c.sparse;
     if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));

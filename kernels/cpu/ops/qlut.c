@@ -37,8 +37,8 @@ void q8_qlut_apply(q8_qlut_path p, const int8_t *x, const int8_t *t, int8_t *y, 
     }
 }
 
-q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                          q8_error *err) {
+q8_status q8_qlut_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                          void **prep, size_t *bytes, q8_error *err) {
     (void)g;
     q8_igemm_path path;
     Q8_TRY(q8_qop_path(n, &path, err));

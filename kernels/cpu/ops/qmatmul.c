@@ -15,8 +15,8 @@ typedef struct qmatmul_prep {
     q8_qepi epi;
 } qmatmul_prep;
 
-static q8_status qmatmul_prepare(const q8_graph *g, const q8_node *n, void **prep,
-                                 size_t *bytes, q8_error *err) {
+static q8_status qmatmul_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                                 void **prep, size_t *bytes, q8_error *err) {
     const q8_qmatmul_params *p = n->params;
     qmatmul_prep c = {0};
     Q8_TRY(q8_qop_path(n, &c.path, err));

@@ -35,8 +35,8 @@ typedef struct qmul_prep {
     bool avx512;
 } qmul_prep;
 
-static q8_status qmul_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                              q8_error *err) {
+static q8_status qmul_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                              void **prep, size_t *bytes, q8_error *err) {
     q8_igemm_path path;
     Q8_TRY(q8_qop_path(n, &path, err));
     qmul_prep *c = q8_aligned_alloc(sizeof *c);

@@ -36,8 +36,8 @@ static bool int_linear(const q8_resize_params *p) {
     return p->mode == Q8_RESIZE_LINEAR && (p->dtype == Q8_I8 || p->dtype == Q8_U8);
 }
 
-static q8_status resize_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                                q8_error *err) {
+static q8_status resize_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                                void **prep, size_t *bytes, q8_error *err) {
     const q8_resize_params *p = n->params;
     resize_prep h;
     memset(&h, 0, sizeof h);

@@ -53,8 +53,8 @@ static q8_sgemm_op step_op(const q8_rnn_params *p, const void *rp, const float *
                          .ldc = p->gates * p->hidden, .b_packed = rp};
 }
 
-static q8_status rnn_prepare(const q8_graph *g, const q8_node *n, void **prep, size_t *bytes,
-                             q8_error *err) {
+static q8_status rnn_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
+                             void **prep, size_t *bytes, q8_error *err) {
     const q8_rnn_params *p = n->params;
     const q8_tensor *w = q8_in(g, n, Q8_RNN_IN_W), *r = q8_in(g, n, Q8_RNN_IN_R);
     int64_t H = p->hidden, cols = p->dirs * p->gates * H;

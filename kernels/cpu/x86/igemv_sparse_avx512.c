@@ -55,7 +55,11 @@ static inline __attribute__((always_inline)) void channels(int CB, const uint64_
     }
     for (int j = 0; j + 4 <= CB; j += 4)
         _mm_storeu_si128((__m128i *)(acc + j), reduce4(a[j], a[j + 1], a[j + 2], a[j + 3]));
-    if (CB == 1) acc[0] = _mm512_reduce_add_epi32(a[0]);
+    if (CB == 1) { /* reduce4's wrapping vector adds (the intrinsic's last add is a
+                    * signed int one, undefined on overflow) */
+        __m512i z = _mm512_setzero_si512();
+        acc[0] = _mm_cvtsi128_si32(reduce4(a[0], z, z, z));
+    }
 }
 
 void q8_isp_block_avx512(const q8_isp *s, const void *blob, const uint8_t *x, int64_t ldx,
