@@ -47,6 +47,10 @@ typedef struct q8_isp {
 /* The nonzero bytes of n bytes at w: a weight's in any of the layouts of
  * core/layout.h, whose padding is 0, without its plain view. */
 size_t q8_isp_nonzeros(const void *w, size_t n);
+/* Where an op keeps its q8_isp in its blob: right after its header of
+ * header bytes (the op's header then needs no field for it). */
+static inline size_t q8_isp_at(size_t header) { return (header + 63) & ~(size_t)63; }
+
 /* Plan the form of an [N][K] int8 weight with nnz nonzero values at *off
  * in a blob (see q8_qop_reserve). */
 void q8_isp_plan(q8_isp *s, int64_t N, int64_t K, size_t nnz, size_t *off);

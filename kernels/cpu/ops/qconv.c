@@ -36,6 +36,9 @@ typedef struct qconv_prep {
                                  * (qconv_implicit.h), weights TAPS4 */
     int64_t Hp, Wp;             /* depthwise: the padded plane */
     q8_igemm_path path;
+    bool sparse;                /* the GEMM's weight rows kept compressed: their q8_isp
+                                 * after this header (q8_isp_at), the rows made as the
+                                 * GEMM's items need them (here: in path's padding) */
     q8_qepi epi;
     const int8_t *w;            /* the weights in place (the file's layout is the kernel's:
                                  * core/layout.h), or NULL: packed at off_w */
@@ -45,10 +48,11 @@ typedef struct qconv_prep {
                                  * offsets (int64, qconv_implicit.h) */
     size_t off_dw;              /* depthwise: the SIMD kernel's q8_qdw in the blob, if one
                                  * fits; 0: none (every other conv leaves it out) */
-    size_t off_isp;             /* the GEMM's weight rows kept compressed: their q8_isp in
-                                 * the blob (rows made as the GEMM's items need them); 0:
-                                 * dense (the header stays small without it) */
 } qconv_prep;
+
+static const q8_isp *qconv_isp(const qconv_prep *c) {
+    return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
+}
 
 /* The compressed rows are kept when they take at most this share of the
  * dense ones (a pruned conv at 50%: 0.625), as q8.QGemm's (qgemm.c). */
@@ -136,15 +140,15 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
      * releases stays compressed where the CPU expands chunks fast, for the
      * GEMM lowerings; counted as stored (layouts pad with 0). */
     q8_isp isp;
-    bool sparse = false;
     if (!c.depthwise && !c.gemv && env->releases && wt->owns_data && q8_isp_fast(c.path)) {
         size_t o = off, at = q8_qop_reserve(&o, sizeof isp);
+        Q8_ASSERT(at == q8_isp_at(sizeof c)); /* nothing reserved before it */
         q8_isp_plan(&isp, geo->M, kw_rows,
                     q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
-        sparse = (double)(o - at) <= SPARSE_MAX_SHARE * (double)(geo->M * kw_rows);
-        if (sparse) off = o, c.off_isp = at;
+        c.sparse = (double)(o - at) <= SPARSE_MAX_SHARE * (double)(geo->M * kw_rows);
+        if (c.sparse) off = o;
     }
-    size_t w_bytes = sparse || in_place || dw_kernel ? 0
+    size_t w_bytes = c.sparse || in_place || dw_kernel ? 0
                      : c.depthwise          ? (size_t)(geo->M * K)
                      : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
                                             : (size_t)(geo->M * kw_rows);
@@ -168,11 +172,11 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
     }
     const int8_t *w = wd;
-    if (in_place && !sparse) c.w = w;
+    if (in_place && !c.sparse) c.w = w;
     /* the dense rows, packed into the blob or (sparse) into a temporary that
      * is then compressed into the blob */
     uint8_t *wrows = (uint8_t *)pk + c.off_w;
-    if (sparse && !in_place && !(wrows = q8_aligned_alloc((size_t)(geo->M * kw_rows)))) {
+    if (c.sparse && !in_place && !(wrows = q8_aligned_alloc((size_t)(geo->M * kw_rows)))) {
         q8_aligned_free(tmp);
         q8_aligned_free(pk);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
@@ -202,9 +206,9 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
                            (int8_t *)wrows);
             q8_ig_rows_sums(wrows, geo->M, kw_rows, init);
         } else q8_ig_pack_rows(w, K, geo->M, K, false, wrows, init, NULL);
-        if (sparse) {
+        if (c.sparse) {
             q8_isp_pack(&isp, in_place ? w : (const int8_t *)wrows, pk, NULL);
-            memcpy(pk + c.off_isp, &isp, sizeof isp);
+            memcpy(pk + q8_isp_at(sizeof c), &isp, sizeof isp);
             if (!in_place) q8_aligned_free(wrows);
         }
         if (c.implicit) q8_qimp_offsets(&imp, geo, (int64_t *)(pk + c.off_ltab));
@@ -256,7 +260,7 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
     const q8_qconv_params *p = n->params;
     const qconv_prep *c = prep;
     size_t base = q8_align_up(scratch_base(p, c, n_threads), 64);
-    return base + (c->off_isp ? (size_t)n_threads *
+    return base + (c->sparse ? (size_t)n_threads *
                                     q8_ig_rows_block_bytes(row_bytes(p, c->implicit))
                               : 0);
 }
@@ -269,14 +273,13 @@ typedef struct rows_ctx {
 
 static void unpack_rows(const void *ctx, int64_t i0, int mr, uint8_t *dst) {
     const rows_ctx *r = ctx;
-    q8_isp_rows((const q8_isp *)((const char *)r->c + r->c->off_isp), r->c, r->row0 + i0, mr,
-                dst, true);
+    q8_isp_rows(qconv_isp(r->c), r->c, r->row0 + i0, mr, dst, true);
 }
 
 /* Point the GEMM at the compressed rows, when the weights are kept so. */
 static void sparse_rows(const q8_exec *x, const q8_node *n, const rows_ctx *r,
                         q8_igemm_args *a) {
-    if (!r->c->off_isp) return;
+    if (!r->c->sparse) return;
     a->rows = NULL;
     a->rows_unpack = unpack_rows;
     a->rows_unpack_ctx = r;

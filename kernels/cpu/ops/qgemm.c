@@ -22,9 +22,12 @@ typedef struct qgemm_prep {
     q8_qepi epi;
     const uint8_t *w;       /* W lanes in place (a .q8 stores them so), or NULL */
     size_t off_w, off_init; /* W lanes (when w is NULL), init[N] (bias and +128 correction) */
-    bool sparse;            /* W compressed at off_w: isp */
-    q8_isp isp;
+    bool sparse;            /* W compressed: its q8_isp after this header (q8_isp_at) */
 } qgemm_prep;
+
+static const q8_isp *qgemm_isp(const qgemm_prep *c) {
+    return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
+}
 
 /* The compressed form is kept when it takes at most this share of W's N x
  * K bytes: at 50% density it takes about 0.625 of them (the masks cost
@@ -39,7 +42,8 @@ static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_
                         q8_igemm_path path, q8_isp *isp, size_t *off) {
     if (!env->releases || !wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path))
         return false;
-    size_t o = *off, at = o;
+    size_t o = *off, at = q8_qop_reserve(&o, sizeof *isp);
+    Q8_ASSERT(at == q8_isp_at(sizeof(qgemm_prep))); /* nothing reserved before it */
     q8_isp_plan(isp, p->N, p->K, q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
     /* against N x K, not the padded lanes: a dense W keeps the dense kernels */
     if ((double)(o - at) > SPARSE_MAX_SHARE * (double)(p->N * p->K)) return false;
@@ -60,7 +64,8 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     void *tmp = NULL;
     /* only a weight the loader expanded, and the session releases, can be
      * given up for the compressed form */
-    c.sparse = plan_sparse(p, w, env, c.path, &c.isp, &off);
+    q8_isp isp;
+    c.sparse = plan_sparse(p, w, env, c.path, &isp, &off);
     in_place = in_place && !c.sparse;
     if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
@@ -74,7 +79,10 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     /* A carries the +128: subtract 128 * sum of each weight row. */
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    if (c.sparse) q8_isp_pack(&c.isp, wd, pk, init);
+    if (c.sparse) {
+        q8_isp_pack(&isp, wd, pk, init);
+        memcpy(pk + q8_isp_at(sizeof c), &isp, sizeof isp);
+    }
     else if (in_place) {
         c.w = wd;
         q8_ig_lanes_sums(c.w, p->N, p->K, init);
@@ -106,7 +114,7 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     uint8_t *rows = x->scratch;
     if (c->sparse) {
         q8_isp_pack_x(Q8_IN_PTR(x, n, 0), p->M, p->K, rows);
-        q8_isp_run(&c->isp, pk, rows, p->M, (const int32_t *)(pk + c->off_init), &e,
+        q8_isp_run(qgemm_isp(c), pk, rows, p->M, (const int32_t *)(pk + c->off_init), &e,
                    Q8_OUT_PTR(x, n, 0), p->N, c->path, x->pool);
         return;
     }
