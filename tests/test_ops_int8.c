@@ -931,8 +931,11 @@ Test(qgemm, shapes_and_activations) {
     check_qgemm(2, (int64_t[]){0, 16}, 8, true, 36, 1); /* no rows */
 }
 
-/* Sparse W: compressed for one row (the GEMV), dense for more. */
+/* Sparse W: where the CPU keeps it compressed (owning sessions), the GEMV
+ * on the form for one row, lanes panels made from it for more. */
 Test(qgemm, sparse_weights) {
+    check_qgemm(2, (int64_t[]){13, 600}, 70, true, 43, 0.3);
+    check_qgemm(3, (int64_t[]){2, 5, 300}, 130, false, 44, 0.2);
     check_qgemm(2, (int64_t[]){1, 200}, 37, true, 37, 0.3);
     check_qgemm(1, (int64_t[]){64}, 9, false, 38, 0.5);
     check_qgemm(3, (int64_t[]){1, 1, 3136}, 20, true, 39, 0.05);

@@ -2,9 +2,10 @@
  * batch rows; W (one row per output channel) is packed once in prepare as
  * the GEMM's lanes operand, so outputs are written row-major with the
  * channel along the contiguous index. A sparse W that the loader expanded
- * (pruned, or published mostly zeros) is kept compressed instead when few
- * rows run against it and the CPU has the kernel for it (igemv_sparse.h):
- * the dense copy is then released. */
+ * (pruned, or published mostly zeros) is kept compressed instead where the
+ * CPU has the kernels for it (igemv_sparse.h) and the session releases the
+ * expanded copy: one row runs the GEMV on the form; more rows run the GEMM,
+ * which makes each block of W's lanes panels from it as it goes. */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -22,8 +23,13 @@ typedef struct qgemm_prep {
     q8_qepi epi;
     const uint8_t *w;       /* W lanes in place (a .q8 stores them so), or NULL */
     size_t off_w, off_init; /* W lanes (when w is NULL), init[N] (bias and +128 correction) */
-    bool sparse;            /* W compressed: its q8_isp after this header (q8_isp_at) */
+    /* W compressed: its q8_isp after this header (q8_isp_at), rows of K
+     * (SPARSE_ROWS: the GEMV) or the lanes panels of 16 x kp bytes
+     * (SPARSE_PANELS: the GEMM's lanes_pack) */
+    int sparse;
 } qgemm_prep;
+
+enum { SPARSE_NONE = 0, SPARSE_ROWS, SPARSE_PANELS };
 
 static const q8_isp *qgemm_isp(const qgemm_prep *c) {
     return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
@@ -38,17 +44,19 @@ static const q8_isp *qgemm_isp(const qgemm_prep *c) {
 /* Plan W compressed when it pays (the header says when); *off is advanced
  * only then. Counted on W as stored (its layout's padding is 0), so that a
  * dense W costs no plain copy at load. */
-static bool plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_prep_env *env,
-                        q8_igemm_path path, q8_isp *isp, size_t *off) {
-    if (!env->releases || !wt->owns_data || p->M > Q8_ISP_MAX_ROWS || !q8_isp_fast(path))
-        return false;
+static int plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_prep_env *env,
+                       q8_igemm_path path, q8_isp *isp, size_t *off) {
+    if (!env->releases || !wt->owns_data || !q8_isp_fast(path)) return SPARSE_NONE;
+    int kind = p->M <= Q8_ISP_MAX_ROWS ? SPARSE_ROWS : SPARSE_PANELS;
     size_t o = *off, at = q8_qop_reserve(&o, sizeof *isp);
     Q8_ASSERT(at == q8_isp_at(sizeof(qgemm_prep))); /* nothing reserved before it */
-    q8_isp_plan(isp, p->N, p->K, q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
+    size_t nnz = q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt));
+    if (kind == SPARSE_ROWS) q8_isp_plan(isp, p->N, p->K, nnz, &o);
+    else q8_isp_plan(isp, q8_ig_panels(p->N), Q8_IG_LANES * q8_ig_kpad(p->K), nnz, &o);
     /* against N x K, not the padded lanes: a dense W keeps the dense kernels */
-    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)(p->N * p->K)) return false;
+    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)(p->N * p->K)) return SPARSE_NONE;
     *off = o;
-    return true;
+    return kind;
 }
 
 static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
@@ -79,14 +87,23 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     /* A carries the +128: subtract 128 * sum of each weight row. */
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    if (c.sparse) {
+    if (c.sparse == SPARSE_ROWS) {
         q8_isp_pack(&isp, wd, pk, init);
-        memcpy(pk + q8_isp_at(sizeof c), &isp, sizeof isp);
-    }
-    else if (in_place) {
+    } else if (c.sparse == SPARSE_PANELS) { /* the lanes as the GEMM reads them, compressed */
+        uint8_t *lanes = q8_aligned_alloc(q8_ig_lanes_bytes(p->N, p->K));
+        if (!lanes) {
+            q8_aligned_free(tmp);
+            q8_aligned_free(pk);
+            return q8_fail(err, Q8_ERR_NOMEM, "out of memory packing the weights");
+        }
+        q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, lanes, init);
+        q8_isp_pack(&isp, (const int8_t *)lanes, pk, NULL);
+        q8_aligned_free(lanes);
+    } else if (in_place) {
         c.w = wd;
         q8_ig_lanes_sums(c.w, p->N, p->K, init);
     } else q8_ig_pack_lanes_jk(wd, p->K, p->N, p->K, false, (uint8_t *)pk + c.off_w, init);
+    if (c.sparse) memcpy(pk + q8_isp_at(sizeof c), &isp, sizeof isp);
     q8_aligned_free(tmp);
     for (int64_t ch = 0; ch < p->N; ch++)
         init[ch] = (int32_t)((bias ? (uint32_t)bias[ch] : 0u) - 128u * (uint32_t)init[ch]);
@@ -101,8 +118,15 @@ static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *pre
                             int n_threads) {
     const q8_qgemm_params *p = n->params;
     const qgemm_prep *c = prep;
-    if (c->sparse) return (size_t)(p->M * q8_isp_ldx(p->K));
-    return q8_ig_rows_bytes(p->M, p->K);
+    if (c->sparse == SPARSE_ROWS) return (size_t)(p->M * q8_isp_ldx(p->K));
+    size_t rows = q8_align_up(q8_ig_rows_bytes(p->M, p->K), 64);
+    return rows + (c->sparse == SPARSE_PANELS ? (size_t)n_threads * q8_ig_block_bytes(p->K) : 0);
+}
+
+/* A block of W's lanes panels from the compressed form (lanes_pack). */
+static void unpack_panels(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
+    const qgemm_prep *c = ctx;
+    q8_isp_rows(qgemm_isp(c), c, p0, np, dst, true);
 }
 
 static void qgemm_run(const q8_exec *x, const q8_node *n) {
@@ -112,7 +136,7 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
     q8_epilogue e;
     q8_qepi_view(&c->epi, pk, Q8_CH_COL, &e);
     uint8_t *rows = x->scratch;
-    if (c->sparse) {
+    if (c->sparse == SPARSE_ROWS) {
         q8_isp_pack_x(Q8_IN_PTR(x, n, 0), p->M, p->K, rows);
         q8_isp_run(qgemm_isp(c), pk, rows, p->M, (const int32_t *)(pk + c->off_init), &e,
                    Q8_OUT_PTR(x, n, 0), p->N, c->path, x->pool);
@@ -123,6 +147,12 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
                        .lanes = c->w ? c->w : (const uint8_t *)pk + c->off_w, .rows_u8 = true,
                        .init_col = (const int32_t *)(pk + c->off_init), .epi = &e,
                        .out = Q8_OUT_PTR(x, n, 0), .ldo = p->N};
+    if (c->sparse == SPARSE_PANELS) {
+        a.lanes = NULL;
+        a.lanes_pack = unpack_panels;
+        a.lanes_pack_ctx = c;
+        a.lanes_scratch = rows + q8_align_up(q8_ig_rows_bytes(p->M, p->K), 64);
+    }
     q8_igemm(&a, x->pool, c->path);
 }
 
