@@ -435,7 +435,7 @@ Test(layouts, wrong_layout_for_the_readers_is_refused, .timeout = 300) {
  * holds no more than the dense model's weights (before: the expansion plus
  * a packed copy). Where the CPU has the compressed kernels (igemv_sparse.h:
  * AVX-512 VBMI2), a session that owns its model, as q8run's, keeps the
- * pruned q8.QGemm (one row) and q8.QConv weights compressed instead of the
+ * pruned q8.QGemm and q8.QConv weights compressed instead of the
  * expanded copy, and holds less than the dense model (the MNIST MLP at
  * 50%: about 0.65); one that shares the model, whose expanded copy stays,
  * adds nothing to it. */

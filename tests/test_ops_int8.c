@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "igemm.h"
+#include "igemv_sparse.h"
+#include "model.h"
 #include "requant.h"
 #include "testutil.h"
 
@@ -681,6 +683,9 @@ static int64_t *conv_ref_acc(const conv_case *c) {
     return acc;
 }
 
+static void check_held_compressed(qbuild_fn build, const void *ctx, const void *dense,
+                                  const void *in0, size_t n, const char *what);
+
 static void check_conv(conv_case c, uint64_t seed) {
     conv_setup(&c, seed);
     int64_t *acc = conv_ref_acc(&c);
@@ -698,6 +703,15 @@ static void check_conv(conv_case c, uint64_t seed) {
                  c.qa.y_scale > 0 ? "int8" : "float32");
         check_op(conv_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, 2 + c.nsp, want,
                  what);
+    }
+    size_t wn = (size_t)(c.M * c.C / c.group * c.KH * c.KW);
+    c.qa = k_acts[1];
+    if (c.keep > 0 && c.keep < 1 && wn >= 8192 && !c.transpose) {
+        conv_case d = c;
+        q8t_rng g = q8t_seed(seed + 1000);
+        d.w = rand_i8(&g, (int64_t)wn, -127);
+        check_held_compressed(conv_build, &c, &d, c.x, wn, c.what);
+        free(d.w);
     }
     free(want);
     free(acc);
@@ -739,10 +753,12 @@ Test(qconv, im2col_and_direct) {
                            .dh = 1, .dw = 1, .group = 1, .pads = {4, 0, 4, 0}}, 9);
 }
 
-/* Pruned W: where the CPU keeps it compressed (AVX-512 VBMI2), every GEMM
- * lowering makes the weight rows as its items need them (one row block:
- * M <= 6; several: M = 65; groups; the implicit conv; lanes made block by
- * block; the long-kernel runs), on 1 and 3 threads, against the definition. */
+/* Pruned W: where the CPU keeps it compressed (AVX-512 VBMI2, owning
+ * sessions), every GEMM lowering makes the weight rows from it (one row
+ * block: groups of 4 rows; several: M = 65; groups and images, each a GEMM
+ * call; the implicit conv; lanes made block by block, where each thread
+ * makes all rows; the long-kernel runs; plain im2col; K = 603), on 1 and 3
+ * threads, against the definition. */
 Test(qconv, pruned_weights_every_lowering) {
     check_conv((conv_case){.what = "pruned 3x3 pad 1, C=32 M=17", .nsp = 2, .N = 2, .C = 32,
                            .H = 9, .W = 7, .M = 17, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1,
@@ -773,6 +789,27 @@ Test(qconv, pruned_weights_every_lowering) {
     check_conv((conv_case){.what = "pruned 1-D k31 stride 8 (runs), M=40", .nsp = 1, .N = 1,
                            .C = 2, .W = 400, .M = 40, .KW = 31, .sw = 8, .dw = 1, .group = 1,
                            .bias = true, .keep = 0.3}, 68);
+    /* groups of 4 rows (one row block), two images: a thread's rows kept
+     * across calls would be the last group's */
+    check_conv((conv_case){.what = "pruned grouped 3x3, C=128 M=16 group 4, N=2", .nsp = 2,
+                           .N = 2, .C = 128, .H = 6, .W = 20, .M = 16, .KH = 3, .KW = 3,
+                           .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 4,
+                           .pads = {1, 1, 1, 1}, .bias = true, .keep = 0.3}, 70);
+    check_conv((conv_case){.what = "pruned implicit 3x3, C=64 M=22 group 2, N=2", .nsp = 2,
+                           .N = 2, .C = 64, .H = 8, .W = 40, .M = 22, .KH = 3, .KW = 3,
+                           .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 2,
+                           .pads = {1, 1, 1, 1}, .bias = true, .keep = 0.3}, 71);
+    check_conv((conv_case){.what = "pruned 3x1 stride 2 (im2col), C=60 N=3", .nsp = 2, .N = 3,
+                           .C = 60, .H = 20, .W = 9, .M = 24, .KH = 3, .KW = 1, .sh = 2,
+                           .sw = 2, .dh = 1, .dw = 1, .group = 1, .pads = {1, 0, 1, 0},
+                           .bias = true, .keep = 0.3}, 72);
+    check_conv((conv_case){.what = "pruned 3x3, K=603", .nsp = 2, .N = 1, .C = 67, .H = 8,
+                           .W = 8, .M = 20, .KH = 3, .KW = 3, .sh = 1, .sw = 1, .dh = 1,
+                           .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true,
+                           .keep = 0.3}, 73);
+    check_conv((conv_case){.what = "pruned 3x3 lanes in blocks, C=64 M=40 48x48", .nsp = 2,
+                           .N = 1, .C = 64, .H = 50, .W = 50, .M = 40, .KH = 3, .KW = 3,
+                           .sh = 1, .sw = 1, .dh = 1, .dw = 1, .group = 1, .keep = 0.3}, 74);
     check_conv((conv_case){.what = "pruned to nothing, 3x3 C=8 M=16", .nsp = 2, .N = 1, .C = 8,
                            .H = 6, .W = 20, .M = 16, .KH = 3, .KW = 3, .sh = 1, .sw = 1,
                            .dh = 1, .dw = 1, .group = 1, .pads = {1, 1, 1, 1}, .bias = true,
@@ -866,6 +903,41 @@ typedef struct gemm_op_case {
     float sa, *sw;
 } gemm_op_case;
 
+/* The weight bytes a CPU session of g holds after a run on in0 (its one
+ * input); owning: the session owns the model (q8run's). Consumes g. */
+static size_t held_weights(q8_graph *g, const void *in0, bool owning) {
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_model *m = NULL;
+    q8_session *s = NULL;
+    q8_session_options so = {.n_threads = 2, .device = Q8_DEVICE_CPU};
+    cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+    const q8_tensor *x = m->g->tensors[m->g->inputs[0]];
+    if (owning) cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    else cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_session_set_input(s, NULL, x->dtype, x->dims, x->ndim, in0, &err), Q8_OK,
+                 "%s", err.msg);
+    cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+    q8_memory_info mi;
+    q8_session_memory(s, &mi);
+    q8_session_free(s);
+    if (!owning) q8_model_free(m);
+    return mi.weights_bytes;
+}
+
+/* A pruned W of n bytes (ctx) against the same op with a dense W (dense),
+ * both in owning sessions: where the CPU keeps pruned weights compressed,
+ * the pruned one holds at least 30% of n less; never more. */
+static void check_held_compressed(qbuild_fn build, const void *ctx, const void *dense,
+                                  const void *in0, size_t n, const char *what) {
+    size_t pruned = held_weights(build(ctx, NULL), in0, true);
+    size_t full = held_weights(build(dense, NULL), in0, true);
+    if (q8_isp_fast(Q8_IGEMM_AUTO))
+        cr_assert_lt((double)pruned + 0.3 * (double)n, (double)full,
+                     "%s: %zu weight bytes pruned, %zu dense", what, pruned, full);
+    else cr_assert_leq(pruned, full, "%s: %zu weight bytes pruned, %zu dense", what, pruned, full);
+}
+
 static q8_graph *qgemm_build(const void *ctx, const char *path) {
     const gemm_op_case *c = ctx;
     int64_t K = c->adims[c->ndim - 1];
@@ -913,6 +985,13 @@ static void check_qgemm(int ndim, const int64_t *adims, int64_t N, bool bias, ui
                  (long long)M, (long long)N, (long long)K, density, c.qa.act ? c.qa.act : "none",
                  c.qa.y_scale > 0 ? "int8" : "float32");
         check_op(qgemm_build, &c, in, c.qa.y_scale > 0 ? Q8_I8 : Q8_F32, dims, ndim, want, what);
+    }
+    c.qa = k_acts[1];
+    if (density < 1 && M > 0 && N * K >= 4096) {
+        gemm_op_case d = c;
+        d.w = rand_i8(&g, N * K, -127);
+        check_held_compressed(qgemm_build, &c, &d, c.a, (size_t)(N * K), "QGemm, pruned W");
+        free(d.w);
     }
     free(want);
     free(acc);

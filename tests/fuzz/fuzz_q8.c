@@ -52,10 +52,13 @@ static void load_and_run(const uint8_t *data, size_t size) {
     if (q8_model_from_graph(g, "fuzz", &m, &err) != Q8_OK) return;
     q8_session *sess = NULL;
     q8_session_options so = {.n_threads = 1};
-    /* owning, as q8run's: constants are released after prepare and pruned
-     * weights may stay compressed (the session frees the model, also when
-     * it fails) */
-    if (q8_session_create_owning(m, &so, &sess, &err) == Q8_OK) {
+    /* owning (as q8run's: constants released after prepare, pruned weights
+     * possibly kept compressed; the session frees the model, also when it
+     * fails) or sharing the model, by one bit of the input */
+    bool owning = size & 1;
+    q8_status cs = owning ? q8_session_create_owning(m, &so, &sess, &err)
+                          : q8_session_create(m, &so, &sess, &err);
+    if (cs == Q8_OK) {
         for (int i = 0; i < q8_model_num_inputs(m); i++) {
             q8_tensor_info info;
             q8_model_input_info(m, i, &info, NULL);
@@ -69,6 +72,7 @@ static void load_and_run(const uint8_t *data, size_t size) {
         q8_session_run(sess, &err);
         q8_session_free(sess);
     }
+    if (!owning) q8_model_free(m);
 }
 
 /* Recompute the header and section checksums in a copy, where the section

@@ -362,6 +362,9 @@ typedef struct ig_ctx {
     /* items walk the lanes blocks for each row block (R made per row block
      * by rows_unpack and no lanes made per block), not the other way */
     bool rows_major;
+    /* rows_unpack with lanes made per block: each thread makes all rows */
+    bool rows_all;
+    size_t rows_bytes;  /* one thread's rows_scratch */
 } ig_ctx;
 
 /* Row i's columns [j0, j0 + nj) of a grid of rows of vrow (q8_igemm_args):
@@ -400,8 +403,7 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
     int64_t have = head ? *(const int64_t *)head : -1;
     /* and its rows, when R is made as items need it (kept while the row
      * block stays the same) */
-    uint8_t *rhead = a->rows_unpack ? a->rows_scratch + (size_t)t * q8_ig_rows_block_bytes(a->K)
-                                    : NULL;
+    uint8_t *rhead = a->rows_unpack ? a->rows_scratch + (size_t)t * c->rows_bytes : NULL;
     uint8_t *rblock = rhead ? rhead + 64 : NULL;
     int64_t rhave = rhead ? *(const int64_t *)rhead : -1;
     for (int64_t it = b; it < e; it++) {
@@ -423,14 +425,23 @@ static void ig_range(void *p, int64_t b, int64_t e, int t) {
         if (block)
             la.lanes = (const uint8_t *)((uintptr_t)block -
                                          (uintptr_t)p0 * Q8_IG_LANES * (uintptr_t)q8_ig_kpad(a->K));
-        if (rblock && ib != rhave) {
-            a->rows_unpack(a->rows_unpack_ctx, i0, mr, rblock);
-            rhave = ib;
-            *(int64_t *)rhead = ib;
-        }
-        if (rblock) /* as lanes: row i0 is the block's first */
+        if (rblock && c->rows_all) { /* every row, once per thread and call */
+            if (rhave < 0) {
+                a->rows_unpack(a->rows_unpack_ctx, 0, (int)a->I, rblock);
+                rhave = 0;
+                *(int64_t *)rhead = 0;
+            }
+            la.rows = rblock;
+        } else if (rblock) {
+            if (ib != rhave) {
+                a->rows_unpack(a->rows_unpack_ctx, i0, mr, rblock);
+                rhave = ib;
+                *(int64_t *)rhead = ib;
+            }
+            /* as lanes: row i0 is the block's first */
             la.rows = (const uint8_t *)((uintptr_t)rblock -
                                         (uintptr_t)i0 * (uintptr_t)q8_ig_kpad(a->K));
+        }
         if (fused) {
             epi_fn(a, i0, mr, p0, np);
             continue;
@@ -469,11 +480,13 @@ void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path) {
     int64_t n_jb = (c.n_panels + c.k.np - 1) / c.k.np;
     c.n_jb = n_jb;
     c.rows_major = a->rows_unpack && !(a->lanes_pack && !c.imp);
+    c.rows_all = a->rows_unpack && !c.rows_major;
+    c.rows_bytes = q8_ig_rows_block_bytes(a->I, a->K, c.rows_all);
     c.esize = a->epi->kind == Q8_EPI_I8 ? 1 : 4;
     int64_t work = (int64_t)c.k.mr * c.k.np * Q8_IG_LANES * (q8_ig_kpad(a->K) + 16);
     for (int t = 0; a->lanes_pack && !c.imp && t < q8_pool_size(pool); t++) /* no block yet */
         *(int64_t *)(a->lanes_scratch + (size_t)t * q8_ig_block_bytes(a->K)) = -1;
     for (int t = 0; a->rows_unpack && t < q8_pool_size(pool); t++) /* no rows yet */
-        *(int64_t *)(a->rows_scratch + (size_t)t * q8_ig_rows_block_bytes(a->K)) = -1;
+        *(int64_t *)(a->rows_scratch + (size_t)t * c.rows_bytes) = -1;
     q8_parallel_for(pool, c.n_ib * n_jb, 1 + (1 << 18) / work, ig_range, &c);
 }

@@ -121,8 +121,11 @@ typedef struct q8_igemm_args {
     /* Optional: R kept compressed (pruned weights, igemv_sparse.h), its
      * rows [i0, i0 + mr) made when a work item needs them: rows_unpack
      * (ctx, i0, mr, dst) writes them at dst, mr x kpad(K) bytes; thread t's
-     * go to rows_scratch + t * q8_ig_rows_block_bytes(K). rows is then
-     * unused. */
+     * go to rows_scratch + t * q8_ig_rows_block_bytes(I, K, all), all:
+     * lanes made per block too (lanes_pack, unless the path reads lane_off
+     * in place: q8_igemm_lanes_in_place). rows is then unused. With lanes
+     * made per block, items alternate row blocks: each thread then makes
+     * all I rows once, at its first item of the call. */
     void (*rows_unpack)(const void *ctx, int64_t i0, int mr, uint8_t *dst);
     const void *rows_unpack_ctx;
     uint8_t *rows_scratch;
@@ -138,9 +141,11 @@ static inline size_t q8_ig_block_bytes(int64_t K) {
 #define Q8_IG_MAX_MR 8
 
 /* Bytes of one thread's rows for rows_unpack: a 64-byte header (which rows
- * it holds), then the most rows a work item reads. */
-static inline size_t q8_ig_rows_block_bytes(int64_t K) {
-    return 64 + (((size_t)Q8_IG_MAX_MR * (size_t)q8_ig_kpad(K) + 63) & ~(size_t)63);
+ * it holds), then the most rows a work item reads, or all I rows when the
+ * lanes are made per block too (all; see rows_unpack). */
+static inline size_t q8_ig_rows_block_bytes(int64_t I, int64_t K, bool all) {
+    size_t rows = all ? (size_t)I : (size_t)Q8_IG_MAX_MR;
+    return 64 + ((rows * (size_t)q8_ig_kpad(K) + 63) & ~(size_t)63);
 }
 
 void q8_igemm(const q8_igemm_args *a, q8_pool *pool, q8_igemm_path path);

@@ -57,6 +57,14 @@ static const q8_isp *qconv_isp(const qconv_prep *c) {
 /* The compressed rows are kept when they take at most this share of the
  * dense ones (a pruned conv at 50%: 0.625), as q8.QGemm's (qgemm.c). */
 #define SPARSE_MAX_SHARE 0.75
+/* Where the lanes are made block by block, the GEMM makes all of a group's
+ * rows in each thread (igemm.h, rows_unpack): at most this many bytes. */
+#define SPARSE_ALL_ROWS_MAX ((size_t)256 << 10)
+
+/* Whether the GEMM makes all rows per thread (lanes made per block). */
+static bool rows_all(const qconv_prep *c) {
+    return c->lanes_blocks || (c->implicit && !q8_igemm_lanes_in_place(c->path));
+}
 
 /* Bytes of a weight row as the GEMM reads it: kpad(K), or taps x cp for
  * the implicit conv (TAPS4). */
@@ -140,7 +148,8 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
      * releases stays compressed where the CPU expands chunks fast, for the
      * GEMM lowerings; counted as stored (layouts pad with 0). */
     q8_isp isp;
-    if (!c.depthwise && !c.gemv && env->releases && wt->owns_data && q8_isp_fast(c.path)) {
+    if (!c.depthwise && !c.gemv && env->releases && wt->owns_data && q8_isp_fast(c.path) &&
+        (!rows_all(&c) || (size_t)(p->Mg * kw_rows) <= SPARSE_ALL_ROWS_MAX)) {
         size_t o = off, at = q8_qop_reserve(&o, sizeof isp);
         Q8_ASSERT(at == q8_isp_at(sizeof c)); /* nothing reserved before it */
         q8_isp_plan(&isp, geo->M, kw_rows,
@@ -261,7 +270,8 @@ static size_t qconv_scratch(const q8_graph *g, const q8_node *n, const void *pre
     const qconv_prep *c = prep;
     size_t base = q8_align_up(scratch_base(p, c, n_threads), 64);
     return base + (c->sparse ? (size_t)n_threads *
-                                    q8_ig_rows_block_bytes(row_bytes(p, c->implicit))
+                                    q8_ig_rows_block_bytes(p->Mg, row_bytes(p, c->implicit),
+                                                           rows_all(c))
                               : 0);
 }
 
@@ -343,7 +353,7 @@ static void qconv_implicit_run(const q8_exec *x, const q8_node *n, const q8_epil
             q8_qimp_copy(&imp, q, p->Cg, src, xp, x->pool);
             q8_igemm_args a = {
                 .I = p->Mg, .J = imp.J, .K = kw_rows,
-                .rows = qconv_w(c) + (size_t)(grp * p->Mg * kw_rows),
+                .rows = c->sparse ? NULL : qconv_w(c) + (size_t)(grp * p->Mg * kw_rows),
                 .rows_u8 = false,
                 .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg,
                 .epi = e, .chan_offset = grp * p->Mg,
@@ -395,7 +405,7 @@ static void qconv_gemm_run(const q8_exec *x, const q8_node *n, const q8_epilogue
             }
             q8_igemm_args a = {
                 .I = p->Mg, .J = p->P, .K = p->K,
-                .rows = qconv_w(c) + (size_t)(grp * p->Mg * kp),
+                .rows = c->sparse ? NULL : qconv_w(c) + (size_t)(grp * p->Mg * kp),
                 .lanes = lanes, .rows_u8 = false,
                 .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg,
                 .epi = e, .chan_offset = grp * p->Mg,
