@@ -228,14 +228,9 @@ static q8_status run_model(q8_model *m, const void *const *in, bool cuda, result
 
 static q8_status run_graph(q8_graph *g, const void *const *in, bool cuda, result *r,
                            q8_error *err) {
-    q8_status s = q8_passes_run(g, NULL, err);
-    if (s != Q8_OK) {
-        q8_graph_free(g);
-        return s;
-    }
     q8_model *m;
-    Q8_TRY(q8_model_from_graph(g, "test", &m, err));
-    s = run_model(m, in, cuda, r, err);
+    Q8_TRY(q8t_model_of(g, &m, err));
+    q8_status s = run_model(m, in, cuda, r, err);
     q8_model_free(m);
     return s;
 }

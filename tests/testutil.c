@@ -206,18 +206,22 @@ static int check_other_backends(q8_model *m, const void *const *in_data, void *c
     return ran;
 }
 
-q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
-                           q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
-                           q8_error *err) {
+q8_status q8t_model_of(q8_graph *g, q8_model **m, q8_error *err) {
     q8_status s = q8_passes_run(g, NULL, err);
     if (s != Q8_OK) {
         q8_graph_free(g);
         return s;
     }
+    return q8_model_from_graph(g, "test", m, err);
+}
+
+q8_status q8t_run_backends(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
+                           q8_tensor_info *infos, int max_out, bool gpu_exact, int *others,
+                           q8_error *err) {
     q8_model *m;
-    Q8_TRY(q8_model_from_graph(g, "test", &m, err));
+    Q8_TRY(q8t_model_of(g, &m, err));
     int n_out = m->g->n_outputs < max_out ? m->g->n_outputs : max_out;
-    s = run_on(m, false, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
+    q8_status s = run_on(m, false, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
     int ran = 0;
     if (s == Q8_OK && n_out <= 8) ran = check_other_backends(m, in_data, outs, infos, n_out, gpu_exact);
     if (others) *others = ran;
@@ -234,13 +238,8 @@ q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void *
 
 q8_status q8t_run_owning(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                          q8_tensor_info *infos, int max_out, q8_error *err) {
-    q8_status s = q8_passes_run(g, NULL, err);
-    if (s != Q8_OK) {
-        q8_graph_free(g);
-        return s;
-    }
     q8_model *m;
-    Q8_TRY(q8_model_from_graph(g, "test", &m, err));
+    Q8_TRY(q8t_model_of(g, &m, err));
     int n_out = m->g->n_outputs < max_out ? m->g->n_outputs : max_out;
     return run_on(m, true, Q8_DEVICE_CPU, in_data, n_threads, 1, outs, infos, n_out, err);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "graph.h"
+#include "model.h"
 #include "op.h"
 
 /* The tensor of g named name, added if absent (graphs built by name). */
@@ -46,6 +47,8 @@ void q8t_attr_floats(q8_graph *g, const char *name, const float *v, int n);
  * emulation) then runs the same model twice and must give the CPU's outputs
  * (bit for bit but for float outputs on a real GPU, within 1e-4 relative):
  * one way to test every op on every backend. */
+/* The standard passes on g, then a model of it (g is consumed either way). */
+q8_status q8t_model_of(q8_graph *g, q8_model **m, q8_error *err);
 q8_status q8t_run(q8_graph *g, const void *const *in_data, int n_threads, void **outs,
                   q8_tensor_info *infos, int max_out, q8_error *err);
 /* The same on the CPU alone, in a session that owns the model (as q8run's):

@@ -54,9 +54,6 @@ static const q8_isp *qconv_isp(const qconv_prep *c) {
     return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
 }
 
-/* The compressed rows are kept when they take at most this share of the
- * dense ones (a pruned conv at 50%: 0.625), as q8.QGemm's (qgemm.c). */
-#define SPARSE_MAX_SHARE 0.75
 /* Where the lanes are made block by block, the GEMM makes all of a group's
  * rows in each thread (igemm.h, rows_unpack): at most this many bytes. */
 #define SPARSE_ALL_ROWS_MAX ((size_t)256 << 10)
@@ -144,19 +141,12 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
                      : K % 4     ? Q8_LAYOUT_ROWS4
                                  : Q8_LAYOUT_PLAIN;
     bool in_place = wt->layout == mine;
-    /* A pruned weight the loader expanded (it owns it) and the session
-     * releases stays compressed where the CPU expands chunks fast, for the
-     * GEMM lowerings; counted as stored (layouts pad with 0). */
+    /* the GEMM lowerings' rows kept compressed (q8_qop_plan_sparse) */
     q8_isp isp;
-    if (!c.depthwise && !c.gemv && env->releases && wt->owns_data && q8_isp_fast(c.path) &&
-        (!rows_all(&c) || (size_t)(p->Mg * kw_rows) <= SPARSE_ALL_ROWS_MAX)) {
-        size_t o = off, at = q8_qop_reserve(&o, sizeof isp);
-        Q8_ASSERT(at == q8_isp_at(sizeof c)); /* nothing reserved before it */
-        q8_isp_plan(&isp, geo->M, kw_rows,
-                    q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);
-        c.sparse = (double)(o - at) <= SPARSE_MAX_SHARE * (double)(geo->M * kw_rows);
-        if (c.sparse) off = o;
-    }
+    c.sparse = !c.depthwise && !c.gemv &&
+               (!rows_all(&c) || (size_t)(p->Mg * kw_rows) <= SPARSE_ALL_ROWS_MAX) &&
+               q8_qop_plan_sparse(wt, env, c.path, geo->M, kw_rows, (size_t)(geo->M * kw_rows),
+                                  sizeof c, &isp, &off);
     size_t w_bytes = c.sparse || in_place || dw_kernel ? 0
                      : c.depthwise          ? (size_t)(geo->M * K)
                      : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)

@@ -35,28 +35,20 @@ static const q8_isp *qgemm_isp(const qgemm_prep *c) {
     return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
 }
 
-/* The compressed form is kept when it takes at most this share of W's N x
- * K bytes: at 50% density it takes about 0.625 of them (the masks cost
- * 1/8); past about 60% it saves too little to give up the dense kernels.
- * (Small weights pay the form's fixed 100-200 bytes too.) */
-#define SPARSE_MAX_SHARE 0.75
-
-/* Plan W compressed when it pays (the header says when); *off is advanced
- * only then. Counted on W as stored (its layout's padding is 0), so that a
- * dense W costs no plain copy at load. */
+/* The form of W's rows (the GEMV) or of its lanes panels (the GEMM's
+ * lanes_pack), when it pays (q8_qop_plan_sparse); counted against N x K,
+ * not the padded lanes, so that a dense W keeps the dense kernels and costs
+ * no plain copy at load. */
 static int plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_prep_env *env,
                        q8_igemm_path path, q8_isp *isp, size_t *off) {
-    if (!env->releases || !wt->owns_data || !q8_isp_fast(path)) return SPARSE_NONE;
-    int kind = p->M <= Q8_ISP_MAX_ROWS ? SPARSE_ROWS : SPARSE_PANELS;
-    size_t o = *off, at = q8_qop_reserve(&o, sizeof *isp);
-    Q8_ASSERT(at == q8_isp_at(sizeof(qgemm_prep))); /* nothing reserved before it */
-    size_t nnz = q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt));
-    if (kind == SPARSE_ROWS) q8_isp_plan(isp, p->N, p->K, nnz, &o);
-    else q8_isp_plan(isp, q8_ig_panels(p->N), Q8_IG_LANES * q8_ig_kpad(p->K), nnz, &o);
-    /* against N x K, not the padded lanes: a dense W keeps the dense kernels */
-    if ((double)(o - at) > SPARSE_MAX_SHARE * (double)(p->N * p->K)) return SPARSE_NONE;
-    *off = o;
-    return kind;
+    size_t dense = (size_t)(p->N * p->K), hdr = sizeof(qgemm_prep);
+    if (p->M <= Q8_ISP_MAX_ROWS)
+        return q8_qop_plan_sparse(wt, env, path, p->N, p->K, dense, hdr, isp, off) ? SPARSE_ROWS
+                                                                                 : SPARSE_NONE;
+    return q8_qop_plan_sparse(wt, env, path, q8_ig_panels(p->N), Q8_IG_LANES * q8_ig_kpad(p->K),
+                              dense, hdr, isp, off)
+               ? SPARSE_PANELS
+               : SPARSE_NONE;
 }
 
 static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_prep_env *env,
