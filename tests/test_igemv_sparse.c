@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "igemv_sparse.h"
+#include "isp_shuffle_tab.h"
 #include "qepi.h"
 #include "testutil.h"
 
@@ -48,15 +49,15 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
     }
     /* the rows expanded back (the GEMM's R made from the form) */
     uint8_t *rows = malloc((size_t)(N * K + 1));
-    for (int fast = 0; fast < 2; fast++) {
-        if (fast && !q8_isp_fast(Q8_IGEMM_AUTO)) continue;
+    for (int x = 0; x < Q8_ISP_EXPANDER_COUNT; x++) {
+        if (!q8_isp_expander_supported(x)) continue;
         int64_t r0 = N > 5 ? 2 : 0;
         memset(rows, 0x5a, (size_t)(N * K + 1));
-        q8_isp_rows(&s, blob, r0, N - r0, rows, fast);
+        q8_isp_rows(&s, blob, r0, N - r0, rows, x);
         cr_assert(memcmp(rows, w + r0 * K, (size_t)((N - r0) * K)) == 0,
-                  "rows (fast %d): N %lld K %lld density %g", fast, (long long)N, (long long)K,
+                  "rows (expander %d): N %lld K %lld density %g", x, (long long)N, (long long)K,
                   density);
-        cr_assert_eq(rows[(N - r0) * K], 0x5a, "rows (fast %d): wrote past the end", fast);
+        cr_assert_eq(rows[(N - r0) * K], 0x5a, "rows (expander %d): wrote past the end", x);
     }
     free(rows);
     int64_t ldx = q8_isp_ldx(K);
@@ -65,7 +66,7 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
     block_fn fns[2] = {q8_isp_block_c, NULL};
     const char *names[2] = {"c", "avx512"};
 #if defined(__x86_64__) || defined(__i386__)
-    if (q8_isp_fast(Q8_IGEMM_AUTO)) fns[1] = q8_isp_block_avx512;
+    if (q8_isp_gemv_fast(Q8_IGEMM_AUTO)) fns[1] = q8_isp_block_avx512;
 #endif
     int64_t n0 = N > 5 ? 3 : 0, n1 = N;
     int32_t *acc = malloc(sizeof(int32_t) * (size_t)(M * (n1 - n0) + 1));
@@ -91,9 +92,32 @@ static void check_shape(int64_t N, int64_t K, int64_t M, double density, int mod
     free(x);
 }
 
+/* The shuffle expanders' table, bit by bit against its definition. */
+Test(igemv_sparse, shuffle_table) {
+    for (int m = 0; m < 256; m++)
+        for (int i = 0, below = 0; i < 8; i++) {
+            int want = m >> i & 1 ? below++ : 0x80;
+            cr_assert_eq(q8_isp_shuffle_tab[m][i], want, "mask %d lane %d", m, i);
+        }
+}
+
+/* Every expander a CPU has, and which one the ops take on each GEMM path. */
+Test(igemv_sparse, expanders) {
+    cr_assert(q8_isp_expander_supported(Q8_ISP_EXPAND_C));
+    for (int p = 0; p < Q8_IGEMM_PATH_COUNT; p++) {
+        if (!q8_igemm_path_supported(p)) continue;
+        q8_isp_expander x = q8_isp_expander_for(p);
+        cr_assert(q8_isp_expander_supported(x), "path %s: expander %d", q8_igemm_path_name(p), x);
+        if (q8_isp_gemv_fast(p)) cr_assert_eq(x, Q8_ISP_EXPAND_AVX512);
+#if defined(__aarch64__)
+        cr_assert_eq(x, Q8_ISP_EXPAND_SHUFFLE, "path %s", q8_igemm_path_name(p));
+#endif
+    }
+}
+
 Test(igemv_sparse, exact_on_awkward_shapes) {
     const int64_t Ns[] = {1, 3, 4, 9, 17, 40};
-    const int64_t Ks[] = {1, 5, 63, 64, 65, 200, 3136};
+    const int64_t Ks[] = {1, 5, 15, 16, 17, 63, 64, 65, 200, 3136};
     const double ds[] = {0, 0.02, 0.3, 0.5, 1};
     uint64_t seed = 1;
     for (size_t a = 0; a < sizeof Ns / sizeof *Ns; a++)

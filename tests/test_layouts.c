@@ -452,7 +452,7 @@ Test(layouts, pruned_weights_are_expanded_once, .timeout = 300) {
         q8_memory_info md, mp;
         free(run_sample_as(dense, owning, &nd, &md));
         free(run_sample_as(pruned, owning, &np, &mp));
-        double most = owning && q8_isp_fast(Q8_IGEMM_AUTO) ? 0.75 : 1.02;
+        double most = owning && q8_isp_kept(Q8_IGEMM_AUTO) ? 0.75 : 1.02;
         cr_assert_leq((double)mp.weights_bytes, most * (double)md.weights_bytes,
                       "owning %d, pruned: %zu weight bytes, dense: %zu", owning, mp.weights_bytes,
                       md.weights_bytes);

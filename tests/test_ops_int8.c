@@ -907,11 +907,10 @@ typedef struct gemm_op_case {
  * input); owning: the session owns the model (q8run's). Consumes g. */
 static size_t held_weights(q8_graph *g, const void *in0, bool owning) {
     q8_error err = {0};
-    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
     q8_model *m = NULL;
     q8_session *s = NULL;
     q8_session_options so = {.n_threads = 2, .device = Q8_DEVICE_CPU};
-    cr_assert_eq(q8_model_from_graph(g, "test", &m, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8t_model_of(g, &m, &err), Q8_OK, "%s", err.msg);
     const q8_tensor *x = m->g->tensors[m->g->inputs[0]];
     if (owning) cr_assert_eq(q8_session_create_owning(m, &so, &s, &err), Q8_OK, "%s", err.msg);
     else cr_assert_eq(q8_session_create(m, &so, &s, &err), Q8_OK, "%s", err.msg);
@@ -926,16 +925,24 @@ static size_t held_weights(q8_graph *g, const void *in0, bool owning) {
 }
 
 /* A pruned W of n bytes (ctx) against the same op with a dense W (dense),
- * both in owning sessions: where the CPU keeps pruned weights compressed,
- * the pruned one holds at least 30% of n less; never more. */
+ * both in owning sessions, on every GEMM path: where the CPU keeps pruned
+ * weights compressed for the path, the pruned one holds at least 30% of n
+ * less; never more. */
 static void check_held_compressed(qbuild_fn build, const void *ctx, const void *dense,
                                   const void *in0, size_t n, const char *what) {
-    size_t pruned = held_weights(build(ctx, NULL), in0, true);
-    size_t full = held_weights(build(dense, NULL), in0, true);
-    if (q8_isp_fast(Q8_IGEMM_AUTO))
-        cr_assert_lt((double)pruned + 0.3 * (double)n, (double)full,
-                     "%s: %zu weight bytes pruned, %zu dense", what, pruned, full);
-    else cr_assert_leq(pruned, full, "%s: %zu weight bytes pruned, %zu dense", what, pruned, full);
+    for (int p = -1; p < Q8_IGEMM_PATH_COUNT; p++) {
+        if (p >= 0 && (p == Q8_IGEMM_AUTO || !q8_igemm_path_supported(p))) continue;
+        const char *name = p < 0 ? NULL : q8_igemm_path_name(p);
+        size_t pruned = held_weights(build(ctx, name), in0, true);
+        size_t full = held_weights(build(dense, name), in0, true);
+        if (q8_isp_kept(p < 0 ? Q8_IGEMM_AUTO : (q8_igemm_path)p))
+            cr_assert_lt((double)pruned + 0.3 * (double)n, (double)full,
+                         "%s, path %s: %zu weight bytes pruned, %zu dense", what,
+                         name ? name : "auto", pruned, full);
+        else
+            cr_assert_leq(pruned, full, "%s, path %s: %zu weight bytes pruned, %zu dense", what,
+                          name ? name : "auto", pruned, full);
+    }
 }
 
 static q8_graph *qgemm_build(const void *ctx, const char *path) {

@@ -23,7 +23,7 @@ q8_status q8_qop_path(const q8_node *n, q8_igemm_path *path, q8_error *err) {
 bool q8_qop_plan_sparse(const q8_tensor *wt, const q8_prep_env *env, q8_igemm_path path,
                         int64_t N, int64_t K, size_t dense_bytes, size_t header_bytes,
                         q8_isp *isp, size_t *off) {
-    if (!env->releases || !wt->owns_data || !q8_isp_fast(path)) return false;
+    if (!env->releases || !wt->owns_data || !q8_isp_kept(path)) return false;
     size_t o = *off, at = q8_qop_reserve(&o, sizeof *isp);
     Q8_ASSERT(at == q8_isp_at(header_bytes)); /* nothing reserved before it */
     q8_isp_plan(isp, N, K, q8_isp_nonzeros(wt->data, q8_tensor_stored_bytes(wt)), &o);

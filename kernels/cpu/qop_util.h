@@ -16,7 +16,7 @@ q8_status q8_qop_path(const q8_node *n, q8_igemm_path *path, q8_error *err);
 
 /* A pruned weight the loader expanded (the tensor owns it) stays compressed
  * (igemv_sparse.h) where the session releases the expanded copy, the CPU
- * expands chunks fast for path, and the form of [N][K] takes at most
+ * has a fast expander for path (q8_isp_kept), and the form of [N][K] takes at most
  * Q8_ISP_MAX_SHARE of dense_bytes (the weight as the op counts it dense:
  * a 50%-pruned weight's form is about 0.625; past about 60% it saves too
  * little to give up the dense kernels, and small weights pay the form's

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
         qsort(td, RUNS, sizeof *td, bench_cmp_double);
         qsort(ts, RUNS, sizeof *ts, bench_cmp_double);
         printf("M %lld: dense %.2f us, compressed %.2f us (%s), ratio %.2f%s\n", (long long)M,
-               td[RUNS / 2], ts[RUNS / 2], q8_isp_fast(sp) ? "avx512" : "C",
+               td[RUNS / 2], ts[RUNS / 2], q8_isp_gemv_fast(sp) ? "avx512" : "C",
                ts[RUNS / 2] / td[RUNS / 2], memcmp(C1, C2, (size_t)(M * N)) ? " DIFFERENT" : "");
     }
     q8_pool_free(pool);

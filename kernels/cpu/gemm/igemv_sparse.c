@@ -64,9 +64,36 @@ void q8_isp_pack(const q8_isp *s, const int8_t *w, void *blob, int32_t *rowsum) 
     memset(vals + at, 0, 64);
 }
 
-bool q8_isp_fast(q8_igemm_path path) {
+bool q8_isp_gemv_fast(q8_igemm_path path) {
+    return q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI && q8_cpu()->avx512vbmi2;
+}
+
+bool q8_isp_expander_supported(q8_isp_expander x) {
     const q8_cpu_features *f = q8_cpu();
-    return q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI && f->avx512vbmi2;
+    switch (x) {
+    case Q8_ISP_EXPAND_C: return true;
+#if defined(__x86_64__) || defined(__i386__)
+    case Q8_ISP_EXPAND_SHUFFLE: return f->avx2;
+    case Q8_ISP_EXPAND_AVX512: return f->avx512bw && f->avx512vbmi2;
+#elif defined(__aarch64__)
+    case Q8_ISP_EXPAND_SHUFFLE: return true;
+#endif
+    default: (void)f; return false;
+    }
+}
+
+q8_isp_expander q8_isp_expander_for(q8_igemm_path path) {
+#if defined(__x86_64__) || defined(__i386__)
+    q8_igemm_path r = q8_igemm_resolve(path);
+    if (r == Q8_IGEMM_AVX512VNNI && q8_cpu()->avx512vbmi2) return Q8_ISP_EXPAND_AVX512;
+    return r == Q8_IGEMM_C || !q8_cpu()->avx2 ? Q8_ISP_EXPAND_C : Q8_ISP_EXPAND_SHUFFLE;
+#elif defined(__aarch64__)
+    (void)path; /* NEON everywhere: even the C GEMM path keeps the form */
+    return Q8_ISP_EXPAND_SHUFFLE;
+#else
+    (void)path;
+    return Q8_ISP_EXPAND_C;
+#endif
 }
 
 int64_t q8_isp_ldx(int64_t K) { return (K + 63) / 64 * 64; }
@@ -97,14 +124,20 @@ void q8_isp_block_c(const q8_isp *s, const void *blob, const uint8_t *x, int64_t
 }
 
 void q8_isp_rows(const q8_isp *s, const void *blob, int64_t r0, int64_t nr, uint8_t *dst,
-                 bool fast) {
+                 q8_isp_expander x) {
 #if defined(__x86_64__) || defined(__i386__)
-    if (fast) {
-        q8_isp_rows_avx512(s, blob, r0, nr, dst);
+    if (x == Q8_ISP_EXPAND_AVX512 || x == Q8_ISP_EXPAND_SHUFFLE) {
+        (x == Q8_ISP_EXPAND_AVX512 ? q8_isp_rows_avx512 : q8_isp_rows_shuffle_x86)(s, blob, r0,
+                                                                                 nr, dst);
+        return;
+    }
+#elif defined(__aarch64__)
+    if (x == Q8_ISP_EXPAND_SHUFFLE) {
+        q8_isp_rows_neon(s, blob, r0, nr, dst);
         return;
     }
 #else
-    (void)fast;
+    (void)x;
 #endif
     const uint64_t *mask = isp_masks(s, blob), *start = isp_starts(s, blob);
     const int8_t *vals = isp_vals(s, blob);
@@ -162,7 +195,7 @@ static void run_range(void *arg, int64_t b, int64_t e, int t) {
 void q8_isp_run(const q8_isp *s, const void *blob, const uint8_t *x, int64_t M,
                 const int32_t *init, const q8_epilogue *e, void *out, int64_t ldo,
                 q8_igemm_path path, q8_pool *pool) {
-    run_args a = {s, blob, x, M, init, e, out, ldo, path, q8_isp_fast(path)};
+    run_args a = {s, blob, x, M, init, e, out, ldo, path, q8_isp_gemv_fast(path)};
     int64_t blocks = (s->N + ISP_BLOCK - 1) / ISP_BLOCK;
     /* a block's work in chunk visits; a few thousand per task at least */
     int64_t work = ISP_BLOCK * s->KC * M + 1;

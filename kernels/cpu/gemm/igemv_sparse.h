@@ -57,24 +57,46 @@ void q8_isp_plan(q8_isp *s, int64_t N, int64_t K, size_t nnz, size_t *off);
 /* Fill the planned form in blob; rowsum (optional) gets sum_k W[n][k]. */
 void q8_isp_pack(const q8_isp *s, const int8_t *w, void *blob, int32_t *rowsum);
 
-/* Whether the fast kernel runs on this CPU for path (resolved here). */
-bool q8_isp_fast(q8_igemm_path path);
+/* Whether the fast GEMV kernel (AVX-512 VBMI2 + VNNI) runs on this CPU for
+ * path (resolved here): q8_isp_run is worth calling only then. */
+bool q8_isp_gemv_fast(q8_igemm_path path);
+
+/* How q8_isp_rows makes dense rows: the C loop over the set bits (34x a
+ * dense GEMV: a reference, not a path ops take), a byte shuffle 16 bytes
+ * a step (x86 pshufb on AVX2, NEON tbl on aarch64: isp_shuffle_tab.h), or
+ * AVX-512 VBMI2's byte expand 64 a step. */
+typedef enum q8_isp_expander {
+    Q8_ISP_EXPAND_C = 0,
+    Q8_ISP_EXPAND_SHUFFLE,
+    Q8_ISP_EXPAND_AVX512,
+    Q8_ISP_EXPANDER_COUNT
+} q8_isp_expander;
+bool q8_isp_expander_supported(q8_isp_expander x);
+/* The best expander this CPU has for GEMM path path (resolved here): C on
+ * x86 without AVX2 or for the C path, so that an op keeps the dense form
+ * there. */
+q8_isp_expander q8_isp_expander_for(q8_igemm_path path);
+/* Whether ops keep compressed weights for path: a fast expander (and so a
+ * GEMM that makes its rows or lanes from the form) is there. */
+static inline bool q8_isp_kept(q8_igemm_path path) {
+    return q8_isp_expander_for(path) != Q8_ISP_EXPAND_C;
+}
 
 /* ldx of the X rows for K, and X [M][K] int8 into rows of ldx uint8. */
 int64_t q8_isp_ldx(int64_t K);
 void q8_isp_pack_x(const int8_t *x, int64_t M, int64_t K, uint8_t *dst);
 
 /* Run on M rows. path: the GEMM path the op resolved (the epilogue's
- * too); the fast kernel only where q8_isp_fast(path). */
+ * too); the fast kernel only where q8_isp_gemv_fast(path). */
 void q8_isp_run(const q8_isp *s, const void *blob, const uint8_t *x, int64_t M,
                 const int32_t *init, const q8_epilogue *e, void *out, int64_t ldo,
                 q8_igemm_path path, q8_pool *pool);
 
 /* Rows [r0, r0 + nr) expanded to their K dense bytes each, at dst + r * K
- * (the GEMM's R operand kept compressed: q8_igemm_args.rows_unpack). fast:
- * the AVX-512 expand (where q8_isp_fast), else the C loop. */
+ * (the GEMM's R operand kept compressed: q8_igemm_args.rows_unpack), by
+ * expander x (one this CPU supports). */
 void q8_isp_rows(const q8_isp *s, const void *blob, int64_t r0, int64_t nr, uint8_t *dst,
-                 bool fast);
+                 q8_isp_expander x);
 
 /* ---- internal: the kernels. Rows [0, M) x channels [n0, n1) into
  * acc[r * (n1 - n0) + n - n0], init not added. */
@@ -85,6 +107,11 @@ void q8_isp_block_avx512(const q8_isp *s, const void *blob, const uint8_t *x, in
                          int64_t M, int64_t n0, int64_t n1, int32_t *acc);
 void q8_isp_rows_avx512(const q8_isp *s, const void *blob, int64_t r0, int64_t nr,
                         uint8_t *dst);
+void q8_isp_rows_shuffle_x86(const q8_isp *s, const void *blob, int64_t r0, int64_t nr,
+                             uint8_t *dst);
+#endif
+#if defined(__aarch64__)
+void q8_isp_rows_neon(const q8_isp *s, const void *blob, int64_t r0, int64_t nr, uint8_t *dst);
 #endif
 
 #endif

@@ -39,6 +39,7 @@ typedef struct qconv_prep {
     bool sparse;                /* the GEMM's weight rows kept compressed: their q8_isp
                                  * after this header (q8_isp_at), the rows made as the
                                  * GEMM's items need them (here: in path's padding) */
+    q8_isp_expander expander;   /* sparse: how */
     q8_qepi epi;
     const int8_t *w;            /* the weights in place (the file's layout is the kernel's:
                                  * core/layout.h), or NULL: packed at off_w */
@@ -147,6 +148,7 @@ static q8_status qconv_prepare(const q8_graph *g, const q8_node *n, const q8_pre
                (!rows_all(&c) || (size_t)(p->Mg * kw_rows) <= SPARSE_ALL_ROWS_MAX) &&
                q8_qop_plan_sparse(wt, env, c.path, geo->M, kw_rows, (size_t)(geo->M * kw_rows),
                                   sizeof c, &isp, &off);
+    c.expander = q8_isp_expander_for(c.path);
     size_t w_bytes = c.sparse || in_place || dw_kernel ? 0
                      : c.depthwise          ? (size_t)(geo->M * K)
                      : c.gemv               ? q8_ig_lanes_bytes(geo->M, K)
@@ -273,7 +275,7 @@ typedef struct rows_ctx {
 
 static void unpack_rows(const void *ctx, int64_t i0, int mr, uint8_t *dst) {
     const rows_ctx *r = ctx;
-    q8_isp_rows(qconv_isp(r->c), r->c, r->row0 + i0, mr, dst, true);
+    q8_isp_rows(qconv_isp(r->c), r->c, r->row0 + i0, mr, dst, r->c->expander);
 }
 
 /* Point the GEMM at the compressed rows, when the weights are kept so. */

@@ -27,6 +27,7 @@ typedef struct qgemm_prep {
      * (SPARSE_ROWS: the GEMV) or the lanes panels of 16 x kp bytes
      * (SPARSE_PANELS: the GEMM's lanes_pack) */
     int sparse;
+    q8_isp_expander expander; /* SPARSE_PANELS: how the lanes are made */
 } qgemm_prep;
 
 enum { SPARSE_NONE = 0, SPARSE_ROWS, SPARSE_PANELS };
@@ -35,14 +36,15 @@ static const q8_isp *qgemm_isp(const qgemm_prep *c) {
     return (const q8_isp *)((const char *)c + q8_isp_at(sizeof *c));
 }
 
-/* The form of W's rows (the GEMV) or of its lanes panels (the GEMM's
- * lanes_pack), when it pays (q8_qop_plan_sparse); counted against N x K,
+/* The form of W's rows (the GEMV, where its fast kernel runs) or of its
+ * lanes panels (the GEMM's lanes_pack, made by the CPU's expander), when it
+ * pays (q8_qop_plan_sparse); counted against N x K,
  * not the padded lanes, so that a dense W keeps the dense kernels and costs
  * no plain copy at load. */
 static int plan_sparse(const q8_qgemm_params *p, const q8_tensor *wt, const q8_prep_env *env,
                        q8_igemm_path path, q8_isp *isp, size_t *off) {
     size_t dense = (size_t)(p->N * p->K), hdr = sizeof(qgemm_prep);
-    if (p->M <= Q8_ISP_MAX_ROWS)
+    if (p->M <= Q8_ISP_MAX_ROWS && q8_isp_gemv_fast(path))
         return q8_qop_plan_sparse(wt, env, path, p->N, p->K, dense, hdr, isp, off) ? SPARSE_ROWS
                                                                                  : SPARSE_NONE;
     return q8_qop_plan_sparse(wt, env, path, q8_ig_panels(p->N), Q8_IG_LANES * q8_ig_kpad(p->K),
@@ -66,6 +68,7 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
      * given up for the compressed form */
     q8_isp isp;
     c.sparse = plan_sparse(p, w, env, c.path, &isp, &off);
+    c.expander = q8_isp_expander_for(c.path);
     in_place = in_place && !c.sparse;
     if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
@@ -118,7 +121,7 @@ static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *pre
 /* A block of W's lanes panels from the compressed form (lanes_pack). */
 static void unpack_panels(const void *ctx, int64_t p0, int64_t np, uint8_t *dst) {
     const qgemm_prep *c = ctx;
-    q8_isp_rows(qgemm_isp(c), c, p0, np, dst, true);
+    q8_isp_rows(qgemm_isp(c), c, p0, np, dst, c->expander);
 }
 
 static void qgemm_run(const q8_exec *x, const q8_node *n) {

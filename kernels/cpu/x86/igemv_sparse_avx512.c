@@ -1,6 +1,6 @@
 /* INT8 GEMV on compressed weights, AVX-512 (F, BW, VNNI, VBMI2): see
  * igemv_sparse.h. Compiled for these ISAs whatever the build flags; only
- * called when the CPU has them (q8_isp_fast checks).
+ * called when the CPU has them (q8_isp_gemv_fast and q8_isp_expander_supported check).
  *
  * Per chunk of 64 weights: vpexpandb loads the row's next stored bytes
  * (popcount of the mask of them: its memory form, faster on Zen 5 than a
