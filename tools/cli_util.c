@@ -208,3 +208,21 @@ void q8_cli_warn(const char *tool, const char *msg) {
     snprintf(prefix, sizeof prefix, "%s: warning: ", tool);
     print_line(prefix, msg ? msg : "");
 }
+
+bool q8_cli_parse_bind(const char *tool, char *arg, q8_input_value *v, q8_host_tensor **t) {
+    char *eq = strchr(arg, '=');
+    if (!eq || eq == arg || !eq[1]) {
+        fprintf(stderr, "%s: --bind wants NAME=FILE, not '%s'\n", tool, arg);
+        return false;
+    }
+    *eq = 0;
+    q8_error e = {0};
+    if (q8_tensor_file_read(eq + 1, t, &e) != Q8_OK) {
+        fprintf(stderr, "%s: --bind %s: %s\n", tool, arg, e.msg);
+        return false;
+    }
+    *v = (q8_input_value){.name = arg, .dtype = (*t)->dtype, .ndim = (*t)->ndim,
+                          .data = (*t)->data};
+    memcpy(v->dims, (*t)->dims, sizeof v->dims);
+    return true;
+}

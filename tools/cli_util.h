@@ -9,6 +9,11 @@
 
 /* "1x3x224x224" (or with commas); false on bad syntax. */
 bool q8_cli_parse_dims(const char *s, int64_t *dims, int *ndim);
+/* --bind NAME=FILE (arg is modified: v->name points into it): reads FILE
+ * into *t (the caller frees it with q8_host_tensor_free after the model
+ * is built) and fills v. False, with one line on stderr, on bad syntax or
+ * an unreadable file. */
+bool q8_cli_parse_bind(const char *tool, char *arg, q8_input_value *v, q8_host_tensor **t);
 /* NAME=DIMS -> q8_input_shape (name points into s, which is modified). */
 bool q8_cli_parse_input_shape(char *s, q8_input_shape *out);
 /* Every dim at least 1, else "TOOL: --input-shape ...: every dim must be at

@@ -1,7 +1,8 @@
 /* q8report: an FP32 model and its quantized versions side by side.
  *
  *   q8report MODEL.onnx MODEL.q8 [MORE.q8 ...] --data DIR [--labels FILE.npy]
- *            [--device cpu|cuda] [--runs N] [--threads N] -o report.html
+ *            [--device cpu|cuda] [--runs N] [--threads N] [--bind NAME=FILE]...
+ *            -o report.html
  *
  * Writes report.html, report.json and report.md side by side (all or none,
  * each through a temp file and a rename). See docs/reports.md. */
@@ -17,11 +18,14 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: q8report MODEL.onnx MODEL.q8 [MORE.q8 ...] --data DIR [--labels FILE.npy]\n"
-            "                [--device cpu|cuda] [--runs N] [--threads N] -o REPORT.html\n"
+            "                [--device cpu|cuda] [--runs N] [--threads N] [--bind NAME=FILE]...\n"
+            "                -o REPORT.html\n"
             "  Compares each .q8 with the FP32 model: size, memory, latency, accuracy and\n"
             "  per-layer error on the samples in DIR (one .npy/.pb file per sample, one\n"
             "  subfolder per input for multi-input models). Writes REPORT.html, REPORT.json\n"
-            "  and REPORT.md.\n");
+            "  and REPORT.md.\n"
+            "  --bind: an input bound when the .q8 files were made (quantize --bind): the\n"
+            "  FP32 model is built with the same value, and DIR needs no samples of it.\n");
 }
 
 /* "out/report.html" -> "out/report" + each extension */
@@ -70,14 +74,28 @@ int main(int argc, char **argv) {
         {"data", required_argument, 0, 'd'},   {"labels", required_argument, 0, 'l'},
         {"device", required_argument, 0, 'D'}, {"runs", required_argument, 0, 'r'},
         {"threads", required_argument, 0, 't'}, {"output", required_argument, 0, 'o'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"bind", required_argument, 0, 'B'},    {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     q8_report_options o = {.runs = 10, .device = Q8_DEVICE_CPU};
+    static q8_input_value values[64];
+    static q8_host_tensor *bound[64];
     const char *out = NULL;
     long v;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "d:l:D:r:t:o:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:l:D:r:t:o:B:h", opts, NULL)) != -1) {
         switch (c) {
+        case 'B':
+            if (o.n_input_values == 64) {
+                fprintf(stderr, "q8report: --bind: at most 64\n");
+                return 2;
+            }
+            if (!q8_cli_parse_bind("q8report", optarg, &values[o.n_input_values],
+                                   &bound[o.n_input_values]))
+                return 2;
+            o.input_values = values;
+            o.n_input_values++;
+            break;
         case 'd': o.data_dir = optarg; break;
         case 'l': o.labels_path = optarg; break;
         case 'D':

@@ -97,8 +97,8 @@ static void usage(FILE *f) {
             "  by the error the model's outputs show with that layer pruned alone (up to 8\n"
             "  samples, within a fixed multiply-add budget); layer: its own output only.\n"
             "  --bind: the input's value is fixed (folded into the model, recorded in the\n"
-            "  .q8); an integer input the same in every sample that decides shapes or If\n"
-            "  branches is bound so too.\n"
+            "  .q8; --calib needs no samples of it); an integer input the same in every\n"
+            "  sample that decides shapes or If branches is bound so too.\n"
             "  --max-drop: measure the model on the --data samples and fall back on the most\n"
             "  damaged layers (dense, then FP32) until top-1 (vs --labels, else agreement with\n"
             "  FP32) is at most POINTS percentage points below FP32 (0.5 = half a point);\n"
@@ -693,24 +693,15 @@ int main(int argc, char **argv) {
         case 'C':
             speed = true;
             break;
-        case 'B': {
-            char *eq = strchr(optarg, '=');
-            q8_error e = {0};
-            if (!eq || eq == optarg || n_values == 64) {
-                fprintf(stderr, "quantize: --bind wants NAME=FILE (at most 64)\n");
+        case 'B':
+            if (n_values == 64) {
+                fprintf(stderr, "quantize: --bind: at most 64\n");
                 return 2;
             }
-            *eq = 0;
-            if (q8_tensor_file_read(eq + 1, &bound[n_values], &e) != Q8_OK) {
-                fprintf(stderr, "quantize: --bind %s: %s\n", optarg, e.msg);
+            if (!q8_cli_parse_bind("quantize", optarg, &values[n_values], &bound[n_values]))
                 return 2;
-            }
-            const q8_host_tensor *t = bound[n_values];
-            values[n_values] = (q8_input_value){.name = optarg, .dtype = t->dtype, .ndim = t->ndim,
-                                                .data = t->data};
-            memcpy(values[n_values++].dims, t->dims, sizeof t->dims);
+            n_values++;
             break;
-        }
         case 'h': usage(stdout); return 0;
         default:
             fprintf(stderr, "quantize: unknown or incomplete option '%s'\n", argv[optind - 1]);

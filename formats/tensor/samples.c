@@ -76,9 +76,9 @@ static size_t stem(const char *path, const char **start) {
 
 /* Several inputs: sample i is the files of the same name in every input's
  * subfolder; sorted position alone would pair unrelated files. */
-static q8_status check_pairing(const char *dir, const q8_graph *g, char ***lists, int n,
-                               q8_error *err) {
-    for (int k = 1; k < g->n_inputs; k++)
+static q8_status check_pairing(const char *dir, char *const *names, char ***lists, int ni,
+                               int n, q8_error *err) {
+    for (int k = 1; k < ni; k++)
         for (int i = 0; i < n; i++) {
             const char *a, *b;
             size_t la = stem(lists[0][i], &a), lb = stem(lists[k][i], &b);
@@ -87,8 +87,7 @@ static q8_status check_pairing(const char *dir, const q8_graph *g, char ***lists
                            "--calib %s: '%s' of input '%s' has no file of the same name for "
                            "input '%s' (its file in sorted order is '%s'): each sample is the "
                            "files of the same name in every input's subfolder",
-                           dir, lists[0][i], g->tensors[g->inputs[0]]->name,
-                           g->tensors[g->inputs[k]]->name, lists[k][i]);
+                           dir, lists[0][i], names[0], names[k], lists[k][i]);
         }
     return Q8_OK;
 }
@@ -107,6 +106,18 @@ void q8_samples_free(q8_sample_set *s) {
 
 q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
                               q8_error *err) {
+    return q8_samples_from_dir_bound(dir, g, NULL, 0, s, err);
+}
+
+static bool is_bound(const char *name, const char *const *bound, int n_bound) {
+    for (int i = 0; i < n_bound; i++)
+        if (bound[i] && strcmp(bound[i], name) == 0) return true;
+    return false;
+}
+
+q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
+                                    const char *const *bound, int n_bound, q8_sample_set *s,
+                                    q8_error *err) {
     memset(s, 0, sizeof *s);
     struct stat sb;
     if (stat(dir, &sb) != 0)
@@ -114,25 +125,33 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
     if (!S_ISDIR(sb.st_mode))
         return q8_fail(err, Q8_ERR_IO, "--calib %s: it is %s, not a folder", dir,
                        q8_file_kind(sb.st_mode));
-    int ni = g->n_inputs;
-    if (ni < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
-    char ***lists = calloc((size_t)ni, sizeof(char **));
-    int *counts = calloc((size_t)ni, sizeof(int));
-    if (!lists || !counts) {
-        free(lists);
-        free(counts);
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    }
+    if (g->n_inputs < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
+    /* the inputs that take samples: all but the bound ones */
+    int ni = 0;
+    s->names = calloc((size_t)g->n_inputs, sizeof(char *));
+    if (!s->names) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status st = Q8_OK;
-    for (int k = 0; k < ni && st == Q8_OK; k++) {
+    for (int k = 0; k < g->n_inputs && st == Q8_OK; k++) {
         const char *name = g->tensors[g->inputs[k]]->name;
+        if (is_bound(name, bound, n_bound)) continue;
+        if (!(s->names[ni++] = q8_strdup(name))) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    }
+    s->n_inputs = ni;
+    if (st == Q8_OK && ni < 1)
+        st = q8_fail(err, Q8_ERR_ARG, "every input of the model is bound: nothing to calibrate");
+    char ***lists = st == Q8_OK ? calloc((size_t)ni, sizeof(char **)) : NULL;
+    int *counts = st == Q8_OK ? calloc((size_t)ni, sizeof(int)) : NULL;
+    if (st == Q8_OK && (!lists || !counts)) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < ni && st == Q8_OK; k++) {
+        const char *name = s->names[k];
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, name);
         bool flat = ni == 1 && !is_dir(sub);
         if (!flat && !is_dir(sub)) {
             st = q8_fail(err, Q8_ERR_IO,
-                         "--calib %s: the model has %d inputs, so it needs one subfolder per input; "
-                         "'%s/' is missing", dir, ni, name);
+                         "--calib %s: the model has %d inputs%s, so it needs one subfolder per "
+                         "input; '%s/' is missing", dir, ni, n_bound ? " besides the bound ones" : "",
+                         name);
             break;
         }
         counts[k] = list_tensor_files(flat ? dir : sub, &lists[k], err);
@@ -143,19 +162,14 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
             st = q8_fail(err, Q8_ERR_IO, "--calib: no .npy or .pb files in %s", flat ? dir : sub);
         } else if (k > 0 && counts[k] != counts[0]) {
             st = q8_fail(err, Q8_ERR_ARG, "--calib %s: input '%s' has %d samples, input '%s' has %d",
-                         dir, name, counts[k], g->tensors[g->inputs[0]]->name, counts[0]);
+                         dir, name, counts[k], s->names[0], counts[0]);
         }
     }
-    if (st == Q8_OK && ni > 1) st = check_pairing(dir, g, lists, counts[0], err);
+    if (st == Q8_OK && ni > 1) st = check_pairing(dir, s->names, lists, ni, counts[0], err);
     if (st == Q8_OK) {
-        s->n_inputs = ni;
         s->n_samples = counts[0];
         s->paths = calloc((size_t)s->n_samples, sizeof(char **));
-        s->names = calloc((size_t)ni, sizeof(char *));
-        if (!s->paths || !s->names) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        for (int k = 0; st == Q8_OK && k < ni; k++)
-            if (!(s->names[k] = q8_strdup(g->tensors[g->inputs[k]]->name)))
-                st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        if (!s->paths) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         for (int i = 0; st == Q8_OK && i < s->n_samples; i++) {
             if (!(s->paths[i] = calloc((size_t)ni, sizeof(char *)))) {
                 st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -167,7 +181,7 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
             }
         }
     }
-    for (int k = 0; k < ni; k++) {
+    for (int k = 0; lists && counts && k < ni; k++) {
         for (int i = 0; i < counts[k]; i++) free(lists[k][i]);
         free(lists[k]);
     }

@@ -18,6 +18,12 @@ typedef struct q8_sample_set {
  * matched in sorted order. */
 q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set *s,
                               q8_error *err);
+/* The same, leaving out the inputs named in bound (their values are given
+ * when the model is built: --bind): they need no subfolder, and one there
+ * is not read; a model with one input besides them may use DIR flat. */
+q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
+                                    const char *const *bound, int n_bound, q8_sample_set *s,
+                                    q8_error *err);
 void q8_samples_free(q8_sample_set *s);
 /* Read sample i's tensor for graph input k (caller frees); float16 samples
  * come back float32, as q8 computes float16 models (src/passes/fp16.c). */

@@ -527,6 +527,10 @@ typedef struct q8_report_options {
     q8_device device;
     int runs;                   /* timed runs per model (>= 1) */
     int n_threads;              /* 0: one per CPU */
+    /* inputs bound as the .q8 files were made (quantize --bind): the FP32
+     * model is built with them, and the samples leave them out */
+    const q8_input_value *input_values;
+    int n_input_values;
 } q8_report_options;
 
 /* The whole report: cost of every model (each in a forked child, first,

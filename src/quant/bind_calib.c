@@ -109,3 +109,14 @@ q8_status q8_binds_from_samples(const char *onnx_path, const q8_sample_set *s,
     }
     return Q8_OK;
 }
+
+q8_status q8_binds_for_quantize(const char *onnx_path, const q8_sample_set *s,
+                                const q8_input_shape *shapes, const q8_input_value *given,
+                                int n_given, q8_binds *b, q8_error *err) {
+    memset(b, 0, sizeof *b);
+    if (n_given > Q8_MAX_BINDS)
+        return q8_fail(err, Q8_ERR_ARG, "at most %d inputs can be bound", Q8_MAX_BINDS);
+    for (int k = 0; k < n_given; k++) b->v[b->n++] = given[k];
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = s->n_inputs};
+    return q8_binds_from_samples(onnx_path, s, &lo, b, err);
+}

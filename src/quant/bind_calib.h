@@ -22,6 +22,11 @@ typedef struct q8_binds {
  * it bound and no If may depend on it for it to stay an input). */
 q8_status q8_binds_from_samples(const char *onnx_path, const q8_sample_set *s,
                                 const q8_load_options *lo, q8_binds *b, q8_error *err);
+/* A quantization's binds: the caller's values (given: --bind), then
+ * q8_binds_from_samples at the samples' shapes (one per sample input). */
+q8_status q8_binds_for_quantize(const char *onnx_path, const q8_sample_set *s,
+                                const q8_input_shape *shapes, const q8_input_value *given,
+                                int n_given, q8_binds *b, q8_error *err);
 void q8_binds_free(q8_binds *b);
 
 #endif

@@ -350,13 +350,17 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_status s = q8_onnx_load(onnx_path, &gcal, err);
     if (s == Q8_OK && (s = q8_check_weights(gcal, err)) != Q8_OK) q8_fail_prefix(err, "%s", onnx_path);
     if (s == Q8_OK) s = q8_check_layer_names(gcal, false, &o->prune, &o->quant, err);
-    if (s == Q8_OK) s = q8_samples_from_dir(o->calib_dir, gcal, &samples, err);
+    const char *bound[Q8_MAX_BINDS];
+    int n_bound = 0;
+    for (int k = 0; k < o->n_input_values && n_bound < Q8_MAX_BINDS; k++)
+        bound[n_bound++] = o->input_values[k].name;
+    if (s == Q8_OK) s = q8_samples_from_dir_bound(o->calib_dir, gcal, bound, n_bound, &samples, err);
     if (s == Q8_OK && samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
     for (int k = 0; s == Q8_OK && k < samples.n_inputs; k++) {
         q8_tensor *t;
         s = q8_sample_load(&samples, 0, k, &t, err);
         if (s != Q8_OK) break;
-        shapes[k].name = gcal->tensors[gcal->inputs[k]]->name;
+        shapes[k].name = samples.names[k];
         shapes[k].ndim = t->ndim;
         memcpy(shapes[k].dims, t->dims, sizeof shapes[k].dims);
         if (q8_tensor_numel(t) == 0) {
@@ -371,9 +375,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_load_options lcal = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
     /* inputs bound by the caller, then those calibration shows constant
      * that decide shapes or branches */
-    for (int k = 0; k < o->n_input_values && k < Q8_MAX_BINDS; k++)
-        binds.v[binds.n++] = o->input_values[k];
-    if (s == Q8_OK) s = q8_binds_from_samples(onnx_path, &samples, &lcal, &binds, err);
+    if (s == Q8_OK)
+        s = q8_binds_for_quantize(onnx_path, &samples, shapes, o->input_values,
+                                  o->n_input_values, &binds, err);
     lcal.input_values = binds.v;
     lcal.n_input_values = binds.n;
     for (int k = 0; s == Q8_OK && o->warn && k < binds.n; k++) {

@@ -36,12 +36,23 @@ static void some_layers(const q8_graph *g, bool (*is_layer)(const q8_node *), ch
     if (!total) snprintf(buf, n, "none");
 }
 
+/* The node named name in g or, before the passes (which move a run-time
+ * If's branches into the graph), in the subgraphs of its nodes. */
+static const q8_node *find_node(const q8_graph *g, const char *name, bool deep) {
+    const q8_node *n = q8_graph_find_node(g, name);
+    for (int i = 0; !n && deep && i < g->n_nodes; i++)
+        for (int a = 0; !n && a < g->nodes[i]->n_attrs; a++)
+            if (g->nodes[i]->attrs[a].type == Q8_ATTR_GRAPH && g->nodes[i]->attrs[a].g)
+                n = find_node(g->nodes[i]->attrs[a].g, name, true);
+    return n;
+}
+
 static q8_status check_list(const q8_graph *g, bool optimized, const char *flag,
                             const char *const *names, int count,
                             bool (*is_layer)(const q8_node *), const char *layer_kind,
                             q8_error *err) {
     for (int i = 0; i < count; i++) {
-        const q8_node *n = q8_graph_find_node(g, names[i]);
+        const q8_node *n = find_node(g, names[i], !optimized);
         if (n && (!optimized || is_layer(n))) continue;
         char layers[300];
         some_layers(g, is_layer, layers, sizeof layers);

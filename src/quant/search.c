@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bind_calib.h"
 #include "report.h"
 #include "tensor_file.h"
 
@@ -327,9 +328,18 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     q8_status st = trial ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     const char *data = so->data_dir ? so->data_dir : o->calib_dir;
     if (st == Q8_OK && !data) st = q8_fail(err, Q8_ERR_ARG, "--min-sqnr needs --calib DIR");
-    if (st == Q8_OK) st = q8_report_open_samples(onnx, data, &samples, &inputs, &shapes, err);
+    if (st == Q8_OK)
+        st = q8_report_open_samples(onnx, data, o->input_values, o->n_input_values, &samples,
+                                    &inputs, &shapes, err);
     n_in = samples.n_inputs;
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in};
+    /* the FP32 model with the inputs each trial binds (the .q8 files record
+     * theirs) */
+    q8_binds binds = {0};
+    if (st == Q8_OK)
+        st = q8_binds_for_quantize(onnx, &samples, shapes, o->input_values, o->n_input_values,
+                                   &binds, err);
+    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = n_in,
+                          .input_values = binds.v, .n_input_values = binds.n};
     if (st == Q8_OK) st = q8_model_open(onnx, &lo, &fm, err);
     if (st == Q8_OK && so->labels_path) {
         st = q8_tensor_file_load(so->labels_path, &labels, err);
@@ -470,6 +480,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     nl_free(&user_dense);
     q8_tensor_free(labels);
     q8_model_free(fm);
+    q8_binds_free(&binds); /* before the samples: it names their inputs */
     q8_report_inputs_free(inputs, n_in);
     free(shapes);
     q8_samples_free(&samples);

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bind_calib.h"
 #include "model.h"
 #include "report.h"
 #include "samples.h"
@@ -203,9 +204,16 @@ q8_status q8_quantize_speed(const char *onnx, const char *out, const q8_quantize
     size_t plen = strlen(out) + 16;
     char *path = malloc(plen);
     q8_status st = path ? Q8_OK : q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    if (st == Q8_OK) st = q8_report_open_samples(onnx, o->calib_dir, &s, &inputs, &sh, err);
+    if (st == Q8_OK)
+        st = q8_report_open_samples(onnx, o->calib_dir, o->input_values, o->n_input_values, &s,
+                                    &inputs, &sh, err);
     if (st == Q8_OK) st = trial_name(out, path, plen, err);
-    q8_load_options lo = {.input_shapes = sh, .n_input_shapes = s.n_inputs};
+    /* the FP32 model with the inputs the .q8 binds */
+    q8_binds binds = {0};
+    if (st == Q8_OK)
+        st = q8_binds_for_quantize(onnx, &s, sh, o->input_values, o->n_input_values, &binds, err);
+    q8_load_options lo = {.input_shapes = sh, .n_input_shapes = s.n_inputs,
+                          .input_values = binds.v, .n_input_values = binds.n};
     if (st == Q8_OK) st = q8_model_open(onnx, &lo, &fm, err);
     if (st == Q8_OK)
         st = trial(onnx, path, o, sh, s.n_inputs, o->quant.fp32_layers, o->quant.n_fp32_layers,
@@ -267,6 +275,7 @@ q8_status q8_quantize_speed(const char *onnx, const char *out, const q8_quantize
     q8_model_free(km);
     q8_model_free(qm);
     q8_model_free(fm);
+    q8_binds_free(&binds); /* before the samples: it names their inputs */
     q8_report_inputs_free(inputs, s.n_inputs);
     free(sh);
     q8_samples_free(&s);

@@ -17,8 +17,10 @@ void q8_err_stats_i8(q8_err_stats *s, const float *ref, const int8_t *q, float s
  * raw import; data_dir may also be one .npy/.pb file: one sample of a
  * one-input model), and the shapes of sample 0: names (owned by *inputs, free
  * with q8_report_inputs_free) and shapes (malloc'd, names point into
- * *inputs). "--calib" in messages becomes "--data". */
-q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8_sample_set *s,
+ * *inputs). "--calib" in messages becomes "--data". Inputs named in bound
+ * (their values given: --bind) take no samples. */
+q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir,
+                                 const q8_input_value *bound, int n_bound, q8_sample_set *s,
                                  q8_tensor_info **inputs, q8_input_shape **shapes, q8_error *err);
 void q8_report_inputs_free(q8_tensor_info *inputs, int n);
 
@@ -40,7 +42,7 @@ void q8_report_apply_factors(const q8_tensor *t, const float *k, const float *re
  * not share a heap or a peak): load with the samples' shapes, set sample 0,
  * warm up, time `runs` runs, read the memory sizes and VmHWM. Call it from a
  * process with no threads running. */
-q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_input_shape *shapes,
+q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_load_options *lo,
                             q8_device device, int n_threads, int runs, q8_report_cost *out,
                             q8_error *err);
 

@@ -26,21 +26,28 @@ static q8_status as_data_flag(q8_error *err, q8_status st) {
 }
 
 /* --data FILE: one sample of a one-input model. */
-static q8_status one_sample(const char *path, const q8_graph *g, q8_sample_set *s, q8_error *err) {
+static q8_status one_sample(const char *path, const char *name, int n_inputs, q8_sample_set *s,
+                            q8_error *err) {
     memset(s, 0, sizeof *s);
-    if (g->n_inputs != 1)
+    if (n_inputs != 1)
         return q8_fail(err, Q8_ERR_ARG,
                        "--data %s: the model has %d inputs: give a folder with one "
                        "subfolder per input",
-                       path, g->n_inputs);
+                       path, n_inputs);
     if (!q8_is_tensor_file_name(path))
         return q8_fail(err, Q8_ERR_ARG, "--data %s: not a folder nor a .npy/.pb file", path);
     s->paths = calloc(1, sizeof(char **));
     if (s->paths) s->paths[0] = calloc(1, sizeof(char *));
-    if (!s->paths || !s->paths[0] || !(s->paths[0][0] = q8_strdup(path))) {
-        if (s->paths) free(s->paths[0]);
+    s->names = calloc(1, sizeof(char *));
+    if (!s->paths || !s->paths[0] || !s->names || !(s->paths[0][0] = q8_strdup(path)) ||
+        !(s->names[0] = q8_strdup(name))) {
+        if (s->paths) {
+            if (s->paths[0]) free(s->paths[0][0]);
+            free(s->paths[0]);
+        }
         free(s->paths);
-        s->paths = NULL;
+        free(s->names);
+        memset(s, 0, sizeof *s);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
     s->n_inputs = 1;
@@ -53,16 +60,30 @@ void q8_report_inputs_free(q8_tensor_info *inputs, int n) {
     free(inputs);
 }
 
-q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8_sample_set *s,
+q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir,
+                                 const q8_input_value *bound, int n_bound, q8_sample_set *s,
                                  q8_tensor_info **inputs, q8_input_shape **shapes, q8_error *err) {
     *inputs = NULL;
     *shapes = NULL;
     q8_graph *raw = NULL;
     q8_status st = q8_onnx_load(onnx_path, &raw, err);
+    const char *names[64];
+    int nb = 0;
+    for (int i = 0; i < n_bound && nb < 64; i++) names[nb++] = bound[i].name;
+    /* the one input a single sample file is for: the first not bound */
+    const char *free_in = NULL;
+    int n_free = 0;
+    for (int k = 0; st == Q8_OK && k < raw->n_inputs; k++) {
+        const char *name = raw->tensors[raw->inputs[k]]->name;
+        bool b = false;
+        for (int i = 0; i < nb; i++) b |= strcmp(names[i], name) == 0;
+        if (!b && !n_free++) free_in = name;
+    }
     struct stat sb;
     bool one_file = stat(data_dir, &sb) == 0 && S_ISREG(sb.st_mode);
-    if (st == Q8_OK && one_file) st = one_sample(data_dir, raw, s, err);
-    else if (st == Q8_OK) st = as_data_flag(err, q8_samples_from_dir(data_dir, raw, s, err));
+    if (st == Q8_OK && one_file) st = one_sample(data_dir, free_in, n_free, s, err);
+    else if (st == Q8_OK)
+        st = as_data_flag(err, q8_samples_from_dir_bound(data_dir, raw, names, nb, s, err));
     int n = st == Q8_OK ? s->n_inputs : 0;
     if (st == Q8_OK) {
         *inputs = calloc((size_t)n, sizeof(q8_tensor_info));
@@ -74,7 +95,7 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir, q8
         st = q8_sample_load(s, 0, k, &t, err);
         if (st != Q8_OK) break;
         q8_tensor_info *in = &(*inputs)[k];
-        in->name = q8_strdup(raw->tensors[raw->inputs[k]]->name);
+        in->name = q8_strdup(s->names[k]);
         in->dtype = t->dtype;
         in->ndim = t->ndim;
         memcpy(in->dims, t->dims, sizeof in->dims);
@@ -209,6 +230,44 @@ static q8_status sha_of_file(const char *path, char out[65], q8_error *err) {
     return Q8_OK;
 }
 
+/* The inputs the .q8 at path binds, copied into v (names and values
+ * malloc'd: free with free_bound), the model closed again so that it is not
+ * in the measuring processes' memory. */
+static void free_bound(q8_input_value *v, int n) {
+    for (int i = 0; i < n; i++) {
+        free((char *)v[i].name);
+        free((void *)v[i].data);
+    }
+}
+
+static q8_status bound_of(const char *path, q8_input_value *v, int *n, q8_error *err) {
+    *n = 0;
+    q8_model *m = NULL;
+    q8_status st = q8_model_open(path, NULL, &m, err);
+    for (int i = 0; st == Q8_OK && i < q8_model_num_bound(m) && *n < 64; i++) {
+        q8_tensor_info info;
+        const void *data;
+        st = q8_model_bound_info(m, i, &info, &data, err);
+        if (st != Q8_OK) break;
+        size_t bytes = q8_dtype_size(info.dtype);
+        for (int d = 0; d < info.ndim; d++) bytes *= (size_t)info.dims[d];
+        void *copy = malloc(bytes + 1);
+        char *name = q8_strdup(info.name);
+        if (!copy || !name) {
+            free(copy);
+            free(name);
+            st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+            break;
+        }
+        memcpy(copy, data, bytes);
+        v[*n] = (q8_input_value){.name = name, .dtype = info.dtype, .ndim = info.ndim,
+                                 .data = copy};
+        memcpy(v[(*n)++].dims, info.dims, sizeof info.dims);
+    }
+    q8_model_free(m);
+    return st;
+}
+
 q8_status q8_report_build(const char *const *paths, int n, const q8_report_options *o,
                           q8_report *r, q8_error *err) {
     memset(r, 0, sizeof *r);
@@ -248,11 +307,24 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
             st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
 
+    /* The bound inputs: --bind's, else those the first .q8 binds (quantize
+     * --bind, or constant in its calibration samples), at its values. */
+    const q8_input_value *bound = o->input_values;
+    int n_bound = o->n_input_values;
+    q8_input_value from_q8[64];
+    int n_from_q8 = 0;
+    if (st == Q8_OK && !n_bound) {
+        st = bound_of(paths[1], from_q8, &n_from_q8, err);
+        bound = from_q8;
+        n_bound = n_from_q8;
+    }
+
     /* The samples and their shapes. */
     q8_sample_set samples = {0};
     q8_input_shape *shapes = NULL;
     if (st == Q8_OK)
-        st = q8_report_open_samples(paths[0], o->data_dir, &samples, &r->inputs, &shapes, err);
+        st = q8_report_open_samples(paths[0], o->data_dir, bound, n_bound, &samples, &r->inputs,
+                                    &shapes, err);
     if (st == Q8_OK) {
         r->n_samples = samples.n_samples;
         r->n_inputs = samples.n_inputs;
@@ -260,8 +332,13 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     /* Give the parser's freed memory back before forking the measurements. */
     malloc_trim(0);
 
+    /* the FP32 model with the bound inputs' values; the .q8 files record theirs */
+    q8_load_options lq = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
+    q8_load_options lf = lq;
+    lf.input_values = bound;
+    lf.n_input_values = n_bound;
     for (int i = 0; i < n && st == Q8_OK; i++) {
-        st = q8_report_measure(paths[i], &samples, shapes, o->device, o->n_threads, o->runs,
+        st = q8_report_measure(paths[i], &samples, i ? &lq : &lf, o->device, o->n_threads, o->runs,
                                &r->models[i].cost, err);
         if (st != Q8_OK && strncmp(err->msg, paths[i], strlen(paths[i])))
             q8_fail_prefix(err, "%s", paths[i]);
@@ -273,9 +350,8 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     q8_tensor *labels = NULL;
     char sha[65] = {0};
     if (!models && st == Q8_OK) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = samples.n_inputs};
-    if (st == Q8_OK) st = open_reference(paths[0], &lo, &models[0], err);
-    for (int i = 1; i < n && st == Q8_OK; i++) st = q8_model_open(paths[i], &lo, &models[i], err);
+    if (st == Q8_OK) st = open_reference(paths[0], &lf, &models[0], err);
+    for (int i = 1; i < n && st == Q8_OK; i++) st = q8_model_open(paths[i], &lq, &models[i], err);
     if (st == Q8_OK && o->labels_path) {
         st = q8_tensor_file_load(o->labels_path, &labels, err);
         if (st != Q8_OK) q8_fail_prefix(err, "--labels");
@@ -292,6 +368,7 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
     free(models);
     free(shapes);
     q8_samples_free(&samples);
+    free_bound(from_q8, n_from_q8);
     if (st != Q8_OK) q8_report_free(r);
     return st;
 }

@@ -511,7 +511,13 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if (s->n_inputs != f->n_inputs) {
+    /* the samples name their inputs: one may be bound in the models (its
+     * value checked as it is set) */
+    int n_named = 0;
+    for (int i = 0; s->names && i < f->n_inputs; i++)
+        for (int k = 0; k < s->n_inputs; k++)
+            n_named += strcmp(s->names[k], f->tensors[f->inputs[i]]->name) == 0;
+    if (s->names ? n_named != f->n_inputs : s->n_inputs != f->n_inputs) {
         st = q8_fail(err, Q8_ERR_ARG, "the samples have %d inputs, the model %d", s->n_inputs,
                      f->n_inputs);
         goto done;
@@ -584,7 +590,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
             in[k] = NULL;
         }
         for (int k = 0; k < s->n_inputs && st == Q8_OK; k++) {
-            const char *name = f->tensors[f->inputs[k]]->name;
+            const char *name = s->names ? s->names[k] : f->tensors[f->inputs[k]]->name;
+            int ti = q8_graph_find(f, name);
             st = q8_sample_load(s, i, k, &in[k], err);
             if (st == Q8_OK)
                 st = q8_session_set_input(fs, name, in[k]->dtype, in[k]->dims, in[k]->ndim,
@@ -592,7 +599,8 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
             for (int m = 0; m < nq && st == Q8_OK; m++)
                 st = q8_session_set_input(qm[m].sess, name, in[k]->dtype, in[k]->dims, in[k]->ndim,
                                           in[k]->data, err);
-            if (st == Q8_OK && in[k]->dtype == Q8_F32) refs.ref[f->inputs[k]] = in[k]->data;
+            if (st == Q8_OK && in[k]->dtype == Q8_F32 && ti >= 0 && q8_graph_is_input(f, ti))
+                refs.ref[ti] = in[k]->data;
             if (st != Q8_OK) q8_fail_prefix(err, "%s", s->paths[i][k]);
         }
         if (st == Q8_OK) st = q8_session_run(fs, err);

@@ -51,8 +51,9 @@ static double pct(const double *v, int n, double p) {
 }
 
 static q8_status measure_here(const char *path, const q8_sample_set *s,
-                              const q8_input_shape *shapes, q8_device device, int n_threads,
+                              const q8_load_options *lo, q8_device device, int n_threads,
                               int runs, q8_report_cost *c, q8_error *err) {
+    const q8_input_shape *shapes = lo->input_shapes;
     q8_model *m = NULL;
     q8_session *sess = NULL;
     q8_tensor **in = calloc((size_t)s->n_inputs + 1, sizeof(q8_tensor *));
@@ -66,8 +67,7 @@ static q8_status measure_here(const char *path, const q8_sample_set *s,
         if (st != Q8_OK) q8_fail_prefix(err, "%s", s->paths[0][k]);
     }
     malloc_trim(0);
-    q8_load_options lo = {.input_shapes = shapes, .n_input_shapes = s->n_inputs};
-    if (st == Q8_OK) st = q8_model_open(path, &lo, &m, err);
+    if (st == Q8_OK) st = q8_model_open(path, lo, &m, err);
     q8_session_options so = {.n_threads = n_threads, .device = device};
     if (st == Q8_OK) st = q8_session_create(m, &so, &sess, err);
     for (int k = 0; st == Q8_OK && k < s->n_inputs; k++) {
@@ -130,7 +130,7 @@ static size_t read_all(int fd, void *p, size_t n) {
     return got;
 }
 
-q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_input_shape *shapes,
+q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_load_options *lo,
                             q8_device device, int n_threads, int runs, q8_report_cost *out,
                             q8_error *err) {
     memset(out, 0, sizeof *out);
@@ -152,7 +152,7 @@ q8_status q8_report_measure(const char *path, const q8_sample_set *s, const q8_i
         child_result *r = calloc(1, sizeof *r);
         if (!r) _exit(3);
         q8_error e = {0};
-        r->status = measure_here(path, s, shapes, device, n_threads, runs, &r->cost, &e);
+        r->status = measure_here(path, s, lo, device, n_threads, runs, &r->cost, &e);
         memcpy(r->msg, e.msg, sizeof r->msg);
         bool ok = write_all(fds[1], r, sizeof *r);
         _exit(ok ? 0 : 4);

@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""Inputs bound to a value, end to end through the tools, on a small model
+shaped like Silero VAD v5: an `If` on `sr == 16000` whose 8 kHz side cannot
+take the 16 kHz chunk (a Reshape to 3 rows of 16 values), so the model
+builds only with `sr` bound (issue 11, item 3). Checks, each of which failed
+before (the survey of 2026-12-02):
+
+- `quantize --bind sr=FILE` with a --calib folder that has no `sr/`;
+- `quantize --bind ... --min-sqnr 60` (the FP32-fallback search reloads the
+  model: it must bind too, and name layers inside the branch);
+- `sr` constant in the calibration samples (bound by quantize itself) with
+  the search;
+- `q8report` with `--bind`, and without it (the .q8's bound values);
+- q8run on each .q8 with `sr` given as an input (the bound value) or not.
+
+    check_bind_cli.py BUILD_DIR
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+
+def model(path):
+    rng = np.random.default_rng(7)
+    w1 = numpy_helper.from_array(rng.standard_normal((16, 32)).astype(np.float32), "w1")
+    w2 = numpy_helper.from_array(rng.standard_normal((32, 4)).astype(np.float32) * 0.2, "w2")
+    then = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"], name="branch16/fc1"),
+         helper.make_node("Relu", ["h"], ["hr"], name="branch16/relu"),
+         helper.make_node("MatMul", ["hr", "w2"], ["y16"], name="branch16/fc2")],
+        "then16", [], [helper.make_tensor_value_info("y16", TensorProto.FLOAT, [1, 4])])
+    rows = numpy_helper.from_array(np.array([3, -1], np.int64), "rows")
+    other = helper.make_graph(
+        [helper.make_node("Reshape", ["x", "rows"], ["r8"], name="branch8/reshape"),
+         helper.make_node("ReduceSum", ["r8"], ["y8"], keepdims=1, name="branch8/sum")],
+        "else8", [], [helper.make_tensor_value_info("y8", TensorProto.FLOAT, [1, 4])],
+        [rows])
+    k16 = numpy_helper.from_array(np.array(16000, np.int64), "k16")
+    g = helper.make_graph(
+        [helper.make_node("Equal", ["sr", "k16"], ["is16"]),
+         helper.make_node("If", ["is16"], ["y"], then_branch=then, else_branch=other,
+                          name="by_rate")],
+        "bind_check",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], [w1, w2, k16])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 7
+    onnx.save(m, path)
+
+
+def main():
+    build = sys.argv[1]
+    tool = lambda name: os.path.join(build, name)
+    fails = []
+    with tempfile.TemporaryDirectory() as d:
+        onnx_path = os.path.join(d, "vad.onnx")
+        model(onnx_path)
+        rng = np.random.default_rng(1)
+        sr = os.path.join(d, "sr.npy")
+        np.save(sr, np.array(16000, np.int64))
+        only_x, with_sr = os.path.join(d, "only_x"), os.path.join(d, "with_sr")
+        for sub in (only_x + "/x", with_sr + "/x", with_sr + "/sr"):
+            os.makedirs(sub)
+        for i in range(8):
+            x = rng.standard_normal((1, 16)).astype(np.float32)
+            np.save(f"{only_x}/x/{i:03d}.npy", x)
+            np.save(f"{with_sr}/x/{i:03d}.npy", x)
+            np.save(f"{with_sr}/sr/{i:03d}.npy", np.array(16000, np.int64))
+        x0 = f"{only_x}/x/000.npy"
+
+        def run(what, cmd):
+            p = subprocess.run(cmd, capture_output=True, timeout=600)
+            if p.returncode != 0:
+                fails.append(f"{what}: exit {p.returncode}: "
+                             f"{(p.stderr or p.stdout).decode().strip()[-400:]}")
+            return p
+
+        cases = {
+            "bind, no sr/ samples": (["--bind", f"sr={sr}", "--calib", only_x], "b.q8"),
+            "bind, search": (["--bind", f"sr={sr}", "--calib", only_x, "--min-sqnr", "60"],
+                             "bs.q8"),
+            "sr constant in the samples, search": (["--calib", with_sr, "--min-sqnr", "60"],
+                                                   "cs.q8"),
+        }
+        for what, (args, name) in cases.items():
+            out = os.path.join(d, name)
+            run(f"quantize ({what})", [tool("quantize"), onnx_path, "-o", out] + args)
+            if not os.path.exists(out):
+                fails.append(f"quantize ({what}) wrote no .q8")
+                continue
+            # the search must have tried a layer inside the branch: the
+            # model's only INT8 layers are there
+            run(f"q8run {name}, sr given", [tool("q8run"), out, "--input", f"x={x0}",
+                                            "--input", f"sr={sr}"])
+            run(f"q8run {name}, sr left out", [tool("q8run"), out, "--input", f"x={x0}"])
+            html = os.path.join(d, name + ".html")
+            run(f"q8report {name}, --bind", [tool("q8report"), onnx_path, out, "--data",
+                                             only_x, "--bind", f"sr={sr}", "-o", html])
+            run(f"q8report {name}, the .q8's value", [tool("q8report"), onnx_path, out,
+                                                       "--data", with_sr, "-o", html])
+        p = subprocess.run([tool("quantize"), onnx_path, "-o", os.path.join(d, "n.q8"),
+                            "--calib", only_x], capture_output=True)
+        if p.returncode == 0:
+            fails.append("quantize without sr bound (and no sr/ samples) succeeded")
+    for f in fails:
+        print("FAIL:", f)
+    if fails:
+        sys.exit(1)
+    print("bind: every case ran")
+
+
+if __name__ == "__main__":
+    main()
