@@ -687,3 +687,75 @@ Test(control, inputs_that_decide_shapes_and_branches_fold_when_bound) {
         unlink(path);
     }
 }
+
+/* ---- a side that cannot run at the model's shapes ---- */
+
+/* y = sum(x) > 0 ? x + 1 : Reshape(x, [4, -1]) + 0 (x is 2x3: 6 values do
+ * not make 4 rows); with both_fail the then side reshapes to [5, -1]. */
+static q8_graph *half_runnable_graph(bool both_fail) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {2, 3};
+    input(g, "x", Q8_F32, 2, d);
+    sum_positive(g, "x", "c");
+    q8_node *n = node(g, "If", "c", "y");
+    q8_graph *tb = branch(g, n, "then_branch", "x");
+    if (both_fail) {
+        int64_t five[2] = {5, -1}, two = 2;
+        int k = T(tb, "five");
+        q8_tensor_set_shape(tb->tensors[k], Q8_I64, &two, 1);
+        cr_assert_eq(q8_tensor_alloc_data(tb->tensors[k], NULL), Q8_OK);
+        memcpy(tb->tensors[k]->data, five, sizeof five);
+        node(tb, "Reshape", "x,five", "r5");
+        node(tb, "Identity", "r5", "t");
+    } else {
+        scalar(tb, "one", 1);
+        node(tb, "Add", "x,one", "t");
+    }
+    output(tb, "t");
+    q8_graph *eb = branch(g, n, "else_branch", "x");
+    int64_t four[2] = {4, -1}, two = 2;
+    int k = T(eb, "four");
+    q8_tensor_set_shape(eb->tensors[k], Q8_I64, &two, 1);
+    cr_assert_eq(q8_tensor_alloc_data(eb->tensors[k], NULL), Q8_OK);
+    memcpy(eb->tensors[k]->data, four, sizeof four);
+    node(eb, "Reshape", "x,four", "r4");
+    scalar(eb, "nil", 0);
+    node(eb, "Add", "r4,nil", "e");
+    output(eb, "e");
+    output(g, "y");
+    return g;
+}
+
+Test(control, a_side_that_cannot_run_is_refused_when_taken_not_at_load) {
+    q8_error err = {0};
+    for (int file = 0; file < 2; file++) {
+        q8_graph *g = half_runnable_graph(false);
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_model *m = file ? through_file(g) : model_of(g);
+        q8_session *s;
+        cr_assert_eq(q8_session_create(m, NULL, &s, &err), Q8_OK, "%s", err.msg);
+        int64_t d[2] = {2, 3};
+        float x[6] = {1, 2, 3, 4, 5, -6};
+        cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, d, 2, x, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_tensor_info info;
+        const void *o;
+        cr_assert_eq(q8_session_output(s, 0, &info, &o, &err), Q8_OK);
+        for (int i = 0; i < 6; i++) cr_assert_float_eq(((const float *)o)[i], x[i] + 1, 0);
+        float neg[6] = {-1, -2, -3, 4, 0, 0};
+        cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, d, 2, neg, &err), Q8_OK, "%s", err.msg);
+        cr_assert_neq(q8_session_run(s, &err), Q8_OK, "the else side cannot run");
+        cr_assert(strstr(err.msg, "picks its else branch, which cannot run at this model's "
+                                  "shapes") && strstr(err.msg, "Reshape"),
+                  "%s", err.msg);
+        /* and the session runs the other side again afterwards */
+        cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, d, 2, x, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_session_run(s, &err), Q8_OK, "%s", err.msg);
+        q8_session_free(s);
+        q8_model_free(m);
+    }
+    q8_graph *g = half_runnable_graph(true);
+    cr_assert_neq(q8_passes_run(g, NULL, &err), Q8_OK, "neither side can run");
+    cr_assert(strstr(err.msg, "Reshape"), "%s", err.msg);
+    q8_graph_free(g);
+}

@@ -9,6 +9,7 @@
 #include "cpu_op.h"
 #include "host_nodes.h"
 #include "layout.h"
+#include "ops/if.h"
 #include "planner.h"
 
 typedef struct cpu_ctx {
@@ -184,7 +185,6 @@ static bool scope_runs(cpu_ctx *c, int s) {
 
 static q8_status cpu_run(void *p, q8_error *err) {
     cpu_ctx *c = p;
-    (void)err;
     const q8_graph *g = c->g;
     if (c->taken) memset(c->taken, -1, (size_t)c->scopes.n);
     q8_adapt_run kind = c->adaptive ? q8_adapt_begin(&c->adapt) : Q8_ADAPT_DECIDED;
@@ -195,6 +195,15 @@ static q8_status cpu_run(void *p, q8_error *err) {
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         if (n->scope && !scope_runs(c, n->scope)) continue;
+        if (n->op == Q8_OP_IF) { /* a side dropped at load (ops/if.h) */
+            const q8_if_params *ip = n->params;
+            bool then = q8_cond_value(c->ptr[n->inputs[0]], q8_in(g, n, 0)->dtype);
+            const char *why = ip->fails[then ? 0 : 1];
+            if (why)
+                return q8_node_fail(err, Q8_ERR_SHAPE, n, "this run's condition picks its %s "
+                                    "branch, which cannot run at this model's shapes: %s",
+                                    then ? "then" : "else", why);
+        }
         if (q8_op_flags(n->op) & Q8_OPF_VIEW) {
             if (c->observer) c->observer(c->observer_arg, g, n, c->ptr);
             continue;

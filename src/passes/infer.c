@@ -330,50 +330,147 @@ static q8_status fold_table_fit(fold_table *ft, int n_tensors, q8_error *err) {
     return Q8_OK;
 }
 
-static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
-    fold_budget fb = fold_budget_of(g);
-    for (int i = 0; i < g->n_nodes; i++) {
-        q8_node *n = g->nodes[i];
-        if (n->dead) continue;
-        if (q8_canon_pending(n)) {
-            Q8_TRY(q8_canon_finish(g, i, err));
-            n = g->nodes[i]; /* it may have inserted nodes before this one */
+/* One node of infer_all at *ip (If, Loop and Scan expand in place: *ip is
+ * set so that the loop infers what they became next). */
+static q8_status infer_one(q8_graph *g, int *ip, fold_budget *fb, fold_table *ft,
+                           q8_error *err) {
+    int i = *ip;
+    q8_node *n = g->nodes[i];
+    if (q8_canon_pending(n)) {
+        Q8_TRY(q8_canon_finish(g, i, err));
+        n = g->nodes[i]; /* it may have inserted nodes before this one */
+    }
+    bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+    if (onnx_dom && strcmp(n->op_type, "If") == 0) {
+        const q8_tensor *cond = q8_in(g, n, 0);
+        if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
+        if (!cond->data) {
+            Q8_TRY(flatten_if(g, i, err));
+            *ip = i - 1; /* infer the branches' nodes, now from position i */
+            return Q8_OK;
         }
-        bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-        if (onnx_dom && strcmp(n->op_type, "If") == 0) {
-            const q8_tensor *cond = q8_in(g, n, 0);
-            if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
-            if (!cond->data) {
-                Q8_TRY(flatten_if(g, i, err));
-                i--; /* infer the branches' nodes, now from position i */
-                continue;
-            }
-            Q8_TRY(inline_if(g, i, err));
-            continue;
-        }
-        if (onnx_dom && strcmp(n->op_type, "Loop") == 0) {
-            Q8_TRY(q8_unroll_loop(g, i, err));
-            continue; /* the copies of its body follow it */
-        }
-        if (onnx_dom && strcmp(n->op_type, "Scan") == 0) {
-            Q8_TRY(q8_unroll_scan(g, i, err));
-            continue;
-        }
-        n->op = q8_op_lookup(n->domain, n->op_type);
-        if (n->op == Q8_OP_NONE) {
-            if (onnx_dom)
-                return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
-                                n->op_type);
-        }
-        Q8_TRY(q8_node_reinfer(g, n, err));
-        if (foldable(g, n, &fb)) {
-            Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
-            Q8_TRY(fold_node(g, n, ft->ptr, err));
-            n->dead = true;
-        }
+        return inline_if(g, i, err);
+    }
+    if (onnx_dom && strcmp(n->op_type, "Loop") == 0)
+        return q8_unroll_loop(g, i, err); /* the copies of its body follow it */
+    if (onnx_dom && strcmp(n->op_type, "Scan") == 0) return q8_unroll_scan(g, i, err);
+    n->op = q8_op_lookup(n->domain, n->op_type);
+    if (n->op == Q8_OP_NONE) {
+        if (onnx_dom)
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
+                            n->op_type);
+    }
+    Q8_TRY(q8_node_reinfer(g, n, err));
+    if (foldable(g, n, fb)) {
+        Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
+        Q8_TRY(fold_node(g, n, ft->ptr, err));
+        n->dead = true;
     }
     return Q8_OK;
+}
+
+/* Branches that cannot run at the model's shapes. A run-time If's side
+ * whose nodes fail shape inference (Silero VAD v5's 8 kHz side, given a 16
+ * kHz chunk) is dropped, not the model: its If keeps the other side, with
+ * zeros of that side's shapes in the dropped side's place (never read) and
+ * the failure in _then_fails / _else_fails; a run whose condition picks it
+ * stops with that message (kernels/cpu/backend.c). Both sides failing is
+ * the load's error. */
+#define MAX_FAILED_SCOPES 64
+
+typedef struct failed_scopes {
+    int n;
+    int scope[MAX_FAILED_SCOPES];
+    char msg[MAX_FAILED_SCOPES][512];
+    q8_status status[MAX_FAILED_SCOPES];
+} failed_scopes;
+
+/* The scope of the q8.If that opens scope s (its parent), or -1. */
+static int parent_scope(const q8_graph *g, int s) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->dead || strcmp(n->op_type, "If") != 0 || strcmp(n->domain, "q8") != 0) continue;
+        if (q8_attr_int(n, "then_scope", 0) == s || q8_attr_int(n, "else_scope", 0) == s)
+            return n->scope;
+    }
+    return -1;
+}
+
+static int failed_holding(const q8_graph *g, const failed_scopes *fs, int s) {
+    for (int depth = 0; s > 0 && depth < g->n_nodes + 1; depth++) {
+        for (int k = 0; k < fs->n; k++)
+            if (fs->scope[k] == s) return k;
+        s = parent_scope(g, s);
+    }
+    return -1;
+}
+
+/* n's side(s) in fs: zeros in place of their outputs, the message kept. */
+static q8_status drop_failed_sides(q8_graph *g, q8_node *n, failed_scopes *fs, q8_error *err) {
+    int64_t sc[2] = {q8_attr_int(n, "then_scope", 0), q8_attr_int(n, "else_scope", 0)};
+    int k_out = n->n_outputs, hit[2] = {-1, -1};
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < fs->n; k++)
+            if (fs->scope[k] == sc[side]) hit[side] = k;
+    if (hit[0] < 0 && hit[1] < 0) return Q8_OK;
+    if (hit[0] >= 0 && hit[1] >= 0) { /* neither side can run */
+        err->status = fs->status[hit[0]];
+        snprintf(err->msg, sizeof err->msg, "%s", fs->msg[hit[0]]);
+        return err->status;
+    }
+    int bad = hit[0] >= 0 ? 0 : 1, k = hit[bad];
+    if (n->n_inputs != 1 + 2 * k_out)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "has %d inputs and %d outputs, expected "
+                            "1 + 2 x outputs inputs", n->n_inputs, n->n_outputs);
+    for (int o = 0; o < k_out; o++) {
+        const q8_tensor *good = q8_in(g, n, 1 + (1 - bad) * k_out + o);
+        if (!good || !good->shape_known)
+            return q8_node_fail(err, Q8_ERR_SHAPE, n, "output %d of its runnable side has no "
+                                "shape", o);
+        char base[96];
+        snprintf(base, sizeof base, "%s_unrunnable", good->name);
+        int t = q8_graph_add_tensor_unique(g, base);
+        if (t < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        good = q8_in(g, n, 1 + (1 - bad) * k_out + o); /* adding may move the tensors */
+        q8_tensor_set_shape(g->tensors[t], good->dtype, good->dims, good->ndim);
+        Q8_TRY(q8_tensor_alloc_data(g->tensors[t], err));
+        n->inputs[1 + bad * k_out + o] = t;
+    }
+    q8_attr *a = q8_node_set_attr(n, bad ? "_else_fails" : "_then_fails", Q8_ATTR_STRING);
+    if (!a || !(a->s = q8_strdup(fs->msg[k]))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    fs->scope[k] = fs->scope[--fs->n];
+    memcpy(fs->msg[k], fs->msg[fs->n], sizeof fs->msg[k]);
+    fs->status[k] = fs->status[fs->n];
+    return Q8_OK;
+}
+
+static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
+    fold_budget fb = fold_budget_of(g);
+    failed_scopes *fs = calloc(1, sizeof *fs);
+    if (!fs) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_status st = Q8_OK;
+    for (int i = 0; i < g->n_nodes && st == Q8_OK; i++) {
+        q8_node *n = g->nodes[i];
+        if (n->dead) continue;
+        if (n->scope > 0 && fs->n && failed_holding(g, fs, n->scope) >= 0) {
+            n->dead = true; /* in a side that cannot run */
+            continue;
+        }
+        bool q8_if = !strcmp(n->op_type, "If") && !strcmp(n->domain, "q8");
+        if (q8_if && fs->n && (st = drop_failed_sides(g, n, fs, err)) != Q8_OK) break;
+        st = infer_one(g, &i, &fb, ft, err);
+        if (st != Q8_OK && st != Q8_ERR_NOMEM && n->scope > 0 && !q8_if &&
+            fs->n < MAX_FAILED_SCOPES && g->nodes[i] == n) {
+            fs->scope[fs->n] = n->scope;
+            fs->status[fs->n] = st;
+            snprintf(fs->msg[fs->n++], sizeof fs->msg[0], "%s", err->msg);
+            n->dead = true;
+            st = Q8_OK;
+        }
+    }
+    free(fs);
+    return st;
 }
 
 q8_status q8_pass_infer(q8_graph *g, q8_error *err) {

@@ -11,7 +11,9 @@ before (the survey of 2026-12-02):
 - `sr` constant in the calibration samples (bound by quantize itself) with
   the search;
 - `q8report` with `--bind`, and without it (the .q8's bound values);
-- q8run on each .q8 with `sr` given as an input (the bound value) or not.
+- q8run on each .q8 with `sr` given as an input (the bound value) or not;
+- q8run on the ONNX model with `sr` an input: 16000 runs the 16 kHz side,
+  8000 stops with the reason its side was dropped at load.
 
     check_bind_cli.py BUILD_DIR
 """
@@ -52,6 +54,11 @@ def model(path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
     m.ir_version = 7
     onnx.save(m, path)
+
+
+def onnx_init(path, name):
+    return next(numpy_helper.to_array(t) for t in onnx.load(path).graph.initializer
+                if t.name == name)
 
 
 def main():
@@ -108,6 +115,26 @@ def main():
                             "--calib", only_x], capture_output=True)
         if p.returncode == 0:
             fails.append("quantize without sr bound (and no sr/ samples) succeeded")
+        # unbound, the model loads with its 8 kHz side dropped: 16000 runs
+        # it (the then side's value), 8000 stops with the reason
+        y = os.path.join(d, "y16")
+        run("q8run, sr = 16000 as an input", [tool("q8run"), onnx_path, "--input", f"x={x0}",
+                                              "--input", f"sr={sr}", "-o", y])
+        if not os.path.exists(f"{y}/y.npy"):
+            fails.append("q8run, sr = 16000: no y.npy written")
+        else:
+            x = np.load(x0)
+            want = np.maximum(x @ onnx_init(onnx_path, "w1"), 0) @ onnx_init(onnx_path, "w2")
+            got = np.load(f"{y}/y.npy")
+            if not np.allclose(got, want, rtol=1e-4, atol=1e-5):
+                fails.append(f"q8run, sr = 16000: {got} against {want}")
+        sr8 = os.path.join(d, "sr8.npy")
+        np.save(sr8, np.array(8000, np.int64))
+        p = subprocess.run([tool("q8run"), onnx_path, "--input", f"x={x0}", "--input",
+                            f"sr={sr8}"], capture_output=True)
+        msg = p.stderr.decode()
+        if p.returncode == 0 or "cannot run at this model's shapes" not in msg:
+            fails.append(f"q8run, sr = 8000: exit {p.returncode}, {msg.strip()}")
     for f in fails:
         print("FAIL:", f)
     if fails:

@@ -57,6 +57,10 @@ static q8_status if_infer(q8_graph *g, q8_node *n, q8_error *err) {
     p->n_out = k_out;
     p->then_scope = (int)ts;
     p->else_scope = (int)es;
+    p->fails[0] = q8_attr_str(n, "_then_fails", NULL);
+    p->fails[1] = q8_attr_str(n, "_else_fails", NULL);
+    if (p->fails[0] && p->fails[1])
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "neither branch can run: %s", p->fails[0]);
     return Q8_OK;
 }
 

@@ -8,6 +8,9 @@
 typedef struct q8_if_params {
     int n_out;
     int then_scope, else_scope;
+    /* [0] then, [1] else: why that side cannot run at the model's shapes
+     * (its nodes dropped at load, src/passes/infer.c), or NULL */
+    const char *fails[2];
 } q8_if_params;
 
 #endif
