@@ -16,8 +16,9 @@
  * bytes (q8_isp_pack_x); init holds bias - 128 * sum_k W[n][k] as
  * everywhere in igemm.h. The AVX-512 kernel (VBMI2's byte expand makes a
  * chunk's 64 weights from its mask and its stored bytes, VNNI multiplies)
- * is the fast one; the C loop over the set bits is its reference and the
- * path elsewhere. */
+ * is the fast one; the C loop over the set bits is its reference. Where
+ * there is no VBMI2, ops keep the form only for GEMMs that make their rows
+ * or lanes from it (q8_isp_rows: a byte shuffle on AVX2 and NEON). */
 #ifndef Q8_KERNELS_CPU_IGEMV_SPARSE_H
 #define Q8_KERNELS_CPU_IGEMV_SPARSE_H
 
