@@ -200,7 +200,7 @@ void q8_wround_saved_free(q8_wround_saved *sv) {
     memset(sv, 0, sizeof *sv);
 }
 
-static int restore(q8_graph *g, const q8_wround_saved *sv, bool only_fp32) {
+static int restore(q8_graph *g, const q8_wround_saved *sv, bool only_fp32, bool own) {
     int restored = 0;
     for (int i = 0; i < sv->n; i++) {
         int t = q8_graph_find(g, sv->names[i]);
@@ -213,6 +213,8 @@ static int restore(q8_graph *g, const q8_wround_saved *sv, bool only_fp32) {
                 fp32_reader = fp32_reader || n->inputs[j] == t;
         }
         if (!fp32_reader) continue;
+        /* a clone's shared constant: data of its own, the source untouched */
+        if (own && !w->owns_data && q8_tensor_alloc_data(w, NULL) != Q8_OK) return -1;
         if (sv->data[i]) memcpy(w->data, sv->data[i], sizeof(float) * (size_t)sv->numel[i]);
         else if (fseeko(sv->file, sv->off[i], SEEK_SET) != 0 ||
                  fread(w->data, sizeof(float), (size_t)sv->numel[i], sv->file) !=
@@ -223,9 +225,17 @@ static int restore(q8_graph *g, const q8_wround_saved *sv, bool only_fp32) {
     return restored;
 }
 
-int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) { return restore(g, sv, true); }
+int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *sv) {
+    return restore(g, sv, true, false);
+}
 
-int q8_wround_restore_all(q8_graph *g, const q8_wround_saved *sv) { return restore(g, sv, false); }
+int q8_wround_restore_fp32_owned(q8_graph *g, const q8_wround_saved *sv) {
+    return restore(g, sv, true, true);
+}
+
+int q8_wround_restore_all(q8_graph *g, const q8_wround_saved *sv) {
+    return restore(g, sv, false, false);
+}
 
 q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_sample_set *smp,
                            int n_threads, q8_meta *meta, q8_wround_saved *saved,

@@ -86,6 +86,10 @@ q8_status q8_round_weights(q8_graph *g, const q8_quant_options *o, const q8_samp
  * its weights as trained); returns how many, -1 if the file could not be
  * read back. */
 int q8_wround_restore_fp32(q8_graph *g, const q8_wround_saved *saved);
+/* The same for a graph that shares its constants with another
+ * (q8_graph_clone): each tensor restored gets data of its own (-1 also
+ * when that cannot be allocated). */
+int q8_wround_restore_fp32_owned(q8_graph *g, const q8_wround_saved *saved);
 /* Every saved tensor of g back to its values before rounding (the model's
  * weights as trained, where sv holds every tensor that was rounded);
  * returns the count, -1 when the temporary file cannot be read. */

@@ -22,10 +22,20 @@ static q8_status fail_restore(q8_error *err) {
                    "file");
 }
 
+/* The candidate as it would be written: the layers it leaves FP32 compute
+ * with their weights as trained (sv holds them), as q8_quantize_model's
+ * last steps make them; scored with those rounded, a candidate that keeps
+ * layers FP32 (the wide-range rule, fallbacks) lost for rounding it does
+ * not do. */
 static q8_status score(q8_out_eval *e, q8_wround_build_fn build, void *arg,
-                       q8_weight_rounding wr, double *db, q8_error *err) {
+                       q8_weight_rounding wr, const q8_wround_saved *sv, double *db,
+                       q8_error *err) {
     q8_graph *q = NULL;
     Q8_TRY(build(arg, wr, &q, err));
+    if (q8_wround_restore_fp32_owned(q, sv) < 0) {
+        q8_graph_free(q);
+        return fail_restore(err);
+    }
     return q8_out_eval_score(e, q, db, err);
 }
 
@@ -60,7 +70,7 @@ q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_samp
     q8_quant_options ro = *o;
     ro.weight_rounding = Q8_WROUND_SUMS;
     if (st == Q8_OK) st = q8_round_weights(g, &ro, s, n_threads, meta, NULL, err);
-    if (st == Q8_OK) st = score(&e, build, arg, Q8_WROUND_SUMS, &out->db[0], err);
+    if (st == Q8_OK) st = score(&e, build, arg, Q8_WROUND_SUMS, saved, &out->db[0], err);
     /* gptq from the weights as trained, fit on the samples not scored */
     q8_wround_saved gsaved = {0};
     q8_sample_set fit = *s;
@@ -74,12 +84,14 @@ q8_status q8_wround_choose(q8_graph *g, const q8_quant_options *o, const q8_samp
             st = Q8_OK;
             out->db[1] = NAN;
         } else if (st == Q8_OK) {
-            st = score(&e, build, arg, Q8_WROUND_GPTQ, &out->db[1], err);
+            st = score(&e, build, arg, Q8_WROUND_GPTQ, &gsaved, &out->db[1], err);
         }
     }
     out->n_scored = e.n_samples;
     q8_out_eval_close(&e);
-    if (st == Q8_OK && out->db[1] >= out->db[0] + Q8_WROUND_AUTO_MARGIN_DB) {
+    /* two exact candidates (inf and inf) are a tie: sums */
+    if (st == Q8_OK && out->db[1] >= out->db[0] + Q8_WROUND_AUTO_MARGIN_DB &&
+        out->db[1] > out->db[0]) {
         out->chosen = Q8_WROUND_GPTQ;
         q8_wround_saved_free(saved);
         *saved = gsaved;
