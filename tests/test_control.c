@@ -759,3 +759,125 @@ Test(control, a_side_that_cannot_run_is_refused_when_taken_not_at_load) {
     cr_assert(strstr(err.msg, "Reshape"), "%s", err.msg);
     q8_graph_free(g);
 }
+
+/* cond = ReduceSum(x) > thr, in g */
+static void sum_greater(q8_graph *g, const char *x, const char *cond, float thr) {
+    char s[64], t[64], in[160];
+    snprintf(s, sizeof s, "%s_sum", cond);
+    snprintf(t, sizeof t, "%s_thr", cond);
+    q8_node_set_attr(node(g, "ReduceSum", x, s), "keepdims", Q8_ATTR_INT)->i = 0;
+    scalar(g, t, thr);
+    snprintf(in, sizeof in, "%s,%s", s, t);
+    node(g, "Greater", in, cond);
+}
+
+/* out = Reshape(x, [rows, -1]) (fails for 2x3 x when 6 % rows), named out */
+static void reshape_rows(q8_graph *g, int64_t rows, const char *out) {
+    int64_t shape[2] = {rows, -1}, two = 2;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_shape", out);
+    int k = T(g, nm);
+    q8_tensor_set_shape(g->tensors[k], Q8_I64, &two, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[k], NULL), Q8_OK);
+    memcpy(g->tensors[k]->data, shape, sizeof shape);
+    char in[160];
+    snprintf(in, sizeof in, "x,%s", nm);
+    node(g, "Reshape", in, out);
+}
+
+/* y = sum(x) > 0 ? (sum(x) > 10 ? x + 1 : Reshape(x, [4, -1])) : x - 1;
+ * inner_both: the inner then side reshapes to [5, -1] too (neither inner
+ * side can run: the outer then side cannot). bad_op: the outer else side
+ * has an op q8 does not have instead. */
+static q8_graph *nested_graph(bool inner_both, bool bad_op) {
+    q8_graph *g = q8_graph_new();
+    int64_t d[2] = {2, 3};
+    input(g, "x", Q8_F32, 2, d);
+    sum_greater(g, "x", "c", 0);
+    q8_node *outer = node(g, "If", "c", "y");
+    q8_graph *tb = branch(g, outer, "then_branch", "x");
+    sum_greater(tb, "x", "c2", 10);
+    q8_node *inner = node(tb, "If", "c2", "t");
+    output(tb, "t");
+    q8_graph *itb = branch(tb, inner, "then_branch", "x");
+    if (inner_both) {
+        reshape_rows(itb, 5, "r5");
+        node(itb, "Identity", "r5", "it");
+    } else {
+        scalar(itb, "one_in", 1);
+        node(itb, "Add", "x,one_in", "it");
+    }
+    output(itb, "it");
+    q8_graph *ieb = branch(tb, inner, "else_branch", "x");
+    reshape_rows(ieb, 4, "r4");
+    node(ieb, "Identity", "r4", "ie");
+    output(ieb, "ie");
+    q8_graph *eb = branch(g, outer, "else_branch", "x");
+    scalar(eb, "one_out", 1);
+    node(eb, bad_op ? "NoSuchOp" : "Sub", "x,one_out", "e");
+    output(eb, "e");
+    output(g, "y");
+    return g;
+}
+
+/* Runs x through s: Q8_OK with y = x + add, or the error's status. */
+static q8_status run_nested(q8_session *s, const float *x, float add, q8_error *err) {
+    int64_t d[2] = {2, 3};
+    cr_assert_eq(q8_session_set_input(s, "x", Q8_F32, d, 2, x, err), Q8_OK, "%s", err->msg);
+    q8_status st = q8_session_run(s, err);
+    if (st != Q8_OK) return st;
+    const void *o;
+    q8_tensor_info info;
+    cr_assert_eq(q8_session_output(s, 0, &info, &o, err), Q8_OK);
+    for (int i = 0; i < 6; i++) cr_assert_float_eq(((const float *)o)[i], x[i] + add, 0);
+    return Q8_OK;
+}
+
+static const float X_BIG[6] = {5, 5, 5, 1, 1, 1}, X_SMALL[6] = {1, 1, 1, 1, 1, 0},
+                   X_NEG[6] = {-5, -1, 0, 0, 0, 0};
+
+Test(control, a_failing_side_inside_a_nested_if_drops_that_side_only) {
+    q8_error err = {0};
+    q8_graph *g = nested_graph(false, false);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_model *m = model_of(g);
+    q8_session *s;
+    cr_assert_eq(q8_session_create(m, NULL, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_nested(s, X_BIG, 1, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_nested(s, X_NEG, -1, &err), Q8_OK, "%s", err.msg);
+    cr_assert_neq(run_nested(s, X_SMALL, 0, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "picks its else branch") && strstr(err.msg, "Reshape"), "%s",
+              err.msg);
+    q8_session_free(s);
+    q8_model_free(m);
+}
+
+Test(control, a_nested_if_neither_side_of_which_runs_drops_its_own_side) {
+    q8_error err = {0};
+    q8_graph *g = nested_graph(true, false);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    q8_model *m = model_of(g);
+    q8_session *s;
+    cr_assert_eq(q8_session_create(m, NULL, &s, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(run_nested(s, X_NEG, -1, &err), Q8_OK, "%s", err.msg);
+    cr_assert_neq(run_nested(s, X_BIG, 0, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "picks its then branch") && strstr(err.msg, "neither branch"),
+              "%s", err.msg);
+    q8_session_free(s);
+    q8_model_free(m);
+}
+
+Test(control, other_errors_in_a_branch_still_fail_the_load) {
+    q8_error err = {0};
+    q8_graph *g = nested_graph(false, true);
+    cr_assert_neq(q8_passes_run(g, NULL, &err), Q8_OK, "an op q8 lacks is the load's error");
+    cr_assert(strstr(err.msg, "NoSuchOp is not supported"), "%s", err.msg);
+    q8_graph_free(g);
+    /* and a load that succeeds after dropping a side leaves no error behind */
+    g = nested_graph(false, false);
+    err = (q8_error){0};
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(err.status, Q8_OK, "err holds '%s' after a successful load", err.msg);
+    cr_assert_eq(err.msg[0], 0, "err holds '%s' after a successful load", err.msg);
+    q8_graph_free(g);
+}

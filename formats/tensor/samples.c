@@ -126,6 +126,15 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
         return q8_fail(err, Q8_ERR_IO, "--calib %s: it is %s, not a folder", dir,
                        q8_file_kind(sb.st_mode));
     if (g->n_inputs < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
+    for (int i = 0; i < n_bound; i++) {
+        bool found = false;
+        for (int k = 0; bound[i] && k < g->n_inputs; k++)
+            found |= strcmp(g->tensors[g->inputs[k]]->name, bound[i]) == 0;
+        if (!found)
+            return q8_fail(err, Q8_ERR_ARG, "--bind %s: the model has no input of that name "
+                           "(its first input: '%s')", bound[i] ? bound[i] : "?",
+                           g->tensors[g->inputs[0]]->name);
+    }
     /* the inputs that take samples: all but the bound ones */
     int ni = 0;
     s->names = calloc((size_t)g->n_inputs, sizeof(char *));

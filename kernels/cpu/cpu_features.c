@@ -18,6 +18,7 @@ static void detect(void) {
     __builtin_cpu_init();
     f->avx2 = __builtin_cpu_supports("avx2");
     f->fma = __builtin_cpu_supports("fma");
+    f->popcnt = __builtin_cpu_supports("popcnt");
     f->avx512f = __builtin_cpu_supports("avx512f");
     f->avx512bw = __builtin_cpu_supports("avx512bw");
     f->avx512vl = __builtin_cpu_supports("avx512vl");

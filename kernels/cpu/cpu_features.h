@@ -8,6 +8,7 @@
 typedef struct q8_cpu_features {
     /* x86-64 */
     bool avx2, fma;
+    bool popcnt;            /* the compressed-weight kernels count mask bits with it */
     bool avx512f, avx512bw, avx512vl, avx512vnni, avx512vbmi, avx512vbmi2;
     bool avxvnni;           /* 256-bit VNNI (VEX), Alder Lake and later */
     /* aarch64 */

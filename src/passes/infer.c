@@ -330,64 +330,45 @@ static q8_status fold_table_fit(fold_table *ft, int n_tensors, q8_error *err) {
     return Q8_OK;
 }
 
-/* One node of infer_all at *ip (If, Loop and Scan expand in place: *ip is
- * set so that the loop infers what they became next). */
-static q8_status infer_one(q8_graph *g, int *ip, fold_budget *fb, fold_table *ft,
-                           q8_error *err) {
-    int i = *ip;
-    q8_node *n = g->nodes[i];
-    if (q8_canon_pending(n)) {
-        Q8_TRY(q8_canon_finish(g, i, err));
-        n = g->nodes[i]; /* it may have inserted nodes before this one */
-    }
-    bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
-    if (onnx_dom && strcmp(n->op_type, "If") == 0) {
-        const q8_tensor *cond = q8_in(g, n, 0);
-        if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
-        if (!cond->data) {
-            Q8_TRY(flatten_if(g, i, err));
-            *ip = i - 1; /* infer the branches' nodes, now from position i */
-            return Q8_OK;
-        }
-        return inline_if(g, i, err);
-    }
-    if (onnx_dom && strcmp(n->op_type, "Loop") == 0)
-        return q8_unroll_loop(g, i, err); /* the copies of its body follow it */
-    if (onnx_dom && strcmp(n->op_type, "Scan") == 0) return q8_unroll_scan(g, i, err);
-    n->op = q8_op_lookup(n->domain, n->op_type);
-    if (n->op == Q8_OP_NONE) {
-        if (onnx_dom)
-            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
-        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
-                            n->op_type);
-    }
-    Q8_TRY(q8_node_reinfer(g, n, err));
-    if (foldable(g, n, fb)) {
-        Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
-        Q8_TRY(fold_node(g, n, ft->ptr, err));
-        n->dead = true;
-    }
-    return Q8_OK;
-}
-
-/* Branches that cannot run at the model's shapes. A run-time If's side
- * whose nodes fail shape inference (Silero VAD v5's 8 kHz side, given a 16
- * kHz chunk) is dropped, not the model: its If keeps the other side, with
- * zeros of that side's shapes in the dropped side's place (never read) and
- * the failure in _then_fails / _else_fails; a run whose condition picks it
- * stops with that message (kernels/cpu/backend.c). Both sides failing is
- * the load's error. */
+/* Scopes that cannot run at the model's shapes. A run-time If's side one
+ * of whose nodes fails its own shape inference (Q8_ERR_SHAPE: Silero VAD
+ * v5's 8 kHz side, given a 16 kHz chunk) is dropped, not the model: its
+ * If keeps the other side, with zeros of that side's shapes in the dropped
+ * side's place (never read) and the failure in _then_fails / _else_fails;
+ * a run whose condition picks it stops with that message
+ * (kernels/cpu/backend.c). Both sides failing drops the If's own side in
+ * turn, and is the load's error at the top. Any other error (an
+ * unsupported op, a malformed branch) stays the load's error wherever it
+ * is. */
 #define MAX_FAILED_SCOPES 64
 
 typedef struct failed_scopes {
     int n;
     int scope[MAX_FAILED_SCOPES];
     char msg[MAX_FAILED_SCOPES][512];
-    q8_status status[MAX_FAILED_SCOPES];
+    /* parent[s]: the scope of the q8.If that opens scope s, recorded as
+     * the Ifs are flattened (-1: not known, then looked up) */
+    int *parent;
+    int cap;
 } failed_scopes;
 
+static q8_status note_parent(failed_scopes *fs, int s, int parent, q8_error *err) {
+    if (s < 0 || s > INT32_MAX / 2) return Q8_OK;
+    if (s >= fs->cap) {
+        int cap = s + s / 2 + 16;
+        int *p = realloc(fs->parent, sizeof(int) * (size_t)cap);
+        if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        for (int k = fs->cap; k < cap; k++) p[k] = -1;
+        fs->parent = p;
+        fs->cap = cap;
+    }
+    fs->parent[s] = parent;
+    return Q8_OK;
+}
+
 /* The scope of the q8.If that opens scope s (its parent), or -1. */
-static int parent_scope(const q8_graph *g, int s) {
+static int parent_scope(const q8_graph *g, const failed_scopes *fs, int s) {
+    if (s < fs->cap && fs->parent[s] >= 0) return fs->parent[s];
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
         if (n->dead || strcmp(n->op_type, "If") != 0 || strcmp(n->domain, "q8") != 0) continue;
@@ -397,27 +378,45 @@ static int parent_scope(const q8_graph *g, int s) {
     return -1;
 }
 
-static int failed_holding(const q8_graph *g, const failed_scopes *fs, int s) {
-    for (int depth = 0; s > 0 && depth < g->n_nodes + 1; depth++) {
+/* Whether scope s lies in a failed scope. */
+static bool in_failed(const q8_graph *g, const failed_scopes *fs, int s) {
+    for (int depth = 0; s > 0 && depth <= g->n_nodes; depth++) {
         for (int k = 0; k < fs->n; k++)
-            if (fs->scope[k] == s) return k;
-        s = parent_scope(g, s);
+            if (fs->scope[k] == s) return true;
+        s = parent_scope(g, fs, s);
     }
-    return -1;
+    return false;
 }
 
-/* n's side(s) in fs: zeros in place of their outputs, the message kept. */
-static q8_status drop_failed_sides(q8_graph *g, q8_node *n, failed_scopes *fs, q8_error *err) {
+static void add_failed(failed_scopes *fs, int scope, const char *msg) {
+    fs->scope[fs->n] = scope;
+    snprintf(fs->msg[fs->n++], sizeof fs->msg[0], "%s", msg);
+}
+
+static void remove_failed(failed_scopes *fs, int k) {
+    fs->scope[k] = fs->scope[--fs->n];
+    memcpy(fs->msg[k], fs->msg[fs->n], sizeof fs->msg[k]);
+}
+
+/* q8.If n before its inference: a side of it in fs gets zeros in place of
+ * its outputs and keeps the message. *both: neither side can run (n is
+ * left as it is; the message in err). */
+static q8_status drop_failed_sides(q8_graph *g, q8_node *n, failed_scopes *fs, bool *both,
+                                   q8_error *err) {
+    *both = false;
     int64_t sc[2] = {q8_attr_int(n, "then_scope", 0), q8_attr_int(n, "else_scope", 0)};
     int k_out = n->n_outputs, hit[2] = {-1, -1};
     for (int side = 0; side < 2; side++)
         for (int k = 0; k < fs->n; k++)
             if (fs->scope[k] == sc[side]) hit[side] = k;
     if (hit[0] < 0 && hit[1] < 0) return Q8_OK;
-    if (hit[0] >= 0 && hit[1] >= 0) { /* neither side can run */
-        err->status = fs->status[hit[0]];
-        snprintf(err->msg, sizeof err->msg, "%s", fs->msg[hit[0]]);
-        return err->status;
+    if (hit[0] >= 0 && hit[1] >= 0) {
+        *both = true;
+        q8_status st = q8_node_fail(err, Q8_ERR_SHAPE, n, "neither branch can run: %s",
+                                    fs->msg[hit[0]]);
+        remove_failed(fs, hit[0] > hit[1] ? hit[0] : hit[1]);
+        remove_failed(fs, hit[0] < hit[1] ? hit[0] : hit[1]);
+        return st;
     }
     int bad = hit[0] >= 0 ? 0 : 1, k = hit[bad];
     if (n->n_inputs != 1 + 2 * k_out)
@@ -439,9 +438,55 @@ static q8_status drop_failed_sides(q8_graph *g, q8_node *n, failed_scopes *fs, q
     }
     q8_attr *a = q8_node_set_attr(n, bad ? "_else_fails" : "_then_fails", Q8_ATTR_STRING);
     if (!a || !(a->s = q8_strdup(fs->msg[k]))) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    fs->scope[k] = fs->scope[--fs->n];
-    memcpy(fs->msg[k], fs->msg[fs->n], sizeof fs->msg[k]);
-    fs->status[k] = fs->status[fs->n];
+    remove_failed(fs, k);
+    return Q8_OK;
+}
+
+/* One node of infer_all at *ip (If, Loop and Scan expand in place: *ip is
+ * set so that the loop infers what they became next). *shape_step: the
+ * error, if any, is the node's own shape inference's. */
+static q8_status infer_one(q8_graph *g, int *ip, fold_budget *fb, fold_table *ft,
+                           failed_scopes *fs, bool *shape_step, q8_error *err) {
+    int i = *ip;
+    *shape_step = false;
+    q8_node *n = g->nodes[i];
+    if (q8_canon_pending(n)) {
+        Q8_TRY(q8_canon_finish(g, i, err));
+        n = g->nodes[i]; /* it may have inserted nodes before this one */
+    }
+    bool onnx_dom = !*n->domain || strcmp(n->domain, "ai.onnx") == 0;
+    if (onnx_dom && strcmp(n->op_type, "If") == 0) {
+        const q8_tensor *cond = q8_in(g, n, 0);
+        if (!cond) return q8_node_fail(err, Q8_ERR_FORMAT, n, "has no condition input");
+        if (!cond->data) {
+            Q8_TRY(flatten_if(g, i, err));
+            Q8_TRY(note_parent(fs, (int)q8_attr_int(n, "then_scope", -1), n->scope, err));
+            Q8_TRY(note_parent(fs, (int)q8_attr_int(n, "else_scope", -1), n->scope, err));
+            *ip = i - 1; /* infer the branches' nodes, now from position i */
+            return Q8_OK;
+        }
+        return inline_if(g, i, err);
+    }
+    if (onnx_dom && strcmp(n->op_type, "Loop") == 0)
+        return q8_unroll_loop(g, i, err); /* the copies of its body follow it */
+    if (onnx_dom && strcmp(n->op_type, "Scan") == 0) return q8_unroll_scan(g, i, err);
+    n->op = q8_op_lookup(n->domain, n->op_type);
+    if (n->op == Q8_OP_NONE) {
+        if (onnx_dom)
+            return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s is not supported", n->op_type);
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "op %s.%s is not supported", n->domain,
+                            n->op_type);
+    }
+    q8_status st = q8_node_reinfer(g, n, err);
+    if (st != Q8_OK) {
+        *shape_step = st == Q8_ERR_SHAPE;
+        return st;
+    }
+    if (foldable(g, n, fb)) {
+        Q8_TRY(fold_table_fit(ft, g->n_tensors, err));
+        Q8_TRY(fold_node(g, n, ft->ptr, err));
+        n->dead = true;
+    }
     return Q8_OK;
 }
 
@@ -450,25 +495,29 @@ static q8_status infer_all(q8_graph *g, fold_table *ft, q8_error *err) {
     failed_scopes *fs = calloc(1, sizeof *fs);
     if (!fs) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     q8_status st = Q8_OK;
+    q8_error e = {0}; /* a failure handled here leaves err as it was */
     for (int i = 0; i < g->n_nodes && st == Q8_OK; i++) {
         q8_node *n = g->nodes[i];
         if (n->dead) continue;
-        if (n->scope > 0 && fs->n && failed_holding(g, fs, n->scope) >= 0) {
+        if (n->scope > 0 && fs->n && in_failed(g, fs, n->scope)) {
             n->dead = true; /* in a side that cannot run */
             continue;
         }
-        bool q8_if = !strcmp(n->op_type, "If") && !strcmp(n->domain, "q8");
-        if (q8_if && fs->n && (st = drop_failed_sides(g, n, fs, err)) != Q8_OK) break;
-        st = infer_one(g, &i, &fb, ft, err);
-        if (st != Q8_OK && st != Q8_ERR_NOMEM && n->scope > 0 && !q8_if &&
-            fs->n < MAX_FAILED_SCOPES && g->nodes[i] == n) {
-            fs->scope[fs->n] = n->scope;
-            fs->status[fs->n] = st;
-            snprintf(fs->msg[fs->n++], sizeof fs->msg[0], "%s", err->msg);
+        bool q8_if = !strcmp(n->op_type, "If") && !strcmp(n->domain, "q8"), both = false;
+        bool shape_step = false;
+        if (q8_if && fs->n) st = drop_failed_sides(g, n, fs, &both, &e);
+        if (st == Q8_OK) st = infer_one(g, &i, &fb, ft, fs, &shape_step, &e);
+        /* this node's side cannot run (or, both of an If's sides failing,
+         * the If's own side): dropped, if it is a side */
+        bool side_fails = (both || (shape_step && g->nodes[i] == n)) && n->scope > 0;
+        if (st != Q8_OK && side_fails && fs->n < MAX_FAILED_SCOPES) {
+            add_failed(fs, n->scope, e.msg);
             n->dead = true;
             st = Q8_OK;
         }
     }
+    if (st != Q8_OK && err) *err = e;
+    free(fs->parent);
     free(fs);
     return st;
 }

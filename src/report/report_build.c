@@ -319,12 +319,23 @@ q8_status q8_report_build(const char *const *paths, int n, const q8_report_optio
         n_bound = n_from_q8;
     }
 
-    /* The samples and their shapes. */
+    /* The samples and their shapes. A bound input the .q8 gave (not
+     * --bind) is still read where DIR has samples of it: a session checks
+     * them against the bound value. */
     q8_sample_set samples = {0};
     q8_input_shape *shapes = NULL;
+    q8_input_value no_samples[64];
+    int n_no_samples = 0;
+    for (int i = 0; i < n_bound; i++) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", o->data_dir, bound[i].name);
+        struct stat sb;
+        bool has = bound != o->input_values && stat(sub, &sb) == 0 && S_ISDIR(sb.st_mode);
+        if (!has) no_samples[n_no_samples++] = bound[i];
+    }
     if (st == Q8_OK)
-        st = q8_report_open_samples(paths[0], o->data_dir, bound, n_bound, &samples, &r->inputs,
-                                    &shapes, err);
+        st = q8_report_open_samples(paths[0], o->data_dir, no_samples, n_no_samples, &samples,
+                                    &r->inputs, &shapes, err);
     if (st == Q8_OK) {
         r->n_samples = samples.n_samples;
         r->n_inputs = samples.n_inputs;

@@ -111,6 +111,19 @@ def main():
                                              only_x, "--bind", f"sr={sr}", "-o", html])
             run(f"q8report {name}, the .q8's value", [tool("q8report"), onnx_path, out,
                                                        "--data", with_sr, "-o", html])
+        # samples of a bound input that the user gave are checked against
+        # the .q8's value, not ignored
+        wrong = os.path.join(d, "wrong_sr")
+        os.makedirs(wrong + "/x")
+        os.makedirs(wrong + "/sr")
+        for i in range(2):
+            np.save(f"{wrong}/x/{i:03d}.npy", rng.standard_normal((1, 16)).astype(np.float32))
+            np.save(f"{wrong}/sr/{i:03d}.npy", np.array(8000, np.int64))
+        p = subprocess.run([tool("q8report"), onnx_path, os.path.join(d, "b.q8"), "--data",
+                            wrong, "-o", os.path.join(d, "w.html")], capture_output=True)
+        if p.returncode == 0 or "bound to 16000" not in p.stderr.decode():
+            fails.append(f"q8report with sr = 8000 samples for a .q8 bound to 16000: exit "
+                         f"{p.returncode}, {p.stderr.decode().strip()[-300:]}")
         p = subprocess.run([tool("quantize"), onnx_path, "-o", os.path.join(d, "n.q8"),
                             "--calib", only_x], capture_output=True)
         if p.returncode == 0:

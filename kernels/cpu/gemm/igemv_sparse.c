@@ -65,7 +65,8 @@ void q8_isp_pack(const q8_isp *s, const int8_t *w, void *blob, int32_t *rowsum) 
 }
 
 bool q8_isp_gemv_fast(q8_igemm_path path) {
-    return q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI && q8_cpu()->avx512vbmi2;
+    return q8_igemm_resolve(path) == Q8_IGEMM_AVX512VNNI && q8_cpu()->avx512vbmi2 &&
+           q8_cpu()->popcnt;
 }
 
 bool q8_isp_expander_supported(q8_isp_expander x) {
@@ -73,8 +74,8 @@ bool q8_isp_expander_supported(q8_isp_expander x) {
     switch (x) {
     case Q8_ISP_EXPAND_C: return true;
 #if defined(__x86_64__) || defined(__i386__)
-    case Q8_ISP_EXPAND_SHUFFLE: return f->avx2;
-    case Q8_ISP_EXPAND_AVX512: return f->avx512bw && f->avx512vbmi2;
+    case Q8_ISP_EXPAND_SHUFFLE: return f->avx2 && f->popcnt;
+    case Q8_ISP_EXPAND_AVX512: return f->avx512bw && f->avx512vbmi2 && f->popcnt;
 #elif defined(__aarch64__)
     case Q8_ISP_EXPAND_SHUFFLE: return true;
 #endif
@@ -85,8 +86,11 @@ bool q8_isp_expander_supported(q8_isp_expander x) {
 q8_isp_expander q8_isp_expander_for(q8_igemm_path path) {
 #if defined(__x86_64__) || defined(__i386__)
     q8_igemm_path r = q8_igemm_resolve(path);
-    if (r == Q8_IGEMM_AVX512VNNI && q8_cpu()->avx512vbmi2) return Q8_ISP_EXPAND_AVX512;
-    return r == Q8_IGEMM_C || !q8_cpu()->avx2 ? Q8_ISP_EXPAND_C : Q8_ISP_EXPAND_SHUFFLE;
+    if (r == Q8_IGEMM_C) return Q8_ISP_EXPAND_C;
+    if (r == Q8_IGEMM_AVX512VNNI && q8_isp_expander_supported(Q8_ISP_EXPAND_AVX512))
+        return Q8_ISP_EXPAND_AVX512;
+    return q8_isp_expander_supported(Q8_ISP_EXPAND_SHUFFLE) ? Q8_ISP_EXPAND_SHUFFLE
+                                                            : Q8_ISP_EXPAND_C;
 #elif defined(__aarch64__)
     (void)path; /* NEON everywhere: even the C GEMM path keeps the form */
     return Q8_ISP_EXPAND_SHUFFLE;
