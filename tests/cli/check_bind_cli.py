@@ -97,12 +97,14 @@ def main():
         }
         for what, (args, name) in cases.items():
             out = os.path.join(d, name)
-            run(f"quantize ({what})", [tool("quantize"), onnx_path, "-o", out] + args)
+            p = run(f"quantize ({what})", [tool("quantize"), onnx_path, "-o", out] + args)
+            # at 60 dB the search keeps a layer of the 16 kHz branch FP32
+            if "search" in what and "FP32 for branch16/" not in p.stdout.decode():
+                fails.append(f"quantize ({what}): no trial kept a branch layer FP32: "
+                             f"{p.stdout.decode().strip()[-300:]}")
             if not os.path.exists(out):
                 fails.append(f"quantize ({what}) wrote no .q8")
                 continue
-            # the search must have tried a layer inside the branch: the
-            # model's only INT8 layers are there
             run(f"q8run {name}, sr given", [tool("q8run"), out, "--input", f"x={x0}",
                                             "--input", f"sr={sr}"])
             run(f"q8run {name}, sr left out", [tool("q8run"), out, "--input", f"x={x0}"])
@@ -124,10 +126,21 @@ def main():
         if p.returncode == 0 or "bound to 16000" not in p.stderr.decode():
             fails.append(f"q8report with sr = 8000 samples for a .q8 bound to 16000: exit "
                          f"{p.returncode}, {p.stderr.decode().strip()[-300:]}")
-        p = subprocess.run([tool("quantize"), onnx_path, "-o", os.path.join(d, "n.q8"),
-                            "--calib", only_x], capture_output=True)
-        if p.returncode == 0:
-            fails.append("quantize without sr bound (and no sr/ samples) succeeded")
+        # calibration samples that pick the side that cannot run: one clear
+        # error, no file
+        mixed = os.path.join(d, "mixed_sr")
+        os.makedirs(mixed + "/x")
+        os.makedirs(mixed + "/sr")
+        for i in range(4):
+            np.save(f"{mixed}/x/{i:03d}.npy", rng.standard_normal((1, 16)).astype(np.float32))
+            np.save(f"{mixed}/sr/{i:03d}.npy", np.array(16000 if i % 2 else 8000, np.int64))
+        out = os.path.join(d, "n.q8")
+        p = subprocess.run([tool("quantize"), onnx_path, "-o", out, "--calib", mixed],
+                           capture_output=True)
+        if (p.returncode == 0 or os.path.exists(out) or
+                "cannot run at this model's shapes" not in p.stderr.decode()):
+            fails.append(f"quantize on samples that take the unrunnable side: exit "
+                         f"{p.returncode}, {p.stderr.decode().strip()[-300:]}")
         # unbound, the model loads with its 8 kHz side dropped: 16000 runs
         # it (the then side's value), 8000 stops with the reason
         y = os.path.join(d, "y16")
