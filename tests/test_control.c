@@ -95,15 +95,49 @@ static void sum_positive(q8_graph *g, const char *x, const char *cond) {
     node(g, "Greater", in, cond);
 }
 
-/* y = sum(x) > 0 ? 2 relu(x) : 1 - x; with nested, the then side is
- * max(relu(x)) > 3 ? sqrt(relu(x)) : relu(x)^2, times 2. */
-static q8_graph *if_graph(bool nested) {
+/* cond = ReduceSum(x) > thr, in g */
+static void sum_greater(q8_graph *g, const char *x, const char *cond, float thr) {
+    char s[64], t[64], in[160];
+    snprintf(s, sizeof s, "%s_sum", cond);
+    snprintf(t, sizeof t, "%s_thr", cond);
+    q8_node_set_attr(node(g, "ReduceSum", x, s), "keepdims", Q8_ATTR_INT)->i = 0;
+    scalar(g, t, thr);
+    snprintf(in, sizeof in, "%s,%s", s, t);
+    node(g, "Greater", in, cond);
+}
+
+/* out = Reshape(x, [rows, -1]) (fails for 2x3 x when 6 % rows), named out */
+static void reshape_rows(q8_graph *g, int64_t rows, const char *out) {
+    int64_t shape[2] = {rows, -1}, two = 2;
+    char nm[64];
+    snprintf(nm, sizeof nm, "%s_shape", out);
+    int k = T(g, nm);
+    q8_tensor_set_shape(g->tensors[k], Q8_I64, &two, 1);
+    cr_assert_eq(q8_tensor_alloc_data(g->tensors[k], NULL), Q8_OK);
+    memcpy(g->tensors[k]->data, shape, sizeof shape);
+    char in[160];
+    snprintf(in, sizeof in, "x,%s", nm);
+    node(g, "Reshape", in, out);
+}
+
+/* A 2x3 input x and y = If(sum(x) > thr) with branches *tb and *eb (each
+ * reading x) for the caller to fill. */
+static q8_graph *if_on_x(float thr, q8_graph **tb, q8_graph **eb) {
     q8_graph *g = q8_graph_new();
     int64_t d[2] = {2, 3};
     input(g, "x", Q8_F32, 2, d);
-    sum_positive(g, "x", "cond");
+    sum_greater(g, "x", "cond", thr);
     q8_node *n = node(g, "If", "cond", "y");
-    q8_graph *tb = branch(g, n, "then_branch", "x");
+    *tb = branch(g, n, "then_branch", "x");
+    *eb = branch(g, n, "else_branch", "x");
+    output(g, "y");
+    return g;
+}
+
+/* y = sum(x) > 0 ? 2 relu(x) : 1 - x; with nested, the then side is
+ * max(relu(x)) > 3 ? sqrt(relu(x)) : relu(x)^2, times 2. */
+static q8_graph *if_graph(bool nested) {
+    q8_graph *tb, *eb, *g = if_on_x(0, &tb, &eb);
     node(tb, "Relu", "x", "t1");
     scalar(tb, "two", 2);
     if (nested) {
@@ -122,12 +156,10 @@ static q8_graph *if_graph(bool nested) {
         node(tb, "Mul", "t1,two", "ty");
     }
     output(tb, "ty");
-    q8_graph *eb = branch(g, n, "else_branch", "x");
     node(eb, "Neg", "x", "e1");
     scalar(eb, "one", 1);
     node(eb, "Add", "e1,one", "ey");
     output(eb, "ey");
-    output(g, "y");
     return g;
 }
 
@@ -693,36 +725,19 @@ Test(control, inputs_that_decide_shapes_and_branches_fold_when_bound) {
 /* y = sum(x) > 0 ? x + 1 : Reshape(x, [4, -1]) + 0 (x is 2x3: 6 values do
  * not make 4 rows); with both_fail the then side reshapes to [5, -1]. */
 static q8_graph *half_runnable_graph(bool both_fail) {
-    q8_graph *g = q8_graph_new();
-    int64_t d[2] = {2, 3};
-    input(g, "x", Q8_F32, 2, d);
-    sum_positive(g, "x", "c");
-    q8_node *n = node(g, "If", "c", "y");
-    q8_graph *tb = branch(g, n, "then_branch", "x");
+    q8_graph *tb, *eb, *g = if_on_x(0, &tb, &eb);
     if (both_fail) {
-        int64_t five[2] = {5, -1}, two = 2;
-        int k = T(tb, "five");
-        q8_tensor_set_shape(tb->tensors[k], Q8_I64, &two, 1);
-        cr_assert_eq(q8_tensor_alloc_data(tb->tensors[k], NULL), Q8_OK);
-        memcpy(tb->tensors[k]->data, five, sizeof five);
-        node(tb, "Reshape", "x,five", "r5");
+        reshape_rows(tb, 5, "r5");
         node(tb, "Identity", "r5", "t");
     } else {
         scalar(tb, "one", 1);
         node(tb, "Add", "x,one", "t");
     }
     output(tb, "t");
-    q8_graph *eb = branch(g, n, "else_branch", "x");
-    int64_t four[2] = {4, -1}, two = 2;
-    int k = T(eb, "four");
-    q8_tensor_set_shape(eb->tensors[k], Q8_I64, &two, 1);
-    cr_assert_eq(q8_tensor_alloc_data(eb->tensors[k], NULL), Q8_OK);
-    memcpy(eb->tensors[k]->data, four, sizeof four);
-    node(eb, "Reshape", "x,four", "r4");
+    reshape_rows(eb, 4, "r4");
     scalar(eb, "nil", 0);
     node(eb, "Add", "r4,nil", "e");
     output(eb, "e");
-    output(g, "y");
     return g;
 }
 
@@ -760,42 +775,12 @@ Test(control, a_side_that_cannot_run_is_refused_when_taken_not_at_load) {
     q8_graph_free(g);
 }
 
-/* cond = ReduceSum(x) > thr, in g */
-static void sum_greater(q8_graph *g, const char *x, const char *cond, float thr) {
-    char s[64], t[64], in[160];
-    snprintf(s, sizeof s, "%s_sum", cond);
-    snprintf(t, sizeof t, "%s_thr", cond);
-    q8_node_set_attr(node(g, "ReduceSum", x, s), "keepdims", Q8_ATTR_INT)->i = 0;
-    scalar(g, t, thr);
-    snprintf(in, sizeof in, "%s,%s", s, t);
-    node(g, "Greater", in, cond);
-}
-
-/* out = Reshape(x, [rows, -1]) (fails for 2x3 x when 6 % rows), named out */
-static void reshape_rows(q8_graph *g, int64_t rows, const char *out) {
-    int64_t shape[2] = {rows, -1}, two = 2;
-    char nm[64];
-    snprintf(nm, sizeof nm, "%s_shape", out);
-    int k = T(g, nm);
-    q8_tensor_set_shape(g->tensors[k], Q8_I64, &two, 1);
-    cr_assert_eq(q8_tensor_alloc_data(g->tensors[k], NULL), Q8_OK);
-    memcpy(g->tensors[k]->data, shape, sizeof shape);
-    char in[160];
-    snprintf(in, sizeof in, "x,%s", nm);
-    node(g, "Reshape", in, out);
-}
-
 /* y = sum(x) > 0 ? (sum(x) > 10 ? x + 1 : Reshape(x, [4, -1])) : x - 1;
  * inner_both: the inner then side reshapes to [5, -1] too (neither inner
  * side can run: the outer then side cannot). bad_op: the outer else side
  * has an op q8 does not have instead. */
 static q8_graph *nested_graph(bool inner_both, bool bad_op) {
-    q8_graph *g = q8_graph_new();
-    int64_t d[2] = {2, 3};
-    input(g, "x", Q8_F32, 2, d);
-    sum_greater(g, "x", "c", 0);
-    q8_node *outer = node(g, "If", "c", "y");
-    q8_graph *tb = branch(g, outer, "then_branch", "x");
+    q8_graph *tb, *eb, *g = if_on_x(0, &tb, &eb);
     sum_greater(tb, "x", "c2", 10);
     q8_node *inner = node(tb, "If", "c2", "t");
     output(tb, "t");
@@ -812,11 +797,9 @@ static q8_graph *nested_graph(bool inner_both, bool bad_op) {
     reshape_rows(ieb, 4, "r4");
     node(ieb, "Identity", "r4", "ie");
     output(ieb, "ie");
-    q8_graph *eb = branch(g, outer, "else_branch", "x");
     scalar(eb, "one_out", 1);
     node(eb, bad_op ? "NoSuchOp" : "Sub", "x,one_out", "e");
     output(eb, "e");
-    output(g, "y");
     return g;
 }
 
