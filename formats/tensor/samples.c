@@ -109,14 +109,23 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
     return q8_samples_from_dir_bound(dir, g, NULL, 0, s, err);
 }
 
-static bool is_bound(const char *name, const char *const *bound, int n_bound) {
+static bool is_bound(const char *name, const q8_input_value *bound, int n_bound) {
     for (int i = 0; i < n_bound; i++)
-        if (bound[i] && strcmp(bound[i], name) == 0) return true;
+        if (bound[i].name && strcmp(bound[i].name, name) == 0) return true;
     return false;
 }
 
+bool q8_samples_cover_inputs(const q8_sample_set *s, const q8_graph *g) {
+    if (!s->names) return s->n_inputs == g->n_inputs;
+    int n_named = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        for (int k = 0; k < s->n_inputs; k++)
+            n_named += strcmp(s->names[k], g->tensors[g->inputs[i]]->name) == 0;
+    return n_named == g->n_inputs;
+}
+
 q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
-                                    const char *const *bound, int n_bound, q8_sample_set *s,
+                                    const q8_input_value *bound, int n_bound, q8_sample_set *s,
                                     q8_error *err) {
     memset(s, 0, sizeof *s);
     struct stat sb;
@@ -128,11 +137,11 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
     if (g->n_inputs < 1) return q8_fail(err, Q8_ERR_ARG, "the model has no inputs to calibrate");
     for (int i = 0; i < n_bound; i++) {
         bool found = false;
-        for (int k = 0; bound[i] && k < g->n_inputs; k++)
-            found |= strcmp(g->tensors[g->inputs[k]]->name, bound[i]) == 0;
+        for (int k = 0; bound[i].name && k < g->n_inputs; k++)
+            found |= strcmp(g->tensors[g->inputs[k]]->name, bound[i].name) == 0;
         if (!found)
             return q8_fail(err, Q8_ERR_ARG, "--bind %s: the model has no input of that name "
-                           "(its first input: '%s')", bound[i] ? bound[i] : "?",
+                           "(its first input: '%s')", bound[i].name ? bound[i].name : "?",
                            g->tensors[g->inputs[0]]->name);
     }
     /* the inputs that take samples: all but the bound ones */

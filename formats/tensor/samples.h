@@ -22,9 +22,13 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
  * when the model is built: --bind): they need no subfolder, and one there
  * is not read; a model with one input besides them may use DIR flat. */
 q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
-                                    const char *const *bound, int n_bound, q8_sample_set *s,
+                                    const q8_input_value *bound, int n_bound, q8_sample_set *s,
                                     q8_error *err);
 void q8_samples_free(q8_sample_set *s);
+/* Whether s has a column for every input of g (by name where s names its
+ * columns; a column for an input g has bound is allowed: a session checks
+ * its value). */
+bool q8_samples_cover_inputs(const q8_sample_set *s, const q8_graph *g);
 /* Read sample i's tensor for graph input k (caller frees); float16 samples
  * come back float32, as q8 computes float16 models (src/passes/fp16.c). */
 q8_status q8_sample_load(const q8_sample_set *s, int i, int k, q8_tensor **out, q8_error *err);

@@ -293,11 +293,7 @@ q8_status q8_calibrate(const q8_graph *g, const q8_sample_set *s, const q8_calib
                        q8_calibration *out, q8_error *err) {
     memset(out, 0, sizeof *out);
     /* samples name their inputs: one may be bound now (its value checked) */
-    int n_named = 0;
-    for (int i = 0; i < g->n_inputs; i++)
-        for (int k = 0; s->names && k < s->n_inputs; k++)
-            n_named += strcmp(s->names[k], g->tensors[g->inputs[i]]->name) == 0;
-    if (s->names ? n_named != g->n_inputs : s->n_inputs != g->n_inputs)
+    if (!q8_samples_cover_inputs(s, g))
         return q8_fail(err, Q8_ERR_ARG, "calibration samples have %d inputs, the model %d",
                        s->n_inputs, g->n_inputs);
     out->n_tensors = g->n_tensors;

@@ -350,11 +350,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     q8_status s = q8_onnx_load(onnx_path, &gcal, err);
     if (s == Q8_OK && (s = q8_check_weights(gcal, err)) != Q8_OK) q8_fail_prefix(err, "%s", onnx_path);
     if (s == Q8_OK) s = q8_check_layer_names(gcal, false, &o->prune, &o->quant, err);
-    const char *bound[Q8_MAX_BINDS];
-    int n_bound = 0;
-    for (int k = 0; k < o->n_input_values && n_bound < Q8_MAX_BINDS; k++)
-        bound[n_bound++] = o->input_values[k].name;
-    if (s == Q8_OK) s = q8_samples_from_dir_bound(o->calib_dir, gcal, bound, n_bound, &samples, err);
+    if (s == Q8_OK)
+        s = q8_samples_from_dir_bound(o->calib_dir, gcal, o->input_values, o->n_input_values,
+                                      &samples, err);
     if (s == Q8_OK && samples.n_inputs > 64) s = q8_fail(err, Q8_ERR_UNSUPPORTED, "too many inputs");
     for (int k = 0; s == Q8_OK && k < samples.n_inputs; k++) {
         q8_tensor *t;

@@ -67,23 +67,20 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir,
     *shapes = NULL;
     q8_graph *raw = NULL;
     q8_status st = q8_onnx_load(onnx_path, &raw, err);
-    const char *names[64];
-    int nb = 0;
-    for (int i = 0; i < n_bound && nb < 64; i++) names[nb++] = bound[i].name;
     /* the one input a single sample file is for: the first not bound */
     const char *free_in = NULL;
     int n_free = 0;
     for (int k = 0; st == Q8_OK && k < raw->n_inputs; k++) {
         const char *name = raw->tensors[raw->inputs[k]]->name;
         bool b = false;
-        for (int i = 0; i < nb; i++) b |= strcmp(names[i], name) == 0;
+        for (int i = 0; i < n_bound; i++) b |= bound[i].name && strcmp(bound[i].name, name) == 0;
         if (!b && !n_free++) free_in = name;
     }
     struct stat sb;
     bool one_file = stat(data_dir, &sb) == 0 && S_ISREG(sb.st_mode);
     if (st == Q8_OK && one_file) st = one_sample(data_dir, free_in, n_free, s, err);
     else if (st == Q8_OK)
-        st = as_data_flag(err, q8_samples_from_dir_bound(data_dir, raw, names, nb, s, err));
+        st = as_data_flag(err, q8_samples_from_dir_bound(data_dir, raw, bound, n_bound, s, err));
     int n = st == Q8_OK ? s->n_inputs : 0;
     if (st == Q8_OK) {
         *inputs = calloc((size_t)n, sizeof(q8_tensor_info));

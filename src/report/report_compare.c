@@ -511,13 +511,7 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* the samples name their inputs: one may be bound in the models (its
-     * value checked as it is set) */
-    int n_named = 0;
-    for (int i = 0; s->names && i < f->n_inputs; i++)
-        for (int k = 0; k < s->n_inputs; k++)
-            n_named += strcmp(s->names[k], f->tensors[f->inputs[i]]->name) == 0;
-    if (s->names ? n_named != f->n_inputs : s->n_inputs != f->n_inputs) {
+    if (!q8_samples_cover_inputs(s, f)) {
         st = q8_fail(err, Q8_ERR_ARG, "the samples have %d inputs, the model %d", s->n_inputs,
                      f->n_inputs);
         goto done;
