@@ -157,6 +157,14 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
     s->n_inputs = ni;
     if (st == Q8_OK && ni < 1)
         st = q8_fail(err, Q8_ERR_ARG, "every input of the model is bound: nothing to calibrate");
+    /* a folder that holds a subfolder named after any input (a bound one's
+     * included) is laid out per input, never flat */
+    bool per_input = false;
+    for (int k = 0; k < g->n_inputs && !per_input; k++) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", dir, g->tensors[g->inputs[k]]->name);
+        per_input = is_dir(sub);
+    }
     char ***lists = st == Q8_OK ? calloc((size_t)ni, sizeof(char **)) : NULL;
     int *counts = st == Q8_OK ? calloc((size_t)ni, sizeof(int)) : NULL;
     if (st == Q8_OK && (!lists || !counts)) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -164,12 +172,18 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
         const char *name = s->names[k];
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, name);
-        bool flat = ni == 1 && !is_dir(sub);
+        bool flat = ni == 1 && !per_input;
         if (!flat && !is_dir(sub)) {
-            st = q8_fail(err, Q8_ERR_IO,
-                         "--calib %s: the model has %d inputs%s, so it needs one subfolder per "
-                         "input; '%s/' is missing", dir, ni, n_bound ? " besides the bound ones" : "",
-                         name);
+            if (ni == 1)
+                st = q8_fail(err, Q8_ERR_IO,
+                             "--calib %s: it holds one subfolder per input, but '%s/' (the input "
+                             "that takes samples%s) is missing", dir, name,
+                             n_bound ? ": the others are bound" : "");
+            else
+                st = q8_fail(err, Q8_ERR_IO,
+                             "--calib %s: the model has %d inputs%s, so it needs one subfolder "
+                             "per input; '%s/' is missing", dir, ni,
+                             n_bound ? " besides the bound ones" : "", name);
             break;
         }
         counts[k] = list_tensor_files(flat ? dir : sub, &lists[k], err);

@@ -349,7 +349,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
      * the thresholds by tensor name. */
     q8_status s = q8_onnx_load(onnx_path, &gcal, err);
     if (s == Q8_OK && (s = q8_check_weights(gcal, err)) != Q8_OK) q8_fail_prefix(err, "%s", onnx_path);
-    if (s == Q8_OK) s = q8_check_layer_names(gcal, false, &o->prune, &o->quant, err);
+    if (s == Q8_OK) s = q8_check_layer_names(gcal, false, 0, &o->prune, &o->quant, err);
     if (s == Q8_OK)
         s = q8_samples_from_dir_bound(o->calib_dir, gcal, o->input_values, o->n_input_values,
                                       &samples, err);
@@ -388,7 +388,7 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
     }
     if (s == Q8_OK && (s = q8_passes_run_for_quantize(gcal, &lcal, err)) != Q8_OK)
         q8_fail_prefix(err, "at the calibration samples' shapes");
-    if (s == Q8_OK) s = q8_check_layer_names(gcal, true, &o->prune, &o->quant, err);
+    if (s == Q8_OK) s = q8_check_layer_names(gcal, true, binds.n, &o->prune, &o->quant, err);
     if (s == Q8_OK) r->fp32_activation_bytes = activation_bytes(gcal);
     if (s == Q8_OK) s = q8_prune(gcal, &o->prune, &samples, o->n_threads, &meta, err);
     if (s == Q8_OK) s = q8_prune_count(gcal, &o->prune, &r->prune, err);

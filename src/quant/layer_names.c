@@ -47,7 +47,7 @@ static const q8_node *find_node(const q8_graph *g, const char *name, bool deep) 
     return n;
 }
 
-static q8_status check_list(const q8_graph *g, bool optimized, const char *flag,
+static q8_status check_list(const q8_graph *g, bool optimized, int n_bound, const char *flag,
                             const char *const *names, int count,
                             bool (*is_layer)(const q8_node *), const char *layer_kind,
                             q8_error *err) {
@@ -59,6 +59,12 @@ static q8_status check_list(const q8_graph *g, bool optimized, const char *flag,
         if (!n && !optimized)
             return q8_fail(err, Q8_ERR_ARG, "%s: the model has no node named '%s' (its %s: %s)",
                            flag, names[i], layer_kind, layers);
+        if (!n && n_bound)
+            return q8_fail(err, Q8_ERR_ARG,
+                           "%s: node '%s' does not survive the graph passes: it is folded or "
+                           "fused into another node, or it is in the branch of an If that the "
+                           "bound input%s removed (the %s: %s)",
+                           flag, names[i], n_bound > 1 ? "s" : "", layer_kind, layers);
         if (!n)
             return q8_fail(err, Q8_ERR_ARG,
                            "%s: node '%s' does not survive the graph passes (it is folded or "
@@ -70,11 +76,12 @@ static q8_status check_list(const q8_graph *g, bool optimized, const char *flag,
     return Q8_OK;
 }
 
-q8_status q8_check_layer_names(const q8_graph *g, bool optimized, const q8_prune_options *p,
-                               const q8_quant_options *q, q8_error *err) {
-    if (p) Q8_TRY(check_list(g, optimized, "--prune-skip", p->skip, p->n_skip, prunable,
+q8_status q8_check_layer_names(const q8_graph *g, bool optimized, int n_bound,
+                               const q8_prune_options *p, const q8_quant_options *q,
+                               q8_error *err) {
+    if (p) Q8_TRY(check_list(g, optimized, n_bound, "--prune-skip", p->skip, p->n_skip, prunable,
                              "layers q8 prunes", err));
-    if (q) Q8_TRY(check_list(g, optimized, "--fp32-layers", q->fp32_layers, q->n_fp32_layers,
+    if (q) Q8_TRY(check_list(g, optimized, n_bound, "--fp32-layers", q->fp32_layers, q->n_fp32_layers,
                              q8_is_quant_layer, "layers q8 quantizes", err));
     return Q8_OK;
 }

@@ -131,9 +131,11 @@ q8_status q8_head_layers(const q8_graph *g, double max_share, q8_name_list *out,
  * model: a typo would quietly drop the protection it asks for. raw: the
  * graph as imported (the name must be a node of it); then, after the
  * passes, opt: it must still be there (not folded or fused away) and be a
- * layer the option applies to. */
-q8_status q8_check_layer_names(const q8_graph *g, bool optimized, const q8_prune_options *p,
-                               const q8_quant_options *q, q8_error *err);
+ * layer the option applies to. n_bound: the inputs bound to a value, which
+ * may have removed the If branch a name was in (said so when one is gone). */
+q8_status q8_check_layer_names(const q8_graph *g, bool optimized, int n_bound,
+                               const q8_prune_options *p, const q8_quant_options *q,
+                               q8_error *err);
 
 /* The scale of a weight channel whose largest |w| is amax: amax / 127
  * rounded up to the 16-bit form of scale16.h (the file stores it in 2

@@ -29,10 +29,15 @@ static q8_status as_data_flag(q8_error *err, q8_status st) {
 static q8_status one_sample(const char *path, const char *name, int n_inputs, q8_sample_set *s,
                             q8_error *err) {
     memset(s, 0, sizeof *s);
+    if (n_inputs == 0)
+        return q8_fail(err, Q8_ERR_ARG,
+                       "--data %s: every input of the model is bound (--bind, or the .q8's "
+                       "bound values): there is no input left for a sample file to feed",
+                       path);
     if (n_inputs != 1)
         return q8_fail(err, Q8_ERR_ARG,
-                       "--data %s: the model has %d inputs: give a folder with one "
-                       "subfolder per input",
+                       "--data %s: the model has %d inputs that take samples: give a "
+                       "folder with one subfolder per input",
                        path, n_inputs);
     if (!q8_is_tensor_file_name(path))
         return q8_fail(err, Q8_ERR_ARG, "--data %s: not a folder nor a .npy/.pb file", path);

@@ -13,7 +13,12 @@ before (the survey of 2026-12-02):
 - `q8report` with `--bind`, and without it (the .q8's bound values);
 - q8run on each .q8 with `sr` given as an input (the bound value) or not;
 - q8run on the ONNX model with `sr` an input: 16000 runs the 16 kHz side,
-  8000 stops with the reason its side was dropped at load.
+  8000 stops with the reason its side was dropped at load;
+- the messages (2026-12-02, fifteenth session): a sample folder holding only
+  the bound input's subfolder names the one missing (it was read as a flat
+  folder), a single --data file when every input is bound says so (it said
+  "the model has 0 inputs"), and --fp32-layers naming a node of the branch
+  that the binding removed says a bound input may have removed it.
 
     check_bind_cli.py BUILD_DIR
 """
@@ -141,6 +146,34 @@ def main():
                 "cannot run at this model's shapes" not in p.stderr.decode()):
             fails.append(f"quantize on samples that take the unrunnable side: exit "
                          f"{p.returncode}, {p.stderr.decode().strip()[-300:]}")
+        # the messages: one line, naming what is wrong
+        only_sr = os.path.join(d, "only_sr")
+        os.makedirs(only_sr + "/sr")
+        np.save(f"{only_sr}/sr/000.npy", np.array(16000, np.int64))
+        msgs = {
+            "quantize, a folder with only sr/": (
+                [tool("quantize"), onnx_path, "-o", os.path.join(d, "m.q8"), "--bind",
+                 f"sr={sr}", "--calib", only_sr], "'x/' (the input that takes samples"),
+            "q8report, a folder with only sr/": (
+                [tool("q8report"), onnx_path, os.path.join(d, "b.q8"), "--bind", f"sr={sr}",
+                 "--data", only_sr, "-o", os.path.join(d, "m.html")],
+                "'x/' (the input that takes samples"),
+            "q8report, one file with every input bound": (
+                [tool("q8report"), onnx_path, os.path.join(d, "b.q8"), "--bind", f"sr={sr}",
+                 "--bind", f"x={x0}", "--data", x0, "-o", os.path.join(d, "m.html")],
+                "every input of the model is bound"),
+            "quantize --fp32-layers naming the removed branch's node": (
+                [tool("quantize"), onnx_path, "-o", os.path.join(d, "m.q8"), "--bind",
+                 f"sr={sr}", "--calib", only_x, "--fp32-layers", "branch8/sum"],
+                "the branch of an If that the bound input removed"),
+        }
+        for what, (cmd, want) in msgs.items():
+            p = subprocess.run(cmd, capture_output=True, timeout=600)
+            err = p.stderr.decode().strip()
+            if p.returncode == 0 or want not in err or len(err.splitlines()) != 1:
+                fails.append(f"{what}: exit {p.returncode}, {err[-300:]} (wanted '{want}')")
+        if os.path.exists(os.path.join(d, "m.q8")):
+            fails.append("a quantize that failed left m.q8")
         # unbound, the model loads with its 8 kHz side dropped: 16000 runs
         # it (the then side's value), 8000 stops with the reason
         y = os.path.join(d, "y16")
