@@ -1,6 +1,6 @@
 /* q8report's agreement measure fits output 0: top-1 agreement for class
  * scores, per-pixel class agreement for N,C,H,W class maps, mask IoU for a
- * one-channel probability map, none for regressors. Each expected number is
+ * one-channel probability map, none for regressors and images. Each expected number is
  * recomputed here with plain loops from the same inputs. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <ftw.h>
@@ -218,3 +218,24 @@ Test(report_agree, kind_labels) {
     m.agree_kind = Q8_AGREE_TOP1;
     cr_assert_lt(q8_report_agreement(&m), 0);
 }
+
+/* An RGB image (one plane plus an offset per channel: channels that move
+ * together), NCHW and NHWC, has no class structure; the same shapes with
+ * independent channels stay class maps (the tests above). */
+Test(report_agree, image_outputs_have_no_agreement) {
+    int64_t xd[4] = {1, 1, 6, 7}, cd[4] = {1, 3, 1, 1};
+    float off[3] = {0, 0.1f, -0.2f}, off2[3] = {0, 0.15f, -0.1f}, xs[N_SAMPLES * 42];
+    q8_model *f = model(xd, 4, "Add", cd, 4, off, "");
+    q8_model *q = model(xd, 4, "Add", cd, 4, off2, "");
+    compared c = compare(f, q, xd, 4, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    cr_assert_eq(c.out[1].agree, -1);
+    done(&c, f, q);
+    int64_t hd[4] = {1, 6, 7, 1}, hc[1] = {3};
+    f = model(hd, 4, "Add", hc, 1, off, "");
+    q = model(hd, 4, "Add", hc, 1, off2, "");
+    c = compare(f, q, hd, 4, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    done(&c, f, q);
+}
+

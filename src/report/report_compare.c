@@ -425,11 +425,44 @@ static bool all_in_unit_interval(const float *v, int64_t n) {
     return true;
 }
 
+/* An image, not a class map: 2 to 4 channels that rise and fall together
+ * (every pair's correlation over the positions above 0.5: RGB's are 0.8 to
+ * 0.95 on photographs), where competing class scores pull apart (a softmax's
+ * are anti-correlated). A super-resolution or denoising net's RGB output
+ * would otherwise be "compared" by its arg max over R, G and B. */
+static bool channels_move_together(const float *v, const agree_plan *p) {
+    if (p->classes < 2 || p->classes > 4) return false;
+    int64_t n = p->outer * p->inner;
+    double mean[4] = {0}, var[4] = {0}, cov[4][4] = {{0}};
+    for (int pass = 0; pass < 2; pass++)
+        for (int64_t o = 0; o < p->outer; o++)
+            for (int64_t j = 0; j < p->inner; j++) {
+                const float *x = v + o * p->classes * p->inner + j;
+                double d[4];
+                for (int64_t a = 0; a < p->classes; a++) {
+                    double xa = x[a * p->inner];
+                    if (!isfinite(xa)) return false;
+                    if (pass == 0) mean[a] += xa / (double)n;
+                    d[a] = xa - mean[a];
+                }
+                for (int64_t a = 0; pass == 1 && a < p->classes; a++) {
+                    var[a] += d[a] * d[a];
+                    for (int64_t b = a + 1; b < p->classes; b++) cov[a][b] += d[a] * d[b];
+                }
+            }
+    for (int64_t a = 0; a < p->classes; a++)
+        for (int64_t b = a + 1; b < p->classes; b++)
+            if (!(var[a] > 0 && var[b] > 0 && cov[a][b] > 0.5 * sqrt(var[a] * var[b])))
+                return false;
+    return true;
+}
+
 /* Class scores where classes are the last axis of [N, C] (or of [N, T, C]
  * when the rows are probabilities or C is vocabulary-sized), or axis 1 of a
  * 4-D [N, C, H, W] (axis 3 when it is the smallest: N, H, W, C); a
  * one-channel 4-D map in [0, 1] is a mask; anything else (box regressors,
- * embeddings, images) has no class structure. v: FP32's output 0. */
+ * embeddings, images: channels_move_together) has no class structure. v:
+ * FP32's output 0. */
 static agree_plan choose_plan(const q8_tensor *o, const float *v) {
     agree_plan p = {Q8_AGREE_NONE, 0, 0, 1};
     if (!o || o->dtype != Q8_F32 || q8_tensor_numel(o) == 0) return p;
@@ -447,6 +480,8 @@ static agree_plan choose_plan(const q8_tensor *o, const float *v) {
             p = (agree_plan){Q8_AGREE_TOP1, n / d[3], d[3], 1};
         else if ((d[1] == 1 || d[3] == 1) && all_in_unit_interval(v, n))
             p = (agree_plan){Q8_AGREE_MASK, 1, 1, n};
+        if (p.kind != Q8_AGREE_MASK && channels_move_together(v, &p))
+            p = (agree_plan){Q8_AGREE_NONE, 0, 0, 1};
     }
     return p;
 }

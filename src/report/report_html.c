@@ -243,7 +243,7 @@ static void answers(q8_sbuf *b, const q8_report *r) {
                "percentage points with a sign (&minus; lost). The agreement measure fits output "
                "0: top-1 agreement for class scores, per-pixel class agreement for N,C,H,W "
                "class maps, mask IoU at 0.5 for a one-channel map in [0, 1]; none for other "
-               "outputs. Layers: see the per-layer sections below.</p>\n");
+               "outputs (images: channels that move together). Layers: see the per-layer sections below.</p>\n");
 }
 
 static void cost_charts(q8_sbuf *b, const q8_report *r) {
