@@ -1015,6 +1015,35 @@ Test(qgemm, shapes_and_activations) {
     check_qgemm(1, (int64_t[]){255}, 3, true, 34, 1);
     check_qgemm(2, (int64_t[]){65, 3}, 129, true, 35, 1);
     check_qgemm(2, (int64_t[]){0, 16}, 8, true, 36, 1); /* no rows */
+    /* narrow W (at most 8 outputs: dot products on W in place) */
+    check_qgemm(2, (int64_t[]){1, 672}, 1, true, 51, 1);
+    check_qgemm(2, (int64_t[]){5, 3}, 2, true, 52, 1);
+    check_qgemm(2, (int64_t[]){300, 33}, 7, false, 53, 1); /* rows over the threads */
+    check_qgemm(3, (int64_t[]){2, 3, 4}, 8, true, 54, 1);
+    check_qgemm(2, (int64_t[]){1, 4096}, 1, true, 55, 1);  /* a long row: int32 range */
+    check_qgemm(2, (int64_t[]){2, 300}, 5, true, 56, 0.3); /* narrow and pruned */
+}
+
+/* A head of one output reads its plain W in place: the session holds W's
+ * bytes and a few per-channel words, not a 16-lane panel (16 x K bytes). */
+Test(qgemm, narrow_w_is_read_in_place) {
+    int64_t K = 672;
+    gemm_op_case c = {.ndim = 2, .adims = {1, K}, .N = 1, .bias = true, .qa = k_acts[1]};
+    q8t_rng r = q8t_seed(57);
+    c.a = rand_i8(&r, K, -128);
+    c.w = rand_i8(&r, K, -127);
+    c.b = rand_bias(&r, 1);
+    c.sa = 0.02f;
+    c.sw = rand_scales(&r, 1, 0.001f, 0.01f);
+    for (int own = 0; own < 2; own++) {
+        size_t held = held_weights(qgemm_build(&c, NULL), c.a, own);
+        cr_assert_leq(held, (size_t)K + 256, "%s session: %zu weight bytes for a %lld-byte W",
+                      own ? "owning" : "sharing", held, (long long)K);
+    }
+    free(c.a);
+    free(c.w);
+    free(c.b);
+    free(c.sw);
 }
 
 /* Sparse W: where the CPU keeps it compressed (owning sessions), the GEMV

@@ -5,7 +5,10 @@
  * (pruned, or published mostly zeros) is kept compressed instead where the
  * CPU has the kernels for it (igemv_sparse.h) and the session releases the
  * expanded copy: one row runs the GEMV on the form; more rows run the GEMM,
- * which makes each block of W's lanes panels from it as it goes. */
+ * which makes each block of W's lanes panels from it as it goes. A narrow
+ * W (at most QGEMM_NARROW_N outputs: a score or flag head) stored plain is
+ * read in place by dot products instead: its lanes would be 16 rows of
+ * which most are padding (a one-output head's 672 weights made 10.7 KB). */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -28,7 +31,12 @@ typedef struct qgemm_prep {
      * (SPARSE_PANELS: the GEMM's lanes_pack) */
     int sparse;
     q8_isp_expander expander; /* SPARSE_PANELS: how the lanes are made */
+    const int8_t *w_plain;    /* narrow: W [N][K] in place; init is then the bias alone */
 } qgemm_prep;
+
+/* Up to this many outputs the lanes operand (16 lanes a panel) would be at
+ * least twice W: dot products on W's rows in place instead. */
+#define QGEMM_NARROW_N 8
 
 enum { SPARSE_NONE = 0, SPARSE_ROWS, SPARSE_PANELS };
 
@@ -70,8 +78,10 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     c.sparse = plan_sparse(p, w, env, c.path, &isp, &off);
     c.expander = q8_isp_expander_for(c.path);
     in_place = in_place && !c.sparse;
+    bool narrow = !in_place && !c.sparse && p->N <= QGEMM_NARROW_N &&
+                  w->layout == Q8_LAYOUT_PLAIN;
     if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
-    c.off_w = in_place || c.sparse ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
+    c.off_w = in_place || c.sparse || narrow ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
     c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);
     q8_qepi_place(&c.epi, &off);
     char *pk = q8_aligned_alloc(off + 64);
@@ -82,7 +92,10 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     /* A carries the +128: subtract 128 * sum of each weight row. */
     const int32_t *bias = p->has_bias ? q8_in(g, n, 2)->data : NULL;
     int32_t *init = (int32_t *)(pk + c.off_init);
-    if (c.sparse == SPARSE_ROWS) {
+    if (narrow) {
+        c.w_plain = wd; /* the tensor's own data: no +128 on A, so no row sums */
+        for (int64_t ch = 0; ch < p->N; ch++) init[ch] = 0;
+    } else if (c.sparse == SPARSE_ROWS) {
         q8_isp_pack(&isp, wd, pk, init);
     } else if (c.sparse == SPARSE_PANELS) { /* the lanes as the GEMM reads them, compressed */
         uint8_t *lanes = q8_aligned_alloc(q8_ig_lanes_bytes(p->N, p->K));
@@ -102,6 +115,7 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     q8_aligned_free(tmp);
     for (int64_t ch = 0; ch < p->N; ch++)
         init[ch] = (int32_t)((bias ? (uint32_t)bias[ch] : 0u) - 128u * (uint32_t)init[ch]);
+    /* W read in place: its tensor is kept (qgemm_packed_input) */
     q8_qepi_fill(&c.epi, pk, p->q.sx, w->q.scale, 0, p->q.sy);
     memcpy(pk, &c, sizeof c);
     *prep = pk;
@@ -113,6 +127,7 @@ static size_t qgemm_scratch(const q8_graph *g, const q8_node *n, const void *pre
                             int n_threads) {
     const q8_qgemm_params *p = n->params;
     const qgemm_prep *c = prep;
+    if (c->w_plain) return 0;
     if (c->sparse == SPARSE_ROWS) return (size_t)(p->M * q8_isp_ldx(p->K));
     size_t rows = q8_align_up(q8_ig_rows_bytes(p->M, p->K), 64);
     return rows + (c->sparse == SPARSE_PANELS ? (size_t)n_threads * q8_ig_block_bytes(p->K) : 0);
@@ -124,12 +139,51 @@ static void unpack_panels(const void *ctx, int64_t p0, int64_t np, uint8_t *dst)
     q8_isp_rows(qgemm_isp(c), c, p0, np, dst, c->expander);
 }
 
+/* The narrow W's rows of A: acc = bias + the int8 dot product, in the
+ * wrapping int32 the GEMM's accumulators are exact in (igemm.h), then the
+ * scalar epilogue the SIMD ones are checked against: the same bytes. */
+typedef struct narrow_job {
+    const q8_qgemm_params *p;
+    const int8_t *a, *w;
+    const int32_t *init;
+    const q8_epilogue *e;
+    char *out;
+    size_t out_row; /* bytes */
+} narrow_job;
+
+static void narrow_rows(void *arg, int64_t m0, int64_t m1, int thread) {
+    (void)thread;
+    const narrow_job *j = arg;
+    int64_t N = j->p->N, K = j->p->K;
+    int32_t acc[QGEMM_NARROW_N];
+    for (int64_t m = m0; m < m1; m++) {
+        const int8_t *a = j->a + m * K;
+        for (int64_t ch = 0; ch < N; ch++) {
+            const int8_t *w = j->w + ch * K;
+            int32_t s = 0; /* |s| <= 128 * 128 * K, and K <= Q8_IG_MAX_K keeps it in range */
+            for (int64_t k = 0; k < K; k++) s += (int32_t)a[k] * (int32_t)w[k];
+            acc[ch] = (int32_t)((uint32_t)j->init[ch] + (uint32_t)s);
+        }
+        q8_epilogue_row_c(j->e, acc, N, 0, j->out + (size_t)m * j->out_row);
+    }
+}
+
 static void qgemm_run(const q8_exec *x, const q8_node *n) {
     const q8_qgemm_params *p = n->params;
     const qgemm_prep *c = x->prep;
     const char *pk = x->prep;
     q8_epilogue e;
     q8_qepi_view(&c->epi, pk, Q8_CH_COL, &e);
+    if (c->w_plain) {
+        narrow_job j = {.p = p, .a = Q8_IN_PTR(x, n, 0), .w = c->w_plain,
+                        .init = (const int32_t *)(pk + c->off_init), .e = &e,
+                        .out = Q8_OUT_PTR(x, n, 0),
+                        .out_row = (size_t)p->N * (e.kind == Q8_EPI_I8 ? 1 : 4)};
+        /* rows of a few thousand MACs a chunk: a head on one row runs on the caller */
+        int64_t grain = 1 + 4096 / (p->N * p->K + 1);
+        q8_parallel_for(x->pool, p->M, grain, narrow_rows, &j);
+        return;
+    }
     uint8_t *rows = x->scratch;
     if (c->sparse == SPARSE_ROWS) {
         q8_isp_pack_x(Q8_IN_PTR(x, n, 0), p->M, p->K, rows);
@@ -153,7 +207,8 @@ static void qgemm_run(const q8_exec *x, const q8_node *n) {
 
 /* The bias is folded into init at prepare; W is read in place or packed. */
 static bool qgemm_packed_input(const void *prep, int j) {
-    return j == 2 || (j == 1 && !((const qgemm_prep *)prep)->w);
+    const qgemm_prep *c = prep;
+    return j == 2 || (j == 1 && !c->w && !c->w_plain);
 }
 
 const q8_cpu_op q8_cpu_qgemm = {.prepare = qgemm_prepare, .run = qgemm_run,
