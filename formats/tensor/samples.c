@@ -157,13 +157,22 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
     s->n_inputs = ni;
     if (st == Q8_OK && ni < 1)
         st = q8_fail(err, Q8_ERR_ARG, "every input of the model is bound: nothing to calibrate");
-    /* a folder that holds a subfolder named after any input (a bound one's
-     * included) is laid out per input, never flat */
+    /* a folder without tensor files of its own that holds a subfolder named
+     * after an input (a bound one's included) is laid out per input: the
+     * missing subfolder is named, not the folder read as flat */
     bool per_input = false;
     for (int k = 0; k < g->n_inputs && !per_input; k++) {
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, g->tensors[g->inputs[k]]->name);
         per_input = is_dir(sub);
+    }
+    if (per_input && ni == 1) {
+        char **top = NULL;
+        q8_error ignored = {0};
+        int n_top = list_tensor_files(dir, &top, &ignored);
+        for (int i = 0; i < n_top; i++) free(top[i]);
+        free(top);
+        per_input = n_top == 0;
     }
     char ***lists = st == Q8_OK ? calloc((size_t)ni, sizeof(char **)) : NULL;
     int *counts = st == Q8_OK ? calloc((size_t)ni, sizeof(int)) : NULL;

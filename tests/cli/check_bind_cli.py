@@ -174,6 +174,15 @@ def main():
                 fails.append(f"{what}: exit {p.returncode}, {err[-300:]} (wanted '{want}')")
         if os.path.exists(os.path.join(d, "m.q8")):
             fails.append("a quantize that failed left m.q8")
+        # x's files at the top with an sr/ beside them: still read flat
+        mixed_flat = os.path.join(d, "mixed_flat")
+        os.makedirs(mixed_flat + "/sr")
+        for i in range(3):
+            np.save(f"{mixed_flat}/{i:03d}.npy", rng.standard_normal((1, 16)).astype(np.float32))
+            np.save(f"{mixed_flat}/sr/{i:03d}.npy", np.array(16000, np.int64))
+        run("quantize --bind, x flat beside sr/",
+            [tool("quantize"), onnx_path, "-o", os.path.join(d, "mf.q8"), "--bind", f"sr={sr}",
+             "--calib", mixed_flat])
         # unbound, the model loads with its 8 kHz side dropped: 16000 runs
         # it (the then side's value), 8000 stops with the reason
         y = os.path.join(d, "y16")
