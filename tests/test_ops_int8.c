@@ -1554,6 +1554,7 @@ typedef struct imm_case {
     int ra, rb;
     int64_t ad[4], bd[4];
     int64_t nza, nzb;       /* zero point counts: 0 (absent), 1, M or N */
+    bool za_runtime;        /* A's zero point (one) is a graph input: given at run time */
     void *a, *b, *za, *zb;
     float *sa, *sb, sy;
     int64_t nsa, nsb;
@@ -1566,7 +1567,7 @@ static q8_graph *imm_build(const void *ctx, const char *path) {
     qin a = {"a", at, c->ra, {0}, NULL, NULL, 0}, b = {"b", bt, c->rb, {0}, NULL, NULL, 0};
     memcpy(a.dims, c->ad, sizeof c->ad);
     memcpy(b.dims, c->bd, sizeof c->bd);
-    qin za = {c->nza ? "za" : NULL, at, 1, {c->nza}, c->za, NULL, 0};
+    qin za = {c->nza ? "za" : NULL, at, 1, {c->nza}, c->za_runtime ? NULL : c->za, NULL, 0};
     qin zb = {c->nzb ? "zb" : NULL, bt, 1, {c->nzb}, c->zb, NULL, 0};
     if (!c->qlinear) {
         qin ins[4] = {a, b, za, zb};
@@ -1642,12 +1643,13 @@ static void check_imm(imm_case c, uint64_t seed) {
                                                          c.y_u8 ? c.zy : (int8_t)c.zy, c.y_u8);
             }
     }
-    const void *in[2] = {c.a, c.b};
-    char what[128];
-    snprintf(what, sizeof what, "%s %s x %s, M=%lld K=%lld N=%lld, zp counts %lld/%lld",
+    /* graph inputs in order: A, B (see the builder), then a run-time zero point */
+    const void *in[3] = {c.a, c.b, c.za};
+    char what[160];
+    snprintf(what, sizeof what, "%s %s x %s, M=%lld K=%lld N=%lld, zp counts %lld/%lld%s",
              c.qlinear ? "QLinearMatMul" : "MatMulInteger", c.a_u8 ? "u8" : "s8",
              c.b_u8 ? "u8" : "s8", (long long)M, (long long)K, (long long)N, (long long)c.nza,
-             (long long)c.nzb);
+             (long long)c.nzb, c.za_runtime ? " (A's at run time)" : "");
     q8_dtype yt = !c.qlinear ? Q8_I32 : c.y_u8 ? Q8_U8 : Q8_I8;
     check_op(imm_build, &c, in, yt, od, nb + 2, want, what);
     free(want);
@@ -1674,6 +1676,17 @@ Test(matmulinteger, types_zero_points_broadcasting) {
                          .bd = {1000, 17}, .nza = 1, .nzb = 17}, 85);
 }
 
+/* ONNX Runtime's dynamic quantization: A's zero point comes from
+ * DynamicQuantizeLinear, one value known only at run time. */
+Test(matmulinteger, zero_point_of_a_at_run_time) {
+    check_imm((imm_case){.a_u8 = true, .b_u8 = true, .ra = 2, .ad = {13, 17}, .rb = 2,
+                         .bd = {17, 9}, .nza = 1, .nzb = 1, .za_runtime = true}, 86);
+    check_imm((imm_case){.a_u8 = true, .b_u8 = false, .ra = 3, .ad = {2, 5, 64}, .rb = 2,
+                         .bd = {64, 3}, .nza = 1, .nzb = 3, .za_runtime = true}, 87);
+    check_imm((imm_case){.a_u8 = false, .b_u8 = true, .ra = 2, .ad = {1, 1000}, .rb = 2,
+                         .bd = {1000, 17}, .nza = 1, .nzb = 0, .za_runtime = true}, 88);
+}
+
 Test(qlinearmatmul, requantized_outputs) {
     check_imm((imm_case){.qlinear = true, .a_u8 = true, .b_u8 = true, .y_u8 = true, .ra = 2,
                          .ad = {13, 17}, .rb = 2, .bd = {17, 9}, .nza = 1, .nzb = 1, .nsa = 1,
@@ -1691,6 +1704,7 @@ typedef struct iconv_case {
     int64_t N, C, H, W, M, KH, KW, s, d, group;
     int64_t pads[4];
     int64_t nzw;            /* 0, 1 or M */
+    bool zx_runtime;        /* x's zero point is a graph input: given at run time */
     void *x, *w, *zx, *zw;
     int32_t *b;
     float xs, *ws, ys;
@@ -1703,7 +1717,7 @@ static q8_graph *iconv_build(const void *ctx, const char *path) {
     q8_dtype xt = c->x_u8 ? Q8_U8 : Q8_I8, wt = c->w_u8 ? Q8_U8 : Q8_I8;
     qin x = {"x", xt, 4, {c->N, c->C, c->H, c->W}, NULL, NULL, 0};
     qin w = {"w", wt, 4, {c->M, c->C / c->group, c->KH, c->KW}, c->w, NULL, 0};
-    qin zx = {"zx", xt, 0, {0}, c->zx, NULL, 0};
+    qin zx = {"zx", xt, 0, {0}, c->zx_runtime ? NULL : c->zx, NULL, 0};
     qin zw = {c->nzw ? "zw" : NULL, wt, 1, {c->nzw}, c->zw, NULL, 0};
     q8_graph *g;
     if (!c->qlinear) {
@@ -1768,12 +1782,13 @@ static void check_iconv(iconv_case c, uint64_t seed) {
                         ((uint8_t *)want)[o] = (uint8_t)ql_out(s, c.xs, c.ws[m], c.ys,
                                                              c.y_u8 ? c.zy : (int8_t)c.zy, c.y_u8);
                 }
-    const void *in[1] = {c.x};
-    char what[128];
-    snprintf(what, sizeof what, "%s x %s w %s, %lldx%lld k%lld s%lld d%lld group %lld",
+    const void *in[2] = {c.x, c.zx}; /* zx: a graph input when given at run time */
+    char what[160];
+    snprintf(what, sizeof what, "%s x %s w %s, %lldx%lld k%lld s%lld d%lld group %lld%s",
              c.qlinear ? "QLinearConv" : "ConvInteger", c.x_u8 ? "u8" : "s8",
              c.w_u8 ? "u8" : "s8", (long long)c.H, (long long)c.W, (long long)c.KH,
-             (long long)c.s, (long long)c.d, (long long)c.group);
+             (long long)c.s, (long long)c.d, (long long)c.group,
+             c.zx_runtime ? ", x's zero point at run time" : "");
     int64_t dims[4] = {c.N, c.M, c.OH, c.OW};
     q8_dtype yt = !c.qlinear ? Q8_I32 : c.y_u8 ? Q8_U8 : Q8_I8;
     check_op(iconv_build, &c, in, yt, dims, 4, want, what);
@@ -1801,6 +1816,23 @@ Test(convinteger, types_zero_points_padding) {
     check_iconv((iconv_case){.x_u8 = true, .w_u8 = false, .N = 1, .C = 6, .H = 8, .W = 8,
                              .M = 6, .KH = 3, .KW = 3, .s = 1, .d = 1, .group = 6,
                              .pads = {1, 1, 1, 1}, .nzw = 6}, 104); /* depthwise */
+}
+
+/* Dynamic quantization: x's zero point (also the padding value) from
+ * DynamicQuantizeLinear, known only at run time. */
+Test(convinteger, zero_point_of_x_at_run_time) {
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = true, .N = 2, .C = 5, .H = 9, .W = 7,
+                             .M = 6, .KH = 3, .KW = 3, .s = 1, .d = 1, .group = 1,
+                             .pads = {1, 1, 1, 1}, .nzw = 1, .zx_runtime = true}, 105);
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = false, .N = 1, .C = 8, .H = 10, .W = 11,
+                             .M = 12, .KH = 3, .KW = 2, .s = 2, .d = 2, .group = 4,
+                             .pads = {2, 0, 1, 3}, .nzw = 12, .zx_runtime = true}, 106);
+    check_iconv((iconv_case){.x_u8 = false, .w_u8 = true, .N = 1, .C = 16, .H = 5, .W = 6,
+                             .M = 17, .KH = 1, .KW = 1, .s = 1, .d = 1, .group = 1,
+                             .nzw = 0, .zx_runtime = true}, 107);
+    check_iconv((iconv_case){.x_u8 = true, .w_u8 = false, .N = 1, .C = 6, .H = 8, .W = 8,
+                             .M = 6, .KH = 3, .KW = 3, .s = 1, .d = 1, .group = 6,
+                             .pads = {1, 1, 1, 1}, .nzw = 6, .zx_runtime = true}, 108);
 }
 
 Test(qlinearconv, requantized_outputs) {

@@ -7,7 +7,9 @@
  *                            + K alpha_m beta
  * (alpha_m = zw_m - 128 for uint8 w, beta likewise for x; SW/SX the sums
  * of the v values of weight row m / im2col column p). ConvInteger writes
- * the int32; QLinearConv adds its int32 bias and requantizes. */
+ * the int32; QLinearConv adds its int32 bias and requantizes. A ConvInteger
+ * whose x zero point is computed at run time (dynamic quantization) reads it
+ * each run: the padding and beta. */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -74,6 +76,7 @@ typedef struct fix_args {
     const qlc_prep *c;
     const char *pk;
     const int32_t *acc, *sx;
+    int32_t beta;           /* x's zero point - (128 for uint8), this run's */
     int64_t m0;             /* the group's first output channel */
     void *y;                /* the image's output */
 } fix_args;
@@ -84,7 +87,7 @@ static void fix_range(void *arg, int64_t b, int64_t e, int t) {
     const fix_args *a = arg;
     const q8_conv_integer_params *p = a->p;
     int32_t lo = p->y_u8 ? 0 : -128, hi = p->y_u8 ? 255 : 127;
-    uint32_t be = (uint32_t)p->beta;
+    uint32_t be = (uint32_t)a->beta;
     for (int64_t ml = b; ml < e; ml++) {
         int64_t m = a->m0 + ml;
         uint32_t al = (uint32_t)((const int32_t *)(a->pk + a->c->off_alpha))[m];
@@ -120,11 +123,17 @@ static void qlc_run(const q8_exec *x, const q8_node *n) {
     int32_t *acc = (int32_t *)((char *)sx + part(sizeof(int32_t) * (size_t)p->P));
     q8_epilogue raw = {.kind = Q8_EPI_I32, .chan = Q8_CH_ROW};
     int64_t kp = q8_ig_kpad(p->K);
+    uint8_t pad = p->pad;
+    int32_t beta = p->beta;
+    if (p->zx_runtime) {
+        pad = *(const uint8_t *)Q8_IN_PTR(x, n, 2);
+        beta = p->x_u8 ? (int32_t)pad - 128 : (int32_t)(int8_t)pad;
+    }
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {
             const uint8_t *src = X + (img * q->C + grp * p->Cg) * q->H * q->W;
             if (!c->direct) {
-                q8_qconv_im2col(q, src, p->pad, col, x->pool);
+                q8_qconv_im2col(q, src, pad, col, x->pool);
                 src = col;
             }
             for (int64_t i = 0; i < p->P; i++) sx[i] = 0;
@@ -139,7 +148,8 @@ static void qlc_run(const q8_exec *x, const q8_node *n) {
                 .init_row = (const int32_t *)(pk + c->off_init) + grp * p->Mg, .epi = &raw,
                 .out = acc, .ldo = p->P};
             q8_igemm(&a, x->pool, c->path);
-            fix_args fa = {p, c, pk, acc, sx, grp * p->Mg, Y + (size_t)(img * q->M * p->P) * es};
+            fix_args fa = {p, c, pk, acc, sx, beta, grp * p->Mg,
+                           Y + (size_t)(img * q->M * p->P) * es};
             q8_parallel_for(x->pool, p->Mg, 1 + 4096 / (p->P + 1), fix_range, &fa);
         }
 }

@@ -4,7 +4,9 @@
  *   sum (a - za_i)(b - zb_j) = sum va*vb - beta_j SA_i - alpha_i SB_j
  *                              + K alpha_i beta_j
  * with alpha = za - (128 for uint8 A), beta likewise, SA/SB the sums of the
- * v values. MatMulInteger writes that int32; QLinearMatMul requantizes. */
+ * v values. MatMulInteger writes that int32; QLinearMatMul requantizes. A
+ * zero point of A computed at run time (dynamic quantization) is read each
+ * run: one alpha for every row. */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -34,7 +36,8 @@ static q8_status mmi_prepare(const q8_graph *g, const q8_node *n, const q8_prep_
     char *pk = q8_aligned_alloc(off + 64);
     if (!pk) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < M; i++) {
-        ((int32_t *)(pk + c.off_alpha))[i] = q8_ql_zp(g, n, p->iza, i) - (p->a_u8 ? 128 : 0);
+        ((int32_t *)(pk + c.off_alpha))[i] =
+            p->za_runtime ? 0 : q8_ql_zp(g, n, p->iza, i) - (p->a_u8 ? 128 : 0);
         if (p->qlinear) ((float *)(pk + c.off_sa))[i] = q8_ql_scale(g, n, 1, i);
     }
     for (int64_t j = 0; j < N; j++) {
@@ -64,6 +67,8 @@ typedef struct fix_args {
     const char *pk;
     const int32_t *acc, *sa, *sb; /* sa: sums of A's rows, sb: of B's columns */
     void *y;                      /* this batch's output */
+    bool alpha_runtime;           /* every row's alpha is alpha_rt (A's zero point this run) */
+    int32_t alpha_rt;
 } fix_args;
 
 /* The zero-point correction and the output, rows [b, e). */
@@ -76,7 +81,8 @@ static void fix_range(void *arg, int64_t b, int64_t e, int t) {
     const float *scb = (const float *)(a->pk + a->c->off_sb);
     int32_t lo = p->y_u8 ? 0 : -128, hi = p->y_u8 ? 255 : 127;
     for (int64_t i = b; i < e; i++) {
-        uint32_t al = (uint32_t)alpha[i], sai = (uint32_t)a->sa[i];
+        uint32_t al = (uint32_t)(a->alpha_runtime ? a->alpha_rt : alpha[i]);
+        uint32_t sai = (uint32_t)a->sa[i];
         for (int64_t j = 0; j < p->N; j++) {
             uint32_t be = (uint32_t)beta[j];
             int32_t v = (int32_t)((uint32_t)a->acc[i * p->N + j] - be * sai -
@@ -107,6 +113,11 @@ static void mmi_run(const q8_exec *x, const q8_node *n) {
     int32_t *acc = (int32_t *)((char *)sb + part(sizeof(int32_t) * (size_t)p->N));
     q8_epilogue raw = {.kind = Q8_EPI_I32, .chan = Q8_CH_ONE};
     int64_t last_a = -1, last_b = -1;
+    int32_t alpha_rt = 0;
+    if (p->za_runtime) {
+        uint8_t z = *(const uint8_t *)Q8_IN_PTR(x, n, p->iza);
+        alpha_rt = p->a_u8 ? (int32_t)z - 128 : (int32_t)(int8_t)z;
+    }
     for (int64_t bt = 0; bt < p->batches; bt++) {
         int64_t oa = 0, ob = 0, r = bt;
         for (int i = p->nb - 1; i >= 0; i--) {
@@ -137,7 +148,7 @@ static void mmi_run(const q8_exec *x, const q8_node *n) {
                             .rows_u8 = false, .init_row = init, .epi = &raw, .out = out,
                             .ldo = p->N};
         q8_igemm(&ga, x->pool, c->path);
-        fix_args fa = {p, c, x->prep, out, sa, sb, y};
+        fix_args fa = {p, c, x->prep, out, sa, sb, y, p->za_runtime, alpha_rt};
         q8_parallel_for(x->pool, p->M, 1 + 4096 / (p->N + 1), fix_range, &fa);
     }
 }

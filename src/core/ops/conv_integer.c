@@ -15,8 +15,10 @@ static q8_status qlc_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
                             w->name);
     q8_qconv_geom geo;
     Q8_TRY(q8_qconv_geom_parse(g, n, iw, false, &geo, err));
-    int64_t czx, czw, c1 = 1, cws = 1, cyz = 1;
-    Q8_TRY(q8_ql_const(g, n, izx, "x_zero_point", x->dtype, 1, &czx, err));
+    int64_t czx = 0, czw, c1 = 1, cws = 1, cyz = 1;
+    bool zx_rt = false;
+    if (!qlinear) Q8_TRY(q8_ql_runtime_zp(g, n, izx, "x_zero_point", x->dtype, &zx_rt, err));
+    if (!zx_rt) Q8_TRY(q8_ql_const(g, n, izx, "x_zero_point", x->dtype, 1, &czx, err));
     Q8_TRY(q8_ql_const(g, n, izw, "w_zero_point", w->dtype, geo.M, &czw, err));
     const q8_tensor *yz = qlinear ? q8_in(g, n, 7) : NULL;
     const int32_t *bias = NULL;
@@ -37,7 +39,9 @@ static q8_status qlc_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
         int64_t dv = q8_ql_max_dev(w_u8, q8_ql_zp(g, n, izw, c));
         mw = dv > mw ? dv : mw;
     }
-    Q8_TRY(q8_ql_check_k(n, K, q8_ql_max_dev(x_u8, q8_ql_zp(g, n, izx, 0)), mw, err));
+    /* a run-time zero point may be any value of x's type */
+    Q8_TRY(q8_ql_check_k(n, K, zx_rt ? 255 : q8_ql_max_dev(x_u8, q8_ql_zp(g, n, izx, 0)), mw,
+                         err));
 
     int64_t dims[4] = {geo.N, geo.M, geo.OH, geo.OW};
     if (geo.nsp == 1) dims[2] = geo.OW;
@@ -46,12 +50,13 @@ static q8_status qlc_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
 
     q8_conv_integer_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
-    int32_t zx = q8_ql_zp(g, n, izx, 0);
+    int32_t zx = zx_rt ? 0 : q8_ql_zp(g, n, izx, 0);
     *p = (q8_conv_integer_params){.qlinear = qlinear, .x_u8 = x_u8, .w_u8 = w_u8,
                                   .y_u8 = yt == Q8_U8, .geo = geo, .Cg = Cg,
                                   .Mg = geo.M / geo.group, .K = K, .P = geo.OH * geo.OW,
                                   .iw = iw, .izw = izw, .beta = zx - (x_u8 ? 128 : 0),
-                                  .pad = (uint8_t)zx, .has_bias = bias != NULL};
+                                  .pad = (uint8_t)zx, .zx_runtime = zx_rt,
+                                  .has_bias = bias != NULL};
     if (qlinear) {
         p->x_scale = q8_ql_scale(g, n, 1, 0);
         p->y_scale = q8_ql_scale(g, n, 6, 0);

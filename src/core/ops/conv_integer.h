@@ -19,6 +19,8 @@ typedef struct q8_conv_integer_params {
     int iw, izw;                /* input index of w and of its zero point (may be absent) */
     int32_t beta;               /* x's zero point - (128 for uint8) */
     uint8_t pad;                /* x's zero point as stored: the padding */
+    bool zx_runtime;            /* ConvInteger: x's zero point is input 2, computed at run
+                                 * time (beta and pad are then taken from it each run) */
     float x_scale, y_scale;     /* QLinearConv */
     int32_t y_zp;               /* QLinearConv */
     bool has_bias;              /* QLinearConv: input 8 */

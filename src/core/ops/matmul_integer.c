@@ -17,8 +17,10 @@ static q8_status mmi_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
     if (b->dims[b->ndim - 2] != K)
         return q8_node_fail(err, Q8_ERR_SHAPE, n, "A has K = %lld, B has %lld rows",
                             (long long)K, (long long)b->dims[b->ndim - 2]);
-    int64_t cza, czb, csa = 1, csb = 1, cys = 1, cyz = 1;
-    Q8_TRY(q8_ql_const(g, n, iza, "A's zero point", a->dtype, M, &cza, err));
+    int64_t cza = 0, czb, csa = 1, csb = 1, cys = 1, cyz = 1;
+    bool za_rt = false;
+    if (!qlinear) Q8_TRY(q8_ql_runtime_zp(g, n, iza, "A's zero point", a->dtype, &za_rt, err));
+    if (!za_rt) Q8_TRY(q8_ql_const(g, n, iza, "A's zero point", a->dtype, M, &cza, err));
     Q8_TRY(q8_ql_const(g, n, izb, "B's zero point", b->dtype, N, &czb, err));
     const q8_tensor *yz = qlinear ? q8_in(g, n, 7) : NULL;
     if (qlinear) {
@@ -34,7 +36,8 @@ static q8_status mmi_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
     }
     int64_t ma = 0, mb = 0;
     for (int64_t c = 0; c < (cza ? cza : 1); c++) {
-        int64_t d = q8_ql_max_dev(a_u8, q8_ql_zp(g, n, iza, c));
+        /* a run-time zero point may be any value of A's type */
+        int64_t d = za_rt ? 255 : q8_ql_max_dev(a_u8, q8_ql_zp(g, n, iza, c));
         ma = d > ma ? d : ma;
     }
     for (int64_t c = 0; c < (czb ? czb : 1); c++) {
@@ -58,7 +61,8 @@ static q8_status mmi_infer_common(q8_graph *g, q8_node *n, bool qlinear, q8_erro
     if (!p) return Q8_ERR_NOMEM;
     *p = (q8_matmul_integer_params){.qlinear = qlinear, .a_u8 = a_u8, .b_u8 = b_u8,
                                     .y_u8 = yt == Q8_U8, .M = M, .N = N, .K = K, .nb = nb,
-                                    .batches = 1, .ia = ia, .ib = ib, .iza = iza, .izb = izb};
+                                    .batches = 1, .ia = ia, .ib = ib, .iza = iza, .izb = izb,
+                                    .za_runtime = za_rt};
     for (int i = 0; i < nb; i++) {
         p->bdims[i] = dims[i];
         p->batches *= dims[i];

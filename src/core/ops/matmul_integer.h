@@ -5,7 +5,8 @@
  * MatMulInteger writes acc (int32); QLinearMatMul requantizes:
  * y = saturate(round_half_even(acc * (a_scale * b_scale / y_scale)) + y_zp),
  * with the multiplier in float as ONNX Runtime does. Zero points and scales
- * must be constants. */
+ * must be constants, except MatMulInteger's A zero point, which may be one
+ * value computed at run time (dynamic quantization: DynamicQuantizeLinear). */
 #ifndef Q8_CORE_OPS_MATMUL_INTEGER_H
 #define Q8_CORE_OPS_MATMUL_INTEGER_H
 
@@ -21,6 +22,7 @@ typedef struct q8_matmul_integer_params {
     int64_t batches;                /* product of bdims */
     int ia, ib;                     /* input index of A and B */
     int iza, izb;                   /* input index of their zero points (may be absent) */
+    bool za_runtime;                /* MatMulInteger: A's zero point is read each run */
     float y_scale;                  /* QLinearMatMul */
     int32_t y_zp;                   /* QLinearMatMul */
 } q8_matmul_integer_params;

@@ -220,6 +220,21 @@ q8_status q8_ql_const(const q8_graph *g, const q8_node *n, int i, const char *wh
     return Q8_OK;
 }
 
+q8_status q8_ql_runtime_zp(const q8_graph *g, const q8_node *n, int i, const char *what,
+                           q8_dtype dtype, bool *runtime, q8_error *err) {
+    const q8_tensor *t = q8_in(g, n, i);
+    *runtime = t && !t->data;
+    if (!*runtime) return Q8_OK;
+    if (t->dtype != dtype)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "%s '%s' is %s, expected %s", what,
+                            t->name, q8_dtype_name(t->dtype), q8_dtype_name(dtype));
+    if (q8_tensor_numel(t) != 1)
+        return q8_node_fail(err, Q8_ERR_UNSUPPORTED, n, "%s '%s' is computed at run time with "
+                            "%lld values: only one (per tensor) is supported", what, t->name,
+                            (long long)q8_tensor_numel(t));
+    return Q8_OK;
+}
+
 int32_t q8_ql_zp(const q8_graph *g, const q8_node *n, int i, int64_t c) {
     const q8_tensor *t = q8_in(g, n, i);
     if (!t) return 0;

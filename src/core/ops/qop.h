@@ -70,6 +70,12 @@ q8_status q8_qdq_parse(const q8_graph *g, const q8_node *n, q8_qdq *o, q8_error 
  * values are read with q8_ql_zp / q8_ql_scale. */
 q8_status q8_ql_const(const q8_graph *g, const q8_node *n, int i, const char *what,
                       q8_dtype dtype, int64_t nmax, int64_t *count, q8_error *err);
+/* A data input's zero point i computed at run time (ONNX Runtime's dynamic
+ * quantization: DynamicQuantizeLinear's y_zero_point feeds MatMulInteger /
+ * ConvInteger): one value of dtype, not a constant. *runtime false (and
+ * nothing checked) when input i is absent or a constant. */
+q8_status q8_ql_runtime_zp(const q8_graph *g, const q8_node *n, int i, const char *what,
+                           q8_dtype dtype, bool *runtime, q8_error *err);
 /* Value c (c < count, or 0 when count is 1) of a zero point (0 if absent). */
 int32_t q8_ql_zp(const q8_graph *g, const q8_node *n, int i, int64_t c);
 float q8_ql_scale(const q8_graph *g, const q8_node *n, int i, int64_t c);
