@@ -934,6 +934,13 @@ Test(edges, min_sqnr_auto_keeps_a_layer_fp32_only_below_the_floor, .timeout = 60
     cr_expect(strstr(r.out, "layers kept in FP32 (1): c2"), "%s", r.out);
     q8t_cmd_free(&r);
     cr_expect(q8t_has_meta(out, "search.max_added_bytes"));
+    cr_expect(q8t_has_meta(out, "search.auto"), "the default search is recorded as such");
+    /* asked for: the same floor, recorded as the user's */
+    char *a2[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "12", NULL};
+    expect_ok(tmp, a2, &r);
+    q8t_cmd_free(&r);
+    cr_expect(q8t_has_meta(out, "search.min_sqnr_db"));
+    cr_expect_not(q8t_has_meta(out, "search.auto"));
     char *b[] = {QUANTIZE, onnx, "-o", out, "--calib", calib, "--min-sqnr", "off", NULL};
     expect_ok(tmp, b, &r);
     cr_expect_not(strstr(r.out, "looking for layers"), "%s", r.out);

@@ -357,6 +357,7 @@ static int auto_probe(const char *onnx, const char *out, const q8_quantize_optio
     q8_search_options so = {.max_drop = -1, .by_sqnr = true, .min_sqnr_db = Q8_AUTO_PROBE_DB,
                             .max_trials = 2,
                             .max_added_bytes = (size_t)(Q8_AUTO_BUDGET * (double)r->q8_bytes),
+                            .automatic = true,
                             .min_step_gain_db = Q8_AUTO_PROBE_GAIN_DB, .out_is_first = true};
     printf("output SQNR %.1f dB < %g dB: trying one layer in FP32 if it gains the output "
            "%g dB or more (--min-sqnr off: not)\n", db, Q8_AUTO_PROBE_DB, Q8_AUTO_PROBE_GAIN_DB);
@@ -408,7 +409,8 @@ static int auto_search(const char *onnx, const char *out, const q8_quantize_opti
     }
     q8_search_options so = {.max_drop = -1, .by_sqnr = true, .min_sqnr_db = Q8_AUTO_MIN_SQNR_DB,
                             .max_trials = trials_given ? given->max_trials : Q8_AUTO_TRIALS,
-                            .max_added_bytes = (size_t)(Q8_AUTO_BUDGET * (double)r->q8_bytes)};
+                            .max_added_bytes = (size_t)(Q8_AUTO_BUDGET * (double)r->q8_bytes),
+                            .automatic = true};
     printf("output SQNR %.1f dB < %g dB: looking for layers to keep in FP32 within %zu bytes "
            "(2%% of the file; --min-sqnr off: not)\n", db, Q8_AUTO_MIN_SQNR_DB,
            so.max_added_bytes);

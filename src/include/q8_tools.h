@@ -321,6 +321,9 @@ typedef struct q8_search_options {
     /* out already holds trial 1's model (quantize wrote it): when no later
      * trial is better, out is left as it is (no search record added) */
     bool out_is_first;
+    /* quantize's own default search (--min-sqnr auto), not one the user
+     * asked for: the record (search.auto) says so */
+    bool automatic;
 } q8_search_options;
 
 typedef enum q8_search_action {
@@ -503,6 +506,7 @@ typedef struct q8_report_model {
     bool search_met;
     double search_max_drop, search_drop;
     double search_min_sqnr, search_sqnr;   /* quantize --min-sqnr; NAN for --max-drop */
+    bool search_auto;       /* the default search (--min-sqnr auto), not asked for */
     char *search_metric;
     char *search_dense;     /* comma-separated layers the search made dense */
 } q8_report_model;

@@ -283,6 +283,7 @@ static q8_status search_meta(const q8_search_result *r, const q8_search_options 
                                r->labels ? "top-1 vs labels" : "top-1 agreement with FP32", err));
         Q8_TRY(q8_meta_set_float(m, "search.drop_points", r->best.drop, err));
     }
+    if (so->automatic) Q8_TRY(q8_meta_set_int(m, "search.auto", 1, err));
     Q8_TRY(q8_meta_set_int(m, "search.met", r->met, err));
     Q8_TRY(q8_meta_set_int(m, "search.trials", r->trials, err));
     size_t len = 1;

@@ -175,6 +175,8 @@ static q8_status read_meta(const q8_model *m, const char *fp32_sha, q8_report_mo
         rm->search_max_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
         e = q8_meta_get(meta, "search.drop_points");
         rm->search_drop = e && e->type == Q8_META_FLOAT ? e->f : NAN;
+        e = q8_meta_get(meta, "search.auto");
+        rm->search_auto = e && e->type == Q8_META_INT && e->i;
         e = q8_meta_get(meta, "search.min_sqnr_db");
         rm->search_min_sqnr = e && e->type == Q8_META_FLOAT ? e->f : NAN;
         e = q8_meta_get(meta, "search.sqnr_db");

@@ -156,8 +156,9 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
         q8_sb_json_num(b, m->search_min_sqnr);
         q8_sb_puts(b, ", \"sqnr_db\": ");
         q8_sb_json_num(b, m->search_sqnr);
-        q8_sb_printf(b, ", \"met\": %s, \"trials\": %d, \"metric\": ",
-                     m->search_met ? "true" : "false", m->search_trials);
+        q8_sb_printf(b, ", \"automatic\": %s, \"met\": %s, \"trials\": %d, \"metric\": ",
+                     m->search_auto ? "true" : "false", m->search_met ? "true" : "false",
+                     m->search_trials);
         q8_sb_json_str(b, m->search_metric);
         q8_sb_puts(b, ", \"dense_layers\": ");
         q8_sb_json_str(b, m->search_dense);

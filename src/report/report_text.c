@@ -255,7 +255,14 @@ void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html) {
     }
     if (m->search_trials > 0) {
         const char *c0 = html ? "<code>" : "`", *c1 = html ? "</code>" : "`";
-        if (!isnan(m->search_min_sqnr))
+        if (!isnan(m->search_min_sqnr) && m->search_auto)
+            q8_sb_printf(b, "Made by %squantize%s's default search for layers to keep in FP32 "
+                            "(%s--min-sqnr auto%s, aiming at %g dB within a byte budget; %s): "
+                            "%.1f dB after %d trial%s, target %s. ", c0, c1, c0, c1,
+                         m->search_min_sqnr, m->search_metric ? m->search_metric : "?",
+                         m->search_sqnr, m->search_trials, m->search_trials == 1 ? "" : "s",
+                         m->search_met ? "met" : "NOT met");
+        else if (!isnan(m->search_min_sqnr))
             q8_sb_printf(b, "Made by %squantize --min-sqnr %g%s (%s): %.1f dB after %d trial%s, "
                             "target %s. ", c0, m->search_min_sqnr, c1,
                          m->search_metric ? m->search_metric : "?", m->search_sqnr,
