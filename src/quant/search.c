@@ -419,6 +419,12 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         double room = so->max_added_bytes ? (double)so->max_added_bytes - added : INFINITY;
         const q8_report_layer *L =
             next_layer(fm->g, &rep[1], &fp32, &dense, has_gains(&rep[1]), room);
+        /* No layer's exact output gains the model's: the measure misses
+         * errors made after a layer's output, where its neighbours requantize
+         * it (a small branch joined by Concat to a large one shares its scale;
+         * made exact it is rounded again, kept FP32 it is not). The weakest
+         * layer alone is then the step, as where no gain is measured. */
+        if (!L && has_gains(&rep[1])) L = next_layer(fm->g, &rep[1], &fp32, &dense, false, room);
         if (!L) {
             r->exhausted = true;
             break;
