@@ -228,7 +228,7 @@ static float act_ref(const q8_act *a, float v, bool fma) {
         float h = fma ? fmaf(a->p0, v, a->p1) : pv + a->p1;
         return h <= 0.0f ? -0.0f : h >= 1.0f ? v : v * h;
     }
-    case Q8_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case Q8_ACT_RELU: return v < 0.0f ? 0.0f : v; /* NaN and -0 stay, as in the Relu op */
     case Q8_ACT_SIGMOID: return q8_vsigmoid(v); /* the Sigmoid op's bits */
     default: return v;
     }

@@ -77,6 +77,40 @@ static void relu_buf(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] = x[i] > 0 ? x[i] : 0;
 }
 
+/* A Relu fused into the Conv before it gives what the Relu op gives: a NaN
+ * input stays NaN in every output whose window reads it (it gave 0; ONNX
+ * Runtime keeps NaN, the survey's fr_eye), and -0 stays -0. */
+Test(relu, fused_into_conv_keeps_nan) {
+    int64_t H = 6, W = 7;
+    float x[6 * 7], w[9], b[1] = {0};
+    for (int i = 0; i < 42; i++) x[i] = 0.1f * (float)(i % 5) - 0.2f;
+    for (int i = 0; i < 9; i++) w[i] = 0.1f * (float)(i + 1);
+    x[2 * W + 3] = NAN;
+    q8t_in xin = {"x", Q8_F32, 4, {1, 1, H, W}, NULL};
+    q8t_in cs[2] = {{"w", Q8_F32, 4, {1, 1, 3, 3}, w}, {"b", Q8_F32, 1, {1}, b}};
+    /* Conv -> Relu, built as after_relu builds Relu -> op */
+    q8_graph *g = q8t_graph1("Conv", (q8t_in[]){xin, cs[0], cs[1]}, 3, 1);
+    q8t_attr_ints(g, "pads", (int64_t[]){1, 1, 1, 1}, 4);
+    int y = q8_graph_add_tensor(g, "y", NULL), in = g->outputs[0];
+    int ni = q8_graph_add_node(g, "relu", "Relu");
+    cr_assert(q8_node_set_io(g->nodes[ni], &in, 1, &y, 1, NULL) == Q8_OK);
+    g->outputs[0] = y;
+    const void *data[] = {x};
+    void *out[1];
+    q8_tensor_info info[1];
+    q8_error err = {0};
+    cr_assert_eq(q8t_run(g, data, 1, out, info, 1, &err), Q8_OK, "%s", err.msg);
+    const float *o = out[0];
+    for (int64_t i = 0; i < H; i++)
+        for (int64_t j = 0; j < W; j++) {
+            bool reads = i >= 1 && i <= 3 && j >= 2 && j <= 4;
+            cr_assert_eq(isnan(o[i * W + j]) != 0, reads, "output (%lld, %lld) = %g",
+                         (long long)i, (long long)j, o[i * W + j]);
+            cr_assert(reads || o[i * W + j] >= 0);
+        }
+    free(out[0]);
+}
+
 /* ------------------------------------------------------ BatchNormalization */
 
 typedef struct bn_case {

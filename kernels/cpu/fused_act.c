@@ -21,7 +21,8 @@ static inline __attribute__((always_inline)) void act_row(const q8_act *a, float
     switch (a->kind) {
     case Q8_ACT_NONE: break;
     case Q8_ACT_RELU:
-        for (int64_t i = 0; i < len; i++) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+        /* the Relu op's form (unary.c): NaN and -0 stay, as unfused */
+        for (int64_t i = 0; i < len; i++) x[i] = x[i] < 0.0f ? 0.0f : x[i];
         break;
     case Q8_ACT_CLIP: {
         float lo = a->p0, hi = a->p1;

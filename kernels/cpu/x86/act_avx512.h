@@ -10,8 +10,9 @@
 
 #define Q8_ACT512 __attribute__((target("avx512f"), always_inline)) static inline
 
-/* x > 0 ? x : 0 (NaN and -0 give +0): 0 second in the max. */
-Q8_ACT512 __m512 q8v_relu(__m512 x) { return _mm512_max_ps(x, _mm512_setzero_ps()); }
+/* max(0, x) with x second: maxps returns its second operand for a NaN and
+ * for equal zeros, so NaN and -0 stay, as in the Relu op (x < 0 ? 0 : x) */
+Q8_ACT512 __m512 q8v_relu(__m512 x) { return _mm512_max_ps(_mm512_setzero_ps(), x); }
 
 /* x > hi ? hi : x, then x < lo ? lo : that (NaN stays NaN): the scalar
  * x < lo ? lo : x > hi ? hi : x for any lo and hi. */

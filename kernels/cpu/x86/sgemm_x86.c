@@ -58,8 +58,8 @@ AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m2
             x1 = _mm256_add_ps(x1, _mm256_loadu_ps(epi->bias_cols + 8));
         }
         if (epi->relu) {
-            x0 = _mm256_max_ps(x0, _mm256_setzero_ps());
-            x1 = _mm256_max_ps(x1, _mm256_setzero_ps());
+            x0 = _mm256_max_ps(_mm256_setzero_ps(), x0); /* NaN, -0 stay */
+            x1 = _mm256_max_ps(_mm256_setzero_ps(), x1); /* NaN, -0 stay */
         } else if (epi->clip) {
             x0 = a2_clip(x0, epi->lo, epi->hi);
             x1 = a2_clip(x1, epi->lo, epi->hi);
@@ -265,8 +265,8 @@ ukr_avx512_body(int64_t kc, const float *pa, const float *pb, const int64_t *off
                 x1 = _mm512_add_ps(x1, _mm512_loadu_ps(epi->bias_cols + 16));
             }
             if (epi->relu) {
-                x0 = _mm512_max_ps(x0, _mm512_setzero_ps());
-                x1 = _mm512_max_ps(x1, _mm512_setzero_ps());
+                x0 = _mm512_max_ps(_mm512_setzero_ps(), x0); /* NaN, -0 stay */
+                x1 = _mm512_max_ps(_mm512_setzero_ps(), x1); /* NaN, -0 stay */
             } else if (epi->clip) {
                 x0 = q8v_clip(x0, epi->lo, epi->hi);
                 x1 = q8v_clip(x1, epi->lo, epi->hi);
