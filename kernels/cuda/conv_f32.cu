@@ -9,7 +9,7 @@
 
 __host__ __device__ static inline float act_apply(const q8cu_conv_f32_args *p, float v) {
     switch (p->act) { /* the CPU's fused_act.c formulas */
-    case Q8CU_ACT_RELU: return v > 0.0f ? v : 0.0f;
+    case Q8CU_ACT_RELU: return v < 0.0f ? 0.0f : v; /* NaN and -0 stay, as unfused */
     case Q8CU_ACT_CLIP: return v < p->p0 ? p->p0 : v > p->p1 ? p->p1 : v;
     case Q8CU_ACT_LEAKY_RELU: return v < 0.0f ? v * p->p0 : v;
     case Q8CU_ACT_SIGMOID: return q8_vsigmoid(v);
