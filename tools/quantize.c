@@ -216,6 +216,11 @@ static void print_written(const char *out, const q8_quantize_result *r) {
            out, r->q8_bytes, r->onnx_bytes ? (double)r->q8_bytes / (double)r->onnx_bytes : 0.0,
            r->onnx_bytes, r->n_quantized, r->n_samples, r->q8_arena_bytes, r->fp32_arena_bytes,
            r->seconds);
+    if (r->n_onnx_integer > 0)
+        printf("note: the model was already quantized by another tool: its %d integer node%s "
+               "(ConvInteger, MatMulInteger, QLinear*) run as they are%s\n",
+               r->n_onnx_integer, r->n_onnx_integer == 1 ? "" : "s",
+               r->n_quantized ? "" : ", and no float layer was left for q8 to quantize");
 }
 
 static void print_trial(void *arg, const q8_search_trial *t) {

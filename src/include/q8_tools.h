@@ -250,6 +250,9 @@ typedef struct q8_quantize_result {
      * --min-sqnr search on those samples holds, twice */
     size_t fp32_activation_bytes;
     int n_quantized;                    /* nodes running in INT8 */
+    /* the model's own integer ops (ConvInteger, MatMulInteger, QLinearConv,
+     * QLinearMatMul: quantized by another tool), which run as they are */
+    int n_onnx_integer;
     int n_samples;
     double seconds;
     /* --calib-method auto: the range method taken, and the output SQNR of

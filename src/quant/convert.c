@@ -543,6 +543,9 @@ q8_status q8_quantize_model(const char *onnx_path, const char *out_path,
         /* q8.EwChain is float arithmetic (with a quantize at its end) */
         if (!strcmp(g->nodes[i]->domain, "q8") && strcmp(g->nodes[i]->op_type, "EwChain"))
             r->n_quantized++;
+        q8_op_id op = g->nodes[i]->op;
+        r->n_onnx_integer += op == Q8_OP_CONV_INTEGER || op == Q8_OP_MATMUL_INTEGER ||
+                             op == Q8_OP_QLINEAR_CONV || op == Q8_OP_QLINEAR_MATMUL;
     }
     r->n_int8_tables = meta_count(&meta, "quant.int8_tables");
     r->n_int8_added_tables = meta_count(&meta, "quant.int8_added_tables");
