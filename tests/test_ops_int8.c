@@ -1018,7 +1018,8 @@ Test(qgemm, shapes_and_activations) {
     /* narrow W (at most 8 outputs: dot products on W in place) */
     check_qgemm(2, (int64_t[]){1, 672}, 1, true, 51, 1);
     check_qgemm(2, (int64_t[]){5, 3}, 2, true, 52, 1);
-    check_qgemm(2, (int64_t[]){300, 33}, 7, false, 53, 1); /* rows over the threads */
+    check_qgemm(2, (int64_t[]){30, 33}, 7, false, 53, 1);  /* rows over the threads */
+    check_qgemm(2, (int64_t[]){300, 33}, 7, false, 58, 1); /* many rows: the GEMM */
     check_qgemm(3, (int64_t[]){2, 3, 4}, 8, true, 54, 1);
     check_qgemm(2, (int64_t[]){1, 4096}, 1, true, 55, 1);  /* a long row: int32 range */
     check_qgemm(2, (int64_t[]){2, 300}, 5, true, 56, 0.3); /* narrow and pruned */

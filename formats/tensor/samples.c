@@ -181,7 +181,7 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
         const char *name = s->names[k];
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, name);
-        bool flat = ni == 1 && !per_input;
+        bool flat = ni == 1 && !is_dir(sub) && !per_input;
         if (!flat && !is_dir(sub)) {
             if (ni == 1)
                 st = q8_fail(err, Q8_ERR_IO,

@@ -183,6 +183,16 @@ def main():
         run("quantize --bind, x flat beside sr/",
             [tool("quantize"), onnx_path, "-o", os.path.join(d, "mf.q8"), "--bind", f"sr={sr}",
              "--calib", mixed_flat])
+        # x/ beside a stray top-level file of another shape: x/ is read, as it
+        # always was (the rule above must not make it flat; review)
+        stray = os.path.join(d, "stray")
+        os.makedirs(stray + "/x")
+        for i in range(3):
+            np.save(f"{stray}/x/{i:03d}.npy", rng.standard_normal((1, 16)).astype(np.float32))
+        np.save(f"{stray}/notes.npy", np.zeros((7,), np.float32))
+        run("quantize --bind, x/ beside a stray file",
+            [tool("quantize"), onnx_path, "-o", os.path.join(d, "st.q8"), "--bind", f"sr={sr}",
+             "--calib", stray])
         # unbound, the model loads with its 8 kHz side dropped: 16000 runs
         # it (the then side's value), 8000 stops with the reason
         y = os.path.join(d, "y16")

@@ -7,8 +7,9 @@
  * expanded copy: one row runs the GEMV on the form; more rows run the GEMM,
  * which makes each block of W's lanes panels from it as it goes. A narrow
  * W (at most QGEMM_NARROW_N outputs: a score or flag head) stored plain is
- * read in place by dot products instead: its lanes would be 16 rows of
- * which most are padding (a one-output head's 672 weights made 10.7 KB). */
+ * read in place by dot products instead, on few rows of A: its lanes
+ * would be 16 rows of which most are padding (a one-output head's 672
+ * weights made 10.7 KB). */
 #include <string.h>
 
 #include "cpu_op.h"
@@ -35,8 +36,12 @@ typedef struct qgemm_prep {
 } qgemm_prep;
 
 /* Up to this many outputs the lanes operand (16 lanes a panel) would be at
- * least twice W: dot products on W's rows in place instead. */
+ * least twice W: dot products on W's rows in place instead, for up to
+ * QGEMM_NARROW_ROWS rows of A (a head's one row, a small batch). The dot
+ * products are plain C: on 4096 rows they took 3x the VNNI GEMM's time
+ * (review), so more rows keep the panel. */
 #define QGEMM_NARROW_N 8
+#define QGEMM_NARROW_ROWS 32
 
 enum { SPARSE_NONE = 0, SPARSE_ROWS, SPARSE_PANELS };
 
@@ -79,7 +84,7 @@ static q8_status qgemm_prepare(const q8_graph *g, const q8_node *n, const q8_pre
     c.expander = q8_isp_expander_for(c.path);
     in_place = in_place && !c.sparse;
     bool narrow = !in_place && !c.sparse && p->N <= QGEMM_NARROW_N &&
-                  w->layout == Q8_LAYOUT_PLAIN;
+                  p->M <= QGEMM_NARROW_ROWS && w->layout == Q8_LAYOUT_PLAIN;
     if (!in_place) Q8_TRY(q8_tensor_plain(w, &wd, &tmp, err));
     c.off_w = in_place || c.sparse || narrow ? 0 : q8_qop_reserve(&off, q8_ig_lanes_bytes(p->N, p->K));
     c.off_init = q8_qop_reserve_chan(&off, sizeof(int32_t) * (size_t)p->N);

@@ -38,8 +38,8 @@ AVX2 static inline __m256 a2_hswish(__m256 x, float al, float be) {
 }
 
 /* Row i of a tile: alpha/beta, then the epilogue (epi may be NULL). The
- * bias is a separate add and ReLU is max(x, 0) with 0 second (NaN and -0
- * give +0): the bits of q8_act_apply_block's `x += b; x > 0 ? x : 0`. */
+ * bias is a separate add and ReLU is max(0, x) with x second (NaN and -0
+ * stay): the bits of q8_act_apply_block's `x += b; x < 0 ? 0 : x`. */
 AVX2 static inline void a2_store(float *c, __m256 x0, __m256 x1, __m256 va, __m256 vb,
                                  float beta, const q8_sgemm_epi *epi, int i) {
     x0 = _mm256_mul_ps(x0, va);
