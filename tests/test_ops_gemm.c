@@ -464,7 +464,7 @@ Test(sgemm, fused_epilogue_same_bits) {
                 q8t_fill(&r, b, gc.k * gc.n, -1, 1);
                 q8t_fill(&r, c1, gc.m * gc.n, -1, 1);
                 q8t_fill(&r, bias, gc.m + gc.n, -1, 1);
-                a[gc.k] = NAN; /* row 1: NaN, which ReLU makes 0 and Clip keeps */
+                a[gc.k] = NAN; /* row 1: NaN, which ReLU and Clip keep */
                 if (gc.k == 1) {
                     /* row 2: -1e-30 * 1e-30 underflows to -0; + -0 stays -0 */
                     a[2] = -1e-30f;
@@ -1282,8 +1282,9 @@ static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
     b[0] = -0.0f;
     for (int64_t i = 0; i < isp; i++) x[i] = 0.0f;
     for (int64_t i = 0; i < ksp; i++) w[i] = -0.5f - (float)i;
-    /* a NaN input where Relu follows: its windows' outputs are +0 after
-     * it on every path (the activation in registers or as a pass) */
+    /* a NaN input where Relu follows: its windows' outputs are NaN after
+     * it on every path (the Relu op's x < 0 ? 0 : x, in registers or as a
+     * pass) */
     if (s.act && !strcmp(s.act, "Relu") && s.c > 1) x[isp + isp / 2] = NAN;
     s.w = w;
     s.b = b;
@@ -1302,7 +1303,8 @@ static void check_dw_same_bits(conv_spec s, q8t_rng *r) {
      * contracts it (GCC does in its AVX-512 clone; clang's CI build does
      * not): one rounding apart, and check_conv holds both to the reference. */
     for (int64_t i = 0; i < numel; i++)
-        cr_assert(fabsf(got[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i])),
+        cr_assert(isnan(want[i]) ? isnan(got[i])
+                                 : fabsf(got[i] - want[i]) <= 1e-5f * (1.0f + fabsf(want[i])),
                   "auto vs planes at %ld: %.9g vs %.9g", (long)i, got[i], want[i]);
     cr_assert(signbit(got[0]) == signbit(want[0]), "auto vs planes: the sign of -0");
 #endif
