@@ -109,10 +109,29 @@ q8_status q8_samples_from_dir(const char *dir, const q8_graph *g, q8_sample_set 
     return q8_samples_from_dir_bound(dir, g, NULL, 0, s, err);
 }
 
-static bool is_bound(const char *name, const q8_input_value *bound, int n_bound) {
+bool q8_input_is_bound(const char *name, const q8_input_value *bound, int n_bound) {
     for (int i = 0; i < n_bound; i++)
         if (bound[i].name && strcmp(bound[i].name, name) == 0) return true;
     return false;
+}
+
+/* A folder without tensor files of its own that holds a subfolder named
+ * after an input (a bound one's) is laid out per input: the subfolder that
+ * is missing is named, not the folder read as flat. */
+static bool laid_out_per_input(const char *dir, const q8_graph *g) {
+    bool any_sub = false;
+    for (int k = 0; k < g->n_inputs && !any_sub; k++) {
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", dir, g->tensors[g->inputs[k]]->name);
+        any_sub = is_dir(sub);
+    }
+    if (!any_sub) return false;
+    char **top = NULL;
+    q8_error ignored = {0};
+    int n_top = list_tensor_files(dir, &top, &ignored);
+    for (int i = 0; i < n_top; i++) free(top[i]);
+    free(top);
+    return n_top == 0;
 }
 
 bool q8_samples_cover_inputs(const q8_sample_set *s, const q8_graph *g) {
@@ -151,29 +170,12 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
     q8_status st = Q8_OK;
     for (int k = 0; k < g->n_inputs && st == Q8_OK; k++) {
         const char *name = g->tensors[g->inputs[k]]->name;
-        if (is_bound(name, bound, n_bound)) continue;
+        if (q8_input_is_bound(name, bound, n_bound)) continue;
         if (!(s->names[ni++] = q8_strdup(name))) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
     s->n_inputs = ni;
     if (st == Q8_OK && ni < 1)
         st = q8_fail(err, Q8_ERR_ARG, "every input of the model is bound: nothing to calibrate");
-    /* a folder without tensor files of its own that holds a subfolder named
-     * after an input (a bound one's included) is laid out per input: the
-     * missing subfolder is named, not the folder read as flat */
-    bool per_input = false;
-    for (int k = 0; k < g->n_inputs && !per_input; k++) {
-        char sub[4096];
-        snprintf(sub, sizeof sub, "%s/%s", dir, g->tensors[g->inputs[k]]->name);
-        per_input = is_dir(sub);
-    }
-    if (per_input && ni == 1) {
-        char **top = NULL;
-        q8_error ignored = {0};
-        int n_top = list_tensor_files(dir, &top, &ignored);
-        for (int i = 0; i < n_top; i++) free(top[i]);
-        free(top);
-        per_input = n_top == 0;
-    }
     char ***lists = st == Q8_OK ? calloc((size_t)ni, sizeof(char **)) : NULL;
     int *counts = st == Q8_OK ? calloc((size_t)ni, sizeof(int)) : NULL;
     if (st == Q8_OK && (!lists || !counts)) st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
@@ -181,8 +183,9 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
         const char *name = s->names[k];
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", dir, name);
-        bool flat = ni == 1 && !is_dir(sub) && !per_input;
-        if (!flat && !is_dir(sub)) {
+        bool has_sub = is_dir(sub);
+        bool flat = ni == 1 && !has_sub && !laid_out_per_input(dir, g);
+        if (!flat && !has_sub) {
             if (ni == 1)
                 st = q8_fail(err, Q8_ERR_IO,
                              "--calib %s: it holds one subfolder per input, but '%s/' (the input "

@@ -25,6 +25,8 @@ q8_status q8_samples_from_dir_bound(const char *dir, const q8_graph *g,
                                     const q8_input_value *bound, int n_bound, q8_sample_set *s,
                                     q8_error *err);
 void q8_samples_free(q8_sample_set *s);
+/* Whether input name is one of the n_bound bound values. */
+bool q8_input_is_bound(const char *name, const q8_input_value *bound, int n_bound);
 /* Whether s has a column for every input of g (by name where s names its
  * columns; a column for an input g has bound is allowed: a session checks
  * its value). */

@@ -77,9 +77,7 @@ q8_status q8_report_open_samples(const char *onnx_path, const char *data_dir,
     int n_free = 0;
     for (int k = 0; st == Q8_OK && k < raw->n_inputs; k++) {
         const char *name = raw->tensors[raw->inputs[k]]->name;
-        bool b = false;
-        for (int i = 0; i < n_bound; i++) b |= bound[i].name && strcmp(bound[i].name, name) == 0;
-        if (!b && !n_free++) free_in = name;
+        if (!q8_input_is_bound(name, bound, n_bound) && !n_free++) free_in = name;
     }
     struct stat sb;
     bool one_file = stat(data_dir, &sb) == 0 && S_ISREG(sb.st_mode);

@@ -434,22 +434,24 @@ static bool channels_move_together(const float *v, const agree_plan *p) {
     if (p->classes < 2 || p->classes > 4) return false;
     int64_t n = p->outer * p->inner;
     double mean[4] = {0}, var[4] = {0}, cov[4][4] = {{0}};
-    for (int pass = 0; pass < 2; pass++)
-        for (int64_t o = 0; o < p->outer; o++)
-            for (int64_t j = 0; j < p->inner; j++) {
-                const float *x = v + o * p->classes * p->inner + j;
-                double d[4];
-                for (int64_t a = 0; a < p->classes; a++) {
-                    double xa = x[a * p->inner];
-                    if (!isfinite(xa)) return false;
-                    if (pass == 0) mean[a] += xa / (double)n;
-                    d[a] = xa - mean[a];
-                }
-                for (int64_t a = 0; pass == 1 && a < p->classes; a++) {
-                    var[a] += d[a] * d[a];
-                    for (int64_t b = a + 1; b < p->classes; b++) cov[a][b] += d[a] * d[b];
-                }
+    /* the means first, then the sums of the deviations' products */
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t j = 0; j < p->inner; j++)
+            for (int64_t a = 0; a < p->classes; a++) {
+                double xa = v[(o * p->classes + a) * p->inner + j];
+                if (!isfinite(xa)) return false;
+                mean[a] += xa / (double)n;
             }
+    for (int64_t o = 0; o < p->outer; o++)
+        for (int64_t j = 0; j < p->inner; j++) {
+            double d[4];
+            for (int64_t a = 0; a < p->classes; a++)
+                d[a] = v[(o * p->classes + a) * p->inner + j] - mean[a];
+            for (int64_t a = 0; a < p->classes; a++) {
+                var[a] += d[a] * d[a];
+                for (int64_t b = a + 1; b < p->classes; b++) cov[a][b] += d[a] * d[b];
+            }
+        }
     for (int64_t a = 0; a < p->classes; a++)
         for (int64_t b = a + 1; b < p->classes; b++)
             if (!(var[a] > 0 && var[b] > 0 && cov[a][b] > 0.5 * sqrt(var[a] * var[b])))

@@ -127,7 +127,7 @@ static void qlc_run(const q8_exec *x, const q8_node *n) {
     int32_t beta = p->beta;
     if (p->zx_runtime) {
         pad = *(const uint8_t *)Q8_IN_PTR(x, n, 2);
-        beta = p->x_u8 ? (int32_t)pad - 128 : (int32_t)(int8_t)pad;
+        beta = q8_ql_zp_byte(pad, p->x_u8) - (p->x_u8 ? 128 : 0);
     }
     for (int64_t img = 0; img < q->N; img++)
         for (int64_t grp = 0; grp < q->group; grp++) {

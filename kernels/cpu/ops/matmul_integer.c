@@ -115,8 +115,8 @@ static void mmi_run(const q8_exec *x, const q8_node *n) {
     int64_t last_a = -1, last_b = -1;
     int32_t alpha_rt = 0;
     if (p->za_runtime) {
-        uint8_t z = *(const uint8_t *)Q8_IN_PTR(x, n, p->iza);
-        alpha_rt = p->a_u8 ? (int32_t)z - 128 : (int32_t)(int8_t)z;
+        alpha_rt = q8_ql_zp_byte(*(const uint8_t *)Q8_IN_PTR(x, n, p->iza), p->a_u8) -
+                   (p->a_u8 ? 128 : 0);
     }
     for (int64_t bt = 0; bt < p->batches; bt++) {
         int64_t oa = 0, ob = 0, r = bt;

@@ -76,6 +76,11 @@ q8_status q8_ql_const(const q8_graph *g, const q8_node *n, int i, const char *wh
  * nothing checked) when input i is absent or a constant. */
 q8_status q8_ql_runtime_zp(const q8_graph *g, const q8_node *n, int i, const char *what,
                            q8_dtype dtype, bool *runtime, q8_error *err);
+/* A zero point's value from its stored byte (uint8 or int8): what kernels
+ * read of a run-time one. */
+static inline int32_t q8_ql_zp_byte(uint8_t raw, bool u8) {
+    return u8 ? (int32_t)raw : (int32_t)(int8_t)raw;
+}
 /* Value c (c < count, or 0 when count is 1) of a zero point (0 if absent). */
 int32_t q8_ql_zp(const q8_graph *g, const q8_node *n, int i, int64_t c);
 float q8_ql_scale(const q8_graph *g, const q8_node *n, int i, int64_t c);
