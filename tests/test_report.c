@@ -247,7 +247,7 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
     q8_session *sf = open_session(MNIST "/mlp.onnx", 100, &mf), *sq = open_session(q8p, 100, &mq);
     q8_tensor *y = NULL;
     cr_assert_eq(q8_npy_read(lab, &y, &err), Q8_OK, "%s", err.msg);
-    sums s = {0};
+    sums s = {0}, per_file[2] = {{0}}, per_class[10] = {{0}};
     int64_t agree = 0, hit_f = 0, hit_q = 0;
     const char *files[2] = {a, b};
     for (int f = 0; f < 2; f++) {
@@ -255,6 +255,9 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
         memcpy(ref, run_file(sf, files[f]), sizeof(float) * 1000);
         const float *q = run_file(sq, files[f]);
         add(&s, ref, q, 1000);
+        add(&per_file[f], ref, q, 1000);
+        for (int i = 0; i < 100; i++)
+            for (int k = 0; k < 10; k++) add(&per_class[k], ref + 10 * i + k, q + 10 * i + k, 1);
         for (int i = 0; i < 100; i++) {
             int lf = argmax10(ref + 10 * i), lq = argmax10(q + 10 * i);
             int64_t want = ((const int64_t *)y->data)[f * 100 + i];
@@ -276,6 +279,32 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
     assert_rel(jnum(json, "\"kind\": \"fp32\"", "top1"), hit_f / 200.0, 1e-9, "FP32 top-1");
     assert_rel(jnum(json, int8, "top1_drop_points"), (hit_f - hit_q) / 2.0, 1e-6, "drop in points");
     assert_rel(jnum(json, "\"data\"", "rows"), 200, 0, "rows");
+    /* the worst of the two files, and the ten logits as channels (axis 1 of [100, 10]) */
+    int wf = sqnr(&per_file[1]) < sqnr(&per_file[0]);
+    assert_rel(jnum(json, int8, "worst_sample_sqnr_db"), sqnr(&per_file[wf]), 1e-6, "worst file");
+    assert_rel(jnum(json, int8, "worst_sample"), wf, 0, "worst file's index");
+    const char *wp = strstr(strstr(json, int8), "\"worst_sample_file\": \"");
+    cr_assert(wp && !strncmp(strchr(wp + 22, '"') - 10, wf ? "data/b.npy" : "data/a.npy", 10),
+              "the worst file's path: %.80s", wp ? wp : "(none)");
+    double db[10];
+    int wc = 0;
+    for (int k = 0; k < 10; k++) {
+        db[k] = sqnr(&per_class[k]);
+        if (db[k] < db[wc]) wc = k;
+    }
+    for (int i = 1; i < 10; i++) /* sort for the median */
+        for (int j = i; j > 0 && db[j] < db[j - 1]; j--) {
+            double t = db[j];
+            db[j] = db[j - 1];
+            db[j - 1] = t;
+        }
+    assert_rel(jnum(json, int8, "channel_axis"), 1, 0, "channel axis");
+    assert_rel(jnum(json, int8, "channels"), 10, 0, "channels");
+    assert_rel(jnum(json, int8, "channel_worst"), wc, 0, "worst channel");
+    assert_rel(jnum(json, int8, "channel_worst_sqnr_db"), db[0], 1e-6, "worst channel SQNR");
+    assert_rel(jnum(json, int8, "channel_median_sqnr_db"), (db[4] + db[5]) / 2, 1e-6,
+               "median channel SQNR");
+    cr_assert_lt(db[0], sqnr(&s) - 0.5, "one channel worse than all together, or this tests little");
     /* the last Gemm writes the logits in float: its layer error is the output's */
     assert_rel(jnum(json, "\"node\": \"/net/net.5/Gemm\"", "sqnr_db"), sqnr(&s), 1e-6,
                "SQNR of the layer that writes the output");
@@ -315,6 +344,8 @@ Test(report, json_numbers_match_an_independent_computation, .timeout = 120) {
     char *md;
     cr_assert_eq(q8_report_markdown(&r, &md, &err), Q8_OK, "%s", err.msg);
     cr_assert(strstr(md, "| file size |") && strstr(md, "`/net/net.1/Gemm`"));
+    cr_assert(strstr(md, ": SQNR of the worst sample, per channel | - | worst sample ") &&
+              strstr(md, "per channel (10, axis 1): median "), "%s", md);
     free(md);
     free(json);
     q8_tensor_free(y);

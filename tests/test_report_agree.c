@@ -1,7 +1,8 @@
 /* q8report's agreement measure fits output 0: top-1 agreement for class
  * scores, per-pixel class agreement for N,C,H,W class maps, mask IoU for a
- * one-channel probability map, none for regressors and images. Each expected number is
- * recomputed here with plain loops from the same inputs. */
+ * one-channel probability map, none for regressors and images. Each output's
+ * worst sample and per-channel SQNR. Each expected number is recomputed here
+ * with plain loops from the same inputs. */
 #define _XOPEN_SOURCE 700 /* nftw */
 #include <ftw.h>
 #include <math.h>
@@ -12,6 +13,7 @@
 #include "npy.h"
 #include "passes.h"
 #include "report.h"
+#include "report_outputs.h"
 #include "q8_tools.h"
 #include "testutil.h"
 
@@ -239,3 +241,128 @@ Test(report_agree, image_outputs_have_no_agreement) {
     done(&c, f, q);
 }
 
+
+/* ---- per channel and per sample ---- */
+
+Test(report_outputs, channel_axis_by_layout) {
+    struct {
+        int nd;
+        int64_t d[5];
+        int axis;
+    } c[] = {
+        {2, {1, 512}, 1},        {2, {4, 1}, -1},         {3, {1, 25200, 85}, 2},
+        {4, {1, 64, 32, 32}, 1}, {4, {1, 160, 160, 4}, 3}, {4, {1, 1, 17, 3}, 3},
+        {4, {1, 1, 6, 7}, -1},   {4, {1, 256, 8, 8}, 1},  {5, {1, 3, 2, 4, 4}, 1},
+        {1, {7}, -1},            {4, {1, 256, 256, 1}, -1}, {4, {1, 1, 320, 240}, -1},
+        {4, {1, 25, 25, 17}, 3},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        q8_tensor t = {.dtype = Q8_F32, .ndim = c[i].nd};
+        memcpy(t.dims, c[i].d, sizeof(int64_t) * (size_t)c[i].nd);
+        cr_assert_eq(q8_report_channel_axis(&t), c[i].axis, "case %zu", i);
+    }
+}
+
+/* y = x * c over the last axis of [1, 16, 5]: channel k's SQNR is set by
+ * the quantized model's factor; FP32's channel 4 is all 0 (left out). */
+Test(report_outputs, per_channel_median_and_worst) {
+    int64_t xd[3] = {1, 16, 5}, cd[1] = {5};
+    float one[5] = {1, 1, 1, 1, 0}, skew[5] = {1.001f, 1.1f, 1.01f, 1, 0.5f};
+    float xs[N_SAMPLES * 80];
+    q8_model *f = model(xd, 3, "Mul", cd, 1, one, "");
+    q8_model *q = model(xd, 3, "Mul", cd, 1, skew, "");
+    compared c = compare(f, q, xd, 3, xs);
+    double r2[5] = {0}, e2[5] = {0};
+    for (int64_t i = 0; i < N_SAMPLES * 80; i++) {
+        int k = (int)(i % 5);
+        float rf = xs[i] * one[k], vf = xs[i] * skew[k]; /* as the model rounds */
+        double r = rf, v = vf;
+        r2[k] += r * r;
+        e2[k] += (v - r) * (v - r);
+    }
+    const q8_report_output *o = &c.out[1].outputs[0];
+    cr_assert_eq(o->channel_axis, 2);
+    cr_assert_eq(o->channels, 5);
+    cr_assert_eq(o->channels_measured, 4, "the all-0 channel is left out");
+    cr_assert_eq(o->channel_worst, 1);
+    cr_assert_float_eq(o->channel_worst_db, 10 * log10(r2[1] / e2[1]), 1e-9);
+    /* median of {20, 40, 60, exact} dB: between 40 and 60 */
+    cr_assert_float_eq(o->channel_median_db,
+                       (10 * log10(r2[2] / e2[2]) + 10 * log10(r2[0] / e2[0])) / 2, 1e-9);
+    done(&c, f, q);
+}
+
+/* y = x + 0.3 in the quantized model: the same error everywhere, so the
+ * sample with the least energy has the lowest SQNR. */
+Test(report_outputs, worst_sample_is_the_lowest_sample_sqnr) {
+    int64_t xd[2] = {1, 16}, cd[1] = {1};
+    float zero = 0, shift = 0.3f, xs[N_SAMPLES * 16];
+    q8_model *f = model(xd, 2, "Add", cd, 1, &zero, "");
+    q8_model *q = model(xd, 2, "Add", cd, 1, &shift, "");
+    compared c = compare(f, q, xd, 2, xs);
+    double worst = INFINITY;
+    int ws = -1;
+    for (int s = 0; s < N_SAMPLES; s++) {
+        double r2 = 0, e2 = 0;
+        for (int i = 0; i < 16; i++) {
+            float vf = xs[s * 16 + i] + shift; /* as the model rounds */
+            double r = xs[s * 16 + i], v = vf;
+            r2 += r * r;
+            e2 += (v - r) * (v - r);
+        }
+        if (10 * log10(r2 / e2) < worst) worst = 10 * log10(r2 / e2), ws = s;
+    }
+    const q8_report_output *o = &c.out[1].outputs[0];
+    cr_assert_eq(o->worst_sample, ws);
+    cr_assert_float_eq(o->worst_sample_db, worst, 1e-9);
+    char want[16];
+    snprintf(want, sizeof want, "/%d.npy", ws);
+    cr_assert(o->worst_sample_path && strstr(o->worst_sample_path, want), "%s",
+              o->worst_sample_path ? o->worst_sample_path : "(null)");
+    cr_assert_eq(o->channel_axis, -1, "16 channels x 3 samples: too few values");
+    done(&c, f, q);
+    /* one score a sample: no worst sample (a value near 0 has no SQNR to speak of) */
+    int64_t one[2] = {1, 1};
+    f = model(one, 2, "Add", cd, 1, &zero, "");
+    q = model(one, 2, "Add", cd, 1, &shift, "");
+    c = compare(f, q, one, 2, xs);
+    cr_assert_eq(c.out[1].outputs[0].worst_sample, -1);
+    done(&c, f, q);
+}
+
+/* MoveNet's [1, 1, 17, 3] (y, x, score of 17 keypoints, all in [0, 1]) is
+ * not a one-channel mask: no mask IoU, and its 3 fields are its channels. */
+Test(report_agree, keypoints_in_unit_interval_are_not_a_mask) {
+    int64_t xd[4] = {1, 1, 17, 3}, cd[1] = {1};
+    float zero = 0, shift = 0.1f, xs[N_SAMPLES * 51];
+    q8_model *f = model(xd, 4, "Add", cd, 1, &zero, "Sigmoid");
+    q8_model *q = model(xd, 4, "Add", cd, 1, &shift, "Sigmoid");
+    compared c = compare(f, q, xd, 4, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    cr_assert_eq(c.out[1].outputs[0].channel_axis, 3);
+    cr_assert_eq(c.out[1].outputs[0].channels, 3);
+    done(&c, f, q);
+}
+
+/* Rows of 24 points' x, y around a circle of radius 50 (a face contour's
+ * layout) are landmarks: no top-1 agreement over coordinates. The same
+ * values in a shuffled order are scores again. */
+Test(report_agree, landmark_rows_have_no_top1) {
+    int64_t xd[2] = {1, 48}, cd[2] = {1, 48};
+    float pts[48], shuffled[48], xs[N_SAMPLES * 48];
+    for (int k = 0; k < 24; k++) {
+        pts[2 * k] = 96 + 50 * cosf(6.2831853f * (float)k / 24);
+        pts[2 * k + 1] = 96 + 50 * sinf(6.2831853f * (float)k / 24);
+    }
+    for (int i = 0; i < 48; i++) shuffled[i] = pts[(i * 7) % 48]; /* 7 is prime to 48 */
+    q8_model *f = model(xd, 2, "Add", cd, 2, pts, "");
+    q8_model *q = model(xd, 2, "Add", cd, 2, pts, "");
+    compared c = compare(f, q, xd, 2, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_NONE);
+    done(&c, f, q);
+    f = model(xd, 2, "Add", cd, 2, shuffled, "");
+    q = model(xd, 2, "Add", cd, 2, shuffled, "");
+    c = compare(f, q, xd, 2, xs);
+    cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_TOP1);
+    done(&c, f, q);
+}

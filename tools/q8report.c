@@ -38,6 +38,30 @@ static char *with_ext(const char *base, size_t blen, const char *ext) {
     return p;
 }
 
+/* Outputs whose one SQNR hides a sample or a channel (median) 6 dB or more
+ * below it. Not the channels of class scores: a rare class's probabilities
+ * are small and their SQNR low without any decision changing. */
+static void print_hidden_error(const q8_report_model *q) {
+    for (int j = 0; j < q->n_outputs; j++) {
+        const q8_report_output *o = &q->outputs[j];
+        double all = q8_err_sqnr_db(&o->err);
+        bool classes = j == 0 && q->agree_kind != Q8_AGREE_NONE;
+        bool sample = o->worst_sample >= 0 && o->worst_sample_db <= all - 6;
+        bool chan = !classes && o->channels_measured > 0 && o->channel_median_db <= all - 6;
+        if (!sample && !chan) continue;
+        char d1[32], d2[32];
+        printf("; output %s:", o->name);
+        if (sample)
+            printf(" worst sample %s (%s)", q8_fmt_db(o->worst_sample_db, d1, sizeof d1),
+                   q8_report_basename(o->worst_sample_path));
+        if (chan)
+            printf("%s channels' median %s (worst %s: channel %lld of %lld)", sample ? "," : "",
+                   q8_fmt_db(o->channel_median_db, d1, sizeof d1),
+                   q8_fmt_db(o->channel_worst_db, d2, sizeof d2), (long long)o->channel_worst,
+                   (long long)o->channels);
+    }
+}
+
 /* The answers, in a few lines. */
 static void print_summary(const q8_report *r, char *const *paths) {
     const q8_report_model *f = &r->models[0];
@@ -60,6 +84,7 @@ static void print_summary(const q8_report *r, char *const *paths) {
             printf(", %s %.4f", q8_agree_kind_label(q->agree_kind), d.agreement);
         else if (!isnan(d.agreement))
             printf(", %s %.2f%%", q8_agree_kind_label(q->agree_kind), 100 * d.agreement);
+        print_hidden_error(q);
         if (q->n_layers) {
             printf("; worst layer %s (%s)", q->layers[0].node,
                    q8_fmt_db(q8_err_sqnr_db(&q->layers[0].in_model), db, sizeof db));

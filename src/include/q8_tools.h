@@ -455,7 +455,22 @@ typedef struct q8_report_layer {
 /* One graph output compared with the FP32 model's output of the same name. */
 typedef struct q8_report_output {
     char *name;
-    q8_err_stats err;
+    q8_err_stats err;       /* over every sample */
+    /* One SQNR over all samples hides a sample the model gets wrong: the
+     * lowest per-sample SQNR, its sample (index and first input file);
+     * worst_sample -1 with fewer than 2 samples. */
+    double worst_sample_db;
+    int worst_sample;
+    char *worst_sample_path;
+    /* One SQNR over all channels hides a small-valued channel next to large
+     * ones (a detector's score columns beside its box coordinates): SQNR per
+     * channel of channel_axis over all samples, their median and the worst
+     * (channels 0: not measured, fewer than 32 values a channel; channels
+     * whose FP32 values are all 0 are left out). */
+    int channel_axis;
+    int64_t channels, channels_measured;
+    double channel_median_db, channel_worst_db;
+    int64_t channel_worst;
 } q8_report_output;
 
 typedef struct q8_report_latency {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_outputs.h"
 
 /* ---- error statistics ---- */
 
@@ -96,6 +97,7 @@ typedef struct qmodel {
     int *fmap;              /* per tensor: FP32 tensor index, or -1 */
     int *layer_of;          /* per node: layer index, or -1 */
     int *out_f;             /* per graph output: FP32 graph output index */
+    q8_output_acc *out_acc; /* per graph output: its per-channel sums */
     float **factor;         /* per tensor: NULL, or per-channel factors from FP32's value
                              * to this model's (equalized tensors, report_equalized.c) */
     float *scaled;          /* scratch: an FP32 value times its factors */
@@ -289,7 +291,10 @@ static void weight_scale_range(const q8_graph *g, const q8_node *n, double *lo, 
 }
 
 void q8_report_model_free(q8_report_model *m) {
-    for (int i = 0; i < m->n_outputs; i++) free(m->outputs[i].name);
+    for (int i = 0; i < m->n_outputs; i++) {
+        free(m->outputs[i].name);
+        free(m->outputs[i].worst_sample_path);
+    }
     free(m->outputs);
     for (int i = 0; i < m->n_layers; i++) {
         free(m->layers[i].node);
@@ -308,18 +313,19 @@ void q8_report_model_free(q8_report_model *m) {
 }
 
 /* Maps, layers and outputs of quantized model c against FP32 graph f. */
-static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
+static q8_status setup_qmodel(qmodel *c, const q8_graph *f, int n_samples, q8_error *err) {
     const q8_graph *g = c->m->g;
     c->fmap = malloc(sizeof(int) * ((size_t)g->n_tensors + 1));
     c->layer_of = malloc(sizeof(int) * ((size_t)g->n_nodes + 1));
     c->out_f = malloc(sizeof(int) * ((size_t)g->n_outputs + 1));
     c->rep->outputs = calloc((size_t)g->n_outputs + 1, sizeof(q8_report_output));
+    c->out_acc = calloc((size_t)g->n_outputs + 1, sizeof(q8_output_acc));
     int nl = 0;
     for (int i = 0; i < g->n_nodes; i++) nl += is_layer(g->nodes[i]);
     c->rep->layers = calloc((size_t)nl + 1, sizeof(q8_report_layer));
     c->own_err = calloc((size_t)nl + 1, sizeof(float *));
     if (!c->fmap || !c->layer_of || !c->out_f || !c->rep->outputs || !c->rep->layers ||
-        !c->own_err)
+        !c->own_err || !c->out_acc)
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     for (int t = 0; t < g->n_tensors; t++) c->fmap[t] = counterpart(f, g->tensors[t]);
     c->factor = calloc((size_t)g->n_tensors + 1, sizeof(float *));
@@ -380,6 +386,7 @@ static q8_status setup_qmodel(qmodel *c, const q8_graph *f, q8_error *err) {
         c->rep->outputs[i].name = q8_strdup(t->name);
         if (!c->rep->outputs[i].name) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         c->rep->n_outputs++;
+        Q8_TRY(q8_output_acc_init(&c->out_acc[i], t, n_samples, &c->rep->outputs[i], err));
     }
     return Q8_OK;
 }
@@ -459,19 +466,42 @@ static bool channels_move_together(const float *v, const agree_plan *p) {
     return true;
 }
 
-/* Class scores where classes are the last axis of [N, C] (or of [N, T, C]
- * when the rows are probabilities or C is vocabulary-sized), or axis 1 of a
- * 4-D [N, C, H, W] (axis 3 when it is the smallest: N, H, W, C); a
- * one-channel 4-D map in [0, 1] is a mask; anything else (box regressors,
- * embeddings, images: channels_move_together) has no class structure. v:
- * FP32's output 0. */
+/* Landmarks, not class scores: rows of K points' x, y (and z), period 2
+ * or 3. Points listed along a contour or a finger lie close together, so
+ * values one period apart differ far less than neighbours (an x beside a
+ * y) do: 0.14-0.40 of it on FaceMesh, the hand and a 68-point face model,
+ * 0.95-1.7 on logits, embeddings and pose bins. */
+static bool rows_are_points(const float *v, int64_t rows, int64_t row) {
+    for (int64_t p = 2; p <= 3; p++) {
+        if (row % p || row / p < 4) continue;
+        double apart = 0, next = 0;
+        for (int64_t r = 0; r < rows; r++) {
+            const float *x = v + r * row;
+            for (int64_t i = 0; i + p < row; i++) apart += fabs((double)x[i + p] - x[i]);
+            for (int64_t i = 0; i + 1 < row; i++) next += fabs((double)x[i + 1] - x[i]);
+        }
+        apart /= (double)(rows * (row - p));
+        next /= (double)(rows * (row - 1));
+        if (isfinite(apart) && apart < 0.5 * next) return true;
+    }
+    return false;
+}
+
+/* Class scores where classes are the last axis of [N, C] (not landmarks:
+ * rows_are_points) or of [N, T, C] when the rows are probabilities or C is
+ * vocabulary-sized, or axis 1 of a 4-D [N, C, H, W] (axis 3 when it is the
+ * smallest: N, H, W, C); a one-channel 4-D map in [0, 1] is a mask (not
+ * [1, 1, 17, 3] keypoints); anything else (box regressors, images:
+ * channels_move_together) has no class structure. An embedding [N, C]
+ * still reads as class scores. v: FP32's output 0. */
 static agree_plan choose_plan(const q8_tensor *o, const float *v) {
     agree_plan p = {Q8_AGREE_NONE, 0, 0, 1};
     if (!o || o->dtype != Q8_F32 || q8_tensor_numel(o) == 0) return p;
     int64_t n = q8_tensor_numel(o);
     const int64_t *d = o->dims;
     int64_t last = d[o->ndim - 1];
-    if (o->ndim == 2 && last >= 2) p = (agree_plan){Q8_AGREE_TOP1, d[0], last, 1};
+    if (o->ndim == 2 && last >= 2 && !rows_are_points(v, d[0], last))
+        p = (agree_plan){Q8_AGREE_TOP1, d[0], last, 1};
     if (o->ndim == 3 && last >= 2 &&
         (last >= 100 || rows_are_distributions(v, n / last, last)))
         p = (agree_plan){Q8_AGREE_TOP1, n / last, last, 1};
@@ -480,7 +510,8 @@ static agree_plan choose_plan(const q8_tensor *o, const float *v) {
             p = (agree_plan){Q8_AGREE_PIXEL, d[0], d[1], d[2] * d[3]};
         else if (d[3] >= 2 && d[3] < d[1] && d[3] < d[2])
             p = (agree_plan){Q8_AGREE_TOP1, n / d[3], d[3], 1};
-        else if ((d[1] == 1 || d[3] == 1) && all_in_unit_interval(v, n))
+        else if ((d[1] == 1 || d[3] == 1) && q8_report_channel_axis(o) < 0 &&
+                 all_in_unit_interval(v, n))
             p = (agree_plan){Q8_AGREE_MASK, 1, 1, n};
         if (p.kind != Q8_AGREE_MASK && channels_move_together(v, &p))
             p = (agree_plan){Q8_AGREE_NONE, 0, 0, 1};
@@ -560,7 +591,7 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         qm[k].rep = &out[k + 1];
         qm[k].refs = &refs;
         qm[k].only = -1;
-        st = setup_qmodel(&qm[k], f, err);
+        st = setup_qmodel(&qm[k], f, s->n_samples, err);
         if (st == Q8_OK) st = q8_session_create(q[k], &so, &qm[k].sess, err);
         if (st == Q8_OK && o->per_layer)
             st = q8_session_set_observer(qm[k].sess, q_observer, &qm[k], err);
@@ -672,17 +703,23 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
                 break;
             }
             const q8_graph *g = c->m->g;
-            for (int j = 0; j < g->n_outputs; j++) {
+            for (int j = 0; j < g->n_outputs && st == Q8_OK; j++) {
                 q8_tensor_info qi;
                 const void *qd;
                 q8_session_output(c->sess, j, &qi, &qd, NULL);
                 q8_session_output(fs, c->out_f[j], &fi, &fd, NULL);
-                if (qi.dtype == Q8_F32)
-                    q8_err_stats_f32(&c->rep->outputs[j].err, fd, qd,
-                                     q8_tensor_numel(g->tensors[g->outputs[j]]));
-                if (c->out_f[j] == 0 && qi.dtype == Q8_F32)
+                if (qi.dtype != Q8_F32) continue;
+                q8_report_output *ro = &c->rep->outputs[j];
+                q8_err_stats one = {0};
+                q8_err_stats_f32(&one, fd, qd, q8_tensor_numel(g->tensors[g->outputs[j]]));
+                q8_err_stats_add(&ro->err, &one);
+                if (c->out_acc[j].per_sample)
+                    st = q8_output_sample(ro, &one, i, s->n_inputs ? s->paths[i][0] : NULL, err);
+                q8_output_acc_add(&c->out_acc[j], fd, qd);
+                if (c->out_f[j] == 0)
                     count_agreement(&plan, fd, qd, am_f, am_q, c->rep, o->labels, i);
             }
+            if (st != Q8_OK) break;
             bool gain = o->per_layer && o->per_layer_gain &&
                         (o->gain_samples <= 0 || i < o->gain_samples);
             if (gain) float_outputs(c, fs, &c->base); /* before a run injects anything */
@@ -705,6 +742,12 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
     for (int k = 0; st == Q8_OK && k < nq; k++)
         for (int l = 0; l < out[k + 1].n_layers; l++) out[k + 1].layers[l].exact_base = qm[k].base;
     for (int k = 0; st == Q8_OK && k < nq; k++)
+        for (int j = 0; j < out[k + 1].n_outputs && st == Q8_OK; j++) {
+            q8_report_output *ro = &out[k + 1].outputs[j];
+            st = q8_output_acc_finish(&qm[k].out_acc[j], ro, err);
+            if (s->n_samples < 2) ro->worst_sample = -1; /* no other sample to hide */
+        }
+    for (int k = 0; st == Q8_OK && k < nq; k++)
         qsort(out[k + 1].layers, (size_t)out[k + 1].n_layers, sizeof(q8_report_layer), cmp_layers);
 done:
     for (int k = 0; qm && k < nq; k++) {
@@ -712,6 +755,9 @@ done:
         free(qm[k].fmap);
         free(qm[k].layer_of);
         free(qm[k].out_f);
+        for (int j = 0; qm[k].out_acc && j < qm[k].m->g->n_outputs; j++)
+            q8_output_acc_free(&qm[k].out_acc[j]);
+        free(qm[k].out_acc);
         for (int t = 0; qm[k].factor && t < qm[k].m->g->n_tensors; t++) free(qm[k].factor[t]);
         free(qm[k].factor);
         for (int l = 0; qm[k].own_err && l < qm[k].rep->n_layers; l++) free(qm[k].own_err[l]);

@@ -310,6 +310,22 @@ static size_t cost_row(const q8_report_cost *c, int row) {
     }
 }
 
+/* Output o's worst sample and channels, one row, when some model has them. */
+static void detail_row_html(q8_sbuf *b, const q8_report *r, int o) {
+    if (!q8_report_any_output_detail(r, o)) return;
+    q8_sb_puts(b, "<tr><td>output <code>");
+    q8_sb_html(b, r->models[1].outputs[o].name);
+    q8_sb_puts(b, "</code>: SQNR of the worst sample, per channel</td><td class=\"num\">-</td>");
+    for (int i = 1; i < r->n_models; i++) {
+        q8_sb_puts(b, "<td>");
+        if (o >= r->models[i].n_outputs ||
+            !q8_report_output_detail(b, &r->models[i].outputs[o], true))
+            q8_sb_puts(b, "n/a");
+        q8_sb_puts(b, "</td>");
+    }
+    q8_sb_puts(b, "</tr>\n");
+}
+
 static void full_table(q8_sbuf *b, const q8_report *r) {
     const q8_report_model *f = &r->models[0];
     char s1[32], s2[32], s3[32];
@@ -383,6 +399,7 @@ static void full_table(q8_sbuf *b, const q8_report *r) {
                          q8_fmt_db(q8_err_sqnr_db(s), s1, sizeof s1), q8_err_cosine(s), s->max_abs);
         }
         q8_sb_puts(b, "</tr>\n");
+        detail_row_html(b, r, o);
     }
     q8_sb_puts(b, "</table>\n");
 }

@@ -74,6 +74,30 @@ static void layer_json(q8_sbuf *b, const q8_report_layer *L, int rank, bool last
     q8_sb_puts(b, last ? "        }\n" : "        },\n");
 }
 
+/* q8_report_output's per-sample and per-channel fields; null where not measured. */
+static void output_detail_json(q8_sbuf *b, const q8_report_output *o) {
+    bool ws = o->worst_sample >= 0, ch = o->channel_axis >= 0 && o->channels_measured > 0;
+    q8_sb_puts(b, ", \"worst_sample_sqnr_db\": ");
+    q8_sb_json_num(b, ws ? o->worst_sample_db : NAN);
+    q8_sb_puts(b, ", \"worst_sample\": ");
+    q8_sb_json_num(b, ws ? o->worst_sample : NAN);
+    q8_sb_puts(b, ", \"worst_sample_file\": ");
+    if (ws && o->worst_sample_path) q8_sb_json_str(b, o->worst_sample_path);
+    else q8_sb_puts(b, "null");
+    q8_sb_puts(b, ", \"channel_axis\": ");
+    q8_sb_json_num(b, ch ? o->channel_axis : NAN);
+    q8_sb_puts(b, ", \"channels\": ");
+    q8_sb_json_num(b, ch ? (double)o->channels : NAN);
+    q8_sb_puts(b, ", \"channels_measured\": ");
+    q8_sb_json_num(b, ch ? (double)o->channels_measured : NAN);
+    q8_sb_puts(b, ", \"channel_median_sqnr_db\": ");
+    q8_sb_json_num(b, ch ? o->channel_median_db : NAN);
+    q8_sb_puts(b, ", \"channel_worst_sqnr_db\": ");
+    q8_sb_json_num(b, ch ? o->channel_worst_db : NAN);
+    q8_sb_puts(b, ", \"channel_worst\": ");
+    q8_sb_json_num(b, ch ? (double)o->channel_worst : NAN);
+}
+
 static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
     const q8_report_model *m = &r->models[mi], *f = &r->models[0];
     const char *I = "      ";
@@ -130,6 +154,7 @@ static void model_json(q8_sbuf *b, const q8_report *r, int mi) {
         q8_sb_json_num(b, s->n ? s->ref2 / (double)s->n : NAN);
         q8_sb_puts(b, ", \"noise_power\": ");
         q8_sb_json_num(b, s->n ? s->err2 / (double)s->n : NAN);
+        output_detail_json(b, &m->outputs[i]);
         q8_sb_puts(b, i + 1 < m->n_outputs ? "},\n" : "}\n");
     }
     q8_sb_puts(b, "        ]\n      },\n");

@@ -29,6 +29,22 @@ static void bytes_row(q8_sbuf *b, const q8_report *r, const char *label, cost_fi
     q8_sb_puts(b, "\n");
 }
 
+/* Output o's worst sample and channels, one row, when some model has them. */
+static void detail_row_md(q8_sbuf *b, const q8_report *r, int o) {
+    if (!q8_report_any_output_detail(r, o)) return;
+    q8_sb_puts(b, "| output `");
+    q8_sb_md(b, r->models[1].outputs[o].name);
+    q8_sb_puts(b, "`: SQNR of the worst sample, per channel | - |");
+    for (int i = 1; i < r->n_models; i++) {
+        q8_sb_puts(b, " ");
+        if (o >= r->models[i].n_outputs ||
+            !q8_report_output_detail(b, &r->models[i].outputs[o], false))
+            q8_sb_puts(b, "n/a");
+        q8_sb_puts(b, " |");
+    }
+    q8_sb_puts(b, "\n");
+}
+
 static void layers_md(q8_sbuf *b, const q8_report_model *m) {
     q8_sb_puts(b, "\n## Per-layer error: ");
     q8_sb_md(b, q8_report_basename(m->path));
@@ -159,6 +175,7 @@ q8_status q8_report_markdown(const q8_report *r, char **out, q8_error *err) {
                          q8_fmt_db(q8_err_sqnr_db(s), db, sizeof db));
         }
         q8_sb_puts(&b, "\n");
+        detail_row_md(&b, r, o);
     }
     for (int i = 1; i < r->n_models; i++) layers_md(&b, &r->models[i]);
     return q8_sb_finish(&b, out, err);

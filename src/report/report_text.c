@@ -199,6 +199,41 @@ const char *q8_report_basename(const char *path) {
     return s && s[1] ? s + 1 : path;
 }
 
+bool q8_report_output_detail(q8_sbuf *b, const q8_report_output *o, bool html) {
+    char s1[32], s2[32];
+    bool any = false;
+    if (o->worst_sample >= 0) {
+        q8_sb_printf(b, "worst sample %s (", q8_fmt_db(o->worst_sample_db, s1, sizeof s1));
+        const char *p = o->worst_sample_path && *o->worst_sample_path
+                            ? q8_report_basename(o->worst_sample_path) : NULL;
+        if (p && html) q8_sb_html(b, p);
+        else if (p) q8_sb_md(b, p);
+        else q8_sb_printf(b, "sample %d", o->worst_sample + 1);
+        q8_sb_puts(b, ")");
+        any = true;
+    }
+    if (o->channel_axis >= 0 && o->channels_measured > 0) {
+        q8_sb_printf(b, "%sper channel (%lld, axis %d", any ? "; " : "", (long long)o->channels,
+                     o->channel_axis);
+        if (o->channels_measured < o->channels)
+            q8_sb_printf(b, "; %lld all 0 in FP32, left out",
+                         (long long)(o->channels - o->channels_measured));
+        q8_sb_printf(b, "): median %s, worst %s (channel %lld)",
+                     q8_fmt_db(o->channel_median_db, s1, sizeof s1),
+                     q8_fmt_db(o->channel_worst_db, s2, sizeof s2), (long long)o->channel_worst);
+        any = true;
+    }
+    return any;
+}
+
+bool q8_report_any_output_detail(const q8_report *r, int o) {
+    for (int i = 1; i < r->n_models; i++)
+        if (o < r->models[i].n_outputs && (r->models[i].outputs[o].worst_sample >= 0 ||
+                                           r->models[i].outputs[o].channels_measured > 0))
+            return true;
+    return false;
+}
+
 int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max) {
     int np = 0;
     while (np < max) {

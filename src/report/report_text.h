@@ -31,6 +31,12 @@ const char *q8_fmt_ms(double ms, char *buf, size_t n);
 /* The layers with the lowest SQNR alone (their own error: the ones to try
  * in FP32 first), up to max, lowest first; returns the count. */
 int q8_report_causes(const q8_report_model *m, const q8_report_layer **out, int max);
+/* An output's error beyond its one SQNR: "worst sample 9.1 dB (x/3.npy);
+ * per channel (85, axis 2): median 18.2 dB, worst 11.0 dB (channel 4)",
+ * as HTML or Markdown; false (nothing written) when neither was measured. */
+bool q8_report_output_detail(q8_sbuf *b, const q8_report_output *o, bool html);
+/* Does some quantized model of r have such detail for output o? */
+bool q8_report_any_output_detail(const q8_report *r, int o);
 /* How a .q8 was made, in sentences (calibration, pruning, FP32 layers,
  * the --max-drop search), as HTML or Markdown. */
 void q8_report_provenance(q8_sbuf *b, const q8_report_model *m, bool html);
