@@ -366,3 +366,22 @@ Test(report_agree, landmark_rows_have_no_top1) {
     cr_assert_eq(c.out[1].agree_kind, Q8_AGREE_TOP1);
     done(&c, f, q);
 }
+
+/* The summary and the answers table name an output whose worst sample or
+ * median channel is 6 dB or more under its SQNR; not class scores' channels. */
+Test(report_outputs, what_the_summary_calls_hidden) {
+    q8_report_output o = {.err = {.ref2 = 1000, .err2 = 1, .n = 10}, /* 30 dB */
+                          .worst_sample = 2, .worst_sample_db = 24.5,
+                          .channel_axis = 2, .channels = 85, .channels_measured = 85,
+                          .channel_median_db = 23.9, .channel_worst_db = 0};
+    q8_report_model q = {.outputs = &o, .n_outputs = 1, .agree_kind = Q8_AGREE_NONE};
+    bool sample, chan;
+    cr_assert(q8_report_output_hides(&q, 0, &sample, &chan));
+    cr_assert(!sample && chan, "24.5 is 5.5 dB under 30; 23.9 is 6.1");
+    q.agree_kind = Q8_AGREE_TOP1;
+    cr_assert(!q8_report_output_hides(&q, 0, &sample, &chan), "class scores' channels");
+    o.worst_sample_db = 23;
+    cr_assert(q8_report_output_hides(&q, 0, &sample, &chan) && sample && !chan);
+    o.worst_sample = -1;
+    cr_assert(!q8_report_output_hides(&q, 0, &sample, &chan), "one sample: nothing to hide");
+}

@@ -38,17 +38,12 @@ static char *with_ext(const char *base, size_t blen, const char *ext) {
     return p;
 }
 
-/* Outputs whose one SQNR hides a sample or a channel (median) 6 dB or more
- * below it. Not the channels of class scores: a rare class's probabilities
- * are small and their SQNR low without any decision changing. */
+/* Outputs whose one SQNR hides a bad sample or channel (q8_report_output_hides). */
 static void print_hidden_error(const q8_report_model *q) {
     for (int j = 0; j < q->n_outputs; j++) {
         const q8_report_output *o = &q->outputs[j];
-        double all = q8_err_sqnr_db(&o->err);
-        bool classes = j == 0 && q->agree_kind != Q8_AGREE_NONE;
-        bool sample = o->worst_sample >= 0 && o->worst_sample_db <= all - 6;
-        bool chan = !classes && o->channels_measured > 0 && o->channel_median_db <= all - 6;
-        if (!sample && !chan) continue;
+        bool sample, chan;
+        if (!q8_report_output_hides(q, j, &sample, &chan)) continue;
         char d1[32], d2[32];
         printf("; output %s:", o->name);
         if (sample)

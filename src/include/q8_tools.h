@@ -590,6 +590,11 @@ typedef struct q8_report_delta {
 q8_report_delta q8_report_delta_of(const q8_report_model *f, const q8_report_model *q);
 /* The basename of a path (points into it). */
 const char *q8_report_basename(const char *path);
+/* Does output j's one SQNR hide its worst sample (*sample) or its median
+ * channel (*channel) 6 dB or more below it? Not the channels of class
+ * scores (output 0 with an agreement measure): a rare class's small
+ * probabilities have a low SQNR and change no decision. */
+bool q8_report_output_hides(const q8_report_model *q, int j, bool *sample, bool *channel);
 /* Numbers as the reports print them: "12.3 dB", "exact" (no error), "n/a";
  * three significant digits for a ratio or a time: "3.58", "0.142", "125". */
 const char *q8_fmt_db(double db, char *buf, size_t n);

@@ -212,6 +212,18 @@ static void answers(q8_sbuf *b, const q8_report *r) {
                         "cosine %.5f (worst output)</span>",
                      isnan(sq) ? "flat" : sq < 20 ? "bad" : sq < 30 ? "flat" : "good",
                      q8_fmt_db(sq, s3, sizeof s3), cs);
+        for (int j = 0; j < q->n_outputs; j++) {
+            bool sample, chan;
+            if (!q8_report_output_hides(q, j, &sample, &chan)) continue;
+            q8_report_output shown = q->outputs[j];
+            if (!sample) shown.worst_sample = -1;
+            if (!chan) shown.channel_axis = -1;
+            q8_sb_puts(b, "<br><span class=\"bad\">output <code>");
+            q8_sb_html(b, shown.name);
+            q8_sb_puts(b, "</code>:</span> <span class=\"sub\">");
+            q8_report_output_detail(b, &shown, true);
+            q8_sb_puts(b, "</span>");
+        }
         if (!isnan(d.top1_drop_points)) {
             double change = no_neg_zero(-d.top1_drop_points);
             q8_sb_printf(b, "<br><span class=\"%s\">top-1 %+.2f points</span> <span "
@@ -243,7 +255,9 @@ static void answers(q8_sbuf *b, const q8_report *r) {
                "percentage points with a sign (&minus; lost). The agreement measure fits output "
                "0: top-1 agreement for class scores, per-pixel class agreement for N,C,H,W "
                "class maps, mask IoU at 0.5 for a one-channel map in [0, 1]; none for other "
-               "outputs (images: channels that move together). Layers: see the per-layer sections below.</p>\n");
+               "outputs (images: channels that move together). An output named in red: its one SQNR "
+               "hides a sample, or a median channel, 6 dB or more below it (all numbers: the table "
+               "below). Layers: see the per-layer sections below.</p>\n");
 }
 
 static void cost_charts(q8_sbuf *b, const q8_report *r) {

@@ -226,6 +226,15 @@ bool q8_report_output_detail(q8_sbuf *b, const q8_report_output *o, bool html) {
     return any;
 }
 
+bool q8_report_output_hides(const q8_report_model *q, int j, bool *sample, bool *channel) {
+    const q8_report_output *o = &q->outputs[j];
+    double all = q8_err_sqnr_db(&o->err);
+    bool classes = j == 0 && q->agree_kind != Q8_AGREE_NONE;
+    *sample = o->worst_sample >= 0 && o->worst_sample_db <= all - 6;
+    *channel = !classes && o->channels_measured > 0 && o->channel_median_db <= all - 6;
+    return *sample || *channel;
+}
+
 bool q8_report_any_output_detail(const q8_report *r, int o) {
     for (int i = 1; i < r->n_models; i++)
         if (o < r->models[i].n_outputs && (r->models[i].outputs[o].worst_sample >= 0 ||
