@@ -242,7 +242,9 @@ def quantize(model, ranges):
         axis %= w.ndim
         red = tuple(i for i in range(w.ndim) if i != axis)
         amax = np.abs(w).max(axis=red) if w.size else np.zeros(w.shape[axis])
-        s = np.where(amax > 0, 2.0 * amax / 255.0, 1.0).astype(np.float32)
+        # a dead channel (zeros or denormals: fr_feature's are 1e-45) keeps scale 1,
+        # as q8 does; 2 amax / 255 would round to 0 in float32 and make NaN weights
+        s = np.where(amax >= 1e-30, 2.0 * amax / 255.0, 1.0).astype(np.float32)
         shp = [1] * w.ndim
         shp[axis] = -1
         q = np.clip(np.round(w / s.reshape(shp)), -127, 127).astype(np.int8)
@@ -256,7 +258,8 @@ def quantize(model, ranges):
             b = numpy_helper.to_array(init[n.input[2]]).astype(np.float64)
             if b.shape == s.shape:
                 bs = (x_scale * s.astype(np.float64)).astype(np.float32)
-                bq = np.round(b / bs).astype(np.int32)
+                bs = np.where(bs > 0, bs, np.float32(1.0)).astype(np.float32)
+                bq = np.clip(np.nan_to_num(np.round(b / bs)), -2**31, 2**31 - 1).astype(np.int32)
                 bb = f"{n.name or n.output[0]}_b"
                 new_nodes.append(helper.make_node(
                     "DequantizeLinear", [const(bb + "_q", bq), const(bb + "_s", bs),
