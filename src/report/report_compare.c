@@ -473,7 +473,7 @@ static bool channels_move_together(const float *v, const agree_plan *p) {
  * 0.95-1.7 on logits, embeddings and pose bins. */
 static bool rows_are_points(const float *v, int64_t rows, int64_t row) {
     for (int64_t p = 2; p <= 3; p++) {
-        if (row % p || row / p < 4) continue;
+        if (row % p || row / p < 16) continue; /* fewer points: logits can look so by chance */
         double apart = 0, next = 0;
         for (int64_t r = 0; r < rows; r++) {
             const float *x = v + r * row;

@@ -123,6 +123,7 @@ void q8_err_stats_add(q8_err_stats *s, const q8_err_stats *one) {
 q8_status q8_output_sample(q8_report_output *o, const q8_err_stats *one, int sample,
                            const char *path, q8_error *err) {
     double s = q8_err_sqnr_db(one);
+    if (!(one->ref2 > 0)) return Q8_OK; /* all 0 in FP32 (an empty mask): no SQNR to speak of */
     if (isnan(s) || (o->worst_sample >= 0 && !(s < o->worst_sample_db))) return Q8_OK;
     char *p = q8_strdup(path ? path : "");
     if (!p) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");

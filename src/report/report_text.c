@@ -230,8 +230,10 @@ bool q8_report_output_hides(const q8_report_model *q, int j, bool *sample, bool 
     const q8_report_output *o = &q->outputs[j];
     double all = q8_err_sqnr_db(&o->err);
     bool classes = j == 0 && q->agree_kind != Q8_AGREE_NONE;
-    *sample = o->worst_sample >= 0 && o->worst_sample_db <= all - 6;
-    *channel = !classes && o->channels_measured > 0 && o->channel_median_db <= all - 6;
+    /* an exact output (+inf) hides nothing */
+    *sample = o->worst_sample >= 0 && isfinite(all) && o->worst_sample_db <= all - 6;
+    *channel = !classes && o->channels_measured > 0 && isfinite(all) &&
+               o->channel_median_db <= all - 6;
     return *sample || *channel;
 }
 
