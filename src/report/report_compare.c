@@ -745,7 +745,6 @@ q8_status q8_report_compare(const q8_model *fp32, const q8_model *const *q, int 
         for (int j = 0; j < out[k + 1].n_outputs && st == Q8_OK; j++) {
             q8_report_output *ro = &out[k + 1].outputs[j];
             st = q8_output_acc_finish(&qm[k].out_acc[j], ro, err);
-            if (s->n_samples < 2) ro->worst_sample = -1; /* no other sample to hide */
         }
     for (int k = 0; st == Q8_OK && k < nq; k++)
         qsort(out[k + 1].layers, (size_t)out[k + 1].n_layers, sizeof(q8_report_layer), cmp_layers);

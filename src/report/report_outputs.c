@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report.h"
 #include "report_outputs.h"
 
 /* fewer values a channel than this (over all samples): no per-channel SQNR */
@@ -27,8 +28,7 @@ int q8_report_channel_axis(const q8_tensor *t) {
 }
 
 void q8_output_acc_free(q8_output_acc *a) {
-    free(a->ref2);
-    free(a->err2);
+    free(a->ch);
     memset(a, 0, sizeof *a);
 }
 
@@ -38,8 +38,9 @@ q8_status q8_output_acc_init(q8_output_acc *a, const q8_tensor *t, int n_samples
     o->worst_sample_db = o->channel_median_db = o->channel_worst_db = NAN;
     o->worst_sample = -1;
     o->channel_worst = -1;
-    /* one flag or score a sample: its relative error is noise near 0 */
-    a->per_sample = q8_tensor_numel(t) >= MIN_VALUES_PER_SAMPLE;
+    /* one flag or score a sample: its relative error is noise near 0; one
+     * sample: no other sample to hide */
+    a->per_sample = q8_tensor_numel(t) >= MIN_VALUES_PER_SAMPLE && n_samples >= 2;
     o->channel_axis = q8_report_channel_axis(t);
     if (o->channel_axis < 0) return Q8_OK;
     int64_t n = q8_tensor_numel(t), c = t->dims[o->channel_axis];
@@ -51,9 +52,7 @@ q8_status q8_output_acc_init(q8_output_acc *a, const q8_tensor *t, int n_samples
     a->inner = 1;
     for (int i = o->channel_axis + 1; i < t->ndim; i++) a->inner *= t->dims[i];
     a->outer = n / (c * a->inner);
-    a->ref2 = calloc((size_t)c, sizeof(double));
-    a->err2 = calloc((size_t)c, sizeof(double));
-    if (!a->ref2 || !a->err2) {
+    if (!(a->ch = calloc((size_t)c, sizeof(q8_err_stats)))) {
         q8_output_acc_free(a);
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     }
@@ -61,20 +60,11 @@ q8_status q8_output_acc_init(q8_output_acc *a, const q8_tensor *t, int n_samples
 }
 
 void q8_output_acc_add(q8_output_acc *a, const float *ref, const float *q) {
-    if (!a->ref2) return;
+    if (!a->ch) return;
     for (int64_t o = 0; o < a->outer; o++)
         for (int64_t c = 0; c < a->channels; c++) {
-            const float *r = ref + (o * a->channels + c) * a->inner;
-            const float *v = q + (o * a->channels + c) * a->inner;
-            double r2 = 0, e2 = 0;
-            for (int64_t i = 0; i < a->inner; i++) {
-                if (!isfinite(r[i]) || !isfinite(v[i])) continue; /* as q8_err_stats */
-                double d = (double)v[i] - r[i];
-                r2 += (double)r[i] * r[i];
-                e2 += d * d;
-            }
-            a->ref2[c] += r2;
-            a->err2[c] += e2;
+            int64_t at = (o * a->channels + c) * a->inner;
+            q8_err_stats_f32(&a->ch[c], ref + at, q + at, a->inner);
         }
 }
 
@@ -84,7 +74,7 @@ static int cmp_double(const void *x, const void *y) {
 }
 
 q8_status q8_output_acc_finish(const q8_output_acc *a, q8_report_output *o, q8_error *err) {
-    if (!a->ref2) {
+    if (!a->ch) {
         o->channel_axis = -1;
         return Q8_OK;
     }
@@ -93,8 +83,8 @@ q8_status q8_output_acc_finish(const q8_output_acc *a, q8_report_output *o, q8_e
     if (!db) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int64_t m = 0;
     for (int64_t c = 0; c < a->channels; c++) {
-        if (!(a->ref2[c] > 0)) continue; /* all 0 in FP32: nothing to measure against */
-        double s = a->err2[c] > 0 ? 10.0 * log10(a->ref2[c] / a->err2[c]) : INFINITY;
+        if (!(a->ch[c].ref2 > 0)) continue; /* all 0 in FP32: nothing to measure against */
+        double s = q8_err_sqnr_db(&a->ch[c]);
         if (m == 0 || s < o->channel_worst_db) {
             o->channel_worst_db = s;
             o->channel_worst = c;

@@ -16,8 +16,9 @@ int q8_report_channel_axis(const q8_tensor *t);
 /* Per-channel sums of one output over the samples. */
 typedef struct q8_output_acc {
     int64_t outer, channels, inner;  /* the output's layout around its channel axis */
-    double *ref2, *err2;             /* per channel; NULL: not measured */
-    bool per_sample;                 /* 16 or more values a sample: its worst one is kept */
+    q8_err_stats *ch;                /* per channel; NULL: not measured */
+    bool per_sample;                 /* 16 or more values a sample and 2 or more samples:
+                                      * the worst sample is kept */
 } q8_output_acc;
 
 /* Sets o's per-sample and per-channel fields to "not measured" and a to
