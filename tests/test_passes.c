@@ -944,7 +944,9 @@ static void int_scalar(q8_graph *g, const char *name, q8_dtype dt, int v) {
  * HardSwish, its -0 for h <= 0 the output (a later step may lose it); 5:
  * int32 in through a Cast, Sub and Mul by [1, 1, 1, 19] constants of one
  * value, Sub 1 (MoveNet's image); 6: the same with a Mul by 19 values (not
- * a step: the Cast and Sub fuse, the Mul and the last Sub stay). all_out:
+ * a step: the Cast and Sub fuse, the Mul and the last Sub stay); 7: Mul,
+ * SiLU (Sigmoid, Mul(v, s)), Add, SiLU in the other order (Mul(s, v)); 8:
+ * SiLU at the head, then Relu. all_out:
  * every intermediate tensor is a graph output too, so nothing fuses (the
  * nodes one by one: the reference). Output 0 is the chain's end. */
 static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool all_out) {
@@ -967,6 +969,20 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
     } while (0)
 #define EW_UN(OP)                                                                        \
     (EW_NEXT(), mids[n_mid++] = q8_strdup(nxt), node(g, OP, cur, nxt))
+    /* Sigmoid, then the Mul of its input by it (SIG_FIRST: Mul(s, v)) */
+#define EW_SWISH(SIG_FIRST)                                                              \
+    do {                                                                                 \
+        char s_[32], ins_[80];                                                           \
+        EW_NEXT();                                                                       \
+        snprintf(s_, sizeof s_, "%s", nxt);                                              \
+        node(g, "Sigmoid", cur, s_);                                                     \
+        mids[n_mid++] = q8_strdup(s_);                                                   \
+        EW_NEXT();                                                                       \
+        snprintf(ins_, sizeof ins_, SIG_FIRST ? "%2$s,%1$s" : "%1$s,%2$s", cur, s_);     \
+        node(g, "Mul", ins_, nxt);                                                       \
+        mids[n_mid++] = q8_strdup(nxt);                                                  \
+        snprintf(cur, sizeof cur, "%s", nxt);                                            \
+    } while (0)
     if (variant == 1 || variant == 2) {
         q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
         int_input(g, "x8", dt, dims, nd);
@@ -1028,6 +1044,15 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
             EW_BIN("Mul", 1.01f + 0.01f * (float)k, k % 2);
             EW_BIN("Add", 0.1f * (float)k - 0.4f, true);
         }
+    } else if (variant == 7) {
+        EW_BIN("Mul", 0.7f, true);
+        EW_SWISH(false);
+        EW_BIN("Add", 0.1f, true);
+        EW_SWISH(true);
+    } else if (variant == 8) {
+        EW_SWISH(false);
+        EW_UN("Relu");
+        snprintf(cur, sizeof cur, "%s", nxt);
     } else if (variant == 4) {
         EW_BIN("Mul", 0.9f, true);
         EW_UN("HardSwish");
@@ -1070,6 +1095,7 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
 #undef EW_NEXT
 #undef EW_BIN
 #undef EW_UN
+#undef EW_SWISH
     return g;
 }
 
@@ -1081,8 +1107,8 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
 Test(passes, elementwise_chains_become_one_node) {
     const int64_t dims[4] = {2, 3, 17, 19};
     const int64_t n = 2 * 3 * 17 * 19;
-    const int want_chains[7] = {1, 1, 1, 2, 1, 1, 1};
-    const int want_nodes[7] = {1, 1, 1, 2, 1, 1, 3};
+    const int want_chains[9] = {1, 1, 1, 2, 1, 1, 1, 1, 1};
+    const int want_nodes[9] = {1, 1, 1, 2, 1, 1, 3, 1, 1};
     q8t_rng r = q8t_seed(17);
     float *xf = malloc(sizeof(float) * (size_t)n);
     uint8_t *x8 = malloc((size_t)n);
@@ -1093,7 +1119,7 @@ Test(passes, elementwise_chains_become_one_node) {
     int32_t *x32 = malloc(sizeof(int32_t) * (size_t)n);
     for (int64_t i = 0; i < n; i++) /* image values, and a few past float's 24 bits */
         x32[i] = i % 53 == 7 ? (int32_t)(q8t_next(&r) >> 33) : (int32_t)(q8t_next(&r) % 256);
-    for (int variant = 0; variant < 7; variant++) {
+    for (int variant = 0; variant < 9; variant++) {
         const void *in[1] = {variant == 1 || variant == 2   ? (const void *)x8
                              : variant == 5 || variant == 6 ? (const void *)x32
                                                             : (const void *)xf};

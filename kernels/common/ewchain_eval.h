@@ -8,6 +8,7 @@
 #define Q8_KERNELS_COMMON_EWCHAIN_EVAL_H
 
 #include "ops/ewchain_kinds.h"
+#include "vmath.h"
 
 #ifdef __CUDACC__
 #define Q8_EW_INLINE static __host__ __device__ __forceinline__
@@ -30,6 +31,14 @@ Q8_EW_INLINE float q8_ew_hswish(float v, float a, float b) {
     float h = a * v + b;
     return h <= 0 ? -0.0f : h >= 1 ? v : v * h;
 }
+/* A Sigmoid node, then the Mul of its input by it (c0 1: Mul(sigmoid, v)).
+ * A NaN v gives the NaN of the Mul's first operand, as the unfused Mul
+ * returns it (x86 keeps the first operand's NaN; the compiler may order the
+ * operands of v * s either way, so the choice is made here). */
+Q8_EW_INLINE float q8_ew_swish(float v, float c0) {
+    float s = q8_vsigmoid(v);
+    return v != v ? (c0 != 0.0f ? s : v) : v * s;
+}
 
 Q8_EW_INLINE float q8_ew_step_one(int32_t kind, float c0, float c1, float v) {
     switch (kind) {
@@ -44,6 +53,7 @@ Q8_EW_INLINE float q8_ew_step_one(int32_t kind, float c0, float c1, float v) {
     case Q8_EW_CLIP: return q8_ew_clip(v, c0, c1);
     case Q8_EW_HARD_SIGMOID: return q8_ew_hsigmoid(v, c0, c1);
     case Q8_EW_HARD_SWISH: return q8_ew_hswish(v, c0, c1);
+    case Q8_EW_SWISH: return q8_ew_swish(v, c0);
     default: return v;
     }
 }

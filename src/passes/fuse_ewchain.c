@@ -1,8 +1,8 @@
 /* Chains of elementwise float32 steps become one q8.EwChain
  * (src/core/ops/ewchain.h): Mul / Add / Sub / Div by a constant scalar (or
  * a constant of one value repeated), Relu, LeakyRelu, Clip with constant
- * bounds, HardSigmoid and HardSwish, each step's output read only by the
- * next, with the DequantizeLinear (int8 or uint8, per tensor) or the Cast
+ * bounds, HardSigmoid and HardSwish, a Sigmoid with the Mul of its input by
+ * it (SiLU), each step's output read only by the next, with the DequantizeLinear (int8 or uint8, per tensor) or the Cast
  * to float (of int8, uint8 or int32: MoveNet's image) that feeds the first
  * and the QuantizeLinear that reads the last taken in. The op computes the same float operations in
  * the same order: the same bits, in one pass instead of one per node
@@ -84,6 +84,31 @@ static bool as_step(const q8_graph *g, const q8_node *m, int v, q8_ew_step *s) {
     return true;
 }
 
+/* Node si = Sigmoid(v) whose output only a Mul of v by it reads: x *
+ * sigmoid(x) (SiLU, Swish: YOLOv5's activation) as one step, in the Mul's
+ * operand order (c0 1: the sigmoid first). The Mul's index, or -1. */
+static int swish_mul(const q8_graph *g, const int *uses, const int *reader, int si, int v,
+                     q8_ew_step *s) {
+    const q8_node *m = si >= 0 ? g->nodes[si] : NULL;
+    if (!is_onnx_op(m, "Sigmoid") || m->n_inputs != 1 || m->inputs[0] != v ||
+        m->n_outputs != 1)
+        return -1;
+    int t = m->outputs[0];
+    int r = uses[t] == 1 && !q8_graph_is_output(g, t) ? reader[t] : -1;
+    const q8_node *mul = r >= 0 ? g->nodes[r] : NULL;
+    if (!is_onnx_op(mul, "Mul") || mul->n_inputs != 2 || mul->n_outputs != 1 ||
+        mul->scope != m->scope)
+        return -1;
+    bool sig_first = mul->inputs[0] == t && mul->inputs[1] == v;
+    if (!sig_first && !(mul->inputs[0] == v && mul->inputs[1] == t)) return -1;
+    const q8_tensor *vt = g->tensors[v], *yt = g->tensors[mul->outputs[0]];
+    if (vt->dtype != Q8_F32 || g->tensors[t]->dtype != Q8_F32 || yt->dtype != Q8_F32 ||
+        !same_shape(vt, yt))
+        return -1;
+    *s = (q8_ew_step){Q8_EW_SWISH, sig_first ? 1.0f : 0.0f, 0.0f};
+    return r;
+}
+
 /* A constant per-tensor scale > 0 and zero point (absent: 0) of a
  * DequantizeLinear / QuantizeLinear q whose integer side has dtype dt. */
 static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *s, int32_t *z) {
@@ -97,7 +122,8 @@ static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *
 }
 
 typedef struct chain {
-    int nodes[Q8_EWCHAIN_MAX_STEPS + 2], n_nodes; /* the nodes replaced, in order */
+    /* the nodes replaced, in order (a swish step is two) */
+    int nodes[2 * Q8_EWCHAIN_MAX_STEPS + 2], n_nodes;
     q8_ew_step steps[Q8_EWCHAIN_MAX_STEPS];
     int n_steps;
     int x, y;              /* the chain's input and output tensors */
@@ -172,10 +198,12 @@ q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
         if (m->dead || m->n_inputs < 1) continue;
         chain c = {.n_nodes = 0};
         /* a head (in graph order: a chain before it would have taken it) */
-        int v = -1;
+        int v = -1, swish = -1;
         for (int k = 0; k < m->n_inputs && v < 0; k++) {
             int t = m->inputs[k];
-            if (t >= 0 && !g->tensors[t]->data && as_step(g, m, t, &c.steps[0])) v = t;
+            if (t < 0 || g->tensors[t]->data) continue;
+            if (as_step(g, m, t, &c.steps[0])) v = t;
+            else if ((swish = swish_mul(g, uses, reader, i, t, &c.steps[0])) >= 0) v = t;
         }
         if (v < 0) continue;
         int pv = g->tensors[v]->producer;
@@ -201,10 +229,28 @@ q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
             }
         }
         c.nodes[c.n_nodes++] = i;
+        if (swish >= 0) c.nodes[c.n_nodes++] = swish;
         c.n_steps = 1;
-        c.y = m->outputs[0];
+        c.y = g->nodes[c.nodes[c.n_nodes - 1]]->outputs[0];
         for (;;) {
-            int r = sole_reader(g, uses, reader, c.y);
+            /* a swish: c.y read by its Sigmoid and then its Mul (the last
+             * reader in graph order), nothing else */
+            int r = reader[c.y];
+            if (c.n_steps < Q8_EWCHAIN_MAX_STEPS && uses[c.y] == 2 &&
+                !q8_graph_is_output(g, c.y) && r >= 0 && g->nodes[r]->n_inputs == 2) {
+                const q8_node *mul = g->nodes[r];
+                int t = mul->inputs[mul->inputs[0] == c.y ? 1 : 0];
+                int si = t >= 0 ? g->tensors[t]->producer : -1;
+                if (si >= 0 && g->nodes[si]->scope == m->scope &&
+                    swish_mul(g, uses, reader, si, c.y, &c.steps[c.n_steps]) == r) {
+                    c.n_steps++;
+                    c.nodes[c.n_nodes++] = si;
+                    c.nodes[c.n_nodes++] = r;
+                    c.y = mul->outputs[0];
+                    continue;
+                }
+            }
+            r = sole_reader(g, uses, reader, c.y);
             if (r < 0 || g->nodes[r]->scope != m->scope) break;
             q8_node *nx = g->nodes[r];
             if (c.n_steps < Q8_EWCHAIN_MAX_STEPS && as_step(g, nx, c.y, &c.steps[c.n_steps])) {

@@ -40,6 +40,7 @@ Q8_CLONES static void steps_block(const q8_ewchain_params *p, const float *src, 
         case Q8_EW_CLIP: EW_MAP(q8_ew_clip(u, c0, c1))
         case Q8_EW_HARD_SIGMOID: EW_MAP(q8_ew_hsigmoid(u, c0, c1))
         case Q8_EW_HARD_SWISH: EW_MAP(q8_ew_hswish(u, c0, c1))
+        case Q8_EW_SWISH: EW_MAP(q8_ew_swish(u, c0))
         default: break; /* infer accepts no other */
         }
     }

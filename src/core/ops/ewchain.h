@@ -21,7 +21,10 @@
  *   RELU v < 0 ? 0 : v, LEAKY_RELU v < 0 ? c0 * v : v,
  *   CLIP v < c0 ? c0 : v, then > c1 ? c1 (NaN stays NaN),
  *   HARD_SIGMOID h = c0 * v + c1, h < 0 ? 0 : h > 1 ? 1 : h,
- *   HARD_SWISH h = c0 * v + c1, h <= 0 ? -0 : h >= 1 ? v : v * h.
+ *   HARD_SWISH h = c0 * v + c1, h <= 0 ? -0 : h >= 1 ? v : v * h,
+ *   SWISH v * sigmoid(v) (c0 0) or sigmoid(v) * v (c0 1): a Sigmoid and the
+ *   Mul of its input by it (SiLU), in the Mul's operand order (a NaN's bits
+ *   are its first operand's); sigmoid as the Sigmoid op (q8_vsigmoid).
  * Y has X's shape. */
 #ifndef Q8_CORE_OPS_EWCHAIN_H
 #define Q8_CORE_OPS_EWCHAIN_H

@@ -16,6 +16,7 @@ typedef enum q8_ew_kind {
     Q8_EW_CLIP,
     Q8_EW_HARD_SIGMOID,
     Q8_EW_HARD_SWISH,
+    Q8_EW_SWISH,
     Q8_EW_KIND_END
 } q8_ew_kind;
 
