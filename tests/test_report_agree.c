@@ -367,6 +367,83 @@ Test(report_agree, landmark_rows_have_no_top1) {
     done(&c, f, q);
 }
 
+/* Softmax(x / 1000 + c) over 48 classes where c climbs by 0.01 on even
+ * classes and is 0 on odd ones: rows one period apart are close, as
+ * landmarks' are, but they sum to 1: class probabilities, top-1 compared.
+ * And 15 points (30 values) are too few to call landmarks: scores. */
+Test(report_agree, probabilities_and_short_rows_are_scores) {
+    int64_t xd[2] = {1, 48}, cd[2] = {1, 48}, one[1] = {1};
+    float c[48], tiny = 0.001f, xs[N_SAMPLES * 48];
+    for (int k = 0; k < 24; k++) {
+        c[2 * k] = 2 + 0.01f * (float)k;
+        c[2 * k + 1] = 0;
+    }
+    q8_model *m[2];
+    for (int i = 0; i < 2; i++) {
+        q8_graph *g = q8_graph_new();
+        int x = T(g, "x");
+        q8_tensor_set_shape(g->tensors[x], Q8_F32, xd, 2);
+        g->inputs = malloc(sizeof(int));
+        g->inputs[g->n_inputs++] = x;
+        constant(g, "s", one, 1, &tiny);
+        constant(g, "c", cd, 2, c);
+        node(g, "Mul", "x", "s", "h");
+        node(g, "Add", "h", "c", "z");
+        node(g, "Softmax", "z", NULL, "y");
+        g->outputs = malloc(sizeof(int));
+        g->outputs[g->n_outputs++] = T(g, "y");
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        cr_assert_eq(q8_model_from_graph(g, "m", &m[i], &err), Q8_OK, "%s", err.msg);
+    }
+    compared r = compare(m[0], m[1], xd, 2, xs);
+    cr_assert_eq(r.out[1].agree_kind, Q8_AGREE_TOP1);
+    done(&r, m[0], m[1]);
+    int64_t sd[2] = {1, 30};
+    float pts[30];
+    for (int k = 0; k < 15; k++) {
+        pts[2 * k] = 96 + 50 * cosf(6.2831853f * (float)k / 15);
+        pts[2 * k + 1] = 96 + 50 * sinf(6.2831853f * (float)k / 15);
+    }
+    q8_model *f = model(sd, 2, "Add", sd, 2, pts, "");
+    q8_model *q = model(sd, 2, "Add", sd, 2, pts, "");
+    r = compare(f, q, sd, 2, xs);
+    cr_assert_eq(r.out[1].agree_kind, Q8_AGREE_TOP1, "15 points: scores");
+    done(&r, f, q);
+}
+
+/* y = x * c[k] over axis 1 of an NCHW [1, 4, 8, 8] map (c broadcast as [1,
+ * 4, 1, 1]): per-channel SQNR along axis 1, each channel's 64 values of 3
+ * samples; channel 2 exact in the quantized model (+inf dB, the median's
+ * upper side). */
+Test(report_outputs, per_channel_sqnr_over_nchw_axis_1) {
+    int64_t xd[4] = {1, 4, 8, 8}, cd[4] = {1, 4, 1, 1};
+    float one[4] = {1, 1, 1, 1}, skew[4] = {1.01f, 1.1f, 1, 1.001f};
+    float xs[N_SAMPLES * 256];
+    q8_model *f = model(xd, 4, "Mul", cd, 4, one, "");
+    q8_model *q = model(xd, 4, "Mul", cd, 4, skew, "");
+    compared c = compare(f, q, xd, 4, xs);
+    double r2[4] = {0}, e2[4] = {0};
+    for (int64_t i = 0; i < N_SAMPLES * 256; i++) {
+        int k = (int)(i % 256 / 64);
+        float rf = xs[i] * one[k], vf = xs[i] * skew[k]; /* as the model rounds */
+        double r = rf, v = vf;
+        r2[k] += r * r;
+        e2[k] += (v - r) * (v - r);
+    }
+    const q8_report_output *o = &c.out[1].outputs[0];
+    cr_assert_eq(o->channel_axis, 1);
+    cr_assert_eq(o->channels, 4);
+    cr_assert_eq(o->channels_measured, 4);
+    cr_assert_eq(o->channel_worst, 1);
+    cr_assert_float_eq(o->channel_worst_db, 10 * log10(r2[1] / e2[1]), 1e-9);
+    cr_assert(isinf(10 * log10(r2[2] / e2[2])), "channel 2 is exact");
+    /* median of {20, 40, 60, +inf} dB: between 40 and 60 */
+    cr_assert_float_eq(o->channel_median_db,
+                       (10 * log10(r2[0] / e2[0]) + 10 * log10(r2[3] / e2[3])) / 2, 1e-9);
+    done(&c, f, q);
+}
+
 /* The summary and the answers table name an output whose worst sample or
  * median channel is 6 dB or more under its SQNR; not class scores' channels. */
 Test(report_outputs, what_the_summary_calls_hidden) {

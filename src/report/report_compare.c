@@ -487,8 +487,8 @@ static bool rows_are_points(const float *v, int64_t rows, int64_t row) {
     return false;
 }
 
-/* Class scores where classes are the last axis of [N, C] (not landmarks:
- * rows_are_points) or of [N, T, C] when the rows are probabilities or C is
+/* Class scores where classes are the last axis of [N, C] (probabilities,
+ * or not landmarks: rows_are_points) or of [N, T, C] when the rows are probabilities or C is
  * vocabulary-sized, or axis 1 of a 4-D [N, C, H, W] (axis 3 when it is the
  * smallest: N, H, W, C); a one-channel 4-D map in [0, 1] is a mask (not
  * [1, 1, 17, 3] keypoints); anything else (box regressors, images:
@@ -500,7 +500,9 @@ static agree_plan choose_plan(const q8_tensor *o, const float *v) {
     int64_t n = q8_tensor_numel(o);
     const int64_t *d = o->dims;
     int64_t last = d[o->ndim - 1];
-    if (o->ndim == 2 && last >= 2 && !rows_are_points(v, d[0], last))
+    /* rows summing to 1 are probabilities, however smooth */
+    if (o->ndim == 2 && last >= 2 &&
+        (rows_are_distributions(v, d[0], last) || !rows_are_points(v, d[0], last)))
         p = (agree_plan){Q8_AGREE_TOP1, d[0], last, 1};
     if (o->ndim == 3 && last >= 2 &&
         (last >= 100 || rows_are_distributions(v, n / last, last)))
