@@ -66,7 +66,13 @@ static q8_graph *conv_chain(const char *act, bool concat) {
     q8t_rng r = q8t_seed(4);
     q8_graph *g = x_and_two_weights(&r);
     pads1(node(g, "conv1", "Conv", 2, (const char *[]){"x", "w1"}, "c1"));
-    node(g, "act", act, 1, (const char *[]){"c1"}, "a1");
+    if (!strncmp(act, "SiLU", 4)) { /* "SiLU": Mul(c1, s1); "SiLUr": Mul(s1, c1) */
+        node(g, "act", "Sigmoid", 1, (const char *[]){"c1"}, "s1");
+        bool rev = act[4] == 'r';
+        node(g, "silu", "Mul", 2, (const char *[]){rev ? "s1" : "c1", rev ? "c1" : "s1"}, "a1");
+    } else {
+        node(g, "act", act, 1, (const char *[]){"c1"}, "a1");
+    }
     pads1(node(g, "conv2", "Conv", 2, (const char *[]){"a1", "w2"}, "c2"));
     const char *last = "c2";
     if (concat) {
@@ -302,6 +308,39 @@ Test(quantize, smooth_activations_become_tables) {
         q8_graph *g = quantized(conv_chain(acts[i], false), NULL);
         cr_assert_eq(count(g, "QLut"), 1, "%s", acts[i]);
         cr_assert_eq(count(g, "DequantizeLinear"), 1, "%s", acts[i]);
+        compare_to_fp32(acts[i], false, g, 8 * 4 * 4);
+    }
+}
+
+/* SiLU (a Sigmoid and the Mul of its input by it, in either order) is one
+ * table: quantize(x * sigmoid(x) / sy) of conv1's 256 int8 values, not the
+ * Sigmoid's table and a product of two int8 tensors. */
+Test(quantize, silu_becomes_one_table) {
+    const char *acts[] = {"SiLU", "SiLUr"};
+    for (int i = 0; i < 2; i++) {
+        q8_graph *g = quantized(conv_chain(acts[i], false), NULL);
+        cr_assert_eq(count(g, "QLut"), 1, "%s", acts[i]);
+        cr_assert_eq(count(g, "QConv"), 2, "%s", acts[i]);
+        cr_assert_eq(count(g, "QMul") + count(g, "QMulF") + count(g, "Mul") +
+                         count(g, "Sigmoid") + count(g, "EwChain"),
+                     0, "%s", acts[i]);
+        const q8_node *lut = NULL;
+        for (int k = 0; k < g->n_nodes; k++)
+            if (!strcmp(g->nodes[k]->op_type, "QLut")) lut = g->nodes[k];
+        const q8_tensor *xq = g->tensors[lut->inputs[0]], *tab = g->tensors[lut->inputs[1]];
+        cr_assert_eq(tab->dtype, Q8_I8);
+        cr_assert_eq(q8_tensor_numel(tab), 256);
+        float sx = xq->q.scale[0], sy = q8_attr_float(lut, "y_scale", 0);
+        cr_assert(sx > 0 && sy > 0);
+        int off = 0;
+        for (int q = -128; q < 128; q++) {
+            double x = (double)q * sx, y = x / (1 + exp(-x)) / sy;
+            double want = nearbyint(y < -128 ? -128 : y > 127 ? 127 : y);
+            int got = ((const int8_t *)tab->data)[q + 128];
+            cr_assert(fabs(got - want) <= 1, "%s: q %d: %d, want %g", acts[i], q, got, want);
+            off += got != want; /* float vs double at a half: rare */
+        }
+        cr_assert_leq(off, 2, "%s", acts[i]);
         compare_to_fp32(acts[i], false, g, 8 * 4 * 4);
     }
 }

@@ -179,7 +179,7 @@ static int sole_reader(const q8_graph *g, const int *uses, const int *reader, in
     return uses[t] == 1 && !q8_graph_is_output(g, t) ? reader[t] : -1;
 }
 
-q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
+static q8_status fuse(q8_graph *g, bool swish_only, q8_error *err) {
     int nt = g->n_tensors;
     int *uses = calloc((size_t)nt + 1, sizeof(int)), *reader = malloc(sizeof(int) * ((size_t)nt + 1));
     if (!uses || !reader) {
@@ -202,10 +202,19 @@ q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
         for (int k = 0; k < m->n_inputs && v < 0; k++) {
             int t = m->inputs[k];
             if (t < 0 || g->tensors[t]->data) continue;
-            if (as_step(g, m, t, &c.steps[0])) v = t;
+            if (!swish_only && as_step(g, m, t, &c.steps[0])) v = t;
             else if ((swish = swish_mul(g, uses, reader, i, t, &c.steps[0])) >= 0) v = t;
         }
         if (v < 0) continue;
+        if (swish_only) { /* the SiLU alone */
+            c.x = v;
+            c.nodes[c.n_nodes++] = i;
+            c.nodes[c.n_nodes++] = swish;
+            c.n_steps = 1;
+            c.y = g->nodes[swish]->outputs[0];
+            s = rewrite(g, &c, err);
+            continue;
+        }
         int pv = g->tensors[v]->producer;
         c.x = v;
         /* a DequantizeLinear of an int8 / uint8 tensor, or a Cast to float
@@ -280,3 +289,7 @@ q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) {
     q8_graph_compact(g);
     return s == Q8_OK ? q8_pass_dce(g, err) : s;
 }
+
+q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err) { return fuse(g, false, err); }
+
+q8_status q8_pass_fuse_swish(q8_graph *g, q8_error *err) { return fuse(g, true, err); }

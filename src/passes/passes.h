@@ -58,10 +58,14 @@ q8_status q8_node_attr_int(q8_node *n, const char *name, int64_t v, q8_error *er
  * quantization scale): into *v. */
 bool q8_const_scale(const q8_graph *g, int t, float *v);
 /* Chains of elementwise float32 steps (a constant scalar's Mul / Add / Sub /
- * Div, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish), with a
+ * Div, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, SiLU), with a
  * DequantizeLinear before and a QuantizeLinear after, as one q8.EwChain:
  * the same bits in one pass (fuse_ewchain.c). */
 q8_status q8_pass_fuse_ewchains(q8_graph *g, q8_error *err);
+/* Only each SiLU (a Sigmoid and the Mul of its input by it) as a one-step
+ * q8.EwChain: quantize's graph, where it is one function of one tensor (an
+ * int8 table) instead of a table and a product of two activations. */
+q8_status q8_pass_fuse_swish(q8_graph *g, q8_error *err);
 /* Replace decomposed LayerNormalization and Gelu (Erf form) by the op. */
 q8_status q8_pass_fuse_patterns(q8_graph *g, q8_error *err);
 /* Mark nodes whose outputs nobody reads dead, then compact. */

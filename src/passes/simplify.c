@@ -155,6 +155,7 @@ static q8_status pipeline(q8_graph *g, const q8_load_options *opts, bool smooth,
     Q8_TRY(q8_pass_fuse_activations(g, smooth, err));
     /* a run's graph only: quantize observes and rewrites the single steps */
     if (smooth) Q8_TRY(q8_pass_fuse_ewchains(g, err));
+    else Q8_TRY(q8_pass_fuse_swish(g, err)); /* one table per SiLU (rewrite.c) */
     Q8_TRY(q8_pass_dce(g, err));
     Q8_TRY(q8_pass_drop_unused_consts(g, err));
     Q8_TRY(q8_graph_renumber_scopes(g, err));

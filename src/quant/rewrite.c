@@ -28,6 +28,7 @@
 
 #include "control.h"
 #include "op.h"
+#include "ops/ewchain_kinds.h"
 #include "ops/qmul.h"
 #include "ops/resize.h"
 #include "passes.h"
@@ -115,6 +116,17 @@ static int qmul_a(const q8_graph *g, const q8_node *n) {
 }
 
 /* ---- classification ---- */
+
+/* A float q8.EwChain of one SiLU step (quantize's graph makes them:
+ * q8_pass_fuse_swish): x * sigmoid(x), a function of one tensor, so one
+ * table instead of the Sigmoid's table and a product of two activations. */
+static bool is_swish(const q8_node *n) {
+    if (strcmp(n->domain, "q8") || strcmp(n->op_type, "EwChain") || n->n_inputs != 1 ||
+        q8_attr_find(n, "x_scale") || q8_attr_find(n, "y_scale"))
+        return false;
+    const q8_attr *st = q8_attr_find(n, "steps");
+    return st && st->type == Q8_ATTR_INTS && st->n == 1 && st->ints[0] == Q8_EW_SWISH;
+}
 
 bool q8_is_table_op(const q8_node *n) {
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
@@ -251,7 +263,7 @@ static bool eq_chain_ends_fp32(const qctx *c, const q8_node *n, const q8_quant_o
 
 static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) {
     const q8_graph *g = c->g;
-    if (*n->domain || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
+    if ((*n->domain && !is_swish(n)) || n->n_outputs < 1 || n->outputs[0] < 0) return K_FP32;
     const q8_tensor *x = q8_in(g, n, 0), *w = q8_in(g, n, 1), *y = q8_out(g, n, 0);
     bool ok_io = f32_act(x) && y && y->dtype == Q8_F32 && calibrated(c, n->inputs[0]) &&
                  calibrated(c, n->outputs[0]);
@@ -284,8 +296,9 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
         calibrated(c, n->outputs[0]) && !listed(o, n->name))
         return K_LUT; /* part of a per-channel table (equalize.c) */
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
-        if (is_op(n, lut_ops[i]) && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
-            calibrated(c, n->outputs[0]) && !listed(o, n->name) && !from_folded(g, n->inputs[0]))
+        if ((is_op(n, lut_ops[i]) || (i == 0 && is_swish(n))) && n->n_inputs == 1 &&
+            f32_act(x) && y && y->dtype == Q8_F32 && calibrated(c, n->outputs[0]) &&
+            !listed(o, n->name) && !from_folded(g, n->inputs[0]))
             return K_LUT;
     bool prelu = o && o->int8_prelu == Q8_INT8_PRELU_ON; /* AUTO is decided before */
     if (prelu && is_op(n, "PRelu") && n->n_inputs == 2 && ok_io && prelu_slope(x, w) && !listed(o, n->name) &&
@@ -852,13 +865,26 @@ static q8_status rewrite_pass(qctx *c, int ni) {
 }
 
 static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
-    if (a->type != Q8_ATTR_FLOAT && a->type != Q8_ATTR_INT && a->type != Q8_ATTR_STRING)
-        return Q8_OK; /* the unary activations have no other kinds */
+    /* the unary activations have no other kinds; q8.EwChain's SiLU has
+     * lists (steps, consts) */
+    bool list = a->type == Q8_ATTR_INTS || a->type == Q8_ATTR_FLOATS;
+    if (a->type != Q8_ATTR_FLOAT && a->type != Q8_ATTR_INT && a->type != Q8_ATTR_STRING && !list)
+        return Q8_OK;
     q8_attr *b = q8_node_set_attr(dst, a->name, a->type);
     if (!b || (a->type == Q8_ATTR_STRING && !(b->s = q8_strdup(a->s ? a->s : ""))))
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     b->f = a->f;
     b->i = a->i;
+    if (list && a->n > 0) {
+        size_t sz = a->type == Q8_ATTR_INTS ? sizeof(int64_t) : sizeof(float);
+        void *v = malloc(sz * (size_t)a->n);
+        if (!v) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+        memcpy(v, a->type == Q8_ATTR_INTS ? (const void *)a->ints : (const void *)a->floats,
+               sz * (size_t)a->n);
+        if (a->type == Q8_ATTR_INTS) b->ints = v;
+        else b->floats = v;
+        b->n = a->n;
+    }
     return Q8_OK;
 }
 
@@ -953,6 +979,8 @@ static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float 
     int x = q8_graph_add_tensor(t, "x", NULL), y = q8_graph_add_tensor(t, "y", NULL);
     int ni = q8_graph_add_node(t, n->name, n->op_type);
     q8_status s = x < 0 || y < 0 || ni < 0 ? q8_fail(c->err, Q8_ERR_NOMEM, "out of memory") : Q8_OK;
+    if (s == Q8_OK && *n->domain) /* q8.EwChain's SiLU */
+        s = q8_node_make_q8_op(t->nodes[ni], n->op_type, false, c->err);
     int64_t total = ch * 256;
     if (s == Q8_OK) {
         int64_t d[Q8_MAX_DIMS];
