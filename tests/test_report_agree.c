@@ -263,6 +263,20 @@ Test(report_outputs, channel_axis_by_layout) {
     }
 }
 
+/* For y = x * one[k] (FP32) and x * skew[k] (quantized) with k = i %
+ * period / run: each channel's sums of squares of FP32's values and of the
+ * errors, with the models' float rounding. */
+static void channel_sums(const float *xs, int64_t n, int64_t period, int64_t run,
+                         const float *one, const float *skew, double *r2, double *e2) {
+    for (int64_t i = 0; i < n; i++) {
+        int64_t k = i % period / run;
+        float rf = xs[i] * one[k], vf = xs[i] * skew[k]; /* as the model rounds */
+        double r = rf, v = vf;
+        r2[k] += r * r;
+        e2[k] += (v - r) * (v - r);
+    }
+}
+
 /* y = x * c over the last axis of [1, 16, 5]: channel k's SQNR is set by
  * the quantized model's factor; FP32's channel 4 is all 0 (left out). */
 Test(report_outputs, per_channel_median_and_worst) {
@@ -273,13 +287,7 @@ Test(report_outputs, per_channel_median_and_worst) {
     q8_model *q = model(xd, 3, "Mul", cd, 1, skew, "");
     compared c = compare(f, q, xd, 3, xs);
     double r2[5] = {0}, e2[5] = {0};
-    for (int64_t i = 0; i < N_SAMPLES * 80; i++) {
-        int k = (int)(i % 5);
-        float rf = xs[i] * one[k], vf = xs[i] * skew[k]; /* as the model rounds */
-        double r = rf, v = vf;
-        r2[k] += r * r;
-        e2[k] += (v - r) * (v - r);
-    }
+    channel_sums(xs, N_SAMPLES * 80, 5, 1, one, skew, r2, e2);
     const q8_report_output *o = &c.out[1].outputs[0];
     cr_assert_eq(o->channel_axis, 2);
     cr_assert_eq(o->channels, 5);
@@ -424,13 +432,7 @@ Test(report_outputs, per_channel_sqnr_over_nchw_axis_1) {
     q8_model *q = model(xd, 4, "Mul", cd, 4, skew, "");
     compared c = compare(f, q, xd, 4, xs);
     double r2[4] = {0}, e2[4] = {0};
-    for (int64_t i = 0; i < N_SAMPLES * 256; i++) {
-        int k = (int)(i % 256 / 64);
-        float rf = xs[i] * one[k], vf = xs[i] * skew[k]; /* as the model rounds */
-        double r = rf, v = vf;
-        r2[k] += r * r;
-        e2[k] += (v - r) * (v - r);
-    }
+    channel_sums(xs, N_SAMPLES * 256, 256, 64, one, skew, r2, e2);
     const q8_report_output *o = &c.out[1].outputs[0];
     cr_assert_eq(o->channel_axis, 1);
     cr_assert_eq(o->channels, 4);
