@@ -60,7 +60,7 @@ typedef struct q8_sgemm_kernel {
     /* optional: ukr's first nr/2 columns only (pb's steps still nr floats),
      * the same bits there; for a last panel of <= nr/2 columns */
     q8_sgemm_ukr_fn ukr_half;
-    q8_sgemm_ukr_narrow_fn ukr_narrow; /* optional; only with mr == 8 */
+    q8_sgemm_ukr_narrow_fn ukr_narrow; /* optional; mr 8 or 12 */
     bool epi_hswish;                /* ukr_epi applies HardSwish too */
     q8_sgemm_dots_fn dots;
     q8_sgemm_axpys_fn axpys;
