@@ -1113,8 +1113,13 @@ Test(passes, elementwise_chains_become_one_node) {
     float *xf = malloc(sizeof(float) * (size_t)n);
     uint8_t *x8 = malloc((size_t)n);
     q8t_fill(&r, xf, n, -6, 6);
-    const float specials[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, 1e30f, -1e30f};
-    for (int64_t i = 0; i < n; i += 37) xf[i] = specials[(i / 37) % 9];
+    /* and a signalling NaN (its quieting is part of the bytes) */
+    const uint32_t snan_bits = 0x7f800001u;
+    float snan;
+    memcpy(&snan, &snan_bits, sizeof snan);
+    const float specials[] = {-0.0f, 0.0f, INFINITY, -INFINITY, NAN, -3.0f, 3.0f, 1e30f, -1e30f,
+                              snan};
+    for (int64_t i = 0; i < n; i += 37) xf[i] = specials[(i / 37) % 10];
     for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
     int32_t *x32 = malloc(sizeof(int32_t) * (size_t)n);
     for (int64_t i = 0; i < n; i++) /* image values, and a few past float's 24 bits */

@@ -343,6 +343,23 @@ Test(quantize, silu_becomes_one_table) {
         cr_assert_leq(off, 2, "%s", acts[i]);
         compare_to_fp32(acts[i], false, g, 8 * 4 * 4);
     }
+    /* --fp32-layers names a SiLU by its Sigmoid ("act"), the node the fused
+     * step keeps: then it runs as the float step (the Mul's name is gone) */
+    const char *keep[1] = {"act"}, *gone[1] = {"silu"};
+    q8_quant_options qo = {.fp32_layers = keep, .n_fp32_layers = 1};
+    q8_graph *h = conv_chain("SiLU", false);
+    q8_error err = {0};
+    cr_assert_eq(q8_passes_run_for_quantize(h, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_check_layer_names(h, true, 0, NULL, &qo, &err), Q8_OK, "%s", err.msg);
+    q8_quant_options qg = {.fp32_layers = gone, .n_fp32_layers = 1};
+    cr_assert_neq(q8_check_layer_names(h, true, 0, NULL, &qg, &err), Q8_OK);
+    cr_assert(strstr(err.msg, "does not survive the graph passes"), "%s", err.msg);
+    q8_graph_free(h);
+    q8_graph *g = quantized(conv_chain("SiLU", false), &qo);
+    cr_assert_eq(count(g, "QLut"), 0);
+    cr_assert_eq(count(g, "EwChain"), 1, "the SiLU in float");
+    cr_assert_eq(count(g, "QConv"), 2);
+    compare_to_fp32("SiLU", false, g, 8 * 4 * 4);
 }
 
 Test(quantize, concat_shares_one_scale) {

@@ -32,12 +32,14 @@ Q8_EW_INLINE float q8_ew_hswish(float v, float a, float b) {
     return h <= 0 ? -0.0f : h >= 1 ? v : v * h;
 }
 /* A Sigmoid node, then the Mul of its input by it (c0 1: Mul(sigmoid, v)).
- * A NaN v gives the NaN of the Mul's first operand, as the unfused Mul
- * returns it (x86 keeps the first operand's NaN; the compiler may order the
- * operands of v * s either way, so the choice is made here). */
+ * A NaN v gives the NaN of the Mul's first operand, quieted, as the unfused
+ * Mul returns it (x86 keeps the first operand's NaN; the compiler may order
+ * the operands of v * s either way, so the choice is made here; s is quiet
+ * already). */
 Q8_EW_INLINE float q8_ew_swish(float v, float c0) {
     float s = q8_vsigmoid(v);
-    return v != v ? (c0 != 0.0f ? s : v) : v * s;
+    float qv = q8_vm_float(q8_vm_bits(v) | 0x00400000); /* v's NaN, quiet */
+    return v != v ? (c0 != 0.0f ? s : qv) : v * s;
 }
 
 Q8_EW_INLINE float q8_ew_step_one(int32_t kind, float c0, float c1, float v) {

@@ -140,6 +140,7 @@ bool q8_is_quant_layer(const q8_node *n) {
     if (is_op(n, "Conv") || is_op(n, "ConvTranspose") || is_op(n, "Gemm") || is_op(n, "MatMul") ||
         is_op(n, "Gather")) /* Gather: an embedding table (gather_tables.c) */
         return true;
+    if (is_swish(n)) return true; /* a SiLU, by its Sigmoid's name */
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
         if (is_op(n, lut_ops[i])) return true;
     return false;
