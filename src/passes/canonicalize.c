@@ -149,26 +149,7 @@ static q8_status set_str(q8_node *n, const char *name, const char *v, q8_error *
 
 /* Copy the scalar, string and list attributes of src to dst. */
 static q8_status copy_attrs(q8_node *dst, const q8_node *src, q8_error *err) {
-    for (int k = 0; k < src->n_attrs; k++) {
-        const q8_attr *a = &src->attrs[k];
-        if (a->type != Q8_ATTR_FLOAT && a->type != Q8_ATTR_INT && a->type != Q8_ATTR_STRING &&
-            a->type != Q8_ATTR_INTS && a->type != Q8_ATTR_FLOATS)
-            continue;
-        q8_attr *b = q8_node_set_attr(dst, a->name, a->type);
-        if (!b) return nomem(err);
-        b->f = a->f;
-        b->i = a->i;
-        b->n = a->n;
-        if (a->type == Q8_ATTR_STRING && !(b->s = q8_strdup(a->s ? a->s : ""))) return nomem(err);
-        if (a->type == Q8_ATTR_INTS && a->n) {
-            if (!(b->ints = malloc(sizeof(int64_t) * (size_t)a->n))) return nomem(err);
-            memcpy(b->ints, a->ints, sizeof(int64_t) * (size_t)a->n);
-        }
-        if (a->type == Q8_ATTR_FLOATS && a->n) {
-            if (!(b->floats = malloc(sizeof(float) * (size_t)a->n))) return nomem(err);
-            memcpy(b->floats, a->floats, sizeof(float) * (size_t)a->n);
-        }
-    }
+    for (int k = 0; k < src->n_attrs; k++) Q8_TRY(q8_node_copy_attr(dst, &src->attrs[k], err));
     return Q8_OK;
 }
 

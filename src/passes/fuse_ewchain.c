@@ -206,15 +206,6 @@ static q8_status fuse(q8_graph *g, bool swish_only, q8_error *err) {
             else if ((swish = swish_mul(g, uses, reader, i, t, &c.steps[0])) >= 0) v = t;
         }
         if (v < 0) continue;
-        if (swish_only) { /* the SiLU alone */
-            c.x = v;
-            c.nodes[c.n_nodes++] = i;
-            c.nodes[c.n_nodes++] = swish;
-            c.n_steps = 1;
-            c.y = g->nodes[swish]->outputs[0];
-            s = rewrite(g, &c, err);
-            continue;
-        }
         int pv = g->tensors[v]->producer;
         c.x = v;
         /* a DequantizeLinear of an int8 / uint8 tensor, or a Cast to float
@@ -241,7 +232,9 @@ static q8_status fuse(q8_graph *g, bool swish_only, q8_error *err) {
         if (swish >= 0) c.nodes[c.n_nodes++] = swish;
         c.n_steps = 1;
         c.y = g->nodes[c.nodes[c.n_nodes - 1]]->outputs[0];
-        for (;;) {
+        /* swish_only: the SiLU alone (its input has two readers, so no
+         * DequantizeLinear was taken in above either) */
+        while (!swish_only) {
             /* a swish: c.y read by its Sigmoid and then its Mul (the last
              * reader in graph order), nothing else */
             int r = reader[c.y];

@@ -52,6 +52,9 @@ q8_status q8_pass_fuse_float_muls(q8_graph *g, q8_error *err);
 /* Node n becomes q8.<op> (its attributes dropped when clear_attrs); one
  * attribute set (node_edit.c). */
 q8_status q8_node_make_q8_op(q8_node *n, const char *op, bool clear_attrs, q8_error *err);
+/* Copy attribute a onto dst when it is a scalar, a string or an int or
+ * float list (other kinds, tensors and graphs, are skipped). */
+q8_status q8_node_copy_attr(q8_node *dst, const q8_attr *a, q8_error *err);
 q8_status q8_node_attr_float(q8_node *n, const char *name, float v, q8_error *err);
 q8_status q8_node_attr_int(q8_node *n, const char *name, int64_t v, q8_error *err);
 /* Tensor t is a constant float32 scalar > 0 and finite (a per-tensor

@@ -296,11 +296,12 @@ static int classify(const qctx *c, const q8_node *n, const q8_quant_options *o) 
     if (q8_attr_int(n, "_eq", 0) && f32_act(x) && x->ndim >= 3 && y && y->dtype == Q8_F32 &&
         calibrated(c, n->outputs[0]) && !listed(o, n->name))
         return K_LUT; /* part of a per-channel table (equalize.c) */
+    bool unary_table = is_swish(n);
     for (size_t i = 0; i < sizeof lut_ops / sizeof lut_ops[0]; i++)
-        if ((is_op(n, lut_ops[i]) || (i == 0 && is_swish(n))) && n->n_inputs == 1 &&
-            f32_act(x) && y && y->dtype == Q8_F32 && calibrated(c, n->outputs[0]) &&
-            !listed(o, n->name) && !from_folded(g, n->inputs[0]))
-            return K_LUT;
+        unary_table |= is_op(n, lut_ops[i]);
+    if (unary_table && n->n_inputs == 1 && f32_act(x) && y && y->dtype == Q8_F32 &&
+        calibrated(c, n->outputs[0]) && !listed(o, n->name) && !from_folded(g, n->inputs[0]))
+        return K_LUT;
     bool prelu = o && o->int8_prelu == Q8_INT8_PRELU_ON; /* AUTO is decided before */
     if (prelu && is_op(n, "PRelu") && n->n_inputs == 2 && ok_io && prelu_slope(x, w) && !listed(o, n->name) &&
         !from_folded(g, n->inputs[0]))
@@ -865,30 +866,6 @@ static q8_status rewrite_pass(qctx *c, int ni) {
     return dequant_if_needed(c, y, out);
 }
 
-static q8_status copy_attr(q8_node *dst, const q8_attr *a, q8_error *err) {
-    /* the unary activations have no other kinds; q8.EwChain's SiLU has
-     * lists (steps, consts) */
-    bool list = a->type == Q8_ATTR_INTS || a->type == Q8_ATTR_FLOATS;
-    if (a->type != Q8_ATTR_FLOAT && a->type != Q8_ATTR_INT && a->type != Q8_ATTR_STRING && !list)
-        return Q8_OK;
-    q8_attr *b = q8_node_set_attr(dst, a->name, a->type);
-    if (!b || (a->type == Q8_ATTR_STRING && !(b->s = q8_strdup(a->s ? a->s : ""))))
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    b->f = a->f;
-    b->i = a->i;
-    if (list && a->n > 0) {
-        size_t sz = a->type == Q8_ATTR_INTS ? sizeof(int64_t) : sizeof(float);
-        void *v = malloc(sz * (size_t)a->n);
-        if (!v) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-        memcpy(v, a->type == Q8_ATTR_INTS ? (const void *)a->ints : (const void *)a->floats,
-               sz * (size_t)a->n);
-        if (a->type == Q8_ATTR_INTS) b->ints = v;
-        else b->floats = v;
-        b->n = a->n;
-    }
-    return Q8_OK;
-}
-
 /* table[i] = y[i] / sy rounded half to even, saturated to int8, NaN 0:
  * QuantizeLinear's rule for the 256 values of a table. */
 static void quantize_table(const float *y, float sy, int8_t *table) {
@@ -1021,7 +998,7 @@ static q8_status lut_table(const qctx *c, const q8_node *n, int xi, const float 
         s = q8_node_set_io(t->nodes[ni], in, n->n_inputs, &y, 1, c->err);
     }
     for (int a = 0; s == Q8_OK && a < n->n_attrs; a++)
-        if (n->attrs[a].name[0] != '_') s = copy_attr(t->nodes[ni], &n->attrs[a], c->err);
+        if (n->attrs[a].name[0] != '_') s = q8_node_copy_attr(t->nodes[ni], &n->attrs[a], c->err);
     if (s == Q8_OK) s = q8_pass_infer(t, c->err); /* folds the node: y becomes constant */
     if (s == Q8_OK) {
         const q8_tensor *yt = t->tensors[y];
