@@ -946,7 +946,10 @@ static void int_scalar(q8_graph *g, const char *name, q8_dtype dt, int v) {
  * value, Sub 1 (MoveNet's image); 6: the same with a Mul by 19 values (not
  * a step: the Cast and Sub fuse, the Mul and the last Sub stay); 7: Mul,
  * SiLU (Sigmoid, Mul(v, s)), Add, SiLU in the other order (Mul(s, v)); 8:
- * SiLU at the head, then Relu. all_out:
+ * SiLU at the head, then Relu; 9: a BatchNormalization (dims[1] channels,
+ * a zero and a negative scale), Relu, Mul; 10: int8 in dequantized, a
+ * BatchNormalization, Relu, quantized to int8 (DenseNet's BN -> Relu
+ * before each int8 conv). all_out:
  * every intermediate tensor is a graph output too, so nothing fuses (the
  * nodes one by one: the reference). Output 0 is the chain's end. */
 static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool all_out) {
@@ -983,11 +986,11 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         mids[n_mid++] = q8_strdup(nxt);                                                  \
         snprintf(cur, sizeof cur, "%s", nxt);                                            \
     } while (0)
-    if (variant == 1 || variant == 2) {
-        q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
+    if (variant == 1 || variant == 2 || variant == 10) {
+        q8_dtype dt = variant == 2 ? Q8_U8 : Q8_I8;
         int_input(g, "x8", dt, dims, nd);
         scalar(g, "xs", 0.0421f);
-        int_scalar(g, "xz", dt, variant == 1 ? -5 : 128);
+        int_scalar(g, "xz", dt, variant == 2 ? 128 : -5);
         node(g, "DequantizeLinear", "x8,xs,xz", "x");
         mids[n_mid++] = q8_strdup("x");
     } else if (variant == 5 || variant == 6) {
@@ -998,7 +1001,30 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
     } else {
         input(g, "x", nd, dims);
     }
-    if (variant == 0) {
+    if (variant == 9 || variant == 10) {
+        /* per channel: scale, B, mean, var */
+        float st[4][64];
+        const int64_t cd[1] = {dims[1]};
+        for (int64_t c = 0; c < dims[1] && c < 64; c++) {
+            st[0][c] = c == 1 ? 0.0f : c == 2 ? -0.7f : 0.5f + 0.173f * (float)c;
+            st[1][c] = 0.31f * (float)c - 0.4f;
+            st[2][c] = 0.05f * (float)c - 0.1f;
+            st[3][c] = 0.2f + 0.37f * (float)c;
+        }
+        cf(g, "bs", 1, cd, st[0]);
+        cf(g, "bb", 1, cd, st[1]);
+        cf(g, "bm", 1, cd, st[2]);
+        cf(g, "bv", 1, cd, st[3]);
+        EW_NEXT();
+        char ins[80];
+        snprintf(ins, sizeof ins, "%s,bs,bb,bm,bv", cur);
+        attr_f(node(g, "BatchNormalization", ins, nxt), "epsilon", 1e-3f);
+        mids[n_mid++] = q8_strdup(nxt);
+        snprintf(cur, sizeof cur, "%s", nxt);
+        EW_UN("Relu");
+        snprintf(cur, sizeof cur, "%s", nxt);
+        if (variant == 9) EW_BIN("Mul", 1.5f, true);
+    } else if (variant == 0) {
         EW_BIN("Mul", 1.3841065f, false);
         EW_BIN("Add", 0.58607715f, true);
         EW_UN("HardSwish");
@@ -1075,10 +1101,10 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         snprintf(cur, sizeof cur, "xm");
         EW_BIN("Sub", 1.0f, true);
     }
-    if (variant == 1 || variant == 2) {
-        q8_dtype dt = variant == 1 ? Q8_I8 : Q8_U8;
+    if (variant == 1 || variant == 2 || variant == 10) {
+        q8_dtype dt = variant == 2 ? Q8_U8 : Q8_I8;
         scalar(g, "ys", 0.0137f);
-        int_scalar(g, "yz", dt, variant == 1 ? 0 : 120);
+        int_scalar(g, "yz", dt, variant == 2 ? 120 : 0);
         char ins[80];
         snprintf(ins, sizeof ins, "%s,ys,yz", cur);
         node(g, "QuantizeLinear", ins, "y");
@@ -1149,6 +1175,47 @@ Test(passes, elementwise_chains_become_one_node) {
     free(xf);
     free(x8);
     free(x32);
+}
+
+/* A BatchNormalization no conv took in leads a q8.EwChain: the nodes'
+ * bytes on every backend, with channel rows shorter than the chain's
+ * 1024-element blocks (17 x 19) and longer with a tail (41 x 37), one and
+ * two images, float and int8 at the ends. */
+Test(passes, batchnorm_leads_a_chain) {
+    const int64_t shapes[2][4] = {{2, 3, 17, 19}, {1, 5, 41, 37}};
+    q8t_rng r = q8t_seed(29);
+    for (int sh = 0; sh < 2; sh++) {
+        const int64_t *dims = shapes[sh];
+        int64_t n = dims[0] * dims[1] * dims[2] * dims[3];
+        float *xf = malloc(sizeof(float) * (size_t)n);
+        uint8_t *x8 = malloc((size_t)n);
+        q8t_fill(&r, xf, n, -6, 6);
+        const float specials[] = {-0.0f, INFINITY, -INFINITY, NAN};
+        for (int64_t i = 0; i < n; i += 41) xf[i] = specials[(i / 41) % 4];
+        for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
+        for (int variant = 9; variant <= 10; variant++) {
+            const void *in[1] = {variant == 10 ? (const void *)x8 : (const void *)xf};
+            void *want[40], *got[1];
+            q8_tensor_info wi[40], gi[1];
+            q8_error err = {0};
+            q8_graph *ref = ew_chain_graph(dims, 4, variant, true);
+            int nref = ref->n_outputs;
+            cr_assert_eq(q8t_run(ref, in, 2, want, wi, nref, &err), Q8_OK, "%s", err.msg);
+            q8_graph *g = ew_chain_graph(dims, 4, variant, false);
+            cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+            cr_assert_eq(count_op(g, "EwChain"), 1, "variant %d", variant);
+            cr_assert_eq(g->n_nodes, 1, "variant %d: nodes left", variant);
+            cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s",
+                         err.msg);
+            cr_assert_eq(gi[0].dtype, wi[0].dtype);
+            cr_assert(memcmp(want[0], got[0], q8t_info_bytes(&wi[0])) == 0,
+                      "shape %d variant %d: not the nodes' bytes", sh, variant);
+            for (int o = 0; o < nref; o++) free(want[o]);
+            free(got[0]);
+        }
+        free(xf);
+        free(x8);
+    }
 }
 
 /* q8.EwChain's infer refuses what a damaged .q8 could hold, with one line:

@@ -168,6 +168,11 @@ void *q8_cu_tensor(cu_prep *pr, const q8_graph *g, int t);
  * pass, when only sizes are measured); returns the device pointer. */
 void *q8_cu_const(cu_prep *pr, size_t bytes, void **host);
 
+/* A BatchNormalization's per-channel k[C] then m[C] (inputs 1-4 of n:
+ * scale, B, mean, var; ops/batchnorm.h's q8_bn_channel) as a new constant;
+ * device pointer, or NULL outside the fill pass. */
+float *q8_cu_bn_consts(cu_prep *pr, const q8_graph *g, const q8_node *n, float eps, int64_t C);
+
 /* The int8 weight w, [n][k] in whatever layout it is stored in, as a new
  * constant [n_pad][kp] (rows zero-padded); copied a few rows at a time
  * through a small buffer, so no host copy of it is made. Device pointer,

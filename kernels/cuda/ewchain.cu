@@ -2,7 +2,8 @@
  * the CPU: kernels/cpu/ops/ewchain.c). Each step is
  * kernels/common/ewchain_eval.h's, the same text the CPU compiles; with
  * --fmad=false and IEEE division the same bits, QuantizeLinear's rounding
- * (q8cu_round_sat) at an int8 / uint8 end. */
+ * (q8cu_round_sat) at an int8 / uint8 end; a BatchNormalization taken in
+ * first is batchnorm.cu's x * k[c] + m[c]. */
 #include "common.cuh"
 #include "ewchain_eval.h"
 
@@ -12,6 +13,11 @@ __host__ __device__ static inline void ewchain_elem(const q8cu_ewchain_args *p, 
     else if (p->xt == Q8CU_T_U8) v = (float)((int32_t)((const uint8_t *)p->x)[i] - p->xz) * p->xs;
     else if (p->xt == Q8CU_T_I32) v = (float)((const int32_t *)p->x)[i] * p->xs;
     else v = ((const float *)p->x)[i];
+    if (p->bn_k) {
+        int64_t c, rem;
+        q8cu_divmod(q8cu_divmod(i, p->bn_inner, &rem), p->bn_c, &c);
+        v = v * p->bn_k[c] + p->bn_m[c];
+    }
     for (int k = 0; k < p->n_steps; k++)
         v = q8_ew_step_one(p->steps[k].kind, p->steps[k].c0, p->steps[k].c1, v);
     if (p->yt == Q8CU_T_I8)

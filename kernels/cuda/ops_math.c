@@ -242,6 +242,13 @@ q8_status q8_cu_ewchain_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, c
     _Static_assert(Q8CU_EW_MAX_STEPS == Q8_EWCHAIN_MAX_STEPS, "q8cuda.h's step count");
     for (int k = 0; k < ep->n_steps; k++)
         p->steps[k] = (q8cu_ew_step){ep->steps[k].kind, ep->steps[k].c0, ep->steps[k].c1};
+    if (ep->bn) {
+        float *km = q8_cu_bn_consts(pr, g, n, ep->bn_eps, ep->bn_c);
+        p->bn_k = km; /* NULL outside the fill pass (sizes only) */
+        p->bn_m = km ? km + ep->bn_c : NULL;
+        p->bn_inner = ep->bn_s;
+        p->bn_c = ep->bn_c;
+    }
     nd->run = ewchain_run;
     return Q8_OK;
 }

@@ -245,6 +245,18 @@ static q8_status affine_run(cu_ctx *c, const q8_node *n, void *p, q8_error *err)
     return q8_cu_launch_check(q8cu_affine(q8_cu_stream(c), p), n, n->op_type, err);
 }
 
+float *q8_cu_bn_consts(cu_prep *pr, const q8_graph *g, const q8_node *n, float eps, int64_t C) {
+    void *host;
+    float *dev = q8_cu_const(pr, sizeof(float) * 2 * (size_t)(C ? C : 1), &host);
+    if (host) {
+        const float *sc = q8_in(g, n, 1)->data, *bi = q8_in(g, n, 2)->data;
+        const float *mu = q8_in(g, n, 3)->data, *var = q8_in(g, n, 4)->data;
+        float *a = host, *b = a + C;
+        for (int64_t c = 0; c < C; c++) q8_bn_channel(sc, bi, mu, var, eps, c, &a[c], &b[c]);
+    }
+    return dev;
+}
+
 q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_node *nd,
                          q8_error *err) {
     const q8_batchnorm_params *bp = n->params;
@@ -254,19 +266,7 @@ q8_status q8_cu_bn_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu_nod
                                      i);
     int64_t C = bp->c;
     PARAMS(q8cu_affine_args, p);
-    void *host;
-    float *dev = q8_cu_const(pr, sizeof(float) * 2 * (size_t)(C ? C : 1), &host);
-    if (host) {
-        /* kernels/cpu/ops/batchnorm.c's per-channel k and m, the same float math */
-        const float *sc = q8_in(g, n, 1)->data, *bi = q8_in(g, n, 2)->data;
-        const float *mu = q8_in(g, n, 3)->data, *var = q8_in(g, n, 4)->data;
-        float *a = host, *b = a + C;
-        for (int64_t c = 0; c < C; c++) {
-            float k = sc[c] / sqrtf(var[c] + bp->eps);
-            a[c] = k;
-            b[c] = bi[c] - mu[c] * k;
-        }
-    }
+    float *dev = q8_cu_bn_consts(pr, g, n, bp->eps, C);
     p->a = dev;
     p->b = dev ? dev + C : NULL;
     p->x = q8_cu_tensor(pr, g, n->inputs[0]);

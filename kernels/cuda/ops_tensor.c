@@ -140,9 +140,12 @@ q8_status q8_cu_concat_plan(cu_prep *pr, const q8_graph *g, const q8_node *n, cu
     for (int i = 0; i < n->n_inputs; i++) {
         const q8_tensor *t = q8_in(g, n, i);
         int64_t row_n = t->dims[axis] * inner;
-        p->parts[p->n++] = (q8cu_rowcopy_args){.x = q8_cu_tensor(pr, g, n->inputs[i]), .y = Y,
-                                          .rows = rows, .row_n = row_n, .y_row_n = y_row,
-                                          .y_off = off, .esize = es};
+        void *X = q8_cu_tensor(pr, g, n->inputs[i]);
+        /* an input the memory plan put inside the output is there already */
+        bool in_place = Y && rows == 1 && X == (void *)((char *)Y + off * es);
+        if (!in_place)
+            p->parts[p->n++] = (q8cu_rowcopy_args){.x = X, .y = Y, .rows = rows, .row_n = row_n,
+                                                   .y_row_n = y_row, .y_off = off, .esize = es};
         off += row_n;
     }
     nd->run = concat_run;

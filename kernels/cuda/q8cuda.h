@@ -232,6 +232,8 @@ typedef struct q8cu_ewchain_args {
     float xs, ys;
     int32_t xz, yz;
     q8cu_ew_step steps[Q8CU_EW_MAX_STEPS];
+    const float *bn_k, *bn_m; /* a BatchNormalization first: v * k[c] + m[c] */
+    int64_t bn_inner, bn_c;
 } q8cu_ewchain_args;
 cudaError_t q8cu_ewchain(const q8cu_stream *s, const q8cu_ewchain_args *p);
 

@@ -4,6 +4,7 @@
 
 #include "control.h"
 #include "op.h"
+#include "ops/concat.h"
 
 /* Time steps: 0 = before the first node (inputs bound), node i runs at
  * step i + 1, n_nodes + 1 = after the run (outputs read). */
@@ -15,12 +16,31 @@ typedef struct buf_info {
     int scope;           /* the innermost If branch holding all its writers and readers */
 } buf_info;
 
-static int uf_find(int *parent, int x) {
-    while (parent[x] != x) {
-        parent[x] = parent[parent[x]];
-        x = parent[x];
+/* Union-find over tensors whose sets are buffers; rel[x] is x's byte
+ * offset in its parent's storage (a Concat's input sits inside its output),
+ * so a tensor's offset in its buffer is the sum along its path. */
+static int uf_find(int *parent, size_t *rel, int x) {
+    int r = x;
+    size_t tot = 0;
+    while (parent[r] != r) {
+        tot += rel[r];
+        r = parent[r];
     }
-    return x;
+    while (parent[x] != x) { /* compress: each points at the root */
+        int nx = parent[x];
+        size_t rx = rel[x];
+        parent[x] = r;
+        rel[x] = tot;
+        tot -= rx;
+        x = nx;
+    }
+    return r;
+}
+
+/* x's byte offset in its buffer */
+static size_t uf_offset(int *parent, size_t *rel, int x) {
+    uf_find(parent, rel, x);
+    return parent[x] == x ? 0 : rel[x];
 }
 
 static bool is_input(const q8_graph *g, int t) {
@@ -58,6 +78,74 @@ static void sort_ids(int *ids, int n, buf_info *bi) {
     }
 }
 
+/* Buffer of root r goes into the buffer of root into, at byte offset at;
+ * its lifetime joins that buffer's and it is retired. */
+static void merge_into(int *parent, size_t *rel, int *root_buf, buf_info *bi, int r, int into,
+                       size_t at) {
+    buf_info *from = &bi[root_buf[r]], *to = &bi[root_buf[into]];
+    parent[r] = into;
+    rel[r] = at;
+    if (from->first < to->first) to->first = from->first;
+    if (from->last > to->last) to->last = from->last;
+    to->pinned_input |= from->pinned_input;
+    from->size = 0;
+    from->first = -1; /* retired */
+    root_buf[r] = -1;
+}
+
+/* A Concat with nothing before its axis (N = 1 along channels: DenseNet's
+ * growing feature maps, YOLO's and U-Net's joins) has each input as one
+ * contiguous slice of its output: the input's producer writes it there and
+ * the copy is skipped (the kernels copy nothing when source and slice are
+ * the same bytes). What moves into the output is a whole buffer: an input's
+ * own, or one holding a run of consecutive inputs laid out as the output
+ * lays them out (an earlier Concat of them: torchvision's DenseNet joins
+ * every earlier feature map again at each layer, and each join then holds
+ * the one before it). The buffer must hold nothing else (its tensors are
+ * then all written before the Concat: views write nothing), hold no graph
+ * input, and land 64-byte aligned. Planned before the in-place rule, so
+ * that an op overwrites a buffer only once every tensor inside it is dead. */
+static void concat_in_place(const q8_graph *g, int *parent, size_t *rel, int *root_buf,
+                            buf_info *bi) {
+    for (int i = 0; i < g->n_nodes; i++) {
+        const q8_node *n = g->nodes[i];
+        if (n->op != Q8_OP_CONCAT || !n->params || n->n_outputs < 1 || n->outputs[0] < 0) continue;
+        const q8_tensor *yt = g->tensors[n->outputs[0]];
+        int axis = ((const q8_concat_params *)n->params)->axis;
+        if (yt->data || axis < 0 || axis >= yt->ndim) continue;
+        int64_t outer = 1;
+        for (int d = 0; d < axis; d++) outer *= yt->dims[d];
+        int yr = uf_find(parent, rel, n->outputs[0]);
+        if (outer != 1 || root_buf[yr] < 0 || bi[root_buf[yr]].pinned_input) continue;
+        size_t at = uf_offset(parent, rel, n->outputs[0]);
+        for (int j = 0; j < n->n_inputs;) {
+            int t = n->inputs[j];
+            if (t < 0 || g->tensors[t]->data || !q8_tensor_nbytes(g->tensors[t])) {
+                at += t < 0 ? 0 : q8_tensor_nbytes(g->tensors[t]);
+                j++;
+                continue;
+            }
+            int tr = uf_find(parent, rel, t), tb = root_buf[tr];
+            /* the run of inputs j..k-1 at offsets 0, 0 + its size, ... in tr */
+            int k = j;
+            size_t run = 0;
+            while (k < n->n_inputs && n->inputs[k] >= 0 && !g->tensors[n->inputs[k]]->data &&
+                   uf_find(parent, rel, n->inputs[k]) == tr &&
+                   uf_offset(parent, rel, n->inputs[k]) == run && tb >= 0 && run < bi[tb].size)
+                run += q8_tensor_nbytes(g->tensors[n->inputs[k++]]);
+            if (k > j && tr != yr && run == bi[tb].size && !bi[tb].pinned_input &&
+                at % Q8_ALIGN == 0) {
+                merge_into(parent, rel, root_buf, bi, tr, yr, at);
+            } else {
+                k = j + 1;
+                run = q8_tensor_nbytes(g->tensors[t]);
+            }
+            at += run;
+            j = k;
+        }
+    }
+}
+
 q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ctx, q8_plan *p,
                         q8_error *err) {
     memset(p, 0, sizeof *p);
@@ -65,6 +153,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     p->n_tensors = nt;
     p->n_nodes = nn;
     int *parent = malloc(sizeof(int) * (size_t)(nt + 1));
+    size_t *rel = calloc((size_t)nt + 1, sizeof(size_t));
     int64_t *first = malloc(sizeof(int64_t) * (size_t)(nt + 1));
     int64_t *last = malloc(sizeof(int64_t) * (size_t)(nt + 1));
     bool *live = calloc((size_t)nt + 1, sizeof(bool));
@@ -82,8 +171,8 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     q8_scopes sc = {0};
     q8_status s = Q8_OK;
     if (q8_graph_has_control(g) && (s = q8_scopes_build(g, &sc, err)) != Q8_OK) goto out;
-    if (!ov || !parent || !first || !last || !live || !p->offset || !p->buffer || !p->scratch_offset ||
-        !p->scratch_bytes || !bi || !ids || !boff || !root_buf) {
+    if (!ov || !parent || !rel || !first || !last || !live || !p->offset || !p->buffer ||
+        !p->scratch_offset || !p->scratch_bytes || !bi || !ids || !boff || !root_buf) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory planning memory");
         goto out;
     }
@@ -133,14 +222,14 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         if (n->op == Q8_OP_NONE || !(q8_op_flags(n->op) & Q8_OPF_VIEW)) continue;
         int a = n->inputs[0], b = n->outputs[0];
         if (a < 0 || b < 0 || g->tensors[a]->data) continue;
-        parent[uf_find(parent, b)] = uf_find(parent, a);
+        parent[uf_find(parent, rel, b)] = uf_find(parent, rel, a);
     }
     /* Buffer lifetimes = union of members'. */
     for (int t = 0; t < nt; t++) root_buf[t] = -1;
     int nb = 0;
     for (int t = 0; t < nt; t++) {
         if (!live[t]) continue;
-        int r = uf_find(parent, t);
+        int r = uf_find(parent, rel, t);
         if (root_buf[r] < 0) {
             root_buf[r] = nb;
             bi[nb].first = INT64_MAX;
@@ -159,6 +248,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         if (sz > b->size) b->size = sz;
         if (is_input(g, t)) b->pinned_input = true;
     }
+    if (!sc.n) concat_in_place(g, parent, rel, root_buf, bi);
     /* In place: output 0 takes over an input's buffer when that buffer's
      * life ends at this node. */
     for (int i = 0; i < nn; i++) {
@@ -167,24 +257,21 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
             continue;
         int o = n->outputs[0];
         const q8_tensor *ot = g->tensors[o];
-        int ob = root_buf[uf_find(parent, o)];
+        int ob = root_buf[uf_find(parent, rel, o)];
         for (int j = 0; j < n->n_inputs; j++) {
             int t = n->inputs[j];
             if (t < 0 || g->tensors[t]->data) continue;
             const q8_tensor *it = g->tensors[t];
-            int ib = root_buf[uf_find(parent, t)];
+            int ib = root_buf[uf_find(parent, rel, t)];
             if (ib == ob || bi[ib].pinned_input || bi[ib].last != i + 1) continue;
             if (q8_dtype_size(it->dtype) != q8_dtype_size(ot->dtype) ||
                 q8_tensor_numel(it) != q8_tensor_numel(ot) || bi[ib].size != bi[ob].size)
                 continue;
             /* merge ob into ib */
-            int ro = uf_find(parent, o);
-            parent[ro] = uf_find(parent, t);
+            int ro = uf_find(parent, rel, o);
             if (sc.n) bi[ib].scope = q8_scope_common(&sc, bi[ib].scope, bi[ob].scope);
-            if (bi[ob].last > bi[ib].last) bi[ib].last = bi[ob].last;
-            bi[ob].size = 0;
-            bi[ob].first = -1; /* retired */
-            root_buf[ro] = -1;
+            merge_into(parent, rel, root_buf, bi, ro, uf_find(parent, rel, t),
+                       uf_offset(parent, rel, t));
             break;
         }
     }
@@ -233,10 +320,10 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     p->arena_bytes = peak;
     for (int t = 0; t < nt; t++) {
         if (!live[t]) continue;
-        int b = root_buf[uf_find(parent, t)];
+        int b = root_buf[uf_find(parent, rel, t)];
         Q8_ASSERT(b >= 0);
         p->buffer[t] = b;
-        p->offset[t] = bi[b].size ? boff[b] : 0;
+        p->offset[t] = bi[b].size ? boff[b] + uf_offset(parent, rel, t) : 0;
     }
     for (int i = 0, b = first_scratch; i < nn; i++)
         if (p->scratch_bytes[i]) p->scratch_offset[i] = boff[b++];
@@ -256,6 +343,7 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
 out:
     q8_scopes_free(&sc);
     free(parent);
+    free(rel);
     free(first);
     free(last);
     free(live);

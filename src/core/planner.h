@@ -1,6 +1,8 @@
 /* Static memory plan: one arena holds every activation and each node's
- * scratch. Tensors that alias (views, in-place ops) share a buffer; buffers
- * whose lifetimes do not overlap share bytes (greedy by size). */
+ * scratch. Tensors that alias (views, in-place ops) share a buffer, and so
+ * do a Concat's inputs, each written as a slice of its output (outputs with
+ * nothing before the axis); buffers whose lifetimes do not overlap share
+ * bytes (greedy by size). */
 #ifndef Q8_PLANNER_H
 #define Q8_PLANNER_H
 

@@ -6,12 +6,16 @@
  * to float (of int8, uint8 or int32: MoveNet's image) that feeds the first
  * and the QuantizeLinear that reads the last taken in. The op computes the same float operations in
  * the same order: the same bits, in one pass instead of one per node
- * (PP-OCR recognition: six passes after most of its convolutions). */
+ * (PP-OCR recognition: six passes after most of its convolutions). A
+ * BatchNormalization no convolution took in (DenseNet's and other
+ * pre-activation nets' BN -> Relu before each convolution) may lead a chain
+ * as its per-channel x * k + m. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "op.h"
+#include "ops/batchnorm.h"
 #include "ops/clip.h"
 #include "ops/ewchain.h"
 #include "ops/unary.h"
@@ -121,9 +125,24 @@ static bool qdq_params(const q8_graph *g, const q8_node *q, q8_dtype dt, float *
     return true;
 }
 
+/* A BatchNormalization (inference) with constant statistics, which a
+ * chain may start with: its params, or NULL. */
+static const q8_batchnorm_params *bn_head(const q8_graph *g, const q8_node *m) {
+    if (!is_onnx_op(m, "BatchNormalization") || !m->params || m->n_inputs != 5 ||
+        m->n_outputs < 1 || m->outputs[0] < 0)
+        return NULL;
+    for (int j = 1; j < m->n_outputs; j++)
+        if (m->outputs[j] >= 0) return NULL;
+    for (int j = 1; j < 5; j++)
+        if (m->inputs[j] < 0 || !g->tensors[m->inputs[j]]->data) return NULL;
+    return m->params;
+}
+
 typedef struct chain {
-    /* the nodes replaced, in order (a swish step is two) */
-    int nodes[2 * Q8_EWCHAIN_MAX_STEPS + 2], n_nodes;
+    /* the nodes replaced, in order (a swish step is two; a DequantizeLinear,
+     * a BatchNormalization and a QuantizeLinear one each) */
+    int nodes[2 * Q8_EWCHAIN_MAX_STEPS + 4], n_nodes;
+    int bn;                /* the BatchNormalization first, or -1 */
     q8_ew_step steps[Q8_EWCHAIN_MAX_STEPS];
     int n_steps;
     int x, y;              /* the chain's input and output tensors */
@@ -160,8 +179,14 @@ static q8_status rewrite(q8_graph *g, const chain *c, q8_error *err) {
         Q8_TRY(q8_node_attr_int(h, "y_dtype", c->ydt == Q8_I8 ? 3 : 2, err));
         if (c->yz) Q8_TRY(q8_node_attr_int(h, "y_zero_point", c->yz, err));
     }
-    int in[1] = {c->x}, out[1] = {c->y};
-    Q8_TRY(q8_node_set_io(h, in, 1, out, 1, err));
+    int in[5] = {c->x}, out[1] = {c->y}, n_in = 1;
+    if (c->bn >= 0) {
+        const q8_node *b = g->nodes[c->bn];
+        for (int j = 1; j < 5; j++) in[n_in++] = b->inputs[j];
+        Q8_TRY(q8_node_attr_float(h, "bn_epsilon", ((const q8_batchnorm_params *)b->params)->eps,
+                                  err));
+    }
+    Q8_TRY(q8_node_set_io(h, in, n_in, out, 1, err));
     for (int k = 1; k < c->n_nodes; k++) {
         q8_node *d = g->nodes[c->nodes[k]];
         for (int o = 0; o < d->n_outputs; o++)
@@ -196,9 +221,13 @@ static q8_status fuse(q8_graph *g, bool swish_only, q8_error *err) {
     for (int i = 0; i < g->n_nodes && s == Q8_OK; i++) {
         q8_node *m = g->nodes[i];
         if (m->dead || m->n_inputs < 1) continue;
-        chain c = {.n_nodes = 0};
+        chain c = {.n_nodes = 0, .bn = -1};
         /* a head (in graph order: a chain before it would have taken it) */
         int v = -1, swish = -1;
+        if (!swish_only && bn_head(g, m)) {
+            v = m->inputs[0];
+            c.bn = i;
+        }
         for (int k = 0; k < m->n_inputs && v < 0; k++) {
             int t = m->inputs[k];
             if (t < 0 || g->tensors[t]->data) continue;
@@ -230,7 +259,7 @@ static q8_status fuse(q8_graph *g, bool swish_only, q8_error *err) {
         }
         c.nodes[c.n_nodes++] = i;
         if (swish >= 0) c.nodes[c.n_nodes++] = swish;
-        c.n_steps = 1;
+        c.n_steps = c.bn >= 0 ? 0 : 1;
         c.y = g->nodes[c.nodes[c.n_nodes - 1]]->outputs[0];
         /* swish_only: the SiLU alone (its input has two readers, so no
          * DequantizeLinear was taken in above either) */

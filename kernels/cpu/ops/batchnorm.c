@@ -21,8 +21,8 @@ static void bn_range(void *arg, int64_t b, int64_t e, int t) {
         int64_t c = r % p->c;
         const float *x = a->x + r * s;
         float *y = a->y + r * s;
-        float k = a->scale[c] / sqrtf(a->var[c] + p->eps);
-        float m = a->bias[c] - a->mean[c] * k;
+        float k, m;
+        q8_bn_channel(a->scale, a->bias, a->mean, a->var, p->eps, c, &k, &m);
         for (int64_t i = 0; i < s; i++) y[i] = x[i] * k + m;
     }
 }

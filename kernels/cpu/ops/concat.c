@@ -1,7 +1,9 @@
 /* Concat on the CPU (params: src/core/ops/concat.h). Each output row (the
  * dims before the axis) is the inputs' rows in order. A constant input of
  * all zero bytes (a TF export's channel padding) is filled with zeros
- * instead of read, so a session that owns its model releases it. */
+ * instead of read, so a session that owns its model releases it. An input
+ * the memory plan put inside the output (src/core/planner.c) is not
+ * copied. */
 #include <string.h>
 
 #include "common.h"
@@ -58,10 +60,10 @@ static void concat_range(void *arg, int64_t b, int64_t e, int thread) {
     for (int64_t t = b; t < e; t++) {
         size_t nb = (size_t)(q8_in(a->x->g, a->n, i)->dims[p->axis] * a->inner) * p->esize;
         const uint8_t *zero = a->x->prep;
-        if (nb && zero && zero[i]) memset(out + (size_t)row * a->row_bytes + off, 0, nb);
-        else if (nb)
-            memcpy(out + (size_t)row * a->row_bytes + off,
-                   (const uint8_t *)Q8_IN_PTR(a->x, a->n, i) + (size_t)row * nb, nb);
+        uint8_t *dst = out + (size_t)row * a->row_bytes + off;
+        const uint8_t *src = (const uint8_t *)Q8_IN_PTR(a->x, a->n, i) + (size_t)row * nb;
+        if (nb && zero && zero[i]) memset(dst, 0, nb);
+        else if (nb && src != dst) memcpy(dst, src, nb); /* equal: planned in place */
         off += nb;
         if (++i == ni) {
             i = 0;

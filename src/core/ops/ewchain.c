@@ -29,14 +29,42 @@ static q8_status zero_point_of(const q8_node *n, const char *name, q8_dtype dt, 
     return Q8_OK;
 }
 
+/* Inputs 1-4: a BatchNormalization's scale, B, mean and var, constant
+ * float32 of one value a channel (dim 1 of X, rank >= 2). */
+static q8_status bn_of(const q8_graph *g, const q8_node *n, q8_ewchain_params *p,
+                       q8_error *err) {
+    const q8_tensor *x = q8_in(g, n, 0);
+    if (n->n_inputs != 5)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "1 input, or 5 with a BatchNormalization");
+    if (x->ndim < 2)
+        return q8_node_fail(err, Q8_ERR_SHAPE, n, "x '%s' needs a channel dim", x->name);
+    p->bn_c = x->dims[1];
+    p->bn_s = 1;
+    for (int d = 2; d < x->ndim; d++) p->bn_s *= x->dims[d];
+    for (int i = 1; i < 5; i++) {
+        const q8_tensor *t = n->inputs[i] >= 0 ? q8_in(g, n, i) : NULL;
+        if (!t || !t->data || t->dtype != Q8_F32 || q8_tensor_numel(t) != p->bn_c)
+            return q8_node_fail(err, Q8_ERR_FORMAT, n, "input %d must be a constant float32 "
+                                "of %lld values (x's channels)", i, (long long)p->bn_c);
+    }
+    const q8_attr *e = q8_attr_find(n, "bn_epsilon");
+    if (!e || e->type != Q8_ATTR_FLOAT || !(e->f >= 0))
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "bn_epsilon must be a float >= 0");
+    p->bn_eps = e->f;
+    return Q8_OK;
+}
+
 static q8_status ewchain_infer(q8_graph *g, q8_node *n, q8_error *err) {
-    Q8_TRY(q8_check_io(n, 1, 1, 1, 1, err));
+    Q8_TRY(q8_check_io(n, 1, 5, 1, 1, err));
     q8_ewchain_params *p = q8_node_params(n, sizeof *p, err);
     if (!p) return Q8_ERR_NOMEM;
     const q8_tensor *x = q8_in(g, n, 0);
+    p->bn = n->n_inputs > 1;
+    if (p->bn) Q8_TRY(bn_of(g, n, p, err));
     const q8_attr *st = q8_attr_find(n, "steps"), *cs = q8_attr_find(n, "consts");
-    if (!st || st->type != Q8_ATTR_INTS || st->n < 1 || st->n > Q8_EWCHAIN_MAX_STEPS)
-        return q8_node_fail(err, Q8_ERR_FORMAT, n, "steps must be 1 to %d ints",
+    int min_steps = p->bn ? 0 : 1;
+    if (!st || st->type != Q8_ATTR_INTS || st->n < min_steps || st->n > Q8_EWCHAIN_MAX_STEPS)
+        return q8_node_fail(err, Q8_ERR_FORMAT, n, "steps must be %d to %d ints", min_steps,
                             Q8_EWCHAIN_MAX_STEPS);
     if (!cs || cs->type != Q8_ATTR_FLOATS || cs->n != 2 * st->n)
         return q8_node_fail(err, Q8_ERR_FORMAT, n, "consts must be 2 floats a step (%d)",

@@ -9,12 +9,18 @@
  *                                             or int8 / uint8 / int32 X with
  *                                             x_scale 1, zero point 0 (a Cast
  *                                             to float: (float)X exactly)
+ *   v = v * k[c] + m[c]                       with inputs 1-4 (scale, B, mean,
+ *                                             var: a BatchNormalization taken in,
+ *                                             attribute bn_epsilon; c the channel,
+ *                                             dim 1; k, m as its kernels make them:
+ *                                             q8_bn_channel, ops/batchnorm.h)
  *   v = step(v), for each step in order
  *   Y = v                                     without y_scale
  *   Y = q8_round_sat(v / y_scale, y_zero_point, lo, hi)   int8 / uint8 Y
  *                                             (QuantizeLinear; y_dtype 3: int8, 2: uint8)
  *
- * Steps: attribute `steps` (ints, Q8_EW_*) with two floats each in
+ * Steps: attribute `steps` (ints, Q8_EW_*; none when a BatchNormalization
+ * leads, at least one otherwise) with two floats each in
  * `consts` (c0, c1; unused ones 0). Each is its op's float32 arithmetic
  * exactly (kernels/common/ewchain_eval.h; no FMA contraction):
  *   MUL v * c0, ADD v + c0, SUB v - c0, RSUB c0 - v, DIV v / c0, RDIV c0 / v,
@@ -49,6 +55,9 @@ typedef struct q8_ewchain_params {
     float x_scale, y_scale;    /* the integer sides' scales */
     int32_t x_zero_point, y_zero_point;
     int64_t n;                 /* elements */
+    bool bn;                   /* a BatchNormalization first (inputs 1-4) */
+    float bn_eps;
+    int64_t bn_c, bn_s;        /* its channels, elements per (n, c) */
 } q8_ewchain_params;
 
 #endif
