@@ -900,6 +900,89 @@ Test(report, min_sqnr_meets_its_target_where_plain_int8_misses_it, .timeout = 30
     rm_tree(dir);
 }
 
+/* Steps after which the output did not gain go back in one more trial
+ * (beyond max_trials) once the target is met, and stay back when the
+ * target holds without them: the written model names only the steps that
+ * counted. */
+static q8_search_trial seen[32];
+static char seen_node[32][512];
+static int n_seen;
+static void record_trial(void *arg, const q8_search_trial *t) {
+    (void)arg;
+    if (n_seen < 32) {
+        seen[n_seen] = *t;
+        snprintf(seen_node[n_seen], sizeof seen_node[0], "%s", t->node ? t->node : "");
+        cr_log_info("trial %d action %d %s: %.2f dB", t->index, t->action, seen_node[n_seen],
+                    t->sqnr_db);
+        n_seen++;
+    }
+}
+
+Test(report, min_sqnr_takes_back_the_steps_that_gained_nothing, .timeout = 300) {
+    char *dir = tmp_dir(), out[256];
+    path_in(out, sizeof out, dir, "vit.q8");
+    const char *sk[1] = {"/patch/Conv"};
+    q8_quantize_options o = {
+        .calib_dir = MNIST "/calib",
+        .method = Q8_CALIB_PERCENTILE,
+        .percentile = 99.99,
+        .n_threads = 2,
+        .prune = {.mode = Q8_PRUNE_UNSTRUCTURED, .fraction = 0.5, .skip = sk, .n_skip = 1}};
+    /* a step counts from 1 dB on: of the ViT's first three FP32 steps
+     * (+1.1, +0.6, +1.3 dB when measured) the second is idle; without it
+     * the ViT measured 9.36 dB: the undo is kept for 9.3, not for 9.5 */
+    bool kept_seen[2] = {false, false};
+    for (int target = 0; target < 2; target++) {
+        q8_search_options so = {.by_sqnr = true,
+                                .min_sqnr_db = target ? 9.3 : 9.5,
+                                .max_trials = 4,
+                                .idle_gain_db = 1.0};
+        q8_search_result r;
+        q8_error err = {0};
+        n_seen = 0;
+        cr_assert_eq(
+            q8_quantize_search(MNIST "/vit.onnx", out, &o, &so, record_trial, NULL, &r, &err),
+            Q8_OK, "%s", err.msg);
+        cr_assert(n_seen >= 3, "%d trials", n_seen);
+        /* the idle steps, from what the trials measured */
+        char idle[1024] = "";
+        int met_at = -1;
+        for (int k = 1; k < n_seen && met_at < 0; k++) {
+            if (seen[k].sqnr_db - seen[k - 1].sqnr_db < 1.0) {
+                if (*idle) strcat(idle, ", ");
+                strcat(idle, seen_node[k]);
+            }
+            if (seen[k].sqnr_db >= so.min_sqnr_db) met_at = k;
+        }
+        cr_assert(met_at > 0 && *idle, "the setting this test needs moved: met at %d, idle '%s'",
+                  met_at, idle);
+        /* one more trial, beyond max_trials when the target took all of them */
+        cr_assert_eq(n_seen, met_at + 2);
+        const q8_search_trial *u = &seen[n_seen - 1];
+        cr_assert_eq(u->action, Q8_SEARCH_UNDO);
+        cr_assert_str_eq(seen_node[n_seen - 1], idle);
+        cr_assert_eq(r.trials, n_seen);
+        cr_assert(r.met);
+        bool kept = u->sqnr_db >= so.min_sqnr_db;
+        cr_log_info("undo of '%s': %.2f dB, %s", idle, u->sqnr_db, kept ? "kept" : "not kept");
+        cr_assert_eq(r.best.index, kept ? u->index : seen[met_at].index);
+        for (int i = 0; i < r.n_fp32_layers; i++)
+            cr_assert_eq(strstr(idle, r.fp32_layers[i]) != NULL, !kept, "%s", r.fp32_layers[i]);
+        /* the file written is the best trial's: its SQNR recorded */
+        q8_model *mq;
+        q8_load_options lo = {0};
+        cr_assert_eq(q8_model_open(out, &lo, &mq, &err), Q8_OK, "%s", err.msg);
+        const q8_meta_entry *e = q8_meta_get(&mq->meta, "search.sqnr_db");
+        cr_assert(e && e->type == Q8_META_FLOAT && fabs(e->f - r.best.sqnr_db) < 1e-6);
+        cr_assert_eq(meta_int(mq, "search.trials"), r.trials);
+        q8_model_free(mq);
+        q8_search_result_free(&r);
+        kept_seen[kept] = true;
+    }
+    cr_assert(kept_seen[0] && kept_seen[1], "both outcomes of the undo trial expected");
+    rm_tree(dir);
+}
+
 /* A byte budget (quantize's default search, --min-sqnr auto, has 2% of the
  * file): no step that would exceed it is taken. Every trial's file grows
  * by at most the budget (un-pruning a layer grows it by less than the

@@ -227,6 +227,9 @@ static void print_trial(void *arg, const q8_search_trial *t) {
     const q8_search_options *so = arg;
     if (t->index == 1)
         printf("trial 1: as asked");
+    else if (t->action == Q8_SEARCH_UNDO)
+        printf("trial %d: back as they were, the steps that gained nothing: %s", t->index,
+               t->node);
     else
     {
         printf("trial %d: %s %s (SQNR alone %.1f dB", t->index,

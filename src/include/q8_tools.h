@@ -321,6 +321,11 @@ typedef struct q8_search_options {
      * in the trial before, gained the float outputs at least this many dB
      * (quantize's probe above its --min-sqnr auto floor: one large step) */
     double min_step_gain_db;
+    /* 0: Q8_SEARCH_MIN_GAIN_DB (0.05). With by_sqnr, a step after which the
+     * output SQNR rose by less than this is taken back in one more trial
+     * once the target is met (kept back if the target still holds); with a
+     * drop, a step after which the drop did not fall */
+    double idle_gain_db;
     /* out already holds trial 1's model (quantize wrote it): when no later
      * trial is better, out is left as it is (no search record added) */
     bool out_is_first;
@@ -333,6 +338,8 @@ typedef enum q8_search_action {
     Q8_SEARCH_AS_ASKED = 0,     /* trial 1: the options as given */
     Q8_SEARCH_DENSE,            /* the layer is no longer pruned (still INT8) */
     Q8_SEARCH_FP32,             /* the layer is kept in FP32 (and dense) */
+    Q8_SEARCH_UNDO,             /* the steps that did not lower the drop, taken back
+                                 * (node: their layers, ", " between) */
 } q8_search_action;
 
 /* One trial: the step it took and what it measured. */

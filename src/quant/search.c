@@ -7,7 +7,8 @@
  * layer's outputs are FP32's (next_layer). While the drop is above the
  * limit, the next trial takes one step on the layer that gains the most per
  * byte: a pruned layer becomes dense (still INT8); a dense one is kept in
- * FP32. The best trial (smallest drop; the earliest on ties, i.e. the fewest
+ * FP32. Once the limit is met, the steps that did not lower the drop go
+ * back in one more trial, kept if it meets the limit too. The best trial (smallest drop; the earliest on ties, i.e. the fewest
  * fallbacks) is written at the end with the user's shapes.
  *
  * Trials are built at the --data samples' shapes (so they can run on them);
@@ -71,6 +72,28 @@ static q8_status nl_copy(name_list *dst, const name_list *src, q8_error *err) {
     nl_free(dst);
     for (int i = 0; i < src->n; i++) Q8_TRY(nl_add(dst, src->v[i], err));
     return Q8_OK;
+}
+
+/* Removes s from l (if there). */
+static void nl_remove(name_list *l, const char *s) {
+    for (int i = 0; i < l->n; i++)
+        if (!strcmp(l->v[i], s)) {
+            free(l->v[i]);
+            l->v[i] = l->v[--l->n];
+            return;
+        }
+}
+
+/* The names of l joined by ", " (malloc'd), or NULL when out of memory. */
+static char *nl_join(const name_list *l) {
+    size_t len = 1;
+    for (int i = 0; i < l->n; i++) len += strlen(l->v[i]) + 2;
+    char *s = calloc(len, 1);
+    for (int i = 0; s && i < l->n; i++) {
+        if (i) strcat(s, ", ");
+        strcat(s, l->v[i]);
+    }
+    return s;
 }
 
 void q8_search_result_free(q8_search_result *r) {
@@ -370,12 +393,21 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
     q8_search_action action = Q8_SEARCH_AS_ASKED;
     const char *changed = NULL;
     double changed_db = NAN, changed_gain = NAN;
+    /* Steps after which the drop did not fall (greedy steps ranked by a
+     * gain that misses interactions: fr_expression's first two FP32 layers
+     * moved its output by 0.0 dB, the third by 18.6). Once the criterion is
+     * met, one more trial takes them back to INT8 (or pruned), beyond
+     * max_trials, and is kept if it meets the criterion too. */
+    name_list idle = {0};
+    char *idle_names = NULL;
+    q8_search_trial prev = {.drop = INFINITY, .sqnr_db = NAN};
+    bool undoing = false;
     double added = 0; /* the steps' bytes so far (max_added_bytes) */
     /* The ranges auto chooses on the first trial stay for the others and the
      * model written: choosing again per trial could flip the method and
      * undo what the fallbacks gained (measured on ppocr_rec). */
     q8_quantize_options tro = *o;
-    while (st == Q8_OK && r->trials < so->max_trials) {
+    while (st == Q8_OK && (r->trials < so->max_trials || undoing)) {
         q8_quantize_result qr;
         st = run_trial(onnx, trial, &tro, shapes, n_in, &fp32, &dense, fm, &samples, labels,
                        o->n_threads, r->trials == 0, so->out_is_first ? out : NULL, rep, &qr,
@@ -410,12 +442,44 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         if (progress) progress(arg, &t);
         t.node = NULL; /* points into lists that change */
         if (r->trials == 1) r->first = t;
+        bool met_now = t.drop <= (so->by_sqnr ? 0 : so->max_drop);
+        if (undoing) {
+            if (met_now) {
+                r->best = t;
+                st = set_lists(r, &fp32, &dense, &user_dense, err);
+            }
+            break;
+        }
         if (t.drop < r->best.drop) {
             r->best = t;
             st = set_lists(r, &fp32, &dense, &user_dense, err);
         }
-        if (st != Q8_OK || t.drop <= (so->by_sqnr ? 0 : so->max_drop)) break;
-        if (r->trials == so->max_trials) break;
+        /* (with by_sqnr the drop stops at 0: the SQNR says what a step gained) */
+        double gained = so->by_sqnr ? t.sqnr_db - prev.sqnr_db : prev.drop - t.drop;
+        if (st == Q8_OK && changed &&
+            !(gained >= (!so->by_sqnr ? 1e-9
+                         : so->idle_gain_db > 0 ? so->idle_gain_db : Q8_SEARCH_MIN_GAIN_DB)))
+            st = nl_add(&idle, changed, err);
+        prev = t;
+        if (st != Q8_OK) break;
+        if (met_now && idle.n && idle.n < r->trials - 1) {
+            for (int i = 0; i < idle.n; i++) {
+                nl_remove(&fp32, idle.v[i]);
+                if (!nl_has(&user_dense, idle.v[i])) nl_remove(&dense, idle.v[i]);
+            }
+            if (!(idle_names = nl_join(&idle))) {
+                st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+                break;
+            }
+            undoing = true;
+            action = Q8_SEARCH_UNDO;
+            changed = idle_names;
+            changed_db = changed_gain = NAN;
+            q8_report_model_free(&rep[0]);
+            q8_report_model_free(&rep[1]);
+            continue;
+        }
+        if (met_now || r->trials == so->max_trials) break;
         double room = so->max_added_bytes ? (double)so->max_added_bytes - added : INFINITY;
         const q8_report_layer *L =
             next_layer(fm->g, &rep[1], &fp32, &dense, has_gains(&rep[1]), room);
@@ -482,6 +546,8 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         nl_free(&bd);
     }
     q8_meta_free(&meta);
+    nl_free(&idle);
+    free(idle_names);
     nl_free(&fp32);
     nl_free(&dense);
     nl_free(&user_dense);
