@@ -587,6 +587,26 @@ Test(tensor_concat, random) {
     }
 }
 
+/* Short rows (a box decoder joining [1, N, 2] halves on the last axis:
+ * every input's pieces copied by one task) in every element size, with
+ * rows of 1 to 64 bytes a piece and a size-0 input. */
+Test(tensor_concat, short_rows) {
+    q8t_rng r = q8t_seed(53);
+    static const int64_t last[][3] = {{2, 2, 0}, {1, 3, 1}, {4, 4, 4}, {2, 0, 2}, {16, 8, 1}};
+    for (int it = 0; it < 5 * N_DTYPES; it++) {
+        const int64_t *l = last[it % 5];
+        cat_case c = {.dt = dtypes[it / 5], .nd = 3, .nin = l[2] ? 3 : 2, .axis = -1};
+        for (int i = 0; i < c.nin; i++) {
+            c.dims[i][0] = 1 + it % 2;
+            c.dims[i][1] = 37 + it;
+            c.dims[i][2] = l[i];
+        }
+        char what[64];
+        snprintf(what, sizeof what, "short rows case %d", it);
+        concat_check(&c, &r, what);
+    }
+}
+
 /* A constant input of zeros (a TF export's channel padding) is filled, not
  * read: a session that owns its model releases it, and the output is the
  * same; a constant with a nonzero byte is still read and kept. */
@@ -830,6 +850,30 @@ Test(tensor_slice, random) {
             for (int i = 0; i < c.n; i++) c.axes[i] = i;
         char what[64];
         snprintf(what, sizeof what, "slice case %d", it);
+        slice_check(&c, &r, what);
+    }
+}
+
+/* A box decoder's halves ([1, N, 4] -> [..., 0:2] and [..., 2:4]): the
+ * contiguous inner run of 2-16 bytes copied as one wider element; runs at
+ * an odd offset ([..., 1:3]), steps and whole rows stay element copies. */
+Test(tensor_slice, short_inner_runs) {
+    q8t_rng r = q8t_seed(73);
+    static const int64_t se[][4] = {{0, 2, 1, 4}, {2, 4, 1, 4}, {1, 3, 1, 4}, {0, 4, 1, 8},
+                                    {4, 8, 1, 8}, {0, 1, 1, 3}, {0, 4, 2, 8}, {6, 8, 1, 8}};
+    for (int it = 0; it < 8 * N_DTYPES; it++) {
+        const int64_t *q = se[it % 8];
+        slice_case c = {.dt = dtypes[it / 8], .opset = 13, .nd = 3, .n = 1, .has_axes = true,
+                        .has_steps = true};
+        c.dims[0] = 1 + it % 2;
+        c.dims[1] = 21 + it % 37; /* slice_ref lists at most 64 a dim */
+        c.dims[2] = q[3];
+        c.axes[0] = 2;
+        c.starts[0] = q[0];
+        c.ends[0] = q[1];
+        c.steps[0] = q[2];
+        char what[64];
+        snprintf(what, sizeof what, "short run case %d", it);
         slice_check(&c, &r, what);
     }
 }

@@ -9,6 +9,10 @@
         for (int64_t i = 0; i < n; i++) dd[i] = ss[i * stride];                                    \
     } while (0)
 
+typedef struct q8_tu_16 {
+    uint64_t a, b;
+} q8_tu_16;
+
 /* n elements, source stride in elements. Tensor data is aligned to its
  * element size (the arena and constants are 64-byte aligned). */
 static void copy_row(uint8_t *d, const uint8_t *s, int64_t n, int64_t stride, size_t es) {
@@ -21,6 +25,7 @@ static void copy_row(uint8_t *d, const uint8_t *s, int64_t n, int64_t stride, si
     case 2: COPY_STRIDED(uint16_t); break;
     case 4: COPY_STRIDED(uint32_t); break;
     case 8: COPY_STRIDED(uint64_t); break;
+    case 16: COPY_STRIDED(q8_tu_16); break;
     default:
         for (int64_t i = 0; i < n; i++)
             memcpy(d + (size_t)i * es, s + i * stride * (int64_t)es, es);
@@ -58,7 +63,29 @@ static void sc_rows(void *p, int64_t b, int64_t e, int thread) {
     }
 }
 
-void q8_tu_strided_copy(q8_pool *pool, void *dst, const void *src, const q8_strided *s) {
+/* A contiguous innermost run of 2, 4 or 8 bytes, or 16 (a box decoder's
+ * [1, 4420, 4] -> [..., 0:2] slices: rows of two floats) becomes one wider
+ * element, so rows are copied by a typed loop instead of a memcpy each:
+ * when every stride and the offset are whole numbers of such runs (then
+ * the wider elements stay aligned to their size). */
+static void widen_inner_run(q8_strided *w) {
+    int nd = w->ndim;
+    if (nd < 2 || w->stride[nd - 1] != 1) return;
+    int64_t len = w->dims[nd - 1];
+    size_t bytes = (size_t)len * w->esize;
+    if (bytes != 2 && bytes != 4 && bytes != 8 && bytes != 16) return;
+    if (w->offset % len) return;
+    for (int k = 0; k < nd - 1; k++)
+        if (w->stride[k] % len) return;
+    for (int k = 0; k < nd - 1; k++) w->stride[k] /= len;
+    w->offset /= len;
+    w->esize = bytes;
+    w->ndim = nd - 1;
+}
+
+void q8_tu_strided_copy(q8_pool *pool, void *dst, const void *src, const q8_strided *s0) {
+    q8_strided ws = *s0, *s = &ws;
+    widen_inner_run(s);
     if (s->ndim == 0) {
         memcpy(dst, (const uint8_t *)src + s->offset * (int64_t)s->esize, s->esize);
         return;
