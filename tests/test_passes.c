@@ -1125,6 +1125,30 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
     return g;
 }
 
+/* ew_chain_graph's variant on input x (shape dims; tag: a label for the
+ * messages): the passes leave `chains` q8.EwChain nodes and `nodes` nodes
+ * in all, and every backend gives the unfused nodes' bytes. */
+static void check_chain(const int64_t *dims, int variant, const void *x, int chains, int nodes,
+                        int tag) {
+    const void *in[1] = {x};
+    void *want[40], *got[1];
+    q8_tensor_info wi[40], gi[1];
+    q8_error err = {0};
+    q8_graph *ref = ew_chain_graph(dims, 4, variant, true);
+    int nref = ref->n_outputs;
+    cr_assert_eq(q8t_run(ref, in, 2, want, wi, nref, &err), Q8_OK, "%s", err.msg);
+    q8_graph *g = ew_chain_graph(dims, 4, variant, false);
+    cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(count_op(g, "EwChain"), chains, "%d: variant %d", tag, variant);
+    cr_assert_eq(g->n_nodes, nodes, "%d: variant %d: nodes left", tag, variant);
+    cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(gi[0].dtype, wi[0].dtype);
+    cr_assert(memcmp(want[0], got[0], q8t_info_bytes(&wi[0])) == 0,
+              "%d: variant %d: not the nodes' bytes", tag, variant);
+    for (int o = 0; o < nref; o++) free(want[o]);
+    free(got[0]);
+}
+
 /* q8_pass_fuse_ewchains (in q8_passes_run): each chain becomes q8.EwChain
  * with the nodes' bytes, on every backend: a float map whose size leaves
  * tails of the vector loops and of the 1024-element blocks, with -0, +-inf,
@@ -1150,28 +1174,12 @@ Test(passes, elementwise_chains_become_one_node) {
     int32_t *x32 = malloc(sizeof(int32_t) * (size_t)n);
     for (int64_t i = 0; i < n; i++) /* image values, and a few past float's 24 bits */
         x32[i] = i % 53 == 7 ? (int32_t)(q8t_next(&r) >> 33) : (int32_t)(q8t_next(&r) % 256);
-    for (int variant = 0; variant < 9; variant++) {
-        const void *in[1] = {variant == 1 || variant == 2   ? (const void *)x8
-                             : variant == 5 || variant == 6 ? (const void *)x32
-                                                            : (const void *)xf};
-        void *want[40], *got[1];
-        q8_tensor_info wi[40], gi[1];
-        q8_error err = {0};
-        q8_graph *ref = ew_chain_graph(dims, 4, variant, true);
-        int nref = ref->n_outputs;
-        cr_assert_eq(q8t_run(ref, in, 2, want, wi, nref, &err), Q8_OK, "%s", err.msg);
-        q8_graph *g = ew_chain_graph(dims, 4, variant, false);
-        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
-        cr_assert_eq(count_op(g, "EwChain"), want_chains[variant], "variant %d", variant);
-        cr_assert_eq(g->n_nodes, want_nodes[variant], "variant %d: nodes left", variant);
-        cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s",
-                     err.msg);
-        cr_assert_eq(gi[0].dtype, wi[0].dtype);
-        cr_assert(memcmp(want[0], got[0], q8t_info_bytes(&wi[0])) == 0,
-                  "variant %d: not the nodes' bytes", variant);
-        for (int o = 0; o < nref; o++) free(want[o]);
-        free(got[0]);
-    }
+    for (int variant = 0; variant < 9; variant++)
+        check_chain(dims, variant,
+                    variant == 1 || variant == 2   ? (const void *)x8
+                    : variant == 5 || variant == 6 ? (const void *)x32
+                                                   : (const void *)xf,
+                    want_chains[variant], want_nodes[variant], 0);
     free(xf);
     free(x8);
     free(x32);
@@ -1193,26 +1201,9 @@ Test(passes, batchnorm_leads_a_chain) {
         const float specials[] = {-0.0f, INFINITY, -INFINITY, NAN};
         for (int64_t i = 0; i < n; i += 41) xf[i] = specials[(i / 41) % 4];
         for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
-        for (int variant = 9; variant <= 10; variant++) {
-            const void *in[1] = {variant == 10 ? (const void *)x8 : (const void *)xf};
-            void *want[40], *got[1];
-            q8_tensor_info wi[40], gi[1];
-            q8_error err = {0};
-            q8_graph *ref = ew_chain_graph(dims, 4, variant, true);
-            int nref = ref->n_outputs;
-            cr_assert_eq(q8t_run(ref, in, 2, want, wi, nref, &err), Q8_OK, "%s", err.msg);
-            q8_graph *g = ew_chain_graph(dims, 4, variant, false);
-            cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
-            cr_assert_eq(count_op(g, "EwChain"), 1, "variant %d", variant);
-            cr_assert_eq(g->n_nodes, 1, "variant %d: nodes left", variant);
-            cr_assert_eq(q8t_run_backends(g, in, 2, got, gi, 1, true, NULL, &err), Q8_OK, "%s",
-                         err.msg);
-            cr_assert_eq(gi[0].dtype, wi[0].dtype);
-            cr_assert(memcmp(want[0], got[0], q8t_info_bytes(&wi[0])) == 0,
-                      "shape %d variant %d: not the nodes' bytes", sh, variant);
-            for (int o = 0; o < nref; o++) free(want[o]);
-            free(got[0]);
-        }
+        for (int variant = 9; variant <= 10; variant++)
+            check_chain(dims, variant, variant == 10 ? (const void *)x8 : (const void *)xf, 1, 1,
+                        sh);
         free(xf);
         free(x8);
     }

@@ -33,6 +33,18 @@ static void check_plan(const q8_graph *g, const q8_plan *p) {
     }
 }
 
+static void check_plan_values(const q8_graph *g, const q8_plan *p);
+
+/* g's plan, no passes but sorting and shapes, checked both ways. */
+static void plan_checked(q8_graph *g, q8_plan *p) {
+    q8_error err = {0};
+    cr_assert_eq(q8_graph_toposort(g, &err), Q8_OK);
+    cr_assert_eq(q8_pass_infer(g, &err), Q8_OK, "%s", err.msg);
+    cr_assert_eq(q8_plan_build(g, NULL, NULL, p, &err), Q8_OK);
+    check_plan(g, p);
+    check_plan_values(g, p);
+}
+
 /* x -> Relu -> Relu -> ... -> y, each 1000 floats. */
 static q8_graph *relu_chain(int len) {
     q8_graph *g = q8_graph_new();
@@ -76,12 +88,8 @@ Test(planner, views_alias_their_source) {
     int ni = q8_graph_add_node(g, "id", "Identity");
     q8_node_set_io(g->nodes[ni], &a, 1, &b, 1, NULL);
     g->outputs[0] = b;
-    q8_error err = {0};
-    cr_assert_eq(q8_graph_toposort(g, &err), Q8_OK);
-    cr_assert_eq(q8_pass_infer(g, &err), Q8_OK, "%s", err.msg);
     q8_plan p;
-    cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
-    check_plan(g, &p);
+    plan_checked(g, &p);
     cr_assert_eq(p.buffer[a], p.buffer[b]);
     cr_assert_eq(p.offset[a], p.offset[b]);
     q8_plan_free(&p);
@@ -469,13 +477,8 @@ Test(planner, densenet_joins_are_written_in_place) {
     }
     g->outputs = malloc(sizeof(int) * 4);
     for (int i = 0; i < 4; i++) g->outputs[g->n_outputs++] = reads[i];
-    q8_error err = {0};
-    cr_assert_eq(q8_graph_toposort(g, &err), Q8_OK);
-    cr_assert_eq(q8_pass_infer(g, &err), Q8_OK, "%s", err.msg);
     q8_plan p;
-    cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
-    check_plan(g, &p);
-    check_plan_values(g, &p);
+    plan_checked(g, &p);
     size_t at = p.offset[joins[3]];
     for (int i = 0; i <= 4; i++) {
         cr_assert_eq(p.offset[feats[i]], at, "feature map %d is not in the last join", i);
@@ -506,11 +509,7 @@ Test(planner, densenet_joins_are_written_in_place) {
         q8_node_set_attr(add_node(g, "cat", "Concat", ins, 2, y), "axis", Q8_ATTR_INT)->i = 1;
         g->outputs = malloc(sizeof(int));
         g->outputs[g->n_outputs++] = y;
-        cr_assert_eq(q8_graph_toposort(g, &err), Q8_OK);
-        cr_assert_eq(q8_pass_infer(g, &err), Q8_OK, "%s", err.msg);
-        cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
-        check_plan(g, &p);
-        check_plan_values(g, &p);
+        plan_checked(g, &p);
         cr_assert_neq(p.buffer[ins[k == 1 ? 1 : 0]], p.buffer[y], "case %zu planned in place", k);
         if (k == 1) cr_assert_eq(p.offset[r1], p.offset[y], "the aligned first slice is in place");
         q8_plan_free(&p);
