@@ -42,6 +42,21 @@ __host__ __device__ static inline void resize_elem(const q8cu_resize_args *p, in
         return;
     }
     const float *x = (const float *)p->x;
+    /* the CPU's forms (kernels/cpu/ops/resize.c resize_f32), down to the
+     * sign of a zero: one tap each way is the input itself; bilinear sums
+     * its products from the first; the others from 0.0f (-0 gives +0) */
+    if (p->th == 1 && p->tw == 1) {
+        ((float *)p->y)[t] = x[base + p->ih[oh] * p->W + p->iw[ow]];
+        return;
+    }
+    if (p->th == 2 && p->tw == 2) {
+        const float *r0 = x + base + p->ih[2 * oh] * p->W, *r1 = x + base + p->ih[2 * oh + 1] * p->W;
+        int64_t i0 = p->iw[2 * ow], i1 = p->iw[2 * ow + 1];
+        float w0 = p->ww[2 * ow], w1 = p->ww[2 * ow + 1];
+        ((float *)p->y)[t] = p->wh[2 * oh] * (w0 * r0[i0] + w1 * r0[i1]) +
+                             p->wh[2 * oh + 1] * (w0 * r1[i0] + w1 * r1[i1]);
+        return;
+    }
     float acc = 0.0f;
     for (int a = 0; a < p->th; a++) {
         float rs = 0.0f;
