@@ -949,7 +949,8 @@ static void int_scalar(q8_graph *g, const char *name, q8_dtype dt, int v) {
  * SiLU at the head, then Relu; 9: a BatchNormalization (dims[1] channels,
  * a zero and a negative scale), Relu, Mul; 10: int8 in dequantized, a
  * BatchNormalization, Relu, quantized to int8 (DenseNet's BN -> Relu
- * before each int8 conv). all_out:
+ * before each int8 conv); 11: the same without the Relu (a chain of no
+ * steps). all_out:
  * every intermediate tensor is a graph output too, so nothing fuses (the
  * nodes one by one: the reference). Output 0 is the chain's end. */
 static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool all_out) {
@@ -986,7 +987,7 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         mids[n_mid++] = q8_strdup(nxt);                                                  \
         snprintf(cur, sizeof cur, "%s", nxt);                                            \
     } while (0)
-    if (variant == 1 || variant == 2 || variant == 10) {
+    if (variant == 1 || variant == 2 || variant >= 10) {
         q8_dtype dt = variant == 2 ? Q8_U8 : Q8_I8;
         int_input(g, "x8", dt, dims, nd);
         scalar(g, "xs", 0.0421f);
@@ -1001,7 +1002,7 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
     } else {
         input(g, "x", nd, dims);
     }
-    if (variant == 9 || variant == 10) {
+    if (variant >= 9) {
         /* per channel: scale, B, mean, var */
         float st[4][64];
         const int64_t cd[1] = {dims[1]};
@@ -1021,8 +1022,10 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         attr_f(node(g, "BatchNormalization", ins, nxt), "epsilon", 1e-3f);
         mids[n_mid++] = q8_strdup(nxt);
         snprintf(cur, sizeof cur, "%s", nxt);
-        EW_UN("Relu");
-        snprintf(cur, sizeof cur, "%s", nxt);
+        if (variant < 11) {
+            EW_UN("Relu");
+            snprintf(cur, sizeof cur, "%s", nxt);
+        }
         if (variant == 9) EW_BIN("Mul", 1.5f, true);
     } else if (variant == 0) {
         EW_BIN("Mul", 1.3841065f, false);
@@ -1101,7 +1104,7 @@ static q8_graph *ew_chain_graph(const int64_t *dims, int nd, int variant, bool a
         snprintf(cur, sizeof cur, "xm");
         EW_BIN("Sub", 1.0f, true);
     }
-    if (variant == 1 || variant == 2 || variant == 10) {
+    if (variant == 1 || variant == 2 || variant >= 10) {
         q8_dtype dt = variant == 2 ? Q8_U8 : Q8_I8;
         scalar(g, "ys", 0.0137f);
         int_scalar(g, "yz", dt, variant == 2 ? 120 : 0);
@@ -1201,8 +1204,8 @@ Test(passes, batchnorm_leads_a_chain) {
         const float specials[] = {-0.0f, INFINITY, -INFINITY, NAN};
         for (int64_t i = 0; i < n; i += 41) xf[i] = specials[(i / 41) % 4];
         for (int64_t i = 0; i < n; i++) x8[i] = (uint8_t)(q8t_next(&r) % 256);
-        for (int variant = 9; variant <= 10; variant++)
-            check_chain(dims, variant, variant == 10 ? (const void *)x8 : (const void *)xf, 1, 1,
+        for (int variant = 9; variant <= 11; variant++)
+            check_chain(dims, variant, variant >= 10 ? (const void *)x8 : (const void *)xf, 1, 1,
                         sh);
         free(xf);
         free(x8);

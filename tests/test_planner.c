@@ -264,6 +264,39 @@ static void check_plan_values(const q8_graph *g, const q8_plan *p) {
     for (int i = 0; i < g->n_inputs; i++) CPV_WRITE(g->inputs[i]);
     for (int i = 0; i < g->n_nodes; i++) {
         const q8_node *n = g->nodes[i];
+        /* an output may share bytes with an input only by design: a view,
+         * an elementwise op over exactly its input, a Concat's input at its
+         * slice */
+        for (int j = 0; j < n->n_inputs; j++) {
+            int t = n->inputs[j];
+            if (t < 0 || g->tensors[t]->data || p->buffer[t] < 0) continue;
+            size_t ts = p->offset[t], te = ts + q8_tensor_nbytes(g->tensors[t]);
+            for (int k = 0; k < n->n_outputs; k++) {
+                int o = n->outputs[k];
+                if (o < 0 || p->buffer[o] < 0) continue;
+                size_t os = p->offset[o], oe = os + q8_tensor_nbytes(g->tensors[o]);
+                if (!(ts < oe && os < te)) continue;
+                bool ok = (q8_op_flags(n->op) & Q8_OPF_VIEW) ||
+                          ((q8_op_flags(n->op) & Q8_OPF_INPLACE) && ts == os && te == oe);
+                /* a Concat's input inside the output (its own slice, or
+                 * inside an earlier join's): no slice the Concat copies
+                 * into may overlap it */
+                if (n->op == Q8_OP_CONCAT && !ok) {
+                    ok = true;
+                    size_t at = os;
+                    for (int k = 0; k < n->n_inputs; k++) {
+                        int u = n->inputs[k];
+                        size_t nb = q8_tensor_nbytes(g->tensors[u]);
+                        bool copied = g->tensors[u]->data || p->offset[u] != at;
+                        if (copied && at < te && ts < at + nb) ok = false;
+                        at += nb;
+                    }
+                }
+                cr_assert(ok, "%s (%s): output %s [%zu, %zu) overlaps input %s [%zu, %zu)",
+                          n->name, n->op_type, g->tensors[o]->name, os, oe, g->tensors[t]->name,
+                          ts, te);
+            }
+        }
         if (p->scratch_bytes[i])
             for (size_t a = p->scratch_offset[i]; a < p->scratch_offset[i] + p->scratch_bytes[i]; a++)
                 owner[a] = -2;
@@ -440,6 +473,58 @@ static q8_node *add_node(q8_graph *g, const char *name, const char *op, const in
     int ni = q8_graph_add_node(g, name, op);
     q8_node_set_io(g->nodes[ni], in, n_in, &out, 1, NULL);
     return g->nodes[ni];
+}
+
+/* Joins against the in-place rule (a review's cases): an elementwise op
+ * whose output is a slice of a later join, or whose broadcast operand is a
+ * slice of the join it would overwrite, does not take over its input's
+ * buffer; the plan keeps every value (variants: x first or second in X;
+ * the broadcast Mul). */
+Test(planner, joins_and_in_place_ops_do_not_collide) {
+    for (int variant = 0; variant < 3; variant++) {
+        q8_graph *g = q8_graph_new();
+        g->opset = 13;
+        int64_t dx[4] = {1, 3, 2, 8}, dp[4] = {1, 1, 2, 8};
+        int in1 = q8t_tensor(g, "in1"), in2 = q8t_tensor(g, "in2");
+        q8_tensor_set_shape(g->tensors[in1], Q8_F32, variant == 2 ? dp : dx, 4);
+        q8_tensor_set_shape(g->tensors[in2], Q8_F32, dp, 4);
+        g->inputs = malloc(sizeof(int) * 2);
+        g->inputs[g->n_inputs++] = in1;
+        g->inputs[g->n_inputs++] = in2;
+        int x = q8t_tensor(g, "x"), pp = q8t_tensor(g, "p"), X = q8t_tensor(g, "X");
+        add_node(g, "x", "Relu", &in1, 1, x);
+        add_node(g, "p", "Relu", &in2, 1, pp);
+        int xp[2] = {variant == 1 ? pp : x, variant == 1 ? x : pp};
+        q8_node_set_attr(add_node(g, "X", "Concat", xp, 2, X), "axis", Q8_ATTR_INT)->i = 1;
+        g->outputs = malloc(sizeof(int));
+        if (variant < 2) {
+            /* q = mean of X over channels (X's last read: |q| = |p|); o =
+             * Relu(x) (x's last read); Y = Concat(o, q) */
+            int q = q8t_tensor(g, "q"), o = q8t_tensor(g, "o"), Y = q8t_tensor(g, "Y");
+            q8_attr *axes = q8_node_set_attr(add_node(g, "q", "ReduceMean", &X, 1, q), "axes",
+                                             Q8_ATTR_INTS);
+            axes->ints = malloc(sizeof(int64_t));
+            axes->ints[0] = 1;
+            axes->n = 1;
+            add_node(g, "o", "Relu", &x, 1, o);
+            int oq[2] = {o, q};
+            q8_node_set_attr(add_node(g, "Y", "Concat", oq, 2, Y), "axis", Q8_ATTR_INT)->i = 1;
+            g->outputs[g->n_outputs++] = Y;
+        } else {
+            /* Mul(X, x): x, one channel, broadcast over X's two */
+            int m = q8t_tensor(g, "m"), xm[2] = {X, x};
+            add_node(g, "m", "Mul", xm, 2, m);
+            g->outputs[g->n_outputs++] = m;
+        }
+        q8_error err = {0};
+        cr_assert_eq(q8_passes_run(g, NULL, &err), Q8_OK, "%s", err.msg);
+        q8_plan p;
+        cr_assert_eq(q8_plan_build(g, NULL, NULL, &p, &err), Q8_OK);
+        check_plan(g, &p);
+        check_plan_values(g, &p);
+        q8_plan_free(&p);
+        q8_graph_free(g);
+    }
 }
 
 /* torchvision's DenseNet: each layer joins the block's input and every

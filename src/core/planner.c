@@ -93,6 +93,14 @@ static void merge_into(int *parent, size_t *rel, int *root_buf, buf_info *bi, in
     root_buf[r] = -1;
 }
 
+/* Whether tensor t is all of its buffer: at offset 0 and as large. */
+static bool whole_buffer(const q8_graph *g, int *parent, size_t *rel, const int *root_buf,
+                         const buf_info *bi, int t) {
+    int b = root_buf[uf_find(parent, rel, t)];
+    return b >= 0 && uf_offset(parent, rel, t) == 0 &&
+           q8_tensor_nbytes(g->tensors[t]) == bi[b].size;
+}
+
 /* A Concat with nothing before its axis (N = 1 along channels: DenseNet's
  * growing feature maps, YOLO's and U-Net's joins) has each input as one
  * contiguous slice of its output: the input's producer writes it there and
@@ -250,14 +258,20 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     }
     if (!sc.n) concat_in_place(g, parent, rel, root_buf, bi);
     /* In place: output 0 takes over an input's buffer when that buffer's
-     * life ends at this node. */
+     * life ends at this node: each tensor the whole of its buffer (not a
+     * Concat's slice), nothing in the output's buffer written before this
+     * node (a later Concat's other slices), and no other input of the node
+     * inside the input's buffer at other bytes (a broadcast operand that
+     * is a slice of it would be overwritten before it is read). */
     for (int i = 0; i < nn; i++) {
         const q8_node *n = g->nodes[i];
-        if (n->op == Q8_OP_NONE || !(q8_op_flags(n->op) & Q8_OPF_INPLACE) || n->n_outputs < 1 || n->outputs[0] < 0)
+        if (n->op == Q8_OP_NONE || !(q8_op_flags(n->op) & Q8_OPF_INPLACE) || n->n_outputs < 1 ||
+            n->outputs[0] < 0)
             continue;
         int o = n->outputs[0];
         const q8_tensor *ot = g->tensors[o];
         int ob = root_buf[uf_find(parent, rel, o)];
+        if (!whole_buffer(g, parent, rel, root_buf, bi, o) || bi[ob].first != i + 1) continue;
         for (int j = 0; j < n->n_inputs; j++) {
             int t = n->inputs[j];
             if (t < 0 || g->tensors[t]->data) continue;
@@ -265,8 +279,16 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
             int ib = root_buf[uf_find(parent, rel, t)];
             if (ib == ob || bi[ib].pinned_input || bi[ib].last != i + 1) continue;
             if (q8_dtype_size(it->dtype) != q8_dtype_size(ot->dtype) ||
-                q8_tensor_numel(it) != q8_tensor_numel(ot) || bi[ib].size != bi[ob].size)
+                q8_tensor_numel(it) != q8_tensor_numel(ot) || bi[ib].size != bi[ob].size ||
+                !whole_buffer(g, parent, rel, root_buf, bi, t))
                 continue;
+            bool other = false;
+            for (int k = 0; k < n->n_inputs && !other; k++) {
+                int u = n->inputs[k];
+                other = u >= 0 && !g->tensors[u]->data && root_buf[uf_find(parent, rel, u)] == ib &&
+                        !whole_buffer(g, parent, rel, root_buf, bi, u);
+            }
+            if (other) continue;
             /* merge ob into ib */
             int ro = uf_find(parent, rel, o);
             if (sc.n) bi[ib].scope = q8_scope_common(&sc, bi[ib].scope, bi[ob].scope);

@@ -158,12 +158,13 @@ static q8_status rewrite(q8_graph *g, const chain *c, q8_error *err) {
     Q8_TRY(q8_node_make_q8_op(h, "EwChain", true, err));
     /* each set_attr may move the attributes: fill one before the next */
     q8_attr *st = q8_node_set_attr(h, "steps", Q8_ATTR_INTS);
-    if (!st || !(st->ints = malloc(sizeof(int64_t) * (size_t)c->n_steps)))
+    /* (no steps: a BatchNormalization alone; malloc(0) may be NULL) */
+    if (!st || !(st->ints = malloc(sizeof(int64_t) * (size_t)(c->n_steps ? c->n_steps : 1))))
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     st->n = c->n_steps;
     for (int k = 0; k < c->n_steps; k++) st->ints[k] = c->steps[k].kind;
     q8_attr *cs = q8_node_set_attr(h, "consts", Q8_ATTR_FLOATS);
-    if (!cs || !(cs->floats = malloc(sizeof(float) * 2 * (size_t)c->n_steps)))
+    if (!cs || !(cs->floats = malloc(sizeof(float) * 2 * (size_t)(c->n_steps ? c->n_steps : 1))))
         return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     cs->n = 2 * c->n_steps;
     for (int k = 0; k < c->n_steps; k++) {

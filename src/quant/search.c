@@ -456,10 +456,13 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
         }
         /* (with by_sqnr the drop stops at 0: the SQNR says what a step gained) */
         double gained = so->by_sqnr ? t.sqnr_db - prev.sqnr_db : prev.drop - t.drop;
-        if (st == Q8_OK && changed &&
-            !(gained >= (!so->by_sqnr ? 1e-9
-                         : so->idle_gain_db > 0 ? so->idle_gain_db : Q8_SEARCH_MIN_GAIN_DB)))
-            st = nl_add(&idle, changed, err);
+        bool idle_step = !(gained >= (!so->by_sqnr           ? 1e-9
+                                      : so->idle_gain_db > 0 ? so->idle_gain_db
+                                                             : Q8_SEARCH_MIN_GAIN_DB));
+        /* by layer: a layer whose later step (dense, then FP32) gained is
+         * not taken back */
+        if (st == Q8_OK && changed && idle_step) st = nl_add(&idle, changed, err);
+        else if (changed) nl_remove(&idle, changed);
         prev = t;
         if (st != Q8_OK) break;
         if (met_now && idle.n && idle.n < r->trials - 1) {
