@@ -8,8 +8,9 @@
  * limit, the next trial takes one step on the layer that gains the most per
  * byte: a pruned layer becomes dense (still INT8); a dense one is kept in
  * FP32. Once the limit is met, the steps that did not lower the drop go
- * back in one more trial, kept if it meets the limit too. The best trial (smallest drop; the earliest on ties, i.e. the fewest
- * fallbacks) is written at the end with the user's shapes.
+ * back in one more trial, kept if it meets the limit too. The best trial
+ * (smallest drop; the earliest on ties, i.e. the fewest fallbacks) is
+ * written at the end with the user's shapes.
  *
  * Trials are built at the --data samples' shapes (so they can run on them);
  * calibration does not depend on that shape, so the model written at the
@@ -84,14 +85,14 @@ static void nl_remove(name_list *l, const char *s) {
         }
 }
 
-/* The names of l joined by ", " (malloc'd), or NULL when out of memory. */
-static char *nl_join(const name_list *l) {
+/* The n names v joined by sep (malloc'd), or NULL when out of memory. */
+static char *join_names(char *const *v, int n, const char *sep) {
     size_t len = 1;
-    for (int i = 0; i < l->n; i++) len += strlen(l->v[i]) + 2;
+    for (int i = 0; i < n; i++) len += strlen(v[i]) + strlen(sep);
     char *s = calloc(len, 1);
-    for (int i = 0; s && i < l->n; i++) {
-        if (i) strcat(s, ", ");
-        strcat(s, l->v[i]);
+    for (int i = 0; s && i < n; i++) {
+        if (i) strcat(s, sep);
+        strcat(s, v[i]);
     }
     return s;
 }
@@ -309,14 +310,8 @@ static q8_status search_meta(const q8_search_result *r, const q8_search_options 
     if (so->automatic) Q8_TRY(q8_meta_set_int(m, "search.auto", 1, err));
     Q8_TRY(q8_meta_set_int(m, "search.met", r->met, err));
     Q8_TRY(q8_meta_set_int(m, "search.trials", r->trials, err));
-    size_t len = 1;
-    for (int i = 0; i < r->n_dense_layers; i++) len += strlen(r->dense_layers[i]) + 1;
-    char *s = calloc(len, 1);
+    char *s = join_names(r->dense_layers, r->n_dense_layers, ",");
     if (!s) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < r->n_dense_layers; i++) {
-        if (i) strcat(s, ",");
-        strcat(s, r->dense_layers[i]);
-    }
     q8_status st = q8_meta_set_str(m, "search.dense_layers", s, err);
     free(s);
     return st;
@@ -470,7 +465,7 @@ q8_status q8_quantize_search(const char *onnx, const char *out, const q8_quantiz
                 nl_remove(&fp32, idle.v[i]);
                 if (!nl_has(&user_dense, idle.v[i])) nl_remove(&dense, idle.v[i]);
             }
-            if (!(idle_names = nl_join(&idle))) {
+            if (!(idle_names = join_names(idle.v, idle.n, ", "))) {
                 st = q8_fail(err, Q8_ERR_NOMEM, "out of memory");
                 break;
             }

@@ -46,19 +46,23 @@ typedef struct concat_args {
     size_t row_bytes;   /* one output row */
 } concat_args;
 
+/* Input i's piece of an output row, in bytes. */
+static size_t piece_bytes(const concat_args *a, int i) {
+    const q8_concat_params *p = a->n->params;
+    return (size_t)(q8_in(a->x->g, a->n, i)->dims[p->axis] * a->inner) * p->esize;
+}
+
 /* Task t: input (t % n_inputs) of output row (t / n_inputs). */
 static void concat_range(void *arg, int64_t b, int64_t e, int thread) {
     const concat_args *a = arg;
-    const q8_concat_params *p = a->n->params;
     int ni = a->n->n_inputs;
     uint8_t *out = Q8_OUT_PTR(a->x, a->n, 0);
     int64_t row = b / ni;
     int i = (int)(b % ni);
     size_t off = 0;
-    for (int k = 0; k < i; k++)
-        off += (size_t)(q8_in(a->x->g, a->n, k)->dims[p->axis] * a->inner) * p->esize;
+    for (int k = 0; k < i; k++) off += piece_bytes(a, k);
     for (int64_t t = b; t < e; t++) {
-        size_t nb = (size_t)(q8_in(a->x->g, a->n, i)->dims[p->axis] * a->inner) * p->esize;
+        size_t nb = piece_bytes(a, i);
         const uint8_t *zero = a->x->prep;
         uint8_t *dst = out + (size_t)row * a->row_bytes + off;
         const uint8_t *src = (const uint8_t *)Q8_IN_PTR(a->x, a->n, i) + (size_t)row * nb;
@@ -93,17 +97,17 @@ static void concat_inputs(void *arg, int64_t b, int64_t e, int thread) {
     const q8_tensor *y = q8_out(a->x->g, a->n, 0);
     int64_t rows = q8_ta_prod(y->dims, 0, p->axis);
     size_t off = 0;
-    for (int k = 0; k < b; k++)
-        off += (size_t)(q8_in(a->x->g, a->n, k)->dims[p->axis] * a->inner) * p->esize;
+    for (int k = 0; k < b; k++) off += piece_bytes(a, k);
     const uint8_t *zero = a->x->prep;
     for (int64_t i = b; i < e; i++) {
-        size_t nb = (size_t)(q8_in(a->x->g, a->n, (int)i)->dims[p->axis] * a->inner) * p->esize;
+        size_t nb = piece_bytes(a, (int)i);
         uint8_t *dst = (uint8_t *)Q8_OUT_PTR(a->x, a->n, 0) + off;
         const uint8_t *src = Q8_IN_PTR(a->x, a->n, (int)i);
+        bool fill = zero && zero[i];
         off += nb;
         if (!nb) continue;
         for (int64_t r = 0; r < rows; r++, dst += a->row_bytes, src += nb) {
-            if (zero && zero[i]) memset(dst, 0, nb);
+            if (fill) memset(dst, 0, nb);
             else copy_piece(dst, src, nb);
         }
     }
