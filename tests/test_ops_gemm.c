@@ -5,6 +5,7 @@
 
 #include "common.h"
 #include "conv_impl.h"
+#include "conv_ocl.h"
 #include "cpu_features.h"
 #include "fused_act.h"
 #include "sgemm.h"
@@ -1211,6 +1212,74 @@ Test(conv_op, few_input_channels) {
                                            SP2(1, 1), {1, 1, 1, 1}, NULL, true, true, false,
                                            acts2[a], PLAIN},
                                &r, true);
+}
+
+/* Whether the automatic lowering of a 2-D conv spec with one group is the
+ * direct loops with the output channels in the lanes (conv_ocl.h). */
+static bool ocl_takes(const conv_spec *s) {
+    q8_conv_params p = {.nb = s->n, .c = s->c, .m = s->m, .g = 1, .cg = s->c, .mg = s->m};
+    int64_t pb[3], pe[3], out[3];
+    ref_conv_geom(s, pb, pe, out);
+    p.geo.nsp = 2;
+    p.geo.in[0] = p.geo.out[0] = p.geo.k[0] = p.geo.s[0] = p.geo.d[0] = 1;
+    for (int i = 0; i < 2; i++) {
+        p.geo.in[1 + i] = s->in[i];
+        p.geo.out[1 + i] = out[i];
+        p.geo.k[1 + i] = s->k[i];
+        p.geo.s[1 + i] = s->s[i];
+        p.geo.d[1 + i] = s->d[i];
+        p.geo.pb[1 + i] = pb[i];
+        p.geo.pe[1 + i] = pe[i];
+    }
+    p.kprod = s->k[0] * s->k[1];
+    p.kg = s->c * p.kprod;
+    return q8_conv_ocl_fits(&p);
+}
+
+/* Stride-2 convs with the output channels in the lanes (conv_ocl.h, taken
+ * automatically on AVX-512) give the bits of the GEMM lowerings: per K
+ * block a chain from +0 (several blocks: K 288 and 576), the blocks added,
+ * then bias and activation, NaN and -0 inputs included; a last channel
+ * block of 8 or 16 (one vector), tiles of unequal widths, edge pixels on
+ * the left, the right or both (gathered), rows of taps above and below X
+ * (the zero row), dilation, several images, W as a graph input (the GEMM,
+ * for the reference only). */
+Test(conv_op, stride2_channels_in_lanes) {
+    q8t_rng r = q8t_seed(41);
+    conv_spec specs[] = {
+        /* YOLOv5s's, smaller: explicit Pad before, so none here */
+        {2, 1, 32, 64, 1, SP2(27, 55), SP2(3, 3), SP2(2, 2), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, "Relu", PLAIN},
+        /* ResNet's: pads 1 (one edge pixel on the left, a zero row on top) */
+        {2, 2, 64, 40, 1, SP2(29, 30), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, "Clip", PLAIN},
+        /* asymmetric pads, edges on both sides, 48 channels, no bias */
+        {2, 1, 9, 48, 1, SP2(17, 41), SP2(3, 3), SP2(2, 2), SP2(1, 1), {2, 3, 0, 3}, NULL,
+         false, true, false, "HardSwish", PLAIN},
+        /* 5x5 dilated, pads 4, LeakyRelu (a pass after the stores) */
+        {2, 1, 12, 33, 1, SP2(31, 60), SP2(5, 5), SP2(2, 2), SP2(2, 2), {4, 4, 4, 4}, NULL,
+         true, true, false, "LeakyRelu", PLAIN},
+        /* 2x1 kernel, output rows 12 and 25 wide */
+        {2, 1, 16, 24, 1, SP2(9, 24), SP2(2, 1), SP2(2, 2), SP2(1, 1), {0, 0, 0, 0}, NULL, true,
+         true, false, NULL, PLAIN},
+        {2, 1, 16, 24, 1, SP2(9, 50), SP2(2, 1), SP2(2, 2), SP2(1, 1), {0, 0, 0, 1}, NULL, true,
+         true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        if (q8_cpu()->avx512f) cr_assert(ocl_takes(&specs[i]), "spec %zu not taken", i);
+        check_conv(specs[i], &r);
+        check_conv_same_bits_x(specs[i], &r, true);
+    }
+    /* not taken: stride 1, few input channels, narrow outputs */
+    conv_spec no[] = {
+        {2, 1, 32, 64, 1, SP2(27, 55), SP2(3, 3), SP2(1, 1), SP2(1, 1), {0, 0, 0, 0}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 3, 64, 1, SP2(27, 55), SP2(7, 7), SP2(2, 2), SP2(1, 1), {3, 3, 3, 3}, NULL,
+         true, true, false, NULL, PLAIN},
+        {2, 1, 32, 64, 1, SP2(27, 15), SP2(3, 3), SP2(2, 2), SP2(1, 1), {1, 1, 1, 1}, NULL,
+         true, true, false, NULL, PLAIN},
+    };
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++) cr_assert(!ocl_takes(&no[i]));
 }
 
 /* Large 2-D maps with one group run in bands of output rows, each built and

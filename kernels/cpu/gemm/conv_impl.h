@@ -15,6 +15,7 @@ typedef enum conv_mode {
     CONV_COL1,      /* one output pixel: the column gathered into scratch, GEMV */
     CONV_DEPTHWISE, /* one input channel per group: direct loops on the planes */
     CONV_FEWC,      /* few input channels, AVX-512: direct loops on X (conv_fewc.h) */
+    CONV_OCL,       /* output channels in the lanes, AVX-512: direct loops on X (conv_ocl.h) */
 } conv_mode;
 
 /* What prepare decided for one node: the start of its prep blob (a packed
@@ -39,7 +40,7 @@ typedef struct conv_prep {
     int64_t ph[3], nph, plane, nprime;
     bool direct;
     const void *a_packed;   /* W packed for q8_sgemm (later in this blob), or NULL */
-    const float *fewc_w;    /* CONV_FEWC: W packed for it (later in this blob) */
+    const float *direct_w;    /* CONV_FEWC, CONV_OCL: W packed for it (later in this blob) */
     int64_t ngemm;      /* GEMM offset entries (4 each) at tail[0] */
     int64_t tail[];     /* offs[4*ngemm], then (planes) offk[kg] */
 } conv_prep;

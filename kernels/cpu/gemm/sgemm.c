@@ -157,6 +157,14 @@ static inline int64_t kb_start(const kblocks *b, int64_t i) {
 static inline int64_t kb_size(const kblocks *b, int64_t i) { return b->base + (i < b->rem); }
 static inline int64_t kb_max(const kblocks *b) { return b->base + (b->rem > 0); }
 
+int64_t q8_sgemm_kblock_count(int64_t k) { return kblocks_of(k).n; }
+
+void q8_sgemm_kblock(int64_t k, int64_t i, int64_t *k0, int64_t *kc) {
+    kblocks b = kblocks_of(k);
+    *k0 = kb_start(&b, i);
+    *kc = kb_size(&b, i);
+}
+
 static inline int64_t round_up(int64_t v, int64_t a) { return (v + a - 1) / a * a; }
 static inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 

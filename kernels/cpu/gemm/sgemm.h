@@ -103,6 +103,13 @@ size_t q8_sgemm_packed_b_bytes(int64_t k, int64_t n, int64_t count, unsigned fla
 void q8_sgemm_pack_b(void *dst, bool trans, int64_t k, int64_t n, const float *src, int64_t ld,
                      int64_t count, int64_t stride, unsigned flags);
 
+/* The K blocking of every GEMM, fixed by K alone: ceil(K / 256) blocks of
+ * (almost) equal size, each a chain of FMAs from +0 whose sums are added in
+ * order. Block i of k is [*k0, *k0 + *kc). Direct conv kernels that give the
+ * lowerings' bits follow it (conv_ocl.h). */
+int64_t q8_sgemm_kblock_count(int64_t k);
+void q8_sgemm_kblock(int64_t k, int64_t i, int64_t *k0, int64_t *kc);
+
 /* Name of the micro-kernel used with these flags ("avx512", "avx2",
  * "portable"), for benchmarks and logs. */
 const char *q8_sgemm_kernel_name(unsigned flags);

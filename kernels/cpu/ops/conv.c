@@ -10,7 +10,8 @@
  * input channel per group, a few outputs each) run direct loops on the
  * planes; few-input-channel convs (a network's first) run direct loops on
  * X where AVX-512 is (conv_fewc.h), and so do depthwise ones (conv_dwx.h;
- * conv_dwr.h: stride 1 or 2, each input row loaded once).
+ * conv_dwr.h: stride 1 or 2, each input row loaded once) and stride-2 ones
+ * with the output channels in the lanes (conv_ocl.h).
  * Large 2-D shift-mode maps run in bands of output rows (see "banded
  * shift"). The internal attribute _conv_impl ("im2col", "shift": the
  * whole map's planes, no bands) forces a GEMM lowering, for tests;
@@ -23,6 +24,7 @@
 #include "conv_dwx.h"
 #include "conv_fewc.h"
 #include "conv_impl.h"
+#include "conv_ocl.h"
 #include "cpu_op.h"
 #include "sgemm.h"
 
@@ -100,12 +102,17 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, const q8_prep
     if (!strcmp(impl, "auto") && mode != CONV_DEPTHWISE && w->data && !x->data &&
         q8_conv_fewc_fits(p))
         mode = CONV_FEWC;
-    int64_t ngemm = mode == CONV_DEPTHWISE || mode == CONV_FEWC ? 0
+    else if (!strcmp(impl, "auto") && mode != CONV_DEPTHWISE && w->data && !x->data &&
+             q8_conv_ocl_fits(p))
+        mode = CONV_OCL;
+    bool direct_x = mode == CONV_FEWC || mode == CONV_OCL;
+    int64_t ngemm = mode == CONV_DEPTHWISE || direct_x ? 0
                     : mode == CONV_SHIFT                          ? grp
                                                                   : p->nb * grp;
     bool planes = mode == CONV_SHIFT || mode == CONV_DEPTHWISE;
     size_t pa = mode == CONV_DEPTHWISE ? 0
                 : mode == CONV_FEWC ? sizeof(float) * q8_conv_fewc_packed_floats(p)
+                : mode == CONV_OCL  ? sizeof(float) * q8_conv_ocl_packed_floats(p)
                                     : q8_sgemm_packed_a_bytes(mg, p->kg, grp, 0);
     bool pack = w->data && !x->data && pa && out_sp > 1;
     /* 1x1 on the blocked path (W packed): kernels that read B rows in place
@@ -180,10 +187,11 @@ static q8_status conv_prepare(const q8_graph *g, const q8_node *n, const q8_prep
             offs[4 * i + 3] = gi * mg;
         }
     }
-    if (pack && mode == CONV_FEWC) {
+    if (pack && direct_x) {
         float *pk = (float *)((char *)cp + head);
-        q8_conv_fewc_pack(p, w->data, pk);
-        cp->fewc_w = pk;
+        if (mode == CONV_FEWC) q8_conv_fewc_pack(p, w->data, pk);
+        else q8_conv_ocl_pack(p, w->data, pk);
+        cp->direct_w = pk;
     } else if (pack) {
         void *pk = (char *)cp + head;
         q8_sgemm_pack_a(pk, false, mg, p->kg, w->data, p->kg, grp, mg * p->kg, 0);
@@ -376,6 +384,7 @@ static size_t conv_scratch(const q8_graph *g, const q8_node *n, const void *prep
                        : (cp->dwc ? q8_conv_dwc_per_thread(p) : dw_per_thread(cp)) *
                              (size_t)n_threads;
     if (cp->mode == CONV_FEWC) return 0;
+    if (cp->mode == CONV_OCL) return q8_conv_ocl_per_thread(p) * (size_t)n_threads;
     band_plan b;
     if (band_plan_of(p, cp, &b)) return b.per_thread * (size_t)n_threads;
     q8_sgemm_op op = conv_op(p, cp, NULL, NULL, NULL, NULL);
@@ -446,9 +455,18 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
     }
     if (cp->mode == CONV_FEWC) {
 #if Q8_FEWC_X86
-        conv_fewc_args a = {.p = p, .x = X, .wp = cp->fewc_w, .bias = bias, .y = Y};
+        conv_fewc_args a = {.p = p, .x = X, .wp = cp->direct_w, .bias = bias, .y = Y};
         q8_parallel_for(x->pool, p->nb * p->geo.out[1], grain_for(p->m * p->geo.out[2] * p->kg),
                         q8_conv_fewc_range, &a);
+#endif
+        return;
+    }
+    if (cp->mode == CONV_OCL) {
+#if Q8_OCL_X86
+        conv_ocl_args a = {.p = p, .x = X, .wp = cp->direct_w, .bias = bias, .y = Y,
+                           .scratch = x->scratch};
+        q8_parallel_for(x->pool, q8_conv_ocl_items(p), grain_for(Q8_OCL_MB * p->geo.out[2] * p->kg),
+                        q8_conv_ocl_range, &a);
 #endif
         return;
     }
@@ -485,7 +503,7 @@ static void conv_run(const q8_exec *x, const q8_node *n) {
  * path, which uses it; or for the few-channel loops. */
 static bool conv_packed_input(const void *prep, int j) {
     const conv_prep *cp = prep;
-    return j == 1 && (cp->a_packed || cp->fewc_w);
+    return j == 1 && (cp->a_packed || cp->direct_w);
 }
 
 const q8_cpu_op q8_cpu_conv = {.prepare = conv_prepare, .run = conv_run, .scratch = conv_scratch,
