@@ -1242,8 +1242,7 @@ static bool ocl_takes(const conv_spec *s) {
  * then bias and activation, NaN and -0 inputs included; a last channel
  * block of 8 or 16 (one vector), tiles of unequal widths, edge pixels on
  * the left, the right or both (gathered), rows of taps above and below X
- * (the zero row), dilation, several images, W as a graph input (the GEMM,
- * for the reference only). */
+ * (the zero row), dilation, several images. */
 Test(conv_op, stride2_channels_in_lanes) {
     q8t_rng r = q8t_seed(41);
     conv_spec specs[] = {

@@ -27,16 +27,23 @@ bool q8_conv_fewc_fits(const q8_conv_params *p) {
 #endif
 }
 
+size_t q8_conv_blocks_packed_floats(const q8_conv_params *p, int64_t mb) {
+    return (size_t)((p->m + mb - 1) / mb * p->kg * mb);
+}
+
+void q8_conv_blocks_pack(const q8_conv_params *p, const float *w, int64_t mb, float *dst) {
+    for (int64_t m0 = 0; m0 < p->m; m0 += mb)
+        for (int64_t k = 0; k < p->kg; k++)
+            for (int64_t i = 0; i < mb; i++)
+                *dst++ = m0 + i < p->m ? w[(m0 + i) * p->kg + k] : 0.0f;
+}
+
 size_t q8_conv_fewc_packed_floats(const q8_conv_params *p) {
-    int64_t blocks = (p->m + Q8_FEWC_MB - 1) / Q8_FEWC_MB;
-    return (size_t)(blocks * p->kg * Q8_FEWC_MB);
+    return q8_conv_blocks_packed_floats(p, Q8_FEWC_MB);
 }
 
 void q8_conv_fewc_pack(const q8_conv_params *p, const float *w, float *dst) {
-    for (int64_t m0 = 0; m0 < p->m; m0 += Q8_FEWC_MB)
-        for (int64_t k = 0; k < p->kg; k++)
-            for (int64_t i = 0; i < Q8_FEWC_MB; i++)
-                *dst++ = m0 + i < p->m ? w[(m0 + i) * p->kg + k] : 0.0f;
+    q8_conv_blocks_pack(p, w, Q8_FEWC_MB, dst);
 }
 
 bool q8_conv_dwx_fits(const q8_conv_params *p) {

@@ -33,6 +33,9 @@ bool q8_conv_fewc_fits(const q8_conv_params *p);
  * channels past m zero. */
 size_t q8_conv_fewc_packed_floats(const q8_conv_params *p);
 void q8_conv_fewc_pack(const q8_conv_params *p, const float *w, float *dst);
+/* The same for blocks of mb channels (conv_ocl.h's 32). */
+size_t q8_conv_blocks_packed_floats(const q8_conv_params *p, int64_t mb);
+void q8_conv_blocks_pack(const q8_conv_params *p, const float *w, int64_t mb, float *dst);
 
 typedef struct conv_fewc_args {
     const q8_conv_params *p;

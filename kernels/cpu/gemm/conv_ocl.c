@@ -3,6 +3,7 @@
  * kernels/cpu/x86/conv_ocl_avx512.c). */
 #include "conv_ocl.h"
 
+#include "conv_fewc.h"
 #include "cpu_features.h"
 
 bool q8_conv_ocl_fits(const q8_conv_params *p) {
@@ -29,15 +30,11 @@ bool q8_conv_ocl_fits(const q8_conv_params *p) {
 }
 
 size_t q8_conv_ocl_packed_floats(const q8_conv_params *p) {
-    int64_t blocks = (p->m + Q8_OCL_MB - 1) / Q8_OCL_MB;
-    return (size_t)(blocks * p->kg * Q8_OCL_MB);
+    return q8_conv_blocks_packed_floats(p, Q8_OCL_MB);
 }
 
 void q8_conv_ocl_pack(const q8_conv_params *p, const float *w, float *dst) {
-    for (int64_t m0 = 0; m0 < p->m; m0 += Q8_OCL_MB)
-        for (int64_t k = 0; k < p->kg; k++)
-            for (int64_t i = 0; i < Q8_OCL_MB; i++)
-                *dst++ = m0 + i < p->m ? w[(m0 + i) * p->kg + k] : 0.0f;
+    q8_conv_blocks_pack(p, w, Q8_OCL_MB, dst);
 }
 
 void q8_conv_ocl_inside(const q8_conv_geom *G, int64_t *lo, int64_t *hi) {
