@@ -13,9 +13,10 @@ bool q8_conv_ocl_fits(const q8_conv_params *p) {
     if (p->g != 1 || p->kprod == 1) return false;
     if (G->in[0] != 1 || G->k[0] != 1 || G->pb[0] != 0 || G->pe[0] != 0) return false;
     /* Stride 2 in both dims: there the lowerings build four phase planes
-     * and compact a grid output; with stride 1 they read X's rows in place
-     * (measured on YOLOv5s's shapes: conv_ocl.h). A block of 32 channels
-     * and a tile of 12 pixels mostly filled. */
+     * and compact a grid output; on stride-1 and 1x1 convs this kernel ran
+     * as fast or slower (docs/performance.md, "Stride-2 convolutions with
+     * the channels in the lanes"). A block of 32 channels and a tile of 12
+     * pixels mostly filled. */
     if (G->s[1] != 2 || G->s[2] != 2) return false;
     /* Few input channels (a 3-channel 7x7 or 6x6 first conv) ran slower
      * than the GEMM: a tile's epilogue over a short K. */
