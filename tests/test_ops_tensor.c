@@ -306,6 +306,11 @@ Test(tensor_transpose, fast_paths) {
          * chunks over the threads (the last one partial, every dtype) */
         {Q8_F32, 4, {1, 160, 170, 3}, {0, 3, 1, 2}, true},
         {Q8_F32, 4, {2, 33, 70, 4}, {0, 3, 1, 2}, true}, /* RGBA, two images */
+        /* a detection head's NCHW -> NHWC and its anchors' [85][HW] ->
+         * [HW][85]: 16 x 16 blocks with partial ones on both edges */
+        {Q8_F32, 4, {1, 85, 20, 21}, {0, 2, 3, 1}, true},
+        {Q8_F32, 3, {3, 85, 400}, {0, 2, 1}, true},
+        {Q8_F32, 3, {2, 17, 5}, {0, 2, 1}, true},
     };
     static const q8_dtype dts[] = {Q8_U8, Q8_F16, Q8_F32, Q8_I64};
     q8t_rng r = q8t_seed(12);
