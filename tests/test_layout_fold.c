@@ -1,5 +1,6 @@
 /* src/passes/layout_fold.c: a zero Pad folds into the Conv, a Transpose into
- * a Reduce that drops axes, Transpose pairs into one or none; each folded
+ * a Reduce that drops axes, Transpose pairs into one or none, Transpose ->
+ * Reshape -> Transpose into one Transpose; each folded
  * graph is checked against plain loops, and the cases that must not fold
  * (reflect padding, a non-zero pad value, keepdims=1, kept axes out of
  * order) keep their nodes and their values. */
@@ -266,5 +267,71 @@ Test(layout_fold, transpose_pairs_compose_or_cancel) {
                     float v = x[((n * d[1] + c) * d[2] + h) * d[3] + w];
                     cr_assert_float_eq(y[((n * 5 + w) * 4 + h) * 3 + c], v > 0 ? v : 0, 0);
                 }
+    free(y);
+}
+
+/* ---- Transpose -> Reshape -> Transpose ---- */
+
+/* Two detection heads of x [1, A * F, Hh, Ww] (the second through a Relu):
+ * to NHWC, Reshape to [1, Hh * Ww, A, F] (rdims), anchors first: [1, A,
+ * Hh * Ww, F]; joined on axis 2. With rdims mixing axes the fold must not
+ * apply. */
+enum { A = 2, F = 6, Hh = 4, Ww = 5, NX = A * F * Hh * Ww };
+
+static float *two_heads(const float *x, const int64_t *rdims, int *n_tr) {
+    int64_t xd[4] = {1, A * F, Hh, Ww}, sd[1] = {4};
+    q8_graph *g = with_input(xd, 4);
+    constant(g, "shape", Q8_I64, sd, 1, rdims);
+    const char *ra[1] = {"x"};
+    node(g, "Relu", ra, 1, "xr");
+    static const int64_t nhwc[4] = {0, 2, 3, 1}, swap[4] = {0, 2, 1, 3};
+    const char *src[2] = {"x", "xr"}, *t1[2] = {"a1", "b1"}, *z[2] = {"az", "bz"};
+    const char *t2[2] = {"a2", "b2"};
+    for (int h = 0; h < 2; h++) {
+        const char *i1[1] = {src[h]}, *i2[2] = {t1[h], "shape"}, *i3[1] = {z[h]};
+        ints_attr(node(g, "Transpose", i1, 1, t1[h]), "perm", nhwc, 4);
+        node(g, "Reshape", i2, 2, z[h]);
+        ints_attr(node(g, "Transpose", i3, 1, t2[h]), "perm", swap, 4);
+    }
+    const char *ci[2] = {"a2", "b2"};
+    int_attr(node(g, "Concat", ci, 2, "y"), "axis", 2);
+    int pads;
+    return finish_and_run(g, x, 2 * NX, &pads, n_tr);
+}
+
+/* The heads by plain loops on the reshaped NHWC bytes (rdims[1..3]). */
+static void ref_heads(const float *x, const int64_t *rdims, float *y) {
+    float nhwc[NX];
+    for (int c = 0; c < A * F; c++)
+        for (int p = 0; p < Hh * Ww; p++) nhwc[p * A * F + c] = x[c * Hh * Ww + p];
+    int64_t d1 = rdims[1], d2 = rdims[2], d3 = rdims[3];
+    for (int h = 0; h < 2; h++)
+        for (int64_t i = 0; i < d2; i++)
+            for (int64_t j = 0; j < d1; j++)
+                for (int64_t k = 0; k < d3; k++) {
+                    float v = nhwc[(j * d2 + i) * d3 + k];
+                    y[(i * 2 * d1 + h * d1 + j) * d3 + k] = h && v < 0 ? 0 : v;
+                }
+}
+
+Test(layout_fold, transpose_reshape_transpose_becomes_one_transpose) {
+    q8t_rng rng = q8t_seed(5);
+    float x[NX], want[2 * NX];
+    q8t_fill(&rng, x, NX, -1, 1);
+    /* splits only: [.., A * F] -> [A, F], pixels merged: one Transpose a head */
+    int64_t split[4] = {1, Hh * Ww, A, F};
+    int n_tr;
+    float *y = two_heads(x, split, &n_tr);
+    cr_assert_eq(n_tr, 2, "each head should keep one Transpose, not %d", n_tr);
+    ref_heads(x, split, want);
+    for (int i = 0; i < 2 * NX; i++) cr_assert_float_eq(y[i], want[i], 0, "element %d", i);
+    free(y);
+    /* [1, 4, 5, 12] -> [1, 5, 4, 12]: the 4 and the 5 swap places, no
+     * common axes: the nodes stay, the values are the same */
+    int64_t mixed[4] = {1, Ww, Hh, A * F};
+    y = two_heads(x, mixed, &n_tr);
+    cr_assert_eq(n_tr, 4, "a Reshape that mixes axes must not fold");
+    ref_heads(x, mixed, want);
+    for (int i = 0; i < 2 * NX; i++) cr_assert_float_eq(y[i], want[i], 0, "element %d", i);
     free(y);
 }

@@ -6,10 +6,17 @@
  *   folded into the Reduce's axes when the kept axes stay in order (NHWC
  *   heads: Transpose to NHWC, then ReduceMean over H and W);
  * - two Transposes in a row compose into one, or into nothing when they
- *   cancel (NCHW -> NHWC -> NCHW around layout-agnostic ops).
+ *   cancel (NCHW -> NHWC -> NCHW around layout-agnostic ops);
+ * - Transpose -> Reshape -> Transpose, where the Reshape only splits and
+ *   merges axes, becomes Reshape -> one Transpose -> Reshape (a TF export's
+ *   detection head: to NHWC, [.., 255] split into 3 anchors x 85, anchors
+ *   moved ahead of the pixels: two passes over the map, now one; the
+ *   Reshapes are views).
  * The results are the same values: padding reads the same zeros, and a
  * reduction sums the same elements (in another order: the last bits of a
  * float sum may differ). */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "op.h"
@@ -101,8 +108,9 @@ static bool transpose_perm(const q8_graph *g, const q8_node *t, int64_t *perm, i
     return true;
 }
 
-static int new_axes_tensor(q8_graph *g, const int64_t *axes, int n, q8_error *err) {
-    int ti = q8_graph_add_tensor_unique(g, "axes_transpose_folded");
+static int new_i64_tensor(q8_graph *g, const char *name, const int64_t *axes, int n,
+                          q8_error *err) {
+    int ti = q8_graph_add_tensor_unique(g, name);
     if (ti < 0) {
         q8_fail(err, Q8_ERR_NOMEM, "out of memory");
         return -1;
@@ -146,7 +154,7 @@ static q8_status fold_transpose_reduce(q8_graph *g, q8_node *red, const int *use
     int nm = 0;
     for (int i = 0; i < r; i++)
         if (reduced[i]) mapped[nm++] = perm[i];
-    int ai = new_axes_tensor(g, mapped, nm, err);
+    int ai = new_i64_tensor(g, "axes_transpose_folded", mapped, nm, err);
     if (ai < 0) return err->status;
     red->inputs[0] = t->inputs[0];
     red->inputs[1] = ai;
@@ -194,6 +202,107 @@ static q8_status fold_transpose_pair(q8_graph *g, q8_node *t2, const int *uses, 
     return q8_node_reinfer(g, t2, err);
 }
 
+/* ---- Transpose -> Reshape -> Transpose ---- */
+
+/* The coarsest axes ("atoms") that both dims a (na) and dims b (nb), of the
+ * same element count, are made of: the union of their running products,
+ * each one dividing the next. Axis i of a is atoms [ra[i], ra[i + 1]) (of
+ * b: rb); size-1 axes hold none. False when no such atoms exist (a
+ * Reshape that mixes axes) or a dim is 0. */
+static bool common_atoms(const int64_t *a, int na, const int64_t *b, int nb, int64_t *atoms,
+                         int *n_atoms, int *ra, int *rb) {
+    int64_t cut[2 * Q8_MAX_DIMS + 1];
+    int nc = 0, i = 0, j = 0;
+    int64_t pa = 1, pb = 1;
+    cut[nc++] = 1;
+    ra[0] = rb[0] = 0;
+    /* merge the two running products in increasing order */
+    while (i < na || j < nb) {
+        int64_t na_next = i < na ? pa * a[i] : INT64_MAX, nb_next = j < nb ? pb * b[j] : INT64_MAX;
+        if ((i < na && a[i] <= 0) || (j < nb && b[j] <= 0)) return false;
+        int64_t next = na_next < nb_next ? na_next : nb_next;
+        if (next % cut[nc - 1]) return false;
+        if (next != cut[nc - 1]) cut[nc++] = next;
+        if (na_next == next) pa = na_next, ra[++i] = nc - 1;
+        if (nb_next == next) pb = nb_next, rb[++j] = nc - 1;
+    }
+    *n_atoms = nc - 1;
+    for (int k = 0; k + 1 < nc; k++) atoms[k] = cut[k + 1] / cut[k];
+    return true;
+}
+
+static q8_status fold_transpose_reshape(q8_graph *g, q8_node *t2, const int *uses, bool *done,
+                                        q8_error *err) {
+    q8_node *r = single_use_producer(g, t2->inputs[0], uses);
+    if (!r || !is_onnx(r, "Reshape")) return Q8_OK;
+    q8_node *t1 = single_use_producer(g, r->inputs[0], uses);
+    if (!t1 || !is_onnx(t1, "Transpose")) return Q8_OK;
+    int64_t p1[Q8_MAX_DIMS], p2[Q8_MAX_DIMS];
+    int n1, n2;
+    if (!transpose_perm(g, t1, p1, &n1) || !transpose_perm(g, t2, p2, &n2)) return Q8_OK;
+    const q8_tensor *y = q8_out(g, t1, 0), *z = q8_out(g, r, 0);
+    const q8_tensor *w = q8_out(g, t2, 0);
+    if (y->ndim != n1 || z->ndim != n2 || w->ndim != n2) return Q8_OK;
+    int64_t atoms[2 * Q8_MAX_DIMS];
+    int na, ry[Q8_MAX_DIMS + 1], rz[Q8_MAX_DIMS + 1];
+    if (!common_atoms(y->dims, n1, z->dims, n2, atoms, &na, ry, rz)) return Q8_OK;
+    /* x's axis p1[i] is y's axis i: x in atoms is y's atoms, its axes'
+     * groups in x's order; the output is z's atoms, z's axes' groups in
+     * p2's order */
+    int xa[2 * Q8_MAX_DIMS], oa[2 * Q8_MAX_DIMS], nx = 0, no = 0, inv1[Q8_MAX_DIMS];
+    for (int i = 0; i < n1; i++) inv1[p1[i]] = i;
+    for (int k = 0; k < n1; k++)
+        for (int t = ry[inv1[k]]; t < ry[inv1[k] + 1]; t++) xa[nx++] = t;
+    for (int i = 0; i < n2; i++)
+        for (int t = rz[p2[i]]; t < rz[p2[i] + 1]; t++) oa[no++] = t;
+    if (nx != na || no != na || na > Q8_MAX_DIMS) return Q8_OK;
+    int64_t xdims[Q8_MAX_DIMS], perm[Q8_MAX_DIMS];
+    for (int k = 0; k < na; k++) {
+        xdims[k] = atoms[xa[k]];
+        for (int m = 0; m < na; m++)
+            if (xa[m] == oa[k]) perm[k] = m;
+    }
+    /* Reshape(x -> xdims) -> Transpose(perm) -> Reshape(-> w's dims), in the
+     * nodes t1 (dead), r and t2 and one new Reshape after t2 */
+    int shape_in = new_i64_tensor(g, "shape_transpose_folded", xdims, na, err);
+    if (shape_in < 0) return err->status;
+    int64_t wn = w->ndim;
+    int shape_out = new_i64_tensor(g, "shape_transpose_folded", w->dims, (int)wn, err);
+    if (shape_out < 0) return err->status;
+    int mid = q8_graph_add_tensor_unique(g, "transposed_folded");
+    if (mid < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    int pos = -1;
+    for (int i = 0; i < g->n_nodes; i++)
+        if (g->nodes[i] == t2) pos = i;
+    size_t len = strlen(t2->name) + 16;
+    char *name = malloc(len);
+    if (!name) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    snprintf(name, len, "%s_reshape", t2->name);
+    int ni = q8_graph_add_node(g, name, "Reshape");
+    free(name);
+    if (ni < 0 || pos < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    q8_node *rs = g->nodes[ni];
+    rs->scope = t2->scope;
+    rs->op = q8_op_lookup("", "Reshape");
+    int rin[2] = {mid, shape_out}, wout = t2->outputs[0];
+    Q8_TRY(q8_node_set_io(rs, rin, 2, &wout, 1, err));
+    memmove(g->nodes + pos + 2, g->nodes + pos + 1, sizeof *g->nodes * (size_t)(ni - pos - 1));
+    g->nodes[pos + 1] = rs;
+    r->inputs[0] = t1->inputs[0];
+    r->inputs[1] = shape_in;
+    t2->outputs[0] = mid;
+    q8_attr *a = q8_node_set_attr(t2, "perm", Q8_ATTR_INTS);
+    if (!a || !(a->ints = malloc(sizeof(int64_t) * (size_t)na)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    memcpy(a->ints, perm, sizeof(int64_t) * (size_t)na);
+    a->n = na;
+    t1->dead = *done = true;
+    q8_graph_fix_producers(g); /* the nodes after t2 moved up by one */
+    Q8_TRY(q8_node_reinfer(g, r, err));
+    Q8_TRY(q8_node_reinfer(g, t2, err));
+    return q8_node_reinfer(g, rs, err);
+}
+
 q8_status q8_pass_fold_layout(q8_graph *g, q8_error *err) {
     q8_status s = Q8_OK;
     /* use counts go stale as nodes fold (and folds add tensors): recount
@@ -207,7 +316,10 @@ q8_status q8_pass_fold_layout(q8_graph *g, q8_error *err) {
             q8_node *n = g->nodes[i];
             if (is_onnx(n, "Conv")) s = fold_pad(g, n, uses, &changed, err);
             else if (is_reduce(n)) s = fold_transpose_reduce(g, n, uses, &changed, err);
-            else if (is_onnx(n, "Transpose")) s = fold_transpose_pair(g, n, uses, &changed, err);
+            else if (is_onnx(n, "Transpose")) {
+                s = fold_transpose_pair(g, n, uses, &changed, err);
+                if (s == Q8_OK && !changed) s = fold_transpose_reshape(g, n, uses, &changed, err);
+            }
         }
         free(uses);
     }
