@@ -49,9 +49,24 @@ static bool is_input(const q8_graph *g, int t) {
     return false;
 }
 
-static int cmp_by_size(const void *a, const void *b, void *ctx) {
-    const buf_info *bi = ctx;
-    int x = *(const int *)a, y = *(const int *)b;
+/* The orders the greedy placement tries (the smallest arena is kept; ties
+ * go to the earlier order): largest first; largest size x lifetime first;
+ * in order of first use; longest lifetime first (larger first on ties).
+ * Largest first alone left YOLOv5s's FP32 arena 18% above the most bytes
+ * live at once (the longest-lived first: exactly that), and on 42 real
+ * models the four together are 1.5% smaller on average, up to 11%, than
+ * largest first alone. Best fit instead of first fit changed nothing. */
+typedef enum place_order { ORDER_SIZE, ORDER_AREA, ORDER_FIRST, ORDER_SPAN, ORDER_COUNT } place_order;
+
+static int cmp_buf(int x, int y, const buf_info *bi, place_order o) {
+    if (o == ORDER_AREA) {
+        double ax = (double)bi[x].size * (double)(bi[x].last - bi[x].first + 1);
+        double ay = (double)bi[y].size * (double)(bi[y].last - bi[y].first + 1);
+        if (ax != ay) return ax < ay ? 1 : -1;
+    }
+    if (o == ORDER_FIRST && bi[x].first != bi[y].first) return bi[x].first < bi[y].first ? -1 : 1;
+    if (o == ORDER_SPAN && bi[x].last - bi[x].first != bi[y].last - bi[y].first)
+        return bi[x].last - bi[x].first < bi[y].last - bi[y].first ? 1 : -1;
     if (bi[x].size != bi[y].size) return bi[x].size < bi[y].size ? 1 : -1;
     if (bi[x].first != bi[y].first) return bi[x].first < bi[y].first ? -1 : 1;
     return x - y;
@@ -67,15 +82,84 @@ static int cmp_span(const void *a, const void *b) {
 }
 
 /* Insertion sort with a context (qsort_r is not portable); n is small. */
-static void sort_ids(int *ids, int n, buf_info *bi) {
+static void sort_ids(int *ids, int n, const buf_info *bi, place_order o) {
     for (int i = 1; i < n; i++) {
         int v = ids[i], j = i - 1;
-        while (j >= 0 && cmp_by_size(&ids[j], &v, bi) > 0) {
+        while (j >= 0 && cmp_buf(ids[j], v, bi, o) > 0) {
             ids[j + 1] = ids[j];
             j--;
         }
         ids[j + 1] = v;
     }
+}
+
+/* Greedy placement of the buffers ids[0..n) in that order: each at the
+ * lowest offset that does not collide with an already placed buffer alive
+ * at the same time (boff). Returns the arena's size. */
+static size_t place(const int *ids, int n, const buf_info *bi, const q8_scopes *sc, span *ov,
+                    size_t *boff) {
+    size_t peak = 0;
+    for (int k = 0; k < n; k++) {
+        int b = ids[k];
+        size_t size = q8_align_up(bi[b].size, Q8_ALIGN), off = 0;
+        /* Placed buffers alive at the same time, by offset; take the first
+         * gap that fits. */
+        int nov = 0;
+        for (int q = 0; q < k; q++) {
+            int c = ids[q];
+            if (bi[c].last < bi[b].first || bi[c].first > bi[b].last) continue;
+            /* the two sides of an If never run together */
+            if (sc->n && q8_scope_exclusive(sc, bi[b].scope, bi[c].scope)) continue;
+            ov[nov].start = boff[c];
+            ov[nov].end = boff[c] + q8_align_up(bi[c].size, Q8_ALIGN);
+            nov++;
+        }
+        qsort(ov, (size_t)nov, sizeof *ov, cmp_span);
+        for (int q = 0; q < nov; q++) {
+            if (off + size <= ov[q].start) break;
+            if (ov[q].end > off) off = ov[q].end;
+        }
+        boff[b] = off;
+        if (off + size > peak) peak = off + size;
+    }
+    return peak;
+}
+
+/* The buffers ids[0..n) placed in each order (ids is reordered); the
+ * offsets of the smallest arena go to boff (try: scratch of nboff). */
+static size_t place_best(int *ids, int n, const buf_info *bi, const q8_scopes *sc, span *ov,
+                         size_t *boff, size_t *try, size_t nboff) {
+    size_t peak = SIZE_MAX;
+    for (int o = 0; o < ORDER_COUNT; o++) {
+        sort_ids(ids, n, bi, (place_order)o);
+        size_t got = place(ids, n, bi, sc, ov, try);
+        if (got < peak) {
+            peak = got;
+            memcpy(boff, try, sizeof *boff * nboff);
+        }
+    }
+    return peak;
+}
+
+size_t q8_plan_place(const size_t *size, const int64_t *first, const int64_t *last, int n,
+                     size_t *off) {
+    buf_info *bi = calloc((size_t)n + 1, sizeof *bi);
+    int *ids = malloc(sizeof(int) * ((size_t)n + 1));
+    span *ov = malloc(sizeof(span) * ((size_t)n + 1));
+    size_t *try = malloc(sizeof(size_t) * ((size_t)n + 1)), peak = SIZE_MAX;
+    if (bi && ids && ov && try) {
+        for (int i = 0; i < n; i++) {
+            bi[i] = (buf_info){.first = first[i], .last = last[i], .size = size[i]};
+            ids[i] = i;
+        }
+        q8_scopes none = {0};
+        peak = place_best(ids, n, bi, &none, ov, off, try, (size_t)n);
+    }
+    free(bi);
+    free(ids);
+    free(ov);
+    free(try);
+    return peak;
 }
 
 /* Buffer of root r goes into the buffer of root into, at byte offset at;
@@ -174,13 +258,14 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
     buf_info *bi = calloc((size_t)maxb, sizeof *bi);
     int *ids = malloc(sizeof(int) * (size_t)maxb);
     size_t *boff = malloc(sizeof(size_t) * (size_t)maxb);
+    size_t *boff_try = malloc(sizeof(size_t) * (size_t)maxb);
     int *root_buf = malloc(sizeof(int) * (size_t)(nt + 1));
     span *ov = malloc(sizeof(span) * (size_t)maxb);
     q8_scopes sc = {0};
     q8_status s = Q8_OK;
     if (q8_graph_has_control(g) && (s = q8_scopes_build(g, &sc, err)) != Q8_OK) goto out;
     if (!ov || !parent || !rel || !first || !last || !live || !p->offset || !p->buffer ||
-        !p->scratch_offset || !p->scratch_bytes || !bi || !ids || !boff || !root_buf) {
+        !p->scratch_offset || !p->scratch_bytes || !bi || !ids || !boff || !boff_try || !root_buf) {
         s = q8_fail(err, Q8_ERR_NOMEM, "out of memory planning memory");
         goto out;
     }
@@ -309,37 +394,11 @@ q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ct
         bi[nb].scope = g->nodes[i]->scope;
         nb++;
     }
-    /* Greedy by size: largest first, each at the lowest offset that does not
-     * collide with an already placed buffer alive at the same time. */
+    /* Greedy placement in each order; the smallest arena is kept. */
     int nplace = 0;
     for (int b = 0; b < nb; b++)
         if (bi[b].size && bi[b].first >= 0) ids[nplace++] = b;
-    sort_ids(ids, nplace, bi);
-    size_t peak = 0;
-    for (int k = 0; k < nplace; k++) {
-        int b = ids[k];
-        size_t size = q8_align_up(bi[b].size, Q8_ALIGN), off = 0;
-        /* Placed buffers alive at the same time, by offset; take the first
-         * gap that fits. */
-        int nov = 0;
-        for (int q = 0; q < k; q++) {
-            int c = ids[q];
-            if (bi[c].last < bi[b].first || bi[c].first > bi[b].last) continue;
-            /* the two sides of an If never run together */
-            if (sc.n && q8_scope_exclusive(&sc, bi[b].scope, bi[c].scope)) continue;
-            ov[nov].start = boff[c];
-            ov[nov].end = boff[c] + q8_align_up(bi[c].size, Q8_ALIGN);
-            nov++;
-        }
-        qsort(ov, (size_t)nov, sizeof *ov, cmp_span);
-        for (int q = 0; q < nov; q++) {
-            if (off + size <= ov[q].start) break;
-            if (ov[q].end > off) off = ov[q].end;
-        }
-        boff[b] = off;
-        if (off + size > peak) peak = off + size;
-    }
-    p->arena_bytes = peak;
+    p->arena_bytes = place_best(ids, nplace, bi, &sc, ov, boff, boff_try, (size_t)maxb);
     for (int t = 0; t < nt; t++) {
         if (!live[t]) continue;
         int b = root_buf[uf_find(parent, rel, t)];
@@ -372,6 +431,7 @@ out:
     free(bi);
     free(ids);
     free(boff);
+    free(boff_try);
     free(root_buf);
     free(ov);
     if (s != Q8_OK) q8_plan_free(p);

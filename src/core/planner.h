@@ -27,5 +27,10 @@ typedef size_t (*q8_scratch_fn)(const q8_graph *g, int node, void *ctx);
 q8_status q8_plan_build(const q8_graph *g, q8_scratch_fn scratch_bytes, void *ctx, q8_plan *p,
                         q8_error *err);
 void q8_plan_free(q8_plan *p);
+/* The placement q8_plan_build makes, on bare buffers (bytes, first and
+ * last step alive): each buffer's offset in off; returns the arena's bytes
+ * (SIZE_MAX when out of memory). For tests. */
+size_t q8_plan_place(const size_t *size, const int64_t *first, const int64_t *last, int n,
+                     size_t *off);
 
 #endif
