@@ -335,3 +335,24 @@ Test(layout_fold, transpose_reshape_transpose_becomes_one_transpose) {
     for (int i = 0; i < 2 * NX; i++) cr_assert_float_eq(y[i], want[i], 0, "element %d", i);
     free(y);
 }
+
+Test(layout_fold, transpose_reshape_transpose_that_cancel_leave_a_reshape) {
+    /* x [2, 3, 4] -> (2, 0, 1) -> [4, 2, 3] -> [4, 6] -> (1, 0) -> [6, 4]:
+     * the same bytes as x, so no Transpose at all */
+    q8t_rng rng = q8t_seed(6);
+    float x[24];
+    q8t_fill(&rng, x, 24, -1, 1);
+    int64_t xd[3] = {2, 3, 4}, sd[1] = {2}, shape[2] = {4, 6};
+    q8_graph *g = with_input(xd, 3);
+    constant(g, "shape", Q8_I64, sd, 1, shape);
+    const char *i1[1] = {"x"}, *i2[2] = {"t1", "shape"}, *i3[1] = {"z"};
+    static const int64_t p1[3] = {2, 0, 1}, p2[2] = {1, 0};
+    ints_attr(node(g, "Transpose", i1, 1, "t1"), "perm", p1, 3);
+    node(g, "Reshape", i2, 2, "z");
+    ints_attr(node(g, "Transpose", i3, 1, "y"), "perm", p2, 2);
+    int pads, n_tr;
+    float *y = finish_and_run(g, x, 24, &pads, &n_tr);
+    cr_assert_eq(n_tr, 0, "the two Transposes cancel, %d left", n_tr);
+    for (int i = 0; i < 24; i++) cr_assert_float_eq(y[i], x[i], 0, "element %d", i);
+    free(y);
+}

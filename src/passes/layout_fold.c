@@ -262,13 +262,23 @@ static q8_status fold_transpose_reshape(q8_graph *g, q8_node *t2, const int *use
         for (int m = 0; m < na; m++)
             if (xa[m] == oa[k]) perm[k] = m;
     }
+    int64_t wn = w->ndim;
+    int shape_out = new_i64_tensor(g, "shape_transpose_folded", w->dims, (int)wn, err);
+    if (shape_out < 0) return err->status;
+    bool identity = true;
+    for (int k = 0; k < na; k++) identity &= perm[k] == k;
+    if (identity) { /* the two cancel: one Reshape of x to w (a view) */
+        r->inputs[0] = t1->inputs[0];
+        r->inputs[1] = shape_out;
+        r->outputs[0] = t2->outputs[0];
+        t1->dead = t2->dead = *done = true;
+        q8_graph_fix_producers(g);
+        return q8_node_reinfer(g, r, err);
+    }
     /* Reshape(x -> xdims) -> Transpose(perm) -> Reshape(-> w's dims), in the
      * nodes t1 (dead), r and t2 and one new Reshape after t2 */
     int shape_in = new_i64_tensor(g, "shape_transpose_folded", xdims, na, err);
     if (shape_in < 0) return err->status;
-    int64_t wn = w->ndim;
-    int shape_out = new_i64_tensor(g, "shape_transpose_folded", w->dims, (int)wn, err);
-    if (shape_out < 0) return err->status;
     int mid = q8_graph_add_tensor_unique(g, "transposed_folded");
     if (mid < 0) return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
     int pos = -1;

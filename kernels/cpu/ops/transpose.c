@@ -58,8 +58,9 @@ static void deinterleave4(const uint32_t *s, uint32_t *d, int64_t dj, int64_t l0
 }
 
 /* One task: outer index (all dims but jdim and the last) x a block of TILE
- * rows along jdim x a chunk of the last dim; inside, TILE x TILE blocks so
- * reads and writes both stay in cache. */
+ * rows along jdim x a chunk of the last dim; inside, 16 x 16 blocks
+ * (AVX-512) or TILE x COPY_TILE ones, so reads and writes both stay in
+ * cache. */
 static void tile_range(void *arg, int64_t b, int64_t e, int thread) {
     const tile_args *a = arg;
     const q8_strided *st = a->s;

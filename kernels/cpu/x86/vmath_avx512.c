@@ -26,7 +26,7 @@
 
 bool q8_vmath_x86_ok(void) { return q8_cpu()->avx512f; }
 
-/* q8_vsigmoid(v) on 16 lanes (m: the lanes to load; the others are 0). */
+/* q8_vsigmoid(v) on 16 lanes. */
 static inline __m512 sigmoid16(__m512 v) {
     const __m512 magic = _mm512_set1_ps(12582912.0f), one = _mm512_set1_ps(1.0f);
     const __m512i sign = _mm512_set1_epi32(INT32_MIN);
