@@ -2081,6 +2081,34 @@ Test(qconv, depthwise_simd_shapes) {
     check_conv_acts(c, 218, k_dw_acts, N_DW_ACTS);
 }
 
+/* The kernel covers the plane (MobileFaceNet's global depthwise conv):
+ * channels in the lanes, 16 at a time with a partial last block; 49 and 9
+ * taps end inside a group (the last channel's last group at the image's
+ * end), 16 and 64 do not; two images; blocks of 256 channels. */
+Test(qconv, depthwise_global) {
+    const int64_t p0[4] = {0, 0, 0, 0};
+    check_conv_acts(dw_case("global 4x4, C=40", 40, 4, 4, 4, 1, p0), 301, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("global 7x7, C=37", 37, 7, 7, 7, 1, p0), 302, k_dw_acts, N_DW_ACTS);
+    check_conv_acts(dw_case("global 3x3, C=17", 17, 3, 3, 3, 2, p0), 303, k_acts, N_ACTS);
+    check_conv_acts(dw_case("global 2x2, C=3", 3, 2, 2, 2, 1, p0), 304, k_acts, 3);
+    conv_case c = dw_case("global 8x8, C=300, N=2", 300, 8, 8, 8, 1, p0);
+    c.N = 2;
+    check_conv_acts(c, 305, k_acts, 3);
+    c = dw_case("global 5x3, C=21, no bias", 21, 5, 3, 3, 1, p0);
+    c.KH = 5, c.bias = false;
+    check_conv_acts(c, 306, k_dw_acts, N_DW_ACTS);
+    if (!q8_igemm_path_supported(Q8_IGEMM_AVX512VNNI) || !q8_qdw_has_vbmi()) return;
+    q8_qconv_geom g = {.nsp = 2, .N = 1, .C = 512, .M = 512, .group = 512, .H = 7, .W = 7,
+                       .OH = 1, .OW = 1, .KH = 7, .KW = 7, .sh = 1, .sw = 1, .dh = 1, .dw = 1};
+    q8_qdw d;
+    size_t off = 0;
+    q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, NULL, &off);
+    cr_assert(d.kind == Q8_QDW_AVX512 && d.global);
+    g.pt = g.pb = 1, g.H = 5; /* padded: the plane kernel */
+    q8_qdw_plan(&d, &g, Q8_IGEMM_AVX512VNNI, NULL, &off);
+    cr_assert(d.kind == Q8_QDW_AVX512 && !d.global);
+}
+
 /* The plan: the SIMD kernels take the MobileNet shapes on the paths that
  * have them, the generic loop what they cannot do. */
 Test(qconv, depthwise_plan) {

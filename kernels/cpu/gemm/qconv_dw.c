@@ -2,6 +2,7 @@
  * kernels (qconv_dw.h); the kernels are in qconv_dw_<isa>.c. */
 #include "qconv_dw.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "common.h"
@@ -75,6 +76,14 @@ void q8_qdw_plan(q8_qdw *d, const q8_qconv_geom *q, q8_igemm_path path, const in
         /* groups of four consecutive taps: [M][G] x 4 is [M][kp] */
         if (w_rows4 && 4 * (int64_t)(d->G - 1) < q->KH * q->KW && q->KW >= 2) d->w = w_rows4;
         else d->off_w = q8_qop_reserve(off, (size_t)q->M * (size_t)d->G * 4);
+        /* global: taps 4g .. 4g + 3 in group g (KW >= 2), the reads of a
+         * dword gather in int32 offsets, the last four bytes of an image
+         * inside it */
+        int64_t T = q->H * q->W;
+        d->global = q->OH == 1 && q->OW == 1 && q->KH == q->H && q->KW == q->W && q->KW >= 2 &&
+                    !q->pt && !q->pl && !q->pb && !q->pr && q->dh == 1 && q->dw == 1 &&
+                    q->M == q->C && 4 * (int64_t)(d->G - 1) < T && q->C * T >= 4 &&
+                    q->C * T <= INT32_MAX - 64;
     } else if (path != Q8_IGEMM_C && plan_avx2(d, q)) {
         d->kind = Q8_QDW_AVX2;
         d->off_w = q8_qop_reserve(off, (size_t)(q->M * q->KH * d->NP) * 4);
@@ -168,10 +177,35 @@ static void run_range(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
+/* Global depthwise: blocks of GLOBAL_CH channels of one image a task. */
+enum { GLOBAL_CH = 256 };
+
+static void global_range(void *arg, int64_t b, int64_t e, int t) {
+    (void)t;
+    const run_args *a = arg;
+    const q8_qconv_geom *q = &a->d->geo;
+    size_t es = a->e->kind == Q8_EPI_I8 ? 1 : 4;
+    int64_t nb = (q->M + GLOBAL_CH - 1) / GLOBAL_CH;
+    for (int64_t it = b; it < e; it++) {
+        int64_t img = it / nb, m0 = it % nb * GLOBAL_CH;
+        int64_t m1 = m0 + GLOBAL_CH < q->M ? m0 + GLOBAL_CH : q->M;
+#if defined(__x86_64__) || defined(__i386__)
+        q8_qdw_global_avx512(a->d, a->packed, a->e, a->x + img * q->C * q->H * q->W,
+                             a->y + (size_t)(img * q->M) * es, m0, m1);
+#else
+        (void)img, (void)m1, (void)es;
+#endif
+    }
+}
+
 void q8_qdw_run(const q8_qdw *d, const void *packed, const q8_epilogue *e, const int8_t *x,
                 void *y, void *scratch, q8_pool *pool) {
     const q8_qconv_geom *q = &d->geo;
     run_args a = {d, packed, e, x, y, scratch};
+    if (d->global) {
+        q8_parallel_for(pool, q->N * ((q->M + GLOBAL_CH - 1) / GLOBAL_CH), 1, global_range, &a);
+        return;
+    }
     int64_t work = q->OH * q->OW * q->KH * q->KW / 4 + q->H * q->W + 1;
     q8_parallel_for(pool, q->N * q->M, 1 + 16384 / work, run_range, &a);
 }

@@ -49,6 +49,10 @@ typedef struct q8_qdw {
     int NB;                   /* R == 1: blocks of 16 outputs per row vector (1 or 3) */
     int G;                    /* groups of four taps */
     int8_t ra[Q8_QDW_MAX_GROUPS], rb[Q8_QDW_MAX_GROUPS]; /* kernel rows of each group */
+    /* the kernel covers the unpadded plane (one output per channel, M ==
+     * C, MobileFaceNet's global depthwise conv): channels in the lanes,
+     * q8_qdw_global_avx512 (a channel at a time cost 100x its arithmetic) */
+    bool global;
     /* AVX2 */
     int64_t Hp, Wq;           /* the widened plane: rows, int16 per row */
     int64_t OWr;              /* output row rounded up to 16 */
@@ -86,6 +90,9 @@ void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *
                         const int8_t *x, void *y);
 void q8_qdw_chan_avx2(const q8_qdw *d, const void *packed, const q8_epilogue *e, int64_t m,
                       const int8_t *x, void *y, void *scratch);
+/* d->global: channels [m0, m1) of one image, x [C][H][W] -> y [M]. */
+void q8_qdw_global_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e,
+                          const int8_t *x, void *y, int64_t m0, int64_t m1);
 #endif
 bool q8_qdw_has_vbmi(void);
 

@@ -296,6 +296,53 @@ void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *
     else CHAN_NB(0, 0, 0);
 }
 
+/* d->global: out[m] = init[m] + sum_t w[m][t] x[m][t] over the T = H W
+ * taps of channel m (the kernel is the plane), 16 channels in the lanes:
+ * per group of four taps one dword gather of x (byte offset m T + 4 g, xor
+ * 0x80 as everywhere here), one of the weights ([M][G] x 4, zero past the
+ * last tap) and one vpdpbusd. The last group reaches into the next channel
+ * (times those zero weights); past the image's end it reads the image's
+ * last four bytes instead, shifted down to the same place. The epilogue is
+ * the GEMM's with the channels along the row (Q8_CH_COL). */
+void q8_qdw_global_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e,
+                          const int8_t *x, void *y, int64_t m0, int64_t m1) {
+    const q8_qconv_geom *q = &d->geo;
+    const int32_t T = (int32_t)(q->H * q->W), G = d->G, last = (int32_t)(q->C * T) - 4;
+    const int32_t *wq = dw_weights(d, packed);
+    const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m512i x80 = _mm512_set1_epi8((char)0x80);
+    _Alignas(64) int32_t acc[256];
+    q8_epilogue ec = *e;
+    if (ec.chan != Q8_CH_ONE) ec.chan = Q8_CH_COL;
+    size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
+    for (int64_t c0 = m0; c0 < m1; c0 += 256) {
+        int64_t c1 = c0 + 256 < m1 ? c0 + 256 : m1;
+        for (int64_t m = c0; m < c1; m += 16) {
+            __mmask16 k = c1 - m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c1 - m)) - 1);
+            __m512i mv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)m), lane);
+            __m512i xo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(T));
+            __m512i wo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(G));
+            __m512i a = _mm512_maskz_loadu_epi32(k, init + m);
+            for (int32_t g = 0; g < G; g++) {
+                __m512i off = _mm512_add_epi32(xo, _mm512_set1_epi32(4 * g)), sh = _mm512_setzero_si512();
+                if (4 * g + 4 > T) { /* may end past the image: clamp, then shift down */
+                    __m512i in = _mm512_min_epi32(off, _mm512_set1_epi32(last));
+                    sh = _mm512_slli_epi32(_mm512_sub_epi32(off, in), 3);
+                    off = in;
+                }
+                __m512i xv = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, off, x, 1);
+                xv = _mm512_xor_si512(_mm512_srlv_epi32(xv, sh), x80);
+                __m512i wv = _mm512_mask_i32gather_epi32(
+                    _mm512_setzero_si512(), k, _mm512_add_epi32(wo, _mm512_set1_epi32(g)), wq, 4);
+                a = _mm512_dpbusd_epi32(a, xv, wv);
+            }
+            _mm512_store_si512((void *)(acc + (m - c0)), a);
+        }
+        q8_ig_epi_avx512(&ec, acc, c1 - c0, c0, (char *)y + (size_t)c0 * es);
+    }
+}
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #endif
