@@ -39,9 +39,7 @@ static inline __attribute__((always_inline)) void act_row(const q8_act *a, float
     case Q8_ACT_SIGMOID:
         /* the Sigmoid op's form (unary.c): a fused Sigmoid has its bits,
          * vectorized (libm's expf here was one call per element) */
-        if (q8_vmath_x86_ok()) q8_sigmoid_x86(x, x, len);
-        else
-            for (int64_t i = 0; i < len; i++) x[i] = q8_vsigmoid(x[i]);
+        q8_sigmoid_f32(x, x, len);
         break;
     case Q8_ACT_HARD_SIGMOID: {
         float al = a->p0, be = a->p1;

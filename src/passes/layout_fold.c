@@ -164,6 +164,16 @@ static q8_status fold_transpose_reduce(q8_graph *g, q8_node *red, const int *use
 
 /* ---- Transpose -> Transpose ---- */
 
+/* t's perm attribute becomes p (n axes). */
+static q8_status set_perm(q8_node *t, const int64_t *p, int n, q8_error *err) {
+    q8_attr *a = q8_node_set_attr(t, "perm", Q8_ATTR_INTS);
+    if (!a || !(a->ints = malloc(sizeof(int64_t) * (size_t)n)))
+        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
+    memcpy(a->ints, p, sizeof(int64_t) * (size_t)n);
+    a->n = n;
+    return Q8_OK;
+}
+
 static void rename_input(q8_graph *g, int from, int to) {
     for (int i = 0; i < g->n_nodes; i++) {
         q8_node *n = g->nodes[i];
@@ -192,11 +202,7 @@ static q8_status fold_transpose_pair(q8_graph *g, q8_node *t2, const int *uses, 
         t1->dead = t2->dead = *done = true;
         return Q8_OK;
     }
-    q8_attr *a = q8_node_set_attr(t2, "perm", Q8_ATTR_INTS);
-    if (!a || !(a->ints = malloc(sizeof(int64_t) * (size_t)r2)))
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    memcpy(a->ints, p, sizeof(int64_t) * (size_t)r2);
-    a->n = r2;
+    Q8_TRY(set_perm(t2, p, r2, err));
     t2->inputs[0] = x;
     t1->dead = *done = true;
     return q8_node_reinfer(g, t2, err);
@@ -301,11 +307,7 @@ static q8_status fold_transpose_reshape(q8_graph *g, q8_node *t2, const int *use
     r->inputs[0] = t1->inputs[0];
     r->inputs[1] = shape_in;
     t2->outputs[0] = mid;
-    q8_attr *a = q8_node_set_attr(t2, "perm", Q8_ATTR_INTS);
-    if (!a || !(a->ints = malloc(sizeof(int64_t) * (size_t)na)))
-        return q8_fail(err, Q8_ERR_NOMEM, "out of memory");
-    memcpy(a->ints, perm, sizeof(int64_t) * (size_t)na);
-    a->n = na;
+    Q8_TRY(set_perm(t2, perm, na, err));
     t1->dead = *done = true;
     q8_graph_fix_producers(g); /* the nodes after t2 moved up by one */
     Q8_TRY(q8_node_reinfer(g, r, err));

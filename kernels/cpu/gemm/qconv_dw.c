@@ -177,18 +177,16 @@ static void run_range(void *arg, int64_t b, int64_t e, int t) {
     }
 }
 
-/* Global depthwise: blocks of GLOBAL_CH channels of one image a task. */
-enum { GLOBAL_CH = 256 };
-
+/* Global depthwise: blocks of Q8_QDW_GLOBAL_CH channels of one image a task. */
 static void global_range(void *arg, int64_t b, int64_t e, int t) {
     (void)t;
     const run_args *a = arg;
     const q8_qconv_geom *q = &a->d->geo;
     size_t es = a->e->kind == Q8_EPI_I8 ? 1 : 4;
-    int64_t nb = (q->M + GLOBAL_CH - 1) / GLOBAL_CH;
+    int64_t nb = (q->M + Q8_QDW_GLOBAL_CH - 1) / Q8_QDW_GLOBAL_CH;
     for (int64_t it = b; it < e; it++) {
-        int64_t img = it / nb, m0 = it % nb * GLOBAL_CH;
-        int64_t m1 = m0 + GLOBAL_CH < q->M ? m0 + GLOBAL_CH : q->M;
+        int64_t img = it / nb, m0 = it % nb * Q8_QDW_GLOBAL_CH;
+        int64_t m1 = m0 + Q8_QDW_GLOBAL_CH < q->M ? m0 + Q8_QDW_GLOBAL_CH : q->M;
 #if defined(__x86_64__) || defined(__i386__)
         q8_qdw_global_avx512(a->d, a->packed, a->e, a->x + img * q->C * q->H * q->W,
                              a->y + (size_t)(img * q->M) * es, m0, m1);
@@ -203,7 +201,8 @@ void q8_qdw_run(const q8_qdw *d, const void *packed, const q8_epilogue *e, const
     const q8_qconv_geom *q = &d->geo;
     run_args a = {d, packed, e, x, y, scratch};
     if (d->global) {
-        q8_parallel_for(pool, q->N * ((q->M + GLOBAL_CH - 1) / GLOBAL_CH), 1, global_range, &a);
+        int64_t nb = (q->M + Q8_QDW_GLOBAL_CH - 1) / Q8_QDW_GLOBAL_CH;
+        q8_parallel_for(pool, q->N * nb, 1, global_range, &a);
         return;
     }
     int64_t work = q->OH * q->OW * q->KH * q->KW / 4 + q->H * q->W + 1;

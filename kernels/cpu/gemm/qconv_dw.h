@@ -33,6 +33,7 @@
 
 #define Q8_QDW_MAX_KH 16      /* AVX-512: kernel rows of one block */
 #define Q8_QDW_MAX_GROUPS 32  /* AVX-512: groups of four taps */
+#define Q8_QDW_GLOBAL_CH 256  /* global depthwise: channels a task (q8_qdw_run) */
 
 typedef enum q8_qdw_kind {
     Q8_QDW_NONE = 0,          /* not planned: the generic depthwise loop */
@@ -90,7 +91,8 @@ void q8_qdw_chan_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *
                         const int8_t *x, void *y);
 void q8_qdw_chan_avx2(const q8_qdw *d, const void *packed, const q8_epilogue *e, int64_t m,
                       const int8_t *x, void *y, void *scratch);
-/* d->global: channels [m0, m1) of one image, x [C][H][W] -> y [M]. */
+/* d->global: channels [m0, m1) of one image, x [C][H][W] -> y [M];
+ * m1 - m0 <= Q8_QDW_GLOBAL_CH. */
 void q8_qdw_global_avx512(const q8_qdw *d, const void *packed, const q8_epilogue *e,
                           const int8_t *x, void *y, int64_t m0, int64_t m1);
 #endif

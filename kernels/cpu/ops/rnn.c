@@ -142,11 +142,7 @@ static size_t rnn_scratch(const q8_graph *g, const q8_node *n, const void *prep,
 Q8_CLONES static void act_apply(const q8_rnn_act *a, float *v, int64_t n) {
     float al = a->alpha, be = a->beta;
     switch (a->kind) {
-    case Q8_RNN_ACT_SIGMOID:
-        if (q8_vmath_x86_ok()) q8_sigmoid_x86(v, v, n);
-        else
-            for (int64_t i = 0; i < n; i++) v[i] = q8_vsigmoid(v[i]);
-        break;
+    case Q8_RNN_ACT_SIGMOID: q8_sigmoid_f32(v, v, n); break;
     case Q8_RNN_ACT_TANH: for (int64_t i = 0; i < n; i++) v[i] = q8_vtanh(v[i]); break;
     case Q8_RNN_ACT_RELU: for (int64_t i = 0; i < n; i++) v[i] = v[i] > 0 ? v[i] : 0; break;
     case Q8_RNN_ACT_AFFINE: for (int64_t i = 0; i < n; i++) v[i] = al * v[i] + be; break;

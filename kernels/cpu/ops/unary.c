@@ -69,12 +69,7 @@ Q8_CLONES static bool mapped_f32(q8_unary_kind k, const float *x, float *y, int6
     case Q8_UNARY_LEAKY_RELU: MAP(v < 0 ? al * v : v)
     case Q8_UNARY_HARD_SIGMOID: MAP(hard_sigmoid(v, al, be))
     case Q8_UNARY_HARD_SWISH: MAP(hard_swish(v, al, be))
-    case Q8_UNARY_SIGMOID:
-        if (q8_vmath_x86_ok()) { /* the same bits (vmath_x86.h) */
-            q8_sigmoid_x86(x, y, n);
-            return true;
-        }
-        MAP(q8_vsigmoid(v))
+    case Q8_UNARY_SIGMOID: q8_sigmoid_f32(x, y, n); return true; /* vmath_x86.h */
     case Q8_UNARY_EXP: MAP(q8_vexp(v))
     case Q8_UNARY_TANH: MAP(q8_vtanh(v))
     case Q8_UNARY_ERF: MAP(q8_verf(v))

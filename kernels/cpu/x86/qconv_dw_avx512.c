@@ -312,35 +312,34 @@ void q8_qdw_global_avx512(const q8_qdw *d, const void *packed, const q8_epilogue
     const int32_t *init = (const int32_t *)((const char *)packed + d->off_init);
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     const __m512i x80 = _mm512_set1_epi8((char)0x80);
-    _Alignas(64) int32_t acc[256];
+    _Alignas(64) int32_t acc[Q8_QDW_GLOBAL_CH];
     q8_epilogue ec = *e;
     if (ec.chan != Q8_CH_ONE) ec.chan = Q8_CH_COL;
     size_t es = e->kind == Q8_EPI_I8 ? 1 : 4;
-    for (int64_t c0 = m0; c0 < m1; c0 += 256) {
-        int64_t c1 = c0 + 256 < m1 ? c0 + 256 : m1;
-        for (int64_t m = c0; m < c1; m += 16) {
-            __mmask16 k = c1 - m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (c1 - m)) - 1);
-            __m512i mv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)m), lane);
-            __m512i xo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(T));
-            __m512i wo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(G));
-            __m512i a = _mm512_maskz_loadu_epi32(k, init + m);
-            for (int32_t g = 0; g < G; g++) {
-                __m512i off = _mm512_add_epi32(xo, _mm512_set1_epi32(4 * g)), sh = _mm512_setzero_si512();
-                if (4 * g + 4 > T) { /* may end past the image: clamp, then shift down */
-                    __m512i in = _mm512_min_epi32(off, _mm512_set1_epi32(last));
-                    sh = _mm512_slli_epi32(_mm512_sub_epi32(off, in), 3);
-                    off = in;
-                }
-                __m512i xv = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, off, x, 1);
-                xv = _mm512_xor_si512(_mm512_srlv_epi32(xv, sh), x80);
-                __m512i wv = _mm512_mask_i32gather_epi32(
-                    _mm512_setzero_si512(), k, _mm512_add_epi32(wo, _mm512_set1_epi32(g)), wq, 4);
-                a = _mm512_dpbusd_epi32(a, xv, wv);
+    Q8_ASSERT(m1 - m0 <= Q8_QDW_GLOBAL_CH);
+    for (int64_t m = m0; m < m1; m += 16) {
+        __mmask16 k = m1 - m >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (m1 - m)) - 1);
+        __m512i mv = _mm512_add_epi32(_mm512_set1_epi32((int32_t)m), lane);
+        __m512i xo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(T));
+        __m512i wo = _mm512_mullo_epi32(mv, _mm512_set1_epi32(G));
+        __m512i a = _mm512_maskz_loadu_epi32(k, init + m);
+        for (int32_t g = 0; g < G; g++) {
+            __m512i off = _mm512_add_epi32(xo, _mm512_set1_epi32(4 * g));
+            __m512i sh = _mm512_setzero_si512();
+            if (4 * g + 4 > T) { /* may end past the image: clamp, then shift down */
+                __m512i in = _mm512_min_epi32(off, _mm512_set1_epi32(last));
+                sh = _mm512_slli_epi32(_mm512_sub_epi32(off, in), 3);
+                off = in;
             }
-            _mm512_store_si512((void *)(acc + (m - c0)), a);
+            __m512i xv = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, off, x, 1);
+            xv = _mm512_xor_si512(_mm512_srlv_epi32(xv, sh), x80);
+            __m512i wv = _mm512_mask_i32gather_epi32(
+                _mm512_setzero_si512(), k, _mm512_add_epi32(wo, _mm512_set1_epi32(g)), wq, 4);
+            a = _mm512_dpbusd_epi32(a, xv, wv);
         }
-        q8_ig_epi_avx512(&ec, acc, c1 - c0, c0, (char *)y + (size_t)c0 * es);
+        _mm512_store_si512((void *)(acc + (m - m0)), a);
     }
+    q8_ig_epi_avx512(&ec, acc, m1 - m0, m0, (char *)y + (size_t)m0 * es);
 }
 
 #if defined(__clang__)
